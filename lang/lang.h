@@ -297,4 +297,71 @@ Node *parse_source(const Source *src, Diag *diag, Arena *arena);
 bool source_read_file(Source *out, const char *path, Arena *arena, Diag *diag);
 void source_from_string(Source *out, const char *name, const char *text, size_t len, Arena *arena);
 
+
+/* ---- types (types.c) --------------------------------------------------- */
+
+/* Element types. f8e4m3 is the NVIDIA "fn" variant (no infinities, NaN is
+ * S.1111.111); f8e5m2 is IEEE-like. */
+#define BLK_SCALARS(S) \
+	S(I1, "i1", 1) S(I8, "i8", 8) S(I16, "i16", 16) S(I32, "i32", 32) S(I64, "i64", 64) \
+	S(U8, "u8", 8) S(U16, "u16", 16) S(U32, "u32", 32) S(U64, "u64", 64) \
+	S(F8E4M3, "f8e4m3", 8) S(F8E5M2, "f8e5m2", 8) S(F16, "f16", 16) S(BF16, "bf16", 16) \
+	S(F32, "f32", 32) S(F64, "f64", 64)
+
+typedef enum ScalarKind {
+#define SCALAR_ENUM(name, spelling, bits) SK_##name,
+	BLK_SCALARS(SCALAR_ENUM)
+#undef SCALAR_ENUM
+	SK_COUNT
+} ScalarKind;
+
+enum {
+	BLK_MAX_RANK = 4,
+	BLK_MAX_NUMEL = 1 << 20, /* elements in one block */
+	BLK_MAX_PTR_DEPTH = 4,
+};
+
+/* A type is a value: an element type, a pointer depth over it, and a shape.
+ *   f32            {SK_F32, ptr 0, rank 0}
+ *   *f16           {SK_F16, ptr 1, rank 0}
+ *   i32[128]       {SK_I32, ptr 0, rank 1, shape {128}}
+ *   *f32[64, 64]   a 64x64 block of pointers to f32
+ * Compare with type_eq; unused shape entries are 0. */
+typedef struct Type {
+	uint8_t scalar; /* ScalarKind of the element (of the pointee, for pointers) */
+	uint8_t ptr;    /* pointer depth */
+	uint8_t rank;   /* 0 for a scalar */
+	int32_t shape[BLK_MAX_RANK];
+} Type;
+
+const char *scalar_name(ScalarKind k);
+int scalar_bits(ScalarKind k);
+bool scalar_from_name(const char *name, ScalarKind *out);
+static inline bool scalar_is_float(ScalarKind k) { return k >= SK_F8E4M3 && k <= SK_F64; }
+static inline bool scalar_is_int(ScalarKind k) { return k <= SK_U64; }
+static inline bool scalar_is_signed(ScalarKind k) { return k >= SK_I1 && k <= SK_I64; }
+static inline bool scalar_is_unsigned(ScalarKind k) { return k >= SK_U8 && k <= SK_U64; }
+
+Type type_scalar(ScalarKind k);
+Type type_block(Type elem, int rank, const int32_t *shape); /* elem's shape is replaced */
+Type type_elem(Type t);     /* the same type with rank 0 */
+Type type_pointee(Type t);  /* one pointer level less */
+Type type_pointer_to(Type t);
+bool type_eq(Type a, Type b);
+bool type_is_ptr(Type t);
+int64_t type_numel(Type t); /* 1 for a scalar */
+/* "f32", "*f16", "i32[128]", "*f32[64, 64]" */
+void type_print(Type t, StrBuf *out);
+const char *type_str(Type t, Arena *a);
+
+/* The element type two operands of an arithmetic operator are computed in
+ * (docs/language.md, "Type promotion"). A literal operand (a_lit/b_lit)
+ * of the same or a lower kind than the other side takes the other side's
+ * type. Returns false with *why set when the pair is not allowed. */
+bool promote_arith(ScalarKind a, bool a_lit, ScalarKind b, bool b_lit, bool div_or_mod,
+                   ScalarKind *out, const char **why);
+/* Broadcast shapes of a and b (rank aligned at the right; sizes equal or 1).
+ * False when they do not match. */
+bool broadcast_shapes(Type a, Type b, int *rank, int32_t shape[BLK_MAX_RANK]);
+
 #endif

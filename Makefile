@@ -1,0 +1,264 @@
+# Makefile for blk. `make` builds build/blkc, build/libblk.so and build/libblk.a;
+# `make help` lists the other targets. GNU make 4.3 or newer.
+
+VERSION := 0.1.0
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+SANITIZE ?= 0
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang-19
+CFLAGS ?= $(if $(filter 1,$(SANITIZE)),-O1 -g,-O2 -g)
+LDFLAGS ?=
+# The largest libblk.so + blkc we accept (bytes): what a GPU run carries must
+# stay well under 64 MiB.
+SIZE_LIMIT ?= 50331648
+
+# Where everything is built. A sanitized build has its own folder so that
+# normal and sanitized objects never mix. (Only `make BUILD=...` moves it.)
+ifneq ($(origin BUILD),command line)
+BUILD := $(if $(filter 1,$(SANITIZE)),build/san,build)
+endif
+OBJ := $(BUILD)/obj
+GEN := $(BUILD)/gen
+
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+# ---- dependencies --------------------------------------------------------
+# tools/deps.sh checks for (and as root installs) what the build needs, once,
+# and writes build/config.mk: LLVM's flags and libraries. Make reads it back
+# (re-executing itself when it was just written).
+
+CONFIG := build/config.mk
+NO_CONFIG_GOALS := clean help
+ifneq ($(filter-out $(NO_CONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
+include $(CONFIG)
+endif
+
+$(CONFIG): tools/deps.sh
+	@CC='$(CC)' bash tools/deps.sh build $@
+
+# ---- sources -------------------------------------------------------------
+
+LANG_SRCS := $(wildcard lang/*.c)
+COMPILER_SRCS := $(filter-out compiler/blkc.c,$(wildcard compiler/*.c))
+RUNTIME_SRCS := $(wildcard runtime/*.c)
+GEN_SRCS := $(if $(wildcard lang/lexer.re),$(GEN)/lexer.c) $(if $(wildcard lang/parser.y),$(GEN)/parser.c)
+GEN_HDRS := $(if $(wildcard lang/parser.y),$(GEN)/parser.h)
+
+LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LANG_SRCS) $(COMPILER_SRCS) $(RUNTIME_SRCS)) \
+            $(patsubst $(GEN)/%.c,$(OBJ)/gen/%.o,$(GEN_SRCS))
+BLKC_OBJ := $(OBJ)/compiler/blkc.o
+
+# Tests in C: tests/SUITE/NAME_test.c becomes $(BUILD)/tests/SUITE/NAME, one
+# source file a program. Most link our objects and LLVM statically, to reach
+# internal functions; NAME_api_test.c links libblk.so and sees only blk_*.
+TEST_SRCS := $(wildcard tests/*/*_test.c)
+API_TEST_SRCS := $(filter %_api_test.c,$(TEST_SRCS))
+UNIT_TEST_SRCS := $(filter-out %_api_test.c,$(TEST_SRCS))
+API_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(API_TEST_SRCS))
+UNIT_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_TEST_SRCS))
+
+# Host programs of the examples: examples/NAME.c becomes $(BUILD)/examples/NAME.
+EXAMPLE_SRCS := $(wildcard examples/*.c)
+EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
+
+# ---- flags ---------------------------------------------------------------
+
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+WARN_FLAGS := -Wall -Wextra -Werror
+BASE_CFLAGS := -std=c17 -D_GNU_SOURCE -fPIC -fvisibility=hidden \
+               -ffunction-sections -fdata-sections -DBLK_VERSION='"$(VERSION)"' \
+               -Ilang -Icompiler -Iruntime -I$(GEN) $(WARN_FLAGS) \
+               $(if $(filter 1,$(SANITIZE)),$(SAN_FLAGS))
+ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(CPPFLAGS)
+# lang/ must not know about LLVM: only compiler/, runtime/ and tests see its headers.
+LLVM_CFLAGS = -isystem $(LLVM_INCLUDE)
+# Code from bison and re2c: the warnings their output trips, for that code
+# only (bison's yynerrs is set and never read: clang 19 says so).
+GEN_WARN_FLAGS :=
+$(OBJ)/gen/parser.o build/fuzz/obj/gen/parser.o: GEN_WARN_FLAGS := -Wno-unused-but-set-variable
+
+ALL_LDFLAGS = $(if $(filter 1,$(SANITIZE)),$(SAN_FLAGS)) $(LDFLAGS)
+LLVM_LINK = -L$(LLVM_LIBDIR) $(LLVM_LIBS) $(LLVM_SYSLIBS)
+SYS_LIBS := -lm -lpthread -ldl -lrt
+
+# libblk.so carries LLVM (NVPTX only), libstdc++, libgcc, zlib and zstd
+# inside it and exports blk_* only (tools/libblk.map). llvm_emit_ptx is kept
+# as a root of --gc-sections: the PTX back end is the library's purpose even
+# before an exported function reaches it.
+SO_LDFLAGS = -shared -Wl,-soname,libblk.so -Wl,--version-script=tools/libblk.map \
+             -Wl,--exclude-libs,ALL -Wl,--gc-sections -Wl,--undefined=llvm_emit_ptx \
+             -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack \
+             $(if $(filter 1,$(SANITIZE)),,-Wl,-z,defs) -static-libgcc
+SO_LIBS = $(LLVM_LINK) -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic $(SYS_LIBS)
+
+# blkc and API tests find libblk.so beside them, or in ../lib once installed.
+BIN_RPATH := -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib'
+
+# Objects are rebuilt when the compiler or the flags change (make CC=clang).
+FLAGS_FILE := $(BUILD)/flags
+FLAGS_NOW = $(CC) $(ALL_CFLAGS) | $(ALL_LDFLAGS) | $(LLVM_VERSION)
+ifneq ($(filter-out $(NO_CONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
+ifneq ($(file <$(FLAGS_FILE)),$(FLAGS_NOW))
+$(shell mkdir -p $(BUILD))
+$(file >$(FLAGS_FILE),$(FLAGS_NOW))
+endif
+endif
+
+# ---- the build -----------------------------------------------------------
+
+.PHONY: all
+all: $(BUILD)/blkc $(BUILD)/libblk.so $(BUILD)/libblk.a $(BUILD)/size.txt
+
+# Every object waits for the generated parser header (parallel make), the
+# configuration and the flags; -MMD -MP records the headers each includes.
+$(OBJ)/%.o: %.c $(FLAGS_FILE) | $(GEN_HDRS) $(CONFIG)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(EXTRA_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/compiler/%.o $(OBJ)/runtime/%.o $(OBJ)/tests/%.o: EXTRA_CFLAGS = $(LLVM_CFLAGS)
+
+$(OBJ)/gen/%.o: $(GEN)/%.c $(FLAGS_FILE) | $(GEN_HDRS) $(CONFIG)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(GEN_WARN_FLAGS) -MMD -MP -c $< -o $@
+
+# re2c: all warnings, as errors; no date or version in the output.
+$(GEN)/lexer.c: lang/lexer.re | $(CONFIG)
+	@mkdir -p $(@D)
+	$(RE2C) -W -Werror --no-generation-date --no-version -o $@ $<
+
+# bison: all warnings as errors; a conflict fails the build and shows its
+# counterexamples.
+$(GEN)/parser.c $(GEN)/parser.h &: lang/parser.y | $(CONFIG)
+	@mkdir -p $(@D)
+	$(BISON) -Wall -Werror -Wcounterexamples -d -o $(GEN)/parser.c $<
+
+$(BUILD)/libblk.so: $(LIB_OBJS) tools/libblk.map
+	$(CC) $(ALL_LDFLAGS) $(SO_LDFLAGS) -o $@ $(LIB_OBJS) $(SO_LIBS)
+
+# Our objects only: LLVM comes from pkg-config --static (blk.pc's Libs.private).
+$(BUILD)/libblk.a: $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+# blkc takes blk_* from libblk.so; what else it calls (the front end, which
+# does not touch LLVM) is linked in from libblk.a. Whatever reaches LLVM must
+# go through an exported blk_* function.
+$(BUILD)/blkc: $(BLKC_OBJ) $(BUILD)/libblk.so $(BUILD)/libblk.a
+	$(CC) $(ALL_LDFLAGS) -Wl,--gc-sections -o $@ $(BLKC_OBJ) $(BUILD)/libblk.so $(BUILD)/libblk.a \
+		$(BIN_RPATH) $(SYS_LIBS)
+
+$(BUILD)/size.txt: $(BUILD)/blkc $(BUILD)/libblk.so
+	@awk -v so=$$(stat -c %s $(BUILD)/libblk.so) -v bin=$$(stat -c %s $(BUILD)/blkc) -v limit=$(SIZE_LIMIT) \
+	  'BEGIN { printf "size: libblk.so %.1f MiB + blkc %.2f MiB = %.1f MiB carried by a GPU run (limit %.0f MiB)\n", \
+	           so / 2^20, bin / 2^20, (so + bin) / 2^20, limit / 2^20; exit (so + bin > limit) }' >$@.tmp; \
+	st=$$?; cat $@.tmp; \
+	if [ $$st -ne 0 ]; then rm -f $@.tmp; echo "error: libblk.so + blkc exceed SIZE_LIMIT" >&2; exit 1; fi; \
+	mv $@.tmp $@
+
+# ---- tests ---------------------------------------------------------------
+
+.PHONY: test test-bins examples
+test-bins: $(UNIT_TEST_BINS) $(API_TEST_BINS)
+
+$(UNIT_TEST_BINS): $(BUILD)/tests/%: $(OBJ)/tests/%.o $(BUILD)/libblk.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -Wl,--gc-sections -o $@ $< $(BUILD)/libblk.a $(LLVM_LINK) -lstdc++ $(SYS_LIBS)
+
+$(API_TEST_BINS): $(BUILD)/tests/%: $(OBJ)/tests/%.o $(BUILD)/libblk.so
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libblk.so -Wl,-rpath,'$$ORIGIN/../..' $(SYS_LIBS)
+
+examples: $(EXAMPLE_BINS)
+$(EXAMPLE_BINS): $(BUILD)/examples/%: $(OBJ)/examples/%.o $(BUILD)/libblk.so
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libblk.so -Wl,-rpath,'$$ORIGIN/..' $(SYS_LIBS)
+
+# tests/run.sh runs every suite (tests/*/run.sh) against $(BUILD) and sums
+# their counts. SUITES=lang,llvm runs some.
+test: all test-bins
+	@bash tests/run.sh $(BUILD) $(subst $(comma), ,$(SUITES))
+comma := ,
+
+# ---- demo ----------------------------------------------------------------
+
+.PHONY: demo
+demo: all
+	$(BUILD)/blkc --version
+	$(BUILD)/blkc --emit=ast examples/vector_add.tile
+
+# ---- fuzzing (clang-19 and libFuzzer) ------------------------------------
+
+FUZZ_DIR := build/fuzz
+FUZZ_SRC := tests/fuzz/fuzz_parse.c
+FUZZ_STAMP := build/.deps-fuzz
+FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE -g -O1 $(SAN_FLAGS) -Ilang -I$(GEN) $(WARN_FLAGS)
+FUZZ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(LANG_SRCS)) \
+             $(patsubst $(GEN)/%.c,$(FUZZ_DIR)/obj/gen/%.o,$(GEN_SRCS))
+FUZZ_SEEDS := $(wildcard tests/lang/*.tile examples/*.tile)
+
+.PHONY: fuzz
+fuzz: $(FUZZ_DIR)/fuzz_parse
+	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
+	@for f in $(FUZZ_SEEDS); do cp -n "$$f" "$(FUZZ_DIR)/corpus/seed-$$(echo "$$f" | tr / -)"; done
+	$(FUZZ_DIR)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
+		-artifact_prefix=$(FUZZ_DIR)/artifacts/ \
+		$(if $(wildcard tests/fuzz/*.dict),-dict=$(firstword $(wildcard tests/fuzz/*.dict))) \
+		$(FUZZ_DIR)/corpus $(wildcard tests/fuzz/corpus)
+
+$(FUZZ_STAMP): tools/deps.sh
+	@bash tools/deps.sh fuzz $@
+
+$(FUZZ_SRC):
+	@echo "error: $(FUZZ_SRC) does not exist yet: 'make fuzz' needs the parser's fuzz harness" >&2
+	@false
+
+$(FUZZ_DIR)/obj/%.o: %.c | $(GEN_HDRS) $(FUZZ_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_DIR)/obj/gen/%.o: $(GEN)/%.c | $(GEN_HDRS) $(FUZZ_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(GEN_WARN_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_parse: $(FUZZ_SRC) $(FUZZ_OBJS) | $(FUZZ_STAMP)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_SRC) $(FUZZ_OBJS) -lm
+
+# ---- install -------------------------------------------------------------
+
+.PHONY: install
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/blk/stdlib
+	install -m 755 $(BUILD)/blkc $(DESTDIR)$(PREFIX)/bin/blkc
+	install -m 755 $(BUILD)/libblk.so $(DESTDIR)$(PREFIX)/lib/libblk.so
+	install -m 644 $(BUILD)/libblk.a $(DESTDIR)$(PREFIX)/lib/libblk.a
+	$(if $(wildcard runtime/blk.h),install -m 644 runtime/blk.h $(DESTDIR)$(PREFIX)/include/blk.h)
+	$(if $(wildcard stdlib/*),cp -R stdlib/. $(DESTDIR)$(PREFIX)/share/blk/stdlib/)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+		-e 's|@LIBS_PRIVATE@|-L$(LLVM_LIBDIR) $(LLVM_LIBS) $(LLVM_SYSLIBS_PC) -lstdc++ $(SYS_LIBS)|g' \
+		blk.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/blk.pc
+
+# ---- housekeeping --------------------------------------------------------
+
+.PHONY: clean help
+clean:
+	rm -rf build $(filter-out build build/%,$(BUILD))
+
+help:
+	@echo 'make                  build build/blkc, build/libblk.so, build/libblk.a'
+	@echo 'make test             build, then run every test suite (SUITES=lang,llvm: some)'
+	@echo 'make demo             build, then print the syntax tree of examples/vector_add.tile'
+	@echo 'make SANITIZE=1 ...   the same with ASan and UBSan, in build/san'
+	@echo 'make CC=clang ...     another compiler (objects rebuild when flags change)'
+	@echo 'make fuzz             fuzz the parser for FUZZ_SECONDS (default 60) with clang-19'
+	@echo 'make examples         build the examples host programs into build/examples'
+	@echo 'make install          install into PREFIX (default /usr/local), DESTDIR honoured'
+	@echo 'make clean            remove build/'
+
+-include $(LIB_OBJS:.o=.d) $(BLKC_OBJ:.o=.d) $(UNIT_TEST_BINS:$(BUILD)/tests/%=$(OBJ)/tests/%.d) \
+         $(API_TEST_BINS:$(BUILD)/tests/%=$(OBJ)/tests/%.d) $(FUZZ_OBJS:.o=.d) \
+         $(EXAMPLE_BINS:$(BUILD)/examples/%=$(OBJ)/examples/%.d)

@@ -1,0 +1,275 @@
+/* llvm_ptx.c: from an LLVM module to PTX text, through LLVM's NVPTX backend.
+ *
+ * The last step of the compiler: lowering hands over an LLVM module whose
+ * kernels are marked for NVPTX; this file picks the PTX ISA version for the
+ * target, runs LLVM's optimization pipeline and the code generator, and
+ * returns the PTX as a string. Errors come back as strings: LLVM's own
+ * diagnostics are caught by a handler on the module's context, so that an
+ * error in code generation neither prints nor exits the process. */
+#include "compiler.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#ifndef BLK_VERSION
+#define BLK_VERSION "0.0.0"
+#endif
+
+static const char nvptx_triple[] = "nvptx64-nvidia-cuda";
+
+/* ---- versions ---------------------------------------------------------- */
+
+static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+static char llvm_version[32];
+static char compiler_version[96];
+
+static void init_versions(void)
+{
+	unsigned major = 0, minor = 0, patch = 0;
+	LLVMGetVersion(&major, &minor, &patch);
+	snprintf(llvm_version, sizeof llvm_version, "%u.%u.%u", major, minor, patch);
+	snprintf(compiler_version, sizeof compiler_version, "blk %s (LLVM %s, NVPTX)",
+	         BLK_VERSION, llvm_version);
+}
+
+const char *llvm_version_string(void)
+{
+	pthread_once(&version_once, init_versions);
+	return llvm_version;
+}
+
+BLK_API const char *blk_compiler_version(void)
+{
+	pthread_once(&version_once, init_versions);
+	return compiler_version;
+}
+
+/* ---- targets ----------------------------------------------------------- */
+
+/* The targets we emit for and the PTX ISA each gets. PTX 7.8 (CUDA 11.8)
+ * covers every instruction up to sm_89 and is read by any recent driver;
+ * sm_90 gets 8.0 (CUDA 12.0), the first ISA with wgmma, TMA and mbarrier
+ * transactions, which sm_90a's features need as well. */
+static const struct {
+	const char *arch;
+	int ptx;
+} targets[] = {
+	{"sm_70", 78}, {"sm_72", 78}, {"sm_75", 78}, {"sm_80", 78}, {"sm_86", 78},
+	{"sm_87", 78}, {"sm_89", 78}, {"sm_90", 80}, {"sm_90a", 80},
+};
+
+int llvm_ptx_isa_version(const char *arch)
+{
+	if (!arch)
+		return 0;
+	for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+		if (strcmp(arch, targets[i].arch) == 0)
+			return targets[i].ptx;
+	return 0;
+}
+
+static pthread_once_t nvptx_once = PTHREAD_ONCE_INIT;
+
+static void init_nvptx(void)
+{
+	LLVMInitializeNVPTXTargetInfo();
+	LLVMInitializeNVPTXTarget();
+	LLVMInitializeNVPTXTargetMC();
+	LLVMInitializeNVPTXAsmPrinter();
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Messages gathered while one module is compiled. */
+typedef struct Errors {
+	char *text; /* NULL, or a malloc'd string; lines joined by '\n' */
+	bool failed;
+} Errors;
+
+static void errors_add(Errors *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void errors_add(Errors *e, const char *fmt, ...)
+{
+	char *line = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	e->failed = true;
+	if (n < 0)
+		return;
+	if (!e->text) {
+		e->text = line;
+		return;
+	}
+	size_t old = strlen(e->text);
+	char *joined = realloc(e->text, old + 1 + (size_t)n + 1);
+	if (joined) {
+		joined[old] = '\n';
+		memcpy(joined + old + 1, line, (size_t)n + 1);
+		e->text = joined;
+	}
+	free(line);
+}
+
+/* Gives the messages to the caller, or frees them. */
+static void errors_finish(Errors *e, char **err_msg)
+{
+	if (e->failed && !e->text)
+		e->text = strdup("PTX emission failed (out of memory)");
+	if (err_msg)
+		*err_msg = e->text;
+	else
+		free(e->text);
+	e->text = NULL;
+}
+
+/* LLVM's diagnostics during code generation. Errors fail the compilation;
+ * warnings, remarks and notes are dropped. */
+static void on_diagnostic(LLVMDiagnosticInfoRef info, void *opaque)
+{
+	Errors *e = opaque;
+	if (LLVMGetDiagInfoSeverity(info) != LLVMDSError)
+		return;
+	char *desc = LLVMGetDiagInfoDescription(info);
+	errors_add(e, "LLVM: %s", desc ? desc : "unknown error");
+	LLVMDisposeMessage(desc);
+}
+
+/* ---- emission ---------------------------------------------------------- */
+
+static bool run_pipeline(LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level, Errors *e)
+{
+	static const char *const pipelines[] = {NULL, "default<O1>", "default<O2>", "default<O3>"};
+	LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+	LLVMErrorRef err = LLVMRunPasses(m, pipelines[opt_level], tm, opts);
+	LLVMDisposePassBuilderOptions(opts);
+	if (!err)
+		return true;
+	char *msg = LLVMGetErrorMessage(err);
+	errors_add(e, "LLVM pass pipeline: %s", msg ? msg : "unknown error");
+	LLVMDisposeErrorMessage(msg);
+	return false;
+}
+
+static bool emit(LLVMModuleRef m, LLVMTargetMachineRef tm, char **ptx_out, size_t *ptx_len, Errors *e)
+{
+	char *msg = NULL;
+	LLVMMemoryBufferRef buf = NULL;
+	if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMAssemblyFile, &msg, &buf)) {
+		errors_add(e, "LLVM code generation: %s", msg ? msg : "unknown error");
+		LLVMDisposeMessage(msg);
+		return false;
+	}
+	LLVMDisposeMessage(msg);
+	if (e->failed) { /* an error reported through the diagnostic handler */
+		LLVMDisposeMemoryBuffer(buf);
+		return false;
+	}
+	size_t len = LLVMGetBufferSize(buf);
+	char *ptx = malloc(len + 1);
+	if (!ptx) {
+		LLVMDisposeMemoryBuffer(buf);
+		errors_add(e, "out of memory for %zu bytes of PTX", len);
+		return false;
+	}
+	memcpy(ptx, LLVMGetBufferStart(buf), len);
+	ptx[len] = '\0';
+	LLVMDisposeMemoryBuffer(buf);
+	*ptx_out = ptx;
+	if (ptx_len)
+		*ptx_len = len;
+	return true;
+}
+
+bool llvm_emit_ptx(LLVMModuleRef m, const char *arch, int opt_level,
+                   char **ptx_out, size_t *ptx_len, char **err_msg)
+{
+	Errors e = {0};
+	if (err_msg)
+		*err_msg = NULL;
+	if (ptx_out)
+		*ptx_out = NULL;
+	if (ptx_len)
+		*ptx_len = 0;
+
+	if (!m || !ptx_out) {
+		errors_add(&e, "llvm_emit_ptx: no %s", !m ? "module" : "output pointer");
+		errors_finish(&e, err_msg);
+		return false;
+	}
+	int ptx_isa = llvm_ptx_isa_version(arch);
+	if (!ptx_isa) {
+		errors_add(&e, "unsupported GPU architecture '%s' (expected one of sm_70 sm_72 "
+		               "sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a)", arch ? arch : "(null)");
+		errors_finish(&e, err_msg);
+		return false;
+	}
+	if (opt_level < 0 || opt_level > 3) {
+		errors_add(&e, "optimization level %d out of range 0..3", opt_level);
+		errors_finish(&e, err_msg);
+		return false;
+	}
+
+	pthread_once(&nvptx_once, init_nvptx);
+
+	char *msg = NULL;
+	LLVMTargetRef target = NULL;
+	if (LLVMGetTargetFromTriple(nvptx_triple, &target, &msg)) {
+		errors_add(&e, "LLVM has no NVPTX target: %s", msg ? msg : "unknown error");
+		LLVMDisposeMessage(msg);
+		errors_finish(&e, err_msg);
+		return false;
+	}
+
+	char features[16];
+	snprintf(features, sizeof features, "+ptx%d", ptx_isa);
+	static const LLVMCodeGenOptLevel cg_levels[] = {
+		LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
+		LLVMCodeGenLevelAggressive,
+	};
+	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, nvptx_triple, arch, features,
+	                                                  cg_levels[opt_level], LLVMRelocDefault,
+	                                                  LLVMCodeModelDefault);
+	if (!tm) {
+		errors_add(&e, "LLVM could not create a target machine for %s", arch);
+		errors_finish(&e, err_msg);
+		return false;
+	}
+
+	LLVMSetTarget(m, nvptx_triple);
+	LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+	LLVMSetModuleDataLayout(m, layout);
+	LLVMDisposeTargetData(layout);
+
+	/* Catch LLVM's diagnostics (its default handler exits on errors). */
+	LLVMContextRef ctx = LLVMGetModuleContext(m);
+	LLVMDiagnosticHandler old_handler = LLVMContextGetDiagnosticHandler(ctx);
+	void *old_context = LLVMContextGetDiagnosticContext(ctx);
+	LLVMContextSetDiagnosticHandler(ctx, on_diagnostic, &e);
+
+	bool ok = false;
+	msg = NULL;
+	if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) {
+		errors_add(&e, "invalid LLVM module: %s", msg ? msg : "unknown error");
+	} else if (opt_level == 0 || run_pipeline(m, tm, opt_level, &e)) {
+		ok = emit(m, tm, ptx_out, ptx_len, &e);
+	}
+	LLVMDisposeMessage(msg);
+
+	LLVMContextSetDiagnosticHandler(ctx, old_handler, old_context);
+	LLVMDisposeTargetMachine(tm);
+	if (!ok)
+		e.failed = true;
+	errors_finish(&e, err_msg);
+	return ok;
+}

@@ -53,8 +53,10 @@ LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LANG_SRCS) $(COMPILER_SRCS) $(RUNTIME_SR
 BLKC_OBJ := $(OBJ)/compiler/blkc.o
 
 # Tests in C: tests/SUITE/NAME_test.c becomes $(BUILD)/tests/SUITE/NAME, one
-# source file a program. Most link our objects and LLVM statically, to reach
-# internal functions; NAME_api_test.c links libblk.so and sees only blk_*.
+# source file a program. Most link our objects (libblk.a) and the system's
+# shared libLLVM, to reach internal functions: they run where LLVM is
+# installed. NAME_api_test.c links libblk.so and sees only blk_*: small, and
+# runs anywhere libblk.so does (the GPU machine).
 TEST_SRCS := $(wildcard tests/*/*_test.c)
 API_TEST_SRCS := $(filter %_api_test.c,$(TEST_SRCS))
 UNIT_TEST_SRCS := $(filter-out %_api_test.c,$(TEST_SRCS))
@@ -166,7 +168,8 @@ test-bins: $(UNIT_TEST_BINS) $(API_TEST_BINS)
 
 $(UNIT_TEST_BINS): $(BUILD)/tests/%: $(OBJ)/tests/%.o $(BUILD)/libblk.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -Wl,--gc-sections -o $@ $< $(BUILD)/libblk.a $(LLVM_LINK) -lstdc++ $(SYS_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libblk.a -L$(LLVM_LIBDIR) $(LLVM_SHARED_LIBS) \
+		-Wl,-rpath,$(LLVM_LIBDIR) $(SYS_LIBS)
 
 $(API_TEST_BINS): $(BUILD)/tests/%: $(OBJ)/tests/%.o $(BUILD)/libblk.so
 	@mkdir -p $(@D)
@@ -207,7 +210,7 @@ fuzz: $(FUZZ_DIR)/fuzz_parse
 	$(FUZZ_DIR)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
 		-artifact_prefix=$(FUZZ_DIR)/artifacts/ \
 		$(if $(wildcard tests/fuzz/*.dict),-dict=$(firstword $(wildcard tests/fuzz/*.dict))) \
-		$(FUZZ_DIR)/corpus $(wildcard tests/fuzz/corpus)
+		$(FUZZ_DIR)/corpus $(wildcard tests/fuzz/corpus tests/fuzz/regressions)
 
 $(FUZZ_STAMP): tools/deps.sh
 	@bash tools/deps.sh fuzz $@

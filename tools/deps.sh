@@ -122,6 +122,7 @@ write_config() {
 		echo "LLVM_LIBDIR := $("$llvm_config" --libdir)"
 		echo "LLVM_COMPONENTS := $llvm_components"
 		echo "LLVM_LIBS := $libs"
+		echo "LLVM_SHARED_LIBS := $("$llvm_config" --link-shared --libs $llvm_components)"
 		echo "LLVM_SYSLIBS := $syslibs"
 		echo "LLVM_SYSLIBS_PC := -lz -lzstd"
 		echo "RE2C := $(command -v re2c)"

@@ -1,6 +1,7 @@
 /* ast.c: names of node kinds and the tree printer behind --emit=ast. */
 #include "lang.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const kind_names[N_COUNT] = {
@@ -83,7 +84,7 @@ static void dump(const Node *n, int indent, const char *role, StrBuf *out)
 		sb_puts(out, "(null)\n");
 		return;
 	}
-	sb_puts(out, node_kind_name(n->kind));
+	sb_puts(out, n->kind == N_LET && n->flag ? "Var" : node_kind_name(n->kind));
 	switch (n->kind) {
 	case N_FILE:
 		sb_printf(out, " %s", n->span.src ? n->span.src->name : "?");
@@ -101,9 +102,13 @@ static void dump(const Node *n, int indent, const char *role, StrBuf *out)
 	case N_INT:
 		sb_printf(out, " %llu", (unsigned long long)n->ival);
 		break;
-	case N_FLOAT:
-		sb_printf(out, " %.17g", n->fval);
+	case N_FLOAT: {
+		char num[40];
+		snprintf(num, sizeof num, "%.17g", n->fval);
+		/* keep floats recognizable: 1.0, not 1 */
+		sb_printf(out, " %s%s", num, strpbrk(num, ".eni") ? "" : ".0");
 		break;
+	}
 	case N_BOOL:
 		sb_puts(out, n->ival ? " true" : " false");
 		break;
@@ -113,7 +118,6 @@ static void dump(const Node *n, int indent, const char *role, StrBuf *out)
 		sb_printf(out, " %s", token_kind_spelling((TokenKind)n->op));
 		break;
 	case N_LET:
-		sb_puts(out, n->flag ? " var" : " let");
 		for (int i = 0; i < n->list.len; i++)
 			sb_printf(out, "%s %s", i ? "," : "", ((Node *)n->list.items[i])->name);
 		break;

@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ECHO_WINDOW = 160 }; /* bytes of a long line shown around the column */
+enum {
+	ECHO_WINDOW = 160,            /* bytes of a long line shown around the column */
+	ECHO_REACH = ECHO_WINDOW + 8, /* how far to look for the ends of the line */
+};
 
 #define C_BOLD "\033[1m"
 #define C_RED "\033[1;31m"
@@ -81,12 +84,19 @@ static void echo_line(Diag *d, Span sp)
 	const Source *s = sp.src;
 	const unsigned char *text = (const unsigned char *)s->text;
 	uint32_t begin = sp.begin > s->len ? s->len : sp.begin;
+	/* The line around begin, looked for no further than ECHO_REACH bytes each
+	 * way: a diagnostic costs the same on a line of any length (a long line
+	 * can hold a warning every few bytes). ls and le stop at ECHO_REACH when
+	 * the line goes on; the window below then shows "..." on that side. */
+	uint32_t floor = begin > ECHO_REACH ? begin - ECHO_REACH : 0;
+	uint32_t ceil = s->len - begin > ECHO_REACH ? begin + ECHO_REACH : s->len;
 	uint32_t ls = begin, le = begin;
-	while (ls > 0 && text[ls - 1] != '\n')
+	while (ls > floor && text[ls - 1] != '\n')
 		ls--;
-	while (le < s->len && text[le] != '\n')
+	while (le < ceil && text[le] != '\n')
 		le++;
-	if (le > ls && text[le - 1] == '\r')
+	bool line_ends = le == s->len || text[le] == '\n';
+	if (line_ends && le > ls && text[le - 1] == '\r')
 		le--;
 	uint32_t end = sp.end > le ? le : sp.end;
 	if (end <= begin)
@@ -94,11 +104,13 @@ static void echo_line(Diag *d, Span sp)
 
 	uint32_t lo = ls, hi = le;
 	if (le - ls > ECHO_WINDOW) {
+		/* The window's edges move onto character boundaries: past at most
+		 * three continuation bytes, however many stray ones follow. */
 		lo = begin > ls + ECHO_WINDOW / 2 ? begin - ECHO_WINDOW / 2 : ls;
-		while (lo > ls && (text[lo] & 0xC0) == 0x80)
+		for (int k = 0; k < 3 && lo > ls && lo < begin && (text[lo] & 0xC0) == 0x80; k++)
 			lo++;
 		hi = lo + ECHO_WINDOW < le ? lo + ECHO_WINDOW : le;
-		while (hi < le && (text[hi] & 0xC0) == 0x80)
+		for (int k = 0; k < 3 && hi < le && (text[hi] & 0xC0) == 0x80; k++)
 			hi++;
 	}
 

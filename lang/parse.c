@@ -15,8 +15,20 @@ static const int bison_token[T_COUNT] = {
 
 int yylex(YYSTYPE *lval, Span *lloc, ParseCtx *ctx)
 {
+	int errors = ctx->diag->errors;
 	Token t = lexer_next(&ctx->lx);
+	if (ctx->diag->errors != errors)
+		ctx->lex_error_at = t.span.begin + 1;
+	ctx->prev = ctx->last;
 	ctx->last = t;
+	/* Open brackets, so that a syntax error can point at the unclosed one.
+	 * The lexer caps nesting at LEX_MAX_NESTING; this stack holds that many. */
+	if (t.kind == T_LPAREN || t.kind == T_LBRACKET || t.kind == T_LBRACE) {
+		if (ctx->n_open <= LEX_MAX_NESTING)
+			ctx->open[ctx->n_open++] = t.span;
+	} else if ((t.kind == T_RPAREN || t.kind == T_RBRACKET || t.kind == T_RBRACE) && ctx->n_open > 0) {
+		ctx->n_open--;
+	}
 	*lloc = t.span;
 	lval->tok = t;
 	return bison_token[t.kind];
@@ -314,6 +326,10 @@ Node *parse_source(const Source *src, Diag *diag, Arena *arena)
 	int rc = yyparse(&ctx);
 	if (rc != 0 && !ctx.root)
 		return NULL;
+	/* The file is all of the source. (The rule's own location would start at
+	 * the parser's initial stack entry, which has no source.) */
+	if (ctx.root)
+		ctx.root->span = (Span){.src = src, .begin = 0, .end = src->len, .line = 1, .col = 1};
 	if (ctx.root && !ctx.too_deep && !ctx.out_of_memory) {
 		Checker ck = {.diag = diag};
 		check(&ck, ctx.root);

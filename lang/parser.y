@@ -21,6 +21,10 @@ typedef struct ParseCtx {
 	const Source *src;
 	Node *root;
 	Token last;       /* the last token read, for error messages */
+	Token prev;       /* the token before it */
+	Span open[LEX_MAX_NESTING + 1]; /* brackets open now, innermost last */
+	int n_open;
+	uint32_t lex_error_at; /* byte offset of the last token the lexer complained about, +1 */
 	bool out_of_memory;
 	bool too_deep;
 } ParseCtx;
@@ -95,7 +99,7 @@ bool seal(ParseCtx *ctx, Node *n); /* records depth; false past the limit */
 
 %type <node> item import const_decl decl fn_decl kernel_decl attribute attr_arg attr_value config
 %type <node> param type base_type ret_opt grid_opt default_opt type_opt
-%type <node> block stmt let_stmt if_stmt else_opt
+%type <node> block stmt let_stmt if_stmt else_opt value
 %type <node> expr postfix primary arg index opt_expr list_elem named_value
 %type <vec> items attrs attr_args attr_arg_list params param_list config_list config_items
 %type <vec> stmts names ident_list expr_list args arg_list index_list list_elems list_elem_list
@@ -271,7 +275,7 @@ stmts
 
 stmt
 	: let_stmt
-	| expr_list assign_op expr TK_SEMI {
+	| expr_list assign_op value TK_SEMI {
 		$$ = mk(ctx, N_ASSIGN, @$); if (!$$) YYABORT;
 		$$->op = $2; $$->list = $1; $$->b = $3; if (!seal(ctx, $$)) YYABORT;
 	}
@@ -285,16 +289,7 @@ stmt
 	| TK_KW_BREAK TK_SEMI { $$ = mk(ctx, N_BREAK, @1); if (!$$) YYABORT; }
 	| TK_KW_CONTINUE TK_SEMI { $$ = mk(ctx, N_CONTINUE, @1); if (!$$) YYABORT; }
 	| TK_KW_RETURN TK_SEMI { $$ = mk(ctx, N_RETURN, @1); if (!$$) YYABORT; }
-	| TK_KW_RETURN expr_list TK_SEMI {
-		$$ = mk(ctx, N_RETURN, @$); if (!$$) YYABORT;
-		if ($2.len == 1) {
-			$$->a = $2.items[0];
-		} else {
-			$$->a = mk(ctx, N_TUPLE, @2); if (!$$->a) YYABORT;
-			$$->a->list = $2; if (!seal(ctx, $$->a)) YYABORT;
-		}
-		if (!seal(ctx, $$)) YYABORT;
-	}
+	| TK_KW_RETURN value TK_SEMI { $$ = mk1(ctx, N_RETURN, @$, $2); if (!$$) YYABORT; }
 	| block
 	| TK_SEMI { $$ = NULL; }
 	| error TK_SEMI { $$ = NULL; yyerrok; }
@@ -302,11 +297,11 @@ stmt
 
 /* let = ("let" | "var") names [ ":" type ] "=" expr ";" */
 let_stmt
-	: TK_KW_LET names type_opt TK_ASSIGN expr TK_SEMI {
+	: TK_KW_LET names type_opt TK_ASSIGN value TK_SEMI {
 		$$ = mk(ctx, N_LET, @$); if (!$$) YYABORT;
 		$$->list = $2; $$->a = $3; $$->b = $5; if (!seal(ctx, $$)) YYABORT;
 	}
-	| TK_KW_VAR names type_opt TK_ASSIGN expr TK_SEMI {
+	| TK_KW_VAR names type_opt TK_ASSIGN value TK_SEMI {
 		$$ = mk(ctx, N_LET, @$); if (!$$) YYABORT;
 		$$->flag = true; $$->list = $2; $$->a = $3; $$->b = $5; if (!seal(ctx, $$)) YYABORT;
 	}
@@ -348,6 +343,18 @@ else_opt
 	: %empty { $$ = NULL; }
 	| TK_KW_ELSE block { $$ = $2; }
 	| TK_KW_ELSE if_stmt { $$ = $2; }
+	;
+
+/* value = expr { "," expr }: several make a tuple (a, b = b, a; return x, y) */
+value
+	: expr_list {
+		if ($1.len == 1) {
+			$$ = $1.items[0];
+		} else {
+			$$ = mk(ctx, N_TUPLE, @$); if (!$$) YYABORT;
+			$$->list = $1; if (!seal(ctx, $$)) YYABORT;
+		}
+	}
 	;
 
 expr_list
@@ -474,44 +481,117 @@ list_elem: expr | config ;
 
 %%
 
-/* Syntax errors in the words of the language: "expected ';' before '}'",
- * "expected expression, found ')'". */
+/* Tokens that could only continue what came before (an operator after an
+ * operand, a call's parenthesis): left out of "expected ..." lists, which
+ * then name what would end or open a construct. */
+static bool continues_expression(yysymbol_kind_t k)
+{
+	switch (k) {
+	case YYSYMBOL_TK_QUESTION: case YYSYMBOL_TK_OROR: case YYSYMBOL_TK_ANDAND:
+	case YYSYMBOL_TK_PIPE: case YYSYMBOL_TK_CARET: case YYSYMBOL_TK_AMP:
+	case YYSYMBOL_TK_EQ: case YYSYMBOL_TK_NE: case YYSYMBOL_TK_LT: case YYSYMBOL_TK_LE:
+	case YYSYMBOL_TK_GT: case YYSYMBOL_TK_GE: case YYSYMBOL_TK_SHL: case YYSYMBOL_TK_SHR:
+	case YYSYMBOL_TK_PLUS: case YYSYMBOL_TK_MINUS: case YYSYMBOL_TK_STAR:
+	case YYSYMBOL_TK_SLASH: case YYSYMBOL_TK_PERCENT: case YYSYMBOL_TK_LPAREN:
+	case YYSYMBOL_TK_LBRACKET: case YYSYMBOL_TK_DOT: case YYSYMBOL_TK_COMMA:
+	case YYSYMBOL_TK_ASSIGN: case YYSYMBOL_TK_PLUS_ASSIGN: case YYSYMBOL_TK_MINUS_ASSIGN:
+	case YYSYMBOL_TK_STAR_ASSIGN: case YYSYMBOL_TK_SLASH_ASSIGN: case YYSYMBOL_TK_PERCENT_ASSIGN:
+	case YYSYMBOL_TK_AMP_ASSIGN: case YYSYMBOL_TK_PIPE_ASSIGN: case YYSYMBOL_TK_CARET_ASSIGN:
+	case YYSYMBOL_TK_SHL_ASSIGN: case YYSYMBOL_TK_SHR_ASSIGN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void describe_found(StrBuf *msg, const Token *t)
+{
+	if (t->kind == T_EOF)
+		sb_puts(msg, "end of file");
+	else if (t->kind == T_IDENT)
+		sb_printf(msg, "identifier '%s'", t->str);
+	else if (t->kind == T_INT || t->kind == T_FLOAT || t->kind == T_STRING)
+		sb_printf(msg, "%s", token_kind_spelling(t->kind));
+	else
+		sb_printf(msg, "'%s'", token_kind_spelling(t->kind));
+}
+
+/* The zero-width span just after token t (where a missing ';' belongs). */
+static Span after(const Token *t)
+{
+	Span sp = t->span;
+	sp.col += sp.end - sp.begin;
+	sp.begin = sp.end;
+	return sp;
+}
+
+/* Syntax errors in the words of the language: "expected ';' before 'let'",
+ * "expected expression, found ')'", with a note at the unclosed bracket. */
 static int yyreport_syntax_error(const yypcontext_t *yc, ParseCtx *ctx)
 {
-	enum { MAX_LISTED = 5 };
 	if (ctx->lx.too_deep || ctx->too_deep || ctx->out_of_memory)
 		return 0; /* already reported; the parse is ending */
-	yysymbol_kind_t expected[MAX_LISTED + 1];
-	int n = yypcontext_expected_tokens(yc, expected, MAX_LISTED + 1);
-	bool expr_start = false;
-	for (int i = 0; i < n; i++)
-		if (expected[i] == YYSYMBOL_TK_IDENT || expected[i] == YYSYMBOL_TK_INT)
-			expr_start = true;
+	const Token *t = &ctx->last;
+	/* The lexer already complained about this spot; one error is enough. */
+	if (ctx->lex_error_at && ctx->lex_error_at - 1 >= ctx->prev.span.begin)
+		return 0;
+	yysymbol_kind_t all[YYNTOKENS], kept[YYNTOKENS];
+	int n_all = yypcontext_expected_tokens(yc, all, YYNTOKENS), n = 0;
+	bool ident = false, number = false, semi = false, decl = false, type = false;
+	yysymbol_kind_t closing = YYSYMBOL_YYEMPTY;
+	for (int i = 0; i < n_all; i++) {
+		yysymbol_kind_t k = all[i];
+		ident |= k == YYSYMBOL_TK_IDENT;
+		number |= k == YYSYMBOL_TK_INT;
+		type |= k == YYSYMBOL_TK_STAR;
+		semi |= k == YYSYMBOL_TK_SEMI;
+		decl |= k == YYSYMBOL_TK_KW_KERNEL;
+		if (k == YYSYMBOL_TK_RPAREN || k == YYSYMBOL_TK_RBRACKET || k == YYSYMBOL_TK_RBRACE)
+			closing = k;
+		if (!continues_expression(k))
+			kept[n++] = k;
+	}
+	if (n == 0) /* only continuations were possible: list them */
+		for (int i = 0; i < n_all; i++)
+			kept[n++] = all[i];
+
 	StrBuf msg = {0};
-	if (n == 0 && expr_start == false) {
-		sb_puts(&msg, "unexpected ");
-	} else if (n > MAX_LISTED || (expr_start && n > 2)) {
-		sb_puts(&msg, expr_start ? "expected expression, found " : "unexpected ");
-	} else {
+	Span at = *yypcontext_location(yc);
+	if (t->kind == T_EOF && closing != YYSYMBOL_YYEMPTY) {
+		sb_printf(&msg, "expected %s, found ", yysymbol_name(closing));
+	} else if (decl) {
+		sb_puts(&msg, "expected a declaration ('import', 'const', 'fn' or 'kernel'), found ");
+	} else if (semi && t->kind != T_EOF && ctx->prev.kind != T_EOF && t->span.line > ctx->prev.span.line) {
+		/* the statement ended on the line before: put the ';' where it belongs */
+		sb_puts(&msg, "expected ';' at the end of the statement, before ");
+		at = after(&ctx->prev);
+	} else if (ident && number) {
+		sb_puts(&msg, "expected expression, found ");
+	} else if (ident && type && !number) {
+		sb_puts(&msg, "expected a type, found ");
+	} else if (n <= 4) {
 		sb_puts(&msg, "expected ");
 		for (int i = 0; i < n; i++) {
 			if (i)
 				sb_puts(&msg, i == n - 1 ? " or " : ", ");
-			sb_puts(&msg, yysymbol_name(expected[i]));
+			sb_puts(&msg, yysymbol_name(kept[i]));
 		}
 		sb_puts(&msg, ", found ");
+	} else {
+		sb_puts(&msg, "unexpected ");
 	}
-	const Token *t = &ctx->last;
-	if (t->kind == T_EOF)
-		sb_puts(&msg, "end of file");
-	else if (t->kind == T_IDENT)
-		sb_printf(&msg, "identifier '%s'", t->str);
-	else if (t->kind == T_INT || t->kind == T_FLOAT || t->kind == T_STRING)
-		sb_printf(&msg, "%s", token_kind_spelling(t->kind));
-	else
-		sb_printf(&msg, "'%s'", token_kind_spelling(t->kind));
-	diag_error(ctx->diag, *yypcontext_location(yc), "%s", msg.data ? msg.data : "syntax error");
+	describe_found(&msg, t);
+	diag_error(ctx->diag, at, "%s", msg.data ? msg.data : "syntax error");
 	sb_free(&msg);
+
+	/* Point at the bracket a missing closer belongs to. */
+	if (closing != YYSYMBOL_YYEMPTY && ctx->n_open > 0 && !ctx->diag->stopped) {
+		Span open = ctx->open[ctx->n_open - 1];
+		const char *text = open.src->text;
+		char want = text[open.begin] == '(' ? ')' : text[open.begin] == '[' ? ']' : '}';
+		if ((want == ')' && closing == YYSYMBOL_TK_RPAREN) || (want == ']' && closing == YYSYMBOL_TK_RBRACKET) ||
+		    (want == '}' && closing == YYSYMBOL_TK_RBRACE))
+			diag_note(ctx->diag, open, "to match this '%c'", text[open.begin]);
+	}
 	return 0;
 }
-

@@ -183,7 +183,7 @@ $(EXAMPLE_BINS): $(BUILD)/examples/%: $(OBJ)/examples/%.o $(BUILD)/libblk.so
 # tests/run.sh runs every suite (tests/*/run.sh) against $(BUILD) and sums
 # their counts. SUITES=lang,llvm runs some.
 test: all test-bins
-	@bash tests/run.sh $(BUILD) $(subst $(comma), ,$(SUITES))
+	@BLK_SANITIZE=$(SANITIZE) bash tests/run.sh $(BUILD) $(subst $(comma), ,$(SUITES))
 comma := ,
 
 # ---- demo ----------------------------------------------------------------
@@ -215,9 +215,11 @@ fuzz: $(FUZZ_DIR)/fuzz_parse
 $(FUZZ_STAMP): tools/deps.sh
 	@bash tools/deps.sh fuzz $@
 
-$(FUZZ_SRC):
-	@echo "error: $(FUZZ_SRC) does not exist yet: 'make fuzz' needs the parser's fuzz harness" >&2
-	@false
+ifneq ($(filter fuzz,$(MAKECMDGOALS)),)
+ifeq ($(wildcard $(FUZZ_SRC)),)
+$(error $(FUZZ_SRC) does not exist yet: 'make fuzz' needs the parser's fuzz harness)
+endif
+endif
 
 $(FUZZ_DIR)/obj/%.o: %.c | $(GEN_HDRS) $(FUZZ_STAMP)
 	@mkdir -p $(@D)

@@ -8,6 +8,8 @@
 # past BLK_TEST_TIMEOUT seconds (default 1200) or prints no such line counts
 # as failed. This script prints each suite's output, a summary, and last the
 # sums, "N passed, N failed"; it exits 1 when anything failed.
+# Runners see BLK_BUILD_DIR, BLKC (the compiler) and BLK_SANITIZE in the
+# environment.
 set -u
 
 if [ $# -lt 1 ]; then
@@ -20,6 +22,7 @@ cd "$(dirname "$0")/.." || exit 2
 
 export BLK_BUILD_DIR="$build"
 export BLKC="$build/blkc"
+export BLK_SANITIZE="${BLK_SANITIZE:-0}" # 1: a SANITIZE=1 build (make sets it)
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 timeout_s=${BLK_TEST_TIMEOUT:-1200}
 

@@ -46,8 +46,7 @@ run_program "$build/tests/llvm/emit_ptx_test"
 run_program "$build/tests/llvm/version_api_test"
 
 so="$build/libblk.so"
-sanitized=0
-case $build in */san) sanitized=1 ;; esac
+sanitized=${BLK_SANITIZE:-0}
 
 # Exported: blk_* functions only (and nothing of LLVM or libstdc++).
 exports=$(nm -D --defined-only "$so" | awk '{ print $NF }' | grep -v '^blk_' | head -5)

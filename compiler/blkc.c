@@ -1,4 +1,5 @@
 /* blkc: the command-line compiler. */
+#include "compiler.h"
 #include "lang.h"
 
 #include <errno.h>
@@ -188,7 +189,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("blkc %s\n", BLK_VERSION);
+			printf("blkc %s\n", strncmp(blk_compiler_version(), "blk ", 4) == 0 ? blk_compiler_version() + 4 : blk_compiler_version());
 			return 0;
 		case ':':
 			status = bad_usage("option '%s' needs an argument", argv[optind - 1]);

@@ -80,5 +80,15 @@ for tile in tests/lang/*.tile; do
 		fail=$((fail + 1))
 	fi
 done
+# Every example parses cleanly: no error and no warning.
+for tile in examples/*.tile; do
+	if "$blkc" --emit=ast "$tile" >"$tmp/out" 2>"$tmp/err" && [ ! -s "$tmp/err" ] && [ -s "$tmp/out" ]; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL $tile: does not parse cleanly"
+		sed 's/^/    /' "$tmp/err" | head -20
+		fail=$((fail + 1))
+	fi
+done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

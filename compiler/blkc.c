@@ -187,10 +187,10 @@ int main(int argc, char **argv)
 		}
 		case 'h':
 			usage(stdout);
-			return 0;
+			goto out;
 		case 'V':
 			printf("blkc %s\n", strncmp(blk_compiler_version(), "blk ", 4) == 0 ? blk_compiler_version() + 4 : blk_compiler_version());
-			return 0;
+			goto out;
 		case ':':
 			status = bad_usage("option '%s' needs an argument", argv[optind - 1]);
 			break;

@@ -1,0 +1,180 @@
+/* ir.c: building and editing tile IR. */
+#include "compiler.h"
+
+#include <string.h>
+
+static const char *const op_names[OP_COUNT] = {
+#define OP_NAME(name, spelling, regions, flags) [OP_##name] = spelling,
+	BLK_OPS(OP_NAME)
+#undef OP_NAME
+};
+
+static const int op_region_counts[OP_COUNT] = {
+#define OP_REGIONS(name, spelling, regions, flags) [OP_##name] = regions,
+	BLK_OPS(OP_REGIONS)
+#undef OP_REGIONS
+};
+
+static const int op_flag_bits[OP_COUNT] = {
+#define OP_FLAGS(name, spelling, regions, flags) [OP_##name] = flags,
+	BLK_OPS(OP_FLAGS)
+#undef OP_FLAGS
+};
+
+const char *op_name(OpCode code) { return code < OP_COUNT ? op_names[code] : "?"; }
+int op_flags(OpCode code) { return code < OP_COUNT ? op_flag_bits[code] : 0; }
+int op_regions(OpCode code) { return code < OP_COUNT ? op_region_counts[code] : 0; }
+
+IrFunc *ir_func_new(Arena *a, const char *name, Span loc)
+{
+	IrFunc *f = arena_alloc(a, sizeof *f);
+	if (!f)
+		return NULL;
+	f->name = name;
+	f->arena = a;
+	f->loc = loc;
+	f->num_warps = 4;
+	f->num_stages = 3;
+	return f;
+}
+
+static Value *new_value(IrFunc *f, Type t)
+{
+	Value *v = arena_alloc(f->arena, sizeof *v);
+	if (!v)
+		return NULL;
+	v->type = t;
+	v->id = f->n_values++;
+	return v;
+}
+
+Value *ir_region_arg(IrFunc *f, Region *r, Type t)
+{
+	Value *v = new_value(f, t);
+	if (!v)
+		return NULL;
+	Value **args = arena_alloc(f->arena, (size_t)(r->n_args + 1) * sizeof *args);
+	if (!args)
+		return NULL;
+	if (r->n_args)
+		memcpy(args, r->args, (size_t)r->n_args * sizeof *args);
+	args[r->n_args] = v;
+	v->owner = r;
+	v->index = r->n_args;
+	r->args = args;
+	r->n_args++;
+	return v;
+}
+
+Op *ir_append(IrFunc *f, Region *r, OpCode code, Span loc, Value **operands, int n_operands,
+              const Type *result_types, int n_results)
+{
+	Op *op = arena_alloc(f->arena, sizeof *op);
+	if (!op)
+		return NULL;
+	op->code = code;
+	op->loc = loc;
+	if (n_operands) {
+		op->operands = arena_alloc(f->arena, (size_t)n_operands * sizeof *op->operands);
+		if (!op->operands)
+			return NULL;
+		for (int i = 0; i < n_operands; i++) {
+			op->operands[i] = operands[i];
+			operands[i]->uses++;
+		}
+	}
+	op->n_operands = n_operands;
+	if (n_results) {
+		op->results = arena_alloc(f->arena, (size_t)n_results * sizeof *op->results);
+		if (!op->results)
+			return NULL;
+		for (int i = 0; i < n_results; i++) {
+			Value *v = new_value(f, result_types[i]);
+			if (!v)
+				return NULL;
+			v->def = op;
+			v->index = i;
+			op->results[i] = v;
+		}
+	}
+	op->n_results = n_results;
+	op->n_regions = op_regions(code);
+	if (op->n_regions) {
+		op->regions = arena_alloc(f->arena, (size_t)op->n_regions * sizeof *op->regions);
+		if (!op->regions)
+			return NULL;
+		for (int i = 0; i < op->n_regions; i++)
+			op->regions[i].parent = op;
+	}
+	op->parent = r;
+	op->prev = r->last;
+	if (r->last)
+		r->last->next = op;
+	else
+		r->first = op;
+	r->last = op;
+	return op;
+}
+
+static void drop_uses(Op *op)
+{
+	for (int i = 0; i < op->n_operands; i++)
+		op->operands[i]->uses--;
+	for (int i = 0; i < op->n_regions; i++)
+		for (Op *o = op->regions[i].first; o; o = o->next)
+			drop_uses(o);
+}
+
+void ir_remove(Op *op)
+{
+	Region *r = op->parent;
+	if (op->prev)
+		op->prev->next = op->next;
+	else
+		r->first = op->next;
+	if (op->next)
+		op->next->prev = op->prev;
+	else
+		r->last = op->prev;
+	op->prev = op->next = NULL;
+	op->parent = NULL;
+	drop_uses(op);
+}
+
+static void replace_in_region(Region *r, Value *from, Value *to)
+{
+	for (Op *op = r->first; op; op = op->next) {
+		for (int i = 0; i < op->n_operands; i++)
+			if (op->operands[i] == from) {
+				op->operands[i] = to;
+				from->uses--;
+				to->uses++;
+			}
+		for (int i = 0; i < op->n_regions; i++)
+			replace_in_region(&op->regions[i], from, to);
+	}
+}
+
+void ir_replace_uses(IrFunc *f, Value *from, Value *to)
+{
+	if (from != to)
+		replace_in_region(&f->body, from, to);
+}
+
+static void renumber_region(IrFunc *f, Region *r)
+{
+	for (int i = 0; i < r->n_args; i++)
+		r->args[i]->id = f->n_values++;
+	for (Op *op = r->first; op; op = op->next) {
+		for (int i = 0; i < op->n_results; i++)
+			op->results[i]->id = f->n_values++;
+		for (int i = 0; i < op->n_regions; i++)
+			renumber_region(f, &op->regions[i]);
+	}
+}
+
+void ir_renumber(IrFunc *f)
+{
+	f->n_values = 0;
+	renumber_region(f, &f->body);
+}

@@ -364,4 +364,47 @@ bool promote_arith(ScalarKind a, bool a_lit, ScalarKind b, bool b_lit, bool div_
  * False when they do not match. */
 bool broadcast_shapes(Type a, Type b, int *rank, int32_t shape[BLK_MAX_RANK]);
 
+
+/* ---- modules and imports (module.c) ------------------------------------ */
+
+/* A parsed file with its imports resolved. `import "p";` makes p's
+ * declarations visible as if written here; `import "p" as m;` makes them
+ * visible as m.name. Each file is loaded once per ModuleSet. */
+typedef struct Module Module;
+typedef struct ModuleImport {
+	const char *alias; /* NULL: names are merged into the importer's scope */
+	Module *module;
+	Span span;
+} ModuleImport;
+
+struct Module {
+	const Source *src;
+	const char *path;     /* as resolved, for loading each file once */
+	Node *file;           /* N_FILE */
+	ModuleImport *imports;
+	int n_imports;
+	bool loading;         /* on the import stack (cycle detection) */
+};
+
+typedef struct ModuleSet {
+	Arena *arena;
+	Diag *diag;
+	const char *const *include_dirs; /* -I, in order */
+	int n_include_dirs;
+	const char *stdlib_dir;          /* "std/x.tile" is looked up here as "x.tile" */
+	PtrVec modules;                  /* every Module loaded */
+} ModuleSet;
+
+/* Loads and parses a file (path "-" is standard input) or a source already
+ * read, and everything it imports. Reports errors to set->diag; returns
+ * NULL when the main file could not be read or parsed at all. */
+Module *module_load_file(ModuleSet *set, const char *path);
+Module *module_load_source(ModuleSet *set, const Source *src);
+/* The top-level declaration (N_FN, N_KERNEL or N_CONST) named `name` visible
+ * in m: m's own, then those of imports without alias (depth first). Sets
+ * *owner to the module that declares it. */
+Node *module_lookup(Module *m, const char *name, Module **owner);
+/* The module imported into m as `alias`, or NULL. */
+Module *module_alias(Module *m, const char *alias);
+
 #endif

@@ -53,6 +53,16 @@ static bool out_of_memory(ParseCtx *ctx)
 
 static int height(const Node *n) { return n ? n->depth : 0; }
 
+static bool depth_ok(ParseCtx *ctx, Node *n)
+{
+	if (n->depth <= PARSE_MAX_DEPTH)
+		return true;
+	if (!ctx->too_deep)
+		diag_error(ctx->diag, n->span, "nested too deeply (more than %d levels)", PARSE_MAX_DEPTH);
+	ctx->too_deep = true;
+	return false;
+}
+
 bool seal(ParseCtx *ctx, Node *n)
 {
 	int d = height(n->a);
@@ -64,12 +74,7 @@ bool seal(ParseCtx *ctx, Node *n)
 		if (height(n->list.items[i]) > d)
 			d = height(n->list.items[i]);
 	n->depth = d + 1;
-	if (n->depth <= PARSE_MAX_DEPTH)
-		return true;
-	if (!ctx->too_deep)
-		diag_error(ctx->diag, n->span, "nested too deeply (more than %d levels)", PARSE_MAX_DEPTH);
-	ctx->too_deep = true;
-	return false;
+	return depth_ok(ctx, n);
 }
 
 Node *mk(ParseCtx *ctx, NodeKind kind, Span sp)
@@ -125,9 +130,16 @@ bool list_push(ParseCtx *ctx, PtrVec *v, Node *item)
 	return ptrvec_push(ctx->arena, v, item) || out_of_memory(ctx);
 }
 
+/* Appends item to n's list and counts its height. Only the new item can
+ * raise n's height: resealing the whole list on every add made a tuple of
+ * k elements cost k^2 (a 3 MB tuple literal took minutes). */
 bool add(ParseCtx *ctx, Node *n, Node *item)
 {
-	return list_push(ctx, &n->list, item) && seal(ctx, n);
+	if (!list_push(ctx, &n->list, item))
+		return false;
+	if (height(item) + 1 > n->depth)
+		n->depth = height(item) + 1;
+	return depth_ok(ctx, n);
 }
 
 bool add_attrs(ParseCtx *ctx, Node *decl, PtrVec attrs)

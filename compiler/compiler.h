@@ -233,10 +233,199 @@ Op *ir_append(IrFunc *f, Region *r, OpCode code, Span loc, Value **operands, int
               const Type *result_types, int n_results);
 void ir_remove(Op *op);           /* unlinks an op without uses of its results */
 void ir_replace_uses(IrFunc *f, Value *from, Value *to);
+/* Moves the ops and arguments of src into dst (src is left empty). */
+void ir_move_region(Region *dst, Region *src);
+/* Removes every op of r, last first. */
+void ir_clear_region(Region *r);
 /* Numbers values densely again, in program order (after ops were removed). */
 void ir_renumber(IrFunc *f);
 void ir_print(const IrFunc *f, StrBuf *out);
 /* Checks the invariants listed above; reports to diag; returns false on a violation. */
 bool ir_verify(const IrFunc *f, Diag *diag, const char *after_pass);
+
+
+/* ---- IR generation (irgen.c) ---------------------------------------------
+ *
+ * Semantic analysis and IR construction in one walk over the tree of one
+ * kernel, for one set of const values: names are resolved, types and shapes
+ * inferred, Triton's promotion applied, constant expressions folded,
+ * `static_range` unrolled, `if` on constants decided, and `fn` helpers
+ * inlined at each call. Every semantic error is reported with its place. */
+
+typedef struct ConstBinding {
+	const char *name;
+	bool is_float;
+	int64_t i;
+	double f;
+} ConstBinding;
+
+typedef struct IrgenOptions {
+	const ConstBinding *consts; /* values of const parameters (-D, autotune configs) */
+	int n_consts;
+	int num_warps;              /* 0: the default, 4 */
+	int num_stages;             /* 0: the default, 3 */
+} IrgenOptions;
+
+/* The kernel named `name` in m (NULL: m's only kernel); reports if absent. */
+Node *irgen_find_kernel(Module *m, const char *name, Diag *diag);
+/* Builds the IR of `kernel` (declared in m). NULL on error. */
+IrFunc *irgen_kernel(Module *m, Node *kernel, const IrgenOptions *opt, Diag *diag, Arena *arena);
+/* Evaluates the kernel's grid(...) clause with the given values of its
+ * scalar arguments (by name) and const parameters; missing axes are 1. */
+bool irgen_grid(Module *m, Node *kernel, const IrgenOptions *opt, const ConstBinding *args, int n_args,
+                int64_t grid[3], Diag *diag, Arena *arena);
+
+/* ---- IR printer, verifier, passes (ir_print.c, ir_verify.c, passes.c,
+ * canonicalize.c) ----------------------------------------------------------
+ *
+ * docs/ir.md describes the printed form, every invariant the verifier checks,
+ * and each pass with an example. */
+
+typedef struct IrPrintOpts {
+	bool show_locations; /* " loc(LINE:COL)" at the end of each op's line */
+} IrPrintOpts;
+
+/* ir_print with options; opts NULL means all off (as ir_print). */
+void ir_print_opts(const IrFunc *f, StrBuf *out, const IrPrintOpts *opts);
+/* One op, its regions included, at the given indentation (2 spaces a level),
+ * ending with a newline. For messages and tests. */
+void ir_print_op(const Op *op, int indent, StrBuf *out, const IrPrintOpts *opts);
+
+/* Names of enum attributes as the printer writes them ("lt", "exp", "cg",
+ * "first", "add", "acq_rel", "gpu", "tf32"); "?" when out of range. */
+const char *cmp_pred_name(int64_t p);
+const char *math_fn_name(int64_t fn);
+const char *cache_mod_name(int64_t c);
+const char *eviction_name(int64_t e);
+const char *atomic_op_name(int64_t a);
+const char *mem_sem_name(int64_t s);
+const char *mem_scope_name(int64_t s);
+const char *dot_precision_name(int64_t p);
+
+/* The canonical form of an integer constant of kind k: i1 is 0 or 1, other
+ * signed kinds are sign-extended from their width, unsigned ones
+ * zero-extended (u64 keeps its bits). CONST ops hold ival in this form. */
+int64_t ir_int_normalize(ScalarKind k, uint64_t v);
+
+/* A pass edits f in place; it returns false only when it failed (out of
+ * memory), after reporting to diag. */
+typedef struct IrPass {
+	const char *name;
+	const char *summary;
+	bool (*run)(IrFunc *f, Diag *diag);
+} IrPass;
+
+/* The pipeline ir_run_passes runs when given NULL. */
+#define IR_DEFAULT_PIPELINE "canonicalize,cse,dce"
+
+/* The table of passes, in no particular order; *count gets its length. */
+const IrPass *ir_pass_table(int *count);
+const IrPass *ir_pass_find(const char *name);
+
+/* Runs `pipeline` (pass names separated by commas; NULL: the default) over f.
+ * f is verified first and after every pass; values are renumbered after each
+ * pass. With dump_after set to a pass name (or "all"), the IR after each run
+ * of that pass (of every pass) is appended to `dump` under a line
+ * "// IR after NAME". An unknown pass name, a dump_after naming a pass that
+ * the pipeline does not run, or an invalid IR is an error reported to diag;
+ * then it returns false. */
+bool ir_run_passes(IrFunc *f, const char *pipeline, const char *dump_after, StrBuf *dump, Diag *diag);
+
+/* Editing (passes.c). ir_insert_before builds an op as ir_append does, with
+ * the location of `before`, and places it just before `before`. ir_unlink
+ * takes an op out of its region keeping its operands' use counts (to move
+ * it with ir_link_before); ir_remove is for ops that go away. */
+Op *ir_insert_before(IrFunc *f, Op *before, OpCode code, Value **operands, int n_operands,
+                     const Type *result_types, int n_results);
+void ir_unlink(Op *op);
+void ir_link_before(Op *op, Op *before);
+
+/* The passes, callable one by one (they do not verify). */
+bool ir_canonicalize(IrFunc *f, Diag *diag); /* folds constants, simplifies */
+bool ir_cse(IrFunc *f, Diag *diag);          /* merges equal pure ops */
+bool ir_dce(IrFunc *f, Diag *diag);          /* removes unused pure ops */
+
+
+/* ---- float formats (fpconv.c) --------------------------------------------
+ *
+ * Bit-exact conversions between the float types of blk, rounding to nearest
+ * with ties to even. f8e4m3 is NVIDIA's e4m3fn (no infinities, largest 448,
+ * NaN S.1111.111); f8e5m2 is IEEE-like (largest 57344, infinities). Narrowing
+ * to f32, f16 and bf16 overflows to infinity; to the 8-bit formats it
+ * saturates as NVIDIA's cvt.rn.satfinite does (a finite overflow and an
+ * infinity become the largest finite value of that sign; NaN stays NaN).
+ * NaN keeps its sign and the top bits of its payload. */
+
+uint16_t fp_f32_to_f16(uint32_t f32_bits);
+uint32_t fp_f16_to_f32(uint16_t f16_bits);  /* exact */
+uint16_t fp_f32_to_bf16(uint32_t f32_bits);
+uint32_t fp_bf16_to_f32(uint16_t bf16_bits); /* exact */
+uint8_t fp_f32_to_e4m3(uint32_t f32_bits);  /* saturating */
+uint32_t fp_e4m3_to_f32(uint8_t bits);      /* exact */
+uint8_t fp_f32_to_e5m2(uint32_t f32_bits);  /* saturating */
+uint32_t fp_e5m2_to_f32(uint8_t bits);      /* exact */
+/* Any float kind k (f8e4m3 ... f64) from and to a double, which holds every
+ * value of every kind exactly: fp_encode gives the bits of x rounded to k,
+ * fp_decode the value of bits of kind k, fp_round(k, x) the value of kind k
+ * nearest to x (fp_decode(k, fp_encode(k, x))). */
+uint64_t fp_encode(ScalarKind k, double x);
+double fp_decode(ScalarKind k, uint64_t bits);
+double fp_round(ScalarKind k, double x);
+/* x to f8e4m3 or f8e5m2, saturating or not (then e5m2 overflows to infinity
+ * and e4m3 to NaN, as the OCP FP8 specification's non-saturating mode). */
+uint8_t fp_encode_fp8(ScalarKind k, double x, bool satfinite);
+/* f32 bits to and from a double, keeping NaN payloads (signaling ones too). */
+double fp_from_f32_bits(uint32_t bits);
+uint32_t fp_to_f32_bits(double x);
+/* The integer v (its 64 bits read as unsigned when is_unsigned) rounded once
+ * to float kind k. */
+double fp_from_int(ScalarKind k, int64_t v, bool is_unsigned);
+
+/* ---- interpreter (interp.c, interp_ops.c) --------------------------------
+ *
+ * Runs an IrFunc on the CPU, a block at a time: the reference semantics of
+ * blk, with every memory access checked against the buffers it was given.
+ * docs/interpreter.md describes the semantics, the reports and the output. */
+
+/* Host memory the kernel may touch; name (may be NULL) is used in reports.
+ * Buffers must not overlap. */
+typedef struct InterpBuffer {
+	const char *name;
+	void *data;
+	size_t bytes;
+} InterpBuffer;
+
+/* The value of one runtime parameter: one per IrParam whose value is not
+ * NULL (const parameters were folded away and take none), in order.
+ * Integers and pointers (host addresses) go in i, floats in f with is_float. */
+typedef struct InterpArg {
+	bool is_float;
+	int64_t i;
+	double f;
+} InterpArg;
+
+static inline InterpArg interp_int(int64_t v) { return (InterpArg){.i = v}; }
+static inline InterpArg interp_float(double v) { return (InterpArg){.is_float = true, .f = v}; }
+static inline InterpArg interp_ptr(const void *p) { return (InterpArg){.i = (int64_t)(uintptr_t)p}; }
+
+typedef struct InterpOptions {
+	int grid[3];       /* programs along axes 0, 1, 2; an axis of 0 runs nothing */
+	int threads;       /* OS threads running programs; 0 or 1: the calling thread */
+	StrBuf *print_out; /* print appends here, a line an element; NULL: dropped */
+	bool no_ub_checks; /* integer division by zero, shifts by the width or more
+	                      and wrong hints give defined results instead of errors */
+} InterpOptions;
+
+/* Runs every program of the grid. An out-of-bounds or misaligned access, a
+ * failed assert, an integer division by zero, a malformed IR or wrong
+ * arguments stop the run: the error (file:line:col of the op, kernel,
+ * program id, element) goes to diag and it returns false; stores made before
+ * stay made. opt NULL: grid (1, 1, 1), one thread, print dropped. Never
+ * prints; safe to call from several threads at once. */
+bool interp_run(const IrFunc *f, const InterpArg *args, int n_args, const InterpBuffer *bufs, int n_bufs,
+                const InterpOptions *opt, Diag *diag);
+
+/* Philox4x32 of Random123: `rounds` rounds over ctr with key (out may be ctr). */
+void philox4x32(const uint32_t ctr[4], const uint32_t key[2], int rounds, uint32_t out[4]);
 
 #endif

@@ -178,3 +178,22 @@ void ir_renumber(IrFunc *f)
 	f->n_values = 0;
 	renumber_region(f, &f->body);
 }
+
+void ir_move_region(Region *dst, Region *src)
+{
+	dst->args = src->args;
+	dst->n_args = src->n_args;
+	dst->first = src->first;
+	dst->last = src->last;
+	for (int i = 0; i < dst->n_args; i++)
+		dst->args[i]->owner = dst;
+	for (Op *op = dst->first; op; op = op->next)
+		op->parent = dst;
+	*src = (Region){0};
+}
+
+void ir_clear_region(Region *r)
+{
+	while (r->last)
+		ir_remove(r->last);
+}

@@ -428,39 +428,4 @@ bool interp_run(const IrFunc *f, const InterpArg *args, int n_args, const Interp
 /* Philox4x32 of Random123: `rounds` rounds over ctr with key (out may be ctr). */
 void philox4x32(const uint32_t ctr[4], const uint32_t key[2], int rounds, uint32_t out[4]);
 
-/* ---- float formats (fpconv.c) --------------------------------------------
- *
- * Bit-exact conversions between the float types of blk, rounding to nearest
- * with ties to even. f8e4m3 is NVIDIA's e4m3fn (no infinities, largest 448,
- * NaN S.1111.111); f8e5m2 is IEEE-like (largest 57344, infinities). Narrowing
- * to f32, f16 and bf16 overflows to infinity; to the 8-bit formats it
- * saturates as NVIDIA's cvt.rn.satfinite does (a finite overflow and an
- * infinity become the largest finite value of that sign; NaN stays NaN).
- * NaN keeps its sign and the top bits of its payload. */
-
-uint16_t fp_f32_to_f16(uint32_t f32_bits);
-uint32_t fp_f16_to_f32(uint16_t f16_bits);  /* exact */
-uint16_t fp_f32_to_bf16(uint32_t f32_bits);
-uint32_t fp_bf16_to_f32(uint16_t bf16_bits); /* exact */
-uint8_t fp_f32_to_e4m3(uint32_t f32_bits);  /* saturating */
-uint32_t fp_e4m3_to_f32(uint8_t bits);      /* exact */
-uint8_t fp_f32_to_e5m2(uint32_t f32_bits);  /* saturating */
-uint32_t fp_e5m2_to_f32(uint8_t bits);      /* exact */
-/* Any float kind k (f8e4m3 ... f64) from and to a double, which holds every
- * value of every kind exactly: fp_encode gives the bits of x rounded to k,
- * fp_decode the value of bits of kind k, fp_round(k, x) the value of kind k
- * nearest to x (fp_decode(k, fp_encode(k, x))). */
-uint64_t fp_encode(ScalarKind k, double x);
-double fp_decode(ScalarKind k, uint64_t bits);
-double fp_round(ScalarKind k, double x);
-/* x to f8e4m3 or f8e5m2, saturating or not (then e5m2 overflows to infinity
- * and e4m3 to NaN, as the OCP FP8 specification's non-saturating mode). */
-uint8_t fp_encode_fp8(ScalarKind k, double x, bool satfinite);
-/* f32 bits to and from a double, keeping NaN payloads (signaling ones too). */
-double fp_from_f32_bits(uint32_t bits);
-uint32_t fp_to_f32_bits(double x);
-/* The integer v (its 64 bits read as unsigned when is_unsigned) rounded once
- * to float kind k. */
-double fp_from_int(ScalarKind k, int64_t v, bool is_unsigned);
-
 #endif

@@ -379,38 +379,11 @@ static bool common_shape(Gen *g, Type a, Type b, int *rank, int32_t *shape, Span
 
 /* ---- element types ------------------------------------------------------ */
 
-/* x rounded to a float format of p significant bits, smallest normal
- * exponent emin and largest finite value max, ties to even. Past max: inf,
- * or for formats without one (f8e4m3) the largest finite value, as a
- * saturating conversion gives. */
-static double round_to(double x, int p, int emin, double max, bool has_inf)
-{
-	if (isnan(x) || x == 0)
-		return x;
-	if (isinf(x))
-		return has_inf ? x : copysign(max, x);
-	double a = fabs(x);
-	int e;
-	frexp(a, &e);
-	int exp = e - 1 < emin ? emin : e - 1;
-	double quantum = ldexp(1.0, exp - (p - 1));
-	double r = nearbyint(a / quantum) * quantum;
-	if (r > max)
-		r = has_inf ? INFINITY : max;
-	return copysign(r, x);
-}
-
-/* Rounds x to the nearest value of float type k (ties to even). */
+/* Rounds x to the nearest value of float type k (ties to even), with the
+ * same conversions the interpreter uses. */
 static double round_float(ScalarKind k, double x)
 {
-	switch (k) {
-	case SK_F32: return (double)(float)x;
-	case SK_F16: return round_to(x, 11, -14, 65504.0, true);
-	case SK_BF16: return round_to(x, 8, -126, 0x1.fep127, true);
-	case SK_F8E5M2: return round_to(x, 3, -14, 57344.0, true);
-	case SK_F8E4M3: return round_to(x, 4, -6, 448.0, false);
-	default: return x;
-	}
+	return scalar_is_float(k) ? fp_round(k, x) : x;
 }
 
 /* ---- operators ------------------------------------------------------------ */

@@ -43,6 +43,22 @@ void yyerror(Span *lloc, ParseCtx *ctx, const char *msg)
 		diag_error(ctx->diag, *lloc, "%s", msg);
 }
 
+/* The empty span at the end of sp, with its own line and column. */
+Span span_end_point(Span sp)
+{
+	if (!sp.src)
+		return sp;
+	const char *text = sp.src->text;
+	uint32_t line_start = sp.begin - (sp.col - 1);
+	for (const char *p = text + sp.begin, *e = text + sp.end; (p = memchr(p, '\n', (size_t)(e - p))); p++) {
+		sp.line++;
+		line_start = (uint32_t)(p - text) + 1;
+	}
+	sp.col = sp.end - line_start + 1;
+	sp.begin = sp.end;
+	return sp;
+}
+
 static bool out_of_memory(ParseCtx *ctx)
 {
 	if (!ctx->out_of_memory)

@@ -275,6 +275,19 @@ IrFunc *irgen_kernel(Module *m, Node *kernel, const IrgenOptions *opt, Diag *dia
 bool irgen_grid(Module *m, Node *kernel, const IrgenOptions *opt, const ConstBinding *args, int n_args,
                 int64_t grid[3], Diag *diag, Arena *arena);
 
+/* A kernel's @autotune: the key (parameter names) and the configs, each a
+ * list of const values (num_warps and num_stages among them). */
+typedef struct AutotuneSpec {
+	const char **key;
+	int n_key;
+	ConstBinding **configs;
+	int *config_len;
+	int n_configs; /* 0: no @autotune */
+} AutotuneSpec;
+
+/* Reads the kernel's attributes (warning on unknown ones). */
+bool irgen_autotune(Module *m, Node *kernel, AutotuneSpec *out, Diag *diag, Arena *arena);
+
 /* ---- IR printer, verifier, passes (ir_print.c, ir_verify.c, passes.c,
  * canonicalize.c) ----------------------------------------------------------
  *

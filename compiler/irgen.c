@@ -787,8 +787,9 @@ static int arg_choice(Gen *g, const Args *a, int i, const char *choices, int dfl
 	if (!a->given[i])
 		return dflt;
 	Sym s = a->v[i];
+	const char *listed = choices[0] == '|' ? choices + 1 : choices; /* the leading empty choice is the default */
 	if (s.kind != S_STRING) {
-		error(g, a->at[i], "argument %d of '%s' must be one of \"%s\"", i + 1, a->fname, choices);
+		error(g, a->at[i], "argument %d of '%s' must be a string, one of \"%s\"", i + 1, a->fname, listed);
 		return -1;
 	}
 	int idx = 0;
@@ -802,7 +803,7 @@ static int arg_choice(Gen *g, const Args *a, int i, const char *choices, int dfl
 		c = bar + 1;
 	}
 	error(g, a->at[i], "unknown value \"%.*s\" for argument %d of '%s' (expected one of \"%s\")", (int)s.len, s.str,
-	      i + 1, a->fname, choices);
+	      i + 1, a->fname, listed);
 	return -1;
 }
 
@@ -2803,9 +2804,14 @@ static Sym call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 
 static void bind_names(Gen *g, Node *let, Sym v)
 {
-	if (v.kind == S_VOID)
-		return;
 	int n = let->list.len;
+	if (v.kind == S_VOID) { /* bound to nothing: later uses stay silent */
+		for (int i = 0; i < n; i++) {
+			Node *id = let->list.items[i];
+			bind(g, id->name, VOID, let->flag, id->span);
+		}
+		return;
+	}
 	if (n == 1) {
 		Node *id = let->list.items[0];
 		bind(g, id->name, v, let->flag, id->span);
@@ -2813,6 +2819,7 @@ static void bind_names(Gen *g, Node *let, Sym v)
 	}
 	if (v.kind != S_TUPLE || v.n != n) {
 		error(g, let->b->span, "%d names are bound but the value is %s", n, sym_desc(g, v));
+		bind_names(g, let, VOID);
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -2827,13 +2834,13 @@ static void gen_let(Gen *g, Node *n)
 	if (v.kind != S_VOID && n->a) {
 		Type t;
 		if (!resolve_type(g, n->a, &t, NULL))
-			return;
-		if (v.kind == S_CONST)
+			v = VOID;
+		else if (v.kind == S_CONST)
 			v = const_to_type(g, v, t, n->b->span);
 		else if (v.kind == S_VALUE && !(v.type.scalar == t.scalar && v.type.ptr == t.ptr)) {
 			error(g, n->b->span, "declared %s, but the value is %s; convert it with .to(%s)", tstr(g, t),
 			      sym_desc(g, v), tstr(g, t));
-			return;
+			v = VOID;
 		}
 	}
 	bind_names(g, n, v);
@@ -3605,6 +3612,104 @@ bool irgen_grid(Module *m, Node *k, const IrgenOptions *opt, const ConstBinding 
 			return false;
 		}
 		grid[i] = (int64_t)int_value(v);
+	}
+	return diag->errors == errors;
+}
+
+/* ---- attributes ------------------------------------------------------------- */
+
+static bool is_const_param(Node *k, const char *name)
+{
+	for (int j = 0; j < k->list.len; j++) {
+		Node *p = k->list.items[j];
+		if (strcmp(p->name, name) == 0)
+			return p->a && p->a->kind == N_TYPE_CONST;
+	}
+	return false;
+}
+
+static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *len)
+{
+	*len = cfg->list.len;
+	*out = arena_alloc(g->arena, (size_t)(*len ? *len : 1) * sizeof **out);
+	if (!*out)
+		return false;
+	for (int i = 0; i < cfg->list.len; i++) {
+		Node *nv = cfg->list.items[i];
+		if (!is_const_param(k, nv->name) && strcmp(nv->name, "num_warps") != 0 &&
+		    strcmp(nv->name, "num_stages") != 0) {
+			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor num_warps or num_stages)",
+			      nv->name, k->name);
+			return false;
+		}
+		Sym v = gen_expr(g, nv->a);
+		if (v.kind != S_CONST) {
+			if (v.kind != S_VOID)
+				error(g, nv->a->span, "a configuration value must be a constant number, found %s", sym_desc(g, v));
+			return false;
+		}
+		bool is_float = scalar_is_float((ScalarKind)v.type.scalar);
+		(*out)[i] = (ConstBinding){.name = nv->name, .is_float = is_float, .i = is_float ? 0 : (int64_t)int_value(v),
+		                           .f = is_float ? v.f : (double)int_value(v)};
+	}
+	return true;
+}
+
+bool irgen_autotune(Module *m, Node *k, AutotuneSpec *out, Diag *diag, Arena *arena)
+{
+	*out = (AutotuneSpec){0};
+	int errors = diag->errors;
+	Gen g = {.diag = diag, .arena = arena, .mod = m, .no_ir = "attribute arguments must be known at compile time"};
+	scope_push(&g, true);
+	for (int i = 0; i < k->attrs.len; i++) {
+		Node *attr = k->attrs.items[i];
+		if (strcmp(attr->name, "autotune") != 0) {
+			diag_warning(diag, attr->span, "unknown attribute '@%s' is ignored", attr->name);
+			continue;
+		}
+		for (int j = 0; j < attr->list.len; j++) {
+			Node *arg = attr->list.items[j];
+			if (arg->kind != N_NAMED_ARG || (strcmp(arg->name, "key") != 0 && strcmp(arg->name, "configs") != 0)) {
+				error(&g, arg->span, "@autotune takes 'key = [...]' and 'configs = [{...}, ...]'");
+				continue;
+			}
+			Node *list = arg->a;
+			if (list->kind != N_LIST) {
+				error(&g, list->span, "'%s' must be a list '[...]'", arg->name);
+				continue;
+			}
+			if (strcmp(arg->name, "key") == 0) {
+				out->key = arena_alloc(arena, (size_t)(list->list.len ? list->list.len : 1) * sizeof *out->key);
+				for (int e = 0; out->key && e < list->list.len; e++) {
+					Node *name = list->list.items[e];
+					bool param = false;
+					for (int p = 0; name->kind == N_IDENT && p < k->list.len && !param; p++)
+						param = strcmp(((Node *)k->list.items[p])->name, name->name) == 0;
+					if (!param) {
+						error(&g, name->span, "an autotune key must name a parameter of '%s'", k->name);
+						continue;
+					}
+					out->key[out->n_key++] = name->name;
+				}
+				continue;
+			}
+			int n = list->list.len;
+			out->configs = arena_alloc(arena, (size_t)(n ? n : 1) * sizeof *out->configs);
+			out->config_len = arena_alloc(arena, (size_t)(n ? n : 1) * sizeof *out->config_len);
+			if (!out->configs || !out->config_len)
+				return false;
+			for (int e = 0; e < n; e++) {
+				Node *cfg = list->list.items[e];
+				if (cfg->kind != N_CONFIG) {
+					error(&g, cfg->span, "each autotune config is written '{NAME = value, ...}'");
+					continue;
+				}
+				if (parse_config(&g, k, cfg, &out->configs[out->n_configs], &out->config_len[out->n_configs]))
+					out->n_configs++;
+			}
+			if (n == 0)
+				error(&g, list->span, "@autotune needs at least one config");
+		}
 	}
 	return diag->errors == errors;
 }

@@ -1,0 +1,548 @@
+/* ir_verify: a valid function passes; each invariant, broken on purpose,
+ * gives its own message naming the op. */
+#include "irtest.h"
+
+static Type f32, f16, i32, i64, u32, i1, i8;
+
+static void expect(const char *what, const char *name)
+{
+	char want[512];
+	snprintf(want, sizeof want, "error: internal error: IR invalid after test: %s\n", what);
+	check_text(verify_msg(F, "test"), want, name);
+}
+
+/* A small valid kernel; returns the pointer parameter. */
+static Value *start(void)
+{
+	begin("k");
+	return param("p", P(B1(f32, 16)));
+}
+
+static void valid(void)
+{
+	Value *p = start();
+	Value *x = emit(OP_LOAD, &p, 1, (Type[]){B1(f32, 16)}, 1)->results[0];
+	store(p, op2(OP_ADD, x, x, B1(f32, 16)));
+	ret();
+	check_text(verify_msg(F, "test"), "", "verify: a valid kernel passes");
+}
+
+static void message_forms(void)
+{
+	Value *p = start();
+	Value *x = emit(OP_LOAD, &p, 1, (Type[]){B1(f32, 16)}, 1)->results[0];
+	op2(OP_ADD, x, x, B1(f16, 16));
+	ret();
+	check_text(verify_msg(F, NULL),
+	           "error: internal error: IR invalid: result type is f16[16], expected f32[16] at %2 (add)\n",
+	           "verify: without a pass name the message says 'IR invalid:'");
+	Source src = {.name = "k.tile", .text = "x\n", .len = 2};
+	F->body.first->next->loc = (Span){.src = &src, .begin = 0, .end = 1, .line = 1, .col = 1};
+	check_has(verify_msg(F, "dce"), "k.tile:1:1: error: internal error: IR invalid after dce: result type",
+	          "verify: the op's location leads the message");
+}
+
+static void elementwise_types(void)
+{
+	start();
+	Value *a = ci(i32, 1);
+	Value *b = cf(f32, 1);
+	op2(OP_ADD, a, b, i32);
+	ret();
+	expect("operand types differ: i32 and f32 at %3 (add)", "verify: element-wise operands must have one type");
+
+	start();
+	op2(OP_MUL, ci(i32, 1), ci(i32, 2), i64);
+	ret();
+	expect("result type is i64, expected i32 at %3 (mul)", "verify: element-wise result has the operands' type");
+
+	start();
+	emit(OP_SUB, (Value *[]){ci(i32, 1)}, 1, &i32, 1);
+	ret();
+	expect("expects 2 operands, has 1 at %2 (sub)", "verify: operand count per op");
+
+	start();
+	op2(OP_SHL, cf(f32, 1), cf(f32, 1), f32);
+	ret();
+	expect("operand type f32 is not an integer at %3 (shl)", "verify: shifts take integers");
+
+	start();
+	opa(OP_MATH, ci(i32, 1), NULL, i32, MATH_EXP);
+	ret();
+	expect("operand type i32 is not a float at %2 (math)", "verify: math takes floats");
+
+	start();
+	op2(OP_AND, cf(f32, 1), cf(f32, 1), f32);
+	ret();
+	expect("operand type f32 is not an integer or i1 at %3 (and)", "verify: bitwise ops take integers or i1");
+
+	start();
+	emit(OP_ADD, (Value *[]){ci(i32, 1), ci(i32, 1)}, 2, NULL, 0);
+	ret();
+	expect("expects 1 result, has 0 at (add)", "verify: result count per op");
+}
+
+static void cmp_select_addptr(void)
+{
+	start();
+	opa(OP_CMP, ci(B1(i32, 8), 1), ci(B1(i32, 8), 2), B1(i32, 8), CMP_LT);
+	ret();
+	expect("result type is i32[8], expected i1[8] at %3 (cmp)", "verify: cmp gives i1 of its operands' shape");
+
+	start();
+	opa(OP_CMP, ci(i32, 1), ci(i32, 2), i1, 9);
+	ret();
+	expect("predicate 9 is out of range (0..5) at %3 (cmp)", "verify: cmp predicate in range");
+
+	start();
+	op3(OP_SELECT, cf(B1(f32, 8), 1), cf(B1(f32, 8), 1), cf(B1(f32, 8), 2), B1(f32, 8));
+	ret();
+	expect("condition has type f32[8], expected i1[8] at %4 (select)", "verify: select's condition is i1 of its shape");
+
+	Value *p = start();
+	op2(OP_ADDPTR, p, cf(f32, 1), P(B1(f32, 16)));
+	ret();
+	expect("operands *f32[16] and f32 are not a pointer and an integer of its shape at %2 (addptr)",
+	       "verify: addptr takes a pointer and an integer offset");
+
+	start();
+	Value *q = param("q", P(f32));
+	Value *o = ci(B1(i32, 4), 1);
+	op2(OP_ADDPTR, q, o, P(f32));
+	ret();
+	expect("operands *f32 and i32[4] are not a pointer and an integer of its shape at %3 (addptr)",
+	       "verify: addptr offset has the pointer's shape");
+}
+
+static void memory(void)
+{
+	Value *p = start();
+	emit(OP_LOAD, &p, 1, (Type[]){B1(f16, 16)}, 1);
+	ret();
+	expect("result type is f16[16], expected f32[16] at %1 (load)", "verify: load gives the pointee type");
+
+	p = start();
+	Op *l = emit(OP_LOAD, (Value *[]){p, ci(B1(i1, 8), 1)}, 2, (Type[]){B1(f32, 16)}, 1);
+	l->attr[0] = MEMF_MASK;
+	ret();
+	expect("mask has type i1[8], expected i1[16] at %2 (load)", "verify: load mask is i1 of the pointer's shape");
+
+	p = start();
+	l = emit(OP_LOAD, (Value *[]){p, ci(B1(i1, 16), 1), cf(f32, 0)}, 3, (Type[]){B1(f32, 16)}, 1);
+	l->attr[0] = MEMF_MASK | MEMF_OTHER;
+	ret();
+	expect("other has type f32, expected f32[16] at %3 (load)", "verify: load other has the result type");
+
+	p = start();
+	l = emit(OP_LOAD, (Value *[]){p, ci(B1(i1, 16), 1)}, 2, (Type[]){B1(f32, 16)}, 1);
+	l->attr[0] = MEMF_OTHER;
+	ret();
+	expect("other without mask at %2 (load)", "verify: load other needs a mask");
+
+	p = start();
+	l = emit(OP_LOAD, (Value *[]){p, ci(B1(i1, 16), 1)}, 2, (Type[]){B1(f32, 16)}, 1);
+	ret();
+	expect("expects 1 operand, has 2 at %2 (load)", "verify: load operands agree with its flags");
+
+	p = start();
+	l = emit(OP_LOAD, &p, 1, (Type[]){B1(f32, 16)}, 1);
+	l->attr[1] = 7;
+	ret();
+	expect("cache modifier 7 is out of range (0..6) at %1 (load)", "verify: load cache modifier in range");
+
+	p = start();
+	store(p, cf(B1(f16, 16), 0));
+	ret();
+	expect("value has type f16[16], expected f32[16] at (store)", "verify: store value has the pointee type");
+
+	p = start();
+	Op *a = emit(OP_ATOMIC_RMW, (Value *[]){p, cf(B1(f32, 16), 1)}, 2, (Type[]){B1(f32, 16)}, 1);
+	a->attr[1] = 4;
+	ret();
+	expect("sem 4 is out of range (0..3) at %2 (atomic_rmw)", "verify: atomic sem in range");
+
+	p = start();
+	emit(OP_ATOMIC_CAS, (Value *[]){p, cf(B1(f32, 16), 1), cf(B1(f16, 16), 1)}, 3, (Type[]){B1(f32, 16)}, 1);
+	ret();
+	expect("operands *f32[16], f32[16], f16[16] are not a pointer and two values of its pointee at %3 (atomic_cas)",
+	       "verify: atomic_cas values have the pointee type");
+}
+
+static void shapes_and_consts(void)
+{
+	start();
+	ci(B1(i32, 12), 0);
+	ret();
+	expect("result has type i32[12]: dimension 0 is not a power of two at %1 (const)",
+	       "verify: block dimensions are powers of two");
+
+	start();
+	ci(B2(i32, 2048, 1024), 0);
+	ret();
+	expect("result has type i32[2048, 1024]: 2097152 elements, more than 1048576 at %1 (const)",
+	       "verify: a block has at most BLK_MAX_NUMEL elements");
+
+	start();
+	ci(i8, 200);
+	ret();
+	expect("constant 200 is not a value of i8 at %1 (const)", "verify: integer constants are normalized to their type");
+
+	start();
+	ci(u32, -1);
+	ret();
+	expect("constant -1 is not a value of u32 at %1 (const)", "verify: unsigned constants are zero-extended");
+
+	start();
+	cf(f32, 0.1);
+	ret();
+	expect("constant 0.10000000000000001 is not a value of f32 at %1 (const)",
+	       "verify: float constants are rounded to their type");
+
+	start();
+	cf(f16, 70000);
+	ret();
+	expect("constant 70000 is not a value of f16 at %1 (const)", "verify: f16 constants are in range");
+
+	start();
+	Op *ar = emit(OP_ARANGE, NULL, 0, (Type[]){B1(i32, 8)}, 1);
+	ar->attr[0] = 0;
+	ar->attr[1] = 6;
+	ret();
+	expect("range 0..6 is not a power-of-two length of i32 at %1 (arange)", "verify: arange length");
+
+	start();
+	opa(OP_PROGRAM_ID, NULL, NULL, i32, 3);
+	ret();
+	expect("axis 3 is out of range (0..2) at %1 (program_id)", "verify: program_id axis");
+}
+
+static void shape_ops(void)
+{
+	start();
+	op1(OP_SPLAT, ci(B1(i32, 4), 1), B1(i32, 4));
+	ret();
+	expect("splats i32[4] to i32[4]: not a scalar to a block at %2 (splat)", "verify: splat takes a scalar");
+
+	start();
+	op1(OP_BROADCAST, ci(B2(i32, 2, 4), 1), B2(i32, 4, 4));
+	ret();
+	expect("cannot broadcast i32[2, 4] to i32[4, 4] at %2 (broadcast)", "verify: broadcast repeats only size-1 dims");
+
+	start();
+	opa(OP_EXPAND_DIMS, ci(B1(i32, 4), 1), NULL, B2(i32, 4, 1), 0);
+	ret();
+	expect("result type is i32[4, 1], expected i32[1, 4] at %2 (expand_dims)", "verify: expand_dims inserts at its axis");
+
+	start();
+	Op *t = emit(OP_TRANS, (Value *[]){ci(B2(i32, 2, 4), 1)}, 1, (Type[]){B2(i32, 4, 2)}, 1);
+	t->attr[0] = 1;
+	t->attr[1] = 1;
+	ret();
+	expect("permutation repeats 1 at %2 (trans)", "verify: trans takes a permutation");
+
+	start();
+	op1(OP_RESHAPE, ci(B1(i32, 8), 1), B2(i32, 2, 2));
+	ret();
+	expect("cannot reshape i32[8] to i32[2, 2] at %2 (reshape)", "verify: reshape keeps the element count");
+
+	start();
+	op1(OP_CAST, param("q", P(f32)), i64);
+	ret();
+	expect("cannot cast *f32 to i64 at %2 (cast)", "verify: cast converts numbers only");
+
+	start();
+	op1(OP_BITCAST, ci(i32, 1), f16);
+	ret();
+	expect("cannot bitcast i32 to f16 at %2 (bitcast)", "verify: bitcast keeps the bit width");
+}
+
+static void reduce_dot(void)
+{
+	start();
+	Op *r = emit(OP_REDUCE, (Value *[]){cf(B2(f32, 4, 8), 1)}, 1, (Type[]){B1(f32, 8)}, 1);
+	r->attr[0] = 1;
+	Region *outer = R;
+	R = &r->regions[0];
+	Value *a = ir_region_arg(F, R, f32), *b = ir_region_arg(F, R, f32);
+	yield((Value *[]){op2(OP_ADD, a, b, f32)}, 1);
+	R = outer;
+	ret();
+	expect("result type is f32[8], expected f32[4] at %2 (reduce)", "verify: reduce drops its axis from the shape");
+
+	start();
+	r = emit(OP_REDUCE, (Value *[]){cf(B1(f32, 8), 1)}, 1, &f32, 1);
+	R = &r->regions[0];
+	a = ir_region_arg(F, R, f32);
+	yield(&a, 1);
+	R = &F->body;
+	ret();
+	expect("combine region has 1 argument, expected 2 at %2 (reduce)", "verify: reduce's region takes 2n arguments");
+
+	start();
+	r = emit(OP_REDUCE, (Value *[]){cf(B1(f32, 8), 1)}, 1, &f32, 1);
+	R = &r->regions[0];
+	a = ir_region_arg(F, R, f32);
+	b = ir_region_arg(F, R, f32);
+	yield((Value *[]){cmp(CMP_LT, a, b)}, 1);
+	R = &F->body;
+	ret();
+	expect("combine region's yield value 0 has type i1, expected f32 at %2 (reduce)",
+	       "verify: reduce's region yields its element types");
+
+	start();
+	Value *x = cf(B2(f16, 16, 32), 1), *y = cf(B2(f16, 16, 16), 1), *c = cf(B2(f32, 16, 16), 0);
+	op3(OP_DOT, x, y, c, B2(f32, 16, 16));
+	ret();
+	expect("shapes do not multiply: f16[16, 32] times f16[16, 16] plus f32[16, 16] at %4 (dot)",
+	       "verify: dot shapes M x K times K x N plus M x N");
+
+	start();
+	x = cf(B2(f16, 16, 16), 1);
+	c = ci(B2(i32, 16, 16), 0);
+	op3(OP_DOT, x, x, c, B2(i32, 16, 16));
+	ret();
+	expect("accumulator type i32[16, 16] does not suit inputs f16[16, 16] at %3 (dot)",
+	       "verify: dot accumulator suits its inputs");
+
+	start();
+	Value *seed = param("seed", T(SK_U32));
+	Value *ctr = ci(B1(u32, 8), 0);
+	Type u4[4] = {B1(u32, 8), B1(u32, 8), B1(u32, 8), B1(u32, 8)};
+	emit(OP_PHILOX, (Value *[]){seed, ctr}, 2, u4, 4)->attr[0] = 10;
+	ret();
+	expect("operands u32 and u32[8] are not a u64 seed and u32 counters at %3 (philox)", "verify: philox's seed is u64");
+}
+
+/* for (%lb, %ub, %step, inits) with its body. */
+static Op *loop(Value *lb, Type iv, Value **init, int n, const Type *res, int nres)
+{
+	Value *ops[8] = {lb, lb, lb};
+	for (int i = 0; i < n; i++)
+		ops[3 + i] = init[i];
+	Op *op = emit(OP_FOR, ops, 3 + n, res, nres);
+	R = &op->regions[0];
+	ir_region_arg(F, R, iv);
+	return op;
+}
+
+static void control_flow(void)
+{
+	start();
+	Value *acc = cf(f32, 0);
+	Op *l = loop(ci(i32, 0), i64, &acc, 1, &f32, 1);
+	Value *it = ir_region_arg(F, R, f32);
+	yield(&it, 1);
+	R = &F->body;
+	ret();
+	(void)l;
+	expect("body region argument 0 (%4) has type i64, expected i32 at %3 (for)",
+	       "verify: for's induction variable has the bounds' type");
+
+	start();
+	acc = cf(f32, 0);
+	loop(ci(i32, 0), i32, &acc, 1, &f32, 1);
+	ir_region_arg(F, R, f32);
+	yield((Value *[]){ci(i32, 0)}, 1);
+	R = &F->body;
+	ret();
+	expect("body region's yield value 0 has type i32, expected f32 at %3 (for)",
+	       "verify: for's yield matches its loop-carried values");
+
+	start();
+	acc = cf(f32, 0);
+	loop(ci(i32, 0), i32, &acc, 1, NULL, 0);
+	Value *a2 = ir_region_arg(F, R, f32);
+	yield(&a2, 1);
+	R = &F->body;
+	ret();
+	expect("has 0 results for 1 loop-carried values at (for)", "verify: for has a result per loop-carried value");
+
+	start();
+	Op *iff = emit(OP_IF, (Value *[]){ci(i32, 1)}, 1, NULL, 0);
+	R = &iff->regions[0];
+	yield(NULL, 0);
+	R = &iff->regions[1];
+	yield(NULL, 0);
+	R = &F->body;
+	ret();
+	expect("condition has type i32, not i1 at (if)", "verify: if's condition is a scalar i1");
+
+	start();
+	iff = emit(OP_IF, (Value *[]){ci(i1, 1)}, 1, &f32, 1);
+	R = &iff->regions[0];
+	yield((Value *[]){cf(f32, 1)}, 1);
+	R = &iff->regions[1];
+	yield((Value *[]){cf(f16, 1)}, 1);
+	R = &F->body;
+	ret();
+	expect("else region's yield value 0 has type f16, expected f32 at %2 (if)", "verify: both branches yield the results' types");
+
+	start();
+	Op *w = emit(OP_WHILE, (Value *[]){ci(i32, 5)}, 1, &i32, 1);
+	R = &w->regions[0];
+	Value *i = ir_region_arg(F, R, i32);
+	emit(OP_CONDITION, (Value *[]){i, i}, 2, NULL, 0);
+	R = &w->regions[1];
+	yield((Value *[]){ir_region_arg(F, R, i32)}, 1);
+	R = &F->body;
+	ret();
+	expect("condition has type i32, not i1 at %2 (while)", "verify: while's condition is i1");
+
+	start();
+	iff = emit(OP_IF, (Value *[]){ci(i1, 1)}, 1, NULL, 0);
+	R = &iff->regions[0];
+	yield(NULL, 0);
+	R = &F->body;
+	ret();
+	expect("if region 1 is empty, expected it to end with yield at (if)", "verify: every region ends with a terminator");
+
+	start();
+	ci(i32, 1);
+	expect("kernel region 0 ends with const, expected return at %1 (const)", "verify: the kernel ends with return");
+
+	start();
+	ret();
+	ci(i32, 1);
+	ret();
+	expect("terminator return is not at the end of its region at (return)", "verify: terminators only at region ends");
+
+	start();
+	acc = cf(f32, 0);
+	loop(ci(i32, 0), i32, &acc, 1, &f32, 1);
+	Value *a3 = ir_region_arg(F, R, f32);
+	emit(OP_CONDITION, (Value *[]){ci(i1, 1), a3}, 2, NULL, 0);
+	R = &F->body;
+	ret();
+	expect("for region 0 ends with condition, expected yield at (condition)",
+	       "verify: the terminator suits the region (condition only in while)");
+}
+
+static void dominance(void)
+{
+	/* a use before the definition, in one region */
+	start();
+	Value *a = ci(i32, 1);
+	Value *b = op2(OP_ADD, a, a, i32);
+	Value *c = op2(OP_MUL, a, a, i32);
+	ret();
+	b->def->operands[1] = c;
+	a->uses--;
+	c->uses++;
+	expect("operand 1 (%3) is not defined before its use at %2 (add)", "verify: a value is used after its definition");
+
+	/* a value of a loop body used after the loop */
+	start();
+	Value *acc = cf(f32, 0);
+	loop(ci(i32, 0), i32, &acc, 1, &f32, 1);
+	Value *it = ir_region_arg(F, R, f32);
+	Value *inner = op2(OP_ADD, it, it, f32);
+	yield(&inner, 1);
+	R = &F->body;
+	op2(OP_MUL, inner, inner, f32);
+	ret();
+	expect("operand 0 (%6) is defined in a region that does not enclose its use at %7 (mul)",
+	       "verify: an inner region's values do not escape it");
+
+	/* the while's before-region values are not visible in its after-region */
+	start();
+	Op *w = emit(OP_WHILE, (Value *[]){ci(i32, 5)}, 1, &i32, 1);
+	R = &w->regions[0];
+	Value *i = ir_region_arg(F, R, i32);
+	Value *go = cmp(CMP_NE, i, i);
+	emit(OP_CONDITION, (Value *[]){go, i}, 2, NULL, 0);
+	R = &w->regions[1];
+	ir_region_arg(F, R, i32);
+	yield(&i, 1);
+	R = &F->body;
+	ret();
+	expect("operand 0 (%3) is defined in a region that does not enclose its use at (yield)",
+	       "verify: sibling regions do not see each other's values");
+
+	/* an op cannot use its own result, even in its region */
+	start();
+	acc = cf(f32, 0);
+	Op *l = loop(ci(i32, 0), i32, &acc, 1, &f32, 1);
+	ir_region_arg(F, R, f32);
+	yield(l->results, 1);
+	R = &F->body;
+	ret();
+	expect("operand 0 (%3) is not defined before its use at (yield)", "verify: an op's results are not visible in its regions");
+
+	/* a value from another function */
+	IrFunc *other = begin("other");
+	Value *foreign = ci(i32, 7);
+	ret();
+	start();
+	ci(i32, 1);
+	op2(OP_ADD, foreign, foreign, i32);
+	ret();
+	(void)other;
+	expect("operand 0 (%0) is not defined before its use at %2 (add)", "verify: a value of another function is caught");
+}
+
+static void bookkeeping(void)
+{
+	start();
+	Value *a = ci(i32, 1);
+	op2(OP_ADD, a, a, i32);
+	ret();
+	a->uses = 1;
+	expect("%1 counts 1 use, has 2 at %1 (const)", "verify: use counts agree with operand slots");
+
+	start();
+	Value *b = ci(i32, 1);
+	Op *add = op2(OP_ADD, b, b, i32)->def;
+	ret();
+	add->operands[0] = NULL;
+	expect("operand 0 is NULL at %2 (add)", "verify: a NULL operand is reported, not followed");
+
+	start();
+	ci(i32, 1);
+	Op *c = F->body.first;
+	ret();
+	c->parent = NULL;
+	expect("op's parent link does not name its region at %1 (const)", "verify: parent links");
+
+	start();
+	Value *d = ci(i32, 1);
+	ret();
+	F->body.last->prev = NULL;
+	(void)d;
+	expect("op list links are inconsistent at (return)", "verify: prev/next links (a cycle cannot hang it)");
+
+	start();
+	Value *e = ci(i32, 1);
+	ret();
+	e->id = 0;
+	expect("result %0 is defined twice at %0 (const)", "verify: value ids are unique");
+
+	begin("k");
+	Value *q = param("q", i32);
+	F->params[0].value = ci(i32, 0);
+	ret();
+	(void)q;
+	expect("parameter 0 (q) is not the kernel body's argument 0", "verify: parameters are the body's arguments");
+
+	start();
+	ci(i32, 1)->def->code = (OpCode)1000;
+	ret();
+	check_has(verify_msg(F, "test"), "unknown op code 1000", "verify: an unknown op code is reported");
+}
+
+int main(void)
+{
+	f32 = T(SK_F32), f16 = T(SK_F16), i32 = T(SK_I32), i64 = T(SK_I64), u32 = T(SK_U32), i1 = T(SK_I1),
+	i8 = T(SK_I8);
+	valid();
+	message_forms();
+	elementwise_types();
+	cmp_select_addptr();
+	memory();
+	shapes_and_consts();
+	shape_ops();
+	reduce_dot();
+	control_flow();
+	dominance();
+	bookkeeping();
+	return done();
+}

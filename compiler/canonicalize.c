@@ -469,16 +469,22 @@ static bool simplify_shape(Canon *c, Op *op)
 	return false;
 }
 
-/* A for loop that runs zero times gives its initial values. */
+/* A for loop that runs zero times gives its initial values. It runs while
+ * iv < ub for a positive step, while iv > ub for a negative one (signed
+ * types); a step of 0 is a run-time error, left to run time. */
 static bool fold_for(Canon *c, Op *op)
 {
 	Value *lb = op->operands[0], *ub = op->operands[1], *st = op->operands[2];
-	if (!is_const(lb) || !is_const(ub) || !is_const(st))
+	if (!is_const(lb) || !is_const(ub) || !is_const(st) || ci(st) == 0)
 		return false;
-	bool sgn = scalar_is_signed((ScalarKind)lb->type.scalar);
-	bool step_pos = sgn ? ci(st) > 0 : ci(st) != 0;
-	bool empty = sgn ? ci(lb) >= ci(ub) : (uint64_t)ci(lb) >= (uint64_t)ci(ub);
-	if (!step_pos || !empty)
+	bool empty;
+	if (!scalar_is_signed((ScalarKind)lb->type.scalar))
+		empty = (uint64_t)ci(lb) >= (uint64_t)ci(ub);
+	else if (ci(st) > 0)
+		empty = ci(lb) >= ci(ub);
+	else
+		empty = ci(lb) <= ci(ub);
+	if (!empty)
 		return false;
 	for (int i = 0; i < op->n_results; i++)
 		ir_replace_uses(c->f, op->results[i], op->operands[3 + i]);

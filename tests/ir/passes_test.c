@@ -382,34 +382,43 @@ static void loops(void)
 	store(q, loop(F, 10, 0, 2, i32, x)->results[0]);  /* lb > ub */
 	store(q, loop(F, 0, 1, 1, u32, x)->results[0]);   /* one trip: stays */
 	store(q, loop(F, -1, 1, 1, i32, x)->results[0]);  /* signed bounds: two trips, stays */
+	store(q, loop(F, 0, 4, -1, i32, x)->results[0]);  /* counting down from below: zero trips */
+	store(q, loop(F, 0, 0, 0, i32, x)->results[0]);   /* step 0: a run-time error, stays */
 	ret();
-	check_text(after("canonicalize,dce"),
+	check_text(after("canonicalize,cse,dce"),
 	           "kernel @loops(%0: *f32, %1: f32) num_warps = 4, num_stages = 3 {\n"
+	           "  %2 = const 1 : i32\n"
 	           "  store %0, %1\n"
+	           "  %3 = const 0 : i32\n"
 	           "  store %0, %1\n"
-	           "  %2 = const 0 : u32\n"
-	           "  %3 = const 1 : u32\n"
-	           "  %4 = const 1 : u32\n"
-	           "  %5 = for %2 to %3 step %4 iter(%1) : f32 {\n"
-	           "  ^(%6: u32, %7: f32):\n"
-	           "    store %0, %7\n"
-	           "    %8 = add %7, %7 : f32\n"
-	           "    yield %8\n"
+	           "  %4 = const 0 : u32\n"
+	           "  %5 = const 1 : u32\n"
+	           "  %6 = for %4 to %5 step %5 iter(%1) : f32 {\n"
+	           "  ^(%7: u32, %8: f32):\n"
+	           "    store %0, %8\n"
+	           "    %9 = add %8, %8 : f32\n"
+	           "    yield %9\n"
 	           "  }\n"
-	           "  store %0, %5\n"
-	           "  %9 = const -1 : i32\n"
-	           "  %10 = const 1 : i32\n"
-	           "  %11 = const 1 : i32\n"
-	           "  %12 = for %9 to %10 step %11 iter(%1) : f32 {\n"
-	           "  ^(%13: i32, %14: f32):\n"
-	           "    store %0, %14\n"
-	           "    %15 = add %14, %14 : f32\n"
-	           "    yield %15\n"
+	           "  store %0, %6\n"
+	           "  %10 = const -1 : i32\n"
+	           "  %11 = for %10 to %2 step %2 iter(%1) : f32 {\n"
+	           "  ^(%12: i32, %13: f32):\n"
+	           "    store %0, %13\n"
+	           "    %14 = add %13, %13 : f32\n"
+	           "    yield %14\n"
 	           "  }\n"
-	           "  store %0, %12\n"
+	           "  store %0, %11\n"
+	           "  store %0, %1\n"
+	           "  %15 = for %3 to %3 step %3 iter(%1) : f32 {\n"
+	           "  ^(%16: i32, %17: f32):\n"
+	           "    store %0, %17\n"
+	           "    %18 = add %17, %17 : f32\n"
+	           "    yield %18\n"
+	           "  }\n"
+	           "  store %0, %15\n"
 	           "  return\n"
 	           "}\n",
-	           "canonicalize: for loops with zero trips give their initial values; others stay");
+	           "canonicalize: for loops with zero trips (either direction) give their initial values; others stay");
 }
 
 static void if_const(void)

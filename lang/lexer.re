@@ -173,8 +173,13 @@ static void skip_block_comment(Lexer *lx, const char *open, const char *p)
 			lx->line_start = ++p;
 		} else if (*p == '\0') {
 			p = skip_nuls(lx, p);
-			if (lx->diag->stopped)
-				break;
+			if (lx->diag->stopped) {
+				/* Stop here, not at the end: lx->line counts the lines up
+				 * to p only, and the EOF token that follows must carry the
+				 * line and column of where it is. */
+				lx->cur = p;
+				return;
+			}
 		} else {
 			p++;
 		}

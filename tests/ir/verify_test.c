@@ -529,6 +529,171 @@ static void bookkeeping(void)
 	check_has(verify_msg(F, "test"), "unknown op code 1000", "verify: an unknown op code is reported");
 }
 
+/* ---- random corruption -----------------------------------------------------
+ * A valid function with every kind of region, corrupted at random in ways a
+ * buggy pass could (a wrong operand, type, attribute, op code, use count, an
+ * op moved or dropped): the verifier must never crash and must say exactly
+ * one thing when it objects. */
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static Value *pool[256];
+static Op *ops_seen[256];
+static int n_pool, n_ops;
+
+static void collect(Region *r)
+{
+	for (int i = 0; i < r->n_args && n_pool < 256; i++)
+		pool[n_pool++] = r->args[i];
+	for (Op *op = r->first; op; op = op->next) {
+		if (n_ops < 256)
+			ops_seen[n_ops++] = op;
+		for (int i = 0; i < op->n_results && n_pool < 256; i++)
+			pool[n_pool++] = op->results[i];
+		for (int i = 0; i < op->n_regions; i++)
+			collect(&op->regions[i]);
+	}
+}
+
+static void rich(void)
+{
+	begin("rich");
+	Value *p = param("p", P(B1(f32, 16))), *n = param("n", i32);
+	Value *x = emit(OP_LOAD, &p, 1, (Type[]){B1(f32, 16)}, 1)->results[0];
+	Value *ops[4] = {ci(i32, 0), n, NULL, x};
+	ops[2] = ci(i32, 1);
+	Op *l = emit(OP_FOR, ops, 4, (Type[]){B1(f32, 16)}, 1);
+	R = &l->regions[0];
+	ir_region_arg(F, R, i32);
+	Value *acc = ir_region_arg(F, R, B1(f32, 16));
+	Value *y = op2(OP_MUL, acc, acc, B1(f32, 16));
+	yield(&y, 1);
+	R = &F->body;
+	Op *red = emit(OP_REDUCE, l->results, 1, &f32, 1);
+	R = &red->regions[0];
+	Value *a = ir_region_arg(F, R, f32), *b = ir_region_arg(F, R, f32);
+	yield((Value *[]){op2(OP_ADD, a, b, f32)}, 1);
+	R = &F->body;
+	Value *c = cmp(CMP_GT, n, ops[0]);
+	Op *iff = emit(OP_IF, &c, 1, &f32, 1);
+	R = &iff->regions[0];
+	yield(red->results, 1);
+	R = &iff->regions[1];
+	yield((Value *[]){cf(f32, 1)}, 1);
+	R = &F->body;
+	Op *w = emit(OP_WHILE, &n, 1, &i32, 1);
+	R = &w->regions[0];
+	Value *i = ir_region_arg(F, R, i32);
+	emit(OP_CONDITION, (Value *[]){cmp(CMP_NE, i, ops[0]), i}, 2, NULL, 0);
+	R = &w->regions[1];
+	Value *j = ir_region_arg(F, R, i32);
+	yield((Value *[]){op2(OP_SUB, j, ops[2], i32)}, 1);
+	R = &F->body;
+	Value *s = op1(OP_SPLAT, iff->results[0], B1(f32, 16));
+	Op *st = emit(OP_STORE, (Value *[]){p, s, cmp(CMP_LT, y == acc ? s : s, s)}, 3, NULL, 0);
+	st->attr[0] = MEMF_MASK;
+	ret();
+}
+
+static void corrupt(Value *foreign)
+{
+	Op *op = ops_seen[rnd() % (uint64_t)n_ops];
+	static const int32_t dims[] = {0, 1, 2, 3, 16, -4, 1 << 21};
+	static const int64_t attrs[] = {-1, 0, 1, 2, 3, 5, 7, 100, INT64_MIN};
+	switch (rnd() % 10) {
+	case 0: /* an operand replaced by another value, a foreign one or NULL */
+		if (op->n_operands) {
+			int k = (int)(rnd() % (uint64_t)op->n_operands);
+			uint64_t r = rnd() % (uint64_t)(n_pool + 2);
+			op->operands[k] = r < (uint64_t)n_pool ? pool[r] : r == (uint64_t)n_pool ? foreign : NULL;
+		}
+		break;
+	case 1: { /* a result or region argument of another type */
+		Value *v = pool[rnd() % (uint64_t)n_pool];
+		v->type.scalar = (uint8_t)(rnd() % (SK_COUNT + 2));
+		v->type.ptr = (uint8_t)(rnd() % 6);
+		v->type.rank = (uint8_t)(rnd() % 6);
+		for (int d = 0; d < BLK_MAX_RANK; d++)
+			v->type.shape[d] = dims[rnd() % 7];
+		break;
+	}
+	case 2:
+		op->attr[rnd() % BLK_MAX_RANK] = attrs[rnd() % 9];
+		break;
+	case 3:
+		op->ival = (int64_t)rnd();
+		op->fval = (double)(int64_t)rnd() / 3;
+		break;
+	case 4:
+		op->code = (OpCode)(rnd() % (OP_COUNT + 2));
+		break;
+	case 5: /* an op dropped without its uses dropped */
+		if (op->code != OP_RETURN)
+			ir_unlink(op);
+		break;
+	case 6: /* two neighbours swapped */
+		if (op->next && op->next->code != OP_RETURN && !(op_flags(op->code) & OPF_TERM)) {
+			Op *nx = op->next;
+			ir_unlink(op);
+			if (nx->next)
+				ir_link_before(op, nx->next);
+		}
+		break;
+	case 7:
+		pool[rnd() % (uint64_t)n_pool]->uses += rnd() % 2 ? 1 : -1;
+		break;
+	case 8: { /* an op moved before another, maybe into another region */
+		Op *to = ops_seen[rnd() % (uint64_t)n_ops];
+		if (to != op && op->code != OP_RETURN && op->n_regions == 0 && to->parent) {
+			ir_unlink(op);
+			ir_link_before(op, to);
+		}
+		break;
+	}
+	case 9:
+		if (op->n_results)
+			op->n_results--;
+		else if (op->n_operands)
+			op->n_operands--;
+		break;
+	}
+}
+
+static void fuzz(void)
+{
+	begin("foreign");
+	Value *foreign = ci(i32, 1);
+	int trials = 3000, caught = 0, bad = 0;
+	for (int t = 0; t < trials; t++) {
+		rich();
+		n_pool = n_ops = 0;
+		collect(&F->body);
+		int k = 1 + (int)(rnd() % 2);
+		for (int i = 0; i < k; i++)
+			corrupt(foreign);
+		char *m = verify_msg(F, "test");
+		if (!*m)
+			continue;
+		caught++;
+		const char *nl = strchr(m, '\n');
+		static const char head[] = "error: internal error: IR invalid after test: ";
+		if (strncmp(m, head, sizeof head - 1) != 0 || !nl || nl[1]) {
+			if (bad++ < 3)
+				printf("  unexpected report: %s", m);
+		}
+	}
+	printf("  %d of %d corruptions caught\n", caught, trials);
+	check(bad == 0, "verify: random corruptions never crash it, each report is one line");
+	check(caught > trials * 3 / 4, "verify: most random corruptions are caught");
+}
+
 int main(void)
 {
 	f32 = T(SK_F32), f16 = T(SK_F16), i32 = T(SK_I32), i64 = T(SK_I64), u32 = T(SK_U32), i1 = T(SK_I1),
@@ -544,5 +709,6 @@ int main(void)
 	control_flow();
 	dominance();
 	bookkeeping();
+	fuzz();
 	return done();
 }

@@ -5,9 +5,9 @@
  * it folds only where that result is pinned down: integers wrap at their
  * width, division truncates, and whatever the language leaves undefined or
  * to the target (division by zero, INT_MIN / -1, shifts by the width or
- * more, out-of-range float to integer, transcendental functions) is left
- * for run time. Floats round with the interpreter's own conversions
- * (fpconv.c). */
+ * more, NaN or out-of-range float to integer, transcendental functions) is
+ * left for run time. Floats compute in double and round once with the
+ * interpreter's own conversions (fpconv.c), as interp_ops.c does. */
 #include "compiler.h"
 
 #include <math.h>
@@ -29,23 +29,14 @@ static double cf(const Value *v) { return v->def->fval; }
 
 static int64_t int_min(ScalarKind k) { return ir_int_normalize(k, UINT64_C(1) << (scalar_bits(k) - 1)); }
 
-/* An integer op on normalized values of kind k. */
+/* An integer op on normalized values of kind k. i1 is unsigned (0 and 1),
+ * as in the interpreter. */
 static bool fold_int(const Op *op, ScalarKind k, const int64_t *a, int64_t *out)
 {
 	int w = scalar_bits(k);
 	bool sgn = scalar_is_signed(k) && k != SK_I1;
 	uint64_t x = (uint64_t)a[0], y = (uint64_t)a[1];
 	uint64_t r;
-	if (k == SK_I1) {
-		/* i1 as 0 and 1: only what does not depend on whether true is 1 or -1 */
-		switch (op->code) {
-		case OP_ADD: case OP_SUB: case OP_MUL: case OP_AND: case OP_OR:
-		case OP_XOR: case OP_NOT: case OP_NEG:
-			break;
-		default:
-			return false;
-		}
-	}
 	switch (op->code) {
 	case OP_ADD: r = x + y; break;
 	case OP_SUB: r = x - y; break;
@@ -109,13 +100,11 @@ static bool fold_float(const Op *op, ScalarKind k, const double *a, double *out)
 	case OP_DIV: r = a[0] / a[1]; break;
 	case OP_REM: r = fmod(a[0], a[1]); break; /* exact */
 	case OP_FMA:
-		/* one rounding: fma in the type itself; narrower kinds would round twice */
-		if (k == SK_F64)
-			r = fma(a[0], a[1], a[2]);
-		else if (k == SK_F32)
+		/* f32 in f32; the others in double, then rounded (as the interpreter) */
+		if (k == SK_F32)
 			r = fmaf((float)a[0], (float)a[1], (float)a[2]);
 		else
-			return false;
+			r = fma(a[0], a[1], a[2]);
 		break;
 	default:
 		goto common;
@@ -127,18 +116,19 @@ common:
 	case OP_NEG: r = -a[0]; break;
 	case OP_ABS: r = fabs(a[0]); break;
 	case OP_MIN:
-	case OP_MAX:
-		if (isnan(a[0]) || isnan(a[1])) {
-			if (op->attr[0] || (isnan(a[0]) && isnan(a[1])))
-				r = NAN;
-			else
-				r = isnan(a[0]) ? a[1] : a[0];
-		} else if (a[0] == 0 && a[1] == 0 && signbit(a[0]) != signbit(a[1])) {
-			return false; /* which zero is not pinned down */
-		} else {
-			r = (op->code == OP_MIN) == (a[0] < a[1]) ? a[0] : a[1];
-		}
+	case OP_MAX: {
+		/* maximum/minimum: a NaN gives the other operand (or itself with
+		 * propagate_nan); -0.0 is below +0.0 */
+		double x = a[0], y = a[1];
+		bool mx = op->code == OP_MAX;
+		if (isnan(x) || isnan(y))
+			r = op->attr[0] ? (isnan(x) ? x : y) : (isnan(x) ? y : x);
+		else if (x == y)
+			r = (signbit(x) != 0) == mx ? y : x;
+		else
+			r = mx == (x > y) ? x : y;
 		break;
+	}
 	case OP_MATH:
 		/* floor, ceil and sqrt are exact or correctly rounded everywhere;
 		 * the others differ between libm and the GPU's approximations */
@@ -177,9 +167,7 @@ static bool fold_cmp(int64_t pred, Type t, const Value *a, const Value *b, int64
 		}
 	} else {
 		int64_t x = ci(a), y = ci(b);
-		bool sgn = scalar_is_signed(k);
-		if (k == SK_I1 && pred != CMP_EQ && pred != CMP_NE)
-			return false; /* is true 1 or -1? */
+		bool sgn = scalar_is_signed(k) && k != SK_I1; /* false < true */
 		int c = sgn ? (x > y) - (x < y) : ((uint64_t)x > (uint64_t)y) - ((uint64_t)x < (uint64_t)y);
 		switch (pred) {
 		case CMP_EQ: r = c == 0; break;

@@ -143,14 +143,17 @@ static void int_folding(void)
 			int_row(k, "max > 1 (unsigned)", OP_CMP, CMP_GT, 2, k->max, 1, 0, true, 1);
 		}
 	}
-	/* i1: only what does not depend on whether true is 1 or -1 */
+	/* i1 is unsigned, 0 and 1 (as in the interpreter) */
 	const Kind b = {SK_I1, 1, 0, 1, 1}, *k = &b;
 	FOLDS("true + true is false", OP_ADD, 2, 1, 1, 0);
 	FOLDS("true xor true", OP_XOR, 2, 1, 1, 0);
 	FOLDS("not true", OP_NOT, 1, 1, 0, 0);
+	FOLDS("-true is true", OP_NEG, 1, 1, 0, 1);
 	int_row(k, "true == true", OP_CMP, CMP_EQ, 2, 1, 1, 0, true, 1);
-	int_row(k, "true < false is left for run time", OP_CMP, CMP_LT, 2, 1, 0, 0, false, 0);
-	KEEPS("true / true is left for run time", OP_DIV, 2, 1, 1);
+	int_row(k, "false < true", OP_CMP, CMP_LT, 2, 0, 1, 0, true, 1);
+	FOLDS("max(false, true)", OP_MAX, 2, 0, 1, 1);
+	FOLDS("true / true", OP_DIV, 2, 1, 1, 1);
+	KEEPS("true / false is left for run time", OP_DIV, 2, 1, 0);
 }
 
 static void float_row(const char *what, OpCode code, int64_t attr0, Type t, int n, double a, double b, double c,
@@ -168,7 +171,6 @@ static void float_row(const char *what, OpCode code, int64_t attr0, Type t, int 
 }
 
 #define FF(what, code, t, n, a, b, want) float_row(what, code, 0, t, n, a, b, 0, true, want)
-#define FKEEP(what, code, t, n, a, b) float_row(what, code, 0, t, n, a, b, 0, false, 0)
 
 static void float_folding(void)
 {
@@ -188,7 +190,8 @@ static void float_folding(void)
 	float_row("fma(0.1, 10, -1) rounds once", OP_FMA, 0, f64, 3, 0.1, 10, -1, true, 0x1p-54);
 	float_row("fma(1 + 2^-23, 1 - 2^-23, -1) rounds once", OP_FMA, 0, f32, 3, 1 + 0x1p-23, 1 - 0x1p-23, -1, true,
 	          -0x1p-46);
-	float_row("fma in f16 is left for run time", OP_FMA, 0, f16, 3, 1, 1, 1, false, 0);
+	float_row("fma(1 + 2^-10, 1 + 2^-10, 2^-20) in double, then rounded", OP_FMA, 0, f16, 3, 1 + 0x1p-10, 1 + 0x1p-10,
+	          0x1p-20, true, 1 + 0x1p-9);
 	float_row("exp is left for run time", OP_MATH, MATH_EXP, f32, 1, 1, 0, 0, false, 0);
 	float_row("sqrt(2)", OP_MATH, MATH_SQRT, f32, 1, 2, 0, 0, true, 0x1.6a09e6p0);
 	float_row("sqrt(2)", OP_MATH, MATH_SQRT, f16, 1, 2, 0, 0, true, 0x1.6ap0);
@@ -198,7 +201,10 @@ static void float_folding(void)
 	FF("abs(-inf)", OP_ABS, f32, 1, -INFINITY, 0, INFINITY);
 	FF("max(nan, 1) returns the number", OP_MAX, f32, 2, NAN, 1, 1);
 	float_row("max(nan, 1) with propagate_nan is nan", OP_MAX, 1, f32, 2, NAN, 1, 0, true, NAN);
-	FKEEP("min(-0.0, 0.0) is left for run time", OP_MIN, f32, 2, -0.0, 0);
+	FF("min(0.0, -0.0) is -0.0", OP_MIN, f32, 2, 0, -0.0, -0.0);
+	FF("max(-0.0, 0.0) is 0.0", OP_MAX, f32, 2, -0.0, 0, 0);
+	FF("max(0.0, -0.0) is 0.0", OP_MAX, f64, 2, 0, -0.0, 0);
+	FF("min(nan, nan)", OP_MIN, f32, 2, NAN, NAN, NAN);
 	FF("min(-1, 2)", OP_MIN, f16, 2, -1, 2, -1);
 	float_row("nan < 1 is false", OP_CMP, CMP_LT, f32, 2, NAN, 1, 0, true, 0);
 	float_row("nan != nan is true", OP_CMP, CMP_NE, f32, 2, NAN, NAN, 0, true, 1);

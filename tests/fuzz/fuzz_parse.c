@@ -206,6 +206,43 @@ static int level_at(const char **p)
 	return -1;
 }
 
+/* A short line is echoed whole: each valid UTF-8 character as it is, other
+ * bytes and control characters (but tab) as '?'; the caret sits under the
+ * character at column `col`. So the header's line:col and the echoed line
+ * must agree: they come from one span, whose line and col must match its
+ * byte offset. (Long lines are shown in a window; not checked here.) */
+static void check_echo(const Lines *ln, uint32_t line, uint32_t col, const char *echo, ptrdiff_t caret)
+{
+	const unsigned char *text = (const unsigned char *)ln->src->text;
+	uint32_t ls = line >= 2 ? ln->nl[line - 2] + 1 : 0;
+	uint32_t le = ls + line_len(ln, line);
+	if (le > ls && text[le - 1] == '\r')
+		le--;
+	if (le - ls > 160)
+		return;
+	uint32_t at = ls + col - 1;
+	ptrdiff_t chars_before = -1, chars = 0;
+	size_t o = 0;
+	for (uint32_t i = ls; i < le; chars++) {
+		if (i == at)
+			chars_before = chars;
+		int n = utf8_len(text + i, text + le);
+		if (n == 0 || (n == 1 && (text[i] < 0x20 || text[i] == 0x7F) && text[i] != '\t')) {
+			CHECK(echo[o++] == '?');
+			i++;
+			continue;
+		}
+		CHECK(memcmp(echo + o, text + i, (size_t)n) == 0);
+		o += (size_t)n;
+		i += (uint32_t)n;
+	}
+	CHECK(echo[o] == '\0');
+	if (at >= le)
+		chars_before = chars; /* at the end of the line */
+	CHECK(chars_before >= 0); /* not inside a character */
+	CHECK(caret == chars_before);
+}
+
 /* Checks the rendered diagnostics of `d` and its counters. */
 static void check_diag(const Diag *d, const Lines *ln, bool color, char **stripped_out)
 {
@@ -274,6 +311,7 @@ static void check_diag(const Diag *d, const Lines *ln, bool color, char **stripp
 		p += 2;
 		CHECK(*p == '\0' || *p == ' ');
 		CHECK(strlen(p) <= ECHO_MAX + 1);
+		const char *echo = *p ? p + 1 : p;
 		line = eol + 1;
 
 		/* "    |    ^~~~" */
@@ -292,6 +330,7 @@ static void check_diag(const Diag *d, const Lines *ln, bool color, char **stripp
 			carets += *p == '^';
 		}
 		CHECK(carets == 1);
+		check_echo(ln, l, c, echo, strchr(line, '^') - (line + width + 4));
 		line = eol + 1;
 	}
 	CHECK(errors == d->errors);

@@ -2,6 +2,8 @@
 # tests/ir/run.sh BUILD_DIR: the tile IR's printer, verifier and passes.
 #  - print_test, verify_test, passes_test: IR built by hand in C (golden text
 #    in the tests themselves);
+#  - fold_interp_test: canonicalize against the interpreter on random
+#    constant ops of every kind;
 #  - golden/NAME.tile: the first line "// blkc: ARGS" gives blkc's arguments
 #    (e.g. --emit=ir --dump-after=canonicalize); its standard output and
 #    error must equal golden/NAME.expected. BLK_UPDATE_GOLDEN=1 rewrites the
@@ -16,7 +18,8 @@ failed=0
 ok() { echo "ok   $1"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1${2:+: $2}"; failed=$((failed + 1)); }
 
-for name in print_test verify_test passes_test; do
+for src in tests/ir/*_test.c; do
+	name=$(basename "$src" .c)
 	prog="$build/tests/ir/$name"
 	if [ ! -x "$prog" ]; then
 		fail "$name" "not built ($prog)"

@@ -1,48 +1,11 @@
-/* fpconv_test: the float conversions of compiler/fpconv.c against a reference
- * written differently: the values of a format come from a table built with
- * ldexp, and rounding is a binary search for the nearest entry, with ties
- * decided by comparing 2|x| with the sum of the two neighbours (both exact).
- * Every bit pattern of the 16- and 8-bit formats is decoded and round-tripped;
- * every tie between two neighbours (and the values one step either side) is
+/* fpconv_test: the float conversions of compiler/fpconv.c against the
+ * reference of ref.h (a table search, written differently). Every bit
+ * pattern of the 16- and 8-bit formats is decoded and round-tripped; every
+ * tie between two neighbours (and the values one step either side) is
  * rounded from f32 and from f64; a few million random patterns too.
  *
  * Prints "ok NAME" / "FAIL NAME: why" a case and last "N passed, N failed". */
-#include "compiler.h"
-
-#include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int passed, failed;
-
-static void result(bool ok, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void result(bool ok, const char *name, const char *fmt, ...)
-{
-	if (ok) {
-		printf("ok   %s\n", name);
-		passed++;
-		return;
-	}
-	printf("FAIL %s: ", name);
-	va_list ap;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	failed++;
-}
-
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
+#include "ref.h"
 
 static float f32_of(uint32_t b)
 {
@@ -64,88 +27,6 @@ static double f64_of(uint64_t b)
 	memcpy(&d, &b, 8);
 	return d;
 }
-
-/* ---- the reference ------------------------------------------------------- */
-
-typedef struct Ref {
-	const char *name;
-	ScalarKind kind;
-	int ebits, mbits;
-	bool fn;         /* e4m3fn */
-	bool sat;        /* what conversion to it does on overflow */
-	int nbits;
-	uint32_t maxbits; /* bits of the largest finite value */
-	long double *v;  /* v[j]: value of the positive pattern j, j <= maxbits + 1 */
-} Ref;
-
-static long double ref_value(const Ref *r, uint32_t j)
-{
-	int bias = (1 << (r->ebits - 1)) - 1;
-	uint32_t e = j >> r->mbits, m = j & ((1u << r->mbits) - 1);
-	if (e == 0)
-		return ldexpl((long double)m, 1 - bias - r->mbits);
-	return ldexpl((long double)(m + (1u << r->mbits)), (int)e - bias - r->mbits);
-}
-
-static void ref_init(Ref *r)
-{
-	r->nbits = 1 + r->ebits + r->mbits;
-	uint32_t all_ones_exp = ((1u << r->ebits) - 1) << r->mbits;
-	r->maxbits = r->fn ? all_ones_exp + (1u << r->mbits) - 2 : all_ones_exp - 1;
-	r->v = malloc((r->maxbits + 2) * sizeof *r->v);
-	for (uint32_t j = 0; j <= r->maxbits; j++)
-		r->v[j] = ref_value(r, j);
-	/* one step past the largest: where rounding up from it would land */
-	r->v[r->maxbits + 1] = 2 * r->v[r->maxbits] - r->v[r->maxbits - 1];
-}
-
-static uint32_t ref_overflow(const Ref *r, uint32_t sign, bool sat)
-{
-	if (sat)
-		return sign | r->maxbits;
-	if (r->fn)
-		return sign | (r->maxbits + 1); /* S.1111.111, the NaN */
-	return sign | (r->maxbits + 1);      /* the infinity */
-}
-
-/* x (not NaN) rounded to the format: bits. */
-static uint32_t ref_encode(const Ref *r, long double x, bool sat)
-{
-	uint32_t sign = signbit(x) ? 1u << (r->nbits - 1) : 0;
-	long double a = fabsl(x);
-	if (a >= r->v[r->maxbits + 1])
-		return ref_overflow(r, sign, sat);
-	uint32_t lo = 0, hi = r->maxbits + 1; /* v[lo] <= a < v[hi] */
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (r->v[mid] <= a)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	long double twice = 2 * a, sum = r->v[lo] + r->v[hi];
-	uint32_t j = twice < sum ? lo : twice > sum ? hi : (lo & 1 ? hi : lo);
-	if (j > r->maxbits)
-		return ref_overflow(r, sign, sat);
-	return sign | j;
-}
-
-static bool ref_is_nan(const Ref *r, uint32_t b)
-{
-	uint32_t mag = b & ((1u << (r->nbits - 1)) - 1);
-	uint32_t exp_ones = ((1u << r->ebits) - 1) << r->mbits;
-	if (r->fn)
-		return mag == (exp_ones | ((1u << r->mbits) - 1));
-	return (mag & exp_ones) == exp_ones && (mag & ((1u << r->mbits) - 1));
-}
-
-static Ref refs[] = {
-	{.name = "f16", .kind = SK_F16, .ebits = 5, .mbits = 10},
-	{.name = "bf16", .kind = SK_BF16, .ebits = 8, .mbits = 7},
-	{.name = "f8e4m3", .kind = SK_F8E4M3, .ebits = 4, .mbits = 3, .fn = true, .sat = true},
-	{.name = "f8e5m2", .kind = SK_F8E5M2, .ebits = 5, .mbits = 2, .sat = true},
-};
-enum { N_REFS = sizeof refs / sizeof refs[0] };
 
 static uint32_t to_fmt_from_f32(const Ref *r, uint32_t f)
 {
@@ -187,15 +68,15 @@ static void test_decode_all(const Ref *r)
 			}
 			continue;
 		}
-		long double want;
+		double want;
 		if (!r->fn && (mag >> r->mbits) == (1u << r->ebits) - 1)
 			want = INFINITY;
 		else
 			want = r->v[mag];
 		if (neg)
 			want = -want;
-		if ((long double)d != want || (long double)f != want || !signbit(d) != !signbit(want)) {
-			result(false, name, "pattern 0x%x: got %.17g / %.9g, want %.17Lg", b, d, (double)f, want);
+		if (d != want || (double)f != want || !signbit(d) != !signbit(want)) {
+			result(false, name, "pattern 0x%x: got %.17g / %.9g, want %.17g", b, d, (double)f, want);
 			return;
 		}
 	}
@@ -242,7 +123,7 @@ static bool check_f32(const Ref *r, uint32_t f, const char *name)
 		}
 		return true;
 	}
-	uint32_t want = ref_encode(r, (long double)x, r->sat);
+	uint32_t want = ref_encode(r, (quad)x, r->sat);
 	if (got != want || got64 != want) {
 		result(false, name, "f32 0x%08x (%.9g) gave 0x%x (f64 path 0x%x), want 0x%x", f, (double)x, got,
 		       got64, want);
@@ -259,9 +140,9 @@ static void test_f32_ties(const Ref *r)
 	snprintf(name, sizeof name, "%s: from f32 at every tie and one step around it", r->name);
 	long n = 0;
 	for (uint32_t j = 0; j <= r->maxbits; j++) {
-		long double mid = (r->v[j] + r->v[j + 1]) / 2;
+		double mid = (r->v[j] + r->v[j + 1]) / 2;
 		float m = (float)mid;
-		if ((long double)m != mid)
+		if ((double)m != mid)
 			continue; /* below f32's range: not a tie f32 can hold */
 		float cand[] = {m, nextafterf(m, 0), nextafterf(m, INFINITY), (float)r->v[j], (float)r->v[j + 1],
 		                nextafterf(m, 0) == 0 ? m : nextafterf(nextafterf(m, 0), 0)};
@@ -306,13 +187,13 @@ static void test_f64_ties(const Ref *r)
 	char name[80];
 	snprintf(name, sizeof name, "%s: from f64 at every tie and one step around it", r->name);
 	for (uint32_t j = 0; j <= r->maxbits; j++) {
-		double mid = (double)((r->v[j] + r->v[j + 1]) / 2);
+		double mid = (r->v[j] + r->v[j + 1]) / 2;
 		double cand[] = {mid, nextafter(mid, 0), nextafter(mid, INFINITY), (double)r->v[j]};
 		for (size_t k = 0; k < sizeof cand / sizeof cand[0]; k++)
 			for (int s = 0; s < 2; s++) {
 				double x = s ? -cand[k] : cand[k];
 				uint32_t got = (uint32_t)fp_encode(r->kind, x);
-				uint32_t want = ref_encode(r, (long double)x, r->sat);
+				uint32_t want = ref_encode(r, (quad)x, r->sat);
 				if (got != want) {
 					result(false, name, "%.17g gave 0x%x, want 0x%x", x, got, want);
 					return;
@@ -338,7 +219,7 @@ static void test_from_int(const Ref *r)
 			u = (1ull << 60) + (1ull << 52) + (rnd() & 7);
 		bool is_unsigned = i & 1;
 		int64_t v = (int64_t)u;
-		long double exact = is_unsigned ? (long double)u : (long double)v;
+		quad exact = is_unsigned ? (quad)u : (quad)v;
 		double got = fp_from_int(r->kind, v, is_unsigned);
 		uint32_t want = ref_encode(r, exact, r->sat);
 		if (fp_encode(r->kind, got) != want) {
@@ -449,8 +330,7 @@ static void test_f32_bits(void)
 
 int main(void)
 {
-	for (int i = 0; i < N_REFS; i++)
-		ref_init(&refs[i]);
+	ref_init();
 	for (int i = 0; i < N_REFS; i++) {
 		test_decode_all(&refs[i]);
 		test_round_trip_all(&refs[i]);
@@ -462,8 +342,7 @@ int main(void)
 	test_bf16_bias_formula();
 	test_specials();
 	test_f32_bits();
-	for (int i = 0; i < N_REFS; i++)
-		free(refs[i].v);
+	ref_free();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

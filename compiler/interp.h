@@ -1,0 +1,144 @@
+/* interp.h: what interp.c (the run, control flow, memory) and interp_ops.c
+ * (the computing ops) share. Internal to the interpreter.
+ *
+ * Every value holds a buffer of elements, one 8-byte slot each:
+ *   signed ints   int64, sign-extended from their width (canonical)
+ *   unsigned ints uint64, zero-extended; i1 is 0 or 1
+ *   floats        double, always a value exact in the value's type (each op
+ *                 rounds its result to the type once)
+ *   pointers      uint64 host addresses
+ * An op runs as one loop over the elements of its operands. */
+#ifndef BLK_INTERP_H
+#define BLK_INTERP_H
+
+#include "compiler.h"
+
+#include <pthread.h>
+#include <string.h>
+
+typedef union Elem {
+	int64_t i;
+	uint64_t u;
+	double f;
+} Elem;
+
+typedef struct Slot {
+	Elem *p;      /* the elements now (own, or another value's: reshape aliases) */
+	int64_t n;    /* how many: the type's element count, or lanes in a combine region */
+	Elem *own;    /* this value's buffer, kept from one program to the next */
+	int64_t cap;
+	Elem *alt;    /* loop-carried region arguments: the next iteration's buffer */
+	int64_t alt_cap;
+} Slot;
+
+/* A registered buffer: [lo, hi) in host addresses. */
+typedef struct Buf {
+	uint64_t lo, hi;
+	const char *name;
+	int index;
+} Buf;
+
+/* One stack chunk of scratch memory (operand splats, reduction lanes). */
+typedef struct Chunk {
+	Elem *p;
+	int64_t cap, used;
+} Chunk;
+typedef struct Mark {
+	int chunk;
+	int64_t used;
+} Mark;
+
+typedef struct Run Run;
+
+typedef struct Worker {
+	Run *run;
+	Slot *v;             /* by value id */
+	int pid[3];
+	int64_t prog;        /* linear program index, x fastest */
+	int last_buf;        /* the buffer the last access hit */
+	bool returned;       /* a RETURN ran: unwind, done */
+	bool failed;         /* an error was recorded: unwind */
+	Span err_loc;
+	StrBuf err;          /* the message, without location */
+	Chunk *chunks;
+	int n_chunks, cur_chunk;
+} Worker;
+
+struct Run {
+	const IrFunc *f;
+	bool ub_checks;
+	int grid[3];
+	int64_t n_programs;
+	Buf *bufs;
+	int n_bufs;
+	Elem *params;        /* by param index: the argument's canonical value */
+	StrBuf *print_out;
+	pthread_mutex_t lock; /* print_out, the error below, next */
+	int64_t next;         /* next program to claim */
+	int64_t stop_at;      /* smallest program that failed; INT64_MAX: none */
+	Span err_loc;
+	StrBuf err;
+	bool threaded;
+};
+
+/* ---- interp.c ---- */
+
+/* Records an error of the op at w's program (what happened, then details)
+ * and returns false. elem >= 0 names the element of a block of shape t. */
+bool interp_fail(Worker *w, const Op *op, int64_t elem, Type t, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+/* The result buffer of v, holding n elements (reallocated when too small). */
+Elem *interp_def(Worker *w, const Value *v, int64_t n);
+/* Scratch memory, released to a mark. */
+Mark interp_mark(Worker *w);
+void interp_release(Worker *w, Mark m);
+Elem *interp_scratch(Worker *w, int64_t n);
+/* Runs the ops of r up to its terminator, which it returns; NULL at the end
+ * of a region without one, or when w->failed or w->returned. */
+const Op *interp_block(Worker *w, const Region *r);
+
+static inline Slot *slot(Worker *w, const Value *v) { return &w->v[v->id]; }
+
+/* dst[0..n) = the elements of s (one element is repeated). */
+static inline void copy_elems(Elem *dst, const Slot *s, int64_t n)
+{
+	if (s->n == n) {
+		memcpy(dst, s->p, (size_t)n * sizeof *dst);
+	} else {
+		Elem v = s->p[0];
+		for (int64_t i = 0; i < n; i++)
+			dst[i] = v;
+	}
+}
+
+/* ---- interp_ops.c ---- */
+
+bool interp_elementwise(Worker *w, const Op *op); /* every OPF_ELEMWISE op */
+bool interp_shape(Worker *w, const Op *op);       /* const, arange, splat ... split, hint */
+bool interp_dot(Worker *w, const Op *op);
+bool interp_reduce(Worker *w, const Op *op);
+bool interp_scan(Worker *w, const Op *op);
+bool interp_philox(Worker *w, const Op *op);
+bool interp_print(Worker *w, const Op *op);
+
+/* The canonical slot value of the bits v for int kind k (i1: v != 0). */
+static inline int64_t canon_int(ScalarKind k, uint64_t v)
+{
+	if (k == SK_I1)
+		return v != 0;
+	int sh = 64 - scalar_bits(k);
+	if (scalar_is_signed(k))
+		return (int64_t)(v << sh) >> sh;
+	return (int64_t)((v << sh) >> sh);
+}
+
+/* Bytes of one element of type t in memory (pointers are 8, i1 is 1). */
+static inline int elem_bytes(Type t)
+{
+	if (t.ptr)
+		return 8;
+	int b = scalar_bits((ScalarKind)t.scalar);
+	return b < 8 ? 1 : b / 8;
+}
+
+#endif

@@ -221,6 +221,7 @@ static bool fold_cast(ScalarKind from, ScalarKind to, const Value *a, int64_t *i
 typedef struct Canon {
 	IrFunc *f;
 	Diag *diag;
+	IrForward fwd; /* results replaced in this sweep */
 	bool changed;
 	bool oom;
 } Canon;
@@ -238,12 +239,20 @@ static Value *make_const(Canon *c, Op *at, Type t, int64_t ival, double fval)
 	return k->results[0];
 }
 
+/* Records that `from` is now v: later uses are rewritten as the walk
+ * reaches them. */
+static bool forward(Canon *c, Value *from, Value *v)
+{
+	ir_forward_set(&c->fwd, from, v);
+	c->oom |= c->fwd.oom;
+	return !c->fwd.oom;
+}
+
 /* Replaces op's only result by v and removes op. */
 static void replace(Canon *c, Op *op, Value *v)
 {
-	if (!v)
+	if (!v || !forward(c, op->results[0], v))
 		return;
-	ir_replace_uses(c->f, op->results[0], v);
 	ir_remove(op);
 	c->changed = true;
 }
@@ -399,7 +408,7 @@ static bool simplify_elementwise(Canon *c, Op *op)
 	case OP_NOT:
 		/* double negation */
 		if (a->def && a->def->code == op->code) {
-			replace(c, op, a->def->operands[0]);
+			replace(c, op, ir_forward_get(&c->fwd, a->def->operands[0]));
 			return true;
 		}
 		break;
@@ -445,7 +454,7 @@ static bool simplify_shape(Canon *c, Op *op)
 		}
 	}
 	if (a->def && a->def->code == OP_SPLAT) {
-		Value *s = a->def->operands[0];
+		Value *s = ir_forward_get(&c->fwd, a->def->operands[0]);
 		Op *n = ir_insert_before(c->f, op, OP_SPLAT, &s, 1, &t, 1);
 		if (!n) {
 			c->oom = true;
@@ -475,7 +484,7 @@ static bool fold_for(Canon *c, Op *op)
 	if (!empty)
 		return false;
 	for (int i = 0; i < op->n_results; i++)
-		ir_replace_uses(c->f, op->results[i], op->operands[3 + i]);
+		forward(c, op->results[i], op->operands[3 + i]);
 	ir_remove(op);
 	c->changed = true;
 	return true;
@@ -495,7 +504,7 @@ static bool fold_if(Canon *c, Op *op)
 		ir_link_before(m, op);
 	}
 	for (int i = 0; i < op->n_results; i++)
-		ir_replace_uses(c->f, op->results[i], yield->operands[i]);
+		forward(c, op->results[i], yield->operands[i]);
 	ir_remove(op);
 	c->changed = true;
 	return true;
@@ -505,6 +514,7 @@ static void canon_region(Canon *c, Region *r);
 
 static void canon_op(Canon *c, Op *op)
 {
+	ir_forward_operands(&c->fwd, op);
 	int fl = op_flags(op->code);
 	if (fl & OPF_ELEMWISE) {
 		if (!fold_elementwise(c, op))
@@ -550,9 +560,13 @@ bool ir_canonicalize(IrFunc *f, Diag *diag)
 	for (int round = 0; round < 100; round++) {
 		c.changed = false;
 		canon_region(&c, &f->body);
+		/* uses the walk did not reach (ops an if moved out of its branch) */
+		ir_forward_region(&c.fwd, &f->body);
+		ir_forward_clear(&c.fwd);
 		if (c.oom || !c.changed)
 			break;
 	}
+	ir_forward_free(&c.fwd);
 	if (c.oom) {
 		diag_plain(diag, DIAG_ERROR, "out of memory in canonicalize");
 		return false;

@@ -353,6 +353,24 @@ Op *ir_insert_before(IrFunc *f, Op *before, OpCode code, Value **operands, int n
 void ir_unlink(Op *op);
 void ir_link_before(Op *op, Op *before);
 
+/* Replacing values in one walk (ir_replace_uses walks the whole function
+ * each time; a pass that replaces many values would be quadratic). A pass
+ * records from -> to, removes the op of `from` at once, and rewrites each
+ * later op's operands as the walk reaches it (uses follow definitions in
+ * program order); ir_forward_region then catches any use the walk did not
+ * visit (ops it moved). Use counts stay exact throughout. */
+typedef struct IrForward {
+	Value **to; /* by value id: the replacement, or NULL */
+	int cap;
+	bool oom;   /* a record failed for want of memory */
+} IrForward;
+void ir_forward_set(IrForward *m, Value *from, Value *to);
+Value *ir_forward_get(const IrForward *m, Value *v); /* v itself when not replaced */
+void ir_forward_operands(IrForward *m, Op *op);       /* op's own operands, not its regions' */
+void ir_forward_region(IrForward *m, Region *r);      /* every op of r, regions included */
+void ir_forward_clear(IrForward *m);                  /* forget the records, keep the memory */
+void ir_forward_free(IrForward *m);
+
 /* The passes, callable one by one (they do not verify). */
 bool ir_canonicalize(IrFunc *f, Diag *diag); /* folds constants, simplifies */
 bool ir_cse(IrFunc *f, Diag *diag);          /* merges equal pure ops */

@@ -47,6 +47,66 @@ Op *ir_insert_before(IrFunc *f, Op *before, OpCode code, Value **operands, int n
 	return op;
 }
 
+void ir_forward_set(IrForward *m, Value *from, Value *to)
+{
+	if (from->id >= m->cap) {
+		int cap = m->cap ? m->cap : 256;
+		while (cap <= from->id)
+			cap *= 2;
+		Value **t = realloc(m->to, (size_t)cap * sizeof *t);
+		if (!t) {
+			m->oom = true;
+			return;
+		}
+		memset(t + m->cap, 0, (size_t)(cap - m->cap) * sizeof *t);
+		m->to = t;
+		m->cap = cap;
+	}
+	m->to[from->id] = to;
+}
+
+Value *ir_forward_get(const IrForward *m, Value *v)
+{
+	while (v && v->id < m->cap && m->to[v->id])
+		v = m->to[v->id];
+	return v;
+}
+
+void ir_forward_operands(IrForward *m, Op *op)
+{
+	if (!m->cap)
+		return;
+	for (int i = 0; i < op->n_operands; i++) {
+		Value *v = op->operands[i], *w = ir_forward_get(m, v);
+		if (w != v) {
+			v->uses--;
+			w->uses++;
+			op->operands[i] = w;
+		}
+	}
+}
+
+void ir_forward_region(IrForward *m, Region *r)
+{
+	for (Op *op = r->first; op; op = op->next) {
+		ir_forward_operands(m, op);
+		for (int i = 0; i < op->n_regions; i++)
+			ir_forward_region(m, &op->regions[i]);
+	}
+}
+
+void ir_forward_clear(IrForward *m)
+{
+	if (m->cap)
+		memset(m->to, 0, (size_t)m->cap * sizeof *m->to);
+}
+
+void ir_forward_free(IrForward *m)
+{
+	free(m->to);
+	*m = (IrForward){0};
+}
+
 /* ---- dce ------------------------------------------------------------------
  * Pure ops none of whose results is used go, innermost and last first, so
  * that one sweep frees what the next op up used; repeated to a fixed point
@@ -94,6 +154,7 @@ typedef struct CseEntry {
 
 typedef struct Cse {
 	IrFunc *f;
+	IrForward fwd;
 	CseEntry *entries;
 	int n, cap;
 	int *buckets;  /* entry index or -1 */
@@ -189,6 +250,7 @@ static void cse_region(Cse *c, Region *r)
 	int mark = c->n;
 	for (Op *op = r->first, *next; op && !c->oom; op = next) {
 		next = op->next;
+		ir_forward_operands(&c->fwd, op);
 		if (op->n_regions) {
 			for (int i = 0; i < op->n_regions; i++)
 				cse_region(c, &op->regions[i]);
@@ -206,8 +268,9 @@ static void cse_region(Cse *c, Region *r)
 				}
 		if (same) {
 			for (int i = 0; i < op->n_results; i++)
-				ir_replace_uses(c->f, op->results[i], same->results[i]);
+				ir_forward_set(&c->fwd, op->results[i], same->results[i]);
 			ir_remove(op);
+			c->oom |= c->fwd.oom;
 			continue;
 		}
 		if (!cse_grow(c)) {
@@ -225,6 +288,7 @@ bool ir_cse(IrFunc *f, Diag *diag)
 {
 	Cse c = {.f = f};
 	cse_region(&c, &f->body);
+	ir_forward_free(&c.fwd);
 	free(c.entries);
 	free(c.buckets);
 	if (c.oom) {

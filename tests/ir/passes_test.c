@@ -752,6 +752,33 @@ static void manager(void)
 	      "passes: the pass table and ir_pass_find");
 }
 
+/* 30000 replacements in one function: linear, not one walk of the
+ * function per replacement (that took minutes at this size). */
+static void long_chain(void)
+{
+	begin("long");
+	Value *p = param("p", P(i32)), *x = param("x", i32);
+	Value *zero = ci(i32, 0), *v = x, *w = x;
+	for (int i = 0; i < 30000; i++) {
+		v = op2(OP_ADD, v, zero, i32);
+		w = op2(OP_MUL, w, x, i32);
+	}
+	Value *w2 = x;
+	for (int i = 0; i < 30000; i++)
+		w2 = op2(OP_MUL, w2, x, i32); /* the same chain again: cse merges it */
+	store(p, v);
+	store(p, op2(OP_SUB, w, w2, i32));
+	ret();
+	char *s = after("canonicalize,cse,canonicalize,dce");
+	check_text(s, "kernel @long(%0: *i32, %1: i32) num_warps = 4, num_stages = 3 {\n"
+	              "  store %0, %1\n"
+	              "  %2 = const 0 : i32\n"
+	              "  store %0, %2\n"
+	              "  return\n"
+	              "}\n",
+	           "passes: 30000 identities fold and a 30000-op chain merges with its twin (linear time)");
+}
+
 int main(void)
 {
 	f32 = T(SK_F32), f16 = T(SK_F16), f64 = T(SK_F64), i32 = T(SK_I32), i64 = T(SK_I64), u32 = T(SK_U32),
@@ -770,5 +797,6 @@ int main(void)
 	cse_regions();
 	dce();
 	manager();
+	long_chain();
 	return done();
 }

@@ -1,9 +1,11 @@
 /* blkc: the command-line compiler. */
+#include "blk.h"
 #include "compiler.h"
 #include "lang.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,6 +35,7 @@ typedef struct Options {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: blkc [options] FILE...\n"
+	      "       blkc run [options] FILE [NAME=SPEC ...]   (blkc run --help)\n"
 	      "\n"
 	      "Compiles blk kernels (.tile files). FILE '-' reads standard input.\n"
 	      "\n"
@@ -250,8 +253,418 @@ static bool parse_define(const char *arg, ConstBinding *out)
 	return false;
 }
 
+/* ---- blkc run ---------------------------------------------------------------------- */
+
+static void run_usage(FILE *f)
+{
+	fputs("usage: blkc run [options] FILE [NAME=SPEC ...]\n"
+	      "\n"
+	      "Runs a kernel on the interpreter (or, where libblk has one, a GPU: BLK_BACKEND=gpu).\n"
+	      "Each runtime parameter NAME of the kernel gets a SPEC:\n"
+	      "  pointer   COUNT[:INIT]   a new buffer of COUNT elements of the pointee type;\n"
+	      "                           INIT: zeros (default), ones, arange, random (uniform in\n"
+	      "                           [-1, 1)), randn, fill=VALUE, file=PATH (raw elements)\n"
+	      "  scalar    VALUE          an integer or float\n"
+	      "\n"
+	      "options:\n"
+	      "  -k, --kernel=NAME        the kernel (default: the only one)\n"
+	      "  -D, --define=NAME=VALUE  a const parameter's value\n"
+	      "  -I, --include=DIR        import search path\n"
+	      "      --grid=X[,Y[,Z]]     the grid (default: the kernel's grid clause)\n"
+	      "      --threads=N          interpreter threads (default 1)\n"
+	      "      --seed=S             seed of random fills (default 1)\n"
+	      "      --print=NAME[:N]     print buffer NAME after the run (its first N elements)\n"
+	      "      --checksum           print the sum and a hash of every buffer after the run\n"
+	      "      --save=NAME:PATH     write buffer NAME's raw elements to PATH\n"
+	      "      --compare=NAME:PATH[:TOL]\n"
+	      "                           compare buffer NAME with PATH's raw elements; floats\n"
+	      "                           within TOL relative (default 1e-6); exit 1 if they differ\n",
+	      f);
+}
+
+typedef struct RunBuffer {
+	const char *name;
+	ScalarKind kind;  /* of an element (pointers: u64) */
+	int64_t count;
+	size_t bytes;
+	void *host;
+	blk_devptr dev;
+} RunBuffer;
+
+static uint64_t rng_state;
+
+static double next_uniform(void)
+{
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (double)(rng_state >> 11) * 0x1p-53 * 2.0 - 1.0;
+}
+
+static double next_normal(void)
+{
+	double u1 = (next_uniform() + 1.0) / 2.0, u2 = (next_uniform() + 1.0) / 2.0;
+	if (u1 < 1e-300)
+		u1 = 1e-300;
+	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static int elem_size(ScalarKind k) { return scalar_bits(k) < 8 ? 1 : scalar_bits(k) / 8; }
+
+static void put_elem(void *base, int64_t i, ScalarKind k, double v)
+{
+	unsigned char *p = (unsigned char *)base + i * elem_size(k);
+	uint64_t bits;
+	if (scalar_is_float(k))
+		bits = fp_encode(k, v);
+	else if (k == SK_I1)
+		bits = v != 0;
+	else
+		bits = (uint64_t)(int64_t)v;
+	memcpy(p, &bits, (size_t)elem_size(k)); /* little-endian: the low bytes */
+}
+
+static double get_elem(const void *base, int64_t i, ScalarKind k)
+{
+	uint64_t bits = 0;
+	memcpy(&bits, (const unsigned char *)base + i * elem_size(k), (size_t)elem_size(k));
+	if (scalar_is_float(k))
+		return fp_decode(k, bits);
+	if (scalar_is_signed(k) && k != SK_I1) {
+		int w = scalar_bits(k);
+		if (w < 64 && (bits >> (w - 1)) & 1)
+			bits |= ~((UINT64_C(1) << w) - 1);
+		return (double)(int64_t)bits;
+	}
+	return (double)bits;
+}
+
+static bool read_raw(const char *path, void *dst, size_t bytes)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "blkc run: error: cannot open '%s': %s\n", path, strerror(errno));
+		return false;
+	}
+	size_t got = fread(dst, 1, bytes, f);
+	int extra = fgetc(f);
+	fclose(f);
+	if (got != bytes || extra != EOF) {
+		fprintf(stderr, "blkc run: error: '%s' holds %s bytes than the %zu the buffer needs\n", path,
+		        got != bytes ? "fewer" : "more", bytes);
+		return false;
+	}
+	return true;
+}
+
+/* Makes the host side of a buffer from "COUNT[:INIT]". */
+static bool make_buffer(RunBuffer *b, const char *spec)
+{
+	char *end;
+	errno = 0;
+	long long count = strtoll(spec, &end, 0);
+	if (errno || count <= 0 || count > (1LL << 34) || (*end && *end != ':')) {
+		fprintf(stderr, "blkc run: error: '%s=%s': a buffer is COUNT[:INIT] with COUNT > 0\n", b->name, spec);
+		return false;
+	}
+	b->count = count;
+	b->bytes = (size_t)count * (size_t)elem_size(b->kind);
+	b->host = calloc(1, b->bytes);
+	if (!b->host) {
+		fprintf(stderr, "blkc run: error: out of memory for '%s'\n", b->name);
+		return false;
+	}
+	const char *init = *end ? end + 1 : "zeros";
+	if (strncmp(init, "file=", 5) == 0)
+		return read_raw(init + 5, b->host, b->bytes);
+	double fill = 0;
+	bool is_fill = strncmp(init, "fill=", 5) == 0;
+	if (is_fill) {
+		fill = strtod(init + 5, &end);
+		if (*end || end == init + 5) {
+			fprintf(stderr, "blkc run: error: '%s': fill= needs a number\n", b->name);
+			return false;
+		}
+	} else if (strcmp(init, "zeros") && strcmp(init, "ones") && strcmp(init, "arange") && strcmp(init, "random") &&
+	           strcmp(init, "randn")) {
+		fprintf(stderr, "blkc run: error: '%s': unknown INIT '%s' (zeros, ones, arange, random, randn, fill=V, "
+		                "file=PATH)\n", b->name, init);
+		return false;
+	}
+	bool is_int = !scalar_is_float(b->kind);
+	for (int64_t i = 0; i < count; i++) {
+		double v = is_fill ? fill : strcmp(init, "ones") == 0 ? 1 : strcmp(init, "arange") == 0 ? (double)i
+		         : strcmp(init, "random") == 0 ? (is_int ? floor((next_uniform() + 1) * 64) : next_uniform())
+		         : strcmp(init, "randn") == 0 ? next_normal() : 0;
+		put_elem(b->host, i, b->kind, v);
+	}
+	return true;
+}
+
+static RunBuffer *find_run_buffer(RunBuffer *bufs, int n, const char *name, size_t len)
+{
+	for (int i = 0; i < n; i++)
+		if (strlen(bufs[i].name) == len && strncmp(bufs[i].name, name, len) == 0)
+			return &bufs[i];
+	fprintf(stderr, "blkc run: error: no buffer named '%.*s'\n", (int)len, name);
+	return NULL;
+}
+
+static int run_main(int argc, char **argv)
+{
+	enum { R_GRID = 256, R_THREADS, R_SEED, R_PRINT, R_CHECKSUM, R_SAVE, R_COMPARE };
+	static const struct option longopts[] = {
+		{"kernel", required_argument, NULL, 'k'},   {"define", required_argument, NULL, 'D'},
+		{"include", required_argument, NULL, 'I'},  {"grid", required_argument, NULL, R_GRID},
+		{"threads", required_argument, NULL, R_THREADS}, {"seed", required_argument, NULL, R_SEED},
+		{"print", required_argument, NULL, R_PRINT}, {"checksum", no_argument, NULL, R_CHECKSUM},
+		{"save", required_argument, NULL, R_SAVE},  {"compare", required_argument, NULL, R_COMPARE},
+		{"help", no_argument, NULL, 'h'},           {0, 0, 0, 0},
+	};
+	const char *kernel = NULL;
+	blk_const *defines = calloc((size_t)argc, sizeof *defines);
+	const char **includes = calloc((size_t)argc, sizeof *includes);
+	const char **prints = calloc((size_t)argc, sizeof *prints), **saves = calloc((size_t)argc, sizeof *saves);
+	const char **compares = calloc((size_t)argc, sizeof *compares);
+	RunBuffer *bufs = calloc((size_t)argc, sizeof *bufs);
+	blk_arg *args = NULL;
+	int n_def = 0, n_inc = 0, n_print = 0, n_save = 0, n_cmp = 0, n_bufs = 0, status = 2, threads = 0;
+	unsigned grid[3] = {0, 0, 0};
+	bool checksum = false;
+	blk_context *ctx = NULL;
+	blk_module *mod = NULL;
+	rng_state = 1;
+	if (!defines || !includes || !prints || !saves || !compares || !bufs) {
+		fputs("blkc run: error: out of memory\n", stderr);
+		goto out;
+	}
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":k:D:I:h", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'k': kernel = optarg; break;
+		case 'I': includes[n_inc++] = optarg; break;
+		case 'D': {
+			ConstBinding cb;
+			if (!parse_define(optarg, &cb)) {
+				bad_usage("-D expects NAME=VALUE with a number or true/false, got '%s'", optarg);
+				goto out;
+			}
+			defines[n_def++] = (blk_const){cb.name, cb.is_float, cb.i, cb.f};
+			break;
+		}
+		case R_GRID: {
+			int n = sscanf(optarg, "%u,%u,%u", &grid[0], &grid[1], &grid[2]);
+			if (n < 1 || !grid[0]) {
+				bad_usage("--grid expects X[,Y[,Z]], got '%s'", optarg);
+				goto out;
+			}
+			for (int i = n; i < 3; i++)
+				grid[i] = 1;
+			break;
+		}
+		case R_THREADS:
+			threads = (int)strtol(optarg, &end, 10);
+			if (*end || threads < 1 || threads > 1024) {
+				bad_usage("--threads expects a count from 1 to 1024, got '%s'", optarg);
+				goto out;
+			}
+			break;
+		case R_SEED: rng_state = strtoull(optarg, NULL, 0); break;
+		case R_PRINT: prints[n_print++] = optarg; break;
+		case R_CHECKSUM: checksum = true; break;
+		case R_SAVE: saves[n_save++] = optarg; break;
+		case R_COMPARE: compares[n_cmp++] = optarg; break;
+		case 'h': run_usage(stdout); status = 0; goto out;
+		case ':': bad_usage("option '%s' needs an argument", argv[optind - 1]); goto out;
+		default: bad_usage("unknown option '%s'", argv[optind - 1]); goto out;
+		}
+	}
+	if (optind >= argc) {
+		bad_usage("%s", "blkc run needs a .tile file");
+		goto out;
+	}
+	const char *path = argv[optind++];
+	status = 1;
+	if (blk_context_create(BLK_BACKEND_AUTO, 0, &ctx) != BLK_SUCCESS) {
+		fprintf(stderr, "blkc run: error: %s\n", blk_last_error());
+		goto out;
+	}
+	blk_module_options mo = {.include_dirs = includes, .n_include_dirs = n_inc, .defines = defines, .n_defines = n_def};
+	blk_kernel *k;
+	if (blk_module_load_file(ctx, path, &mo, &mod) != BLK_SUCCESS || blk_kernel_get(mod, kernel, &k) != BLK_SUCCESS) {
+		fputs(blk_last_error(), stderr);
+		fputc('\n', stderr);
+		goto out;
+	}
+	int np = blk_kernel_num_params(k);
+	args = calloc((size_t)(np ? np : 1), sizeof *args);
+	if (!args)
+		goto out;
+	int n_args = 0;
+	for (int i = 0; i < np; i++) {
+		blk_param_info p;
+		blk_kernel_param(k, i, &p);
+		if (p.is_const)
+			continue;
+		const char *spec = NULL;
+		size_t len = strlen(p.name);
+		for (int a = optind; a < argc; a++)
+			if (strncmp(argv[a], p.name, len) == 0 && argv[a][len] == '=')
+				spec = argv[a] + len + 1;
+		if (!spec) {
+			fprintf(stderr, "blkc run: error: give the argument '%s' (%s) as %s=%s\n", p.name, p.type, p.name,
+			        p.kind == BLK_PARAM_POINTER ? "COUNT[:INIT]" : "VALUE");
+			goto out;
+		}
+		if (p.kind != BLK_PARAM_POINTER) {
+			char *end;
+			if (p.kind == BLK_PARAM_INT) {
+				errno = 0;
+				long long v = strtoll(spec, &end, 0);
+				if (*end || errno) {
+					fprintf(stderr, "blkc run: error: '%s' (%s) needs an integer, got '%s'\n", p.name, p.type, spec);
+					goto out;
+				}
+				args[n_args++] = blk_arg_int(v);
+			} else {
+				double v = strtod(spec, &end);
+				if (*end) {
+					fprintf(stderr, "blkc run: error: '%s' (%s) needs a number, got '%s'\n", p.name, p.type, spec);
+					goto out;
+				}
+				args[n_args++] = blk_arg_float(v);
+			}
+			continue;
+		}
+		if (strncmp(p.type, "**", 2) == 0) {
+			fprintf(stderr, "blkc run: error: '%s' is %s: pointers to pointers can only be given through the C API\n",
+			        p.name, p.type);
+			goto out;
+		}
+		RunBuffer *b = &bufs[n_bufs++];
+		b->name = p.name;
+		if (!scalar_from_name(p.type + 1, &b->kind) || !make_buffer(b, spec))
+			goto out;
+		if (blk_malloc(ctx, b->bytes, &b->dev) != BLK_SUCCESS ||
+		    blk_copy_to_device(ctx, b->dev, b->host, b->bytes) != BLK_SUCCESS) {
+			fprintf(stderr, "blkc run: error: %s\n", blk_last_error());
+			goto out;
+		}
+		args[n_args++] = blk_arg_ptr(b->dev);
+	}
+	for (int a = optind; a < argc; a++) {
+		const char *eq = strchr(argv[a], '=');
+		bool known = false;
+		for (int i = 0; i < np && eq && !known; i++) {
+			blk_param_info p;
+			blk_kernel_param(k, i, &p);
+			known = !p.is_const && strlen(p.name) == (size_t)(eq - argv[a]) && strncmp(p.name, argv[a], (size_t)(eq - argv[a])) == 0;
+		}
+		if (!known) {
+			fprintf(stderr, "blkc run: error: '%s' names no runtime parameter of the kernel\n", argv[a]);
+			goto out;
+		}
+	}
+	blk_launch_options lo = {.grid = {grid[0], grid[1], grid[2]}, .threads = threads};
+	blk_status st = blk_launch(k, args, n_args, &lo);
+	fputs(blk_context_printed(ctx), stdout);
+	if (st != BLK_SUCCESS) {
+		fputs(blk_last_error(), stderr);
+		goto out;
+	}
+	for (int i = 0; i < n_bufs; i++)
+		blk_copy_from_device(ctx, bufs[i].host, bufs[i].dev, bufs[i].bytes);
+	status = 0;
+	for (int i = 0; i < n_print; i++) {
+		const char *colon = strchr(prints[i], ':');
+		RunBuffer *b = find_run_buffer(bufs, n_bufs, prints[i], colon ? (size_t)(colon - prints[i]) : strlen(prints[i]));
+		if (!b) {
+			status = 1;
+			continue;
+		}
+		int64_t n = colon ? strtoll(colon + 1, NULL, 10) : b->count;
+		if (n <= 0 || n > b->count)
+			n = b->count;
+		printf("%s:", b->name);
+		for (int64_t j = 0; j < n; j++)
+			printf(" %.9g", get_elem(b->host, j, b->kind));
+		putchar('\n');
+	}
+	if (checksum)
+		for (int i = 0; i < n_bufs; i++) {
+			double sum = 0;
+			uint64_t h = 14695981039346656037ull; /* FNV-1a of the bytes */
+			for (int64_t j = 0; j < bufs[i].count; j++)
+				sum += get_elem(bufs[i].host, j, bufs[i].kind);
+			for (size_t j = 0; j < bufs[i].bytes; j++)
+				h = (h ^ ((unsigned char *)bufs[i].host)[j]) * 1099511628211ull;
+			printf("%s: sum %.9g hash %016llx\n", bufs[i].name, sum, (unsigned long long)h);
+		}
+	for (int i = 0; i < n_save; i++) {
+		const char *colon = strchr(saves[i], ':');
+		RunBuffer *b = colon ? find_run_buffer(bufs, n_bufs, saves[i], (size_t)(colon - saves[i])) : NULL;
+		FILE *f = b ? fopen(colon + 1, "wb") : NULL;
+		if (!f || fwrite(b->host, 1, b->bytes, f) != b->bytes || fclose(f) != 0) {
+			fprintf(stderr, "blkc run: error: cannot save '%s'\n", saves[i]);
+			status = 1;
+		}
+	}
+	for (int i = 0; i < n_cmp; i++) {
+		char *spec = strdup(compares[i]);
+		char *p1 = spec ? strchr(spec, ':') : NULL;
+		char *p2 = p1 ? strchr(p1 + 1, ':') : NULL;
+		if (p2)
+			*p2 = '\0';
+		double tol = p2 ? strtod(p2 + 1, NULL) : 1e-6;
+		RunBuffer *b = p1 ? find_run_buffer(bufs, n_bufs, spec, (size_t)(p1 - spec)) : NULL;
+		void *ref = b ? malloc(b->bytes) : NULL;
+		if (!ref || !read_raw(p1 + 1, ref, b->bytes)) {
+			fprintf(stderr, "blkc run: error: cannot compare '%s'\n", compares[i]);
+			status = 1;
+		} else {
+			int64_t bad = 0, first = -1;
+			for (int64_t j = 0; j < b->count; j++) {
+				double x = get_elem(b->host, j, b->kind), y = get_elem(ref, j, b->kind);
+				bool same = scalar_is_float(b->kind) ? (isnan(x) && isnan(y)) || fabs(x - y) <= tol * fabs(y) || x == y
+				                                     : x == y;
+				if (!same && bad++ == 0)
+					first = j;
+			}
+			if (bad) {
+				printf("%s: %lld of %lld elements differ from %s; first at %lld: %.9g, expected %.9g\n", b->name,
+				       (long long)bad, (long long)b->count, p1 + 1, (long long)first, get_elem(b->host, first, b->kind),
+				       get_elem(ref, first, b->kind));
+				status = 1;
+			} else {
+				printf("%s: matches %s (%lld elements)\n", b->name, p1 + 1, (long long)b->count);
+			}
+		}
+		free(ref);
+		free(spec);
+	}
+out:
+	for (int i = 0; i < n_bufs; i++)
+		free(bufs[i].host);
+	for (int i = 0; i < n_def; i++)
+		free((char *)defines[i].name);
+	blk_module_destroy(mod);
+	blk_context_destroy(ctx);
+	free(args);
+	free(bufs);
+	free(defines);
+	free(includes);
+	free(prints);
+	free(saves);
+	free(compares);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "run") == 0)
+		return run_main(argc - 1, argv + 1);
+
 	enum { OPT_EMIT = 256, OPT_COLOR, OPT_MAX_ERRORS, OPT_PASSES, OPT_DUMP_AFTER, OPT_LOCATIONS };
 	static const struct option longopts[] = {
 		{"emit", required_argument, NULL, OPT_EMIT},

@@ -8,6 +8,7 @@
 #define BLK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,9 +22,12 @@ extern "C" {
 
 typedef enum blk_status {
 	BLK_SUCCESS = 0,
-	BLK_ERROR_INVALID_ARGUMENT, /* a null pointer, a size out of range */
+	BLK_ERROR_INVALID_ARGUMENT, /* a null pointer, a size out of range, a wrong kernel argument */
 	BLK_ERROR_SOURCE,           /* the .tile source has errors (diagnostics in blk_last_error) */
 	BLK_ERROR_OUT_OF_MEMORY,
+	BLK_ERROR_NOT_FOUND,        /* no such file, kernel or buffer */
+	BLK_ERROR_NO_DEVICE,        /* no CUDA driver or GPU for a GPU context */
+	BLK_ERROR_LAUNCH,           /* the kernel failed while running (out of bounds, assert) */
 } blk_status;
 
 /* "0.1.0" */
@@ -38,6 +42,114 @@ BLK_EXPORT const char *blk_last_error(void);
  * diagnostics, caret lines included, are in blk_last_error(). Warnings alone
  * leave the status BLK_SUCCESS. */
 BLK_EXPORT blk_status blk_check_source(const char *name, const char *text, size_t len);
+
+/* ---- contexts: where kernels run --------------------------------------
+ *
+ * A context runs kernels on a GPU or on the interpreter (the CPU, with
+ * every memory access checked). A host program writes the same code for
+ * both: memory from blk_malloc, arguments as blk_arg, blk_launch; only the
+ * backend given to blk_context_create differs. */
+
+typedef enum blk_backend {
+	BLK_BACKEND_AUTO = 0,    /* the GPU when one can be used, else the interpreter;
+	                            the environment variable BLK_BACKEND=gpu|interpreter decides first */
+	BLK_BACKEND_GPU,
+	BLK_BACKEND_INTERPRETER,
+} blk_backend;
+
+typedef struct blk_context blk_context;
+typedef struct blk_module blk_module;
+typedef struct blk_kernel blk_kernel;
+
+/* An address in a context's memory (a device pointer on a GPU). */
+typedef uint64_t blk_devptr;
+
+BLK_EXPORT blk_status blk_context_create(blk_backend backend, int device, blk_context **out);
+BLK_EXPORT void blk_context_destroy(blk_context *ctx);
+BLK_EXPORT blk_backend blk_context_backend(const blk_context *ctx);
+/* Text the kernels' print() calls produced on the interpreter since the
+ * last call (NUL-terminated; valid until the next call on ctx). */
+BLK_EXPORT const char *blk_context_printed(blk_context *ctx);
+
+/* Memory of the context, zero-filled. */
+BLK_EXPORT blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_devptr *out);
+BLK_EXPORT blk_status blk_free(blk_context *ctx, blk_devptr ptr);
+BLK_EXPORT blk_status blk_copy_to_device(blk_context *ctx, blk_devptr dst, const void *src, size_t bytes);
+BLK_EXPORT blk_status blk_copy_from_device(blk_context *ctx, void *dst, blk_devptr src, size_t bytes);
+
+/* ---- modules and kernels ------------------------------------------------ */
+
+/* A compile-time value for a const parameter (like blkc -D NAME=VALUE). */
+typedef struct blk_const {
+	const char *name;
+	int is_float;
+	int64_t i;
+	double f;
+} blk_const;
+
+typedef struct blk_module_options {
+	const char *const *include_dirs; /* import search path, after the file's folder */
+	int n_include_dirs;
+	const blk_const *defines;        /* const values for every kernel of the module */
+	int n_defines;
+} blk_module_options;
+
+/* Loads a .tile file or source text, with its imports; checks it. */
+BLK_EXPORT blk_status blk_module_load_file(blk_context *ctx, const char *path, const blk_module_options *opt,
+                                           blk_module **out);
+BLK_EXPORT blk_status blk_module_load_source(blk_context *ctx, const char *name, const char *text, size_t len,
+                                             const blk_module_options *opt, blk_module **out);
+BLK_EXPORT void blk_module_destroy(blk_module *m);
+
+/* The kernel `name` of the module (NULL: its only kernel). Owned by the module. */
+BLK_EXPORT blk_status blk_kernel_get(blk_module *m, const char *name, blk_kernel **out);
+
+typedef enum blk_param_kind { BLK_PARAM_POINTER, BLK_PARAM_INT, BLK_PARAM_FLOAT } blk_param_kind;
+
+typedef struct blk_param_info {
+	const char *name;
+	const char *type;    /* as written: "*f32", "i32", "const i32" */
+	blk_param_kind kind;
+	int is_const;        /* a const parameter: given through blk_const, not blk_arg */
+	int elem_bytes;      /* size of the element a pointer points to, or of the scalar */
+} blk_param_info;
+
+BLK_EXPORT int blk_kernel_num_params(const blk_kernel *k);
+BLK_EXPORT blk_status blk_kernel_param(const blk_kernel *k, int i, blk_param_info *out);
+
+/* ---- launching ------------------------------------------------------------- */
+
+typedef enum blk_arg_kind { BLK_ARG_PTR, BLK_ARG_INT, BLK_ARG_FLOAT } blk_arg_kind;
+
+/* One runtime argument: the kernel's parameters that are not const, in order. */
+typedef struct blk_arg {
+	blk_arg_kind kind;
+	union {
+		blk_devptr ptr;
+		int64_t i;
+		double f;
+	} v;
+} blk_arg;
+
+static inline blk_arg blk_arg_ptr(blk_devptr p) { blk_arg a = {BLK_ARG_PTR, {0}}; a.v.ptr = p; return a; }
+static inline blk_arg blk_arg_int(int64_t i) { blk_arg a = {BLK_ARG_INT, {0}}; a.v.i = i; return a; }
+static inline blk_arg blk_arg_float(double f) { blk_arg a = {BLK_ARG_FLOAT, {0}}; a.v.f = f; return a; }
+
+typedef struct blk_launch_options {
+	unsigned grid[3];       /* all 0: computed by the kernel's grid(...) clause */
+	const blk_const *consts; /* const parameters, over the module's defines */
+	int n_consts;
+	int num_warps;          /* 0: the kernel's config or 4 */
+	int num_stages;         /* 0: the kernel's config or 3 */
+	void *stream;           /* GPU: a CUstream; NULL the default stream */
+	int threads;            /* interpreter: OS threads (0: $BLK_INTERP_THREADS or 1) */
+} blk_launch_options;
+
+/* Compiles the kernel for these const values (once; later launches reuse
+ * it) and runs it. On the interpreter the run is complete on return; an
+ * out-of-bounds access or failed assert is BLK_ERROR_LAUNCH with the
+ * kernel, the .tile line, the program id and the element in the message. */
+BLK_EXPORT blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt);
 
 #ifdef __cplusplus
 }

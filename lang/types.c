@@ -143,7 +143,9 @@ bool promote_arith(ScalarKind a, bool a_lit, ScalarKind b, bool b_lit, bool div_
 	} else if (a == SK_F16 || b == SK_F16) {
 		*out = div_or_mod || a == SK_BF16 || b == SK_BF16 ? SK_F32 : SK_F16;
 	} else if (a == SK_BF16 || b == SK_BF16) {
-		*out = a == b && !div_or_mod ? SK_BF16 : SK_F32;
+		/* bf16 with bf16 or with an integer (rule 3: the float) */
+		bool other_float = scalar_is_float(a == SK_BF16 ? b : a);
+		*out = (a == b || !other_float) && !div_or_mod ? SK_BF16 : SK_F32;
 	} else if (scalar_is_float(a) && scalar_is_float(b)) {
 		*out = a == b ? a : SK_F16; /* two fp8 kinds */
 	} else if (scalar_is_float(a) || scalar_is_float(b)) {

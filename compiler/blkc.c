@@ -14,7 +14,7 @@
 #define BLK_VERSION "0.1.0"
 #endif
 
-typedef enum Emit { EMIT_CHECK, EMIT_TOKENS, EMIT_AST, EMIT_IR } Emit;
+typedef enum Emit { EMIT_CHECK, EMIT_TOKENS, EMIT_AST, EMIT_IR, EMIT_LLVM, EMIT_PTX } Emit;
 
 typedef struct Options {
 	Emit emit;
@@ -30,6 +30,7 @@ typedef struct Options {
 	const char *dump_after; /* --dump-after */
 	const char *stdlib_dir;
 	bool locations;         /* --locations: loc(LINE:COL) in printed IR */
+	const char *arch;       /* --arch */
 } Options;
 
 static void usage(FILE *f)
@@ -45,6 +46,9 @@ static void usage(FILE *f)
 	      "                         tokens  the token stream, one token a line\n"
 	      "                         ast     the syntax tree, one node a line\n"
 	      "                         ir      the tile IR of a kernel after the passes\n"
+	      "                         llvm    the LLVM IR the GPU back end makes of it\n"
+	      "                         ptx     PTX assembly for --arch\n"
+	      "      --arch=SM        GPU target: sm_80, sm_86, sm_89, sm_90 (default), sm_90a\n"
 	      "  -o, --output=FILE    write the output to FILE instead of standard output\n"
 	      "  -I, --include=DIR    add DIR to the import search path\n"
 	      "  -D, --define=NAME=VALUE\n"
@@ -130,6 +134,14 @@ static bool compile_kernel(const Options *opt, Module *m, Node *k, Diag *diag, A
 		if (ok && opt->emit == EMIT_IR) {
 			IrPrintOpts po = {.show_locations = opt->locations};
 			ir_print_opts(f, text, &po);
+		} else if (ok && (opt->emit == EMIT_LLVM || opt->emit == EMIT_PTX)) {
+			char *code = NULL;
+			size_t len = 0;
+			int shared = 0;
+			ok = blk_gpu_emit(f, opt->arch, opt->emit == EMIT_LLVM, &code, &len, &shared, diag);
+			if (ok)
+				sb_putn(text, code, len);
+			free(code);
 		}
 	}
 	return ok;
@@ -162,7 +174,7 @@ static int compile_file(const Options *opt, const char *path, FILE *out)
 		                 .n_include_dirs = opt->n_include_dirs, .stdlib_dir = opt->stdlib_dir};
 		Module *m = module_load_file(&set, path);
 		if (m && diag.errors == 0) {
-			if (opt->emit == EMIT_IR || opt->kernel) {
+			if (opt->emit >= EMIT_IR || opt->kernel) {
 				Node *k = irgen_find_kernel(m, opt->kernel, &diag);
 				if (k)
 					compile_kernel(opt, m, k, &diag, &arena, &text);
@@ -665,7 +677,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "run") == 0)
 		return run_main(argc - 1, argv + 1);
 
-	enum { OPT_EMIT = 256, OPT_COLOR, OPT_MAX_ERRORS, OPT_PASSES, OPT_DUMP_AFTER, OPT_LOCATIONS };
+	enum { OPT_EMIT = 256, OPT_COLOR, OPT_MAX_ERRORS, OPT_PASSES, OPT_DUMP_AFTER, OPT_LOCATIONS, OPT_ARCH };
 	static const struct option longopts[] = {
 		{"emit", required_argument, NULL, OPT_EMIT},
 		{"output", required_argument, NULL, 'o'},
@@ -677,11 +689,12 @@ int main(int argc, char **argv)
 		{"passes", required_argument, NULL, OPT_PASSES},
 		{"dump-after", required_argument, NULL, OPT_DUMP_AFTER},
 		{"locations", no_argument, NULL, OPT_LOCATIONS},
+		{"arch", required_argument, NULL, OPT_ARCH},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0, 0, 0, 0},
 	};
-	Options opt = {.emit = EMIT_CHECK, .color = -1, .max_errors = DIAG_MAX_ERRORS_DEFAULT};
+	Options opt = {.emit = EMIT_CHECK, .color = -1, .max_errors = DIAG_MAX_ERRORS_DEFAULT, .arch = "sm_90"};
 	opt.include_dirs = calloc((size_t)argc, sizeof *opt.include_dirs);
 	opt.defines = calloc((size_t)argc, sizeof *opt.defines);
 	if (!opt.include_dirs || !opt.defines) {
@@ -701,8 +714,12 @@ int main(int argc, char **argv)
 				opt.emit = EMIT_AST;
 			else if (strcmp(optarg, "ir") == 0)
 				opt.emit = EMIT_IR;
+			else if (strcmp(optarg, "llvm") == 0)
+				opt.emit = EMIT_LLVM;
+			else if (strcmp(optarg, "ptx") == 0)
+				opt.emit = EMIT_PTX;
 			else
-				status = bad_usage("unknown --emit kind '%s' (expected check, tokens, ast or ir)", optarg);
+				status = bad_usage("unknown --emit kind '%s' (expected check, tokens, ast, ir, llvm or ptx)", optarg);
 			break;
 		case 'o':
 			opt.output = optarg;
@@ -727,6 +744,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_LOCATIONS:
 			opt.locations = true;
+			break;
+		case OPT_ARCH:
+			opt.arch = optarg;
 			break;
 		case OPT_COLOR:
 			if (strcmp(optarg, "auto") == 0)

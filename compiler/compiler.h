@@ -203,6 +203,7 @@ struct Op {
 typedef struct IrParam {
 	const char *name;
 	Value *value;  /* NULL for a const parameter (folded away) */
+	int64_t divisibility; /* specialization: the argument is a multiple of this (pointers: in bytes); 0 unknown */
 	bool is_const;
 	int64_t const_ival;
 	double const_fval;
@@ -458,5 +459,20 @@ bool interp_run(const IrFunc *f, const InterpArg *args, int n_args, const Interp
 
 /* Philox4x32 of Random123: `rounds` rounds over ctr with key (out may be ctr). */
 void philox4x32(const uint32_t ctr[4], const uint32_t key[2], int rounds, uint32_t out[4]);
+
+
+/* ---- GPU code generation (lower.c) ----------------------------------------------
+ *
+ * Tile IR to LLVM IR for NVPTX, then PTX. The kernel's parameters are its
+ * runtime parameters in order: pointers as 64-bit global pointers, integers
+ * narrower than 32 bits and i32/u32 as 32-bit, i64/u64 as 64-bit, f16 and bf16
+ * as their 16 bits, f32 and f64 as themselves. It runs with 32 * num_warps
+ * threads along x and needs `shared_bytes` of dynamic shared memory. */
+bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag);
+/* PTX text (free() it) for `arch` ("sm_90"). */
+bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes, Diag *diag);
+/* For blkc, which reaches LLVM only through libblk.so: PTX, or LLVM IR text. */
+BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
+                          Diag *diag);
 
 #endif

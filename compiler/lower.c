@@ -1,0 +1,1680 @@
+/* lower.c: tile IR to LLVM IR for NVPTX.
+ *
+ * Layout. Every block of N elements is spread over the T = 32 * num_warps
+ * threads of a program the same way, whatever its element type or rank:
+ * the row-major linear index e is cut into chunks of `vec` elements (4, or
+ * fewer for small blocks), chunk c goes to thread c % T, and a thread holds
+ * R = N / (T * vec) chunks. When N < T the block is replicated: thread t
+ * holds element t % N. A scalar is held, the same, by every thread. So
+ * element-wise ops, reshape and expand_dims need no data movement; every
+ * other change of shape goes through shared memory, as do reductions that
+ * cross threads, scans and (for now) dot, which is computed with FMAs.
+ *
+ * Per thread, a block value is an array of LLVM scalars, one per element
+ * it holds. Structured control flow becomes basic blocks with phis; all
+ * conditions are scalars, so all threads of a program take the same path
+ * and barriers inside loops and branches are safe. */
+#include "compiler.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+
+enum { MAX_REDUCE_OPERANDS = 8 };
+
+typedef struct Tile {
+	LLVMValueRef *e; /* the elements this thread holds */
+	int n;
+} Tile;
+
+/* What is known of a block of integers or pointers along its last axis:
+ * runs of `contig` consecutive values (pointers: consecutive elements),
+ * each run's first value divisible by `div` (pointers: in bytes), and runs
+ * of `constancy` equal values. Scalars have contig 1. */
+typedef struct AxisInfo {
+	int64_t contig, div, constancy;
+} AxisInfo;
+
+typedef struct Lower {
+	Arena arena;      /* element arrays of tiles */
+	const IrFunc *f;
+	AxisInfo *ax;     /* by value id */
+	Diag *diag;
+	bool failed;
+	LLVMContextRef c;
+	LLVMModuleRef m;
+	LLVMBuilderRef b;
+	LLVMValueRef fn;
+	Tile *vals;       /* by value id */
+	int T;            /* threads */
+	LLVMValueRef tid; /* i32 */
+	LLVMValueRef smem; /* dynamic shared memory, addrspace(3) */
+	int smem_bytes;
+	LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, gptr, sptr, vd;
+} Lower;
+
+static void fail(Lower *L, Span at, const char *fmt, const char *what)
+{
+	if (!L->failed)
+		diag_report(L->diag, DIAG_ERROR, at, fmt, what);
+	L->failed = true;
+}
+
+/* ---- types and layout ----------------------------------------------------------- */
+
+static LLVMTypeRef elem_type(Lower *L, Type t)
+{
+	if (t.ptr)
+		return L->gptr;
+	switch ((ScalarKind)t.scalar) {
+	case SK_I1: return L->i1;
+	case SK_I8: case SK_U8: case SK_F8E4M3: case SK_F8E5M2: return L->i8;
+	case SK_I16: case SK_U16: return L->i16;
+	case SK_I32: case SK_U32: return L->i32;
+	case SK_I64: case SK_U64: return L->i64;
+	case SK_F16: return L->f16;
+	case SK_BF16: return L->bf16;
+	case SK_F32: return L->f32;
+	default: return L->f64;
+	}
+}
+
+/* The type a value takes in shared memory (i1 as a byte). */
+static LLVMTypeRef mem_type(Lower *L, Type t)
+{
+	return !t.ptr && t.scalar == SK_I1 ? L->i8 : elem_type(L, t);
+}
+
+static int numel(Type t) { return (int)type_numel(t); }
+
+static int lay_vec(Lower *L, int n)
+{
+	int v = n / L->T;
+	return v >= 4 ? 4 : v >= 1 ? v : 1;
+}
+
+static int lay_ept(Lower *L, int n)
+{
+	int vec = lay_vec(L, n);
+	int r = n / (L->T * vec);
+	return (r ? r : 1) * vec;
+}
+
+static LLVMValueRef ci32(Lower *L, long long v) { return LLVMConstInt(L->i32, (unsigned long long)v, 1); }
+
+/* The linear index (i32) of element k of this thread in a block of n. */
+static LLVMValueRef lin_index(Lower *L, int n, int k)
+{
+	int vec = lay_vec(L, n);
+	LLVMValueRef base = LLVMBuildMul(L->b, L->tid, ci32(L, vec), "");
+	LLVMValueRef idx = LLVMBuildAdd(L->b, base, ci32(L, (long long)(k / vec) * L->T * vec + k % vec), "");
+	if (L->T * vec > n) /* replicated */
+		idx = LLVMBuildAnd(L->b, idx, ci32(L, n - 1), "");
+	return idx;
+}
+
+/* Whether this thread is the owner of its replicated copies (the first). */
+static LLVMValueRef owner(Lower *L, int n)
+{
+	int vec = lay_vec(L, n);
+	if (L->T * vec <= n)
+		return LLVMConstInt(L->i1, 1, 0);
+	return LLVMBuildICmp(L->b, LLVMIntULT, LLVMBuildMul(L->b, L->tid, ci32(L, vec), ""), ci32(L, n), "");
+}
+
+static int log2i(int x)
+{
+	int s = 0;
+	while ((1 << s) < x)
+		s++;
+	return s;
+}
+
+/* Coordinate d of linear index idx in shape t (powers of two). */
+static LLVMValueRef coord(Lower *L, Type t, LLVMValueRef idx, int d)
+{
+	int shift = 0;
+	for (int i = d + 1; i < t.rank; i++)
+		shift += log2i(t.shape[i]);
+	LLVMValueRef v = shift ? LLVMBuildLShr(L->b, idx, ci32(L, shift), "") : idx;
+	return LLVMBuildAnd(L->b, v, ci32(L, t.shape[d] - 1), "");
+}
+
+/* Linear index of coordinates c in shape t. */
+static LLVMValueRef linearize(Lower *L, Type t, LLVMValueRef *c)
+{
+	LLVMValueRef idx = ci32(L, 0);
+	for (int d = 0; d < t.rank; d++) {
+		idx = LLVMBuildShl(L->b, idx, ci32(L, log2i(t.shape[d])), "");
+		idx = LLVMBuildOr(L->b, idx, c[d], "");
+	}
+	return idx;
+}
+
+static Tile tile_new(Lower *L, int n)
+{
+	Tile t = {.n = n};
+	t.e = arena_alloc(&L->arena, (size_t)(n ? n : 1) * sizeof *t.e);
+	if (!t.e)
+		L->failed = true;
+	return t;
+}
+
+static Tile *val(Lower *L, const Value *v) { return &L->vals[v->id]; }
+
+/* Element k of value v, for an op whose result has `count` elements a
+ * thread: scalars are uniform, so element 0 serves every k. */
+static LLVMValueRef el(Lower *L, const Value *v, int k)
+{
+	Tile *t = val(L, v);
+	return t->n == 1 ? t->e[0] : t->e[k];
+}
+
+static int ept_of(Lower *L, Type t) { return t.rank ? lay_ept(L, numel(t)) : 1; }
+
+/* ---- intrinsics and inline PTX ----------------------------------------------------- */
+
+static LLVMValueRef call_intrinsic(Lower *L, const char *name, LLVMTypeRef *over, int n_over, LLVMValueRef *args,
+                                   int n_args)
+{
+	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+	LLVMValueRef fn = LLVMGetIntrinsicDeclaration(L->m, id, over, (size_t)n_over);
+	LLVMTypeRef ft = LLVMIntrinsicGetType(L->c, id, over, (size_t)n_over);
+	return LLVMBuildCall2(L->b, ft, fn, args, (unsigned)n_args, "");
+}
+
+static LLVMValueRef sreg(Lower *L, const char *name)
+{
+	return call_intrinsic(L, name, NULL, 0, NULL, 0);
+}
+
+static void barrier(Lower *L)
+{
+	call_intrinsic(L, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
+}
+
+/* A one-result inline PTX instruction over f32 operands ("ex2.approx.f32 $0, $1;"). */
+static LLVMValueRef asm_f32(Lower *L, const char *text, LLVMValueRef x)
+{
+	LLVMTypeRef ft = LLVMFunctionType(L->f32, &L->f32, 1, 0);
+	LLVMValueRef a = LLVMGetInlineAsm(ft, (char *)text, strlen(text), "=f,f", 4, 0, 0, LLVMInlineAsmDialectATT, 0);
+	return LLVMBuildCall2(L->b, ft, a, &x, 1, "");
+}
+
+/* ---- shared memory ------------------------------------------------------------------ */
+
+static void need_smem(Lower *L, int bytes)
+{
+	if (bytes > L->smem_bytes)
+		L->smem_bytes = bytes;
+}
+
+static LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
+{
+	LLVMValueRef base = L->smem;
+	if (byte_offset) {
+		LLVMValueRef off = ci32(L, byte_offset);
+		base = LLVMBuildGEP2(L->b, L->i8, base, &off, 1, "");
+	}
+	return LLVMBuildGEP2(L->b, t, base, &idx, 1, "");
+}
+
+static LLVMValueRef to_mem(Lower *L, Type t, LLVMValueRef v)
+{
+	return !t.ptr && t.scalar == SK_I1 ? LLVMBuildZExt(L->b, v, L->i8, "") : v;
+}
+
+static LLVMValueRef from_mem(Lower *L, Type t, LLVMValueRef v)
+{
+	return !t.ptr && t.scalar == SK_I1 ? LLVMBuildTrunc(L->b, v, L->i1, "") : v;
+}
+
+static int type_bytes(Type t)
+{
+	if (t.ptr)
+		return 8;
+	int b = scalar_bits((ScalarKind)t.scalar) / 8;
+	return b ? b : 1;
+}
+
+/* Writes this thread's elements of v (a block of type t) to shared memory
+ * at byte_offset, by linear index. Starts with a barrier so that earlier
+ * readers of the same memory are done. */
+static void smem_store_block(Lower *L, const Tile *v, Type t, int byte_offset, bool first)
+{
+	int n = numel(t);
+	need_smem(L, byte_offset + n * type_bytes(t));
+	if (first)
+		barrier(L);
+	LLVMTypeRef mt = mem_type(L, t);
+	LLVMValueRef own = owner(L, n);
+	bool guarded = !LLVMIsAConstantInt(own);
+	LLVMBasicBlockRef store_bb = NULL, done_bb = NULL;
+	if (guarded) {
+		store_bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "own");
+		done_bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "owned");
+		LLVMBuildCondBr(L->b, own, store_bb, done_bb);
+		LLVMPositionBuilderAtEnd(L->b, store_bb);
+	}
+	for (int k = 0; k < v->n; k++)
+		LLVMBuildStore(L->b, to_mem(L, t, v->e[k]), smem_at(L, mt, byte_offset, lin_index(L, n, k)));
+	if (guarded) {
+		LLVMBuildBr(L->b, done_bb);
+		LLVMPositionBuilderAtEnd(L->b, done_bb);
+	}
+}
+
+static LLVMValueRef smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef idx)
+{
+	LLVMTypeRef mt = mem_type(L, t);
+	return from_mem(L, t, LLVMBuildLoad2(L->b, mt, smem_at(L, mt, byte_offset, idx), ""));
+}
+
+/* ---- ops ---------------------------------------------------------------------------- */
+
+static bool is_float(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
+static bool is_signed(Type t) { return !t.ptr && scalar_is_signed((ScalarKind)t.scalar) && t.scalar != SK_I1; }
+
+static LLVMValueRef const_elem(Lower *L, const Op *op, Type t)
+{
+	LLVMTypeRef lt = elem_type(L, t);
+	if (is_float(t)) {
+		if (t.scalar == SK_F8E4M3 || t.scalar == SK_F8E5M2)
+			return LLVMConstInt(L->i8, fp_encode((ScalarKind)t.scalar, op->fval), 0);
+		return LLVMConstReal(lt, op->fval);
+	}
+	return LLVMConstInt(lt, (unsigned long long)op->ival, 0);
+}
+
+static LLVMValueRef binary(Lower *L, OpCode code, Type t, LLVMValueRef a, LLVMValueRef b, int64_t attr0)
+{
+	bool f = is_float(t), s = is_signed(t);
+	switch (code) {
+	case OP_ADD: return f ? LLVMBuildFAdd(L->b, a, b, "") : LLVMBuildAdd(L->b, a, b, "");
+	case OP_SUB: return f ? LLVMBuildFSub(L->b, a, b, "") : LLVMBuildSub(L->b, a, b, "");
+	case OP_MUL: return f ? LLVMBuildFMul(L->b, a, b, "") : LLVMBuildMul(L->b, a, b, "");
+	case OP_DIV: return f ? LLVMBuildFDiv(L->b, a, b, "") : s ? LLVMBuildSDiv(L->b, a, b, "") : LLVMBuildUDiv(L->b, a, b, "");
+	case OP_REM: return f ? LLVMBuildFRem(L->b, a, b, "") : s ? LLVMBuildSRem(L->b, a, b, "") : LLVMBuildURem(L->b, a, b, "");
+	case OP_AND: return LLVMBuildAnd(L->b, a, b, "");
+	case OP_OR: return LLVMBuildOr(L->b, a, b, "");
+	case OP_XOR: return LLVMBuildXor(L->b, a, b, "");
+	case OP_SHL: return LLVMBuildShl(L->b, a, b, "");
+	case OP_SHR: return s ? LLVMBuildAShr(L->b, a, b, "") : LLVMBuildLShr(L->b, a, b, "");
+	case OP_MIN:
+	case OP_MAX: {
+		if (f) {
+			LLVMTypeRef ty = LLVMTypeOf(a);
+			LLVMValueRef args[2] = {a, b};
+			const char *name = code == OP_MIN ? (attr0 ? "llvm.minimum" : "llvm.minnum")
+			                                  : (attr0 ? "llvm.maximum" : "llvm.maxnum");
+			return call_intrinsic(L, name, &ty, 1, args, 2);
+		}
+		LLVMIntPredicate p = code == OP_MIN ? (s ? LLVMIntSLT : LLVMIntULT) : (s ? LLVMIntSGT : LLVMIntUGT);
+		return LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, p, a, b, ""), a, b, "");
+	}
+	default: return NULL;
+	}
+}
+
+static LLVMValueRef compare(Lower *L, CmpPred p, Type t, LLVMValueRef a, LLVMValueRef b)
+{
+	if (is_float(t)) {
+		static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+		return LLVMBuildFCmp(L->b, fp[p], a, b, "");
+	}
+	if (t.ptr) {
+		a = LLVMBuildPtrToInt(L->b, a, L->i64, "");
+		b = LLVMBuildPtrToInt(L->b, b, L->i64, "");
+	}
+	bool s = is_signed(t);
+	static const LLVMIntPredicate sp[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+	static const LLVMIntPredicate up[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+	return LLVMBuildICmp(L->b, s ? sp[p] : up[p], a, b, "");
+}
+
+/* Float math in f32 (f16 and bf16 are widened and rounded back). */
+static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
+{
+	if (t.scalar == SK_F64) {
+		LLVMTypeRef ty = L->f64;
+		switch (fn) {
+		case MATH_SQRT: return call_intrinsic(L, "llvm.sqrt", &ty, 1, &x, 1);
+		case MATH_FLOOR: return call_intrinsic(L, "llvm.floor", &ty, 1, &x, 1);
+		case MATH_CEIL: return call_intrinsic(L, "llvm.ceil", &ty, 1, &x, 1);
+		case MATH_RSQRT:
+			return LLVMBuildFDiv(L->b, LLVMConstReal(ty, 1.0), call_intrinsic(L, "llvm.sqrt", &ty, 1, &x, 1), "");
+		default:
+			fail(L, at, "%s of f64 is not supported on the GPU yet", math_fn_name(fn));
+			return LLVMGetUndef(ty);
+		}
+	}
+	LLVMTypeRef ty = LLVMTypeOf(x);
+	bool narrow = ty != L->f32;
+	if (narrow)
+		x = LLVMBuildFPExt(L->b, x, L->f32, "");
+	LLVMValueRef r;
+	LLVMTypeRef f32 = L->f32;
+	switch (fn) {
+	case MATH_EXP: r = asm_f32(L, "ex2.approx.f32 $0, $1;", LLVMBuildFMul(L->b, x, LLVMConstReal(f32, 1.4426950408889634), "")); break;
+	case MATH_EXP2: r = asm_f32(L, "ex2.approx.f32 $0, $1;", x); break;
+	case MATH_LOG: r = LLVMBuildFMul(L->b, asm_f32(L, "lg2.approx.f32 $0, $1;", x), LLVMConstReal(f32, 0.6931471805599453), ""); break;
+	case MATH_LOG2: r = asm_f32(L, "lg2.approx.f32 $0, $1;", x); break;
+	case MATH_SQRT: r = call_intrinsic(L, "llvm.sqrt", &f32, 1, &x, 1); break;
+	case MATH_RSQRT: r = asm_f32(L, "rsqrt.approx.f32 $0, $1;", x); break;
+	case MATH_SIN: r = asm_f32(L, "sin.approx.f32 $0, $1;", x); break;
+	case MATH_COS: r = asm_f32(L, "cos.approx.f32 $0, $1;", x); break;
+	case MATH_TANH: r = asm_f32(L, "tanh.approx.f32 $0, $1;", x); break;
+	case MATH_FLOOR: r = call_intrinsic(L, "llvm.floor", &f32, 1, &x, 1); break;
+	case MATH_CEIL: r = call_intrinsic(L, "llvm.ceil", &f32, 1, &x, 1); break;
+	case MATH_ERF: {
+		/* erf(x) = sign(x) (1 - p(t) e^(-x^2)), t = 1 / (1 + 0.3275911 |x|): 1.5e-7 absolute */
+		LLVMValueRef ax = call_intrinsic(L, "llvm.fabs", &f32, 1, &x, 1);
+		LLVMValueRef t = LLVMBuildFDiv(L->b, LLVMConstReal(f32, 1.0),
+		                               LLVMBuildFAdd(L->b, LLVMConstReal(f32, 1.0),
+		                                             LLVMBuildFMul(L->b, ax, LLVMConstReal(f32, 0.3275911), ""), ""), "");
+		static const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+		LLVMValueRef p = LLVMConstReal(f32, a[0]);
+		for (int i = 1; i < 5; i++)
+			p = LLVMBuildFAdd(L->b, LLVMBuildFMul(L->b, p, t, ""), LLVMConstReal(f32, a[i]), "");
+		p = LLVMBuildFMul(L->b, p, t, "");
+		LLVMValueRef e = asm_f32(L, "ex2.approx.f32 $0, $1;",
+		                         LLVMBuildFMul(L->b, LLVMBuildFNeg(L->b, LLVMBuildFMul(L->b, ax, ax, ""), ""),
+		                                       LLVMConstReal(f32, 1.4426950408889634), ""));
+		LLVMValueRef y = LLVMBuildFSub(L->b, LLVMConstReal(f32, 1.0), LLVMBuildFMul(L->b, p, e, ""), "");
+		LLVMValueRef args[2] = {y, x};
+		r = call_intrinsic(L, "llvm.copysign", &f32, 1, args, 2);
+		break;
+	}
+	default: r = x; break;
+	}
+	return narrow ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
+}
+
+static LLVMValueRef cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at)
+{
+	LLVMTypeRef lt = elem_type(L, to);
+	bool ff = is_float(from), ft = is_float(to);
+	if ((ff && (from.scalar == SK_F8E4M3 || from.scalar == SK_F8E5M2)) ||
+	    (ft && (to.scalar == SK_F8E4M3 || to.scalar == SK_F8E5M2))) {
+		fail(L, at, "%s conversions are not supported on the GPU yet", "fp8");
+		return LLVMGetUndef(lt);
+	}
+	if (ff && ft) {
+		int bf = scalar_bits((ScalarKind)from.scalar), bt = scalar_bits((ScalarKind)to.scalar);
+		if (from.scalar == to.scalar)
+			return v;
+		if ((from.scalar == SK_F16 && to.scalar == SK_BF16) || (from.scalar == SK_BF16 && to.scalar == SK_F16))
+			return LLVMBuildFPTrunc(L->b, LLVMBuildFPExt(L->b, v, L->f32, ""), lt, "");
+		return bt > bf ? LLVMBuildFPExt(L->b, v, lt, "") : LLVMBuildFPTrunc(L->b, v, lt, "");
+	}
+	if (ff) {
+		if (to.scalar == SK_I1)
+			return LLVMBuildFCmp(L->b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
+		/* saturating, NaN to 0, as the interpreter and cvt.rzi.sat do */
+		LLVMTypeRef over[2] = {lt, LLVMTypeOf(v)};
+		return call_intrinsic(L, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", over, 2, &v, 1);
+	}
+	if (ft)
+		return is_signed(from) ? LLVMBuildSIToFP(L->b, v, lt, "") : LLVMBuildUIToFP(L->b, v, lt, "");
+	if (to.scalar == SK_I1)
+		return LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
+	int bf = scalar_bits((ScalarKind)from.scalar), bt = scalar_bits((ScalarKind)to.scalar);
+	if (bt == bf)
+		return v;
+	if (bt < bf)
+		return LLVMBuildTrunc(L->b, v, lt, "");
+	return is_signed(from) ? LLVMBuildSExt(L->b, v, lt, "") : LLVMBuildZExt(L->b, v, lt, "");
+}
+
+static void lower_region(Lower *L, const Region *r);
+
+/* The values a region's terminator passes on. */
+static const Op *terminator(const Region *r) { return r->last; }
+
+/* Runs a combine region on scalars a[0..n) and b[0..n) (one element each),
+ * leaving the n results in out. */
+static void combine(Lower *L, const Region *r, int n, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out)
+{
+	for (int i = 0; i < n; i++) {
+		Tile ta = tile_new(L, 1), tb = tile_new(L, 1);
+		if (L->failed)
+			return;
+		ta.e[0] = a[i];
+		tb.e[0] = b[i];
+		L->vals[r->args[i]->id] = ta;
+		L->vals[r->args[n + i]->id] = tb;
+	}
+	lower_region(L, r);
+	const Op *y = terminator(r);
+	for (int i = 0; i < n && !L->failed; i++)
+		out[i] = val(L, y->operands[i])->e[0];
+}
+
+static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef v, int lane_mask)
+{
+	LLVMTypeRef t = LLVMTypeOf(v);
+	LLVMValueRef full = LLVMConstInt(L->i32, 0xFFFFFFFFu, 0);
+	unsigned bits = LLVMGetTypeKind(t) == LLVMPointerTypeKind ? 64 : LLVMGetTypeKind(t) == LLVMIntegerTypeKind
+	                                                                 ? LLVMGetIntTypeWidth(t)
+	                                                                 : t == L->f64 ? 64 : t == L->f32 ? 32 : 16;
+	LLVMValueRef as_int = LLVMGetTypeKind(t) == LLVMPointerTypeKind ? LLVMBuildPtrToInt(L->b, v, L->i64, "")
+	                      : LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? v
+	                      : LLVMBuildBitCast(L->b, v, LLVMIntTypeInContext(L->c, bits), "");
+	LLVMValueRef r;
+	if (bits == 64) {
+		LLVMValueRef lo = LLVMBuildTrunc(L->b, as_int, L->i32, "");
+		LLVMValueRef hi = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, as_int, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
+		LLVMValueRef a1[4] = {full, lo, ci32(L, lane_mask), ci32(L, 31)};
+		LLVMValueRef a2[4] = {full, hi, ci32(L, lane_mask), ci32(L, 31)};
+		lo = call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a1, 4);
+		hi = call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a2, 4);
+		r = LLVMBuildOr(L->b, LLVMBuildZExt(L->b, lo, L->i64, ""),
+		                LLVMBuildShl(L->b, LLVMBuildZExt(L->b, hi, L->i64, ""), LLVMConstInt(L->i64, 32, 0), ""), "");
+	} else {
+		LLVMValueRef x = bits < 32 ? LLVMBuildZExt(L->b, as_int, L->i32, "") : as_int;
+		LLVMValueRef a[4] = {full, x, ci32(L, lane_mask), ci32(L, 31)};
+		r = call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a, 4);
+		if (bits < 32)
+			r = LLVMBuildTrunc(L->b, r, LLVMIntTypeInContext(L->c, bits), "");
+	}
+	if (LLVMGetTypeKind(t) == LLVMPointerTypeKind)
+		return LLVMBuildIntToPtr(L->b, r, t, "");
+	return LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(L->b, r, t, "");
+}
+
+/* Reduces n whole blocks to scalars: in each thread, across the warp by
+ * butterfly shuffles, across warps through shared memory. Needs every
+ * element held once (no replication). */
+static void reduce_all_fast(Lower *L, const Op *op, int n, LLVMValueRef *out)
+{
+	const Region *r = &op->regions[0];
+	int ept = val(L, op->operands[0])->n;
+	LLVMValueRef acc[MAX_REDUCE_OPERANDS], nxt[MAX_REDUCE_OPERANDS], res[MAX_REDUCE_OPERANDS];
+	for (int i = 0; i < n; i++)
+		acc[i] = val(L, op->operands[i])->e[0];
+	for (int k = 1; k < ept && !L->failed; k++) {
+		for (int i = 0; i < n; i++)
+			nxt[i] = val(L, op->operands[i])->e[k];
+		combine(L, r, n, acc, nxt, res);
+		memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
+	}
+	for (int m = 16; m >= 1 && !L->failed; m /= 2) {
+		for (int i = 0; i < n; i++)
+			nxt[i] = shuffle_xor(L, acc[i], m);
+		combine(L, r, n, acc, nxt, res);
+		memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
+	}
+	int W = L->T / 32;
+	if (W > 1) {
+		/* lane 0 of each warp leaves its value; every thread combines them */
+		int off = 0;
+		int offs[MAX_REDUCE_OPERANDS];
+		for (int i = 0; i < n; i++) {
+			offs[i] = off;
+			off += W * 8;
+		}
+		need_smem(L, off);
+		barrier(L);
+		LLVMValueRef lane = LLVMBuildAnd(L->b, L->tid, ci32(L, 31), "");
+		LLVMValueRef warp = LLVMBuildLShr(L->b, L->tid, ci32(L, 5), "");
+		LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(L->c, L->fn, "lane0");
+		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "lane0.done");
+		LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, lane, ci32(L, 0), ""), wb, done);
+		LLVMPositionBuilderAtEnd(L->b, wb);
+		for (int i = 0; i < n; i++) {
+			Type t = type_elem(op->operands[i]->type);
+			LLVMBuildStore(L->b, to_mem(L, t, acc[i]), smem_at(L, mem_type(L, t), offs[i], warp));
+		}
+		LLVMBuildBr(L->b, done);
+		LLVMPositionBuilderAtEnd(L->b, done);
+		barrier(L);
+		for (int i = 0; i < n; i++)
+			acc[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], ci32(L, 0));
+		for (int w = 1; w < W && !L->failed; w++) {
+			for (int i = 0; i < n; i++)
+				nxt[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], ci32(L, w));
+			combine(L, r, n, acc, nxt, res);
+			memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
+		}
+	}
+	memcpy(out, acc, sizeof(LLVMValueRef) * (size_t)n);
+}
+
+/* A loop "for (i = lo; i < hi; i++)" around body(); phis for n values. */
+typedef struct Loop {
+	LLVMBasicBlockRef pre, head, body, exit;
+	LLVMValueRef i;
+	LLVMValueRef phis[MAX_REDUCE_OPERANDS];
+	int n;
+} Loop;
+
+static void loop_begin(Lower *L, Loop *lp, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef *init, int n)
+{
+	lp->n = n;
+	lp->pre = LLVMGetInsertBlock(L->b);
+	lp->head = LLVMAppendBasicBlockInContext(L->c, L->fn, "loop");
+	lp->body = LLVMAppendBasicBlockInContext(L->c, L->fn, "loop.body");
+	lp->exit = LLVMAppendBasicBlockInContext(L->c, L->fn, "loop.exit");
+	LLVMBuildBr(L->b, lp->head);
+	LLVMPositionBuilderAtEnd(L->b, lp->head);
+	lp->i = LLVMBuildPhi(L->b, L->i32, "i");
+	LLVMAddIncoming(lp->i, &lo, &lp->pre, 1);
+	for (int k = 0; k < n; k++) {
+		lp->phis[k] = LLVMBuildPhi(L->b, LLVMTypeOf(init[k]), "");
+		LLVMAddIncoming(lp->phis[k], &init[k], &lp->pre, 1);
+	}
+	LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntSLT, lp->i, hi, ""), lp->body, lp->exit);
+	LLVMPositionBuilderAtEnd(L->b, lp->body);
+}
+
+static void loop_end(Lower *L, Loop *lp, LLVMValueRef *next)
+{
+	LLVMValueRef inc = LLVMBuildAdd(L->b, lp->i, ci32(L, 1), "");
+	LLVMBasicBlockRef end = LLVMGetInsertBlock(L->b);
+	LLVMAddIncoming(lp->i, &inc, &end, 1);
+	for (int k = 0; k < lp->n; k++)
+		LLVMAddIncoming(lp->phis[k], &next[k], &end, 1);
+	LLVMBuildBr(L->b, lp->head);
+	LLVMPositionBuilderAtEnd(L->b, lp->exit);
+}
+
+/* Reduce or scan through shared memory: each output element's owner walks
+ * its line of the input. */
+static void reduce_generic(Lower *L, const Op *op)
+{
+	int n = op->n_operands, axis = (int)op->attr[0];
+	bool scan = op->code == OP_SCAN, reverse = scan && op->attr[1];
+	Type in_t = op->operands[0]->type;
+	int len = in_t.shape[axis];
+	int off = 0, offs[MAX_REDUCE_OPERANDS];
+	for (int i = 0; i < n; i++) {
+		offs[i] = off;
+		smem_store_block(L, val(L, op->operands[i]), op->operands[i]->type, off, i == 0);
+		off += numel(op->operands[i]->type) * type_bytes(op->operands[i]->type);
+		off = (off + 7) & ~7;
+	}
+	barrier(L);
+	Type out_t = op->results[0]->type;
+	int ept = ept_of(L, out_t);
+	Tile outs[MAX_REDUCE_OPERANDS];
+	for (int i = 0; i < n; i++)
+		outs[i] = tile_new(L, ept);
+	for (int k = 0; k < ept && !L->failed; k++) {
+		/* the input coordinates of this output element, with axis left to the loop */
+		LLVMValueRef c[BLK_MAX_RANK];
+		LLVMValueRef oidx = out_t.rank ? lin_index(L, numel(out_t), k) : ci32(L, 0);
+		for (int d = 0, s = 0; d < in_t.rank; d++)
+			c[d] = scan ? coord(L, out_t, oidx, d) : d == axis ? ci32(L, 0) : coord(L, out_t, oidx, s++);
+		LLVMValueRef pos = c[axis]; /* a scan's position along the axis */
+		c[axis] = ci32(L, reverse ? len - 1 : 0);
+		LLVMValueRef base = linearize(L, in_t, c);
+		int st = 1; /* the axis' stride in linear indices */
+		for (int d = axis + 1; d < in_t.rank; d++)
+			st *= in_t.shape[d];
+		LLVMValueRef stride = ci32(L, st);
+		LLVMValueRef init[MAX_REDUCE_OPERANDS];
+		for (int i = 0; i < n; i++)
+			init[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], base);
+		/* steps: for a reduce, 1..len-1; for a scan, up to this element's position */
+		LLVMValueRef steps = scan ? (reverse ? LLVMBuildSub(L->b, ci32(L, len - 1), pos, "") : pos) : ci32(L, len - 1);
+		Loop lp;
+		loop_begin(L, &lp, ci32(L, 0), steps, init, n);
+		LLVMValueRef j = LLVMBuildAdd(L->b, lp.i, ci32(L, 1), "");
+		LLVMValueRef idx = reverse ? LLVMBuildSub(L->b, base, LLVMBuildMul(L->b, j, stride, ""), "")
+		                           : LLVMBuildAdd(L->b, base, LLVMBuildMul(L->b, j, stride, ""), "");
+		LLVMValueRef nxt[MAX_REDUCE_OPERANDS], res[MAX_REDUCE_OPERANDS];
+		for (int i = 0; i < n; i++)
+			nxt[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], idx);
+		combine(L, &op->regions[0], n, lp.phis, nxt, res);
+		loop_end(L, &lp, res);
+		for (int i = 0; i < n; i++)
+			outs[i].e[k] = lp.phis[i];
+	}
+	for (int i = 0; i < n; i++)
+		L->vals[op->results[i]->id] = outs[i];
+}
+
+static void lower_reduce(Lower *L, const Op *op)
+{
+	int n = op->n_operands;
+	if (n > MAX_REDUCE_OPERANDS) {
+		fail(L, op->loc, "%s of more than 8 blocks", op_name(op->code));
+		return;
+	}
+	Type in_t = op->operands[0]->type;
+	int N = numel(in_t);
+	if (op->code == OP_REDUCE && in_t.rank == 1 && N >= L->T * lay_vec(L, N)) {
+		LLVMValueRef out[MAX_REDUCE_OPERANDS];
+		reduce_all_fast(L, op, n, out);
+		for (int i = 0; i < n; i++) {
+			Tile t = tile_new(L, 1);
+			if (L->failed)
+				return;
+			t.e[0] = out[i];
+			L->vals[op->results[i]->id] = t;
+		}
+		return;
+	}
+	reduce_generic(L, op);
+}
+
+/* Index maps of the shape ops: the input linear index of an output one. */
+static LLVMValueRef source_index(Lower *L, const Op *op, LLVMValueRef oidx, int *which)
+{
+	Type in_t = op->operands[0]->type, out_t = op->results[0]->type;
+	LLVMValueRef c[BLK_MAX_RANK], ic[BLK_MAX_RANK];
+	for (int d = 0; d < out_t.rank; d++)
+		c[d] = coord(L, out_t, oidx, d);
+	*which = 0;
+	switch (op->code) {
+	case OP_BROADCAST:
+		for (int d = 0; d < in_t.rank; d++)
+			ic[d] = in_t.shape[d] == 1 ? ci32(L, 0) : c[d];
+		return linearize(L, in_t, ic);
+	case OP_TRANS:
+		for (int d = 0; d < out_t.rank; d++)
+			ic[op->attr[d]] = c[d];
+		return linearize(L, in_t, ic);
+	case OP_CAT: {
+		int axis = (int)op->attr[0], half = in_t.shape[axis];
+		/* which input is a runtime choice: handled by the caller with a select */
+		for (int d = 0; d < in_t.rank; d++)
+			ic[d] = d == axis ? LLVMBuildAnd(L->b, c[d], ci32(L, half - 1), "") : c[d];
+		*which = -1 - axis;
+		return linearize(L, in_t, ic);
+	}
+	case OP_JOIN:
+		for (int d = 0; d < in_t.rank; d++)
+			ic[d] = c[d];
+		*which = -100; /* the last coordinate picks the input */
+		return linearize(L, in_t, ic);
+	default:
+		return oidx;
+	}
+}
+
+/* Shape ops through shared memory: broadcast, trans, cat, join. */
+static void lower_shape(Lower *L, const Op *op)
+{
+	Type in_t = op->operands[0]->type, out_t = op->results[0]->type;
+	int in_bytes = numel(in_t) * type_bytes(in_t);
+	int second = (in_bytes + 7) & ~7;
+	smem_store_block(L, val(L, op->operands[0]), in_t, 0, true);
+	if (op->n_operands > 1)
+		smem_store_block(L, val(L, op->operands[1]), in_t, second, false);
+	barrier(L);
+	int ept = ept_of(L, out_t);
+	Tile t = tile_new(L, ept);
+	for (int k = 0; k < ept && !L->failed; k++) {
+		LLVMValueRef oidx = lin_index(L, numel(out_t), k);
+		int which;
+		LLVMValueRef src = source_index(L, op, oidx, &which);
+		if (which == 0) {
+			t.e[k] = smem_load(L, in_t, 0, src);
+			continue;
+		}
+		LLVMValueRef pick; /* i1: take the second input */
+		if (which == -100) {
+			pick = LLVMBuildICmp(L->b, LLVMIntNE, coord(L, out_t, oidx, out_t.rank - 1), ci32(L, 0), "");
+		} else {
+			int axis = -1 - which;
+			pick = LLVMBuildICmp(L->b, LLVMIntUGE, coord(L, out_t, oidx, axis), ci32(L, in_t.shape[axis]), "");
+		}
+		LLVMValueRef a = smem_load(L, in_t, 0, src), b = smem_load(L, in_t, second, src);
+		t.e[k] = LLVMBuildSelect(L->b, pick, b, a, "");
+	}
+	L->vals[op->results[0]->id] = t;
+}
+
+static void lower_split(Lower *L, const Op *op)
+{
+	Type in_t = op->operands[0]->type, out_t = op->results[0]->type;
+	smem_store_block(L, val(L, op->operands[0]), in_t, 0, true);
+	barrier(L);
+	int ept = ept_of(L, out_t);
+	for (int r = 0; r < 2; r++) {
+		Tile t = tile_new(L, ept);
+		for (int k = 0; k < ept && !L->failed; k++) {
+			LLVMValueRef oidx = out_t.rank ? lin_index(L, numel(out_t), k) : ci32(L, 0);
+			LLVMValueRef src = LLVMBuildOr(L->b, LLVMBuildShl(L->b, oidx, ci32(L, 1), ""), ci32(L, r), "");
+			t.e[k] = smem_load(L, in_t, 0, src);
+		}
+		L->vals[op->results[r]->id] = t;
+	}
+}
+
+/* dot with FMAs from shared memory: each output element walks K. */
+static void lower_dot(Lower *L, const Op *op)
+{
+	Type at = op->operands[0]->type, bt = op->operands[1]->type, ct = op->results[0]->type;
+	int K = at.shape[1];
+	int a_bytes = (numel(at) * type_bytes(at) + 15) & ~15;
+	smem_store_block(L, val(L, op->operands[0]), at, 0, true);
+	smem_store_block(L, val(L, op->operands[1]), bt, a_bytes, false);
+	barrier(L);
+	int ept = ept_of(L, ct);
+	Tile t = tile_new(L, ept);
+	Type acc_t = type_elem(ct);
+	bool fl = is_float(acc_t);
+	Type in_e = type_elem(at);
+	for (int k = 0; k < ept && !L->failed; k++) {
+		LLVMValueRef oidx = lin_index(L, numel(ct), k);
+		LLVMValueRef i = coord(L, ct, oidx, 0), j = coord(L, ct, oidx, 1);
+		LLVMValueRef acc = el(L, op->operands[2], k);
+		Loop lp;
+		loop_begin(L, &lp, ci32(L, 0), ci32(L, K), &acc, 1);
+		LLVMValueRef ai = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, i, ci32(L, K), ""), lp.i, "");
+		LLVMValueRef bi = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, lp.i, ci32(L, bt.shape[1]), ""), j, "");
+		LLVMValueRef x = cast(L, in_e, acc_t, smem_load(L, in_e, 0, ai), op->loc);
+		LLVMValueRef y = cast(L, in_e, acc_t, smem_load(L, in_e, a_bytes, bi), op->loc);
+		LLVMValueRef next;
+		if (fl) {
+			LLVMTypeRef ty = LLVMTypeOf(x);
+			LLVMValueRef args[3] = {x, y, lp.phis[0]};
+			next = call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
+		} else {
+			next = LLVMBuildAdd(L->b, lp.phis[0], LLVMBuildMul(L->b, x, y, ""), "");
+		}
+		loop_end(L, &lp, &next);
+		t.e[k] = lp.phis[0];
+	}
+	L->vals[op->results[0]->id] = t;
+}
+
+/* ---- axis analysis -------------------------------------------------------------------- */
+
+enum { DIV_MAX = 1 << 30 };
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+static int64_t pow2_factor(int64_t v)
+{
+	if (v == 0)
+		return DIV_MAX;
+	int64_t d = 1;
+	while (!(v & d) && d < DIV_MAX)
+		d <<= 1;
+	return d;
+}
+
+static int last_dim(Type t) { return t.rank ? t.shape[t.rank - 1] : 1; }
+
+static AxisInfo unknown(void) { return (AxisInfo){1, 1, 1}; }
+
+static AxisInfo axis_of(Lower *L, const Value *v) { return L->ax[v->id]; }
+
+static void analyze(Lower *L, const Op *op)
+{
+	if (op->n_results != 1)
+		return;
+	const Value *r = op->results[0];
+	AxisInfo a = op->n_operands > 0 ? axis_of(L, op->operands[0]) : unknown();
+	AxisInfo b = op->n_operands > 1 ? axis_of(L, op->operands[1]) : unknown();
+	AxisInfo out = unknown();
+	int last = last_dim(r->type);
+	switch (op->code) {
+	case OP_CONST:
+		out = (AxisInfo){1, is_float(r->type) ? 1 : pow2_factor(op->ival), last};
+		break;
+	case OP_ARANGE:
+		out = (AxisInfo){op->attr[1] - op->attr[0], pow2_factor(op->attr[0]), 1};
+		break;
+	case OP_SPLAT:
+		out = (AxisInfo){1, a.div, last};
+		break;
+	case OP_BROADCAST:
+	case OP_EXPAND_DIMS:
+	case OP_RESHAPE: {
+		int in_last = last_dim(op->operands[0]->type);
+		if (in_last == last)
+			out = a;
+		else if (in_last == 1)
+			out = (AxisInfo){1, a.div, last};
+		else
+			out = (AxisInfo){1, a.div, 1};
+		break;
+	}
+	case OP_ADD:
+	case OP_ADDPTR: {
+		int64_t scale = 1;
+		if (op->code == OP_ADDPTR)
+			scale = type_bytes(type_pointee(type_elem(op->operands[0]->type)));
+		out.contig = gcd64(a.contig, b.constancy) > gcd64(b.contig, a.constancy) ? gcd64(a.contig, b.constancy)
+		                                                                      : gcd64(b.contig, a.constancy);
+		out.div = gcd64(a.div, b.div * scale);
+		out.constancy = gcd64(a.constancy, b.constancy);
+		break;
+	}
+	case OP_SUB:
+		out = (AxisInfo){gcd64(a.contig, b.constancy), gcd64(a.div, b.div), gcd64(a.constancy, b.constancy)};
+		break;
+	case OP_MUL: {
+		int64_t d = a.div * b.div;
+		out = (AxisInfo){1, d > DIV_MAX || d <= 0 ? DIV_MAX : d, gcd64(a.constancy, b.constancy)};
+		break;
+	}
+	case OP_CMP:
+		/* a run of consecutive values against an aligned constant changes
+		 * the outcome only at multiples of the common divisor */
+		if (b.constancy > 1 || op->operands[1]->type.rank == 0)
+			out.constancy = gcd64(a.constancy > 1 ? a.constancy : gcd64(a.contig, gcd64(a.div, b.div)), b.constancy);
+		else
+			out.constancy = gcd64(a.constancy, b.constancy);
+		if (out.constancy < 1)
+			out.constancy = 1;
+		break;
+	case OP_AND:
+	case OP_OR:
+		out.constancy = gcd64(a.constancy, b.constancy);
+		break;
+	case OP_HINT:
+		out = a;
+		if (op->attr[0])
+			out.div = op->attr[0] * (r->type.ptr ? type_bytes(type_pointee(type_elem(r->type))) : 1);
+		if (op->attr[1])
+			out.contig = op->attr[1];
+		break;
+	case OP_CAST:
+		out = (AxisInfo){1, 1, a.constancy};
+		break;
+	default:
+		break;
+	}
+	if (out.contig > last)
+		out.contig = last;
+	if (out.constancy > last)
+		out.constancy = last;
+	if (out.contig < 1)
+		out.contig = 1;
+	L->ax[r->id] = out;
+}
+
+/* ---- memory ------------------------------------------------------------------------ */
+
+/* How many consecutive elements of a thread's chunk one access can take:
+ * at most 16 bytes, contiguous and aligned pointers, a mask that does not
+ * change across them. */
+static int access_width(Lower *L, const Value *ptr, const Value *mask, int eb)
+{
+	Type t = ptr->type;
+	if (!t.rank)
+		return 1;
+	int w = lay_vec(L, numel(t));
+	AxisInfo p = axis_of(L, ptr);
+	while (w > 1 && (p.contig % w || p.div % (w * eb) || w * eb > 16 || (mask && axis_of(L, mask).constancy % w)))
+		w /= 2;
+	return w;
+}
+
+/* The inline PTX register letter and bits for one word of an access. */
+static const char *reg_of(int bytes) { return bytes == 8 ? "l" : bytes == 4 ? "r" : "h"; }
+
+/* w elements of type et packed into `words` integers of word_bytes each. */
+static void pack(Lower *L, LLVMValueRef *elems, int w, LLVMTypeRef et, int eb, LLVMValueRef *words, int word_bytes)
+{
+	LLVMTypeRef wt = LLVMIntTypeInContext(L->c, (unsigned)word_bytes * 8);
+	if (eb == word_bytes) {
+		for (int i = 0; i < w; i++) {
+			LLVMValueRef x = elems[i];
+			if (LLVMGetTypeKind(et) == LLVMPointerTypeKind)
+				x = LLVMBuildPtrToInt(L->b, x, wt, "");
+			else if (et != wt)
+				x = LLVMBuildBitCast(L->b, x, wt, "");
+			words[i] = x;
+		}
+		return;
+	}
+	/* several narrow elements to a word */
+	LLVMTypeRef vt = LLVMVectorType(et, (unsigned)w);
+	LLVMValueRef v = LLVMGetUndef(vt);
+	for (int i = 0; i < w; i++)
+		v = LLVMBuildInsertElement(L->b, v, elems[i], ci32(L, i), "");
+	int n = w * eb / word_bytes;
+	LLVMValueRef wv = LLVMBuildBitCast(L->b, v, LLVMVectorType(wt, (unsigned)n), "");
+	for (int i = 0; i < n; i++)
+		words[i] = LLVMBuildExtractElement(L->b, wv, ci32(L, i), "");
+}
+
+static void unpack(Lower *L, LLVMValueRef *words, int word_bytes, LLVMTypeRef et, int eb, int w, LLVMValueRef *elems)
+{
+	LLVMTypeRef wt = LLVMIntTypeInContext(L->c, (unsigned)word_bytes * 8);
+	if (eb == word_bytes) {
+		for (int i = 0; i < w; i++) {
+			LLVMValueRef x = words[i];
+			if (LLVMGetTypeKind(et) == LLVMPointerTypeKind)
+				x = LLVMBuildIntToPtr(L->b, x, et, "");
+			else if (et != wt)
+				x = LLVMBuildBitCast(L->b, x, et, "");
+			elems[i] = x;
+		}
+		return;
+	}
+	int n = w * eb / word_bytes;
+	LLVMValueRef wv = LLVMGetUndef(LLVMVectorType(wt, (unsigned)n));
+	for (int i = 0; i < n; i++)
+		wv = LLVMBuildInsertElement(L->b, wv, words[i], ci32(L, i), "");
+	LLVMValueRef v = LLVMBuildBitCast(L->b, wv, LLVMVectorType(et, (unsigned)w), "");
+	for (int i = 0; i < w; i++)
+		elems[i] = LLVMBuildExtractElement(L->b, v, ci32(L, i), "");
+}
+
+static const char *cache_suffix(int64_t c)
+{
+	static const char *const s[] = {"", ".ca", ".cg", ".cs", ".cv", ".wb", ".wt"};
+	return c >= 0 && c < 7 ? s[c] : "";
+}
+
+static const char *evict_suffix(int64_t e)
+{
+	return e == EVICT_FIRST ? ".L1::evict_first" : e == EVICT_LAST ? ".L1::evict_last" : "";
+}
+
+/* One (possibly masked, vector) global load or store in inline PTX. */
+static void access_asm(Lower *L, bool store, LLVMValueRef ptr, LLVMValueRef pred, LLVMValueRef *words, int n_words,
+                       int word_bytes, LLVMValueRef *others, const Op *op, LLVMValueRef *out)
+{
+	char text[512], cons[256];
+	const char *r = reg_of(word_bytes);
+	int bits = word_bytes * 8;
+	int reg_bits = bits < 16 ? 16 : bits; /* bytes travel in 16-bit registers */
+	char vec[16] = "";
+	if (n_words > 1)
+		snprintf(vec, sizeof vec, ".v%d", n_words);
+	int pos = 0, cpos = 0;
+	LLVMValueRef args[16];
+	LLVMTypeRef arg_types[16];
+	int na = 0;
+	LLVMTypeRef wt = LLVMIntTypeInContext(L->c, (unsigned)reg_bits);
+	if (reg_bits != bits && words)
+		for (int i = 0; i < n_words; i++)
+			words[i] = LLVMBuildZExt(L->b, words[i], wt, "");
+	if (reg_bits != bits && others)
+		for (int i = 0; i < n_words; i++)
+			others[i] = LLVMBuildZExt(L->b, others[i], wt, "");
+	if (store) {
+		pos += snprintf(text + pos, sizeof text - (size_t)pos, "%sst.global%s%s%s.b%d [$0], {", pred ? "@$1 " : "",
+		                cache_suffix(op->attr[1]), evict_suffix(op->attr[2]), vec, bits);
+		cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, "l%s", pred ? ",b" : "");
+		args[na] = ptr, arg_types[na++] = L->gptr;
+		if (pred)
+			args[na] = pred, arg_types[na++] = L->i1;
+		for (int i = 0; i < n_words; i++) {
+			pos += snprintf(text + pos, sizeof text - (size_t)pos, "%s$%d", i ? ", " : "", na);
+			cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",%s", r);
+			args[na] = words[i], arg_types[na++] = wt;
+		}
+		snprintf(text + pos, sizeof text - (size_t)pos, "};");
+		LLVMTypeRef ft = LLVMFunctionType(L->vd, arg_types, (unsigned)na, 0);
+		LLVMValueRef a = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+		LLVMBuildCall2(L->b, ft, a, args, (unsigned)na, "");
+		return;
+	}
+	/* load: outputs $0..$n-1 start as `other`, then the predicated load */
+	for (int i = 0; i < n_words; i++)
+		cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, "%s=&%s", i ? "," : "", r);
+	int p_idx = n_words, pred_idx = n_words + 1, other_idx = n_words + (pred ? 2 : 1);
+	cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",l");
+	args[na] = ptr, arg_types[na++] = L->gptr;
+	if (pred) {
+		cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",b");
+		args[na] = pred, arg_types[na++] = L->i1;
+	}
+	if (others)
+		for (int i = 0; i < n_words; i++) {
+			pos += snprintf(text + pos, sizeof text - (size_t)pos, "mov.b%d $%d, $%d; ", reg_bits, i, other_idx + i);
+			cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",%s", r);
+			args[na] = others[i], arg_types[na++] = wt;
+		}
+	if (pred)
+		pos += snprintf(text + pos, sizeof text - (size_t)pos, "@$%d ", pred_idx);
+	pos += snprintf(text + pos, sizeof text - (size_t)pos, "ld.global%s%s%s.b%d {", cache_suffix(op->attr[1]),
+	                evict_suffix(op->attr[2]), vec, bits);
+	for (int i = 0; i < n_words; i++)
+		pos += snprintf(text + pos, sizeof text - (size_t)pos, "%s$%d", i ? ", " : "", i);
+	snprintf(text + pos, sizeof text - (size_t)pos, "}, [$%d];", p_idx);
+	LLVMTypeRef rt;
+	LLVMTypeRef fields[4];
+	for (int i = 0; i < n_words; i++)
+		fields[i] = wt;
+	rt = n_words == 1 ? wt : LLVMStructTypeInContext(L->c, fields, (unsigned)n_words, 0);
+	LLVMTypeRef ft = LLVMFunctionType(rt, arg_types, (unsigned)na, 0);
+	LLVMValueRef a = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+	LLVMValueRef res = LLVMBuildCall2(L->b, ft, a, args, (unsigned)na, "");
+	for (int i = 0; i < n_words; i++) {
+		out[i] = n_words == 1 ? res : LLVMBuildExtractValue(L->b, res, (unsigned)i, "");
+		if (reg_bits != bits)
+			out[i] = LLVMBuildTrunc(L->b, out[i], LLVMIntTypeInContext(L->c, (unsigned)bits), "");
+	}
+}
+
+static void lower_load_store(Lower *L, const Op *op)
+{
+	bool store = op->code == OP_STORE;
+	const Value *ptr = op->operands[0];
+	int flags = (int)op->attr[0];
+	const Value *mask = NULL, *other = NULL;
+	if (store && op->n_operands > 2)
+		mask = op->operands[2];
+	if (!store && (flags & MEMF_MASK))
+		mask = op->operands[1];
+	if (!store && (flags & MEMF_OTHER))
+		other = op->operands[2];
+	Type et = type_pointee(type_elem(ptr->type));
+	int eb = type_bytes(et);
+	LLVMTypeRef let = elem_type(L, et), mt = mem_type(L, et);
+	int n = ept_of(L, ptr->type);
+	int w = access_width(L, ptr, mask, eb);
+	int total = w * eb;
+	int word_bytes = total >= 4 ? (total >= 8 && eb == 8 ? 8 : 4) : total;
+	int n_words = total / word_bytes;
+	Tile res = store ? (Tile){0} : tile_new(L, n);
+	bool replicated = ptr->type.rank && L->T * lay_vec(L, numel(ptr->type)) > numel(ptr->type);
+	for (int k = 0; k < n && !L->failed; k += w) {
+		LLVMValueRef pred = mask ? el(L, mask, k) : NULL;
+		if (store && replicated) { /* one owner stores each element */
+			LLVMValueRef own = owner(L, numel(ptr->type));
+			pred = pred ? LLVMBuildAnd(L->b, pred, own, "") : own;
+		}
+		LLVMValueRef elems[16], words[16], others[16];
+		if (store) {
+			for (int i = 0; i < w; i++)
+				elems[i] = to_mem(L, et, el(L, op->operands[1], k + i));
+			pack(L, elems, w, mt, eb, words, word_bytes);
+			access_asm(L, true, el(L, ptr, k), pred, words, n_words, word_bytes, NULL, op, NULL);
+			continue;
+		}
+		bool has_other = other != NULL;
+		if (has_other) {
+			for (int i = 0; i < w; i++)
+				elems[i] = to_mem(L, et, el(L, other, k + i));
+			pack(L, elems, w, mt, eb, others, word_bytes);
+		} else if (pred) {
+			for (int i = 0; i < n_words; i++)
+				others[i] = LLVMConstInt(LLVMIntTypeInContext(L->c, (unsigned)word_bytes * 8), 0, 0);
+			has_other = true;
+		}
+		access_asm(L, false, el(L, ptr, k), pred, NULL, n_words, word_bytes, has_other ? others : NULL, op, words);
+		unpack(L, words, word_bytes, mt, eb, w, elems);
+		for (int i = 0; i < w; i++)
+			res.e[k + i] = from_mem(L, et, elems[i]);
+		(void)let;
+	}
+	if (!store)
+		L->vals[op->results[0]->id] = res;
+}
+
+static void lower_atomic(Lower *L, const Op *op)
+{
+	const Value *ptr = op->operands[0];
+	Type et = type_pointee(type_elem(ptr->type));
+	int n = ept_of(L, ptr->type);
+	bool cas = op->code == OP_ATOMIC_CAS;
+	const Value *mask = !cas && (op->attr[3] & MEMF_MASK) ? op->operands[2] : NULL;
+	Tile res = tile_new(L, n);
+	static const LLVMAtomicRMWBinOp int_ops[] = {LLVMAtomicRMWBinOpAdd, LLVMAtomicRMWBinOpMax, LLVMAtomicRMWBinOpMin,
+	                                             LLVMAtomicRMWBinOpAnd, LLVMAtomicRMWBinOpOr, LLVMAtomicRMWBinOpXor,
+	                                             LLVMAtomicRMWBinOpXchg};
+	LLVMAtomicOrdering ord = op->attr[1] == SEM_RELAXED ? LLVMAtomicOrderingMonotonic
+	                         : op->attr[1] == SEM_ACQUIRE ? LLVMAtomicOrderingAcquire
+	                         : op->attr[1] == SEM_RELEASE ? LLVMAtomicOrderingRelease
+	                                                      : LLVMAtomicOrderingAcquireRelease;
+	bool replicated = ptr->type.rank && L->T * lay_vec(L, numel(ptr->type)) > numel(ptr->type);
+	for (int k = 0; k < n && !L->failed; k++) {
+		LLVMValueRef pred = mask ? el(L, mask, k) : NULL;
+		if (replicated || !ptr->type.rank) { /* each element once: its owner (thread 0 for a scalar) */
+			LLVMValueRef own = ptr->type.rank ? owner(L, numel(ptr->type))
+			                                  : LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), "");
+			pred = pred ? LLVMBuildAnd(L->b, pred, own, "") : own;
+		}
+		LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b), doit = NULL, done = NULL;
+		if (pred) {
+			doit = LLVMAppendBasicBlockInContext(L->c, L->fn, "atom");
+			done = LLVMAppendBasicBlockInContext(L->c, L->fn, "atom.done");
+			LLVMBuildCondBr(L->b, pred, doit, done);
+			LLVMPositionBuilderAtEnd(L->b, doit);
+		}
+		LLVMValueRef r;
+		if (cas) {
+			r = LLVMBuildAtomicCmpXchg(L->b, el(L, ptr, k), el(L, op->operands[1], k), el(L, op->operands[2], k), ord,
+			                           LLVMAtomicOrderingMonotonic, 0);
+			r = LLVMBuildExtractValue(L->b, r, 0, "");
+		} else {
+			LLVMAtomicRMWBinOp bop = int_ops[op->attr[0]];
+			if (is_float(et))
+				bop = op->attr[0] == ATOM_ADD ? LLVMAtomicRMWBinOpFAdd : op->attr[0] == ATOM_MAX ? LLVMAtomicRMWBinOpFMax
+				    : op->attr[0] == ATOM_MIN ? LLVMAtomicRMWBinOpFMin : LLVMAtomicRMWBinOpXchg;
+			else if (!is_signed(et) && (op->attr[0] == ATOM_MAX || op->attr[0] == ATOM_MIN))
+				bop = op->attr[0] == ATOM_MAX ? LLVMAtomicRMWBinOpUMax : LLVMAtomicRMWBinOpUMin;
+			r = LLVMBuildAtomicRMW(L->b, bop, el(L, ptr, k), el(L, op->operands[1], k), ord, 0);
+		}
+		if (pred) {
+			LLVMBuildBr(L->b, done);
+			LLVMPositionBuilderAtEnd(L->b, done);
+			LLVMValueRef phi = LLVMBuildPhi(L->b, LLVMTypeOf(r), "");
+			LLVMValueRef und = LLVMGetUndef(LLVMTypeOf(r));
+			LLVMAddIncoming(phi, &r, &doit, 1);
+			LLVMAddIncoming(phi, &und, &pre, 1);
+			r = phi;
+		}
+		res.e[k] = r;
+	}
+	if (!ptr->type.rank || replicated) {
+		/* only owners hold the old values: share them through shared memory */
+		Type rt = op->results[0]->type;
+		if (!rt.rank) {
+			need_smem(L, 8);
+			barrier(L);
+			LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(L->c, L->fn, "t0");
+			LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "t0.done");
+			LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), ""), wb, done);
+			LLVMPositionBuilderAtEnd(L->b, wb);
+			LLVMBuildStore(L->b, to_mem(L, rt, res.e[0]), smem_at(L, mem_type(L, rt), 0, ci32(L, 0)));
+			LLVMBuildBr(L->b, done);
+			LLVMPositionBuilderAtEnd(L->b, done);
+			barrier(L);
+			res.e[0] = smem_load(L, rt, 0, ci32(L, 0));
+		} else {
+			smem_store_block(L, &res, rt, 0, true);
+			barrier(L);
+			for (int k = 0; k < n; k++)
+				res.e[k] = smem_load(L, rt, 0, lin_index(L, numel(rt), k));
+		}
+	}
+	L->vals[op->results[0]->id] = res;
+}
+
+/* ---- control flow ------------------------------------------------------------------ */
+
+/* Phis for the elements of a region's arguments, fed from `from` with init. */
+static void make_phis(Lower *L, const Region *r, const Value *const *init, LLVMBasicBlockRef from, Tile *phis)
+{
+	for (int i = 0; i < r->n_args; i++) {
+		const Value *a = r->args[i];
+		int n = ept_of(L, a->type);
+		phis[i] = tile_new(L, n);
+		for (int k = 0; k < n && !L->failed; k++) {
+			LLVMValueRef in = el(L, init[i], k);
+			phis[i].e[k] = LLVMBuildPhi(L->b, elem_type(L, a->type), "");
+			LLVMAddIncoming(phis[i].e[k], &in, &from, 1);
+		}
+		L->vals[a->id] = phis[i];
+	}
+}
+
+static void add_incoming(Lower *L, Tile *phis, int n, const Value *const *vals, LLVMBasicBlockRef from)
+{
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < phis[i].n; k++) {
+			LLVMValueRef v = el(L, vals[i], k);
+			LLVMAddIncoming(phis[i].e[k], &v, &from, 1);
+		}
+}
+
+static void lower_for(Lower *L, const Op *op)
+{
+	const Region *body = &op->regions[0];
+	int nc = op->n_results;
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b);
+	LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(L->c, L->fn, "for");
+	LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.body");
+	LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.end");
+	LLVMBuildBr(L->b, head);
+	LLVMPositionBuilderAtEnd(L->b, head);
+	const Value *init[1 + 64];
+	if (nc > 64) {
+		fail(L, op->loc, "%s", "a loop carrying more than 64 values");
+		return;
+	}
+	init[0] = op->operands[0];
+	for (int i = 0; i < nc; i++)
+		init[1 + i] = op->operands[3 + i];
+	Tile phis[1 + 64];
+	make_phis(L, body, init, pre, phis);
+	if (L->failed)
+		return;
+	LLVMValueRef iv = phis[0].e[0];
+	bool sgn = is_signed(body->args[0]->type);
+	LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, sgn ? LLVMIntSLT : LLVMIntULT, iv, el(L, op->operands[1], 0), ""), bb,
+	                exit);
+	LLVMPositionBuilderAtEnd(L->b, bb);
+	lower_region(L, body);
+	if (L->failed)
+		return;
+	const Op *y = terminator(body);
+	LLVMValueRef next = LLVMBuildAdd(L->b, iv, el(L, op->operands[2], 0), "");
+	LLVMBasicBlockRef end = LLVMGetInsertBlock(L->b);
+	LLVMAddIncoming(iv, &next, &end, 1);
+	add_incoming(L, phis + 1, nc, (const Value *const *)y->operands, end);
+	LLVMBuildBr(L->b, head);
+	LLVMPositionBuilderAtEnd(L->b, exit);
+	for (int i = 0; i < nc; i++)
+		L->vals[op->results[i]->id] = phis[1 + i];
+}
+
+static void lower_if(Lower *L, const Op *op)
+{
+	LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(L->c, L->fn, "then");
+	LLVMBasicBlockRef eb = LLVMAppendBasicBlockInContext(L->c, L->fn, "else");
+	LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(L->c, L->fn, "endif");
+	LLVMBuildCondBr(L->b, el(L, op->operands[0], 0), tb, eb);
+	LLVMBasicBlockRef ends[2];
+	const Op *ys[2];
+	LLVMBasicBlockRef starts[2] = {tb, eb};
+	for (int r = 0; r < 2; r++) {
+		LLVMPositionBuilderAtEnd(L->b, starts[r]);
+		lower_region(L, &op->regions[r]);
+		if (L->failed)
+			return;
+		ys[r] = terminator(&op->regions[r]);
+		ends[r] = LLVMGetInsertBlock(L->b);
+		LLVMBuildBr(L->b, merge);
+	}
+	LLVMPositionBuilderAtEnd(L->b, merge);
+	for (int i = 0; i < op->n_results; i++) {
+		const Value *res = op->results[i];
+		int n = ept_of(L, res->type);
+		Tile t = tile_new(L, n);
+		for (int k = 0; k < n && !L->failed; k++) {
+			t.e[k] = LLVMBuildPhi(L->b, elem_type(L, res->type), "");
+			LLVMValueRef in[2] = {el(L, ys[0]->operands[i], k), el(L, ys[1]->operands[i], k)};
+			LLVMAddIncoming(t.e[k], in, ends, 2);
+		}
+		L->vals[res->id] = t;
+	}
+}
+
+static void lower_while(Lower *L, const Op *op)
+{
+	const Region *before = &op->regions[0], *after = &op->regions[1];
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b);
+	LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(L->c, L->fn, "while");
+	LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "while.body");
+	LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(L->c, L->fn, "while.end");
+	LLVMBuildBr(L->b, head);
+	LLVMPositionBuilderAtEnd(L->b, head);
+	int n = before->n_args;
+	if (n > 64) {
+		fail(L, op->loc, "%s", "a loop carrying more than 64 values");
+		return;
+	}
+	Tile phis[64];
+	make_phis(L, before, (const Value *const *)op->operands, pre, phis);
+	lower_region(L, before);
+	if (L->failed)
+		return;
+	const Op *cond = terminator(before);
+	LLVMBuildCondBr(L->b, el(L, cond->operands[0], 0), bb, exit);
+	LLVMPositionBuilderAtEnd(L->b, bb);
+	for (int i = 0; i < after->n_args; i++)
+		L->vals[after->args[i]->id] = *val(L, cond->operands[1 + i]);
+	lower_region(L, after);
+	if (L->failed)
+		return;
+	const Op *y = terminator(after);
+	LLVMBasicBlockRef end = LLVMGetInsertBlock(L->b);
+	add_incoming(L, phis, n, (const Value *const *)y->operands, end);
+	LLVMBuildBr(L->b, head);
+	LLVMPositionBuilderAtEnd(L->b, exit);
+	for (int i = 0; i < op->n_results; i++)
+		L->vals[op->results[i]->id] = *val(L, cond->operands[1 + i]);
+}
+
+/* ---- philox ---------------------------------------------------------------------------- */
+
+static void lower_philox(Lower *L, const Op *op)
+{
+	int n = ept_of(L, op->results[0]->type);
+	Tile out[4];
+	for (int i = 0; i < 4; i++)
+		out[i] = tile_new(L, n);
+	LLVMValueRef seed = el(L, op->operands[0], 0);
+	LLVMValueRef k0 = LLVMBuildTrunc(L->b, seed, L->i32, "");
+	LLVMValueRef k1 = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, seed, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
+	for (int k = 0; k < n && !L->failed; k++) {
+		LLVMValueRef c[4] = {el(L, op->operands[1], k), ci32(L, 0), ci32(L, 0), ci32(L, 0)};
+		LLVMValueRef key0 = k0, key1 = k1;
+		for (int r = 0; r < op->attr[0]; r++) {
+			LLVMValueRef p0 = LLVMBuildMul(L->b, LLVMBuildZExt(L->b, c[0], L->i64, ""), LLVMConstInt(L->i64, 0xD2511F53u, 0), "");
+			LLVMValueRef p1 = LLVMBuildMul(L->b, LLVMBuildZExt(L->b, c[2], L->i64, ""), LLVMConstInt(L->i64, 0xCD9E8D57u, 0), "");
+			LLVMValueRef hi0 = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, p0, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
+			LLVMValueRef lo0 = LLVMBuildTrunc(L->b, p0, L->i32, "");
+			LLVMValueRef hi1 = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, p1, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
+			LLVMValueRef lo1 = LLVMBuildTrunc(L->b, p1, L->i32, "");
+			LLVMValueRef n0 = LLVMBuildXor(L->b, LLVMBuildXor(L->b, hi1, c[1], ""), key0, "");
+			LLVMValueRef n2 = LLVMBuildXor(L->b, LLVMBuildXor(L->b, hi0, c[3], ""), key1, "");
+			c[0] = n0;
+			c[1] = lo1;
+			c[2] = n2;
+			c[3] = lo0;
+			key0 = LLVMBuildAdd(L->b, key0, LLVMConstInt(L->i32, 0x9E3779B9u, 0), "");
+			key1 = LLVMBuildAdd(L->b, key1, LLVMConstInt(L->i32, 0xBB67AE85u, 0), "");
+		}
+		for (int i = 0; i < 4; i++)
+			out[i].e[k] = c[i];
+	}
+	for (int i = 0; i < 4; i++)
+		L->vals[op->results[i]->id] = out[i];
+}
+
+/* ---- the op dispatch ------------------------------------------------------------------ */
+
+static void lower_op(Lower *L, const Op *op)
+{
+	const Value *res = op->n_results ? op->results[0] : NULL;
+	Type rt = res ? res->type : type_scalar(SK_I32);
+	int n = ept_of(L, rt);
+	int flags = op_flags(op->code);
+	if (flags & OPF_ELEMWISE) {
+		Tile t = tile_new(L, n);
+		Type in_t = op->n_operands ? type_elem(op->operands[0]->type) : rt;
+		for (int k = 0; k < n && !L->failed; k++) {
+			LLVMValueRef a = op->n_operands > 0 ? el(L, op->operands[0], k) : NULL;
+			LLVMValueRef b = op->n_operands > 1 ? el(L, op->operands[1], k) : NULL;
+			LLVMValueRef r = NULL;
+			switch (op->code) {
+			case OP_CMP: r = compare(L, (CmpPred)op->attr[0], in_t, a, b); break;
+			case OP_SELECT: r = LLVMBuildSelect(L->b, a, b, el(L, op->operands[2], k), ""); break;
+			case OP_NEG: r = is_float(in_t) ? LLVMBuildFNeg(L->b, a, "") : LLVMBuildNeg(L->b, a, ""); break;
+			case OP_NOT: r = LLVMBuildNot(L->b, a, ""); break;
+			case OP_ABS:
+				if (is_float(in_t)) {
+					LLVMTypeRef ty = LLVMTypeOf(a);
+					r = call_intrinsic(L, "llvm.fabs", &ty, 1, &a, 1);
+				} else {
+					LLVMTypeRef ty = LLVMTypeOf(a);
+					LLVMValueRef args[2] = {a, LLVMConstInt(L->i1, 0, 0)};
+					r = call_intrinsic(L, "llvm.abs", &ty, 1, args, 2);
+				}
+				break;
+			case OP_FMA: {
+				LLVMTypeRef ty = LLVMTypeOf(a);
+				LLVMValueRef args[3] = {a, b, el(L, op->operands[2], k)};
+				r = call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
+				break;
+			}
+			case OP_MATH: r = math(L, (MathFn)op->attr[0], in_t, a, op->loc); break;
+			case OP_UMULHI: {
+				LLVMTypeRef wide = in_t.scalar == SK_I64 || in_t.scalar == SK_U64 ? LLVMInt128TypeInContext(L->c) : L->i64;
+				bool sg = is_signed(in_t);
+				LLVMValueRef x = sg ? LLVMBuildSExt(L->b, a, wide, "") : LLVMBuildZExt(L->b, a, wide, "");
+				LLVMValueRef y = sg ? LLVMBuildSExt(L->b, b, wide, "") : LLVMBuildZExt(L->b, b, wide, "");
+				unsigned bits = LLVMGetIntTypeWidth(LLVMTypeOf(a));
+				r = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, LLVMBuildMul(L->b, x, y, ""), LLVMConstInt(wide, bits, 0), ""),
+				                   LLVMTypeOf(a), "");
+				break;
+			}
+			case OP_ADDPTR: {
+				LLVMTypeRef pt = mem_type(L, type_pointee(type_elem(op->operands[0]->type)));
+				r = LLVMBuildGEP2(L->b, pt, a, &b, 1, "");
+				break;
+			}
+			case OP_CAST: r = cast(L, in_t, type_elem(rt), a, op->loc); break;
+			case OP_BITCAST: {
+				LLVMTypeRef to = elem_type(L, type_elem(rt));
+				if (LLVMGetTypeKind(to) == LLVMPointerTypeKind || LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMPointerTypeKind)
+					r = LLVMGetTypeKind(to) == LLVMPointerTypeKind
+					        ? (LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMPointerTypeKind ? a : LLVMBuildIntToPtr(L->b, a, to, ""))
+					        : LLVMBuildPtrToInt(L->b, a, to, "");
+				else
+					r = LLVMBuildBitCast(L->b, a, to, "");
+				break;
+			}
+			case OP_PTR_TO_INT: r = LLVMBuildPtrToInt(L->b, a, elem_type(L, type_elem(rt)), ""); break;
+			case OP_INT_TO_PTR: r = LLVMBuildIntToPtr(L->b, a, L->gptr, ""); break;
+			default: r = binary(L, op->code, in_t, a, b, op->attr[0]); break;
+			}
+			if (!r) {
+				fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));
+				return;
+			}
+			t.e[k] = r;
+		}
+		L->vals[res->id] = t;
+		analyze(L, op);
+		return;
+	}
+	switch (op->code) {
+	case OP_CONST: {
+		Tile t = tile_new(L, 1);
+		if (!L->failed)
+			t.e[0] = const_elem(L, op, type_elem(rt));
+		L->vals[res->id] = t;
+		break;
+	}
+	case OP_ARANGE: {
+		Tile t = tile_new(L, n);
+		for (int k = 0; k < n && !L->failed; k++)
+			t.e[k] = LLVMBuildAdd(L->b, lin_index(L, numel(rt), k), ci32(L, op->attr[0]), "");
+		L->vals[res->id] = t;
+		break;
+	}
+	case OP_PROGRAM_ID:
+	case OP_NUM_PROGRAMS: {
+		static const char *const ids[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
+		                                   "llvm.nvvm.read.ptx.sreg.ctaid.z"};
+		static const char *const ns[3] = {"llvm.nvvm.read.ptx.sreg.nctaid.x", "llvm.nvvm.read.ptx.sreg.nctaid.y",
+		                                  "llvm.nvvm.read.ptx.sreg.nctaid.z"};
+		Tile t = tile_new(L, 1);
+		if (!L->failed)
+			t.e[0] = sreg(L, (op->code == OP_PROGRAM_ID ? ids : ns)[op->attr[0]]);
+		L->vals[res->id] = t;
+		break;
+	}
+	case OP_SPLAT:
+	case OP_RESHAPE:
+	case OP_EXPAND_DIMS:
+	case OP_HINT: {
+		/* same elements, same threads (splat: a uniform scalar) */
+		Tile *in = val(L, op->operands[0]);
+		Tile t = tile_new(L, n);
+		for (int k = 0; k < n && !L->failed; k++)
+			t.e[k] = in->n == 1 ? in->e[0] : in->e[k];
+		L->vals[res->id] = t;
+		break;
+	}
+	case OP_BROADCAST:
+	case OP_TRANS:
+	case OP_CAT:
+	case OP_JOIN:
+		lower_shape(L, op);
+		break;
+	case OP_SPLIT:
+		lower_split(L, op);
+		break;
+	case OP_LOAD:
+	case OP_STORE:
+		lower_load_store(L, op);
+		break;
+	case OP_ATOMIC_RMW:
+	case OP_ATOMIC_CAS:
+		lower_atomic(L, op);
+		break;
+	case OP_REDUCE:
+	case OP_SCAN:
+		lower_reduce(L, op);
+		break;
+	case OP_DOT:
+		lower_dot(L, op);
+		break;
+	case OP_PHILOX:
+		lower_philox(L, op);
+		break;
+	case OP_FOR:
+		lower_for(L, op);
+		break;
+	case OP_IF:
+		lower_if(L, op);
+		break;
+	case OP_WHILE:
+		lower_while(L, op);
+		break;
+	case OP_YIELD:
+	case OP_CONDITION:
+		break;
+	case OP_RETURN:
+		LLVMBuildRetVoid(L->b);
+		break;
+	case OP_PRINT:
+	case OP_ASSERT:
+		/* device print and assert come with the vprintf and __assertfail calls; until then they are no-ops on the GPU */
+		break;
+	default:
+		fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));
+		break;
+	}
+	if (res)
+		analyze(L, op);
+}
+
+static void lower_region(Lower *L, const Region *r)
+{
+	for (const Op *op = r->first; op && !L->failed; op = op->next)
+		lower_op(L, op);
+}
+
+/* ---- the kernel ----------------------------------------------------------------------------- */
+
+/* How a runtime parameter is passed: pointers as global pointers, integers
+ * narrower than 32 bits as 32-bit, f16 and bf16 as their 16 bits. */
+static LLVMTypeRef param_type(Lower *L, Type t)
+{
+	if (t.ptr)
+		return L->gptr;
+	switch ((ScalarKind)t.scalar) {
+	case SK_I64: case SK_U64: return L->i64;
+	case SK_F16: case SK_BF16: return L->i16;
+	case SK_F32: return L->f32;
+	case SK_F64: return L->f64;
+	default: return L->i32;
+	}
+}
+
+static void add_annotation(Lower *L, const char *key, int value)
+{
+	LLVMValueRef md[3] = {L->fn, LLVMMDStringInContext(L->c, key, (unsigned)strlen(key)), ci32(L, value)};
+	LLVMAddNamedMetadataOperand(L->m, "nvvm.annotations", LLVMMDNodeInContext(L->c, md, 3));
+}
+
+bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag)
+{
+	Lower L = {.f = f, .diag = diag, .c = ctx, .T = 32 * f->num_warps};
+	L.m = LLVMModuleCreateWithNameInContext(f->name, ctx);
+	L.b = LLVMCreateBuilderInContext(ctx);
+	L.i1 = LLVMInt1TypeInContext(ctx);
+	L.i8 = LLVMInt8TypeInContext(ctx);
+	L.i16 = LLVMInt16TypeInContext(ctx);
+	L.i32 = LLVMInt32TypeInContext(ctx);
+	L.i64 = LLVMInt64TypeInContext(ctx);
+	L.f16 = LLVMHalfTypeInContext(ctx);
+	L.bf16 = LLVMBFloatTypeInContext(ctx);
+	L.f32 = LLVMFloatTypeInContext(ctx);
+	L.f64 = LLVMDoubleTypeInContext(ctx);
+	L.gptr = LLVMPointerTypeInContext(ctx, 1);
+	L.sptr = LLVMPointerTypeInContext(ctx, 3);
+	L.vd = LLVMVoidTypeInContext(ctx);
+	L.vals = calloc((size_t)(f->n_values ? f->n_values : 1), sizeof *L.vals);
+	L.ax = calloc((size_t)(f->n_values ? f->n_values : 1), sizeof *L.ax);
+	LLVMTypeRef params[256];
+	int np = 0;
+	for (int i = 0; i < f->n_params; i++)
+		if (f->params[i].value && np < 256)
+			params[np++] = param_type(&L, f->params[i].type);
+	bool ok = L.vals && L.ax && np < 256;
+	if (ok) {
+		LLVMTypeRef ft = LLVMFunctionType(L.vd, params, (unsigned)np, 0);
+		L.fn = LLVMAddFunction(L.m, f->name, ft);
+		add_annotation(&L, "kernel", 1);
+		add_annotation(&L, "maxntidx", L.T);
+		LLVMValueRef smem = LLVMAddGlobalInAddressSpace(L.m, LLVMArrayType(L.i8, 0), "blk_smem", 3);
+		LLVMSetLinkage(smem, LLVMExternalLinkage);
+		LLVMSetAlignment(smem, 16);
+		L.smem = smem;
+		LLVMPositionBuilderAtEnd(L.b, LLVMAppendBasicBlockInContext(ctx, L.fn, "entry"));
+		L.tid = sreg(&L, "llvm.nvvm.read.ptx.sreg.tid.x");
+		for (int i = 0, a = 0; i < f->n_params && !L.failed; i++) {
+			const IrParam *p = &f->params[i];
+			if (!p->value)
+				continue;
+			LLVMValueRef v = LLVMGetParam(L.fn, (unsigned)a++);
+			Type t = p->type;
+			if (!t.ptr && (t.scalar == SK_F16 || t.scalar == SK_BF16))
+				v = LLVMBuildBitCast(L.b, v, elem_type(&L, t), "");
+			else if (!t.ptr && LLVMTypeOf(v) != elem_type(&L, t))
+				v = LLVMBuildTrunc(L.b, v, elem_type(&L, t), "");
+			Tile tl = tile_new(&L, 1);
+			if (L.failed)
+				break;
+			tl.e[0] = v;
+			L.vals[p->value->id] = tl;
+			/* specialization: what the runtime promises about this argument */
+			L.ax[p->value->id] = (AxisInfo){1, p->divisibility > 0 ? p->divisibility : 1, 1};
+		}
+		lower_region(&L, &f->body);
+		ok = !L.failed;
+	} else {
+		diag_plain(diag, DIAG_ERROR, "out of memory lowering '%s'", f->name);
+	}
+	arena_free(&L.arena);
+	free(L.vals);
+	free(L.ax);
+	LLVMDisposeBuilder(L.b);
+	if (!ok) {
+		LLVMDisposeModule(L.m);
+		return false;
+	}
+	*out = L.m;
+	*shared_bytes = L.smem_bytes;
+	return true;
+}
+
+bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes, Diag *diag)
+{
+	*ptx = NULL;
+	if (!llvm_ptx_isa_version(arch)) {
+		diag_plain(diag, DIAG_ERROR, "unknown GPU target '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a ...)", arch);
+		return false;
+	}
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMModuleRef m;
+	bool ok = gpu_lower_llvm(f, ctx, &m, shared_bytes, diag);
+	if (ok) {
+		char *err = NULL;
+		ok = llvm_emit_ptx(m, arch, 3, ptx, ptx_len, &err);
+		if (!ok)
+			diag_plain(diag, DIAG_ERROR, "kernel '%s': %s", f->name, err ? err : "PTX emission failed");
+		free(err);
+		LLVMDisposeModule(m);
+	}
+	LLVMContextDispose(ctx);
+	return ok;
+}
+
+BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
+                          Diag *diag)
+{
+	if (!llvm_ir)
+		return gpu_compile_ptx(f, arch, text, len, shared_bytes, diag);
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMModuleRef m;
+	bool ok = gpu_lower_llvm(f, ctx, &m, shared_bytes, diag);
+	if (ok) {
+		char *s = LLVMPrintModuleToString(m);
+		*text = s ? strdup(s) : NULL;
+		*len = *text ? strlen(*text) : 0;
+		LLVMDisposeMessage(s);
+		LLVMDisposeModule(m);
+		ok = *text != NULL;
+	}
+	LLVMContextDispose(ctx);
+	return ok;
+}

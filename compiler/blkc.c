@@ -31,6 +31,7 @@ typedef struct Options {
 	const char *stdlib_dir;
 	bool locations;         /* --locations: loc(LINE:COL) in printed IR */
 	const char *arch;       /* --arch */
+	const char *assume;     /* --assume=NAME:DIV,... */
 } Options;
 
 static void usage(FILE *f)
@@ -49,6 +50,9 @@ static void usage(FILE *f)
 	      "                         llvm    the LLVM IR the GPU back end makes of it\n"
 	      "                         ptx     PTX assembly for --arch\n"
 	      "      --arch=SM        GPU target: sm_80, sm_86, sm_89, sm_90 (default), sm_90a\n"
+	      "      --assume=NAME:N[,NAME:N...]\n"
+	      "                       specialize: argument NAME is a multiple of N (a pointer:\n"
+	      "                       aligned to N bytes), as the JIT does for 16\n"
 	      "  -o, --output=FILE    write the output to FILE instead of standard output\n"
 	      "  -I, --include=DIR    add DIR to the import search path\n"
 	      "  -D, --define=NAME=VALUE\n"
@@ -108,6 +112,38 @@ static int const_values(const Options *opt, const AutotuneSpec *at, int config, 
 	return n;
 }
 
+/* --assume=x:16,n:16 sets what specialization would promise. */
+static bool apply_assumptions(IrFunc *f, const char *spec, Diag *diag)
+{
+	const char *p = spec;
+	while (*p) {
+		const char *colon = strchr(p, ':');
+		const char *comma = strchr(p, ',');
+		if (!comma)
+			comma = p + strlen(p);
+		char *end;
+		long long div = colon && colon < comma ? strtoll(colon + 1, &end, 10) : 0;
+		if (!colon || colon > comma || div <= 0 || (div & (div - 1)) || end != comma) {
+			diag_plain(diag, DIAG_ERROR, "--assume expects NAME:N with N a power of two, got '%.*s'", (int)(comma - p), p);
+			return false;
+		}
+		bool found = false;
+		for (int i = 0; i < f->n_params; i++)
+			if (f->params[i].value && strlen(f->params[i].name) == (size_t)(colon - p) &&
+			    strncmp(f->params[i].name, p, (size_t)(colon - p)) == 0) {
+				f->params[i].divisibility = div;
+				found = true;
+			}
+		if (!found) {
+			diag_plain(diag, DIAG_ERROR, "--assume: kernel '%s' has no runtime parameter '%.*s'", f->name,
+			           (int)(colon - p), p);
+			return false;
+		}
+		p = *comma ? comma + 1 : comma;
+	}
+	return true;
+}
+
 /* Generates, verifies and optimizes one kernel for each of its configs
  * (only the first when printing). Returns false on an error. */
 static bool compile_kernel(const Options *opt, Module *m, Node *k, Diag *diag, Arena *arena, StrBuf *text)
@@ -129,6 +165,8 @@ static bool compile_kernel(const Options *opt, Module *m, Node *k, Diag *diag, A
 				diag_note(diag, k->span, "while compiling '%s' with autotune config %d", k->name, c + 1);
 			return false;
 		}
+		if (opt->assume && !apply_assumptions(f, opt->assume, diag))
+			return false;
 		const char *pipeline = opt->passes && strcmp(opt->passes, "none") == 0 ? "" : opt->passes;
 		ok = ir_run_passes(f, pipeline, opt->dump_after, text, diag);
 		if (ok && opt->emit == EMIT_IR) {
@@ -677,7 +715,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "run") == 0)
 		return run_main(argc - 1, argv + 1);
 
-	enum { OPT_EMIT = 256, OPT_COLOR, OPT_MAX_ERRORS, OPT_PASSES, OPT_DUMP_AFTER, OPT_LOCATIONS, OPT_ARCH };
+	enum { OPT_EMIT = 256, OPT_COLOR, OPT_MAX_ERRORS, OPT_PASSES, OPT_DUMP_AFTER, OPT_LOCATIONS, OPT_ARCH, OPT_ASSUME };
 	static const struct option longopts[] = {
 		{"emit", required_argument, NULL, OPT_EMIT},
 		{"output", required_argument, NULL, 'o'},
@@ -690,6 +728,7 @@ int main(int argc, char **argv)
 		{"dump-after", required_argument, NULL, OPT_DUMP_AFTER},
 		{"locations", no_argument, NULL, OPT_LOCATIONS},
 		{"arch", required_argument, NULL, OPT_ARCH},
+		{"assume", required_argument, NULL, OPT_ASSUME},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0, 0, 0, 0},
@@ -747,6 +786,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_ARCH:
 			opt.arch = optarg;
+			break;
+		case OPT_ASSUME:
+			opt.assume = optarg;
 			break;
 		case OPT_COLOR:
 			if (strcmp(optarg, "auto") == 0)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# tests/ptx: the GPU back end without a GPU.
+#  - every example compiles to PTX for sm_80 and sm_90, and ptxas (where it is
+#    on PATH or in /usr/local/cuda/bin) accepts it;
+#  - patterns pin the code generation facts that matter: vector add's memory
+#    accesses are 16 bytes wide once its arguments are specialized, softmax
+#    reduces across a warp with shfl.sync.bfly, no example spills to local
+#    memory.
+# usage: tests/ptx/run.sh BUILD_DIR
+set -u
+build=${1:-build}
+cd "$(dirname "$0")/../.." || exit 1
+blkc=$build/blkc
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1${2:+: $2}"; fail=$((fail + 1)); }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ptxas=$(command -v ptxas || { [ -x /usr/local/cuda/bin/ptxas ] && echo /usr/local/cuda/bin/ptxas; })
+[ -n "$ptxas" ] || echo "note: no ptxas here; PTX is emitted and pattern-checked but not assembled"
+
+for tile in examples/*.tile; do
+	name=$(basename "$tile" .tile)
+	for arch in sm_80 sm_90; do
+		out=$tmp/$name.$arch.ptx
+		if ! "$blkc" --emit=ptx --arch=$arch "$tile" -o "$out" 2>"$tmp/err"; then
+			bad "$name $arch: blkc" "$(head -3 "$tmp/err")"
+			continue
+		fi
+		if grep -qE '(ld|st)\.local' "$out"; then
+			bad "$name $arch: no local memory" "$(grep -cE '(ld|st)\.local' "$out") local accesses"
+			continue
+		fi
+		if [ -n "$ptxas" ]; then
+			if "$ptxas" -arch=$arch "$out" -o "$tmp/$name.cubin" 2>"$tmp/err"; then
+				ok "$name $arch: ptxas accepts it"
+			else
+				bad "$name $arch: ptxas" "$(head -3 "$tmp/err")"
+			fi
+		else
+			ok "$name $arch: PTX emitted, no local memory"
+		fi
+	done
+done
+
+# vector add, specialized as the JIT does (16-byte aligned pointers, n % 16 == 0):
+# every global access of the main path is a 16-byte vector
+va=$tmp/va.ptx
+if "$blkc" --emit=ptx --assume=x:16,y:16,out:16,n:16 examples/vector_add.tile -o "$va"; then
+	loads=$(grep -c 'ld\.global' "$va")
+	v4=$(grep -c 'ld\.global\.v4\.b32' "$va")
+	stores=$(grep -c 'st\.global' "$va")
+	sv4=$(grep -c 'st\.global\.v4\.b32' "$va")
+	[ "$loads" -gt 0 ] && [ "$loads" = "$v4" ] && ok "vector_add: all $loads global loads are ld.global.v4.b32" ||
+		bad "vector_add: 16-byte loads" "$v4 of $loads loads are v4"
+	[ "$stores" -gt 0 ] && [ "$stores" = "$sv4" ] && ok "vector_add: all $stores global stores are st.global.v4.b32" ||
+		bad "vector_add: 16-byte stores" "$sv4 of $stores stores are v4"
+else
+	bad "vector_add: specialized PTX"
+fi
+# without the promise, no vector access may be assumed
+if "$blkc" --emit=ptx examples/vector_add.tile -o "$va" && ! grep -q 'ld\.global\.v' "$va"; then
+	ok "vector_add: unspecialized accesses stay scalar"
+else
+	bad "vector_add: unspecialized accesses stay scalar"
+fi
+sm=$tmp/softmax.ptx
+if "$blkc" --emit=ptx examples/softmax.tile -o "$sm" && grep -q 'shfl\.sync\.bfly' "$sm"; then
+	ok "softmax: reductions use shfl.sync.bfly"
+else
+	bad "softmax: reductions use shfl.sync.bfly"
+fi
+if "$blkc" --emit=ptx --arch=sm_99 examples/relu.tile -o /dev/null 2>"$tmp/err"; then
+	bad "an unknown --arch is refused"
+elif grep -q "unknown GPU target 'sm_99'" "$tmp/err"; then
+	ok "an unknown --arch is refused with its name"
+else
+	bad "an unknown --arch is refused with its name" "$(head -2 "$tmp/err")"
+fi
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1305,14 +1305,24 @@ static Sym bi_math(Gen *g, Args *a, int fn)
 	return math1(g, (MathFn)fn, x, a->call);
 }
 
+static Sym convert(Gen *g, Sym x, Type t, bool bitcast, Span at);
+
+/* 1 / (1 + exp(-x)) in x's type; f16, bf16 and fp8 compute in f32 and round
+ * once, like the other math functions (in their own type the steps would
+ * round three times, and '/' would make the result f32). */
 static Sym bi_sigmoid(Gen *g, Args *a, int which)
 {
 	(void)which;
 	Sym x;
 	if (!float_operand(g, a, 0, &x))
 		return VOID;
+	ScalarKind k = (ScalarKind)x.type.scalar;
+	bool narrow = !x.weak && k != SK_F32 && k != SK_F64;
+	if (narrow)
+		x = convert(g, x, type_scalar(SK_F32), false, a->call);
 	Sym e = math1(g, MATH_EXP, gen_unary(g, T_MINUS, x, a->call), a->call);
-	return gen_binary(g, T_SLASH, weak_float(1.0), gen_binary(g, T_PLUS, weak_float(1.0), e, a->call), a->call);
+	Sym r = gen_binary(g, T_SLASH, weak_float(1.0), gen_binary(g, T_PLUS, weak_float(1.0), e, a->call), a->call);
+	return narrow ? convert(g, r, type_scalar(k), false, a->call) : r;
 }
 
 static Sym bi_abs(Gen *g, Args *a, int which)

@@ -43,6 +43,9 @@
 #include <string.h>
 #include <time.h>
 
+/* Every helper is static; a program uses some of them. */
+#define OPS_UNUSED __attribute__((unused))
+
 /* ---- results ---------------------------------------------------------------- */
 
 static int ops_passed, ops_failed;
@@ -53,8 +56,8 @@ static blk_context *ops_ctx;
 static char ops_why[8192];
 static size_t ops_why_len;
 
-static void why(const char *fmt, ...) __attribute__((format(printf, 1, 2), unused));
-static void why(const char *fmt, ...)
+static OPS_UNUSED void why(const char *fmt, ...) __attribute__((format(printf, 1, 2), unused));
+static OPS_UNUSED void why(const char *fmt, ...)
 {
 	if (ops_why_len + 1 >= sizeof ops_why)
 		return;
@@ -68,12 +71,12 @@ static void why(const char *fmt, ...)
 		ops_why_len = sizeof ops_why - 1;
 }
 
-static void free_all(void);
+static OPS_UNUSED void free_all(void);
 
 /* Ends a case: prints its line (and, on failure, the details and the
  * seed), counts it, and frees the device memory it allocated. */
-static void result(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3), unused));
-static void result(bool ok, const char *fmt, ...)
+static OPS_UNUSED void result(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3), unused));
+static OPS_UNUSED void result(bool ok, const char *fmt, ...)
 {
 	char name[512];
 	va_list ap;
@@ -108,7 +111,7 @@ static void result(bool ok, const char *fmt, ...)
 
 static uint64_t rng_state;
 
-static uint64_t rng_u64(void)
+static OPS_UNUSED uint64_t rng_u64(void)
 {
 	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -116,15 +119,15 @@ static uint64_t rng_u64(void)
 	return z ^ (z >> 31);
 }
 
-static __attribute__((unused)) uint32_t rng_u32(void) { return (uint32_t)(rng_u64() >> 32); }
+static OPS_UNUSED uint32_t rng_u32(void) { return (uint32_t)(rng_u64() >> 32); }
 
 /* [0, 1) with 53 random bits */
-static double rng_unit(void) { return (double)(rng_u64() >> 11) * 0x1p-53; }
+static OPS_UNUSED double rng_unit(void) { return (double)(rng_u64() >> 11) * 0x1p-53; }
 
-static __attribute__((unused)) double rng_uniform(double lo, double hi) { return lo + (hi - lo) * rng_unit(); }
+static OPS_UNUSED double rng_uniform(double lo, double hi) { return lo + (hi - lo) * rng_unit(); }
 
 /* an integer in [lo, hi] */
-static __attribute__((unused)) int64_t rng_range(int64_t lo, int64_t hi)
+static OPS_UNUSED int64_t rng_range(int64_t lo, int64_t hi)
 {
 	uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
 	return span ? (int64_t)((uint64_t)lo + rng_u64() % span) : (int64_t)rng_u64();
@@ -150,10 +153,10 @@ static const struct {
 	[DT_F64] = {"f64", 8, 'f', 64},     [DT_E4M3] = {"f8e4m3", 1, 'f', 8}, [DT_E5M2] = {"f8e5m2", 1, 'f', 8},
 };
 
-static __attribute__((unused)) bool dt_float(dt t) { return dts[t].kind == 'f'; }
-static __attribute__((unused)) bool dt_int(dt t) { return dts[t].kind != 'f'; }
-static __attribute__((unused)) bool dt_signed(dt t) { return dts[t].kind == 'i'; }
-static __attribute__((unused)) bool dt_unsigned(dt t) { return dts[t].kind == 'u' || dts[t].kind == 'b'; }
+static OPS_UNUSED bool dt_float(dt t) { return dts[t].kind == 'f'; }
+static OPS_UNUSED bool dt_int(dt t) { return dts[t].kind != 'f'; }
+static OPS_UNUSED bool dt_signed(dt t) { return dts[t].kind == 'i'; }
+static OPS_UNUSED bool dt_unsigned(dt t) { return dts[t].kind == 'u' || dts[t].kind == 'b'; }
 
 /* ---- float formats, written for these tests ------------------------------------
  *
@@ -169,7 +172,7 @@ typedef struct fpfmt {
 static const fpfmt FMT_F16 = {5, 10, false}, FMT_BF16 = {8, 7, false}, FMT_F32 = {8, 23, false},
                    FMT_E4M3 = {4, 3, true}, FMT_E5M2 = {5, 2, false};
 
-static __attribute__((unused)) double fmt_max(fpfmt f)
+static OPS_UNUSED double fmt_max(fpfmt f)
 {
 	int bias = (1 << (f.ebits - 1)) - 1;
 	if (f.fn) /* top exponent is normal; fraction all ones is NaN */
@@ -177,13 +180,13 @@ static __attribute__((unused)) double fmt_max(fpfmt f)
 	return ldexp(2.0 - ldexp(1.0, -f.mbits), bias);
 }
 
-static double fmt_min_normal(fpfmt f) { return ldexp(1.0, 2 - (1 << (f.ebits - 1))); }
+static OPS_UNUSED double fmt_min_normal(fpfmt f) { return ldexp(1.0, 2 - (1 << (f.ebits - 1))); }
 
 /* The bits of x rounded to nearest, ties to even. Overflow (a finite value
  * rounding past the largest, or an infinity): sat gives the largest finite
  * value of that sign, else infinity (fn formats: NaN). NaN: the canonical
  * quiet NaN of that sign. */
-static uint32_t fp_enc(fpfmt f, double x, bool sat)
+static OPS_UNUSED uint32_t fp_enc(fpfmt f, double x, bool sat)
 {
 	uint32_t sign = signbit(x) ? 1u << (f.ebits + f.mbits) : 0;
 	uint32_t emax_field = (1u << f.ebits) - 1, mmask = (1u << f.mbits) - 1;
@@ -217,7 +220,7 @@ static uint32_t fp_enc(fpfmt f, double x, bool sat)
 	return sign | (uint32_t)(e + bias) << f.mbits | frac;
 }
 
-static double fp_dec(fpfmt f, uint32_t b)
+static OPS_UNUSED double fp_dec(fpfmt f, uint32_t b)
 {
 	int bias = (1 << (f.ebits - 1)) - 1;
 	uint32_t emask = (1u << f.ebits) - 1, mmask = (1u << f.mbits) - 1;
@@ -235,12 +238,12 @@ static double fp_dec(fpfmt f, uint32_t b)
 	return neg ? -v : v;
 }
 
-static __attribute__((unused)) uint16_t f16_bits(double x) { return (uint16_t)fp_enc(FMT_F16, x, false); }
-static __attribute__((unused)) uint16_t bf16_bits(double x) { return (uint16_t)fp_enc(FMT_BF16, x, false); }
-static __attribute__((unused)) double f16_val(uint16_t b) { return fp_dec(FMT_F16, b); }
-static __attribute__((unused)) double bf16_val(uint16_t b) { return fp_dec(FMT_BF16, b); }
+static OPS_UNUSED uint16_t f16_bits(double x) { return (uint16_t)fp_enc(FMT_F16, x, false); }
+static OPS_UNUSED uint16_t bf16_bits(double x) { return (uint16_t)fp_enc(FMT_BF16, x, false); }
+static OPS_UNUSED double f16_val(uint16_t b) { return fp_dec(FMT_F16, b); }
+static OPS_UNUSED double bf16_val(uint16_t b) { return fp_dec(FMT_BF16, b); }
 
-static const fpfmt *fmt_of(dt t)
+static OPS_UNUSED const fpfmt *fmt_of(dt t)
 {
 	switch (t) {
 	case DT_F16: return &FMT_F16;
@@ -255,7 +258,7 @@ static const fpfmt *fmt_of(dt t)
 /* x rounded to float type t (to nearest even; the 8-bit floats saturate, as
  * NVIDIA's cvt.rn.satfinite does). f32 goes through fp_enc too, so that no
  * host conversion is involved. */
-static double round_to(dt t, double x)
+static OPS_UNUSED double round_to(dt t, double x)
 {
 	if (t == DT_F64)
 		return x;
@@ -264,9 +267,9 @@ static double round_to(dt t, double x)
 }
 
 /* Largest finite value and ulp of a float type near x. */
-static __attribute__((unused)) double dt_max(dt t) { return t == DT_F64 ? 1.7976931348623157e308 : fmt_max(*fmt_of(t)); }
-static int dt_mbits(dt t) { return t == DT_F64 ? 52 : fmt_of(t)->mbits; }
-static __attribute__((unused)) double ulp_of(dt t, double x)
+static OPS_UNUSED double dt_max(dt t) { return t == DT_F64 ? 1.7976931348623157e308 : fmt_max(*fmt_of(t)); }
+static OPS_UNUSED int dt_mbits(dt t) { return t == DT_F64 ? 52 : fmt_of(t)->mbits; }
+static OPS_UNUSED double ulp_of(dt t, double x)
 {
 	int ebits = t == DT_F64 ? 11 : fmt_of(t)->ebits;
 	int emin = 2 - (1 << (ebits - 1));
@@ -279,7 +282,7 @@ static __attribute__((unused)) double ulp_of(dt t, double x)
 /* An integer rounded to float type t, correctly: the magnitude is rounded
  * to the type's precision in integer arithmetic first (a plain (double)v
  * would round a 64-bit integer twice). */
-static double int_to_float(dt t, uint64_t mag, bool neg)
+static OPS_UNUSED double int_to_float(dt t, uint64_t mag, bool neg)
 {
 	int p = dt_mbits(t) + 1;
 	double d;
@@ -312,7 +315,7 @@ typedef struct arr {
 static void *ops_host[OPS_MAX_ARRS];
 static int ops_n_host;
 
-static void *host_alloc(size_t bytes)
+static OPS_UNUSED void *host_alloc(size_t bytes)
 {
 	void *p = calloc(1, bytes ? bytes : 1);
 	if (!p) {
@@ -324,7 +327,7 @@ static void *host_alloc(size_t bytes)
 	return p;
 }
 
-static arr arr_new(dt t, int64_t n)
+static OPS_UNUSED arr arr_new(dt t, int64_t n)
 {
 	arr a = {t, n, host_alloc((size_t)n * (size_t)dts[t].bytes)};
 	return a;
@@ -332,7 +335,7 @@ static arr arr_new(dt t, int64_t n)
 
 /* Element i as an integer: signed types sign-extended, unsigned and i1
  * zero-extended (u64 as its bits). */
-static int64_t get_i(arr a, int64_t i)
+static OPS_UNUSED int64_t get_i(arr a, int64_t i)
 {
 	const unsigned char *q = a.p + i * dts[a.t].bytes;
 	switch (a.t) {
@@ -347,10 +350,10 @@ static int64_t get_i(arr a, int64_t i)
 	}
 }
 
-static __attribute__((unused)) uint64_t get_u(arr a, int64_t i) { return (uint64_t)get_i(a, i); }
+static OPS_UNUSED uint64_t get_u(arr a, int64_t i) { return (uint64_t)get_i(a, i); }
 
 /* The raw bits of element i. */
-static uint64_t get_bits(arr a, int64_t i)
+static OPS_UNUSED uint64_t get_bits(arr a, int64_t i)
 {
 	uint64_t v = (uint64_t)get_i(a, i);
 	int b = dts[a.t].bytes * 8;
@@ -358,7 +361,7 @@ static uint64_t get_bits(arr a, int64_t i)
 }
 
 /* Element i as a double: floats decoded, integers converted (exactly up to 2^53). */
-static double get_f(arr a, int64_t i)
+static OPS_UNUSED double get_f(arr a, int64_t i)
 {
 	uint64_t b = get_bits(a, i);
 	switch (a.t) {
@@ -371,7 +374,7 @@ static double get_f(arr a, int64_t i)
 }
 
 /* Stores the low bits of v (integers wrap; i1 stores v != 0). */
-static void set_bits(arr a, int64_t i, uint64_t v)
+static OPS_UNUSED void set_bits(arr a, int64_t i, uint64_t v)
 {
 	unsigned char *q = a.p + i * dts[a.t].bytes;
 	switch (dts[a.t].bytes) {
@@ -382,15 +385,17 @@ static void set_bits(arr a, int64_t i, uint64_t v)
 	}
 }
 
-static __attribute__((unused)) void set_i(arr a, int64_t i, int64_t v) { set_bits(a, i, (uint64_t)v); }
+static OPS_UNUSED void set_i(arr a, int64_t i, int64_t v) { set_bits(a, i, (uint64_t)v); }
 
-/* Stores x rounded to a's float type (to nearest even). */
-static void set_f(arr a, int64_t i, double x)
+/* Stores x rounded to a's float type (to nearest even; overflow gives
+ * infinity, NaN for f8e4m3, never saturates: an infinity of f8e5m2 stays
+ * one). Integer types take (int64_t)x. */
+static OPS_UNUSED void set_f(arr a, int64_t i, double x)
 {
 	switch (a.t) {
 	case DT_F64: { uint64_t b; memcpy(&b, &x, 8); set_bits(a, i, b); break; }
 	case DT_F32: case DT_F16: case DT_BF16: case DT_E4M3: case DT_E5M2:
-		set_bits(a, i, fp_enc(*fmt_of(a.t), x, a.t == DT_E4M3 || a.t == DT_E5M2));
+		set_bits(a, i, fp_enc(*fmt_of(a.t), x, false));
 		break;
 	default: set_bits(a, i, (uint64_t)(int64_t)x); break;
 	}
@@ -398,7 +403,7 @@ static void set_f(arr a, int64_t i, double x)
 
 /* Random contents: integers over their whole range; floats uniform in
  * [-range, range] rounded to the type. */
-static void fill_random(arr a, double range)
+static OPS_UNUSED void fill_random(arr a, double range)
 {
 	for (int64_t i = 0; i < a.n; i++) {
 		if (dt_float(a.t))
@@ -410,7 +415,7 @@ static void fill_random(arr a, double range)
 
 /* Random floats of every magnitude: sign, exponent in [lo_exp, hi_exp] and
  * fraction uniform. */
-static __attribute__((unused)) void fill_random_log(arr a, int lo_exp, int hi_exp)
+static OPS_UNUSED void fill_random_log(arr a, int lo_exp, int hi_exp)
 {
 	for (int64_t i = 0; i < a.n; i++) {
 		double m = 1.0 + rng_unit();
@@ -420,7 +425,7 @@ static __attribute__((unused)) void fill_random_log(arr a, int lo_exp, int hi_ex
 }
 
 /* A printable form of element i. */
-static const char *show(arr a, int64_t i)
+static OPS_UNUSED const char *show(arr a, int64_t i)
 {
 	static char ring[8][96];
 	static int k;
@@ -436,7 +441,7 @@ static const char *show(arr a, int64_t i)
 
 /* Whether two elements are the same: integers by value, floats bit for bit
  * except that any NaN matches any NaN. */
-static bool same_elem(arr a, int64_t i, arr b, int64_t j)
+static OPS_UNUSED bool same_elem(arr a, int64_t i, arr b, int64_t j)
 {
 	if (dt_float(a.t)) {
 		double x = get_f(a, i), y = get_f(b, j);
@@ -457,7 +462,7 @@ typedef struct val {
 	double f;
 } val;
 
-static __attribute__((unused)) val get_v(arr a, int64_t k)
+static OPS_UNUSED val get_v(arr a, int64_t k)
 {
 	val v = {0, 0};
 	if (dt_float(a.t))
@@ -467,7 +472,7 @@ static __attribute__((unused)) val get_v(arr a, int64_t k)
 	return v;
 }
 
-static __attribute__((unused)) void set_v(arr a, int64_t k, val v)
+static OPS_UNUSED void set_v(arr a, int64_t k, val v)
 {
 	if (dt_float(a.t))
 		set_f(a, k, v.f);
@@ -476,7 +481,7 @@ static __attribute__((unused)) void set_v(arr a, int64_t k, val v)
 }
 
 /* The integer bits u wrapped to integer type t (canonical form). */
-static int64_t wrap_int(dt t, uint64_t u)
+static OPS_UNUSED int64_t wrap_int(dt t, uint64_t u)
 {
 	if (t == DT_I1)
 		return u != 0;
@@ -494,9 +499,11 @@ static int64_t wrap_int(dt t, uint64_t u)
  * round to nearest even, float to integer truncates toward zero. Out of
  * range float to integer is undefined in language.md; like the interpreter
  * and the GPU's cvt.rzi, this reference saturates and takes NaN to 0. */
-static val cast_ref(val x, dt from, dt to)
+static OPS_UNUSED val cast_ref(val x, dt from, dt to)
 {
 	val r = {0, 0};
+	if (from == to)
+		return x;
 	if (dt_int(from) && dt_int(to)) {
 		r.i = wrap_int(to, (uint64_t)x.i);
 	} else if (dt_int(from)) {
@@ -533,14 +540,14 @@ static val cast_ref(val x, dt from, dt to)
 }
 
 /* Arithmetic shift right of a signed value. */
-static int64_t sar(int64_t v, int s) { return v >= 0 ? v >> s : ~(~v >> s); }
+static OPS_UNUSED int64_t sar(int64_t v, int s) { return v >= 0 ? v >> s : ~(~v >> s); }
 
 /* a OP b in type t, both operands already of type t. Integers wrap; / and %
  * truncate toward zero (b != 0); shifts take 0 <= b < width. Floats compute
  * exactly in double and round once to t (for + - * / of f32 and narrower
  * that is the correctly rounded result: a double has more than twice their
  * precision plus two bits); % is fmod. Comparisons give i1 in .i. */
-static val binop_ref(const char *op, dt t, val a, val b)
+static OPS_UNUSED val binop_ref(const char *op, dt t, val a, val b)
 {
 	val r = {0, 0};
 	bool cmp = !strcmp(op, "==") || !strcmp(op, "!=") || !strcmp(op, "<") || !strcmp(op, "<=") ||
@@ -615,7 +622,7 @@ static val binop_ref(const char *op, dt t, val a, val b)
 static blk_devptr ops_dev[OPS_MAX_DEV];
 static int ops_n_dev;
 
-static blk_devptr dev_alloc(size_t bytes)
+static OPS_UNUSED blk_devptr dev_alloc(size_t bytes)
 {
 	blk_devptr p = 0;
 	if (blk_malloc(ops_ctx, bytes ? bytes : 1, &p) != BLK_SUCCESS) {
@@ -628,7 +635,7 @@ static blk_devptr dev_alloc(size_t bytes)
 }
 
 /* A device copy of a. */
-static blk_devptr dev_from(arr a)
+static OPS_UNUSED blk_devptr dev_from(arr a)
 {
 	size_t bytes = (size_t)a.n * (size_t)dts[a.t].bytes;
 	blk_devptr p = dev_alloc(bytes);
@@ -637,20 +644,20 @@ static blk_devptr dev_from(arr a)
 }
 
 /* A zero-filled device array for n elements of t. */
-static __attribute__((unused)) blk_devptr dev_zeros(dt t, int64_t n)
+static OPS_UNUSED blk_devptr dev_zeros(dt t, int64_t n)
 {
 	return dev_alloc((size_t)n * (size_t)dts[t].bytes);
 }
 
 /* The device array p read back into a new host array. */
-static arr dev_read(blk_devptr p, dt t, int64_t n)
+static OPS_UNUSED arr dev_read(blk_devptr p, dt t, int64_t n)
 {
 	arr a = arr_new(t, n);
 	blk_copy_from_device(ops_ctx, a.p, p, (size_t)n * (size_t)dts[t].bytes);
 	return a;
 }
 
-static void free_all(void)
+static OPS_UNUSED void free_all(void)
 {
 	for (int i = 0; i < ops_n_dev; i++)
 		blk_free(ops_ctx, ops_dev[i]);
@@ -665,7 +672,7 @@ static void free_all(void)
 /* tmpl with each $NAME (NAME: capitals, digits, _) replaced by its value from
  * the NULL-terminated pairs: render(src, "T", "f16", "OP", "+", NULL). The
  * result lives in a ring of buffers (valid for the next 7 calls). */
-static const char *render(const char *tmpl, ...)
+static OPS_UNUSED const char *render(const char *tmpl, ...)
 {
 	static char ring[8][32768];
 	static int k;
@@ -724,7 +731,7 @@ typedef struct grid3 {
  * grid clause); threads > 0 asks the interpreter for that many threads. On
  * failure the library's message is in ops_err and, for anything but a
  * launch error, in the case's details. */
-static blk_status run_kernel_t(const char *src, const char *kernel, const blk_arg *args, int n_args,
+static OPS_UNUSED blk_status run_kernel_t(const char *src, const char *kernel, const blk_arg *args, int n_args,
                                const blk_const *consts, int n_consts, grid3 grid, int threads)
 {
 	blk_module *m = NULL;
@@ -749,7 +756,7 @@ static blk_status run_kernel_t(const char *src, const char *kernel, const blk_ar
 	return st;
 }
 
-static __attribute__((unused)) blk_status run_kernel(const char *src, const char *kernel, const blk_arg *args,
+static OPS_UNUSED blk_status run_kernel(const char *src, const char *kernel, const blk_arg *args,
                                                      int n_args, const blk_const *consts, int n_consts, grid3 grid)
 {
 	return run_kernel_t(src, kernel, args, n_args, consts, n_consts, grid, 0);
@@ -767,7 +774,7 @@ static __attribute__((unused)) blk_status run_kernel(const char *src, const char
 
 /* Compares got with want element by element, exactly (same_elem); reports
  * up to 5 mismatches with the inputs' elements at that index. */
-static bool check_exact(arr got, arr want, const arr *ins, int n_ins)
+static OPS_UNUSED bool check_exact(arr got, arr want, const arr *ins, int n_ins)
 {
 	int bad = 0;
 	for (int64_t i = 0; i < want.n; i++) {
@@ -788,7 +795,7 @@ static bool check_exact(arr got, arr want, const arr *ins, int n_ins)
 /* Compares floats got with the reference want (doubles): |got - want| <=
  * atol + rtol |want| + ulps ulp_of(got's type, want); infinities and NaN
  * must match exactly. */
-static bool check_close(arr got, const double *want, const arr *ins, int n_ins, double atol, double rtol,
+static OPS_UNUSED bool check_close(arr got, const double *want, const arr *ins, int n_ins, double atol, double rtol,
                         double ulps)
 {
 	int bad = 0;
@@ -822,7 +829,7 @@ static bool check_close(arr got, const double *want, const arr *ins, int n_ins, 
 
 /* ---- start and end -------------------------------------------------------------------- */
 
-static void ops_init(int argc, char **argv)
+static OPS_UNUSED void ops_init(int argc, char **argv)
 {
 	const char *s = getenv("BLK_OPS_SEED");
 	if (argc > 1)
@@ -846,7 +853,7 @@ static void ops_init(int argc, char **argv)
 	}
 }
 
-static int ops_finish(void)
+static OPS_UNUSED int ops_finish(void)
 {
 	free_all();
 	blk_context_destroy(ops_ctx);

@@ -636,6 +636,71 @@ static void reduce_generic(Lower *L, const Op *op)
 		L->vals[op->results[i]->id] = outs[i];
 }
 
+/* Reduces along the last axis when each row lies in a group of G <= 32
+ * consecutive lanes (G = row length / vec): combine within each thread's
+ * chunk, then butterfly shuffles inside the group; the group's first lane
+ * leaves the row's result in shared memory for the threads that hold it in
+ * the result's layout. Needs no replication and rows of at least vec. */
+static bool reduce_rows_fast(Lower *L, const Op *op)
+{
+	Type in_t = op->operands[0]->type, out_t = op->results[0]->type;
+	int n = op->n_operands, N = numel(in_t), vec = lay_vec(L, N);
+	int row = in_t.shape[in_t.rank - 1], G = row / vec;
+	if (op->code != OP_REDUCE || op->attr[0] != in_t.rank - 1 || in_t.rank < 2 || N < L->T * vec || row < vec ||
+	    G > 32)
+		return false;
+	const Region *r = &op->regions[0];
+	int ept = val(L, op->operands[0])->n, chunks = ept / vec;
+	int off = 0, offs[MAX_REDUCE_OPERANDS];
+	for (int i = 0; i < n; i++) {
+		offs[i] = off;
+		off += ((numel(out_t) * type_bytes(op->operands[i]->type)) + 7) & ~7;
+	}
+	need_smem(L, off);
+	barrier(L);
+	LLVMValueRef lane_in_group = LLVMBuildAnd(L->b, L->tid, ci32(L, G - 1), "");
+	LLVMValueRef leader = LLVMBuildICmp(L->b, LLVMIntEQ, lane_in_group, ci32(L, 0), "");
+	for (int c = 0; c < chunks && !L->failed; c++) {
+		LLVMValueRef acc[MAX_REDUCE_OPERANDS], nxt[MAX_REDUCE_OPERANDS], res[MAX_REDUCE_OPERANDS];
+		for (int i = 0; i < n; i++)
+			acc[i] = val(L, op->operands[i])->e[c * vec];
+		for (int j = 1; j < vec; j++) {
+			for (int i = 0; i < n; i++)
+				nxt[i] = val(L, op->operands[i])->e[c * vec + j];
+			combine(L, r, n, acc, nxt, res);
+			memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
+		}
+		for (int m = G / 2; m >= 1 && !L->failed; m /= 2) {
+			for (int i = 0; i < n; i++)
+				nxt[i] = shuffle_xor(L, acc[i], m);
+			combine(L, r, n, acc, nxt, res);
+			memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
+		}
+		/* the row this chunk belongs to */
+		LLVMValueRef rowi = LLVMBuildLShr(L->b, lin_index(L, N, c * vec), ci32(L, log2i(row)), "");
+		LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(L->c, L->fn, "row");
+		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "row.done");
+		LLVMBuildCondBr(L->b, leader, wb, done);
+		LLVMPositionBuilderAtEnd(L->b, wb);
+		for (int i = 0; i < n; i++) {
+			Type t = type_elem(op->operands[i]->type);
+			LLVMBuildStore(L->b, to_mem(L, t, acc[i]), smem_at(L, mem_type(L, t), offs[i], rowi));
+		}
+		LLVMBuildBr(L->b, done);
+		LLVMPositionBuilderAtEnd(L->b, done);
+	}
+	barrier(L);
+	int oept = ept_of(L, out_t);
+	for (int i = 0; i < n && !L->failed; i++) {
+		Tile t = tile_new(L, oept);
+		for (int k = 0; k < oept && !L->failed; k++)
+			t.e[k] = smem_load(L, type_elem(op->operands[i]->type), offs[i],
+			                   out_t.rank ? lin_index(L, numel(out_t), k) : ci32(L, 0));
+		L->vals[op->results[i]->id] = t;
+	}
+	return !L->failed;
+}
+
 static void lower_reduce(Lower *L, const Op *op)
 {
 	int n = op->n_operands;
@@ -657,7 +722,8 @@ static void lower_reduce(Lower *L, const Op *op)
 		}
 		return;
 	}
-	reduce_generic(L, op);
+	if (!reduce_rows_fast(L, op))
+		reduce_generic(L, op);
 }
 
 /* Index maps of the shape ops: the input linear index of an output one. */

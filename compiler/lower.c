@@ -1432,6 +1432,131 @@ static void lower_philox(Lower *L, const Op *op)
 		L->vals[op->results[i]->id] = out[i];
 }
 
+/* ---- print and assert --------------------------------------------------------------- */
+
+/* A C string in the constant address space, as a generic pointer. */
+static LLVMValueRef cstring(Lower *L, const char *text)
+{
+	size_t len = strlen(text);
+	LLVMValueRef init = LLVMConstStringInContext(L->c, text, (unsigned)len, 0);
+	LLVMValueRef g = LLVMAddGlobalInAddressSpace(L->m, LLVMTypeOf(init), "blk_str", 4);
+	LLVMSetInitializer(g, init);
+	LLVMSetGlobalConstant(g, 1);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	return LLVMConstAddrSpaceCast(g, LLVMPointerTypeInContext(L->c, 0));
+}
+
+static LLVMValueRef runtime_fn(Lower *L, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, int n)
+{
+	LLVMValueRef fn = LLVMGetNamedFunction(L->m, name);
+	if (!fn)
+		fn = LLVMAddFunction(L->m, name, LLVMFunctionType(ret, params, (unsigned)n, 0));
+	return fn;
+}
+
+/* Branches to a new block when cond holds; returns the block to continue in. */
+static LLVMBasicBlockRef begin_if(Lower *L, LLVMValueRef cond, const char *name)
+{
+	LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(L->c, L->fn, name);
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "endif");
+	LLVMBuildCondBr(L->b, cond, then, done);
+	LLVMPositionBuilderAtEnd(L->b, then);
+	return done;
+}
+
+static void end_if(Lower *L, LLVMBasicBlockRef done)
+{
+	LLVMBuildBr(L->b, done);
+	LLVMPositionBuilderAtEnd(L->b, done);
+}
+
+/* print: a line per element through vprintf, from the thread that owns it:
+ * "pid (x, y, z) idx (i, j) PREFIX: value, value". */
+static void lower_print(Lower *L, const Op *op)
+{
+	LLVMTypeRef gp = LLVMPointerTypeInContext(L->c, 0);
+	LLVMTypeRef vp[2] = {gp, gp};
+	LLVMValueRef vprintf = runtime_fn(L, "vprintf", L->i32, vp, 2);
+	Type t = op->n_operands ? op->operands[0]->type : type_scalar(SK_I32);
+	for (int i = 1; i < op->n_operands; i++)
+		if (numel(op->operands[i]->type) != numel(t)) {
+			fail(L, op->loc, "%s", "print of blocks of different sizes is not supported on the GPU yet");
+			return;
+		}
+	char fmt[512];
+	int pos = snprintf(fmt, sizeof fmt, "pid (%%d, %%d, %%d) idx (");
+	for (int d = 0; d < t.rank; d++)
+		pos += snprintf(fmt + pos, sizeof fmt - (size_t)pos, "%s%%d", d ? ", " : "");
+	const char *prefix = op->str ? op->str : "";
+	size_t pl = strlen(prefix);
+	pos += snprintf(fmt + pos, sizeof fmt - (size_t)pos, ")%s%.*s%s ", pl ? " " : "", (int)(pl > 200 ? 200 : pl), prefix,
+	                !pl || (prefix[pl - 1] != ':' && prefix[pl - 1] != '=') ? ":" : "");
+	for (int i = 0; i < op->n_operands && pos < (int)sizeof fmt - 16; i++) {
+		Type et = type_elem(op->operands[i]->type);
+		const char *f = et.ptr ? "0x%llx" : is_float(et) ? "%.9g" : op->attr[0] ? "0x%llx" : is_signed(et) ? "%lld" : "%llu";
+		pos += snprintf(fmt + pos, sizeof fmt - (size_t)pos, "%s%s", i ? ", " : "", f);
+	}
+	snprintf(fmt + pos, sizeof fmt - (size_t)pos, "\n");
+	LLVMValueRef fstr = cstring(L, fmt);
+	int n = t.rank ? ept_of(L, t) : 1;
+	for (int k = 0; k < n && !L->failed; k++) {
+		LLVMValueRef own = t.rank ? owner(L, numel(t)) : LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), "");
+		LLVMBasicBlockRef done = begin_if(L, own, "print");
+		LLVMTypeRef fields[3 + BLK_MAX_RANK + 16];
+		LLVMValueRef vals[3 + BLK_MAX_RANK + 16];
+		int nf = 0;
+		static const char *const ids[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
+		                                   "llvm.nvvm.read.ptx.sreg.ctaid.z"};
+		for (int d = 0; d < 3; d++)
+			fields[nf] = L->i32, vals[nf++] = sreg(L, ids[d]);
+		LLVMValueRef idx = t.rank ? lin_index(L, numel(t), k) : NULL;
+		for (int d = 0; d < t.rank; d++)
+			fields[nf] = L->i32, vals[nf++] = coord(L, t, idx, d);
+		for (int i = 0; i < op->n_operands && i < 16; i++) {
+			Type et = type_elem(op->operands[i]->type);
+			LLVMValueRef v = el(L, op->operands[i], k);
+			if (et.ptr)
+				v = LLVMBuildPtrToInt(L->b, v, L->i64, "");
+			else if (is_float(et) && (et.scalar == SK_F8E4M3 || et.scalar == SK_F8E5M2))
+				v = LLVMConstReal(L->f64, 0); /* fp8 has no GPU conversion yet */
+			else if (is_float(et) && et.scalar != SK_F64)
+				v = LLVMBuildFPExt(L->b, v, L->f64, "");
+			else if (!is_float(et) && LLVMTypeOf(v) != L->i64)
+				v = is_signed(et) ? LLVMBuildSExt(L->b, v, L->i64, "") : LLVMBuildZExt(L->b, v, L->i64, "");
+			fields[nf] = LLVMTypeOf(v), vals[nf++] = v;
+		}
+		LLVMTypeRef st = LLVMStructTypeInContext(L->c, fields, (unsigned)nf, 0);
+		LLVMValueRef buf = LLVMBuildAlloca(L->b, st, "");
+		for (int f = 0; f < nf; f++)
+			LLVMBuildStore(L->b, vals[f], LLVMBuildStructGEP2(L->b, st, buf, (unsigned)f, ""));
+		LLVMValueRef args[2] = {fstr, buf};
+		LLVMBuildCall2(L->b, LLVMFunctionType(L->i32, vp, 2, 0), vprintf, args, 2, "");
+		end_if(L, done);
+	}
+}
+
+/* assert: where an element is false, __assertfail with the message and the
+ * .tile file and line; the launch then fails. */
+static void lower_assert(Lower *L, const Op *op)
+{
+	LLVMTypeRef gp = LLVMPointerTypeInContext(L->c, 0);
+	LLVMTypeRef ap[5] = {gp, gp, L->i32, gp, L->i64};
+	LLVMValueRef fn = runtime_fn(L, "__assertfail", L->vd, ap, 5);
+	const Value *c = op->operands[0];
+	int n = ept_of(L, c->type);
+	LLVMValueRef all = NULL;
+	for (int k = 0; k < n; k++) {
+		LLVMValueRef v = el(L, c, k);
+		all = all ? LLVMBuildAnd(L->b, all, v, "") : v;
+	}
+	LLVMBasicBlockRef done = begin_if(L, LLVMBuildNot(L->b, all, ""), "assert");
+	LLVMValueRef args[5] = {cstring(L, op->str ? op->str : "assertion failed"),
+	                        cstring(L, op->loc.src ? op->loc.src->name : "?"), ci32(L, op->loc.line),
+	                        cstring(L, L->f->name), LLVMConstInt(L->i64, 1, 0)};
+	LLVMBuildCall2(L->b, LLVMFunctionType(L->vd, ap, 5, 0), fn, args, 5, "");
+	end_if(L, done);
+}
+
 /* ---- the op dispatch ------------------------------------------------------------------ */
 
 static void lower_op(Lower *L, const Op *op)
@@ -1591,8 +1716,10 @@ static void lower_op(Lower *L, const Op *op)
 		LLVMBuildRetVoid(L->b);
 		break;
 	case OP_PRINT:
+		lower_print(L, op);
+		break;
 	case OP_ASSERT:
-		/* device print and assert come with the vprintf and __assertfail calls; until then they are no-ops on the GPU */
+		lower_assert(L, op);
 		break;
 	default:
 		fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));

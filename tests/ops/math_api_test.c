@@ -223,29 +223,6 @@ static const char *BIN_SRC =
 	"    store(out + offs, r, mask = m);\n"
 	"}\n";
 
-/* Equal values (a zero of either sign matches a zero: the sign of a zero
- * from maximum/minimum is not specified), or both NaN. */
-static bool check_value(arr got, arr want, const arr *ins, int n_ins)
-{
-	int bad = 0;
-	for (int64_t i = 0; i < want.n; i++) {
-		bool ok;
-		if (dt_float(want.t)) {
-			double g = get_f(got, i), w = get_f(want, i);
-			ok = g == w || (isnan(g) && isnan(w));
-		} else {
-			ok = get_bits(got, i) == get_bits(want, i);
-		}
-		if (!ok && bad++ < 5) {
-			why("[%lld] got %s, want %s  for", (long long)i, show(got, i), show(want, i));
-			for (int j = 0; j < n_ins; j++)
-				why(" %s", show(ins[j], i));
-			why("\n");
-		}
-	}
-	return bad == 0;
-}
-
 static void fill_minmax(arr a, bool second)
 {
 	fill_random(a, 1000);

@@ -792,6 +792,32 @@ static OPS_UNUSED bool check_exact(arr got, arr want, const arr *ins, int n_ins)
 	return bad == 0;
 }
 
+/* Like check_exact, but by value: a zero of either sign matches a zero
+ * (where the sign of a zero result is not specified, as for maximum and
+ * max), NaN matches NaN. */
+static OPS_UNUSED bool check_value(arr got, arr want, const arr *ins, int n_ins)
+{
+	int bad = 0;
+	for (int64_t i = 0; i < want.n; i++) {
+		bool ok;
+		if (dt_float(want.t)) {
+			double g = get_f(got, i), w = get_f(want, i);
+			ok = g == w || (isnan(g) && isnan(w));
+		} else {
+			ok = get_bits(got, i) == get_bits(want, i);
+		}
+		if (!ok && bad++ < 5) {
+			why("[%lld] got %s, want %s", (long long)i, show(got, i), show(want, i));
+			for (int j = 0; j < n_ins; j++)
+				why("%s in%d = %s", j ? "," : "  for", j, show(ins[j], i < ins[j].n ? i : 0));
+			why("\n");
+		}
+	}
+	if (bad > 5)
+		why("... %d mismatches of %lld\n", bad, (long long)want.n);
+	return bad == 0;
+}
+
 /* Compares floats got with the reference want (doubles): |got - want| <=
  * atol + rtol |want| + ulps ulp_of(got's type, want); infinities and NaN
  * must match exactly. */
@@ -824,6 +850,22 @@ static OPS_UNUSED bool check_close(arr got, const double *want, const arr *ins, 
 	}
 	if (bad > 5)
 		why("... %d mismatches of %lld (largest error %g)\n", bad, (long long)got.n, worst);
+	return bad == 0;
+}
+
+/* Compares floats got with want[i] within tol[i] each; infinities and NaN
+ * must match exactly. */
+static OPS_UNUSED bool check_close_each(arr got, const double *want, const double *tol)
+{
+	int bad = 0;
+	for (int64_t i = 0; i < got.n; i++) {
+		double g = get_f(got, i), w = want[i];
+		bool ok = isnan(w) || isnan(g) ? isnan(w) && isnan(g) : isinf(w) || isinf(g) ? g == w : fabs(g - w) <= tol[i];
+		if (!ok && bad++ < 5)
+			why("[%lld] got %s, want %.17g (tolerance %g)\n", (long long)i, show(got, i), w, tol[i]);
+	}
+	if (bad > 5)
+		why("... %d mismatches of %lld\n", bad, (long long)got.n);
 	return bad == 0;
 }
 

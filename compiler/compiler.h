@@ -475,4 +475,19 @@ bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, i
 BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
                           Diag *diag);
 
+
+/* ---- GPU code generation (lower.c) ----------------------------------------------
+ *
+ * Tile IR to LLVM IR for NVPTX, then PTX. The kernel's parameters are its
+ * runtime parameters in order: pointers as 64-bit global pointers, integers
+ * narrower than 32 bits and i32/u32 as 32-bit, i64/u64 as 64-bit, f16 and bf16
+ * as their 16 bits, f32 and f64 as themselves. It runs with 32 * num_warps
+ * threads along x and needs `shared_bytes` of dynamic shared memory. */
+bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag);
+/* PTX text (free() it) for `arch` ("sm_90"). */
+bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes, Diag *diag);
+/* For blkc, which reaches LLVM only through libblk.so: PTX, or LLVM IR text. */
+BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
+                          Diag *diag);
+
 #endif

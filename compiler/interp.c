@@ -207,8 +207,11 @@ static void describe_miss(Worker *w, StrBuf *sb, uint64_t a, int size)
 	uint64_t past = before ? a - before->hi : UINT64_MAX, ahead = after ? after->lo - a : UINT64_MAX;
 	const Buf *b = past <= ahead ? before : after;
 	uint64_t d = past <= ahead ? past : ahead;
-	sb_printf(sb, "is %llu byte%s %s ", (unsigned long long)d, d == 1 ? "" : "s",
-	          b == before ? "past the end of" : "before the start of");
+	if (d == 0 && b == before)
+		sb_puts(sb, "is just past the end of ");
+	else
+		sb_printf(sb, "is %llu byte%s %s ", (unsigned long long)d, d == 1 ? "" : "s",
+		          b == before ? "past the end of" : "before the start of");
 	put_buf_name(sb, b);
 	sb_printf(sb, " (%llu bytes)", (unsigned long long)(b->hi - b->lo));
 	if (a < 4096)
@@ -234,13 +237,15 @@ static bool report_access(Worker *w, const Op *op, const char *kind, const Elem 
 			return false;
 		}
 		if (a & (uint64_t)(size - 1)) {
-			StrBuf sb = {0};
+			StrBuf sb = {0}, tn = {0};
 			put_buf_name(&sb, b);
+			type_print(type_elem(type_pointee(pt)), &tn);
 			snprintf(what, sizeof what, "misaligned %s", kind);
 			interp_fail(w, op, i, pt, what, "address 0x%llx is not a multiple of %d, the size of %s (byte %llu of %s)",
-			            (unsigned long long)a, size, scalar_name((ScalarKind)pt.scalar),
-			            (unsigned long long)(a - b->lo), sb.data ? sb.data : "?");
+			            (unsigned long long)a, size, tn.data ? tn.data : "?", (unsigned long long)(a - b->lo),
+			            sb.data ? sb.data : "?");
 			sb_free(&sb);
+			sb_free(&tn);
 			return false;
 		}
 	}
@@ -346,7 +351,7 @@ static void store_elem(void *q, Elem e, Type t)
 	case SK_I64: case SK_U64: case SK_F64: memcpy(q, &e.u, 8); break;
 	case SK_F32: store_f32(q, e.f); break;
 	case SK_F16: case SK_BF16: { uint16_t v = (uint16_t)fp_encode((ScalarKind)t.scalar, e.f); memcpy(q, &v, 2); break; }
-	default: *(uint8_t *)q = (uint8_t)fp_encode((ScalarKind)t.scalar, e.f); break;
+	default: *(uint8_t *)q = (uint8_t)exact_bits((ScalarKind)t.scalar, e.f); break;
 	}
 }
 
@@ -526,7 +531,7 @@ static uint64_t to_bits(Elem e, Type t)
 		return e.u;
 	if ((ScalarKind)t.scalar == SK_F32)
 		return fp_to_f32_bits(e.f);
-	return fp_encode((ScalarKind)t.scalar, e.f);
+	return exact_bits((ScalarKind)t.scalar, e.f);
 }
 
 static Elem from_bits(uint64_t b, Type t)

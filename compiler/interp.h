@@ -132,6 +132,16 @@ static inline int64_t canon_int(ScalarKind k, uint64_t v)
 	return (int64_t)((v << sh) >> sh);
 }
 
+/* The bits of x, a value of float kind k (exact: no rounding). Unlike
+ * fp_encode, an infinity of e5m2 stays one (fp_encode saturates it, as a
+ * conversion to e5m2 does). */
+static inline uint64_t exact_bits(ScalarKind k, double x)
+{
+	if (k == SK_F8E5M2 || k == SK_F8E4M3)
+		return fp_encode_fp8(k, x, false);
+	return fp_encode(k, x);
+}
+
 /* Bytes of one element of type t in memory (pointers are 8, i1 is 1). */
 static inline int elem_bytes(Type t)
 {

@@ -56,6 +56,15 @@
 			} \
 	} while (0)
 
+/* The loop for EXPR whose result is exact in kind k already (a choice
+ * among the operands, or a sign change): no rounding. */
+#define XLOOP(EXPR) \
+	for (int64_t i = 0; i < n; i++) { \
+		double x = a[i].f, y = b[i].f; \
+		(void)y; \
+		r[i].f = (EXPR); \
+	}
+
 #define S(v) ((int64_t)(v))
 
 /* maximum / minimum of floats: a NaN operand gives the other one, or NaN
@@ -148,7 +157,7 @@ static uint64_t elem_bits(Elem e, Type t)
 		return e.u;
 	if (scalar_is_int(k))
 		return k == SK_I1 ? e.u : e.u & (scalar_bits(k) == 64 ? UINT64_MAX : (1ull << scalar_bits(k)) - 1);
-	return k == SK_F32 ? fp_to_f32_bits(e.f) : fp_encode(k, e.f);
+	return k == SK_F32 ? fp_to_f32_bits(e.f) : exact_bits(k, e.f);
 }
 
 static Elem elem_of_bits(uint64_t b, Type t)
@@ -172,7 +181,9 @@ static void cast(Elem *r, const Elem *a, int64_t n, Type from, Type to)
 		return;
 	}
 	bool fs = scalar_is_float(ks), fd = scalar_is_float(kd);
-	if (!fs && !fd) {
+	if (ks == kd) {
+		memcpy(r, a, (size_t)n * sizeof *r);
+	} else if (!fs && !fd) {
 		if (kd == SK_I1) {
 			for (int64_t i = 0; i < n; i++)
 				r[i].i = a[i].u != 0;
@@ -313,10 +324,10 @@ static bool compute_float(Worker *w, const Op *op, Elem *r, const Elem *a, const
 	case OP_MUL: FLOOP(x * y); break;
 	case OP_DIV: FLOOP(x / y); break;
 	case OP_REM: FLOOP(fmod(x, y)); break;
-	case OP_MIN: FLOOP(fmin_blk(x, y, prop)); break;
-	case OP_MAX: FLOOP(fmax_blk(x, y, prop)); break;
-	case OP_NEG: FLOOP(-x); break;
-	case OP_ABS: FLOOP(fabs(x)); break;
+	case OP_MIN: XLOOP(fmin_blk(x, y, prop)); break;
+	case OP_MAX: XLOOP(fmax_blk(x, y, prop)); break;
+	case OP_NEG: XLOOP(-x); break;
+	case OP_ABS: XLOOP(fabs(x)); break;
 	case OP_FMA:
 		if (k == SK_F32)
 			for (int64_t i = 0; i < n; i++)
@@ -650,7 +661,9 @@ bool interp_dot(Worker *w, const Op *op)
 				for (int64_t kk = 0; kk < K; kk++) {
 					double x = fa ? a[i * K + kk].f : (double)a[i * K + kk].i;
 					double y = fb ? b[kk * N + j].f : (double)b[kk * N + j].i;
-					s = fp_round(kc, fma(x, y, s));
+					/* kinds of at most 26 bits: exact product, one rounding to kc */
+					s = kc == SK_F64 || ka == SK_F64 || kb == SK_F64 || !fa || !fb ? fp_round(kc, fma(x, y, s))
+					                                                             : fp_round(kc, fma_odd(x, y, s));
 				}
 				r[i * N + j].f = s;
 			}

@@ -117,15 +117,24 @@ static uint32_t ref_encode(const Ref *r, quad x, bool sat)
 	if (a >= (quad)r->v[r->maxbits + 1])
 		return ref_overflow(r, sign, sat);
 	uint32_t lo = 0, hi = r->maxbits + 1; /* v[lo] <= a < v[hi] */
+	double ad = (double)a; /* a rounded: the search compares exactly below */
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if ((quad)r->v[mid] <= a)
+		if (r->v[mid] < ad || (r->v[mid] == ad && (quad)r->v[mid] <= a))
 			lo = mid;
 		else
 			hi = mid;
 	}
-	quad twice = 2 * a, sum = (quad)r->v[lo] + (quad)r->v[hi];
-	uint32_t j = twice < sum ? lo : twice > sum ? hi : (lo & 1 ? hi : lo);
+	/* 2a and the sum of two neighbours are exact (in double too when a is one) */
+	int c;
+	if ((quad)ad == a) {
+		double twice = 2 * ad, sum = r->v[lo] + r->v[hi];
+		c = twice < sum ? -1 : twice > sum;
+	} else {
+		quad twice = 2 * a, sum = (quad)r->v[lo] + (quad)r->v[hi];
+		c = twice < sum ? -1 : twice > sum;
+	}
+	uint32_t j = c < 0 ? lo : c > 0 ? hi : (lo & 1 ? hi : lo);
 	if (j > r->maxbits)
 		return ref_overflow(r, sign, sat);
 	return sign | j;

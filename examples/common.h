@@ -1,0 +1,241 @@
+/* common.h: small helpers shared by the example host programs.
+ *
+ *   CHECK(call)               stop with blk_last_error() when a blk_* call fails
+ *   example_tile(...)         find examples/NAME.tile (argument, source folder, or
+ *                             a folder above the program)
+ *   rng_*                     a seeded random generator (the same numbers everywhere)
+ *   f16_from_float, f16_to_float
+ *                             IEEE half precision, round to nearest even
+ *   compare_*                 error against a reference, with a tolerance
+ *
+ * Only blk.h and the C library are used: what a program outside this
+ * repository would write. */
+#ifndef EXAMPLES_COMMON_H
+#define EXAMPLES_COMMON_H
+
+#include "blk.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Every blk_* function returns a status; on failure blk_last_error() says why. */
+#define CHECK(call) check_status((call), #call, __FILE__, __LINE__)
+
+static inline void check_status(blk_status s, const char *what, const char *file, int line)
+{
+	if (s != BLK_SUCCESS) {
+		fprintf(stderr, "%s:%d: %s failed (status %d):\n%s\n", file, line, what, (int)s, blk_last_error());
+		exit(1);
+	}
+}
+
+static inline void *xmalloc(size_t bytes)
+{
+	void *p = calloc(1, bytes ? bytes : 1);
+	if (!p) {
+		fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
+		exit(1);
+	}
+	return p;
+}
+
+static inline const char *backend_name(const blk_context *ctx)
+{
+	return blk_context_backend(ctx) == BLK_BACKEND_GPU ? "gpu" : "interpreter";
+}
+
+/* ---- finding the kernel source ----------------------------------------- */
+
+static inline int file_exists(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+/* The path of examples/NAME (e.g. "softmax.tile"): argv[1] when given;
+ * else NAME beside the example's source file (this works when the program
+ * runs from the repository root: the Makefile compiles "examples/NAME.c");
+ * else examples/NAME in the folder of the program or a folder above it (so
+ * build/examples/softmax finds the source from anywhere). */
+#define example_tile(argc, argv, name) example_tile_at((argc), (argv), (name), __FILE__)
+
+static inline const char *example_tile_at(int argc, char **argv, const char *name, const char *source)
+{
+	static char path[8192];
+	if (argc > 1)
+		return argv[1];
+
+	const char *slash = strrchr(source, '/');
+	snprintf(path, sizeof path, "%.*s%s", slash ? (int)(slash - source + 1) : 0, source, name);
+	if (file_exists(path))
+		return path;
+
+	char dir[4096];
+	ssize_t len = readlink("/proc/self/exe", dir, sizeof dir - 1);
+	if (len > 0)
+		dir[len] = 0;
+	else
+		snprintf(dir, sizeof dir, "%s", argv[0]);
+	for (char *end; (end = strrchr(dir, '/')) != NULL;) {
+		*end = 0; /* up one folder */
+		snprintf(path, sizeof path, "%s/examples/%s", dir[0] ? dir : "", name);
+		if (file_exists(path))
+			return path;
+	}
+	fprintf(stderr, "cannot find %s: give its path as the first argument\n", name);
+	exit(1);
+}
+
+/* ---- random numbers ------------------------------------------------------ */
+
+/* splitmix64: tiny, seeded, and the same sequence on every machine. */
+typedef struct rng {
+	uint64_t state;
+} rng;
+
+static inline uint64_t rng_next(rng *r)
+{
+	uint64_t z = (r->state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi), rounded to float (values near 0 keep all their bits). */
+static inline float rng_uniform(rng *r, float lo, float hi)
+{
+	float f = (float)(lo + ((double)hi - lo) * (double)(rng_next(r) >> 11) * 0x1p-53);
+	return f < hi ? f : lo; /* rounding can reach hi */
+}
+
+/* Uniform integer in [lo, hi]. */
+static inline int64_t rng_int(rng *r, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+/* ---- half precision ------------------------------------------------------ */
+
+/* f16: 1 sign bit, 5 exponent bits (bias 15), 10 fraction bits. */
+typedef uint16_t f16;
+
+/* float -> f16, rounding to nearest, ties to even; overflow gives infinity. */
+static inline f16 f16_from_float(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, sizeof x);
+	uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+	uint32_t ax = x & 0x7FFFFFFFu;
+	if (ax >= 0x7F800000u) /* infinity, or NaN (kept quiet) */
+		return sign | (ax > 0x7F800000u ? 0x7E00 : 0x7C00);
+	if (ax >= 0x477FF000u) /* >= 65520, halfway past 65504: rounds to infinity */
+		return sign | 0x7C00;
+	if (ax < 0x38800000u) {
+		/* Below 2^-14, the smallest normal f16: a multiple of 2^-24. Scaling
+		 * by 2^24 is exact; rintf rounds to nearest even (the default mode).
+		 * 1024 is the smallest normal's encoding, so rounding up works. */
+		float a;
+		memcpy(&a, &ax, sizeof a);
+		return sign | (uint16_t)rintf(a * 0x1p24f);
+	}
+	/* Normal: rebias the exponent, keep 10 of 23 fraction bits, round on
+	 * the 13 dropped ones. A carry out of the fraction bumps the exponent,
+	 * which is what rounding up to the next binade means. */
+	uint32_t h = ((ax >> 23) - 127 + 15) << 10 | ((ax >> 13) & 0x3FF);
+	uint32_t rest = ax & 0x1FFF;
+	if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+		h++;
+	return sign | (uint16_t)h;
+}
+
+static inline float f16_to_float(f16 h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+	uint32_t exp = (h >> 10) & 0x1F, frac = h & 0x3FF;
+	if (exp == 0) { /* zero or subnormal: frac * 2^-24 */
+		float v = ldexpf((float)frac, -24);
+		return sign ? -v : v;
+	}
+	uint32_t x = sign | (exp == 31 ? 0x7F800000u | frac << 13 : (exp - 15 + 127) << 23 | frac << 13);
+	float f;
+	memcpy(&f, &x, sizeof f);
+	return f;
+}
+
+/* Random f16 values in [lo, hi); `as_float` (may be NULL) gets the values
+ * the kernel will actually see, for the reference. */
+static inline void rng_fill_f16(rng *r, f16 *out, float *as_float, size_t n, float lo, float hi)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[i] = f16_from_float(rng_uniform(r, lo, hi));
+		if (as_float)
+			as_float[i] = f16_to_float(out[i]);
+	}
+}
+
+/* ---- comparing with a reference ----------------------------------------- */
+
+/* The error of one element is |got - want| / max(|want|, floor): relative
+ * where the reference is large, and relative to `floor` (the scale of the
+ * data) where it is near zero, so that cancellation does not blow it up.
+ * An element passes when its error is at most `tol`; NaN never passes. */
+typedef struct compare {
+	const char *what;
+	double tol;
+	double max_err;
+	long count, bad;
+} compare;
+
+static inline compare compare_start(const char *what, double tol)
+{
+	return (compare){.what = what, .tol = tol};
+}
+
+static inline void compare_one(compare *c, long i, double got, double want, double floor)
+{
+	double err = got == want ? 0 : fabs(got - want) / fmax(fabs(want), floor);
+	if (isnan(err)) /* a NaN, or a finite value where infinity was wanted */
+		err = INFINITY;
+	c->count++;
+	if (err > c->max_err)
+		c->max_err = err;
+	if (!(err <= c->tol) && c->bad++ < 5)
+		printf("  %s[%ld]: got %.9g, want %.9g (error %.2e > %.0e)\n", c->what, i, got, want, err, c->tol);
+}
+
+/* Element-wise comparison of a float array with a double reference. */
+static inline void compare_floats(compare *c, const float *got, const double *want, long n, double floor)
+{
+	for (long i = 0; i < n; i++)
+		compare_one(c, i, got[i], want[i], floor);
+}
+
+static inline void compare_f16s(compare *c, const f16 *got, const double *want, long n, double floor)
+{
+	for (long i = 0; i < n; i++)
+		compare_one(c, i, f16_to_float(got[i]), want[i], floor);
+}
+
+/* Prints the summary line "TITLE: max rel err E OK" (or FAIL, with the
+ * count) over any number of comparisons; returns the exit status. */
+static inline int compare_report(const char *title, const compare *cs, int n)
+{
+	double worst = 0;
+	long bad = 0;
+	for (int i = 0; i < n; i++) {
+		worst = cs[i].max_err > worst ? cs[i].max_err : worst;
+		bad += cs[i].bad;
+		if (cs[i].bad)
+			printf("  %s: %ld of %ld elements over the tolerance %.0e\n", cs[i].what, cs[i].bad, cs[i].count,
+			       cs[i].tol);
+	}
+	printf("%s: max rel err %.1e %s\n", title, worst, bad ? "FAIL" : "OK");
+	return bad ? 1 : 0;
+}
+
+#endif

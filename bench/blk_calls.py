@@ -1,0 +1,90 @@
+"""blk_calls.py: how the benchmark launches each examples/*.tile kernel.
+
+One function a kernel: device addresses (ints) and sizes in, a prepared
+blkffi.Launch out (arguments, const values, grid and warps built once). The
+argument order follows each kernel's signature in examples/; bench.py uses
+these on the GPU with torch tensors' data_ptr(), and selftest.py uses the very
+same functions on the interpreter with blk_malloc memory, so an argument in the
+wrong place shows up without a GPU.
+"""
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def next_power_of_2(n):
+    return 1 << max(0, (n - 1).bit_length())
+
+
+# ---- module cache: one blk module a .tile file and context ----
+
+_modules = {}
+
+
+def kernel(ctx, file, name=None):
+    """Kernel `name` (default: `file`) of examples/FILE.tile, loaded once per context."""
+    key = (id(ctx), file, name)
+    if key not in _modules:
+        _modules[key] = ctx.load(f"examples/{file}.tile").kernel(name or file)
+    return _modules[key]
+
+
+# ---- the kernels ----
+
+def vector_add(ctx, x, y, out, n, BLOCK=1024, num_warps=4, stream=0):
+    """out[i] = x[i] + y[i]; f32."""
+    return kernel(ctx, "vector_add").prepare([x, y, out, n], consts={"BLOCK": BLOCK}, grid=(cdiv(n, BLOCK),),
+                                              num_warps=num_warps, stream=stream)
+
+
+def sin4(ctx, x, out, n, BLOCK=1024, num_warps=4, stream=0):
+    """out[i] = sin(sin(sin(sin(x[i])))); f32."""
+    return kernel(ctx, "sin4").prepare([x, out, n], consts={"BLOCK": BLOCK}, grid=(cdiv(n, BLOCK),),
+                                        num_warps=num_warps, stream=stream)
+
+
+def softmax_warps(block):
+    """Warps for a row of `block` elements, as Triton's softmax tutorial chooses them."""
+    return 16 if block >= 4096 else 8 if block >= 2048 else 4
+
+
+def softmax(ctx, x, out, n_rows, n_cols, x_row_stride=None, out_row_stride=None, BLOCK=None, num_warps=None,
+            stream=0):
+    """Row softmax of an f32 n_rows x n_cols matrix, one row a program, the whole row in one tile."""
+    BLOCK = BLOCK or next_power_of_2(n_cols)
+    num_warps = num_warps or softmax_warps(BLOCK)
+    xs = n_cols if x_row_stride is None else x_row_stride
+    os_ = n_cols if out_row_stride is None else out_row_stride
+    return kernel(ctx, "softmax").prepare([x, out, xs, os_, n_rows, n_cols], consts={"BLOCK": BLOCK},
+                                           grid=(n_rows,), num_warps=num_warps, stream=stream)
+
+
+def layernorm_config(n_cols, elem_bytes=2):
+    """BLOCK and warps for a row of n_cols, as Triton's layernorm tutorial chooses them:
+    the whole row in one chunk up to 64 KB, 8 warps at most."""
+    block = min(65536 // elem_bytes, next_power_of_2(n_cols))
+    return block, min(max(block // 256, 1), 8)
+
+
+def layernorm(ctx, x, y, w, b, mean, rstd, n_rows, n_cols, eps=1e-5, BLOCK=None, num_warps=None, stream=0):
+    """Layer norm forward over rows of an f16 matrix; mean and rstd (f32) saved."""
+    dblock, dwarps = layernorm_config(n_cols)
+    BLOCK = BLOCK or dblock
+    num_warps = num_warps or dwarps
+    return kernel(ctx, "layernorm", "layernorm_fwd").prepare([x, y, w, b, mean, rstd, n_cols, n_cols, n_rows, n_cols, eps],
+                                             consts={"BLOCK": BLOCK}, grid=(n_rows,), num_warps=num_warps,
+                                             stream=stream)
+
+
+def sum_many(ctx, ptrs, sizes, out, n_tensors, BLOCK=1024, num_warps=4, stream=0):
+    """out[t] = sum of tensor t, whose address is ptrs[t] (device array of pointers) and length sizes[t] (i64)."""
+    return kernel(ctx, "sum_many").prepare([ptrs, sizes, out, n_tensors], consts={"BLOCK": BLOCK},
+                                            grid=(n_tensors,), num_warps=num_warps, stream=stream)
+
+
+def w4a16_gemv(ctx, w, scales, x, y, N, K, GROUP=128, BLOCK_N=32, BLOCK_K=128, num_warps=4, stream=0):
+    """y = dequant(w) @ x: w N x K/2 bytes of packed 4-bit weights, scales N x K/GROUP f16, x and y f16."""
+    return kernel(ctx, "w4a16_gemv").prepare([w, scales, x, y, N, K, K // 2, K // GROUP],
+                                              consts={"GROUP": GROUP, "BLOCK_N": BLOCK_N, "BLOCK_K": BLOCK_K},
+                                              grid=(cdiv(N, BLOCK_N),), num_warps=num_warps, stream=stream)

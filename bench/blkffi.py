@@ -1,0 +1,316 @@
+"""blkffi.py: libblk.so through ctypes, for the benchmark and its self-test.
+
+Mirrors the structs of runtime/blk.h that cross the boundary (blk_arg,
+blk_const, blk_launch_options, blk_param_info, blk_module_options) and checks
+at import that their sizes and field offsets are the numbers bench/layout.c
+prints for blk.h on x86-64 Linux: a change of layout in blk.h fails here,
+loudly, instead of passing garbage to blk_launch.
+
+Nothing here needs torch: pointers are plain integers (blk_devptr), from
+blk_malloc on the interpreter or from torch's tensor.data_ptr() on a GPU.
+
+    lib = Blk()                                   # build/libblk.so, or $BLK_LIB
+    ctx = lib.context(BACKEND_GPU)                # or BACKEND_INTERPRETER
+    k = ctx.load("examples/vector_add.tile").kernel("vector_add")
+    go = k.prepare([x, y, out, n], consts={"BLOCK": 1024}, grid=(cdiv(n, 1024),))
+    go()                                          # one blk_launch, arguments built once
+"""
+
+import ctypes
+import os
+from ctypes import (POINTER, Structure, Union, byref, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint,
+                    c_uint64, c_void_p)
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# enum blk_status
+SUCCESS = 0
+STATUS_NAMES = ["BLK_SUCCESS", "BLK_ERROR_INVALID_ARGUMENT", "BLK_ERROR_SOURCE", "BLK_ERROR_OUT_OF_MEMORY",
+                "BLK_ERROR_NOT_FOUND", "BLK_ERROR_NO_DEVICE", "BLK_ERROR_LAUNCH"]
+# enum blk_backend
+BACKEND_AUTO, BACKEND_GPU, BACKEND_INTERPRETER = 0, 1, 2
+# enum blk_param_kind
+PARAM_POINTER, PARAM_INT, PARAM_FLOAT = 0, 1, 2
+# enum blk_arg_kind
+ARG_PTR, ARG_INT, ARG_FLOAT = 0, 1, 2
+
+
+class _ArgValue(Union):
+    _fields_ = [("ptr", c_uint64), ("i", c_int64), ("f", c_double)]
+
+
+class BlkArg(Structure):
+    """blk_arg: an enum (int) then an 8-byte union, 16 bytes in all."""
+    _fields_ = [("kind", c_int), ("v", _ArgValue)]
+
+
+class BlkConst(Structure):
+    _fields_ = [("name", c_char_p), ("is_float", c_int), ("i", c_int64), ("f", c_double)]
+
+
+class BlkLaunchOptions(Structure):
+    _fields_ = [("grid", c_uint * 3), ("consts", POINTER(BlkConst)), ("n_consts", c_int), ("num_warps", c_int),
+                ("num_stages", c_int), ("stream", c_void_p), ("threads", c_int)]
+
+
+class BlkParamInfo(Structure):
+    _fields_ = [("name", c_char_p), ("type", c_char_p), ("kind", c_int), ("is_const", c_int),
+                ("elem_bytes", c_int)]
+
+
+class BlkModuleOptions(Structure):
+    _fields_ = [("include_dirs", POINTER(c_char_p)), ("n_include_dirs", c_int), ("defines", POINTER(BlkConst)),
+                ("n_defines", c_int)]
+
+
+# What bench/layout.c prints for runtime/blk.h (x86-64, LP64). Keep in step
+# with blk.h; selftest.py recompiles layout.c and compares.
+EXPECTED_LAYOUT = {
+    "blk_arg sizeof": 16, "blk_arg alignof": 8, "blk_arg.kind": 0, "blk_arg.v": 8,
+    "blk_const sizeof": 32, "blk_const alignof": 8, "blk_const.name": 0, "blk_const.is_float": 8,
+    "blk_const.i": 16, "blk_const.f": 24,
+    "blk_launch_options sizeof": 56, "blk_launch_options alignof": 8, "blk_launch_options.grid": 0,
+    "blk_launch_options.consts": 16, "blk_launch_options.n_consts": 24, "blk_launch_options.num_warps": 28,
+    "blk_launch_options.num_stages": 32, "blk_launch_options.stream": 40, "blk_launch_options.threads": 48,
+    "blk_param_info sizeof": 32, "blk_param_info alignof": 8, "blk_param_info.name": 0,
+    "blk_param_info.type": 8, "blk_param_info.kind": 16, "blk_param_info.is_const": 20,
+    "blk_param_info.elem_bytes": 24,
+    "blk_module_options sizeof": 32, "blk_module_options alignof": 8, "blk_module_options.include_dirs": 0,
+    "blk_module_options.n_include_dirs": 8, "blk_module_options.defines": 16, "blk_module_options.n_defines": 24,
+}
+
+_STRUCTS = {"blk_arg": BlkArg, "blk_const": BlkConst, "blk_launch_options": BlkLaunchOptions,
+            "blk_param_info": BlkParamInfo, "blk_module_options": BlkModuleOptions}
+
+
+def ctypes_layout():
+    """The ctypes side of EXPECTED_LAYOUT: the same keys, measured."""
+    out = {}
+    for cname, cls in _STRUCTS.items():
+        out[cname + " sizeof"] = ctypes.sizeof(cls)
+        out[cname + " alignof"] = ctypes.alignment(cls)
+        for fname, _ in cls._fields_:
+            out[cname + "." + fname] = getattr(cls, fname).offset
+    return out
+
+
+def check_layout(expected=EXPECTED_LAYOUT):
+    """Raises AssertionError naming every number that differs."""
+    got = ctypes_layout()
+    bad = [f"{key}: blk.h {expected.get(key)}, ctypes {got.get(key)}"
+           for key in sorted(set(expected) | set(got)) if expected.get(key) != got.get(key)]
+    assert not bad, "ctypes mirrors of blk.h disagree with its layout:\n  " + "\n  ".join(bad)
+
+
+check_layout()
+
+
+class BlkError(RuntimeError):
+    def __init__(self, status, call, message):
+        name = STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else f"status {status}"
+        super().__init__(f"{call}: {name}: {message}")
+        self.status = status
+
+
+def _encode(s):
+    return s.encode() if isinstance(s, str) else s
+
+
+class Blk:
+    """The loaded library. Path: `path`, else $BLK_LIB, else build/libblk.so of this repository."""
+
+    def __init__(self, path=None):
+        path = path or os.environ.get("BLK_LIB") or os.path.join(REPO, "build", "libblk.so")
+        self.path = path
+        self.lib = lib = ctypes.CDLL(path)
+        vp = c_void_p
+        sigs = {
+            "blk_version": (c_char_p, []),
+            "blk_last_error": (c_char_p, []),
+            "blk_context_create": (c_int, [c_int, c_int, POINTER(vp)]),
+            "blk_context_destroy": (None, [vp]),
+            "blk_context_backend": (c_int, [vp]),
+            "blk_malloc": (c_int, [vp, c_size_t, POINTER(c_uint64)]),
+            "blk_free": (c_int, [vp, c_uint64]),
+            "blk_copy_to_device": (c_int, [vp, c_uint64, vp, c_size_t]),
+            "blk_copy_from_device": (c_int, [vp, vp, c_uint64, c_size_t]),
+            "blk_module_load_file": (c_int, [vp, c_char_p, POINTER(BlkModuleOptions), POINTER(vp)]),
+            "blk_module_destroy": (None, [vp]),
+            "blk_kernel_get": (c_int, [vp, c_char_p, POINTER(vp)]),
+            "blk_kernel_num_params": (c_int, [vp]),
+            "blk_kernel_param": (c_int, [vp, c_int, POINTER(BlkParamInfo)]),
+            "blk_launch": (c_int, [vp, POINTER(BlkArg), c_int, POINTER(BlkLaunchOptions)]),
+        }
+        for name, (res, args) in sigs.items():
+            fn = getattr(lib, name)
+            fn.restype = res
+            fn.argtypes = args
+        self.launch_fn = lib.blk_launch
+
+    def version(self):
+        return self.lib.blk_version().decode()
+
+    def last_error(self):
+        msg = self.lib.blk_last_error()
+        return msg.decode(errors="replace") if msg else ""
+
+    def check(self, status, call):
+        if status != SUCCESS:
+            raise BlkError(status, call, self.last_error())
+
+    def context(self, backend=BACKEND_GPU, device=0):
+        return Context(self, backend, device)
+
+
+class Context:
+    def __init__(self, blk, backend, device=0):
+        self.blk = blk
+        self.handle = c_void_p()
+        blk.check(blk.lib.blk_context_create(backend, device, byref(self.handle)), "blk_context_create")
+        self.backend = blk.lib.blk_context_backend(self.handle)
+        self.modules = []
+
+    # memory (the interpreter's, or the GPU's when not from torch)
+    def malloc(self, nbytes):
+        p = c_uint64()
+        self.blk.check(self.blk.lib.blk_malloc(self.handle, nbytes, byref(p)), "blk_malloc")
+        return p.value
+
+    def free(self, ptr):
+        self.blk.check(self.blk.lib.blk_free(self.handle, ptr), "blk_free")
+
+    def to_device(self, dst, buf):
+        """Copies a ctypes array, or the bytes of a bytes-like object, to device address dst."""
+        if not isinstance(buf, ctypes.Array):
+            data = bytes(buf)
+            buf = ctypes.create_string_buffer(data, len(data))
+        self.blk.check(self.blk.lib.blk_copy_to_device(self.handle, dst, ctypes.addressof(buf), ctypes.sizeof(buf)),
+                       "blk_copy_to_device")
+
+    def from_device(self, buf, src):
+        """Fills a ctypes array buf from device address src."""
+        self.blk.check(self.blk.lib.blk_copy_from_device(self.handle, ctypes.addressof(buf), src, ctypes.sizeof(buf)),
+                       "blk_copy_from_device")
+
+    def load(self, path):
+        """A module from a .tile file; a relative path is taken from the repository root."""
+        if not os.path.isabs(path):
+            path = os.path.join(REPO, path)
+        m = Module(self, path)
+        self.modules.append(m)
+        return m
+
+    def destroy(self):
+        if self.handle:
+            for m in self.modules:
+                m.destroy()
+            self.blk.lib.blk_context_destroy(self.handle)
+            self.handle = c_void_p()
+
+
+class Module:
+    def __init__(self, ctx, path):
+        self.ctx = ctx
+        self.path = path
+        self.handle = c_void_p()
+        blk = ctx.blk
+        blk.check(blk.lib.blk_module_load_file(ctx.handle, path.encode(), None, byref(self.handle)),
+                  f"blk_module_load_file({path})")
+
+    def kernel(self, name=None):
+        return Kernel(self, name)
+
+    def destroy(self):
+        if self.handle:
+            self.ctx.blk.lib.blk_module_destroy(self.handle)
+            self.handle = c_void_p()
+
+
+class Param:
+    def __init__(self, info):
+        self.name = info.name.decode()
+        self.type = info.type.decode()
+        self.kind = info.kind
+        self.is_const = bool(info.is_const)
+        self.elem_bytes = info.elem_bytes
+
+    def __repr__(self):
+        return f"{self.name}: {self.type}"
+
+
+class Kernel:
+    def __init__(self, module, name=None):
+        self.module = module
+        self.blk = blk = module.ctx.blk
+        self.handle = c_void_p()
+        blk.check(blk.lib.blk_kernel_get(module.handle, _encode(name), byref(self.handle)), f"blk_kernel_get({name})")
+        self.name = name
+        self.params = []
+        for i in range(blk.lib.blk_kernel_num_params(self.handle)):
+            info = BlkParamInfo()
+            blk.check(blk.lib.blk_kernel_param(self.handle, i, byref(info)), "blk_kernel_param")
+            self.params.append(Param(info))
+        self.runtime_params = [p for p in self.params if not p.is_const]
+        self.const_params = {p.name: p for p in self.params if p.is_const}
+
+    def prepare(self, args, consts=None, grid=(0, 0, 0), num_warps=0, num_stages=0, stream=0, threads=0):
+        """A Launch: the blk_arg array and blk_launch_options built once, for
+        repeated calls. `args` are the kernel's non-const parameters in order
+        (ints for pointers and integers, floats for floats); `consts` maps const
+        parameter names to values; `grid` of all zeros uses the kernel's grid
+        clause."""
+        return Launch(self, args, consts or {}, grid, num_warps, num_stages, stream, threads)
+
+    def launch(self, args, **kw):
+        self.prepare(args, **kw)()
+
+
+class Launch:
+    def __init__(self, kernel, args, consts, grid, num_warps, num_stages, stream, threads):
+        self.kernel = kernel
+        params = kernel.runtime_params
+        if len(args) != len(params):
+            raise ValueError(f"{kernel.name}: {len(params)} arguments expected ({', '.join(map(repr, params))}), "
+                             f"given {len(args)}")
+        arr = (BlkArg * max(1, len(args)))()
+        for a, p, v in zip(arr, params, args):
+            if p.kind == PARAM_POINTER:
+                if not isinstance(v, int) or v == 0:
+                    raise ValueError(f"{kernel.name}: argument '{p}' needs a non-null device address, given {v!r}")
+                a.kind, a.v.ptr = ARG_PTR, v
+            elif p.kind == PARAM_INT:
+                a.kind, a.v.i = ARG_INT, int(v)
+            else:
+                a.kind, a.v.f = ARG_FLOAT, float(v)
+        unknown = set(consts) - set(kernel.const_params)
+        if unknown:
+            raise ValueError(f"{kernel.name}: no const parameter {sorted(unknown)} "
+                             f"(it has {sorted(kernel.const_params)})")
+        carr = (BlkConst * max(1, len(consts)))()
+        self._names = []  # keeps the name strings alive as long as the array
+        for c, (name, value) in zip(carr, consts.items()):
+            nb = name.encode()
+            self._names.append(nb)
+            c.name = nb
+            if isinstance(value, float):
+                c.is_float, c.f = 1, value
+            else:
+                c.i = int(value)
+        opts = BlkLaunchOptions()
+        g = tuple(grid) + (0,) * (3 - len(grid))
+        if any(g):
+            g = tuple(x if x else 1 for x in g)
+        opts.grid[:] = g
+        opts.consts = ctypes.cast(carr, POINTER(BlkConst)) if consts else None
+        opts.n_consts = len(consts)
+        opts.num_warps, opts.num_stages, opts.threads = num_warps, num_stages, threads
+        opts.stream = stream or None
+        self.args, self.consts, self.opts = arr, carr, opts
+        self.grid = g
+        self._fn = kernel.blk.launch_fn
+        self._k, self._n, self._popts = kernel.handle, len(args), byref(opts)
+
+    def __call__(self):
+        st = self._fn(self._k, self.args, self._n, self._popts)
+        if st:
+            self.kernel.blk.check(st, f"blk_launch({self.kernel.name})")

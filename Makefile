@@ -175,6 +175,15 @@ $(API_TEST_BINS): $(BUILD)/tests/%: $(OBJ)/tests/%.o $(BUILD)/libblk.so
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libblk.so -Wl,-rpath,'$$ORIGIN/../..' $(SYS_LIBS)
 
+# tests/runtime/fake_cuda.c: a stand-in libcuda.so.1 (host memory, launches
+# recorded, not run), through which tests reach the GPU backend of libblk
+# where there is no GPU (BLK_CUDA_DRIVER names it).
+FAKE_CUDA := $(if $(wildcard tests/runtime/fake_cuda.c),$(BUILD)/tests/runtime/fake/libcuda.so.1)
+test-bins: $(FAKE_CUDA)
+$(BUILD)/tests/runtime/fake/libcuda.so.1: tests/runtime/fake_cuda.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -Wl,-soname,libcuda.so.1 -o $@ $< -lpthread
+
 examples: $(EXAMPLE_BINS)
 $(EXAMPLE_BINS): $(BUILD)/examples/%: $(OBJ)/examples/%.o $(BUILD)/libblk.so
 	@mkdir -p $(@D)

@@ -1,8 +1,17 @@
 /* runtime.c: the public API of libblk (blk.h): errors, contexts, memory,
- * modules, kernels, variants and launches. The interpreter backend runs
- * here; the GPU backend comes with the driver layer. */
+ * modules, kernels, variants and launches, on two backends.
+ *
+ * The interpreter runs kernels on the CPU with every access checked. The
+ * GPU backend (driver.c loads the CUDA driver) compiles each variant to PTX
+ * at its first launch (gpu_compile_ptx), links it in process (cuLink*),
+ * keeps the CUfunction with the variant, and launches with cuLaunchKernel,
+ * asynchronously (BLK_DEBUG=1: synchronizing after each launch, to name
+ * the kernel that faulted). Device printf goes to the process's stdout;
+ * blk_context_printed gives "" there. Copies are synchronous and ordered
+ * after earlier work on the default stream. */
 #include "blk.h"
 #include "compiler.h"
+#include "runtime.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -119,17 +128,114 @@ struct blk_context {
 	blk_backend backend;
 	int device;
 	pthread_mutex_t lock;
-	InterpBuffer *bufs; /* interpreter memory, sorted by nothing: few */
+	InterpBuffer *bufs; /* memory from blk_malloc (device addresses on a GPU); few */
 	int n_bufs, cap_bufs;
 	StrBuf printed;      /* print output collected by launches */
 	StrBuf printed_out;  /* what blk_context_printed returned last */
+	blk_module *modules; /* loaded on this context, linked through next_module */
+	/* the GPU backend */
+	const CudaDriver *cu;
+	CUdevice dev;
+	CUcontext cuctx;
+	bool retained_primary; /* cuctx is the device's primary context, retained by us (released
+	                          on destroy); false for a context borrowed from the caller */
+	bool debug;            /* BLK_DEBUG=1: synchronize after each launch, name the kernel that failed */
+	char arch[16];         /* "sm_90" */
+	char device_name[128];
+	int cc_major, cc_minor;
+	int sm_count;
+	int smem_optin;        /* shared memory a block may opt in to, bytes */
+	int max_threads;
+	unsigned max_grid[3];
 };
+
+/* Reports a failed driver call made for `fn`. */
+static blk_status cuda_fail(blk_context *ctx, CUresult r, const char *fn, const char *call)
+{
+	char msg[512];
+	cuda_describe(ctx ? ctx->cu : NULL, r, call, msg, sizeof msg);
+	if (cuda_error_is_sticky(r))
+		return fail(cuda_blk_status(r), "%s: %s; a kernel faulted and the GPU context is unusable from here on "
+		                                "(BLK_DEBUG=1 synchronizes after each launch and names the kernel)", fn, msg);
+	return fail(cuda_blk_status(r), "%s: %s", fn, msg);
+}
+
+/* Makes ctx's CUDA context current on this thread (a check when it is). */
+static blk_status gpu_enter(blk_context *ctx, const char *fn)
+{
+	CUcontext cur = NULL;
+	if (ctx->cu->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx->cuctx)
+		return BLK_SUCCESS;
+	CUresult r = ctx->cu->cuCtxSetCurrent(ctx->cuctx);
+	return r == CUDA_SUCCESS ? BLK_SUCCESS : cuda_fail(ctx, r, fn, "cuCtxSetCurrent");
+}
+
+/* Opens device `device` for ctx: the driver, the device's properties, its
+ * primary context (retained). On failure nothing is left held. */
+static blk_status gpu_open(blk_context *ctx, int device)
+{
+	const char *fn = "blk_context_create";
+	const char *why;
+	const CudaDriver *cu = cuda_driver(&why);
+	if (!cu)
+		return fail(BLK_ERROR_NO_DEVICE, "%s: %s", fn, why);
+	ctx->cu = cu;
+	int count = 0;
+	CUresult r = cu->cuDeviceGetCount(&count);
+	if (r != CUDA_SUCCESS)
+		return cuda_fail(ctx, r, fn, "cuDeviceGetCount");
+	if (count == 0)
+		return fail(BLK_ERROR_NO_DEVICE, "%s: the CUDA driver sees no device", fn);
+	if (device < 0 || device >= count) {
+		if (count == 1)
+			return fail(BLK_ERROR_NO_DEVICE, "%s: no CUDA device %d (there is one: 0)", fn, device);
+		return fail(BLK_ERROR_NO_DEVICE, "%s: no CUDA device %d (there are %d: 0 to %d)", fn, device, count, count - 1);
+	}
+	if ((r = cu->cuDeviceGet(&ctx->dev, device)) != CUDA_SUCCESS)
+		return cuda_fail(ctx, r, fn, "cuDeviceGet");
+	if ((r = cu->cuDeviceGetName(ctx->device_name, (int)sizeof ctx->device_name, ctx->dev)) != CUDA_SUCCESS)
+		return cuda_fail(ctx, r, fn, "cuDeviceGetName");
+	ctx->device_name[sizeof ctx->device_name - 1] = '\0';
+	struct {
+		int attr;
+		int *out;
+	} attrs[] = {
+		{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &ctx->cc_major},
+		{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &ctx->cc_minor},
+		{CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &ctx->sm_count},
+		{CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &ctx->smem_optin},
+		{CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &ctx->max_threads},
+		{CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, (int *)&ctx->max_grid[0]},
+		{CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, (int *)&ctx->max_grid[1]},
+		{CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, (int *)&ctx->max_grid[2]},
+	};
+	for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+		if ((r = cu->cuDeviceGetAttribute(attrs[i].out, attrs[i].attr, ctx->dev)) != CUDA_SUCCESS)
+			return cuda_fail(ctx, r, fn, "cuDeviceGetAttribute");
+	if (!cuda_arch_for(ctx->cc_major, ctx->cc_minor, ctx->arch, sizeof ctx->arch))
+		return fail(BLK_ERROR_NO_DEVICE, "%s: CUDA device %d (%s) has compute capability %d.%d; blk needs 7.0 or newer",
+		            fn, device, ctx->device_name, ctx->cc_major, ctx->cc_minor);
+	if ((r = cu->cuDevicePrimaryCtxRetain(&ctx->cuctx, ctx->dev)) != CUDA_SUCCESS)
+		return cuda_fail(ctx, r, fn, "cuDevicePrimaryCtxRetain");
+	ctx->retained_primary = true;
+	if ((r = cu->cuCtxSetCurrent(ctx->cuctx)) != CUDA_SUCCESS) {
+		blk_status st = cuda_fail(ctx, r, fn, "cuCtxSetCurrent");
+		cu->cuDevicePrimaryCtxRelease(ctx->dev);
+		ctx->retained_primary = false;
+		ctx->cuctx = NULL;
+		return st;
+	}
+	const char *dbg = getenv("BLK_DEBUG");
+	ctx->debug = dbg && dbg[0] && strcmp(dbg, "0") != 0;
+	return BLK_SUCCESS;
+}
 
 blk_status blk_context_create(blk_backend backend, int device, blk_context **out)
 {
 	if (!out)
 		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_context_create: out is NULL");
 	*out = NULL;
+	bool automatic = false; /* AUTO without BLK_BACKEND: the GPU if one can be used */
 	if (backend == BLK_BACKEND_AUTO) {
 		const char *env = getenv("BLK_BACKEND");
 		if (env && strcmp(env, "gpu") == 0)
@@ -138,30 +244,54 @@ blk_status blk_context_create(blk_backend backend, int device, blk_context **out
 			backend = BLK_BACKEND_INTERPRETER;
 		else if (env && env[0])
 			return fail(BLK_ERROR_INVALID_ARGUMENT, "BLK_BACKEND='%s': expected gpu or interpreter", env);
-		else
-			backend = BLK_BACKEND_INTERPRETER;
+		else {
+			backend = BLK_BACKEND_GPU;
+			automatic = true;
+		}
 	}
-	if (backend == BLK_BACKEND_GPU)
-		return fail(BLK_ERROR_NO_DEVICE, "blk_context_create: this build of libblk has no GPU backend yet; "
-		                                 "use BLK_BACKEND_INTERPRETER");
-	if (backend != BLK_BACKEND_INTERPRETER)
+	if (backend != BLK_BACKEND_INTERPRETER && backend != BLK_BACKEND_GPU)
 		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_context_create: unknown backend %d", (int)backend);
 	blk_context *ctx = calloc(1, sizeof *ctx);
 	if (!ctx)
 		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_context_create: out of memory");
 	ctx->backend = backend;
 	ctx->device = device;
+	if (backend == BLK_BACKEND_GPU) {
+		blk_status st = gpu_open(ctx, device);
+		if (st != BLK_SUCCESS && !automatic) {
+			free(ctx);
+			return st;
+		}
+		if (st != BLK_SUCCESS) {
+			/* AUTO: no usable GPU, the interpreter then, silently */
+			memset(ctx, 0, sizeof *ctx);
+			ctx->backend = BLK_BACKEND_INTERPRETER;
+			ctx->device = device;
+		}
+	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	*out = ctx;
 	return ok();
 }
 
+static void orphan_modules(blk_context *ctx);
+
 void blk_context_destroy(blk_context *ctx)
 {
 	if (!ctx)
 		return;
-	for (int i = 0; i < ctx->n_bufs; i++)
-		free(ctx->bufs[i].data);
+	/* modules that outlive their context lose their GPU code and fail to
+	 * launch rather than crash */
+	orphan_modules(ctx);
+	if (ctx->backend == BLK_BACKEND_GPU && gpu_enter(ctx, "blk_context_destroy") == BLK_SUCCESS) {
+		for (int i = 0; i < ctx->n_bufs; i++)
+			ctx->cu->cuMemFree((CUdeviceptr)(uintptr_t)ctx->bufs[i].data);
+	} else if (ctx->backend == BLK_BACKEND_INTERPRETER) {
+		for (int i = 0; i < ctx->n_bufs; i++)
+			free(ctx->bufs[i].data);
+	}
+	if (ctx->retained_primary)
+		ctx->cu->cuDevicePrimaryCtxRelease(ctx->dev);
 	free(ctx->bufs);
 	sb_free(&ctx->printed);
 	sb_free(&ctx->printed_out);
@@ -186,32 +316,65 @@ const char *blk_context_printed(blk_context *ctx)
 	return ctx->printed_out.data && !ctx->printed_out.failed ? ctx->printed_out.data : "";
 }
 
-blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_devptr *out)
+/* Records a buffer of ctx. */
+static bool add_buffer(blk_context *ctx, void *p, size_t bytes)
 {
-	if (!ctx || !out)
-		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_malloc: %s is NULL", ctx ? "out" : "ctx");
-	if (bytes == 0 || bytes > ((size_t)1 << 40))
-		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_malloc: cannot allocate %zu bytes", bytes);
-	/* 256-byte alignment, as cuMemAlloc gives, so that alignment-dependent
-	 * code behaves the same on both backends. */
-	void *p = aligned_alloc(256, (bytes + 255) & ~(size_t)255);
-	if (!p)
-		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_malloc: out of memory (%zu bytes)", bytes);
-	memset(p, 0, bytes);
 	pthread_mutex_lock(&ctx->lock);
 	if (ctx->n_bufs == ctx->cap_bufs) {
 		int cap = ctx->cap_bufs ? ctx->cap_bufs * 2 : 16;
 		InterpBuffer *b = realloc(ctx->bufs, (size_t)cap * sizeof *b);
 		if (!b) {
 			pthread_mutex_unlock(&ctx->lock);
-			free(p);
-			return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_malloc: out of memory");
+			return false;
 		}
 		ctx->bufs = b;
 		ctx->cap_bufs = cap;
 	}
 	ctx->bufs[ctx->n_bufs++] = (InterpBuffer){.data = p, .bytes = bytes};
 	pthread_mutex_unlock(&ctx->lock);
+	return true;
+}
+
+blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_devptr *out)
+{
+	if (!ctx || !out)
+		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_malloc: %s is NULL", ctx ? "out" : "ctx");
+	if (bytes == 0 || bytes > ((size_t)1 << 40))
+		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_malloc: cannot allocate %zu bytes", bytes);
+	if (ctx->backend == BLK_BACKEND_GPU) {
+		blk_status st = gpu_enter(ctx, "blk_malloc");
+		if (st != BLK_SUCCESS)
+			return st;
+		CUdeviceptr p = 0;
+		CUresult r = ctx->cu->cuMemAlloc(&p, bytes);
+		if (r != CUDA_SUCCESS) {
+			char msg[512];
+			cuda_describe(ctx->cu, r, "cuMemAlloc_v2", msg, sizeof msg);
+			return fail(cuda_blk_status(r), "blk_malloc: %s (%zu bytes)", msg, bytes);
+		}
+		/* zero-filled: ordered before later work on the default stream and
+		 * on blocking streams (a copy, a launch) */
+		if ((r = ctx->cu->cuMemsetD8(p, 0, bytes)) != CUDA_SUCCESS) {
+			ctx->cu->cuMemFree(p);
+			return cuda_fail(ctx, r, "blk_malloc", "cuMemsetD8_v2");
+		}
+		if (!add_buffer(ctx, (void *)(uintptr_t)p, bytes)) {
+			ctx->cu->cuMemFree(p);
+			return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_malloc: out of memory");
+		}
+		*out = (blk_devptr)p;
+		return ok();
+	}
+	/* 256-byte alignment, as cuMemAlloc gives, so that alignment-dependent
+	 * code behaves the same on both backends. */
+	void *p = aligned_alloc(256, (bytes + 255) & ~(size_t)255);
+	if (!p)
+		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_malloc: out of memory (%zu bytes)", bytes);
+	memset(p, 0, bytes);
+	if (!add_buffer(ctx, p, bytes)) {
+		free(p);
+		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_malloc: out of memory");
+	}
 	*out = (blk_devptr)(uintptr_t)p;
 	return ok();
 }
@@ -236,9 +399,18 @@ blk_status blk_free(blk_context *ctx, blk_devptr ptr)
 	pthread_mutex_lock(&ctx->lock);
 	for (int i = 0; i < ctx->n_bufs; i++)
 		if ((uintptr_t)ctx->bufs[i].data == ptr) {
-			free(ctx->bufs[i].data);
 			ctx->bufs[i] = ctx->bufs[--ctx->n_bufs];
 			pthread_mutex_unlock(&ctx->lock);
+			if (ctx->backend == BLK_BACKEND_GPU) {
+				blk_status st = gpu_enter(ctx, "blk_free");
+				if (st != BLK_SUCCESS)
+					return st;
+				CUresult r = ctx->cu->cuMemFree((CUdeviceptr)ptr);
+				if (r != CUDA_SUCCESS)
+					return cuda_fail(ctx, r, "blk_free", "cuMemFree_v2");
+			} else {
+				free((void *)(uintptr_t)ptr);
+			}
 			return ok();
 		}
 	pthread_mutex_unlock(&ctx->lock);
@@ -256,12 +428,23 @@ static blk_status copy(blk_context *ctx, void *host, blk_devptr dev, size_t byte
 	if (b < 0)
 		return fail(BLK_ERROR_INVALID_ARGUMENT, "%s: [0x%llx, +%zu bytes) is not inside memory from blk_malloc", fn,
 		            (unsigned long long)dev, bytes);
-	if (bytes) {
-		if (to_device)
-			memcpy((void *)(uintptr_t)dev, host, bytes);
-		else
-			memcpy(host, (const void *)(uintptr_t)dev, bytes);
+	if (!bytes)
+		return ok();
+	if (ctx->backend == BLK_BACKEND_GPU) {
+		/* synchronous; ordered after earlier work on the default stream */
+		blk_status st = gpu_enter(ctx, fn);
+		if (st != BLK_SUCCESS)
+			return st;
+		CUresult r = to_device ? ctx->cu->cuMemcpyHtoD((CUdeviceptr)dev, host, bytes)
+		                       : ctx->cu->cuMemcpyDtoH(host, (CUdeviceptr)dev, bytes);
+		if (r != CUDA_SUCCESS)
+			return cuda_fail(ctx, r, fn, to_device ? "cuMemcpyHtoD_v2" : "cuMemcpyDtoH_v2");
+		return ok();
 	}
+	if (to_device)
+		memcpy((void *)(uintptr_t)dev, host, bytes);
+	else
+		memcpy(host, (const void *)(uintptr_t)dev, bytes);
 	return ok();
 }
 
@@ -277,10 +460,24 @@ blk_status blk_copy_from_device(blk_context *ctx, void *dst, blk_devptr src, siz
 
 /* ---- modules and kernels ---------------------------------------------------------- */
 
+/* How a runtime argument goes into a GPU launch. */
+enum { PK_PTR, PK_INT, PK_FLOAT };
+
+/* One compiled specialization of a kernel. Never moves once made. */
 typedef struct Variant {
 	ConstBinding *consts; /* what it was compiled with (launch consts, defines, config) */
 	int n_consts;
 	IrFunc *f;
+	/* the grid its clause gave for the scalar arguments of grid_args */
+	blk_arg *grid_args;   /* NULL until the clause was evaluated */
+	unsigned grid[3];
+	/* GPU: loaded at its first launch */
+	CUmodule cumod;
+	CUfunction fn;
+	int shared_bytes;     /* dynamic shared memory a program needs */
+	unsigned block;       /* threads a program: 32 * num_warps */
+	uint8_t *pkind;       /* per runtime argument: PK_* */
+	uint8_t *pscalar;     /* per runtime argument: its ScalarKind */
 } Variant;
 
 struct blk_kernel {
@@ -288,13 +485,23 @@ struct blk_kernel {
 	Node *node;
 	AutotuneSpec autotune;
 	blk_param_info *params;
+	uint8_t *param_sk;    /* ScalarKind of each parameter (of the pointee for a pointer) */
 	int n_params;
-	Variant *variants;
+	int n_args;           /* parameters that are not const: blk_launch's arguments */
+	Variant **variants;
 	int n_variants, cap_variants;
+	/* The last launch's request (its consts, num_warps, num_stages) and the
+	 * variant it got: a launch asking the same skips the search. */
+	struct {
+		blk_const *consts; /* one malloc'd block with the names */
+		int n_consts, num_warps, num_stages;
+		Variant *v;
+	} last;
 };
 
 struct blk_module {
-	blk_context *ctx;
+	blk_context *ctx;     /* NULL once the context was destroyed */
+	blk_module *next_module;
 	Arena arena;
 	ModuleSet set;
 	Module *mod;
@@ -304,6 +511,34 @@ struct blk_module {
 	int n_kernels;
 	pthread_mutex_t lock;
 };
+
+/* Unloads m's GPU code (its context current). Caller holds m->lock. */
+static void gpu_unload_module(blk_module *m)
+{
+	for (int i = 0; m->kernels && i < m->n_kernels; i++)
+		for (int j = 0; j < m->kernels[i].n_variants; j++) {
+			Variant *v = m->kernels[i].variants[j];
+			if (v->cumod)
+				m->ctx->cu->cuModuleUnload(v->cumod);
+			v->cumod = NULL;
+			v->fn = NULL;
+		}
+}
+
+static void orphan_modules(blk_context *ctx)
+{
+	bool current = ctx->backend == BLK_BACKEND_GPU && gpu_enter(ctx, "blk_context_destroy") == BLK_SUCCESS;
+	pthread_mutex_lock(&ctx->lock);
+	for (blk_module *m = ctx->modules; m; m = m->next_module) {
+		pthread_mutex_lock(&m->lock);
+		if (current)
+			gpu_unload_module(m);
+		m->ctx = NULL;
+		pthread_mutex_unlock(&m->lock);
+	}
+	ctx->modules = NULL;
+	pthread_mutex_unlock(&ctx->lock);
+}
 
 static int elem_bytes(Type t)
 {
@@ -319,7 +554,8 @@ static bool describe_params(blk_module *m, blk_kernel *k, Diag *diag)
 	Node *n = k->node;
 	k->n_params = n->list.len;
 	k->params = arena_alloc(&m->arena, (size_t)(k->n_params ? k->n_params : 1) * sizeof *k->params);
-	if (!k->params)
+	k->param_sk = arena_alloc(&m->arena, (size_t)(k->n_params ? k->n_params : 1));
+	if (!k->params || !k->param_sk)
 		return false;
 	for (int i = 0; i < k->n_params; i++) {
 		Node *p = n->list.items[i];
@@ -350,6 +586,8 @@ static bool describe_params(blk_module *m, blk_kernel *k, Diag *diag)
 			.elem_bytes = depth ? elem_bytes(ty) : (scalar_bits(sk) < 8 ? 1 : scalar_bits(sk) / 8),
 		};
 		sb_free(&sb);
+		k->param_sk[i] = (uint8_t)sk;
+		k->n_args += !is_const;
 	}
 	return true;
 }
@@ -418,6 +656,10 @@ static blk_status load_module(blk_context *ctx, const Source *given, const char 
 		blk_module_destroy(m);
 		return status;
 	}
+	pthread_mutex_lock(&ctx->lock);
+	m->next_module = ctx->modules;
+	ctx->modules = m;
+	pthread_mutex_unlock(&ctx->lock);
 	*out = m;
 	return ok();
 }
@@ -444,6 +686,20 @@ void blk_module_destroy(blk_module *m)
 {
 	if (!m)
 		return;
+	blk_context *ctx = m->ctx;
+	if (ctx) {
+		pthread_mutex_lock(&ctx->lock);
+		for (blk_module **p = &ctx->modules; *p; p = &(*p)->next_module)
+			if (*p == m) {
+				*p = m->next_module;
+				break;
+			}
+		pthread_mutex_unlock(&ctx->lock);
+		if (ctx->backend == BLK_BACKEND_GPU && gpu_enter(ctx, "blk_module_destroy") == BLK_SUCCESS)
+			gpu_unload_module(m);
+	}
+	for (int i = 0; m->kernels && i < m->n_kernels; i++)
+		free(m->kernels[i].last.consts);
 	pthread_mutex_destroy(&m->lock);
 	arena_free(&m->arena);
 	free(m);
@@ -476,7 +732,13 @@ blk_status blk_kernel_param(const blk_kernel *k, int i, blk_param_info *out)
 	return ok();
 }
 
-/* ---- variants and launches -------------------------------------------------------- */
+/* ---- variants and launches --------------------------------------------------------
+ *
+ * The cached path of a launch (the same request as the kernel's last, the
+ * grid clause given the same scalars as last time, or an explicit grid)
+ * compiles nothing, allocates nothing for up to 16 arguments, and compares
+ * no strings but the names of the launch's own consts: argument checks, one
+ * uncontended lock, packing, cuLaunchKernel. */
 
 /* The const values of a launch: the launch's own, then the module's
  * defines, then (for names still missing) the kernel's first autotune
@@ -517,19 +779,19 @@ static bool same_consts(const Variant *v, const ConstBinding *c, int n)
 
 /* The compiled variant for these consts, made on first use. Caller holds m->lock. */
 static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, int num_warps, int num_stages,
-                              IrFunc **out)
+                              Variant **out)
 {
 	blk_module *m = k->m;
 	for (int i = 0; i < k->n_variants; i++)
-		if (same_consts(&k->variants[i], consts, n) &&
-		    (!num_warps || k->variants[i].f->num_warps == num_warps) &&
-		    (!num_stages || k->variants[i].f->num_stages == num_stages)) {
-			*out = k->variants[i].f;
+		if (same_consts(k->variants[i], consts, n) &&
+		    (!num_warps || k->variants[i]->f->num_warps == num_warps) &&
+		    (!num_stages || k->variants[i]->f->num_stages == num_stages)) {
+			*out = k->variants[i];
 			return BLK_SUCCESS;
 		}
 	if (k->n_variants == k->cap_variants) {
 		int cap = k->cap_variants ? k->cap_variants * 2 : 4;
-		Variant *v = arena_alloc(&m->arena, (size_t)cap * sizeof *v);
+		Variant **v = arena_alloc(&m->arena, (size_t)cap * sizeof *v);
 		if (!v)
 			return fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory compiling '%s'", k->node->name);
 		if (k->n_variants)
@@ -545,28 +807,93 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 		copy[i] = consts[i];
 		copy[i].name = arena_strndup(&m->arena, consts[i].name, strlen(consts[i].name));
 	}
+	Variant *v = arena_alloc(&m->arena, sizeof *v);
 	IrgenOptions io = {.consts = copy, .n_consts = n, .num_warps = num_warps, .num_stages = num_stages};
-	IrFunc *f = copy ? irgen_kernel(m->mod, k->node, &io, &diag, &m->arena) : NULL;
+	IrFunc *f = copy && v ? irgen_kernel(m->mod, k->node, &io, &diag, &m->arena) : NULL;
 	if (f && !ir_run_passes(f, NULL, NULL, NULL, &diag))
 		f = NULL;
 	blk_status status = BLK_SUCCESS;
-	if (!f)
+	if (!f) {
 		status = fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
 		              diag.out.data ? diag.out.data : "out of memory");
-	else
-		k->variants[k->n_variants++] = (Variant){copy, n, f};
+	} else {
+		*v = (Variant){.consts = copy, .n_consts = n, .f = f};
+		k->variants[k->n_variants++] = v;
+	}
 	m->set.diag = NULL;
 	diag_free(&diag);
-	*out = f;
+	*out = f ? v : NULL;
 	return status;
+}
+
+/* Does this launch ask what the kernel's last one asked? */
+static bool same_request(const blk_kernel *k, const blk_launch_options *opt)
+{
+	int n = opt ? opt->n_consts : 0;
+	if (!k->last.v || k->last.n_consts != n || k->last.num_warps != (opt ? opt->num_warps : 0) ||
+	    k->last.num_stages != (opt ? opt->num_stages : 0))
+		return false;
+	for (int i = 0; i < n; i++) {
+		const blk_const *a = &opt->consts[i], *b = &k->last.consts[i];
+		if ((a->is_float != 0) != (b->is_float != 0) || (a->is_float ? a->f != b->f : a->i != b->i) ||
+		    !a->name || strcmp(a->name, b->name) != 0)
+			return false;
+	}
+	return true;
+}
+
+static void remember_request(blk_kernel *k, const blk_launch_options *opt, Variant *v)
+{
+	int n = opt ? opt->n_consts : 0;
+	size_t bytes = (size_t)n * sizeof(blk_const);
+	for (int i = 0; i < n; i++)
+		bytes += strlen(opt->consts[i].name) + 1;
+	free(k->last.consts);
+	k->last.consts = NULL;
+	k->last.v = NULL;
+	blk_const *c = malloc(bytes ? bytes : 1);
+	if (!c)
+		return; /* no memory: the next launch searches */
+	char *names = (char *)(c + n);
+	for (int i = 0; i < n; i++) {
+		c[i] = opt->consts[i];
+		size_t len = strlen(opt->consts[i].name) + 1;
+		memcpy(names, opt->consts[i].name, len);
+		c[i].name = names;
+		names += len;
+	}
+	k->last.consts = c;
+	k->last.n_consts = n;
+	k->last.num_warps = opt ? opt->num_warps : 0;
+	k->last.num_stages = opt ? opt->num_stages : 0;
+	k->last.v = v;
+}
+
+/* The variant this launch runs. Caller holds m->lock. */
+static blk_status find_variant(blk_kernel *k, const blk_launch_options *opt, Variant **out)
+{
+	if (same_request(k, opt)) {
+		*out = k->last.v;
+		return BLK_SUCCESS;
+	}
+	int cap = (opt ? opt->n_consts : 0) + k->m->n_defines + (k->autotune.n_configs ? k->autotune.config_len[0] : 0);
+	ConstBinding buf[32];
+	ConstBinding *consts = cap <= 32 ? buf : malloc((size_t)cap * sizeof *consts);
+	if (!consts)
+		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	int n = launch_consts(k, opt, consts);
+	blk_status st = get_variant(k, consts, n, opt ? opt->num_warps : 0, opt ? opt->num_stages : 0, out);
+	if (consts != buf)
+		free(consts);
+	if (st == BLK_SUCCESS)
+		remember_request(k, opt, *out);
+	return st;
 }
 
 static blk_status check_args(blk_kernel *k, const blk_arg *args, int n_args)
 {
-	int want = 0;
-	for (int i = 0; i < k->n_params; i++)
-		want += !k->params[i].is_const;
 	const char *kn = k->node->name;
+	int want = k->n_args;
 	if (n_args != want || (!args && n_args))
 		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: kernel '%s' takes %d argument%s (its parameters that "
 		                                        "are not const), given %d", kn, want, want == 1 ? "" : "s", n_args);
@@ -589,21 +916,367 @@ static blk_status check_args(blk_kernel *k, const blk_arg *args, int n_args)
 			return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: argument %d ('%s: %s') of '%s' is a null pointer", a,
 			            p->name, p->type, kn);
 		if (p->kind == BLK_PARAM_INT) {
-			ScalarKind sk;
-			const char *t = p->type;
-			if (scalar_from_name(t, &sk) && scalar_bits(sk) < 64) {
-				int bits = scalar_bits(sk);
+			ScalarKind sk = (ScalarKind)k->param_sk[i];
+			int bits = scalar_bits(sk);
+			if (bits < 64) {
 				bool ok_range = scalar_is_unsigned(sk) || sk == SK_I1
 				                    ? arg->v.i >= 0 && arg->v.i < ((int64_t)1 << bits)
 				                    : arg->v.i >= -((int64_t)1 << (bits - 1)) && arg->v.i < ((int64_t)1 << (bits - 1));
 				if (!ok_range)
 					return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: argument %d ('%s: %s') of '%s' is %lld, "
 					                                        "out of range for %s", a, p->name, p->type, kn,
-					            (long long)arg->v.i, t);
+					            (long long)arg->v.i, p->type);
 			}
 		}
 	}
 	return BLK_SUCCESS;
+}
+
+/* Do a and b give the kernel's scalar (not pointer) arguments the same values? */
+static bool same_scalars(const blk_kernel *k, const blk_arg *a, const blk_arg *b)
+{
+	for (int i = 0, j = 0; i < k->n_params; i++) {
+		if (k->params[i].is_const)
+			continue;
+		if (k->params[i].kind != BLK_PARAM_POINTER &&
+		    (a[j].kind != b[j].kind || memcmp(&a[j].v, &b[j].v, sizeof a[j].v) != 0))
+			return false;
+		j++;
+	}
+	return true;
+}
+
+/* The launch's grid: given, or from the kernel's grid clause (evaluated
+ * again only when its scalar arguments changed). Caller holds m->lock. */
+static blk_status launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_args,
+                              const blk_launch_options *opt, unsigned grid[3])
+{
+	if (opt && (opt->grid[0] || opt->grid[1] || opt->grid[2])) {
+		for (int i = 0; i < 3; i++)
+			grid[i] = opt->grid[i] ? opt->grid[i] : 1;
+		return BLK_SUCCESS;
+	}
+	if (v->grid_args && same_scalars(k, v->grid_args, args)) {
+		memcpy(grid, v->grid, sizeof v->grid);
+		return BLK_SUCCESS;
+	}
+	blk_module *m = k->m;
+	ConstBinding buf[16];
+	ConstBinding *scalars = n_args <= 16 ? buf : malloc((size_t)n_args * sizeof *scalars);
+	if (!scalars)
+		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	int n_scalars = 0;
+	for (int i = 0, a = 0; i < k->n_params; i++) {
+		if (k->params[i].is_const)
+			continue;
+		const blk_arg *arg = &args[a++];
+		if (k->params[i].kind == BLK_PARAM_POINTER)
+			continue;
+		bool is_float = k->params[i].kind == BLK_PARAM_FLOAT;
+		double fv = arg->kind == BLK_ARG_FLOAT ? arg->v.f : (double)arg->v.i;
+		scalars[n_scalars++] = (ConstBinding){k->params[i].name, is_float, arg->v.i, fv};
+	}
+	Diag diag;
+	diag_init(&diag);
+	int64_t g[3];
+	Arena scratch = {0};
+	blk_status st = BLK_SUCCESS;
+	if (irgen_grid(m->mod, k->node, &(IrgenOptions){.consts = v->consts, .n_consts = v->n_consts}, scalars,
+	               n_scalars, g, &diag, &scratch)) {
+		if (g[0] < 0 || g[1] < 0 || g[2] < 0 || g[0] > UINT32_MAX || g[1] > UINT32_MAX || g[2] > UINT32_MAX) {
+			st = fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: the grid clause of '%s' gives (%lld, %lld, %lld)",
+			          k->node->name, (long long)g[0], (long long)g[1], (long long)g[2]);
+		} else {
+			for (int i = 0; i < 3; i++)
+				grid[i] = (unsigned)g[i];
+			if (!v->grid_args)
+				v->grid_args = arena_alloc(&m->arena, (size_t)(n_args ? n_args : 1) * sizeof *args);
+			if (v->grid_args) {
+				memcpy(v->grid_args, args, (size_t)n_args * sizeof *args);
+				memcpy(v->grid, grid, sizeof v->grid);
+			}
+		}
+	} else {
+		st = fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: %s", diag.out.data ? diag.out.data : "no grid");
+	}
+	arena_free(&scratch);
+	diag_free(&diag);
+	if (scalars != buf)
+		free(scalars);
+	return st;
+}
+
+/* ---- the GPU backend ---- */
+
+/* PTX to a loaded module, in process (cuLink*). */
+static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, size_t len, CUmodule *out)
+{
+	const CudaDriver *cu = ctx->cu;
+	char info[4096] = "", errlog[16384] = "", msg[512];
+	CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+	                       CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
+	void *vals[] = {info, (void *)(uintptr_t)sizeof info, errlog, (void *)(uintptr_t)sizeof errlog,
+	                (void *)(uintptr_t)(ctx->debug ? 1 : 0)};
+	CUlinkState ls = NULL;
+	CUresult r = cu->cuLinkCreate(sizeof opts / sizeof opts[0], opts, vals, &ls);
+	if (r != CUDA_SUCCESS)
+		return fail(cuda_blk_status(r), "blk_launch: kernel '%s': %s", kn,
+		            cuda_describe(cu, r, "cuLinkCreate_v2", msg, sizeof msg));
+	const char *call = "cuLinkAddData_v2";
+	r = cu->cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, kn, 0, NULL, NULL);
+	void *cubin = NULL;
+	size_t cubin_size = 0;
+	if (r == CUDA_SUCCESS) {
+		call = "cuLinkComplete";
+		r = cu->cuLinkComplete(ls, &cubin, &cubin_size);
+	}
+	if (r == CUDA_SUCCESS) {
+		call = "cuModuleLoadData";
+		r = cu->cuModuleLoadData(out, cubin);
+	}
+	blk_status st = BLK_SUCCESS;
+	if (r != CUDA_SUCCESS) {
+		errlog[sizeof errlog - 1] = '\0';
+		size_t n = strlen(errlog);
+		while (n && (errlog[n - 1] == '\n' || errlog[n - 1] == '\r'))
+			errlog[--n] = '\0';
+		st = fail(cuda_blk_status(r), "blk_launch: kernel '%s' for %s: %s%s%s", kn, ctx->arch,
+		          cuda_describe(cu, r, call, msg, sizeof msg), n ? "\n" : "", errlog);
+	}
+	cu->cuLinkDestroy(ls);
+	return st;
+}
+
+/* Compiles and loads v for ctx's device: PTX, the parameters' layout,
+ * shared memory, a CUfunction. Caller holds m->lock. */
+static blk_status gpu_load_variant(blk_kernel *k, Variant *v)
+{
+	blk_module *m = k->m;
+	blk_context *ctx = m->ctx;
+	IrFunc *f = v->f;
+	const char *kn = f->name;
+	blk_status st = gpu_enter(ctx, "blk_launch");
+	if (st != BLK_SUCCESS)
+		return st;
+	int warps = f->num_warps;
+	if (warps < 1 || 32 * (long)warps > ctx->max_threads)
+		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: kernel '%s' with num_warps %d needs %ld threads a "
+		                                        "program; the device allows %d", kn, warps, 32 * (long)warps,
+		            ctx->max_threads);
+
+	char *ptx = NULL;
+	size_t len = 0;
+	int smem = 0;
+	Diag diag;
+	diag_init(&diag);
+	bool compiled = gpu_compile_ptx(f, ctx->arch, &ptx, &len, &smem, &diag);
+	if (!compiled || !ptx) {
+		st = fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
+		          diag.out.data && diag.out.len ? diag.out.data : "blk_launch: the kernel could not be compiled");
+		diag_free(&diag);
+		free(ptx);
+		return st;
+	}
+	diag_free(&diag);
+	if (smem < 0 || smem > ctx->smem_optin) {
+		free(ptx);
+		return fail(BLK_ERROR_LAUNCH, "blk_launch: kernel '%s' needs %d bytes of shared memory; the device allows %d",
+		            kn, smem, ctx->smem_optin);
+	}
+
+	/* The arguments' layout: what the IR says each is, in the sizes the PTX declares. */
+	int n_rt = 0;
+	for (int i = 0; i < f->n_params; i++)
+		n_rt += f->params[i].value != NULL;
+	int sbuf[32];
+	int *sizes = n_rt < 32 ? sbuf : malloc((size_t)(n_rt + 1) * sizeof *sizes);
+	v->pkind = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
+	v->pscalar = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
+	int np = sizes ? ptx_entry_params(ptx, len, kn, sizes, n_rt + 1) : 0;
+	if (!sizes || !v->pkind || !v->pscalar)
+		st = fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	else if (n_rt != k->n_args)
+		st = fail(BLK_ERROR_LAUNCH, "blk_launch: internal error: kernel '%s' has %d runtime parameters in its IR, "
+		                            "%d in its source", kn, n_rt, k->n_args);
+	else if (np < 0)
+		st = fail(BLK_ERROR_LAUNCH, "blk_launch: internal error: the PTX of kernel '%s' has no readable .entry %s", kn,
+		          kn);
+	else if (np != n_rt)
+		st = fail(BLK_ERROR_LAUNCH, "blk_launch: internal error: the PTX of kernel '%s' takes %d parameters; it has %d "
+		                            "runtime parameters", kn, np, n_rt);
+	for (int i = 0, j = 0; st == BLK_SUCCESS && i < f->n_params; i++) {
+		const IrParam *p = &f->params[i];
+		if (!p->value)
+			continue;
+		ScalarKind sk = (ScalarKind)p->type.scalar;
+		int bits = p->type.ptr ? 64 : scalar_bits(sk), size = sizes[j];
+		bool fits = (size == 1 || size == 2 || size == 4 || size == 8) && size * 8 >= bits &&
+		            (p->type.ptr || !scalar_is_float(sk) || sk < SK_F32 || size * 8 == bits);
+		if (!fits) {
+			StrBuf t = {0};
+			type_print(p->type, &t);
+			st = fail(BLK_ERROR_LAUNCH, "blk_launch: internal error: parameter '%s: %s' of kernel '%s' takes %d bytes "
+			                            "in its PTX", p->name, t.data ? t.data : "?", kn, size);
+			sb_free(&t);
+			break;
+		}
+		v->pkind[j] = p->type.ptr ? PK_PTR : scalar_is_float(sk) ? PK_FLOAT : PK_INT;
+		v->pscalar[j] = (uint8_t)sk;
+		j++;
+	}
+	if (sizes != sbuf)
+		free(sizes);
+
+	CUmodule mod = NULL;
+	CUfunction fn = NULL;
+	if (st == BLK_SUCCESS)
+		st = gpu_link(ctx, kn, ptx, len, &mod);
+	free(ptx);
+	if (st != BLK_SUCCESS)
+		return st;
+	char msg[512];
+	CUresult r = ctx->cu->cuModuleGetFunction(&fn, mod, kn);
+	if (r == CUDA_SUCCESS && smem > 48 * 1024) {
+		r = ctx->cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem);
+		if (r != CUDA_SUCCESS)
+			cuda_describe(ctx->cu, r, "cuFuncSetAttribute", msg, sizeof msg);
+	} else if (r != CUDA_SUCCESS) {
+		cuda_describe(ctx->cu, r, "cuModuleGetFunction", msg, sizeof msg);
+	}
+	if (r != CUDA_SUCCESS) {
+		ctx->cu->cuModuleUnload(mod);
+		return fail(cuda_blk_status(r), "blk_launch: kernel '%s': %s", kn, msg);
+	}
+	v->cumod = mod;
+	v->fn = fn;
+	v->shared_bytes = smem;
+	v->block = 32u * (unsigned)warps;
+	return BLK_SUCCESS;
+}
+
+static blk_status gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
+                             const blk_launch_options *opt)
+{
+	blk_status st = gpu_enter(ctx, "blk_launch");
+	if (st != BLK_SUCCESS)
+		return st;
+	if (!grid[0] || !grid[1] || !grid[2])
+		return ok(); /* no programs */
+	if (grid[0] > ctx->max_grid[0] || grid[1] > ctx->max_grid[1] || grid[2] > ctx->max_grid[2])
+		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: the grid (%u, %u, %u) of '%s' is larger than the device "
+		                                        "allows (%u, %u, %u)", grid[0], grid[1], grid[2], v->f->name,
+		            ctx->max_grid[0], ctx->max_grid[1], ctx->max_grid[2]);
+	/* Each argument in an 8-byte slot, its value in the low bytes (the
+	 * driver reads as many as the parameter's size). */
+	uint64_t slot_buf[16];
+	void *ptr_buf[16];
+	uint64_t *slots = slot_buf;
+	void **ptrs = ptr_buf;
+	if (n_args > 16) {
+		slots = malloc((size_t)n_args * sizeof *slots);
+		ptrs = malloc((size_t)n_args * sizeof *ptrs);
+		if (!slots || !ptrs) {
+			free(slots);
+			free(ptrs);
+			return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+		}
+	}
+	for (int i = 0; i < n_args; i++) {
+		const blk_arg *a = &args[i];
+		uint64_t bits;
+		if (v->pkind[i] == PK_FLOAT) {
+			double d = a->kind == BLK_ARG_FLOAT ? a->v.f : (double)a->v.i;
+			ScalarKind sk = (ScalarKind)v->pscalar[i];
+			if (sk == SK_F32) {
+				float x = (float)d;
+				uint32_t u;
+				memcpy(&u, &x, sizeof u);
+				bits = u;
+			} else if (sk == SK_F64) {
+				memcpy(&bits, &d, sizeof bits);
+			} else {
+				bits = fp_encode(sk, d);
+			}
+		} else {
+			bits = a->kind == BLK_ARG_PTR ? (uint64_t)a->v.ptr : (uint64_t)a->v.i;
+		}
+		slots[i] = bits;
+		ptrs[i] = &slots[i];
+	}
+	CUstream stream = opt ? (CUstream)opt->stream : NULL;
+	CUresult r = ctx->cu->cuLaunchKernel(v->fn, grid[0], grid[1], grid[2], v->block, 1, 1, (unsigned)v->shared_bytes,
+	                                     stream, ptrs, NULL);
+	if (slots != slot_buf) {
+		free(slots);
+		free(ptrs);
+	}
+	char msg[512];
+	if (r != CUDA_SUCCESS)
+		return fail(cuda_blk_status(r), "blk_launch: kernel '%s': %s", v->f->name,
+		            cuda_describe(ctx->cu, r, "cuLaunchKernel", msg, sizeof msg));
+	if (ctx->debug && (r = ctx->cu->cuStreamSynchronize(stream)) != CUDA_SUCCESS)
+		return fail(cuda_blk_status(r), "blk_launch: kernel '%s' failed (grid %u, %u, %u): %s", v->f->name, grid[0],
+		            grid[1], grid[2], cuda_describe(ctx->cu, r, "cuStreamSynchronize", msg, sizeof msg));
+	return ok();
+}
+
+/* ---- the interpreter backend ---- */
+
+static blk_status interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, const blk_arg *args, int n_args,
+                                const unsigned grid[3], const blk_launch_options *opt)
+{
+	if (grid[0] > INT32_MAX || grid[1] > INT32_MAX || grid[2] > INT32_MAX)
+		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: the grid (%u, %u, %u) of '%s' is too large", grid[0],
+		            grid[1], grid[2], k->node->name);
+	InterpArg *iargs = malloc((size_t)(n_args ? n_args : 1) * sizeof *iargs);
+	if (!iargs)
+		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	for (int i = 0, a = 0; i < k->n_params; i++) {
+		if (k->params[i].is_const)
+			continue;
+		const blk_arg *arg = &args[a];
+		double fv = arg->kind == BLK_ARG_FLOAT ? arg->v.f : (double)arg->v.i;
+		iargs[a++] = k->params[i].kind == BLK_PARAM_FLOAT
+		                 ? interp_float(fv)
+		                 : (InterpArg){.i = arg->kind == BLK_ARG_PTR ? (int64_t)arg->v.ptr : arg->v.i};
+	}
+	pthread_mutex_lock(&ctx->lock);
+	int nb = ctx->n_bufs;
+	InterpBuffer *bufs = malloc((size_t)(nb ? nb : 1) * sizeof *bufs);
+	if (bufs) {
+		memcpy(bufs, ctx->bufs, (size_t)nb * sizeof *bufs);
+		/* name each buffer after the first pointer argument into it */
+		for (int i = 0, a = 0; i < k->n_params; i++) {
+			if (k->params[i].is_const)
+				continue;
+			const blk_arg *arg = &args[a++];
+			int b = arg->kind == BLK_ARG_PTR ? find_buffer(ctx, arg->v.ptr, 0) : -1;
+			if (b >= 0 && !bufs[b].name)
+				bufs[b].name = k->params[i].name;
+		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	const char *env = getenv("BLK_INTERP_THREADS");
+	int threads = opt && opt->threads ? opt->threads : env ? atoi(env) : 1;
+	StrBuf printed = {0};
+	InterpOptions io = {.grid = {(int)grid[0], (int)grid[1], (int)grid[2]}, .threads = threads, .print_out = &printed};
+	Diag diag;
+	diag_init(&diag);
+	blk_status st = BLK_SUCCESS;
+	if (!bufs)
+		st = fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	else if (!interp_run(v->f, iargs, n_args, bufs, nb, &io, &diag))
+		st = fail(BLK_ERROR_LAUNCH, "%s", diag.out.data ? diag.out.data : "the kernel failed");
+	diag_free(&diag);
+	free(bufs);
+	free(iargs);
+	if (printed.len) {
+		pthread_mutex_lock(&ctx->lock);
+		sb_putn(&ctx->printed, printed.data, printed.len);
+		pthread_mutex_unlock(&ctx->lock);
+	}
+	sb_free(&printed);
+	return st == BLK_SUCCESS ? ok() : st;
 }
 
 blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt)
@@ -614,93 +1287,22 @@ blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_
 	if (st != BLK_SUCCESS)
 		return st;
 	blk_module *m = k->m;
-	blk_context *ctx = m->ctx;
-	int cap = (opt ? opt->n_consts : 0) + m->n_defines + (k->autotune.n_configs ? k->autotune.config_len[0] : 0);
-	ConstBinding *consts = malloc((size_t)(cap ? cap : 1) * sizeof *consts);
-	ConstBinding *scalars = malloc((size_t)(n_args ? n_args : 1) * sizeof *scalars);
-	InterpArg *iargs = malloc((size_t)(n_args ? n_args : 1) * sizeof *iargs);
-	if (!consts || !scalars || !iargs) {
-		free(consts);
-		free(scalars);
-		free(iargs);
-		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
-	}
-	int n_consts = launch_consts(k, opt, consts), n_scalars = 0;
-	for (int i = 0, a = 0; i < k->n_params; i++) {
-		if (k->params[i].is_const)
-			continue;
-		const blk_arg *arg = &args[a];
-		bool is_float = k->params[i].kind == BLK_PARAM_FLOAT;
-		double fv = arg->kind == BLK_ARG_FLOAT ? arg->v.f : (double)arg->v.i;
-		iargs[a++] = is_float ? interp_float(fv) : (InterpArg){.i = arg->kind == BLK_ARG_PTR ? (int64_t)arg->v.ptr : arg->v.i};
-		if (k->params[i].kind != BLK_PARAM_POINTER)
-			scalars[n_scalars++] = (ConstBinding){k->params[i].name, is_float, arg->v.i, fv};
-	}
-
+	unsigned grid[3] = {1, 1, 1};
+	Variant *v = NULL;
 	pthread_mutex_lock(&m->lock);
-	IrFunc *f;
-	st = get_variant(k, consts, n_consts, opt ? opt->num_warps : 0, opt ? opt->num_stages : 0, &f);
-	int grid[3] = {1, 1, 1};
-	if (st == BLK_SUCCESS) {
-		if (opt && (opt->grid[0] || opt->grid[1] || opt->grid[2])) {
-			for (int i = 0; i < 3; i++)
-				grid[i] = (int)(opt->grid[i] ? opt->grid[i] : 1);
-		} else {
-			Diag diag;
-			diag_init(&diag);
-			int64_t g[3];
-			Arena scratch = {0};
-			if (irgen_grid(m->mod, k->node, &(IrgenOptions){.consts = consts, .n_consts = n_consts}, scalars, n_scalars,
-			               g, &diag, &scratch)) {
-				for (int i = 0; i < 3; i++)
-					grid[i] = (int)g[i];
-			} else {
-				st = fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: %s", diag.out.data ? diag.out.data : "no grid");
-			}
-			arena_free(&scratch);
-			diag_free(&diag);
-		}
-	}
+	blk_context *ctx = m->ctx;
+	if (!ctx)
+		st = fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: the context of kernel '%s' was destroyed", k->node->name);
+	if (st == BLK_SUCCESS)
+		st = find_variant(k, opt, &v);
+	if (st == BLK_SUCCESS)
+		st = launch_grid(k, v, args, n_args, opt, grid);
+	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_GPU && !v->fn)
+		st = gpu_load_variant(k, v);
 	pthread_mutex_unlock(&m->lock);
-
-	if (st == BLK_SUCCESS) {
-		pthread_mutex_lock(&ctx->lock);
-		int nb = ctx->n_bufs;
-		InterpBuffer *bufs = malloc((size_t)(nb ? nb : 1) * sizeof *bufs);
-		if (bufs) {
-			memcpy(bufs, ctx->bufs, (size_t)nb * sizeof *bufs);
-			/* name each buffer after the first pointer argument into it */
-			for (int i = 0, a = 0; i < k->n_params; i++) {
-				if (k->params[i].is_const)
-					continue;
-				const blk_arg *arg = &args[a++];
-				int b = arg->kind == BLK_ARG_PTR ? find_buffer(ctx, arg->v.ptr, 0) : -1;
-				if (b >= 0 && !bufs[b].name)
-					bufs[b].name = k->params[i].name;
-			}
-		}
-		pthread_mutex_unlock(&ctx->lock);
-		const char *env = getenv("BLK_INTERP_THREADS");
-		int threads = opt && opt->threads ? opt->threads : env ? atoi(env) : 1;
-		StrBuf printed = {0};
-		InterpOptions io = {.grid = {grid[0], grid[1], grid[2]}, .threads = threads, .print_out = &printed};
-		Diag diag;
-		diag_init(&diag);
-		if (!bufs)
-			st = fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
-		else if (!interp_run(f, iargs, n_args, bufs, nb, &io, &diag))
-			st = fail(BLK_ERROR_LAUNCH, "%s", diag.out.data ? diag.out.data : "the kernel failed");
-		diag_free(&diag);
-		free(bufs);
-		if (printed.len) {
-			pthread_mutex_lock(&ctx->lock);
-			sb_putn(&ctx->printed, printed.data, printed.len);
-			pthread_mutex_unlock(&ctx->lock);
-		}
-		sb_free(&printed);
-	}
-	free(consts);
-	free(scalars);
-	free(iargs);
-	return st == BLK_SUCCESS ? ok() : st;
+	if (st != BLK_SUCCESS)
+		return st;
+	if (ctx->backend == BLK_BACKEND_GPU)
+		return gpu_launch(ctx, v, args, n_args, grid, opt);
+	return interp_launch(ctx, k, v, args, n_args, grid, opt);
 }

@@ -1,0 +1,721 @@
+/* fake_cuda.c: a stand-in for libcuda.so.1, for testing libblk's GPU
+ * backend where there is no GPU (BLK_CUDA_DRIVER names the built library).
+ *
+ * Memory is host memory; a "cubin" is the PTX behind a header; a launch is
+ * checked (current context, function, block, shared memory) and recorded,
+ * with the bytes of each parameter in the sizes the PTX declares, but not
+ * run. A test reaches the fake_cuda_* functions by dlopen of the same path
+ * (the same handle as libblk's): it can make a function fail, read the
+ * last launch, and count what is still held. */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define API __attribute__((visibility("default")))
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+	OK = 0,
+	INVALID_VALUE = 1,
+	NOT_INITIALIZED = 3,
+	INVALID_DEVICE = 101,
+	INVALID_IMAGE = 200,
+	INVALID_CONTEXT = 201,
+	INVALID_HANDLE = 400,
+	NOT_FOUND = 500,
+};
+
+/* ---- state and control ---------------------------------------------------------- */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int initialized;
+static struct {
+	int devices, cc_major, cc_minor, smem_optin, init_error, names_off;
+} cfg = {1, 9, 0, 232448, 0, 0};
+
+typedef struct Fail {
+	char fn[64];
+	int code;
+	int count;     /* calls that fail; then the function works again */
+	char log[512]; /* cuLinkAddData_v2: the error log it writes */
+} Fail;
+static Fail fails[8];
+
+static int ctx_object; /* the primary context is its address */
+static int primary_refs;
+static _Thread_local void *current;
+static int sticky; /* a kernel "faulted": syncs and copies return this */
+
+typedef struct Alloc {
+	unsigned char *p;
+	size_t bytes;
+	struct Alloc *next;
+} Alloc;
+static Alloc *allocs;
+
+typedef struct Module {
+	char *ptx;
+	int loaded;
+	struct Module *next;
+} Module;
+static Module *modules;
+static int modules_live;
+
+typedef struct Func {
+	Module *mod;
+	char name[128];
+	int n_params;
+	int sizes[64];
+	int max_dynamic_smem;
+	struct Func *next;
+} Func;
+static Func *funcs;
+
+typedef struct FakeLaunch {
+	char name[128];
+	unsigned grid[3], block[3];
+	unsigned smem;
+	void *stream;
+	int n_params;
+	int sizes[64];
+	unsigned char bytes[64][8];
+	int max_dynamic_smem; /* cuFuncSetAttribute's value for the function, 0 if not set */
+} FakeLaunch;
+static FakeLaunch last_launch;
+static int launches;
+
+API void fake_cuda_set(const char *key, long value)
+{
+	pthread_mutex_lock(&lock);
+	if (!strcmp(key, "devices"))
+		cfg.devices = (int)value;
+	else if (!strcmp(key, "cc_major"))
+		cfg.cc_major = (int)value;
+	else if (!strcmp(key, "cc_minor"))
+		cfg.cc_minor = (int)value;
+	else if (!strcmp(key, "smem_optin"))
+		cfg.smem_optin = (int)value;
+	else if (!strcmp(key, "init_error"))
+		cfg.init_error = (int)value;
+	else if (!strcmp(key, "names_off"))
+		cfg.names_off = (int)value;
+	else if (!strcmp(key, "sticky"))
+		sticky = (int)value;
+	pthread_mutex_unlock(&lock);
+}
+
+/* The next `count` calls of fn return code ("kernel": the next launch
+ * succeeds and later synchronizations return code, as a fault does). */
+API void fake_cuda_fail(const char *fn, int code, int count, const char *log)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < 8; i++)
+		if (!fails[i].count) {
+			snprintf(fails[i].fn, sizeof fails[i].fn, "%s", fn);
+			fails[i].code = code;
+			fails[i].count = count;
+			snprintf(fails[i].log, sizeof fails[i].log, "%s", log ? log : "");
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+}
+
+API int fake_cuda_launches(void) { return launches; }
+API void fake_cuda_last_launch(FakeLaunch *out) { *out = last_launch; }
+API int fake_cuda_primary_refs(void) { return primary_refs; }
+API int fake_cuda_modules_live(void) { return modules_live; }
+
+API int fake_cuda_allocs_live(void)
+{
+	int n = 0;
+	pthread_mutex_lock(&lock);
+	for (Alloc *a = allocs; a; a = a->next)
+		n++;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+/* A configured failure of fn, if any (consumed). Caller holds the lock. */
+static Fail *failing(const char *fn)
+{
+	for (int i = 0; i < 8; i++)
+		if (fails[i].count && !strcmp(fails[i].fn, fn)) {
+			fails[i].count--;
+			return &fails[i];
+		}
+	return NULL;
+}
+
+#define CHECK_FAIL(name) \
+	do { \
+		pthread_mutex_lock(&lock); \
+		Fail *f_ = failing(name); \
+		int code_ = f_ ? f_->code : 0; \
+		pthread_mutex_unlock(&lock); \
+		if (code_) \
+			return code_; \
+	} while (0)
+
+#define NEED_INIT() \
+	do { \
+		if (!initialized) \
+			return NOT_INITIALIZED; \
+	} while (0)
+
+#define NEED_CTX() \
+	do { \
+		if (!initialized) \
+			return NOT_INITIALIZED; \
+		if (current != &ctx_object || !primary_refs) \
+			return INVALID_CONTEXT; \
+	} while (0)
+
+/* ---- errors ---------------------------------------------------------------------- */
+
+API CUresult cuGetErrorName(CUresult e, const char **s)
+{
+	static const struct {
+		int code;
+		const char *name;
+	} names[] = {{0, "CUDA_SUCCESS"}, {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"},
+	             {100, "CUDA_ERROR_NO_DEVICE"}, {218, "CUDA_ERROR_INVALID_PTX"}, {700, "CUDA_ERROR_ILLEGAL_ADDRESS"}};
+	for (size_t i = 0; !cfg.names_off && i < sizeof names / sizeof names[0]; i++)
+		if (names[i].code == e) {
+			*s = names[i].name;
+			return OK;
+		}
+	*s = NULL;
+	return INVALID_VALUE;
+}
+
+API CUresult cuGetErrorString(CUresult e, const char **s)
+{
+	static const struct {
+		int code;
+		const char *text;
+	} texts[] = {{0, "no error"}, {1, "invalid argument"}, {2, "out of memory"},
+	             {100, "no CUDA-capable device is detected"}, {218, "a PTX JIT compilation failed"},
+	             {700, "an illegal memory access was encountered"}};
+	for (size_t i = 0; !cfg.names_off && i < sizeof texts / sizeof texts[0]; i++)
+		if (texts[i].code == e) {
+			*s = texts[i].text;
+			return OK;
+		}
+	*s = NULL;
+	return INVALID_VALUE;
+}
+
+/* ---- devices and contexts ------------------------------------------------------------ */
+
+API CUresult cuInit(unsigned flags)
+{
+	if (flags)
+		return INVALID_VALUE;
+	if (cfg.init_error)
+		return cfg.init_error;
+	initialized = 1;
+	return OK;
+}
+
+API CUresult cuDeviceGetCount(int *n)
+{
+	NEED_INIT();
+	*n = cfg.devices;
+	return OK;
+}
+
+API CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+	NEED_INIT();
+	if (ordinal < 0 || ordinal >= cfg.devices)
+		return INVALID_DEVICE;
+	*d = ordinal;
+	return OK;
+}
+
+API CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+	NEED_INIT();
+	if (d < 0 || d >= cfg.devices || len <= 0)
+		return d < 0 || d >= cfg.devices ? INVALID_DEVICE : INVALID_VALUE;
+	snprintf(name, (size_t)len, "Fake GPU %d", d);
+	return OK;
+}
+
+API CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
+{
+	NEED_INIT();
+	if (d < 0 || d >= cfg.devices)
+		return INVALID_DEVICE;
+	switch (attr) {
+	case 1: *v = 1024; break;
+	case 5: *v = 2147483647; break;
+	case 6: case 7: *v = 65535; break;
+	case 16: *v = 132; break;
+	case 75: *v = cfg.cc_major; break;
+	case 76: *v = cfg.cc_minor; break;
+	case 97: *v = cfg.smem_optin; break;
+	default: return INVALID_VALUE;
+	}
+	return OK;
+}
+
+API CUresult cuDevicePrimaryCtxRetain(void **ctx, CUdevice d)
+{
+	NEED_INIT();
+	CHECK_FAIL("cuDevicePrimaryCtxRetain");
+	if (d < 0 || d >= cfg.devices)
+		return INVALID_DEVICE;
+	pthread_mutex_lock(&lock);
+	primary_refs++;
+	pthread_mutex_unlock(&lock);
+	*ctx = &ctx_object;
+	return OK;
+}
+
+static CUresult primary_release(CUdevice d)
+{
+	NEED_INIT();
+	if (d < 0 || d >= cfg.devices)
+		return INVALID_DEVICE;
+	pthread_mutex_lock(&lock);
+	int refs = primary_refs ? --primary_refs : -1;
+	pthread_mutex_unlock(&lock);
+	if (refs < 0)
+		return INVALID_CONTEXT;
+	if (refs == 0)
+		sticky = 0; /* the context is destroyed with its last reference */
+	return OK;
+}
+
+API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { return primary_release(d); }
+
+API CUresult cuCtxSetCurrent(void *ctx)
+{
+	NEED_INIT();
+	CHECK_FAIL("cuCtxSetCurrent");
+	if (ctx && ctx != &ctx_object)
+		return INVALID_CONTEXT;
+	current = ctx;
+	return OK;
+}
+
+API CUresult cuCtxGetCurrent(void **ctx)
+{
+	NEED_INIT();
+	*ctx = current;
+	return OK;
+}
+
+API CUresult cuCtxSynchronize(void)
+{
+	NEED_CTX();
+	CHECK_FAIL("cuCtxSynchronize");
+	return sticky;
+}
+
+/* Not to be called: CUDA 13's cuCtxSynchronize_v2 takes a context. */
+API CUresult cuCtxSynchronize_v2(void *ctx)
+{
+	(void)ctx;
+	return 709;
+}
+
+API CUresult cuStreamSynchronize(void *stream)
+{
+	(void)stream;
+	NEED_CTX();
+	CHECK_FAIL("cuStreamSynchronize");
+	return sticky;
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+/* The allocation holding [p, p + n), or NULL. Caller holds the lock. */
+static Alloc *find(CUdeviceptr p, size_t n)
+{
+	for (Alloc *a = allocs; a; a = a->next) {
+		uintptr_t lo = (uintptr_t)a->p;
+		if (p >= lo && p - lo <= a->bytes && n <= a->bytes - (p - lo))
+			return a;
+	}
+	return NULL;
+}
+
+API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+{
+	NEED_CTX();
+	CHECK_FAIL("cuMemAlloc_v2");
+	if (!bytes)
+		return INVALID_VALUE;
+	Alloc *a = malloc(sizeof *a);
+	unsigned char *mem = aligned_alloc(256, (bytes + 255) & ~(size_t)255);
+	if (!a || !mem) {
+		free(a);
+		free(mem);
+		return 2;
+	}
+	memset(mem, 0xAB, bytes); /* not zero: blk_malloc must clear it */
+	a->p = mem;
+	a->bytes = bytes;
+	pthread_mutex_lock(&lock);
+	a->next = allocs;
+	allocs = a;
+	pthread_mutex_unlock(&lock);
+	*p = (CUdeviceptr)(uintptr_t)mem;
+	return OK;
+}
+
+API CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	NEED_CTX();
+	pthread_mutex_lock(&lock);
+	for (Alloc **a = &allocs; *a; a = &(*a)->next)
+		if ((uintptr_t)(*a)->p == p) {
+			Alloc *dead = *a;
+			*a = dead->next;
+			pthread_mutex_unlock(&lock);
+			free(dead->p);
+			free(dead);
+			return OK;
+		}
+	pthread_mutex_unlock(&lock);
+	return INVALID_VALUE;
+}
+
+API CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n)
+{
+	NEED_CTX();
+	CHECK_FAIL("cuMemsetD8_v2");
+	pthread_mutex_lock(&lock);
+	Alloc *a = find(p, n);
+	pthread_mutex_unlock(&lock);
+	if (!a)
+		return INVALID_VALUE;
+	memset((void *)(uintptr_t)p, v, n);
+	return OK;
+}
+
+API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+	NEED_CTX();
+	CHECK_FAIL("cuMemcpyHtoD_v2");
+	if (sticky)
+		return sticky;
+	pthread_mutex_lock(&lock);
+	Alloc *a = find(dst, n);
+	pthread_mutex_unlock(&lock);
+	if (!a)
+		return INVALID_VALUE;
+	memcpy((void *)(uintptr_t)dst, src, n);
+	return OK;
+}
+
+API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+	NEED_CTX();
+	CHECK_FAIL("cuMemcpyDtoH_v2");
+	if (sticky)
+		return sticky;
+	pthread_mutex_lock(&lock);
+	Alloc *a = find(src, n);
+	pthread_mutex_unlock(&lock);
+	if (!a)
+		return INVALID_VALUE;
+	memcpy(dst, (const void *)(uintptr_t)src, n);
+	return OK;
+}
+
+/* ---- linking and modules ---------------------------------------------------------------- */
+
+static const char cubin_magic[] = "FAKECUBIN\n";
+
+typedef struct Link {
+	char *ptx;
+	char *cubin;
+	char *error_log;
+	unsigned error_log_size;
+} Link;
+
+API CUresult cuLinkCreate_v2(unsigned n, int *options, void **values, void **state)
+{
+	NEED_CTX();
+	CHECK_FAIL("cuLinkCreate_v2");
+	Link *l = calloc(1, sizeof *l);
+	if (!l)
+		return 2;
+	for (unsigned i = 0; i < n; i++) {
+		if (options[i] == 5)
+			l->error_log = values[i];
+		else if (options[i] == 6)
+			l->error_log_size = (unsigned)(uintptr_t)values[i];
+		else if (options[i] < 0 || options[i] > 30)
+			return free(l), INVALID_VALUE;
+	}
+	*state = l;
+	return OK;
+}
+
+API CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name, unsigned n,
+                              int *options, void **values)
+{
+	(void)name, (void)options, (void)values;
+	NEED_CTX();
+	Link *l = state;
+	if (!l || type != 1 /* PTX */ || !data || !size || n)
+		return INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	Fail *f = failing("cuLinkAddData_v2");
+	int code = f ? f->code : 0;
+	if (f && l->error_log && l->error_log_size)
+		snprintf(l->error_log, l->error_log_size, "%s", f->log);
+	pthread_mutex_unlock(&lock);
+	if (code)
+		return code;
+	const char *ptx = data;
+	if (ptx[size - 1] != '\0' || strlen(ptx) + 1 != size)
+		return 218; /* PTX must be NUL-terminated, size counting the NUL */
+	free(l->ptx);
+	l->ptx = strdup(ptx);
+	return l->ptx ? OK : 2;
+}
+
+API CUresult cuLinkComplete(void *state, void **cubin, size_t *size)
+{
+	NEED_CTX();
+	CHECK_FAIL("cuLinkComplete");
+	Link *l = state;
+	if (!l || !l->ptx)
+		return INVALID_VALUE;
+	size_t n = strlen(l->ptx);
+	free(l->cubin);
+	l->cubin = malloc(sizeof cubin_magic + n);
+	if (!l->cubin)
+		return 2;
+	memcpy(l->cubin, cubin_magic, sizeof cubin_magic - 1);
+	memcpy(l->cubin + sizeof cubin_magic - 1, l->ptx, n + 1);
+	*cubin = l->cubin;
+	*size = sizeof cubin_magic + n;
+	return OK;
+}
+
+API CUresult cuLinkDestroy(void *state)
+{
+	Link *l = state;
+	if (!l)
+		return INVALID_HANDLE;
+	/* the cubin dies with the link: poison it */
+	if (l->cubin)
+		memset(l->cubin, 0, sizeof cubin_magic);
+	free(l->ptx);
+	free(l->cubin);
+	free(l);
+	return OK;
+}
+
+API CUresult cuModuleLoadData(void **mod, const void *image)
+{
+	NEED_CTX();
+	CHECK_FAIL("cuModuleLoadData");
+	if (!image || memcmp(image, cubin_magic, sizeof cubin_magic - 1) != 0)
+		return INVALID_IMAGE;
+	Module *m = calloc(1, sizeof *m);
+	if (!m || !(m->ptx = strdup((const char *)image + sizeof cubin_magic - 1))) {
+		free(m);
+		return 2;
+	}
+	m->loaded = 1;
+	pthread_mutex_lock(&lock);
+	m->next = modules;
+	modules = m;
+	modules_live++;
+	pthread_mutex_unlock(&lock);
+	*mod = m;
+	return OK;
+}
+
+API CUresult cuModuleUnload(void *mod)
+{
+	Module *m = mod;
+	NEED_CTX();
+	pthread_mutex_lock(&lock);
+	int was = m && m->loaded;
+	if (was) {
+		m->loaded = 0;
+		modules_live--;
+	}
+	pthread_mutex_unlock(&lock);
+	return was ? OK : INVALID_HANDLE;
+}
+
+static int type_size(const char *t, size_t n)
+{
+	static const char *const one[] = {".u8", ".s8", ".b8", ".pred"};
+	static const char *const two[] = {".u16", ".s16", ".b16", ".f16", ".bf16"};
+	static const char *const four[] = {".u32", ".s32", ".b32", ".f32"};
+	static const char *const eight[] = {".u64", ".s64", ".b64", ".f64"};
+	for (int i = 0; i < 4; i++)
+		if (strlen(one[i]) == n && !memcmp(one[i], t, n))
+			return 1;
+	for (int i = 0; i < 5; i++)
+		if (strlen(two[i]) == n && !memcmp(two[i], t, n))
+			return 2;
+	for (int i = 0; i < 4; i++) {
+		if (strlen(four[i]) == n && !memcmp(four[i], t, n))
+			return 4;
+		if (strlen(eight[i]) == n && !memcmp(eight[i], t, n))
+			return 8;
+	}
+	return 0;
+}
+
+API CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
+{
+	NEED_CTX();
+	Module *m = mod;
+	if (!m || !m->loaded)
+		return INVALID_HANDLE;
+	size_t nl = strlen(name);
+	for (const char *p = m->ptx; (p = strstr(p, ".entry ")) != NULL; p++) {
+		const char *q = p + 7;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (strncmp(q, name, nl) != 0 || (q[nl] != '(' && !isspace((unsigned char)q[nl])))
+			continue;
+		q = strchr(q, '(');
+		const char *end = q ? strchr(q, ')') : NULL;
+		if (!end)
+			return INVALID_IMAGE;
+		Func *f = calloc(1, sizeof *f);
+		if (!f)
+			return 2;
+		f->mod = m;
+		snprintf(f->name, sizeof f->name, "%s", name);
+		/* each ".param" up to ')': its first type token */
+		for (const char *s = q; (s = strstr(s, ".param")) != NULL && s < end; s += 6) {
+			const char *t = s + 6;
+			int size = 0;
+			while (t < end && *t != ',' && !size) {
+				while (t < end && isspace((unsigned char)*t))
+					t++;
+				const char *tok = t;
+				while (t < end && !isspace((unsigned char)*t) && *t != ',')
+					t++;
+				size = type_size(tok, (size_t)(t - tok));
+			}
+			if (f->n_params < 64)
+				f->sizes[f->n_params] = size;
+			f->n_params++;
+		}
+		pthread_mutex_lock(&lock);
+		f->next = funcs;
+		funcs = f;
+		pthread_mutex_unlock(&lock);
+		*fn = f;
+		return OK;
+	}
+	return NOT_FOUND;
+}
+
+API CUresult cuFuncSetAttribute(void *fn, int attr, int value)
+{
+	NEED_CTX();
+	Func *f = fn;
+	if (!f || attr != 8 || value < 0 || value > cfg.smem_optin)
+		return INVALID_VALUE;
+	f->max_dynamic_smem = value;
+	return OK;
+}
+
+API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                            unsigned smem, void *stream, void **params, void **extra)
+{
+	NEED_CTX();
+	Func *f = fn;
+	pthread_mutex_lock(&lock);
+	Fail *fl = failing("kernel");
+	int fault = fl ? fl->code : 0;
+	fl = failing("cuLaunchKernel");
+	int code = fl ? fl->code : 0;
+	pthread_mutex_unlock(&lock);
+	if (code)
+		return code;
+	if (sticky)
+		return sticky;
+	if (!f || !f->mod->loaded)
+		return INVALID_HANDLE;
+	if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535 || bx * by * bz > 1024 || extra)
+		return INVALID_VALUE;
+	if (smem > (unsigned)(f->max_dynamic_smem > 48 * 1024 ? f->max_dynamic_smem : 48 * 1024))
+		return INVALID_VALUE;
+	if (f->n_params && !params)
+		return INVALID_VALUE;
+	FakeLaunch l = {0};
+	snprintf(l.name, sizeof l.name, "%s", f->name);
+	l.grid[0] = gx, l.grid[1] = gy, l.grid[2] = gz;
+	l.block[0] = bx, l.block[1] = by, l.block[2] = bz;
+	l.smem = smem;
+	l.stream = stream;
+	l.n_params = f->n_params;
+	l.max_dynamic_smem = f->max_dynamic_smem;
+	for (int i = 0; i < f->n_params && i < 64; i++) {
+		l.sizes[i] = f->sizes[i];
+		if (f->sizes[i] > 0 && f->sizes[i] <= 8)
+			memcpy(l.bytes[i], params[i], (size_t)f->sizes[i]);
+	}
+	pthread_mutex_lock(&lock);
+	last_launch = l;
+	launches++;
+	if (fault)
+		sticky = fault;
+	pthread_mutex_unlock(&lock);
+	return OK;
+}
+
+/* ---- events (timing is not faked: 1 ms apart) ------------------------------------------------------ */
+
+API CUresult cuEventCreate(void **ev, unsigned flags)
+{
+	NEED_CTX();
+	(void)flags;
+	*ev = calloc(1, sizeof(double));
+	return *ev ? OK : 2;
+}
+
+API CUresult cuEventRecord(void *ev, void *stream)
+{
+	(void)stream;
+	NEED_CTX();
+	static double clock_ms;
+	if (!ev)
+		return INVALID_HANDLE;
+	*(double *)ev = clock_ms += 1.0;
+	return OK;
+}
+
+API CUresult cuEventSynchronize(void *ev)
+{
+	NEED_CTX();
+	return ev ? sticky : INVALID_HANDLE;
+}
+
+API CUresult cuEventElapsedTime(float *ms, void *a, void *b)
+{
+	NEED_CTX();
+	if (!a || !b)
+		return INVALID_HANDLE;
+	*ms = (float)(*(double *)b - *(double *)a);
+	return OK;
+}
+
+API CUresult cuEventDestroy_v2(void *ev)
+{
+	free(ev);
+	return OK;
+}

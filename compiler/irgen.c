@@ -2005,6 +2005,34 @@ static Sym bi_join_cat(Gen *g, Args *a, int join)
 		error(g, a->call, "the result of '%s' is larger than %d elements", a->fname, BLK_MAX_NUMEL);
 		return VOID;
 	}
+	if (!join && axis != 0) {
+		/* the IR's cat joins along dim 0 (docs/ir.md): move the axis to the
+		 * front, concatenate, and move it back */
+		int64_t perm[BLK_MAX_RANK] = {0}, inv[BLK_MAX_RANK] = {0};
+		perm[0] = axis;
+		for (int d = 0, k = 1; d < t.rank; d++)
+			if (d != axis)
+				perm[k++] = d;
+		for (int d = 0; d < t.rank; d++)
+			inv[perm[d]] = d;
+		int32_t xs[BLK_MAX_RANK] = {0}, rs[BLK_MAX_RANK] = {0};
+		for (int d = 0; d < t.rank; d++) {
+			xs[d] = x->type.shape[perm[d]];
+			rs[d] = t.shape[perm[d]];
+		}
+		Value *xt = emit(g, OP_TRANS, a->call, type_block(x->type, t.rank, xs), x, NULL, NULL);
+		Value *yt = emit(g, OP_TRANS, a->call, type_block(y->type, t.rank, xs), y, NULL, NULL);
+		if (!xt || !yt)
+			return VOID;
+		memcpy(xt->def->attr, perm, sizeof perm);
+		memcpy(yt->def->attr, perm, sizeof perm);
+		Value *c = emit(g, OP_CAT, a->call, type_block(t, t.rank, rs), xt, yt, NULL);
+		Value *r = c ? emit(g, OP_TRANS, a->call, t, c, NULL, NULL) : NULL;
+		if (!r)
+			return VOID;
+		memcpy(r->def->attr, inv, sizeof inv);
+		return value_sym(r);
+	}
 	Value *r = emit(g, join ? OP_JOIN : OP_CAT, a->call, t, x, y, NULL);
 	if (r)
 		r->def->attr[0] = axis;

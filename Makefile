@@ -191,7 +191,7 @@ $(EXAMPLE_BINS): $(BUILD)/examples/%: $(OBJ)/examples/%.o $(BUILD)/libblk.so
 
 # tests/run.sh runs every suite (tests/*/run.sh) against $(BUILD) and sums
 # their counts. SUITES=lang,llvm runs some.
-test: all test-bins
+test: all test-bins examples
 	@BLK_SANITIZE=$(SANITIZE) bash tests/run.sh $(BUILD) $(subst $(comma), ,$(SUITES))
 comma := ,
 

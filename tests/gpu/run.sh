@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh BUILD_DIR: blk on a real GPU.
+#  - BUILD_DIR/tests/gpu/gpu_api_test: kernels through blk.h on the GPU
+#    backend (tests/gpu/gpu_api_test.c); where no GPU can be used it prints
+#    "SKIP: no GPU (reason)" and so does this script, then "0 passed, 0 failed";
+#  - every example host program built in BUILD_DIR/examples (make examples),
+#    run with BLK_BACKEND=gpu: each checks its kernel against C and exits 0;
+#  - with BLK_GPU_OPS=1, also the suite tests/ops with BLK_BACKEND=gpu.
+# Prints a line per case and last "N passed, N failed".
+set -u
+build=${1:?usage: tests/gpu/run.sh BUILD_DIR}
+cd "$(dirname "$0")/../.." || exit 2
+passed=0
+failed=0
+
+# Adds up the counts of a program's output (its last line); prints the rest.
+count() {
+	local name=$1 out=$2 status=$3 last
+	printf '%s\n' "$out" | sed '$d'
+	last=$(printf '%s\n' "$out" | tail -n 1)
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		passed=$((passed + BASH_REMATCH[1]))
+		failed=$((failed + BASH_REMATCH[2]))
+		if [ "$status" -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ]; then
+			echo "FAIL $name: exited with status $status"
+			failed=$((failed + 1))
+		fi
+	else
+		printf '%s\n' "$last"
+		echo "FAIL $name: crashed or printed no counts (status $status)"
+		failed=$((failed + 1))
+	fi
+}
+
+prog="$build/tests/gpu/gpu_api_test"
+if [ ! -x "$prog" ]; then
+	echo "FAIL gpu_api_test: not built ($prog)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+out=$("$prog" 2>&1)
+status=$?
+if [[ $(printf '%s\n' "$out" | head -n 1) == SKIP:* ]]; then
+	printf '%s\n' "$out" | head -n 1
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+count gpu_api_test "$out" $status
+
+for ex in "$build"/examples/*; do
+	[ -f "$ex" ] && [ -x "$ex" ] || continue
+	name=examples/$(basename "$ex")
+	out=$(BLK_BACKEND=gpu timeout 600 "$ex" 2>&1)
+	status=$?
+	if [ $status -eq 0 ]; then
+		echo "ok   $name on the GPU: $(printf '%s\n' "$out" | tail -n 1)"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name on the GPU (status $status)"
+		printf '%s\n' "$out" | tail -n 5 | sed 's/^/     /'
+		failed=$((failed + 1))
+	fi
+done
+
+if [ "${BLK_GPU_OPS:-0}" = 1 ]; then
+	out=$(BLK_BACKEND=gpu bash tests/ops/run.sh "$build" 2>&1)
+	count "tests/ops on the GPU" "$out" $?
+fi
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

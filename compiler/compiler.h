@@ -412,6 +412,8 @@ uint32_t fp_to_f32_bits(double x);
 /* The integer v (its 64 bits read as unsigned when is_unsigned) rounded once
  * to float kind k. */
 double fp_from_int(ScalarKind k, int64_t v, bool is_unsigned);
+/* x * y + z of values of float kind k, rounded once to k (as fmaf for f32). */
+double fp_fma(ScalarKind k, double x, double y, double z);
 
 /* ---- interpreter (interp.c, interp_ops.c) --------------------------------
  *

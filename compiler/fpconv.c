@@ -197,3 +197,32 @@ double fp_from_int(ScalarKind k, int64_t v, bool is_unsigned)
 		d = -round_odd_u64(-(uint64_t)v);
 	return fp_round(k, d);
 }
+
+/* x * y + z for factors whose product is exact in double (f32 and
+ * narrower), rounded to odd in double: the sum's error comes from
+ * TwoSum, and an inexact even sum moves to its odd neighbour toward the true
+ * value. Rounding that once more to a format of at most 51 bits is then the
+ * correctly rounded fma, where a plain double sum would round twice. */
+static double fma_odd(double x, double y, double z)
+{
+	double p = x * y, s = p + z;
+	if (!isfinite(s))
+		return s;
+	double v = s - p, e = (p - (s - v)) + (z - v);
+	uint64_t bits = dbits(s);
+	if (e != 0 && !(bits & 1))
+		s = nextafter(s, e > 0 ? INFINITY : -INFINITY);
+	return s;
+}
+
+double fp_fma(ScalarKind k, double x, double y, double z)
+{
+	switch (k) {
+	case SK_F64:
+		return fma(x, y, z);
+	case SK_F32:
+		return fmaf((float)x, (float)y, (float)z);
+	default:
+		return fp_round(k, fma_odd(x, y, z));
+	}
+}

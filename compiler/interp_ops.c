@@ -87,25 +87,6 @@ static inline double fmin_blk(double x, double y, bool nan_prop)
 	return x < y ? x : y;
 }
 
-/* x * y + z for operands of at most 26 significant bits (f16, bf16, fp8),
- * rounded to odd in double: the product is exact; the sum's error comes from
- * TwoSum, and an inexact even sum moves to its odd neighbour toward the true
- * value. Rounding that once more to the operands' kind is then the correctly
- * rounded fma (double has more than p + 2 bits), where a plain double sum
- * would round twice. */
-static double fma_odd(double x, double y, double z)
-{
-	double p = x * y, s = p + z;
-	if (!isfinite(s))
-		return s;
-	double v = s - p, e = (p - (s - v)) + (z - v);
-	uint64_t bits;
-	memcpy(&bits, &s, sizeof bits);
-	if (e != 0 && !(bits & 1))
-		s = nextafter(s, e > 0 ? INFINITY : -INFINITY);
-	return s;
-}
-
 static double math1(int64_t fn, double x)
 {
 	switch (fn) {
@@ -328,14 +309,9 @@ static bool compute_float(Worker *w, const Op *op, Elem *r, const Elem *a, const
 	case OP_MAX: XLOOP(fmax_blk(x, y, prop)); break;
 	case OP_NEG: XLOOP(-x); break;
 	case OP_ABS: XLOOP(fabs(x)); break;
-	case OP_FMA:
-		if (k == SK_F32)
-			for (int64_t i = 0; i < n; i++)
-				r[i].f = fmaf((float)a[i].f, (float)b[i].f, (float)c[i].f);
-		else if (k == SK_F64)
-			FLOOP(fma(x, y, z));
-		else
-			FLOOP(fma_odd(x, y, z));
+	case OP_FMA: /* rounded once (fmaf for f32) */
+		for (int64_t i = 0; i < n; i++)
+			r[i].f = fp_fma(k, a[i].f, b[i].f, c[i].f);
 		break;
 	case OP_MATH: {
 		int64_t fn = op->attr[0];
@@ -661,9 +637,9 @@ bool interp_dot(Worker *w, const Op *op)
 				for (int64_t kk = 0; kk < K; kk++) {
 					double x = fa ? a[i * K + kk].f : (double)a[i * K + kk].i;
 					double y = fb ? b[kk * N + j].f : (double)b[kk * N + j].i;
-					/* kinds of at most 26 bits: exact product, one rounding to kc */
-					s = kc == SK_F64 || ka == SK_F64 || kb == SK_F64 || !fa || !fb ? fp_round(kc, fma(x, y, s))
-					                                                             : fp_round(kc, fma_odd(x, y, s));
+					/* float factors up to f32: fp_fma rounds once to a narrow kc */
+					bool once = fa && fb && ka != SK_F64 && kb != SK_F64 && kc != SK_F32 && kc != SK_F64;
+					s = once ? fp_fma(kc, x, y, s) : fp_round(kc, fma(x, y, s));
 				}
 				r[i * N + j].f = s;
 			}

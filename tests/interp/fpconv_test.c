@@ -328,6 +328,56 @@ static void test_f32_bits(void)
 	result(true, name, " ");
 }
 
+/* fp_fma rounds once: random operands of moderate size against quad (exact
+ * there), and the case a double fma gets wrong: a product that is exactly a
+ * midpoint of bf16 plus a z far below double's precision (the exact sum is
+ * just off the midpoint; the double sum is the midpoint, then ties to even). */
+static void test_fma(void)
+{
+	const char *name = "fp_fma: one rounding for f16, bf16, fp8 (a midpoint plus a tiny z too)";
+	for (int i = 0; i < N_REFS; i++) {
+		const Ref *r = &refs[i];
+		for (int n = 0; n < 200000; n++) {
+			double v[3];
+			for (int j = 0; j < 3; j++) {
+				uint32_t b = (uint32_t)rnd() & ((1u << r->nbits) - 1);
+				v[j] = fp_decode(r->kind, b);
+				if (!isfinite(v[j]) || fabs(v[j]) > 1e4 || (v[j] != 0 && fabs(v[j]) < 1e-4))
+					v[j] = 1.5;
+			}
+			double got = fp_fma(r->kind, v[0], v[1], v[2]);
+			uint32_t want = ref_encode(r, (quad)v[0] * v[1] + v[2], r->sat);
+			if (fp_encode(r->kind, got) != want) {
+				result(false, name, "%s: fma(%.17g, %.17g, %.17g) = %.17g, want pattern 0x%x", r->name, v[0], v[1],
+				       v[2], got, want);
+				return;
+			}
+		}
+	}
+	const Ref *bf = ref_of(SK_BF16);
+	int found = 0;
+	double tiny = ldexp(1, -133); /* bf16's smallest subnormal */
+	for (int a = 0; a < 128; a++)
+		for (int b = 0; b < 128; b++) {
+			double x = 1 + a / 128.0, y = 1 + b / 128.0, p = x * y;
+			uint32_t lo = ref_encode(bf, p, false) & 0x7FFF;
+			double vlo = bf->v[lo] <= p ? bf->v[lo] : bf->v[lo - 1];
+			uint32_t jlo = bf->v[lo] <= p ? lo : lo - 1;
+			if (2 * p != vlo + bf->v[jlo + 1])
+				continue; /* not a midpoint */
+			found++;
+			for (int s = -1; s <= 1; s += 2) {
+				double got = fp_fma(SK_BF16, x, y, s * tiny), want = s > 0 ? bf->v[jlo + 1] : vlo;
+				if (got != want) {
+					result(false, name, "bf16 fma(%.9g, %.9g, %s2^-133) = %.9g, want %.9g", x, y, s > 0 ? "" : "-",
+					       got, want);
+					return;
+				}
+			}
+		}
+	result(found > 0, name, "no midpoint products found");
+}
+
 int main(void)
 {
 	ref_init();
@@ -342,6 +392,7 @@ int main(void)
 	test_bf16_bias_formula();
 	test_specials();
 	test_f32_bits();
+	test_fma();
 	ref_free();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;

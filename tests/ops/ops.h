@@ -768,7 +768,8 @@ static OPS_UNUSED blk_status run_kernel(const char *src, const char *kernel, con
 #define F(f) blk_arg_float(f)
 #define NO_CONSTS NULL, 0
 #define CONSTS(...) ((const blk_const[]){__VA_ARGS__}), (int)(sizeof((const blk_const[]){__VA_ARGS__}) / sizeof(blk_const))
-#define CI(name, v) ((blk_const){.name = (name), .i = (v)})
+#define CI(nm, v) ((blk_const){.name = (nm), .i = (v)})
+#define CF(nm, v) ((blk_const){.name = (nm), .is_float = 1, .f = (v)})
 
 /* ---- comparing ----------------------------------------------------------------------- */
 

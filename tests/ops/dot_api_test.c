@@ -1,0 +1,178 @@
+/* tests/ops: dot, as .tile kernels through blk.h: f16, bf16, f32 (ieee,
+ * tf32, tf32x3), f8e4m3, f8e5m2 (f32 results) and i8 (i32 results), with
+ * and without an accumulator, out_dtype, shapes from 16 to 64 in every
+ * dimension, a K loop (a matmul tile), a transposed operand.
+ *
+ * The reference sums the exact products in long double. Tolerances, per
+ * element, with S = sum_k |a_ik b_kj| (+ |acc|):
+ *   - f32 accumulation of f16, bf16, fp8 and ieee f32 inputs: K 2^-24 S (the
+ *     products are exact or fused; only the K additions round, in any
+ *     order, as tensor cores add them);
+ *   - tf32 and tf32x3: 2^-10 S on top (each input rounded to tf32's 10
+ *     fraction bits: a product is within 2^-10 relative);
+ *   - out_dtype f16: the result rounds to f16 after each step: K 2^-11 S;
+ *   - i8 -> i32: exact. */
+#include "ops.h"
+
+#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
+
+static const char *DOT_SRC =
+	"kernel k(a: *$T, b: *$T, c: *$C, out: *$R) {\n"
+	"    let am = arange(0, $M)[:, None] * $K + arange(0, $K)[None, :];\n"
+	"    let bm = arange(0, $K)[:, None] * $N + arange(0, $N)[None, :];\n"
+	"    let cm = arange(0, $M)[:, None] * $N + arange(0, $N)[None, :];\n"
+	"    let x = load(a + am);\n"
+	"    let y = load(b + bm);\n"
+	"    let r: $R = $DOT;\n"
+	"    store(out + cm, r);\n"
+	"}\n";
+
+typedef enum { PREC_DEFAULT, PREC_IEEE, PREC_TF32, PREC_TF32X3 } prec;
+
+static void dot_case(dt t, int M, int N, int K, bool with_acc, prec p, dt out_dtype)
+{
+	bool is_int = t == DT_I8;
+	dt acc_t = out_dtype != DT_COUNT ? out_dtype : is_int ? DT_I32 : DT_F32;
+	arr a = arr_new(t, M * K), b = arr_new(t, K * N), c = arr_new(acc_t, M * N);
+	double range = t == DT_E4M3 ? 4 : t == DT_E5M2 ? 8 : 1;
+	fill_random(a, range);
+	fill_random(b, range);
+	if (is_int) { /* i8 over its whole range */
+		fill_random(a, 0);
+		fill_random(b, 0);
+	}
+	if (with_acc)
+		fill_random(c, is_int ? 0 : 4);
+	if (with_acc && is_int) /* keep the sum inside i32: it may wrap, but exactly */
+		for (int i = 0; i < M * N; i++)
+			set_i(c, i, get_i(c, i) >> 4);
+	arr want = arr_new(acc_t, M * N);
+	double *wantf = calloc((size_t)(M * N), sizeof(double)), *tol = calloc((size_t)(M * N), sizeof(double));
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			if (is_int) {
+				uint64_t s = with_acc ? (uint64_t)get_i(c, i * N + j) : 0;
+				for (int k = 0; k < K; k++)
+					s += (uint64_t)(get_i(a, i * K + k) * get_i(b, k * N + j));
+				set_i(want, i * N + j, wrap_int(DT_I32, s));
+				continue;
+			}
+			long double s = with_acc ? get_f(c, i * N + j) : 0, S = fabsl(s);
+			for (int k = 0; k < K; k++) {
+				long double pr = (long double)get_f(a, i * K + k) * get_f(b, k * N + j);
+				s += pr;
+				S += fabsl(pr);
+			}
+			wantf[i * N + j] = (double)s;
+			double rel = K * 0x1p-24;
+			if (p == PREC_TF32 || p == PREC_TF32X3 || (p == PREC_DEFAULT && t == DT_F32))
+				rel += 0x1p-10;
+			if (acc_t == DT_F16)
+				rel = K * 0x1p-11;
+			tol[i * N + j] = rel * (double)S + ulp_of(acc_t, (double)s);
+		}
+	const char *prec_text = p == PREC_IEEE ? ", input_precision = \"ieee\"" : p == PREC_TF32 ? ", input_precision = \"tf32\""
+	                        : p == PREC_TF32X3 ? ", input_precision = \"tf32x3\"" : "";
+	char dot[160], od[40] = "";
+	if (out_dtype != DT_COUNT && !with_acc)
+		snprintf(od, sizeof od, ", out_dtype = %s", dts[out_dtype].name);
+	snprintf(dot, sizeof dot, "dot(x, y%s%s%s)", with_acc ? ", load(c + cm)" : "", prec_text, od);
+	char ms[8], ns[8], ks[8];
+	snprintf(ms, sizeof ms, "%d", M);
+	snprintf(ns, sizeof ns, "%d", N);
+	snprintf(ks, sizeof ks, "%d", K);
+	const char *src = render(DOT_SRC, "T", dts[t].name, "C", dts[acc_t].name, "R", dts[acc_t].name, "M", ms, "N", ns, "K",
+	                         ks, "DOT", dot, NULL);
+	blk_devptr da = dev_from(a), db = dev_from(b), dc = dev_from(c), dout = dev_zeros(acc_t, M * N);
+	bool ok = run_kernel(src, NULL, ARGS(P(da), P(db), P(dc), P(dout)), NO_CONSTS, GRID(1, 1, 1)) == BLK_SUCCESS;
+	if (ok) {
+		arr got = dev_read(dout, acc_t, M * N);
+		ok = is_int ? check_exact(got, want, NULL, 0) : check_close_each(got, wantf, tol);
+	}
+	free(wantf);
+	free(tol);
+	result(ok, "%s %s (%d x %d) @ (%d x %d)%s -> %s", dot, dts[t].name, M, K, K, N, with_acc ? " + acc" : "",
+	       dts[acc_t].name);
+}
+
+/* A matmul tile: the K loop accumulates dot(a_k, b_k, acc); b is read
+ * transposed from a (N, K) matrix when trans_b. */
+static const char *LOOP_SRC =
+	"kernel k(a: *$T, b: *$T, out: *$R, K: i32, BM: const i32 = 32, BN: const i32 = 32, BK: const i32 = 32) {\n"
+	"    var acc = zeros((BM, BN), $R);\n"
+	"    for k0 in range(0, K, BK) {\n"
+	"        let ks = k0 + arange(0, BK);\n"
+	"        let x = load(a + arange(0, BM)[:, None] * K + ks[None, :]);\n"
+	"        let y = $LOADB;\n"
+	"        acc = dot(x, y, acc$PREC);\n"
+	"    }\n"
+	"    store(out + arange(0, BM)[:, None] * BN + arange(0, BN)[None, :], acc);\n"
+	"}\n";
+
+static void loop_case(dt t, int K, bool trans_b)
+{
+	enum { BM = 32, BN = 32 };
+	bool is_int = t == DT_I8;
+	dt rt = is_int ? DT_I32 : DT_F32;
+	arr a = arr_new(t, BM * K), b = arr_new(t, K * BN), want = arr_new(rt, BM * BN);
+	fill_random(a, is_int ? 0 : 1);
+	fill_random(b, is_int ? 0 : 1);
+	double *wantf = calloc(BM * BN, sizeof(double)), *tol = calloc(BM * BN, sizeof(double));
+	for (int i = 0; i < BM; i++)
+		for (int j = 0; j < BN; j++) {
+			long double s = 0, S = 0;
+			uint64_t si = 0;
+			for (int k = 0; k < K; k++) {
+				/* b is (K, BN), or (BN, K) read transposed */
+				int bi = trans_b ? j * K + k : k * BN + j;
+				if (is_int)
+					si += (uint64_t)(get_i(a, i * K + k) * get_i(b, bi));
+				long double pr = (long double)get_f(a, i * K + k) * get_f(b, bi);
+				s += pr;
+				S += fabsl(pr);
+			}
+			if (is_int)
+				set_i(want, i * BN + j, wrap_int(DT_I32, si));
+			wantf[i * BN + j] = (double)s;
+			tol[i * BN + j] = K * 0x1p-24 * (double)S + ulp_of(DT_F32, (double)s);
+		}
+	const char *loadb = trans_b ? "trans(load(b + arange(0, BN)[:, None] * K + ks[None, :]))"
+	                            : "load(b + ks[:, None] * BN + arange(0, BN)[None, :])";
+	const char *src = render(LOOP_SRC, "T", dts[t].name, "R", dts[rt].name, "LOADB", loadb, "PREC",
+	                         t == DT_F32 ? ", input_precision = \"ieee\"" : "", NULL);
+	blk_devptr da = dev_from(a), db = dev_from(b), dout = dev_zeros(rt, BM * BN);
+	bool ok = run_kernel(src, NULL, ARGS(P(da), P(db), P(dout), I(K)), NO_CONSTS, GRID(1, 1, 1)) == BLK_SUCCESS;
+	if (ok) {
+		arr got = dev_read(dout, rt, BM * BN);
+		ok = is_int ? check_exact(got, want, NULL, 0) : check_close_each(got, wantf, tol);
+	}
+	free(wantf);
+	free(tol);
+	result(ok, "matmul tile (32 x %d) @ (%d x 32)%s, K loop of dot(x, y, acc) %s", K, K, trans_b ? " (b transposed)" : "",
+	       dts[t].name);
+}
+
+int main(int argc, char **argv)
+{
+	ops_init(argc, argv);
+	const int shapes[][3] = {{16, 16, 16}, {32, 16, 64}, {64, 32, 16}, {16, 64, 32}, {64, 64, 64}};
+	const dt types[] = {DT_F16, DT_BF16, DT_F32, DT_I8};
+	for (int t = 0; t < COUNT(types); t++)
+		for (int s = 0; s < COUNT(shapes); s++)
+			for (int acc = 0; acc < 2; acc++)
+				dot_case(types[t], shapes[s][0], shapes[s][1], shapes[s][2], acc,
+				         types[t] == DT_F32 ? PREC_IEEE : PREC_DEFAULT, DT_COUNT);
+	dot_case(DT_F32, 32, 32, 32, false, PREC_DEFAULT, DT_COUNT);
+	dot_case(DT_F32, 32, 32, 32, true, PREC_TF32, DT_COUNT);
+	dot_case(DT_F32, 16, 32, 64, false, PREC_TF32X3, DT_COUNT);
+	dot_case(DT_E4M3, 32, 32, 32, false, PREC_DEFAULT, DT_COUNT);
+	dot_case(DT_E5M2, 16, 32, 64, true, PREC_DEFAULT, DT_COUNT);
+	dot_case(DT_F16, 32, 32, 32, false, PREC_DEFAULT, DT_F16);
+	dot_case(DT_F16, 16, 16, 64, true, PREC_DEFAULT, DT_F16);
+	loop_case(DT_F16, 128, false);
+	loop_case(DT_BF16, 96, false);
+	loop_case(DT_F32, 64, false);
+	loop_case(DT_I8, 128, false);
+	loop_case(DT_F16, 64, true);
+	return ops_finish();
+}

@@ -333,6 +333,24 @@ static OPS_UNUSED arr arr_new(dt t, int64_t n)
 	return a;
 }
 
+/* A copy of a that outlives the case (result() frees the arrays of a
+ * case); release it with arr_release. */
+static OPS_UNUSED arr arr_keep(arr a)
+{
+	arr k = a;
+	size_t bytes = (size_t)a.n * (size_t)dts[a.t].bytes;
+	k.p = malloc(bytes ? bytes : 1);
+	if (!k.p) {
+		fprintf(stderr, "out of memory\n");
+		exit(2);
+	}
+	if (bytes)
+		memcpy(k.p, a.p, bytes);
+	return k;
+}
+
+static OPS_UNUSED void arr_release(arr a) { free(a.p); }
+
 /* Element i as an integer: signed types sign-extended, unsigned and i1
  * zero-extended (u64 as its bits). */
 static OPS_UNUSED int64_t get_i(arr a, int64_t i)

@@ -1,0 +1,484 @@
+#!/usr/bin/env python3
+"""bench.py: blk against Triton (and torch) on one GPU, in one run.
+
+    bench/run                    (builds nothing; needs build/libblk.so)
+    python3 bench/bench.py [--only vector,softmax] [--quick]
+
+For each row: random inputs as torch tensors on the GPU; the examples/*.tile
+kernel launched through libblk (ctypes, blkffi.py) on the same CUDA context
+and stream as torch; the same computation as a Triton kernel
+(triton_kernels.py); torch where it has the operation. Every output is
+poisoned with NaN, computed once and checked against a torch reference in
+float64 before anything is timed: a wrong result prints FAIL and that side is
+not timed. Times are triton.testing.do_bench medians (warm-up 25 ms, 100 ms of
+repetitions, L2 flushed before each run, CUDA events); GB/s counts the bytes
+the computation must move (each input read once, each output written once).
+The table is printed last, and written to $OUT/bench.md when $OUT is set.
+README.md beside this file says how to read it.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import statistics
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import blkffi  # noqa: E402  (checks the ctypes layout against blk.h's at import)
+import blk_calls as bc  # noqa: E402
+
+TIME_BUDGET_S = 7 * 60  # rows that would start after this are skipped (noted in the table)
+
+
+class Env:
+    """What every row needs: torch, triton, the Triton kernels, the blk context, timing settings."""
+
+    def __init__(self, args):
+        import torch
+        import triton
+        import triton.testing  # noqa: F401
+        import triton_kernels
+        self.torch, self.triton, self.tk = torch, triton, triton_kernels
+        self.warmup, self.rep = (5, 20) if args.quick else (25, 100)
+        torch.cuda.init()
+        torch.empty(1, device="cuda")  # the primary context exists before blk retains it
+        torch.cuda.synchronize()
+        self.blk = blkffi.Blk()
+        self.ctx = self.blk.context(blkffi.BACKEND_GPU, torch.cuda.current_device())
+        # blk launches on torch's current stream (the default stream, 0, unless changed)
+        self.stream = torch.cuda.current_stream().cuda_stream
+        self.dev = "cuda"
+
+    def do_bench(self, fn, quick=False):
+        w, r = (5, 20) if quick else (self.warmup, self.rep)
+        return self.triton.testing.do_bench(fn, warmup=w, rep=r, return_mode="median")
+
+
+class Row:
+    def __init__(self, kernel, size, nbytes=None):
+        self.kernel, self.size, self.nbytes = kernel, size, nbytes
+        self.ms = {"blk": "—", "Triton": "—", "torch": "—"}  # a float, or "FAIL" / "ERROR" / "—"
+        self.err = {}
+        self.config = {}
+        self.notes = []
+
+    def ok(self, side):
+        return isinstance(self.ms[side], float)
+
+    def gbps(self, side):
+        if not self.ok(side) or not self.nbytes:
+            return "—"
+        return f"{self.nbytes / (self.ms[side] * 1e6):.0f}"
+
+    def ratio(self):
+        if self.ok("blk") and self.ok("Triton"):
+            return f"{self.ms['Triton'] / self.ms['blk']:.2f}"
+        return "—"
+
+    def cells(self):
+        def ms(v):
+            return f"{v:.4g}" if isinstance(v, float) else v
+        return [self.kernel, self.size, ms(self.ms["blk"]), ms(self.ms["Triton"]), ms(self.ms["torch"]),
+                self.gbps("blk"), self.gbps("Triton"), self.ratio()]
+
+
+# ---- checking and timing -----------------------------------------------------
+
+def max_rel_err(torch, out, ref):
+    """max |out - ref| / max |ref|, in float64; inf when out has a NaN or an infinity."""
+    out = out.to(torch.float64)
+    ref = ref.to(torch.float64)
+    if not bool(torch.isfinite(out).all()):
+        return math.inf
+    scale = ref.abs().max().item() or 1.0
+    return (out - ref).abs_().max().item() / scale
+
+
+def measure(env, row, side, run, outs, check, tol, time_it=True, quick=False, config=None):
+    """Poisons `outs`, runs once, checks (check(result of run) -> error), then times.
+    Records the time, "FAIL" or "ERROR" in row.ms[side]; returns True when it passed.
+    With a `config` (a trial while tuning) an error is one line, not a traceback."""
+    torch = env.torch
+    label = f"{row.kernel} {row.size} [{side}]" + (f" config {config}" if config is not None else "")
+    try:
+        for o in outs:
+            o.fill_(math.nan) if o.is_floating_point() else o.fill_(-1)
+        res = run()
+        torch.cuda.synchronize()
+        err = check(res)
+        row.err[side] = err
+        if not err <= tol:  # NaN fails too
+            print(f"  FAIL {label}: max rel err {err:.3g} > tol {tol:g}; not timed", flush=True)
+            row.ms[side] = "FAIL"
+            return False
+        if not time_it:
+            return True
+        ms = env.do_bench(run, quick=quick)
+        row.ms[side] = ms
+        print(f"  {label}: {ms:.4g} ms{' (short trial)' if quick else ''}, max rel err {err:.2g}", flush=True)
+        return True
+    except Exception as e:
+        row.ms[side] = "ERROR"
+        if config is not None:
+            lines = [ln for ln in str(e).splitlines() if ln.strip()]
+            print(f"  ERROR {label}: {type(e).__name__}: {lines[0][:300] if lines else ''}", flush=True)
+            return False
+        print(f"  ERROR {label}:", flush=True)
+        traceback.print_exc()
+        sys.stderr.flush()
+        return False
+
+
+def tune(env, row, side, configs, make_run, outs, check, tol):
+    """Tries each configuration (checked, then a short do_bench), keeps the fastest,
+    and times it in full. make_run(config) -> callable."""
+    best = None
+    for cfg in configs:
+        probe = Row(row.kernel, row.size)
+        try:
+            run = make_run(cfg)
+        except Exception as e:
+            print(f"  ERROR {row.kernel} [{side}] config {cfg}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+            continue
+        if measure(env, probe, side, run, outs, check, tol, quick=True, config=cfg):
+            if best is None or probe.ms[side] < best[0]:
+                best = (probe.ms[side], cfg, run)
+    if best is None:
+        row.ms[side] = "FAIL"
+        return
+    row.config[side] = best[1]
+    measure(env, row, side, best[2], outs, check, tol)
+
+
+def launch_time_ms(env, fn, n=1000, reps=7):
+    """Median wall time a launch from Python: n launches in a row, then one synchronize.
+    Also returns the median host time of the n calls alone (before the synchronize)."""
+    torch = env.torch
+    for _ in range(100):
+        fn()
+    torch.cuda.synchronize()
+    walls, hosts = [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        hosts.append((t1 - t0) / n)
+        walls.append((t2 - t0) / n)
+    return statistics.median(walls) * 1e3, statistics.median(hosts) * 1e3
+
+
+# ---- the rows ------------------------------------------------------------------
+
+def row_vector_add(env):
+    torch, tk = env.torch, env.tk
+    n = 1 << 28
+    x = torch.randn(n, device=env.dev)
+    y = torch.randn(n, device=env.dev)
+    ref = x + y  # one correctly rounded f32 add: what every version must give
+    row = Row("vector add fp32", "2^28", 3 * n * 4)
+    ob, ot, op = (torch.empty_like(x) for _ in range(3))
+    def err(o):
+        return lambda _: max_rel_err(torch, o, ref)
+    measure(env, row, "blk", bc.vector_add(env.ctx, x.data_ptr(), y.data_ptr(), ob.data_ptr(), n, stream=env.stream),
+            [ob], err(ob), 1e-6)
+    measure(env, row, "Triton", lambda: tk.vector_add(x, y, ot), [ot], err(ot), 1e-6)
+    measure(env, row, "torch", lambda: torch.add(x, y, out=op), [op], err(op), 1e-6)
+    return [row]
+
+
+def row_sin4(env):
+    torch, tk = env.torch, env.tk
+    n = 1 << 28
+    x = torch.randn(n, device=env.dev) * 2
+    ref = x.double().sin_().sin_().sin_().sin_()
+    row = Row("sin×4 fused fp32", "2^28", 2 * n * 4)
+    ob, ot, op = (torch.empty_like(x) for _ in range(3))
+    def err(o):
+        return lambda _: max_rel_err(torch, o, ref)
+    measure(env, row, "blk", bc.sin4(env.ctx, x.data_ptr(), ob.data_ptr(), n, stream=env.stream), [ob], err(ob), 1e-4)
+    measure(env, row, "Triton", lambda: tk.sin4(x, ot), [ot], err(ot), 1e-4)
+    measure(env, row, "torch", lambda: torch.sin(torch.sin(torch.sin(torch.sin(x))), out=op), [op], err(op), 1e-4)
+    row.notes.append("torch: four unfused kernels")
+    return [row]
+
+
+def row_softmax(env, M, N):
+    torch, tk = env.torch, env.tk
+    x = torch.randn(M, N, device=env.dev)
+    ref = torch.softmax(x.double(), dim=-1)
+    row = Row("softmax fp32", f"{M}×{N}", 2 * M * N * 4)
+    ob, ot = torch.empty_like(x), torch.empty_like(x)
+    def err(o):
+        return lambda res: max_rel_err(torch, res if o is None else o, ref)
+    measure(env, row, "blk", bc.softmax(env.ctx, x.data_ptr(), ob.data_ptr(), M, N, stream=env.stream), [ob],
+            err(ob), 1e-5)
+    measure(env, row, "Triton", lambda: tk.softmax(x, ot), [ot], err(ot), 1e-5)
+    measure(env, row, "torch", lambda: torch.softmax(x, dim=-1), [], err(None), 1e-5)
+    block = bc.next_power_of_2(N)
+    row.config["both"] = {"BLOCK": block, "num_warps": bc.softmax_warps(block)}
+    return [row]
+
+
+def row_layernorm(env):
+    torch, tk = env.torch, env.tk
+    F = torch.nn.functional
+    M = N = 8192
+    eps = 1e-5
+    x = torch.randn(M, N, device=env.dev).half()
+    w = (torch.rand(N, device=env.dev) + 0.5).half()
+    b = (torch.rand(N, device=env.dev) - 0.5).half()
+    xd = x.double()
+    ref_mean = xd.mean(dim=1)
+    ref_rstd = 1.0 / torch.sqrt(xd.var(dim=1, unbiased=False) + eps)
+    ref_y = (xd - ref_mean[:, None]) * ref_rstd[:, None] * w.double() + b.double()
+    del xd
+    row = Row("layernorm fwd fp16", f"{M}×{N}", 2 * M * N * 2 + 2 * N * 2 + 2 * M * 4)
+
+    def outs():
+        return (torch.empty_like(x), torch.empty(M, device=env.dev), torch.empty(M, device=env.dev))
+
+    def err(o):
+        y, mean, rstd = o
+        def check(_):
+            e = max_rel_err(torch, y, ref_y)
+            if e <= 1e-2:  # then the saved statistics, held to f32's standard
+                e_stats = max(max_rel_err(torch, mean, ref_mean), max_rel_err(torch, rstd, ref_rstd))
+                if not e_stats <= 1e-4:
+                    print(f"  layernorm: mean/rstd max rel err {e_stats:.3g} > 1e-4")
+                    return math.inf
+            return e
+        return check
+
+    ob, ot = outs(), outs()
+    launch = bc.layernorm(env.ctx, x.data_ptr(), ob[0].data_ptr(), w.data_ptr(), b.data_ptr(), ob[1].data_ptr(),
+                          ob[2].data_ptr(), M, N, eps, stream=env.stream)
+    measure(env, row, "blk", launch, list(ob), err(ob), 1e-2)
+    measure(env, row, "Triton", lambda: tk.layernorm(x, ot[0], w, b, ot[1], ot[2], eps), list(ot), err(ot), 1e-2)
+    measure(env, row, "torch", lambda: F.layer_norm(x, (N,), w, b, eps), [],
+            lambda res: max_rel_err(torch, res, ref_y), 1e-2)
+    block, warps = bc.layernorm_config(N)
+    row.config["both"] = {"BLOCK": block, "num_warps": warps}
+    row.notes.append("torch: F.layer_norm, which does not write mean/rstd")
+    return [row]
+
+
+SUM_CONFIGS = [(1024, 4), (2048, 4), (4096, 8), (8192, 8), (16384, 8)]
+
+
+def row_sum_many(env):
+    torch, tk = env.torch, env.tk
+    T = 2000
+    g = torch.Generator().manual_seed(2000)
+    sizes = torch.randint(1024, 2 * 1024 * 1024 + 1, (T,), generator=g).tolist()
+    tensors = [torch.rand(s, device=env.dev) for s in sizes]  # in [0, 1): no cancellation in the sums
+    ref = torch.stack([t.sum(dtype=torch.float64) for t in tensors])
+    ptrs = torch.tensor([t.data_ptr() for t in tensors], dtype=torch.int64, device=env.dev)
+    sizes_d = torch.tensor(sizes, dtype=torch.int64, device=env.dev)
+    total = sum(sizes)
+    row = Row("sums of 2000 tensors fp32", f"1k–2M ({total / 1e6:.0f}M floats)", total * 4 + T * (8 + 8 + 4))
+    ob, ot = torch.empty(T, device=env.dev), torch.empty(T, device=env.dev)
+
+    def err(o):
+        def check(res):
+            got = res if o is None else o
+            if not bool(torch.isfinite(got).all()):
+                return math.inf
+            return ((got.double() - ref).abs() / ref).max().item()
+        return check
+
+    tune(env, row, "blk", SUM_CONFIGS,
+         lambda c: bc.sum_many(env.ctx, ptrs.data_ptr(), sizes_d.data_ptr(), ob.data_ptr(), T, BLOCK=c[0],
+                               num_warps=c[1], stream=env.stream), [ob], err(ob), 1e-4)
+    tune(env, row, "Triton", [c + (a,) for a in (True, False) for c in SUM_CONFIGS],
+         lambda c: (lambda: tk.sum_many(ptrs, sizes_d, ot, BLOCK=c[0], num_warps=c[1], ALIGNED=c[2])),
+         [ot], err(ot), 1e-4)
+    measure(env, row, "torch", lambda: torch.stack([t.sum() for t in tensors]), [], err(None), 1e-4)
+    row.notes.append("configs (BLOCK, num_warps[, ALIGNED]) tried on both sides, fastest kept; "
+                     "torch: a Python loop of 2000 sums")
+    return [row]
+
+
+GEMV_CONFIGS = [(8, 128, 2), (8, 128, 4), (16, 128, 4), (32, 128, 4), (16, 64, 2), (32, 64, 4)]
+# Triton's kernel also takes steps wider than a scale group (examples/w4a16_gemv.tile asserts GROUP % BLOCK_K == 0)
+GEMV_WIDE_CONFIGS = [(16, 256, 4), (4, 512, 4), (8, 512, 4), (2, 1024, 4), (4, 1024, 8), (8, 1024, 8),
+                     (4, 2048, 8), (8, 2048, 8), (2, 4096, 8)]
+
+
+def row_w4a16(env):
+    torch, tk = env.torch, env.tk
+    N = K = 4096
+    G = 128
+    w = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, device=env.dev)
+    scales = (torch.rand(N, K // G, device=env.dev) * 0.02 + 0.001).half()
+    x = torch.randn(K, device=env.dev).half()
+    q = torch.stack([(w & 0xF), (w >> 4)], dim=-1).reshape(N, K).double() - 8.0
+    W = q * scales.double().repeat_interleave(G, dim=1)
+    ref = W @ x.double()
+    row = Row("W4A16 GEMV", f"{N}×{K}, group {G}", N * K // 2 + N * (K // G) * 2 + K * 2 + N * 2)
+    yb, yt = (torch.empty(N, device=env.dev, dtype=torch.float16) for _ in range(2))
+
+    def err(o):
+        return lambda _: max_rel_err(torch, o, ref)
+
+    tune(env, row, "blk", GEMV_CONFIGS,
+         lambda c: bc.w4a16_gemv(env.ctx, w.data_ptr(), scales.data_ptr(), x.data_ptr(), yb.data_ptr(), N, K, GROUP=G,
+                                 BLOCK_N=c[0], BLOCK_K=c[1], num_warps=c[2], stream=env.stream), [yb], err(yb), 1e-2)
+    tune(env, row, "Triton", GEMV_CONFIGS + GEMV_WIDE_CONFIGS,
+         lambda c: (lambda: tk.w4a16_gemv(w, scales, x, yt, GROUP=G, BLOCK_N=c[0], BLOCK_K=c[1], num_warps=c[2])),
+         [yt], err(yt), 1e-2)
+    # for scale, not in the table: the dense f16 GEMV torch would run without quantization (4x the weight bytes)
+    try:
+        Wh = W.half()
+        ms = env.do_bench(lambda: torch.mv(Wh, x))
+        row.notes.append(f"configs (BLOCK_N, BLOCK_K, num_warps) tried, fastest kept: {GEMV_CONFIGS} on both "
+                         f"sides, and for Triton also {GEMV_WIDE_CONFIGS} (BLOCK_K over GROUP, which the blk "
+                         f"example does not allow); "
+                         f"torch has no W4A16 GEMV: a dense f16 torch.mv of the dequantized matrix takes {ms:.4g} ms")
+    except Exception as e:
+        row.notes.append(f"dense torch.mv failed: {e}")
+    return [row]
+
+
+def rows_launch(env):
+    """Launch overhead from Python: vector add of n=1, 1000 launches then one synchronize."""
+    torch, tk = env.torch, env.tk
+    x, y = torch.randn(16, device=env.dev), torch.randn(16, device=env.dev)
+    ob, ot, op = (torch.empty(16, device=env.dev) for _ in range(3))
+    ref = x + y
+    check = [lambda _: abs(ob[0].item() - ref[0].item()), lambda _: abs(ot[0].item() - ref[0].item()),
+             lambda _: abs(op[0].item() - ref[0].item())]
+    x1, y1, o1, ot1 = x[:1], y[:1], op[:1], ot[:1]
+    pre = Row("launch overhead, from Python", "n=1, prebuilt blk args")
+    per = Row("launch overhead, from Python", "n=1, blk args built per call")
+    prebuilt = bc.vector_add(env.ctx, x.data_ptr(), y.data_ptr(), ob.data_ptr(), 1, stream=env.stream)
+
+    def built_per_call():
+        bc.vector_add(env.ctx, x.data_ptr(), y.data_ptr(), ob.data_ptr(), 1, stream=env.stream)()
+
+    sides = [("blk", prebuilt, ob, check[0]), ("Triton", lambda: tk.vector_add(x1, y1, ot1), ot, check[1]),
+             ("torch", lambda: torch.add(x1, y1, out=o1), op, check[2])]
+    for side, fn, o, c in sides:
+        if measure(env, pre, side, fn, [o], c, 0.0, time_it=False):
+            wall, host = launch_time_ms(env, fn)
+            pre.ms[side] = wall
+            pre.notes.append(f"{side}: {wall * 1e3:.2f} µs a launch with the sync, {host * 1e3:.2f} µs host time alone")
+            print(f"  launch [{side}]: {wall * 1e3:.2f} µs (host {host * 1e3:.2f} µs)", flush=True)
+    if measure(env, per, "blk", built_per_call, [ob], check[0], 0.0, time_it=False):
+        wall, host = launch_time_ms(env, built_per_call)
+        per.ms["blk"] = wall
+        per.notes.append(f"blk: {wall * 1e3:.2f} µs with the sync, {host * 1e3:.2f} µs host time alone")
+        print(f"  launch [blk, built per call]: {wall * 1e3:.2f} µs (host {host * 1e3:.2f} µs)", flush=True)
+    for side in ("Triton", "torch"):
+        per.ms[side] = pre.ms[side]
+    return [pre, per]
+
+
+ROWS = [
+    ("vector_add", "vector add fp32", "2^28", row_vector_add),
+    ("sin4", "sin×4 fused fp32", "2^28", row_sin4),
+    ("softmax_1024", "softmax fp32", "4096×1024", lambda env: row_softmax(env, 4096, 1024)),
+    ("softmax_4096", "softmax fp32", "4096×4096", lambda env: row_softmax(env, 4096, 4096)),
+    ("softmax_8192", "softmax fp32", "16384×8192", lambda env: row_softmax(env, 16384, 8192)),
+    ("layernorm", "layernorm fwd fp16", "8192×8192", row_layernorm),
+    ("sum_many", "sums of 2000 tensors fp32", "1k–2M", row_sum_many),
+    ("w4a16", "W4A16 GEMV", "4096×4096", row_w4a16),
+    ("launch", "launch overhead, from Python", "n=1", rows_launch),
+]
+
+
+HEADER = ["kernel", "size", "blk ms", "Triton ms", "torch ms", "blk GB/s", "Triton GB/s", "blk/Triton"]
+
+
+def table(rows, env_line, notes):
+    lines = [env_line, "", "| " + " | ".join(HEADER) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * 6) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(r.cells()) + " |")
+    lines.append("")
+    lines.append("blk/Triton = Triton time / blk time (above 1: blk is faster). GB/s: bytes the computation must "
+                 "move (inputs read once, outputs written once) over the median time. Launch rows: wall time a "
+                 "launch from Python (ms), 1000 launches then one synchronize.")
+    lines += [f"- {n}" for n in notes]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", help="comma-separated names or parts of names of rows: "
+                                   + ", ".join(key for key, *_ in ROWS))
+    ap.add_argument("--quick", action="store_true", help="short timings (warm-up 5 ms, 20 ms of repetitions)")
+    args = ap.parse_args()
+    start = time.time()
+
+    env = Env(args)
+    torch, triton = env.torch, env.triton
+    gpu = torch.cuda.get_device_name()
+    env_line = (f"{datetime.date.today().isoformat()} · {gpu} · blk {env.blk.version()} · Triton {triton.__version__} "
+                f"· torch {torch.__version__} · CUDA {torch.version.cuda}"
+                + (" · --quick timings" if args.quick else ""))
+    print(env_line, flush=True)
+    print(f"libblk: {env.blk.path}", flush=True)
+
+    selected = [r for r in ROWS if not args.only or any(s in r[0] for s in args.only.split(","))]
+    rows, notes = [], []
+    for key, kernel, size, fn in selected:
+        if time.time() - start > TIME_BUDGET_S:
+            r = Row(kernel, size)
+            r.ms = {s: "skipped" for s in r.ms}
+            rows.append(r)
+            notes.append(f"{kernel} {size}: skipped, the run passed {TIME_BUDGET_S} s")
+            continue
+        t0 = time.time()
+        print(f"\n== {kernel} {size}", flush=True)
+        try:
+            got = fn(env)
+        except Exception:
+            print(f"  ERROR {kernel} {size}:", flush=True)
+            traceback.print_exc()
+            sys.stderr.flush()
+            r = Row(kernel, size)
+            r.ms = {s: "ERROR" for s in r.ms}
+            got = [r]
+        for r in got:
+            rows.append(r)
+            if r.config:
+                notes.append(f"{r.kernel} {r.size}: config " + "; ".join(f"{k} {v}" for k, v in r.config.items()))
+            notes += [f"{r.kernel} {r.size}: {n}" for n in r.notes]
+            if r.err:
+                notes.append(f"{r.kernel} {r.size}: max rel err " +
+                             ", ".join(f"{k} {v:.2g}" for k, v in r.err.items()))
+                eb, et = r.err.get("blk"), r.err.get("Triton")
+                if eb is not None and et is not None and eb > 1e-6 and eb > 4 * et:
+                    notes.append(f"{r.kernel} {r.size}: NOTE blk's result is less accurate than Triton's "
+                                 f"({eb:.2g} against {et:.2g}): faster math may explain part of a speed difference")
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        print(f"  ({time.time() - t0:.1f} s)", flush=True)
+
+    notes.append(f"whole run {time.time() - start:.0f} s")
+    md = table(rows, env_line, notes)
+    out_dir = os.environ.get("OUT")
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, "bench.md"), "w") as f:
+            f.write(md)
+        with open(os.path.join(out_dir, "bench.json"), "w") as f:
+            json.dump({"env": env_line, "rows": [
+                {"kernel": r.kernel, "size": r.size, "bytes": r.nbytes, "ms": r.ms, "max_rel_err": r.err,
+                 "config": {k: str(v) for k, v in r.config.items()}, "notes": r.notes} for r in rows]},
+                f, indent=1, default=str)
+    print("\n" + md, flush=True)
+    bad = any(v in ("FAIL", "ERROR") for r in rows for v in r.ms.values())
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""triton_kernels.py: the Triton side of the benchmark.
+
+The same computations as examples/*.tile, written as ordinary, well-tuned
+Triton kernels (the layouts Triton's tutorials use; block sizes and warps
+chosen the way those tutorials choose them, or tried over the same small set
+of configurations as the blk kernel where bench.py says so). Each launcher
+takes torch tensors and returns nothing; outputs are written in place.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+# ---- vector add -------------------------------------------------------------
+
+@triton.jit
+def _add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(x_ptr + offs, mask=mask)
+    b = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, a + b, mask=mask)
+
+
+def vector_add(x, y, out, BLOCK=1024, num_warps=4):
+    n = out.numel()
+    _add[(triton.cdiv(n, BLOCK),)](x, y, out, n, BLOCK=BLOCK, num_warps=num_warps)
+
+
+# ---- sin applied four times, fused --------------------------------------------
+
+@triton.jit
+def _sin4(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(x_ptr + offs, mask=mask)
+    v = tl.sin(tl.sin(tl.sin(tl.sin(v))))
+    tl.store(out_ptr + offs, v, mask=mask)
+
+
+def sin4(x, out, BLOCK=1024, num_warps=4):
+    n = out.numel()
+    _sin4[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK, num_warps=num_warps)
+
+
+# ---- row softmax: one row a program, the whole row in registers -----------------
+
+@triton.jit
+def _softmax(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    v = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf"))
+    v = v - tl.max(v, axis=0)
+    e = tl.exp(v)
+    tl.store(out_ptr + row * out_row_stride + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_warps(block):
+    return 16 if block >= 4096 else 8 if block >= 2048 else 4
+
+
+def softmax(x, out):
+    n_rows, n_cols = x.shape
+    block = triton.next_power_of_2(n_cols)
+    _softmax[(n_rows,)](x, out, x.stride(0), out.stride(0), n_cols, BLOCK=block, num_warps=softmax_warps(block))
+
+
+# ---- layer norm forward, f16 in and out, f32 statistics --------------------------
+# One row a program; three passes over the row in BLOCK-wide chunks (mean,
+# variance around it, normalize). With BLOCK >= n_cols each pass is one chunk
+# and the later passes find the row in L1/L2.
+
+@triton.jit
+def _layernorm_fwd(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, x_row_stride, y_row_stride, n_cols, eps,
+                   BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    y_row = y_ptr + row * y_row_stride
+
+    total = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        total += tl.load(x_row + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+    mu = tl.sum(total, axis=0) / n_cols
+
+    sq = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        xv = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
+        d = tl.where(mask, xv - mu, 0.0)
+        sq += d * d
+    r = 1.0 / tl.sqrt(tl.sum(sq, axis=0) / n_cols + eps)
+
+    tl.store(mean_ptr + row, mu)
+    tl.store(rstd_ptr + row, r)
+
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        xv = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
+        wv = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+        bv = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
+        tl.store(y_row + cols, ((xv - mu) * r * wv + bv).to(tl.float16), mask=mask)
+
+
+def layernorm_config(n_cols, elem_bytes=2):
+    block = min(65536 // elem_bytes, triton.next_power_of_2(n_cols))
+    return block, min(max(block // 256, 1), 8)
+
+
+def layernorm(x, y, w, b, mean, rstd, eps=1e-5):
+    n_rows, n_cols = x.shape
+    block, warps = layernorm_config(n_cols, x.element_size())
+    _layernorm_fwd[(n_rows,)](x, y, w, b, mean, rstd, x.stride(0), y.stride(0), n_cols, eps, BLOCK=block,
+                              num_warps=warps)
+
+
+# ---- per-tensor sums of many tensors, through an array of pointers -------------
+# ptrs is an int64 tensor of data_ptr()s. Each program loads its tensor's
+# address from memory and casts it to a pointer. ALIGNED says every address is
+# 16-byte aligned (torch's allocator gives 512), so the loads can be 16 bytes.
+
+@triton.jit
+def _sum_many(ptrs, sizes, out_ptr, BLOCK: tl.constexpr, ALIGNED: tl.constexpr):
+    t = tl.program_id(0)
+    data = tl.load(ptrs + t).to(tl.pointer_type(tl.float32))
+    if ALIGNED:
+        data = tl.multiple_of(data, 16)
+    size = tl.load(sizes + t)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, size, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        acc += tl.load(data + offs, mask=offs < size, other=0.0, eviction_policy="evict_first")
+    tl.store(out_ptr + t, tl.sum(acc, axis=0))
+
+
+def sum_many(ptrs, sizes, out, BLOCK=1024, num_warps=4, ALIGNED=True):
+    _sum_many[(out.numel(),)](ptrs, sizes, out, BLOCK=BLOCK, ALIGNED=ALIGNED, num_warps=num_warps)
+
+
+# ---- W4A16 GEMV ---------------------------------------------------------------
+# y[n] = sum_k (q[n, k] - 8) * scales[n, k / GROUP] * x[k]; byte j of row n holds
+# k = 2j (low nibble) and k = 2j + 1 (high nibble). Rather than interleave the
+# nibbles back into k order, the even and odd activations are loaded apart and
+# each nibble plane is multiplied by its own half. A GEMV moves little data
+# per program, so wide steps along K (many bytes in flight per row) matter:
+# BLOCK_K may span several scale groups, each weight then scaled before the
+# reduction; when a step lies inside one group, one scale per row is applied
+# after it.
+
+@triton.jit
+def _w4a16_gemv(w_ptr, s_ptr, x_ptr, y_ptr, N, K, stride_wn, stride_sn,
+                GROUP: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    n_mask = offs_n < N
+    offs_b = tl.arange(0, BLOCK_K // 2)
+    acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        bytes_ = k0 // 2 + offs_b
+        b_mask = bytes_ < K // 2
+        mask2 = n_mask[:, None] & b_mask[None, :]
+        packed = tl.load(w_ptr + offs_n[:, None] * stride_wn + bytes_[None, :], mask=mask2, other=0)
+        lo = (packed & 0xF).to(tl.float32) - 8.0
+        hi = ((packed >> 4) & 0xF).to(tl.float32) - 8.0
+        x_even = tl.load(x_ptr + 2 * bytes_, mask=b_mask, other=0.0).to(tl.float32)
+        x_odd = tl.load(x_ptr + 2 * bytes_ + 1, mask=b_mask, other=0.0).to(tl.float32)
+        part = lo * x_even[None, :] + hi * x_odd[None, :]
+        if GROUP % BLOCK_K == 0:
+            s = tl.load(s_ptr + offs_n * stride_sn + k0 // GROUP, mask=n_mask, other=0.0).to(tl.float32)
+            acc += tl.sum(part, axis=1) * s
+        else:
+            s = tl.load(s_ptr + offs_n[:, None] * stride_sn + (2 * bytes_[None, :]) // GROUP, mask=mask2,
+                        other=0.0).to(tl.float32)
+            acc += tl.sum(part * s, axis=1)
+    tl.store(y_ptr + offs_n, acc.to(tl.float16), mask=n_mask)
+
+
+def w4a16_gemv(w, scales, x, y, GROUP=128, BLOCK_N=32, BLOCK_K=128, num_warps=4):
+    N, K = w.shape[0], w.shape[1] * 2
+    _w4a16_gemv[(triton.cdiv(N, BLOCK_N),)](w, scales, x, y, N, K, w.stride(0), scales.stride(0), GROUP=GROUP,
+                                            BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=num_warps)
+
+
+def triton_version():
+    return triton.__version__
+
+
+__all__ = ["vector_add", "sin4", "softmax", "layernorm", "sum_many", "w4a16_gemv", "torch"]

@@ -777,15 +777,27 @@ static bool same_consts(const Variant *v, const ConstBinding *c, int n)
 	return true;
 }
 
+/* num_warps or num_stages as irgen settles it: given (> 0), else a const
+ * of that name, else the default. */
+static int settled(const ConstBinding *c, int n, const char *name, int given, int dflt)
+{
+	if (given > 0)
+		return given;
+	for (int i = 0; i < n; i++)
+		if (strcmp(c[i].name, name) == 0)
+			return !c[i].is_float && c[i].i > 0 && c[i].i <= 64 ? (int)c[i].i : dflt;
+	return dflt;
+}
+
 /* The compiled variant for these consts, made on first use. Caller holds m->lock. */
 static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, int num_warps, int num_stages,
                               Variant **out)
 {
 	blk_module *m = k->m;
+	int warps = settled(consts, n, "num_warps", num_warps, 4), stages = settled(consts, n, "num_stages", num_stages, 3);
 	for (int i = 0; i < k->n_variants; i++)
-		if (same_consts(k->variants[i], consts, n) &&
-		    (!num_warps || k->variants[i]->f->num_warps == num_warps) &&
-		    (!num_stages || k->variants[i]->f->num_stages == num_stages)) {
+		if (same_consts(k->variants[i], consts, n) && k->variants[i]->f->num_warps == warps &&
+		    k->variants[i]->f->num_stages == stages) {
 			*out = k->variants[i];
 			return BLK_SUCCESS;
 		}
@@ -1090,8 +1102,10 @@ static blk_status gpu_load_variant(blk_kernel *k, Variant *v)
 		n_rt += f->params[i].value != NULL;
 	int sbuf[32];
 	int *sizes = n_rt < 32 ? sbuf : malloc((size_t)(n_rt + 1) * sizeof *sizes);
-	v->pkind = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
-	v->pscalar = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
+	if (!v->pkind)
+		v->pkind = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
+	if (!v->pscalar)
+		v->pscalar = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
 	int np = sizes ? ptx_entry_params(ptx, len, kn, sizes, n_rt + 1) : 0;
 	if (!sizes || !v->pkind || !v->pscalar)
 		st = fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");

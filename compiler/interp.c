@@ -90,6 +90,24 @@ Elem *interp_def(Worker *w, const Value *v, int64_t n)
 	return s->p;
 }
 
+bool interp_full(Worker *w, const Value *v)
+{
+	Slot *s = slot(w, v);
+	int64_t n = type_numel(v->type);
+	if (s->n >= n)
+		return true;
+	Elem e = s->p[0]; /* s->p may be another value's buffer: write to v's own */
+	if (!grow(&s->own, &s->cap, n)) {
+		out_of_memory(w, v->def);
+		return false;
+	}
+	for (int64_t i = 0; i < n; i++)
+		s->own[i] = e;
+	s->p = s->own;
+	s->n = n;
+	return true;
+}
+
 Mark interp_mark(Worker *w)
 {
 	if (w->n_chunks == 0)
@@ -269,18 +287,23 @@ static bool check_access(Worker *w, const Op *op, const char *kind, const Elem *
 	const Buf *b = find_buf(w, p[first].u);
 	if (b && b->hi - b->lo >= (uint64_t)size) {
 		uint64_t lo = b->lo, span = b->hi - b->lo - (uint64_t)size, amask = (uint64_t)size - 1, bad = 0;
-		if (m)
+		/* every lane, on or off, first: when all are fine (most programs of
+		 * a masked kernel) the mask need not be read */
+		for (int64_t i = first; i < n; i++) {
+			uint64_t a = p[i].u;
+			bad |= (a - lo > span) | ((a & amask) != 0);
+		}
+		if (!bad)
+			return true;
+		if (m) {
+			bad = 0;
 			for (int64_t i = first; i < n; i++) {
 				uint64_t a = p[i].u;
 				bad |= ((a - lo > span) | ((a & amask) != 0)) & (m[i].u != 0);
 			}
-		else
-			for (int64_t i = 0; i < n; i++) {
-				uint64_t a = p[i].u;
-				bad |= (a - lo > span) | ((a & amask) != 0);
-			}
-		if (!bad)
-			return true;
+			if (!bad)
+				return true;
+		}
 	}
 	return report_access(w, op, kind, p, m, n, size, pt);
 }
@@ -780,6 +803,20 @@ static bool exec(Worker *w, const Op *op)
 {
 	if (op_flags(op->code) & OPF_ELEMWISE)
 		return interp_elementwise(w, op);
+	switch (op->code) {
+	case OP_SPLAT: case OP_BROADCAST: case OP_RESHAPE: case OP_EXPAND_DIMS: case OP_HINT:
+	case OP_IF: case OP_FOR: case OP_WHILE:
+		break; /* they take uniform operands as they are */
+	default:
+		for (int i = 0; i < op->n_operands; i++) {
+			/* a store's value and a load's other may stay uniform: read with stride 0 */
+			if ((op->code == OP_STORE && i == 1) || (op->code == OP_LOAD && i == 2 && (op->attr[0] & MEMF_OTHER)) ||
+			    (op->code == OP_LOAD && i == 1 && (op->attr[0] & MEMF_OTHER) && !(op->attr[0] & MEMF_MASK)))
+				continue;
+			if (!interp_full(w, op->operands[i]))
+				return false;
+		}
+	}
 	switch (op->code) {
 	case OP_PROGRAM_ID:
 	case OP_NUM_PROGRAMS: {

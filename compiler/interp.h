@@ -7,7 +7,12 @@
  *   floats        double, always a value exact in the value's type (each op
  *                 rounds its result to the type once)
  *   pointers      uint64 host addresses
- * An op runs as one loop over the elements of its operands. */
+ * An op runs as one loop over the elements of its operands.
+ *
+ * A splat, a block constant, and element-wise ops over only such values are
+ * uniform: their slot holds one element (n = 1) that stands for the whole
+ * block. Element-wise ops take uniform operands as they are; every other op
+ * has its operands written out in full first (interp_full). */
 #ifndef BLK_INTERP_H
 #define BLK_INTERP_H
 
@@ -93,6 +98,9 @@ Elem *interp_def(Worker *w, const Value *v, int64_t n);
 Mark interp_mark(Worker *w);
 void interp_release(Worker *w, Mark m);
 Elem *interp_scratch(Worker *w, int64_t n);
+/* Makes v's slot hold all its type's elements (a uniform value, one element
+ * standing for a whole block, is written out). False when out of memory. */
+bool interp_full(Worker *w, const Value *v);
 /* Runs the ops of r up to its terminator, which it returns; NULL at the end
  * of a region without one, or when w->failed or w->returned. */
 const Op *interp_block(Worker *w, const Region *r);

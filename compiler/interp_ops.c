@@ -198,11 +198,7 @@ static bool int_div(Worker *w, const Op *op, Elem *r, const Elem *a, const Elem 
 	ScalarKind k = (ScalarKind)rt.scalar;
 	bool sgn = scalar_is_signed(k) && k != SK_I1, rem = op->code == OP_REM;
 	int sh = 64 - scalar_bits(k);
-	if (w->run->ub_checks)
-		for (int64_t i = 0; i < n; i++)
-			if (b[i].u == 0)
-				return interp_fail(w, op, i, rt, rem ? "integer remainder by zero" : "integer division by zero",
-				                   "(a lane that a mask drops later still divides: divide by where(mask, y, 1))");
+	(void)w;
 	/* defined results: x / 0 is all ones, x % 0 is x; MIN / -1 wraps to MIN */
 	for (int64_t i = 0; i < n; i++) {
 		uint64_t x = a[i].u, y = b[i].u, q;
@@ -227,11 +223,7 @@ static bool shift(Worker *w, const Op *op, Elem *r, const Elem *a, const Elem *b
 	ScalarKind k = (ScalarKind)rt.scalar;
 	int bits = scalar_bits(k), sh = 64 - bits;
 	bool sgn = scalar_is_signed(k) && k != SK_I1;
-	if (w->run->ub_checks)
-		for (int64_t i = 0; i < n; i++)
-			if (b[i].u >= (uint64_t)bits) /* negative counts too */
-				return interp_fail(w, op, i, rt, "shift out of range", "by %lld, %s has %d bits",
-				                   (long long)b[i].i, scalar_name(k), bits);
+	(void)w, (void)bits;
 	/* defined results: counts of the width or more give 0, or the sign for >> of signed */
 	const Elem *c = a;
 	if (op->code == OP_SHL)
@@ -346,70 +338,105 @@ static void compare(const Op *op, Elem *r, const Elem *a, const Elem *b, int64_t
 		CMP_LOOPS(uint64_t, u)
 }
 
+/* Integer division by zero and shifts out of range, where they are errors:
+ * the divisor or count is operand 1, of n elements (or one, repeated). */
+static bool check_ub(Worker *w, const Op *op, const Slot *y, Type rt)
+{
+	ScalarKind k = (ScalarKind)rt.scalar;
+	int bits = scalar_bits(k);
+	bool shift_op = op->code == OP_SHL || op->code == OP_SHR;
+	Type et = y->n == 1 ? type_elem(rt) : rt; /* one element: no index */
+	for (int64_t i = 0; i < y->n; i++) {
+		if (shift_op && y->p[i].u >= (uint64_t)bits) /* negative counts too */
+			return interp_fail(w, op, i, et, "shift out of range", "by %lld, %s has %d bits", (long long)y->p[i].i,
+			                   scalar_name(k), bits);
+		if (!shift_op && y->p[i].u == 0)
+			return interp_fail(w, op, i, et, op->code == OP_REM ? "integer remainder by zero" : "integer division by zero",
+			                   "(a lane that a mask drops later still divides: divide by where(mask, y, 1))");
+	}
+	return true;
+}
+
+/* r[0..n) = op(a, b, c) over operands of n elements each. */
+static bool compute(Worker *w, const Op *op, Elem *r, const Elem *a, const Elem *b, const Elem *c, int64_t n)
+{
+	Type rt = op->results[0]->type, ot = op->operands[0]->type;
+	switch (op->code) {
+	case OP_CMP:
+		compare(op, r, a, b, n, ot);
+		return true;
+	case OP_SELECT:
+		for (int64_t i = 0; i < n; i++)
+			r[i] = a[i].u ? b[i] : c[i];
+		return true;
+	case OP_ADDPTR: {
+		uint64_t size = (uint64_t)elem_bytes(type_pointee(rt));
+		for (int64_t i = 0; i < n; i++)
+			r[i].u = a[i].u + b[i].u * size;
+		return true;
+	}
+	case OP_CAST:
+		cast(r, a, n, ot, rt);
+		return true;
+	case OP_BITCAST:
+		for (int64_t i = 0; i < n; i++)
+			r[i] = elem_of_bits(elem_bits(a[i], ot), rt);
+		return true;
+	case OP_PTR_TO_INT:
+		for (int64_t i = 0; i < n; i++)
+			r[i].i = canon_int((ScalarKind)rt.scalar, a[i].u);
+		return true;
+	case OP_INT_TO_PTR:
+		memcpy(r, a, (size_t)n * sizeof *r);
+		return true;
+	default:
+		if (scalar_is_float((ScalarKind)rt.scalar))
+			return compute_float(w, op, r, a, b, c, n, rt);
+		return compute_int(w, op, r, a, b, c, n, rt);
+	}
+}
+
+enum { CHUNK = 256 };
+
+/* The result has as many elements as the largest operand: the block's, the
+ * lanes of a combine region, or one when every operand is uniform (a splat
+ * or a block constant holds one element for all: so does the result). A
+ * uniform operand beside full ones is read from a chunk of copies of it. */
 bool interp_elementwise(Worker *w, const Op *op)
 {
-	Type rt = op->results[0]->type;
-	int64_t n = type_numel(rt);
 	int no = op->n_operands;
-	for (int i = 0; i < no; i++)
-		if (slot(w, op->operands[i])->n > n)
-			n = slot(w, op->operands[i])->n; /* lanes of a combine region */
-	Mark mk = interp_mark(w);
-	const Elem *in[3] = {0};
+	const Slot *s[3];
+	int64_t n = 1;
 	for (int i = 0; i < no; i++) {
-		const Slot *s = slot(w, op->operands[i]);
-		if (s->n == n) {
-			in[i] = s->p;
-			continue;
-		}
-		Elem *t = interp_scratch(w, n); /* one element, repeated */
-		if (!t)
-			return false;
-		copy_elems(t, s, n);
-		in[i] = t;
+		s[i] = slot(w, op->operands[i]);
+		n = s[i]->n > n ? s[i]->n : n;
 	}
-	const Elem *a = in[0], *b = no > 1 ? in[1] : a, *c = no > 2 ? in[2] : a;
+	Type rt = op->results[0]->type;
+	if (w->run->ub_checks && no == 2 && scalar_is_int((ScalarKind)rt.scalar) && !rt.ptr &&
+	    (op->code == OP_DIV || op->code == OP_REM || op->code == OP_SHL || op->code == OP_SHR) && !check_ub(w, op, s[1], rt))
+		return false;
 	Elem *r = interp_def(w, op->results[0], n);
-	bool ok = r != NULL;
-	Type ot = op->operands[0]->type;
-	if (ok) {
-		switch (op->code) {
-		case OP_CMP:
-			compare(op, r, a, b, n, ot);
-			break;
-		case OP_SELECT:
-			for (int64_t i = 0; i < n; i++)
-				r[i] = a[i].u ? b[i] : c[i];
-			break;
-		case OP_ADDPTR: {
-			uint64_t size = (uint64_t)elem_bytes(type_pointee(rt));
-			for (int64_t i = 0; i < n; i++)
-				r[i].u = a[i].u + b[i].u * size;
-			break;
-		}
-		case OP_CAST:
-			cast(r, a, n, ot, rt);
-			break;
-		case OP_BITCAST:
-			for (int64_t i = 0; i < n; i++)
-				r[i] = elem_of_bits(elem_bits(a[i], ot), rt);
-			break;
-		case OP_PTR_TO_INT:
-			for (int64_t i = 0; i < n; i++)
-				r[i].i = canon_int((ScalarKind)rt.scalar, a[i].u);
-			break;
-		case OP_INT_TO_PTR:
-			memcpy(r, a, (size_t)n * sizeof *r);
-			break;
-		default:
-			if (scalar_is_float((ScalarKind)rt.scalar))
-				ok = compute_float(w, op, r, a, b, c, n, rt);
-			else
-				ok = compute_int(w, op, r, a, b, c, n, rt);
-		}
+	if (!r)
+		return false;
+	bool uniform = false;
+	for (int i = 0; i < no; i++)
+		uniform |= s[i]->n < n;
+	if (!uniform)
+		return compute(w, op, r, s[0]->p, no > 1 ? s[1]->p : s[0]->p, no > 2 ? s[2]->p : s[0]->p, n);
+	Elem rep[3][CHUNK];
+	for (int i = 0; i < no; i++)
+		if (s[i]->n < n)
+			for (int j = 0; j < CHUNK; j++)
+				rep[i][j] = s[i]->p[0];
+	for (int64_t off = 0; off < n; off += CHUNK) {
+		int64_t len = n - off < CHUNK ? n - off : CHUNK;
+		const Elem *in[3];
+		for (int i = 0; i < no; i++)
+			in[i] = s[i]->n < n ? rep[i] : s[i]->p + off;
+		if (!compute(w, op, r + off, in[0], no > 1 ? in[1] : in[0], no > 2 ? in[2] : in[0], len))
+			return false;
 	}
-	interp_release(w, mk);
-	return ok;
+	return true;
 }
 
 /* ---- shapes -------------------------------------------------------------------- */
@@ -491,11 +518,10 @@ bool interp_shape(Worker *w, const Op *op)
 			e.f = fp_round(k, op->fval);
 		else
 			e.i = canon_int(k, (uint64_t)op->ival);
-		Elem *r = interp_def(w, op->results[0], n);
+		Elem *r = interp_def(w, op->results[0], 1); /* uniform: one element for the block */
 		if (!r)
 			return false;
-		for (int64_t i = 0; i < n; i++)
-			r[i] = e;
+		r[0] = e;
 		return true;
 	}
 	case OP_ARANGE: {
@@ -507,15 +533,15 @@ bool interp_shape(Worker *w, const Op *op)
 			r[i].i = (int64_t)((uint64_t)(op->attr[0] + i) << sh) >> sh;
 		return true;
 	}
-	case OP_SPLAT: {
-		Elem *r = interp_def(w, op->results[0], n);
-		if (!r)
-			return false;
-		copy_elems(r, slot(w, op->operands[0]), n);
+	case OP_SPLAT: { /* uniform: the scalar's element stands for the block */
+		Slot *s = slot(w, op->operands[0]), *d = slot(w, op->results[0]);
+		d->p = s->p;
+		d->n = 1;
 		return true;
 	}
 	case OP_HINT:
-		if (w->run->ub_checks && !check_hint(w, op, slot(w, op->operands[0])))
+		if (w->run->ub_checks &&
+		    (!interp_full(w, op->operands[0]) || !check_hint(w, op, slot(w, op->operands[0]))))
 			return false;
 		/* fall through */
 	case OP_EXPAND_DIMS:
@@ -528,6 +554,15 @@ bool interp_shape(Worker *w, const Op *op)
 	case OP_BROADCAST:
 	case OP_TRANS: {
 		Type t = op->operands[0]->type;
+		Slot *os = slot(w, op->operands[0]);
+		if (op->code == OP_BROADCAST && os->n == 1) { /* uniform stays uniform */
+			Slot *d = slot(w, op->results[0]);
+			d->p = os->p;
+			d->n = 1;
+			return true;
+		}
+		if (!interp_full(w, op->operands[0]))
+			return false;
 		int64_t ost[BLK_MAX_RANK], st[BLK_MAX_RANK];
 		strides_of(t, ost);
 		for (int d = 0; d < rt.rank; d++)

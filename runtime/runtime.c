@@ -467,6 +467,7 @@ enum { PK_PTR, PK_INT, PK_FLOAT };
 typedef struct Variant {
 	ConstBinding *consts; /* what it was compiled with (launch consts, defines, config) */
 	int n_consts;
+	uint64_t spec;        /* GPU: runtime arguments known to be multiples of 16 (bit i: argument i) */
 	IrFunc *f;
 	/* the grid its clause gave for the scalar arguments of grid_args */
 	blk_arg *grid_args;   /* NULL until the clause was evaluated */
@@ -494,7 +495,9 @@ struct blk_kernel {
 	 * variant it got: a launch asking the same skips the search. */
 	struct {
 		blk_const *consts; /* one malloc'd block with the names */
+		size_t cap;        /* its bytes */
 		int n_consts, num_warps, num_stages;
+		uint64_t spec;
 		Variant *v;
 	} last;
 };
@@ -734,11 +737,14 @@ blk_status blk_kernel_param(const blk_kernel *k, int i, blk_param_info *out)
 
 /* ---- variants and launches --------------------------------------------------------
  *
- * The cached path of a launch (the same request as the kernel's last, the
- * grid clause given the same scalars as last time, or an explicit grid)
- * compiles nothing, allocates nothing for up to 16 arguments, and compares
- * no strings but the names of the launch's own consts: argument checks, one
- * uncontended lock, packing, cuLaunchKernel. */
+ * The cached path of a launch (the same request and specialization as the
+ * kernel's last launch, the grid clause given the same scalars as last
+ * time, or an explicit grid) compiles nothing, allocates nothing for up to
+ * 16 arguments, and compares no strings but the names of the launch's own
+ * consts: argument checks, one uncontended lock, packing, cuLaunchKernel.
+ * A request unlike the last searches the kernel's variants (string
+ * compares of const names) but allocates only when the launch's consts
+ * outgrow what the kernel remembered before. */
 
 /* The const values of a launch: the launch's own, then the module's
  * defines, then (for names still missing) the kernel's first autotune
@@ -791,13 +797,13 @@ static int settled(const ConstBinding *c, int n, const char *name, int given, in
 
 /* The compiled variant for these consts, made on first use. Caller holds m->lock. */
 static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, int num_warps, int num_stages,
-                              Variant **out)
+                              uint64_t spec, Variant **out)
 {
 	blk_module *m = k->m;
 	int warps = settled(consts, n, "num_warps", num_warps, 4), stages = settled(consts, n, "num_stages", num_stages, 3);
 	for (int i = 0; i < k->n_variants; i++)
-		if (same_consts(k->variants[i], consts, n) && k->variants[i]->f->num_warps == warps &&
-		    k->variants[i]->f->num_stages == stages) {
+		if (k->variants[i]->spec == spec && same_consts(k->variants[i], consts, n) &&
+		    k->variants[i]->f->num_warps == warps && k->variants[i]->f->num_stages == stages) {
 			*out = k->variants[i];
 			return BLK_SUCCESS;
 		}
@@ -829,7 +835,14 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 		status = fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
 		              diag.out.data ? diag.out.data : "out of memory");
 	} else {
-		*v = (Variant){.consts = copy, .n_consts = n, .f = f};
+		/* what the arguments promise, for the GPU back end to use (16-byte accesses) */
+		for (int i = 0, j = 0; i < f->n_params; i++)
+			if (f->params[i].value) {
+				if (j < 64 && (spec >> j & 1))
+					f->params[i].divisibility = 16;
+				j++;
+			}
+		*v = (Variant){.consts = copy, .n_consts = n, .spec = spec, .f = f};
 		k->variants[k->n_variants++] = v;
 	}
 	m->set.diag = NULL;
@@ -839,10 +852,10 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 }
 
 /* Does this launch ask what the kernel's last one asked? */
-static bool same_request(const blk_kernel *k, const blk_launch_options *opt)
+static bool same_request(const blk_kernel *k, const blk_launch_options *opt, uint64_t spec)
 {
 	int n = opt ? opt->n_consts : 0;
-	if (!k->last.v || k->last.n_consts != n || k->last.num_warps != (opt ? opt->num_warps : 0) ||
+	if (!k->last.v || k->last.spec != spec || k->last.n_consts != n || k->last.num_warps != (opt ? opt->num_warps : 0) ||
 	    k->last.num_stages != (opt ? opt->num_stages : 0))
 		return false;
 	for (int i = 0; i < n; i++) {
@@ -854,18 +867,22 @@ static bool same_request(const blk_kernel *k, const blk_launch_options *opt)
 	return true;
 }
 
-static void remember_request(blk_kernel *k, const blk_launch_options *opt, Variant *v)
+static void remember_request(blk_kernel *k, const blk_launch_options *opt, uint64_t spec, Variant *v)
 {
 	int n = opt ? opt->n_consts : 0;
 	size_t bytes = (size_t)n * sizeof(blk_const);
 	for (int i = 0; i < n; i++)
 		bytes += strlen(opt->consts[i].name) + 1;
-	free(k->last.consts);
-	k->last.consts = NULL;
 	k->last.v = NULL;
-	blk_const *c = malloc(bytes ? bytes : 1);
-	if (!c)
-		return; /* no memory: the next launch searches */
+	if (bytes > k->last.cap || !k->last.consts) {
+		free(k->last.consts);
+		k->last.cap = bytes > 64 ? bytes : 64;
+		if (!(k->last.consts = malloc(k->last.cap))) {
+			k->last.cap = 0;
+			return; /* no memory: the next launch searches */
+		}
+	}
+	blk_const *c = k->last.consts;
 	char *names = (char *)(c + n);
 	for (int i = 0; i < n; i++) {
 		c[i] = opt->consts[i];
@@ -874,17 +891,17 @@ static void remember_request(blk_kernel *k, const blk_launch_options *opt, Varia
 		c[i].name = names;
 		names += len;
 	}
-	k->last.consts = c;
 	k->last.n_consts = n;
 	k->last.num_warps = opt ? opt->num_warps : 0;
 	k->last.num_stages = opt ? opt->num_stages : 0;
+	k->last.spec = spec;
 	k->last.v = v;
 }
 
 /* The variant this launch runs. Caller holds m->lock. */
-static blk_status find_variant(blk_kernel *k, const blk_launch_options *opt, Variant **out)
+static blk_status find_variant(blk_kernel *k, const blk_launch_options *opt, uint64_t spec, Variant **out)
 {
-	if (same_request(k, opt)) {
+	if (same_request(k, opt, spec)) {
 		*out = k->last.v;
 		return BLK_SUCCESS;
 	}
@@ -894,11 +911,11 @@ static blk_status find_variant(blk_kernel *k, const blk_launch_options *opt, Var
 	if (!consts)
 		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
 	int n = launch_consts(k, opt, consts);
-	blk_status st = get_variant(k, consts, n, opt ? opt->num_warps : 0, opt ? opt->num_stages : 0, out);
+	blk_status st = get_variant(k, consts, n, opt ? opt->num_warps : 0, opt ? opt->num_stages : 0, spec, out);
 	if (consts != buf)
 		free(consts);
 	if (st == BLK_SUCCESS)
-		remember_request(k, opt, *out);
+		remember_request(k, opt, spec, *out);
 	return st;
 }
 
@@ -942,6 +959,25 @@ static blk_status check_args(blk_kernel *k, const blk_arg *args, int n_args)
 		}
 	}
 	return BLK_SUCCESS;
+}
+
+/* Specialization, as Triton does it: which arguments are multiples of 16
+ * (integers) or 16-byte aligned (pointers); bit i for argument i (the
+ * first 64). Each pattern is a variant of its own. GPU only: the
+ * interpreter gains nothing from it. */
+static uint64_t arg_spec(const blk_kernel *k, const blk_arg *args)
+{
+	uint64_t spec = 0;
+	for (int i = 0, a = 0; i < k->n_params && a < 64; i++) {
+		if (k->params[i].is_const)
+			continue;
+		const blk_arg *arg = &args[a];
+		if ((arg->kind == BLK_ARG_PTR && k->params[i].kind == BLK_PARAM_POINTER && (arg->v.ptr & 15) == 0) ||
+		    (arg->kind == BLK_ARG_INT && k->params[i].kind == BLK_PARAM_INT && (arg->v.i & 15) == 0))
+			spec |= (uint64_t)1 << a;
+		a++;
+	}
+	return spec;
 }
 
 /* Do a and b give the kernel's scalar (not pointer) arguments the same values? */
@@ -1308,7 +1344,7 @@ blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_
 	if (!ctx)
 		st = fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: the context of kernel '%s' was destroyed", k->node->name);
 	if (st == BLK_SUCCESS)
-		st = find_variant(k, opt, &v);
+		st = find_variant(k, opt, ctx->backend == BLK_BACKEND_GPU ? arg_spec(k, args) : 0, &v);
 	if (st == BLK_SUCCESS)
 		st = launch_grid(k, v, args, n_args, opt, grid);
 	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_GPU && !v->fn)

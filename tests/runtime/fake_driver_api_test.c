@@ -256,13 +256,23 @@ int main(void)
 	expect(fake_modules_live() == 1, "one module loaded");
 	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fake_launches() == before + 2 && fake_modules_live() == 1,
 	       "a second launch reuses the loaded variant");
-	args[3] = blk_arg_int(2000);
-	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && last().grid[0] == 16,
-	       "a new n: the grid clause is evaluated again (16)");
+	args[3] = blk_arg_int(1900);
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && last().grid[0] == 15 && fake_modules_live() == 1,
+	       "a new n: the grid clause is evaluated again (15)");
 	l = last();
-	expect(param_is(&l, 3, 4, 2000), "... and n is 2000");
+	expect(param_is(&l, 3, 4, 1900), "... and n is 1900");
+	args[3] = blk_arg_int(2048);
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && last().grid[0] == 16 && fake_modules_live() == 2,
+	       "n = 2048, a multiple of 16: a variant specialized for it");
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fake_modules_live() == 2, "... used again");
 	args[3] = blk_arg_int(N);
-	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && last().grid[0] == 8, "back to 1000: 8 again");
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && last().grid[0] == 8 && fake_modules_live() == 2,
+	       "back to 1000: 8 again, the first variant");
+	blk_arg odd[4] = {blk_arg_ptr(dx + 4), blk_arg_ptr(dy), blk_arg_ptr(dout), blk_arg_int(N - 1)};
+	st = blk_launch(va, odd, 4, NULL);
+	l = last();
+	expect(st == BLK_SUCCESS && fake_modules_live() == 3 && param_is(&l, 0, 8, dx + 4),
+	       "a pointer that is not 16-byte aligned: another variant");
 	blk_launch_options og = {.grid = {3, 2, 0}};
 	expect(blk_launch(va, args, 4, &og) == BLK_SUCCESS && last().grid[0] == 3 && last().grid[1] == 2 &&
 	           last().grid[2] == 1, "an explicit grid (3, 2, 0 -> 1)");
@@ -273,12 +283,13 @@ int main(void)
 	args[3] = blk_arg_int(N);
 	blk_const b64 = {.name = "BLOCK", .i = 64};
 	blk_launch_options o64 = {.consts = &b64, .n_consts = 1};
-	expect(blk_launch(va, args, 4, &o64) == BLK_SUCCESS && last().grid[0] == 16 && fake_modules_live() == 2,
-	       "BLOCK = 64: a second variant, its own module, grid 16");
-	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && last().grid[0] == 8 && fake_modules_live() == 2,
+	int mods = fake_modules_live();
+	expect(blk_launch(va, args, 4, &o64) == BLK_SUCCESS && last().grid[0] == 16 && fake_modules_live() == mods + 1,
+	       "BLOCK = 64: another variant, its own module, grid 16");
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && last().grid[0] == 8 && fake_modules_live() == mods + 1,
 	       "the first variant again");
-	expect(blk_launch(va, args, 4, &o64) == BLK_SUCCESS && last().grid[0] == 16 && fake_modules_live() == 2,
-	       "and the second, still loaded");
+	expect(blk_launch(va, args, 4, &o64) == BLK_SUCCESS && last().grid[0] == 16 && fake_modules_live() == mods + 1,
+	       "and the BLOCK = 64 one, still loaded");
 	blk_launch_options w8 = {.num_warps = 8};
 	expect(blk_launch(va, args, 4, &w8) == BLK_SUCCESS && last().block[0] == 256, "num_warps 8: 256 threads");
 	blk_launch_options w64 = {.num_warps = 64};

@@ -151,6 +151,30 @@ static void vector_add_cases(blk_context *ctx, blk_module *m)
 			wrong += out[i] != x[i] + y[i];
 	}
 	expect(wrong == 0, "vector_add with num_warps 8");
+	/* specialization: n a multiple of 16 (16-byte accesses), then pointers
+	 * one element past 16-byte alignment */
+	struct {
+		int off, n;
+		const char *what;
+	} specs[] = {{0, 100000, "vector_add, n = 100000 (a multiple of 16: the specialized variant)"},
+	             {1, 99984, "vector_add from pointers 4 bytes past 16-byte alignment, n = 99984"},
+	             {0, 100000, "vector_add, n = 100000 again"}};
+	for (int sc = 0; sc < 3; sc++) {
+		memset(out, 0, N * 4);
+		blk_copy_to_device(ctx, dout, out, N * 4);
+		blk_devptr o = (blk_devptr)specs[sc].off * 4;
+		blk_arg sargs[4] = {blk_arg_ptr(dx + o), blk_arg_ptr(dy + o), blk_arg_ptr(dout + o), blk_arg_int(specs[sc].n)};
+		blk_status sst = blk_launch(k, sargs, 4, NULL);
+		int bad = -1;
+		if (sst == BLK_SUCCESS && blk_copy_from_device(ctx, out, dout, N * 4) == BLK_SUCCESS) {
+			bad = 0;
+			for (int i = 0; i < N; i++) {
+				int in = i >= specs[sc].off && i < specs[sc].off + specs[sc].n;
+				bad += out[i] != (in ? x[i] + y[i] : 0.0f);
+			}
+		}
+		expect(sst == BLK_SUCCESS && bad == 0, specs[sc].what);
+	}
 	blk_launch_options two = {.grid = {2, 1, 1}};
 	memset(out, 0, N * 4);
 	blk_copy_to_device(ctx, dout, out, N * 4);

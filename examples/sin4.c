@@ -3,9 +3,11 @@
  *
  *   build/examples/sin4 [path/to/sin4.tile]
  *
- * The reference applies sin four times in double. Each float sin is
- * within an ulp or so, and sin never amplifies an error (|sin'| <= 1), so
- * the four errors add up to a few ulps: 1e-6 relative is plenty. */
+ * The reference applies sin four times in double. sin never amplifies an
+ * error (|sin'| <= 1), so the result is off by the sum of the four sins'
+ * errors. How large those are depends on the device: the interpreter's sin
+ * is within an ulp, the GPU's is a fast approximation (PTX sin.approx.f32,
+ * about 1e-6 absolute). The check is therefore absolute: 1e-5. */
 #include "common.h"
 
 int main(int argc, char **argv)
@@ -36,10 +38,9 @@ int main(int argc, char **argv)
 	double *want = xmalloc(N * sizeof(double));
 	for (int i = 0; i < N; i++)
 		want[i] = sin(sin(sin(sin((double)x[i]))));
-	/* Near a zero of sin the output is tiny and its relative error is not
-	 * meaningful: errors there are measured against 1e-3. */
-	compare c = compare_start("out", 1e-6);
-	compare_floats(&c, out, want, N, 1e-3);
+	/* Errors measured against max(|want|, 1): absolute, as |want| < 1. */
+	compare c = compare_start("out", 1e-5);
+	compare_floats(&c, out, want, N, 1.0);
 
 	char title[128];
 	snprintf(title, sizeof title, "sin4 %d f32 (%s)", N, backend_name(ctx));

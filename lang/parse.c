@@ -43,11 +43,29 @@ void yyerror(Span *lloc, ParseCtx *ctx, const char *msg)
 		diag_error(ctx->diag, *lloc, "%s", msg);
 }
 
-/* The empty span at the end of sp, with its own line and column. */
-Span span_end_point(Span sp)
+/* The empty span at the end of sp, with its own line and column.
+ *
+ * sp ends where a token ends, and that token is one the parser has just
+ * read: the last one, or the one before it when a lookahead is pending.
+ * A token lies on one line, so its line and column give those of its end at
+ * once. (Scanning sp for newlines made each empty rule after a long list or
+ * block, an absent trailing comma or else, cost the length of that list:
+ * the size of the input times the nesting depth in all, seconds for a few
+ * megabytes.) The scan stays for a symbol that ends further back, which
+ * only error recovery leaves on the stack. */
+Span span_end_point(const ParseCtx *ctx, Span sp)
 {
 	if (!sp.src)
 		return sp;
+	const Token *recent[2] = {&ctx->last, &ctx->prev};
+	for (int i = 0; i < 2; i++) {
+		Span t = recent[i]->span;
+		if (t.src == sp.src && t.end == sp.end) {
+			t.col += t.end - t.begin;
+			t.begin = t.end;
+			return t;
+		}
+	}
 	const char *text = sp.src->text;
 	uint32_t line_start = sp.begin - (sp.col - 1);
 	for (const char *p = text + sp.begin, *e = text + sp.end; (p = memchr(p, '\n', (size_t)(e - p))); p++) {

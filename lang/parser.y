@@ -31,14 +31,14 @@ typedef struct ParseCtx {
 
 /* Spans of a rule: from its first symbol to its last; an empty rule sits at
  * the end of the symbol before it. */
-Span span_end_point(Span sp);
+Span span_end_point(const ParseCtx *ctx, Span sp);
 #define YYLLOC_DEFAULT(Cur, Rhs, N) \
 	do { \
 		if (N) { \
 			(Cur) = YYRHSLOC(Rhs, 1); \
 			(Cur).end = YYRHSLOC(Rhs, N).end; \
 		} else { \
-			(Cur) = span_end_point(YYRHSLOC(Rhs, 0)); \
+			(Cur) = span_end_point(ctx, YYRHSLOC(Rhs, 0)); \
 		} \
 	} while (0)
 }

@@ -473,21 +473,13 @@ void philox4x32(const uint32_t ctr[4], const uint32_t key[2], int rounds, uint32
 bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag);
 /* PTX text (free() it) for `arch` ("sm_90"). */
 bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes, Diag *diag);
-/* For blkc, which reaches LLVM only through libblk.so: PTX, or LLVM IR text. */
-BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
-                          Diag *diag);
-
-
-/* ---- GPU code generation (lower.c) ----------------------------------------------
- *
- * Tile IR to LLVM IR for NVPTX, then PTX. The kernel's parameters are its
- * runtime parameters in order: pointers as 64-bit global pointers, integers
- * narrower than 32 bits and i32/u32 as 32-bit, i64/u64 as 64-bit, f16 and bf16
- * as their 16 bits, f32 and f64 as themselves. It runs with 32 * num_warps
- * threads along x and needs `shared_bytes` of dynamic shared memory. */
-bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag);
-/* PTX text (free() it) for `arch` ("sm_90"). */
-bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes, Diag *diag);
+/* Math without a GPU instruction (gpu_math.c): f32 sin, cos, tanh and f64
+ * exp, exp2, log, log2, sin, cos, tanh as IR; NULL for the others. fp8
+ * values are i8 bits; conversions with f32 round to nearest even and
+ * saturate. */
+LLVMValueRef gpu_math(LLVMBuilderRef b, LLVMModuleRef m, MathFn fn, LLVMValueRef x);
+LLVMValueRef gpu_fp8_to_f32(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef bits);
+LLVMValueRef gpu_f32_to_fp8(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef x);
 /* For blkc, which reaches LLVM only through libblk.so: PTX, or LLVM IR text. */
 BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
                           Diag *diag);

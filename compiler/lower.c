@@ -275,6 +275,7 @@ static LLVMValueRef smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef id
 /* ---- ops ---------------------------------------------------------------------------- */
 
 static bool is_float(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
+static bool is_fp8(Type t) { return !t.ptr && (t.scalar == SK_F8E4M3 || t.scalar == SK_F8E5M2); }
 static bool is_signed(Type t) { return !t.ptr && scalar_is_signed((ScalarKind)t.scalar) && t.scalar != SK_I1; }
 
 static LLVMValueRef const_elem(Lower *L, const Op *op, Type t)
@@ -296,7 +297,14 @@ static LLVMValueRef binary(Lower *L, OpCode code, Type t, LLVMValueRef a, LLVMVa
 	case OP_SUB: return f ? LLVMBuildFSub(L->b, a, b, "") : LLVMBuildSub(L->b, a, b, "");
 	case OP_MUL: return f ? LLVMBuildFMul(L->b, a, b, "") : LLVMBuildMul(L->b, a, b, "");
 	case OP_DIV: return f ? LLVMBuildFDiv(L->b, a, b, "") : s ? LLVMBuildSDiv(L->b, a, b, "") : LLVMBuildUDiv(L->b, a, b, "");
-	case OP_REM: return f ? LLVMBuildFRem(L->b, a, b, "") : s ? LLVMBuildSRem(L->b, a, b, "") : LLVMBuildURem(L->b, a, b, "");
+	case OP_REM:
+		if (f) { /* fmod: the result has the sign of the dividend, zero included */
+			LLVMValueRef r = LLVMBuildFRem(L->b, a, b, "");
+			LLVMTypeRef ty = LLVMTypeOf(r);
+			LLVMValueRef args[2] = {r, a};
+			return call_intrinsic(L, "llvm.copysign", &ty, 1, args, 2);
+		}
+		return s ? LLVMBuildSRem(L->b, a, b, "") : LLVMBuildURem(L->b, a, b, "");
 	case OP_AND: return LLVMBuildAnd(L->b, a, b, "");
 	case OP_OR: return LLVMBuildOr(L->b, a, b, "");
 	case OP_XOR: return LLVMBuildXor(L->b, a, b, "");
@@ -345,9 +353,13 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 		case MATH_CEIL: return call_intrinsic(L, "llvm.ceil", &ty, 1, &x, 1);
 		case MATH_RSQRT:
 			return LLVMBuildFDiv(L->b, LLVMConstReal(ty, 1.0), call_intrinsic(L, "llvm.sqrt", &ty, 1, &x, 1), "");
-		default:
+		default: {
+			LLVMValueRef r = gpu_math(L->b, L->m, fn, x);
+			if (r)
+				return r;
 			fail(L, at, "%s of f64 is not supported on the GPU yet", math_fn_name(fn));
 			return LLVMGetUndef(ty);
+		}
 		}
 	}
 	LLVMTypeRef ty = LLVMTypeOf(x);
@@ -363,9 +375,9 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 	case MATH_LOG2: r = asm_f32(L, "lg2.approx.f32 $0, $1;", x); break;
 	case MATH_SQRT: r = call_intrinsic(L, "llvm.sqrt", &f32, 1, &x, 1); break;
 	case MATH_RSQRT: r = asm_f32(L, "rsqrt.approx.f32 $0, $1;", x); break;
-	case MATH_SIN: r = asm_f32(L, "sin.approx.f32 $0, $1;", x); break;
-	case MATH_COS: r = asm_f32(L, "cos.approx.f32 $0, $1;", x); break;
-	case MATH_TANH: r = asm_f32(L, "tanh.approx.f32 $0, $1;", x); break;
+	case MATH_SIN:
+	case MATH_COS:
+	case MATH_TANH: r = gpu_math(L->b, L->m, fn, x); break; /* accurate: the .approx forms are 2^-11 to 2^-21 off */
 	case MATH_FLOOR: r = call_intrinsic(L, "llvm.floor", &f32, 1, &x, 1); break;
 	case MATH_CEIL: r = call_intrinsic(L, "llvm.ceil", &f32, 1, &x, 1); break;
 	case MATH_ERF: {
@@ -396,10 +408,12 @@ static LLVMValueRef cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at)
 {
 	LLVMTypeRef lt = elem_type(L, to);
 	bool ff = is_float(from), ft = is_float(to);
-	if ((ff && (from.scalar == SK_F8E4M3 || from.scalar == SK_F8E5M2)) ||
-	    (ft && (to.scalar == SK_F8E4M3 || to.scalar == SK_F8E5M2))) {
-		fail(L, at, "%s conversions are not supported on the GPU yet", "fp8");
-		return LLVMGetUndef(lt);
+	if (is_fp8(from) || is_fp8(to)) { /* through f32, which holds every fp8 value */
+		Type f32 = type_scalar(SK_F32);
+		if (is_fp8(from) && is_fp8(to) && from.scalar == to.scalar)
+			return v;
+		LLVMValueRef mid = is_fp8(from) ? gpu_fp8_to_f32(L->b, L->m, (ScalarKind)from.scalar, v) : cast(L, from, f32, v, at);
+		return is_fp8(to) ? gpu_f32_to_fp8(L->b, L->m, (ScalarKind)to.scalar, mid) : cast(L, f32, to, mid, at);
 	}
 	if (ff && ft) {
 		int bf = scalar_bits((ScalarKind)from.scalar), bt = scalar_bits((ScalarKind)to.scalar);
@@ -1040,8 +1054,12 @@ static const char *cache_suffix(int64_t c)
 	return c >= 0 && c < 7 ? s[c] : "";
 }
 
-static const char *evict_suffix(int64_t e)
+/* PTX takes an L1 eviction priority only where the access may use L1:
+ * with the default cache operator or .ca. */
+static const char *evict_suffix(int64_t e, int64_t cache)
 {
+	if (cache != CACHE_DEFAULT && cache != CACHE_CA)
+		return "";
 	return e == EVICT_FIRST ? ".L1::evict_first" : e == EVICT_LAST ? ".L1::evict_last" : "";
 }
 
@@ -1069,7 +1087,7 @@ static void access_asm(Lower *L, bool store, LLVMValueRef ptr, LLVMValueRef pred
 			others[i] = LLVMBuildZExt(L->b, others[i], wt, "");
 	if (store) {
 		pos += snprintf(text + pos, sizeof text - (size_t)pos, "%sst.global%s%s%s.b%d [$0], {", pred ? "@$1 " : "",
-		                cache_suffix(op->attr[1]), evict_suffix(op->attr[2]), vec, bits);
+		                cache_suffix(op->attr[1]), evict_suffix(op->attr[2], op->attr[1]), vec, bits);
 		cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, "l%s", pred ? ",b" : "");
 		args[na] = ptr, arg_types[na++] = L->gptr;
 		if (pred)
@@ -1104,7 +1122,7 @@ static void access_asm(Lower *L, bool store, LLVMValueRef ptr, LLVMValueRef pred
 	if (pred)
 		pos += snprintf(text + pos, sizeof text - (size_t)pos, "@$%d ", pred_idx);
 	pos += snprintf(text + pos, sizeof text - (size_t)pos, "ld.global%s%s%s.b%d {", cache_suffix(op->attr[1]),
-	                evict_suffix(op->attr[2]), vec, bits);
+	                evict_suffix(op->attr[2], op->attr[1]), vec, bits);
 	for (int i = 0; i < n_words; i++)
 		pos += snprintf(text + pos, sizeof text - (size_t)pos, "%s$%d", i ? ", " : "", i);
 	snprintf(text + pos, sizeof text - (size_t)pos, "}, [$%d];", p_idx);
@@ -1517,8 +1535,8 @@ static void lower_print(Lower *L, const Op *op)
 			LLVMValueRef v = el(L, op->operands[i], k);
 			if (et.ptr)
 				v = LLVMBuildPtrToInt(L->b, v, L->i64, "");
-			else if (is_float(et) && (et.scalar == SK_F8E4M3 || et.scalar == SK_F8E5M2))
-				v = LLVMConstReal(L->f64, 0); /* fp8 has no GPU conversion yet */
+			else if (is_fp8(et))
+				v = LLVMBuildFPExt(L->b, gpu_fp8_to_f32(L->b, L->m, (ScalarKind)et.scalar, v), L->f64, "");
 			else if (is_float(et) && et.scalar != SK_F64)
 				v = LLVMBuildFPExt(L->b, v, L->f64, "");
 			else if (!is_float(et) && LLVMTypeOf(v) != L->i64)
@@ -1568,10 +1586,21 @@ static void lower_op(Lower *L, const Op *op)
 	if (flags & OPF_ELEMWISE) {
 		Tile t = tile_new(L, n);
 		Type in_t = op->n_operands ? type_elem(op->operands[0]->type) : rt;
+		/* fp8 computes in f32: exact for + - *, one more rounding that cannot
+		 * matter for / (24 bits against 4) */
+		bool fp8 = is_fp8(in_t) && op->code != OP_CAST && op->code != OP_BITCAST && op->code != OP_SELECT;
+		Type fp8_t = in_t;
+		if (fp8)
+			in_t = type_scalar(SK_F32);
 		for (int k = 0; k < n && !L->failed; k++) {
 			LLVMValueRef a = op->n_operands > 0 ? el(L, op->operands[0], k) : NULL;
 			LLVMValueRef b = op->n_operands > 1 ? el(L, op->operands[1], k) : NULL;
 			LLVMValueRef r = NULL;
+			if (fp8) {
+				a = gpu_fp8_to_f32(L->b, L->m, (ScalarKind)fp8_t.scalar, a);
+				if (b)
+					b = gpu_fp8_to_f32(L->b, L->m, (ScalarKind)fp8_t.scalar, b);
+			}
 			switch (op->code) {
 			case OP_CMP: r = compare(L, (CmpPred)op->attr[0], in_t, a, b); break;
 			case OP_SELECT: r = LLVMBuildSelect(L->b, a, b, el(L, op->operands[2], k), ""); break;
@@ -1589,16 +1618,19 @@ static void lower_op(Lower *L, const Op *op)
 				break;
 			case OP_FMA: {
 				LLVMTypeRef ty = LLVMTypeOf(a);
-				LLVMValueRef args[3] = {a, b, el(L, op->operands[2], k)};
+				LLVMValueRef c = el(L, op->operands[2], k);
+				if (fp8)
+					c = gpu_fp8_to_f32(L->b, L->m, (ScalarKind)fp8_t.scalar, c);
+				LLVMValueRef args[3] = {a, b, c};
 				r = call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
 				break;
 			}
 			case OP_MATH: r = math(L, (MathFn)op->attr[0], in_t, a, op->loc); break;
 			case OP_UMULHI: {
 				LLVMTypeRef wide = in_t.scalar == SK_I64 || in_t.scalar == SK_U64 ? LLVMInt128TypeInContext(L->c) : L->i64;
-				bool sg = is_signed(in_t);
-				LLVMValueRef x = sg ? LLVMBuildSExt(L->b, a, wide, "") : LLVMBuildZExt(L->b, a, wide, "");
-				LLVMValueRef y = sg ? LLVMBuildSExt(L->b, b, wide, "") : LLVMBuildZExt(L->b, b, wide, "");
+				/* the high half of the unsigned product, whatever the signedness */
+				LLVMValueRef x = LLVMBuildZExt(L->b, a, wide, "");
+				LLVMValueRef y = LLVMBuildZExt(L->b, b, wide, "");
 				unsigned bits = LLVMGetIntTypeWidth(LLVMTypeOf(a));
 				r = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, LLVMBuildMul(L->b, x, y, ""), LLVMConstInt(wide, bits, 0), ""),
 				                   LLVMTypeOf(a), "");
@@ -1628,6 +1660,8 @@ static void lower_op(Lower *L, const Op *op)
 				fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));
 				return;
 			}
+			if (fp8 && is_fp8(type_elem(rt)))
+				r = gpu_f32_to_fp8(L->b, L->m, (ScalarKind)rt.scalar, r);
 			t.e[k] = r;
 		}
 		L->vals[res->id] = t;

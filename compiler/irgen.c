@@ -184,6 +184,16 @@ static double const_as_double(Sym s)
 	return (double)int_value(s);
 }
 
+/* s's value in float kind k, rounded once: an integer straight from its
+ * bits (through a double it would round twice: 2^62 + 2^38 + 1 to f32). */
+static double const_in_kind(Sym s, ScalarKind k)
+{
+	if (scalar_is_float((ScalarKind)s.type.scalar))
+		return fp_round(k, s.f);
+	__int128 v = int_value(s);
+	return v < 0 ? fp_from_int(k, (int64_t)v, false) : fp_from_int(k, (int64_t)(uint64_t)v, true);
+}
+
 static bool is_const_true(Sym s) { return s.kind == S_CONST && (scalar_is_float(s.type.scalar) ? s.f != 0 : s.i != 0); }
 
 /* ---- scopes -------------------------------------------------------------- */
@@ -283,7 +293,7 @@ static Value *emit_const(Gen *g, Sym s, Type t, Span at)
 		return NULL;
 	ScalarKind k = (ScalarKind)t.scalar;
 	if (scalar_is_float(k))
-		op->fval = round_float(k, const_as_double(s));
+		op->fval = const_in_kind(s, k);
 	else
 		op->ival = scalar_is_float((ScalarKind)s.type.scalar) ? wrap(k, (__int128)s.f) : wrap(k, int_value(s));
 	return op->results[0];
@@ -431,7 +441,9 @@ static Sym fold_binary(Gen *g, int tok, Sym a, Sym b, ScalarKind k, Span at)
 	if (is_cmp(tok)) {
 		bool r;
 		if (scalar_is_float(k)) {
-			double x = const_as_double(a), y = const_as_double(b);
+			/* the operands converted to k first, as at run time (literals exact) */
+			double x = weak ? const_as_double(a) : const_in_kind(a, k);
+			double y = weak ? const_as_double(b) : const_in_kind(b, k);
 			r = tok == T_EQ ? x == y : tok == T_NE ? x != y : tok == T_LT ? x < y : tok == T_LE ? x <= y
 			  : tok == T_GT ? x > y : x >= y;
 		} else {
@@ -442,7 +454,8 @@ static Sym fold_binary(Gen *g, int tok, Sym a, Sym b, ScalarKind k, Span at)
 		return const_int(SK_I1, r, weak);
 	}
 	if (scalar_is_float(k)) {
-		double x = const_as_double(a), y = const_as_double(b), r;
+		double x = weak ? const_as_double(a) : const_in_kind(a, k);
+		double y = weak ? const_as_double(b) : const_in_kind(b, k), r;
 		switch (tok) {
 		case T_PLUS: r = x + y; break;
 		case T_MINUS: r = x - y; break;
@@ -1236,7 +1249,7 @@ static Sym bi_where(Gen *g, Args *a, int which)
 		return VOID;
 	if (c.kind == S_CONST && x.kind == S_CONST && y.kind == S_CONST && !ptrs) {
 		Sym r = c.i ? x : y;
-		return r.weak ? r : (scalar_is_float(k) ? const_float(k, const_as_double(r), false)
+		return r.weak ? r : (scalar_is_float(k) ? const_float(k, const_in_kind(r, k), false)
 		                                        : const_int(k, int_value(r), false));
 	}
 	Value *vx = broadcast_to(g, ptrs ? materialize(g, x, a->at[1]) : to_elem(g, x, k, a->at[1]), rank, shape, a->at[1]);
@@ -1383,12 +1396,20 @@ static Sym elementwise(Gen *g, Args *a, int n, OpCode code, bool floats_only, bo
 		acc = type_block(acc, rank, shape);
 	}
 	if (!any_runtime && (code == OP_MAX || code == OP_MIN)) {
-		double x = const_as_double(a->v[0]), y = const_as_double(a->v[1]);
-		Sym r = (code == OP_MAX ? x >= y : x <= y) ? a->v[0] : a->v[1];
 		if (scalar_is_float(k)) {
+			double x = k_lit ? const_as_double(a->v[0]) : const_in_kind(a->v[0], k);
+			double y = k_lit ? const_as_double(a->v[1]) : const_in_kind(a->v[1], k);
 			double v = code == OP_MAX ? fmax(x, y) : fmin(x, y);
 			return k_lit ? weak_float(v) : const_float(k, v, false);
 		}
+		/* integers compare exactly (as doubles, 2^60 and 2^60 + 1 would tie),
+		 * converted to k as at run time */
+		__int128 x = int_value(a->v[0]), y = int_value(a->v[1]);
+		if (!k_lit) {
+			x = int_value(const_int(k, x, false));
+			y = int_value(const_int(k, y, false));
+		}
+		Sym r = (code == OP_MAX ? x >= y : x <= y) ? a->v[0] : a->v[1];
 		return k_lit ? r : const_int(k, int_value(r), false);
 	}
 	Value *ops[3];
@@ -1475,7 +1496,7 @@ static Sym convert(Gen *g, Sym x, Type t, bool bitcast, Span at)
 	}
 	if (x.kind == S_CONST) {
 		if (scalar_is_float(to))
-			return const_float(to, const_as_double(x), false);
+			return const_float(to, const_in_kind(x, to), false);
 		if (to == SK_I1)
 			return const_int(SK_I1, is_const_true(x), false);
 		if (scalar_is_float(from)) {
@@ -2348,7 +2369,7 @@ static Sym const_to_type(Gen *g, Sym v, Type t, Span at)
 	}
 	ScalarKind k = (ScalarKind)t.scalar;
 	if (scalar_is_float(k))
-		return const_float(k, const_as_double(v), false);
+		return const_float(k, const_in_kind(v, k), false);
 	if (scalar_is_float((ScalarKind)v.type.scalar)) {
 		error(g, at, "expected an integer constant of type %s, found %s", scalar_name(k), sym_desc(g, v));
 		return VOID;
@@ -3495,9 +3516,15 @@ static const ConstBinding *find_binding(const ConstBinding *b, int n, const char
 	return NULL;
 }
 
-static Sym binding_sym(const ConstBinding *b)
+/* A bound value; for a u64 parameter, i holds the bits (blk_const.i and
+ * blk_arg_int are int64_t: values of 2^63 and more come negative). */
+static Sym binding_sym(const ConstBinding *b, Type t)
 {
-	return b->is_float ? weak_float(b->f) : weak_int(b->i);
+	if (b->is_float)
+		return weak_float(b->f);
+	if (t.scalar == SK_U64 && !t.ptr && b->i < 0)
+		return weak_int((__int128)(uint64_t)b->i);
+	return weak_int(b->i);
 }
 
 /* Binds the kernel's parameters: const ones to their values, the others to
@@ -3528,7 +3555,7 @@ static bool bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, cons
 			}
 			const ConstBinding *b = find_binding(opt->consts, opt->n_consts, p->name);
 			if (b) {
-				v = const_to_type(g, binding_sym(b), t, p->span);
+				v = const_to_type(g, binding_sym(b, t), t, p->span);
 			} else if (p->b) {
 				const char *no_ir = g->no_ir;
 				g->no_ir = "the default of a const parameter must be known at compile time";
@@ -3560,7 +3587,7 @@ static bool bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, cons
 			v = value_sym(arg);
 		} else {
 			const ConstBinding *b = find_binding(args, n_args, p->name);
-			v = b && !t.ptr ? const_to_type(g, binding_sym(b), t, p->span) : VOID;
+			v = b && !t.ptr ? const_to_type(g, binding_sym(b, t), t, p->span) : VOID;
 		}
 		bind(g, p->name, v, false, p->span);
 	}

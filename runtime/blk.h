@@ -83,7 +83,7 @@ BLK_EXPORT blk_status blk_copy_from_device(blk_context *ctx, void *dst, blk_devp
 typedef struct blk_const {
 	const char *name;
 	int is_float;
-	int64_t i;
+	int64_t i;  /* for a u64 parameter, the value's bits: 2^63 and more read as negative */
 	double f;
 } blk_const;
 

@@ -459,21 +459,31 @@ static void print_case(dt t)
 	bool ok = run_kernel(render(PRINT_SRC, "T", dts[t].name, NULL), NULL, ARGS(P(dx)), NO_CONSTS,
 	                     GRID((unsigned)progs, 1, 1)) == BLK_SUCCESS;
 	if (ok) {
-		const char *text = blk_context_printed(ops_ctx);
-		char want[2048] = "";
-		size_t o = 0;
-		for (int p = 0; p < progs; p++)
-			for (int i = 0; i < 4; i++) {
-				char v[64];
-				if (dt_float(t))
-					snprintf(v, sizeof v, "%g", get_f(x, p * 4 + i));
-				else
-					snprintf(v, sizeof v, "%lld", (long long)get_i(x, p * 4 + i));
-				o += (size_t)snprintf(want + o, sizeof want - o, "pid (%d, 0, 0) idx (%d) v = %s\n", p, i, v);
+		/* one line per element, in order: "pid (p, 0, 0) idx (i) v = VALUE";
+		 * the number must read back as the element (its spelling is free:
+		 * the interpreter writes the shortest that reads back, "2e+01") */
+		const char *text = blk_context_printed(ops_ctx), *line = text;
+		int k = 0;
+		for (; *line && k < 4 * progs; k++) {
+			const char *end = strchr(line, '\n');
+			int len = end ? (int)(end - line) : (int)strlen(line);
+			int p = -1, y = -1, z = -1, i = -1, used = 0;
+			char num[64] = "";
+			bool good = sscanf(line, "pid (%d, %d, %d) idx (%d) v = %63s%n", &p, &y, &z, &i, num, &used) == 5 &&
+			            used == len && p == k / 4 && y == 0 && z == 0 && i == k % 4;
+			char *e;
+			double v = strtod(num, &e);
+			good = good && *e == '\0' && v == get_f(x, k);
+			if (!good) {
+				why("line %d: \"%.*s\", want pid (%d, 0, 0) idx (%d) v = %s\n", k, len, line, k / 4, k % 4, show(x, k));
+				ok = false;
 			}
-		ok = strcmp(text, want) == 0;
-		if (!ok)
-			why("printed:\n%swant:\n%s", text, want);
+			line = end ? end + 1 : line + len;
+		}
+		if (k != 4 * progs || *line) {
+			why("%d lines, want %d; printed:\n%s", k, 4 * progs, text);
+			ok = false;
+		}
 	}
 	result(ok, "print(\"v =\", %s block) on 2 programs", dts[t].name);
 }

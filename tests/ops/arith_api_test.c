@@ -238,6 +238,32 @@ static void scalar_case(dt t, const char *op)
 	result(ok, "scalar parameter %s %s block", dts[t].name, op);
 }
 
+/* A block with a runtime scalar of another type: promoted as two blocks
+ * (a runtime scalar is no literal). */
+static const char *MIXED_SCALAR_SRC =
+	"kernel k(x: *$T, s: $S, out: *$R, n: i32, BLOCK: const i32 = 128) grid(cdiv(n, BLOCK)) {\n"
+	"    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+	"    let m = offs < n;\n"
+	"    let r: $R = load(x + offs, mask = m) $OP s;\n"
+	"    store(out + offs, r, mask = m);\n"
+	"}\n";
+
+static void mixed_scalar_case(dt t, dt st, const char *op, dt tr, double sv)
+{
+	arr x = arr_new(t, N), want = arr_new(tr, N);
+	fill_random(x, 100);
+	val s = {(int64_t)sv, dt_float(st) ? round_to(st, sv) : sv}; /* the parameter holds sv in its type */
+	for (int64_t i = 0; i < N; i++)
+		set_v(want, i, binop_ref(op, tr, cast_ref(get_v(x, i), t, tr), cast_ref(s, st, tr)));
+	blk_devptr dx = dev_from(x), dout = dev_zeros(tr, N);
+	bool ok = run_kernel(render(MIXED_SCALAR_SRC, "T", dts[t].name, "S", dts[st].name, "R", dts[tr].name, "OP", op, NULL),
+	                     "k", ARGS(P(dx), dt_float(st) ? F(sv) : I((int64_t)sv), P(dout), I(N)), NO_CONSTS,
+	                     GRID(0)) == BLK_SUCCESS;
+	if (ok)
+		ok = check_exact(dev_read(dout, tr, N), want, &x, 1);
+	result(ok, "promotion: %s block %s %s scalar parameter -> %s", dts[t].name, op, dts[st].name, dts[tr].name);
+}
+
 int main(int argc, char **argv)
 {
 	ops_init(argc, argv);
@@ -367,5 +393,11 @@ int main(int argc, char **argv)
 	scalar_case(DT_I16, "-");
 	scalar_case(DT_U8, "+");
 	scalar_case(DT_F16, "+");
+	mixed_scalar_case(DT_F16, DT_F32, "*", DT_F32, 0.3);
+	mixed_scalar_case(DT_BF16, DT_F64, "+", DT_F64, 1e-3);
+	mixed_scalar_case(DT_I8, DT_I32, "+", DT_I32, 1000);
+	mixed_scalar_case(DT_U16, DT_U64, "*", DT_U64, 123456789);
+	mixed_scalar_case(DT_I32, DT_F16, "-", DT_F16, 0.5);
+	mixed_scalar_case(DT_U8, DT_I16, "*", DT_I16, -3);
 	return ops_finish();
 }

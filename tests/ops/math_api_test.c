@@ -106,7 +106,7 @@ static void math_case(const mathfn *fn, dt t)
 			for (int64_t i = 0; i < N; i++)
 				set_f(w, i, want[i]);
 			ok = check_exact(got, w, &x, 1);
-		} else if (t == DT_F16 || t == DT_BF16) {
+		} else if (t == DT_F16 || t == DT_BF16 || t == DT_E4M3 || t == DT_E5M2) {
 			ok = check_close(got, want, &x, 1, 0, 0, 1);
 		} else if (t == DT_F32) {
 			ok = check_close(got, want, &x, 1, fn->atol32, fn->rtol32, 0);
@@ -334,8 +334,16 @@ int main(int argc, char **argv)
 	for (int f = 0; f < COUNT(FNS); f++)
 		for (int t = 0; t < COUNT(FLOATS); t++)
 			math_case(&FNS[f], FLOATS[t]);
+	/* the 8-bit floats compute in f32 and round (saturating) like f16 */
+	for (int f = 0; f < COUNT(FNS); f++)
+		if (!strcmp(FNS[f].name, "sqrt") || !strcmp(FNS[f].name, "exp") || !strcmp(FNS[f].name, "floor")) {
+			math_case(&FNS[f], DT_E4M3);
+			math_case(&FNS[f], DT_E5M2);
+		}
 	for (int t = 0; t < COUNT(NUMS); t++)
 		abs_case(NUMS[t]);
+	abs_case(DT_E4M3);
+	abs_case(DT_E5M2);
 	for (int t = 0; t < COUNT(FLOATS); t++)
 		fma_case(FLOATS[t]);
 	for (int t = 0; t < COUNT(NUMS); t++) {

@@ -82,8 +82,8 @@ static const char *RED_SRC = "kernel k(x: *$T, out: *$R) {\n"
 
 static dt sum_type(dt t)
 {
-	if (dt_int(t) && dts[t].bits < 32)
-		return dt_signed(t) ? DT_I32 : DT_U32;
+	if (dt_int(t) && dts[t].bits < 32) /* i1 counts in i32 */
+		return dt_signed(t) || t == DT_I1 ? DT_I32 : DT_U32;
 	return t;
 }
 
@@ -469,6 +469,91 @@ static void keep_dims_case(int axis)
 	result(ok, "max(keep_dims = true) axis %d, broadcast back", axis);
 }
 
+/* ---- 3-D blocks ------------------------------------------------------------------- */
+
+static const char *RED3_SRC =
+	"kernel k(x: *$T, out: *$R) {\n"
+	"    let v = load(x + arange(0, 4)[:, None, None] * 128 + arange(0, 8)[None, :, None] * 16 +\n"
+	"                 arange(0, 16)[None, None, :]);\n"
+	"    let r: $R = $EXPR;\n"
+	"    store(out + $OFFS, r);\n"
+	"}\n";
+
+/* op: sum, max, argmin (reductions over axis) or cumsum (a scan) of a (4, 8, 16) block */
+static void red3_case(const char *op, dt t, int axis)
+{
+	const int dims[3] = {4, 8, 16};
+	bool scan = !strcmp(op, "cumsum"), arg = !strcmp(op, "argmin");
+	dt tr = arg ? DT_I32 : !strcmp(op, "sum") || scan ? sum_type(t) : t;
+	arr x = arr_new(t, 512);
+	if (arg)
+		for (int i = 0; i < 512; i++)
+			set_f(x, i, (double)rng_range(-2, 2));
+	else
+		fill_random(x, 100);
+	int od[3], on = 0; /* output dims */
+	for (int d = 0; d < 3; d++)
+		if (scan || d != axis)
+			od[on++] = dims[d];
+	int nout = scan ? 512 : 512 / dims[axis];
+	arr want = arr_new(tr, nout);
+	for (int a = 0; a < 4; a++)
+		for (int b = 0; b < 8; b++)
+			for (int c = 0; c < 16; c++) {
+				int idx[3] = {a, b, c};
+				if (!scan && idx[axis] != 0)
+					continue;
+				int len = scan ? idx[axis] + 1 : dims[axis];
+				uint64_t s = 0;
+				val best = {0, 0};
+				int bi = -1;
+				for (int j = 0; j < len; j++) {
+					int e[3] = {a, b, c};
+					e[axis] = j;
+					int flat = e[0] * 128 + e[1] * 16 + e[2];
+					s += (uint64_t)get_i(x, flat);
+					val v = get_v(x, flat); /* signed types only here */
+					bool lt = dt_float(t) ? v.f < best.f : v.i < best.i, gt = dt_float(t) ? v.f > best.f : v.i > best.i;
+					if (bi < 0 || (arg ? lt : gt)) {
+						best = v;
+						bi = j;
+					}
+				}
+				int o;
+				if (scan)
+					o = a * 128 + b * 16 + c;
+				else {
+					int k = 0, oi[2];
+					for (int d = 0; d < 3; d++)
+						if (d != axis)
+							oi[k++] = idx[d];
+					o = oi[0] * od[1] + oi[1];
+				}
+				if (arg)
+					set_i(want, o, bi);
+				else if (!strcmp(op, "max"))
+					set_v(want, o, best);
+				else
+					set_i(want, o, wrap_int(tr, s));
+			}
+	char expr[64], offs[160];
+	if (scan)
+		snprintf(expr, sizeof expr, "cumsum(v, axis = %d)", axis);
+	else
+		snprintf(expr, sizeof expr, "%s(v, axis = %d)", op, axis);
+	if (scan)
+		snprintf(offs, sizeof offs, "arange(0, 4)[:, None, None] * 128 + arange(0, 8)[None, :, None] * 16 + "
+		                            "arange(0, 16)[None, None, :]");
+	else
+		snprintf(offs, sizeof offs, "arange(0, %d)[:, None] * %d + arange(0, %d)[None, :]", od[0], od[1], od[1]);
+	blk_devptr dx = dev_from(x), dout = dev_zeros(tr, nout);
+	bool ok = run_kernel(render(RED3_SRC, "T", dts[t].name, "R", dts[tr].name, "EXPR", expr, "OFFS", offs, NULL), NULL,
+	                     ARGS(P(dx), P(dout)), NO_CONSTS, GRID(1, 1, 1)) == BLK_SUCCESS;
+	if (ok)
+		ok = check_exact(dev_read(dout, tr, nout), want, NULL, 0);
+	result(ok, "%s %s (4, 8, 16)", expr, dts[t].name);
+}
+
 int main(int argc, char **argv)
 {
 	ops_init(argc, argv);
@@ -479,6 +564,19 @@ int main(int argc, char **argv)
 			for (int l = 0; l < COUNT(red_layouts); l++)
 				if (!(is_arg(ops[o]) && red_layouts[l].axis < 0))
 					reduction_case(ops[o], NUMS[t], red_layouts[l]);
+	/* i1 masks: sum counts them (in u32), max and min are any and all */
+	for (int l = 0; l < COUNT(red_layouts); l++) {
+		reduction_case("sum", DT_I1, red_layouts[l]);
+		reduction_case("max", DT_I1, red_layouts[l]);
+		reduction_case("min", DT_I1, red_layouts[l]);
+	}
+	for (int axis = 0; axis < 3; axis++) {
+		red3_case("sum", DT_I32, axis);
+		red3_case("max", DT_I64, axis);
+		red3_case("max", DT_F32, axis);
+		red3_case("argmin", DT_I16, axis);
+		red3_case("cumsum", DT_I32, axis);
+	}
 	/* a reduction over a long axis, and a non-square one */
 	reduction_case("sum", DT_F32, (layout){1, 1, 4096, 0});
 	reduction_case("sum", DT_I32, (layout){2, 2, 1024, 1});

@@ -17,12 +17,16 @@
  * Tolerances, chosen so that a GPU backend built on the usual instructions
  * passes too (and stated where they are used):
  *   - integers, comparisons, shapes, casts, + - * of floats, sqrt, fma,
- *     floor, ceil, abs, maximum/minimum, where: exact (NaN matches any NaN;
- *     the sign of zero counts). IEEE requires these correctly rounded and
- *     PTX has the correctly rounded forms (add.rn, mul.rn, sqrt.rn, fma.rn,
- *     cvt.rn).
+ *     floor, ceil, abs, where, loads and stores: exact (NaN matches any
+ *     NaN; the sign of zero counts). IEEE requires these correctly rounded
+ *     and PTX has the correctly rounded forms (add.rn, mul.rn, sqrt.rn,
+ *     fma.rn, cvt.rn). maximum, minimum, max, min: exact value, either
+ *     sign of zero (not specified).
  *   - f32 '/' : 2 ulp (div.full.f32, the default of CUDA without
- *     -prec-div, is within 2 ulp); f64 '/' exact (div.rn.f64).
+ *     -prec-div, is within 2 ulp); f64 '/' exact (div.rn.f64); '%' of
+ *     floats 2 ulp of the dividend (arith_api_test.c says why).
+ *   - atomics: integer results exact; float atomic_add within n eps sum|v|
+ *     (the order is free).
  *   - transcendental functions: see tests/ops/math_api_test.c (a few ulp of
  *     f32, an ulp of f16/bf16 after rounding, 1e-14 relative for f64).
  *   - reductions and dot of floats: the order of additions is unspecified,

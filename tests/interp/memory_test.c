@@ -517,6 +517,22 @@ static void test_oob_misc(void)
 	diag_free(&d);
 	kb_free(&b);
 
+	/* a null pointer and a wild one (an address near 2^64) */
+	for (int wild = 0; wild < 2; wild++) {
+		kb_begin(&b, "wild");
+		Value *pp = kb_op(&b, OP_INT_TO_PTR, tP(SK_F32, 1), kb_ci(&b, tS(SK_I64), wild ? -16 : 0), NULL, NULL);
+		Value *offs2 = kb_arange(&b, 0, 4);
+		kb_load(&b, kb_ptrs(&b, pp, offs2), NULL, NULL);
+		kb_ret(&b);
+		ok = run(&b, NULL, 0, bufs, 1, (InterpOptions){.grid = {1, 1, 1}}, &d);
+		const char *w5[] = {wild ? "out-of-bounds load in kernel 'wild', program (0, 0, 0), element [0]: address 0xfffffffffffffff0 is"
+		                         : "out-of-bounds load in kernel 'wild', program (0, 0, 0), element [0]: address 0x0 is",
+		                    wild ? "past the end of buffer 'x' (64 bytes)" : "before the start of buffer 'x' (64 bytes); it looks like a null pointer"};
+		expect_error(wild ? "a wild pointer near 2^64" : "a null pointer", ok, &d, w5, 2);
+		diag_free(&d);
+		kb_free(&b);
+	}
+
 	/* atomics are checked too */
 	static KB ba;
 	build_atomic(&ba, SK_I32, ATOM_ADD, 8, false);

@@ -238,6 +238,9 @@ void ir_replace_uses(IrFunc *f, Value *from, Value *to);
 void ir_move_region(Region *dst, Region *src);
 /* Removes every op of r, last first. */
 void ir_clear_region(Region *r);
+/* The assert ops of f in program order (the GPU back end numbers them so,
+ * from 1); returns their count, storing at most cap. */
+int ir_assert_ops(const IrFunc *f, const Op **out, int cap);
 /* Numbers values densely again, in program order (after ops were removed). */
 void ir_renumber(IrFunc *f);
 void ir_print(const IrFunc *f, StrBuf *out);
@@ -480,6 +483,8 @@ bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, i
 LLVMValueRef gpu_math(LLVMBuilderRef b, LLVMModuleRef m, MathFn fn, LLVMValueRef x);
 LLVMValueRef gpu_fp8_to_f32(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef bits);
 LLVMValueRef gpu_f32_to_fp8(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef x);
+/* Exact fmod of two floats (the result has x's sign). */
+LLVMValueRef gpu_fmod(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x, LLVMValueRef y);
 /* For blkc, which reaches LLVM only through libblk.so: PTX, or LLVM IR text. */
 BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
                           Diag *diag);

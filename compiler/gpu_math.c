@@ -302,3 +302,88 @@ LLVMValueRef gpu_f32_to_fp8(LLVMBuilderRef b, LLVMModuleRef mod, ScalarKind kind
 	                                 LLVMConstInt(m.i32, 0x80, 0), "");
 	return LLVMBuildTrunc(b, LLVMBuildOr(b, v, sign, ""), i8, "");
 }
+
+/* ---- fmod ------------------------------------------------------------------ */
+
+/* Exact fmod, as a function of the module made on first use: subtracts
+ * from |x| the largest |y| * 2^k not above it until |x| < |y|; each
+ * subtraction is exact. f32 works in f64, where its subnormals are normal. */
+static LLVMValueRef fmod_fn(LLVMModuleRef mod, LLVMTypeRef t)
+{
+	LLVMContextRef c = LLVMGetModuleContext(mod);
+	bool f32 = t == LLVMFloatTypeInContext(c);
+	const char *name = f32 ? "blk.fmod.f32" : "blk.fmod.f64";
+	LLVMValueRef fn = LLVMGetNamedFunction(mod, name);
+	if (fn)
+		return fn;
+	LLVMTypeRef params[2] = {t, t};
+	fn = LLVMAddFunction(mod, name, LLVMFunctionType(t, params, 2, 0));
+	LLVMSetLinkage(fn, LLVMInternalLinkage);
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
+	M m = math_ctx(b, mod, LLVMDoubleTypeInContext(c));
+	LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c, fn, "entry");
+	LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(c, fn, "loop");
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c, fn, "step");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c, fn, "done");
+	LLVMPositionBuilderAtEnd(b, entry);
+	LLVMValueRef x = LLVMGetParam(fn, 0), y = LLVMGetParam(fn, 1);
+	LLVMValueRef xd = f32 ? LLVMBuildFPExt(b, x, m.f64, "") : x, yd = f32 ? LLVMBuildFPExt(b, y, m.f64, "") : y;
+	LLVMValueRef ax = fabs1(&m, xd), ay = fabs1(&m, yd);
+	LLVMBuildBr(b, head);
+	LLVMPositionBuilderAtEnd(b, head);
+	LLVMValueRef cur = LLVMBuildPhi(b, m.f64, "r");
+	LLVMAddIncoming(cur, &ax, &entry, 1);
+	/* finite |x| >= |y| > 0 keeps going */
+	LLVMValueRef go = LLVMBuildAnd(b, fcmp(&m, LLVMRealOGE, cur, ay),
+	                               LLVMBuildAnd(b, fcmp(&m, LLVMRealOGT, ay, k(&m, 0)),
+	                                            fcmp(&m, LLVMRealOLT, cur, k(&m, INFINITY)), ""), "");
+	LLVMBuildCondBr(b, go, body, done);
+	LLVMPositionBuilderAtEnd(b, body);
+	/* the exponents' difference, from the bits (both normal here but tiny y) */
+	LLVMValueRef eb = LLVMBuildLShr(b, LLVMBuildBitCast(b, cur, m.i64, ""), LLVMConstInt(m.i64, 52, 0), "");
+	LLVMValueRef yb = LLVMBuildLShr(b, LLVMBuildBitCast(b, ay, m.i64, ""), LLVMConstInt(m.i64, 52, 0), "");
+	LLVMValueRef d = LLVMBuildSub(b, eb, yb, "");
+	d = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, d, LLVMConstInt(m.i64, 0, 0), ""), LLVMConstInt(m.i64, 0, 0), d, "");
+	/* |y| 2^d in two factors, each within the exponent range */
+	LLVMValueRef d1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, d, LLVMConstInt(m.i64, 1000, 0), ""),
+	                                  LLVMConstInt(m.i64, 1000, 0), d, "");
+	LLVMValueRef d2 = LLVMBuildSub(b, d, d1, "");
+	LLVMValueRef p1 = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildAdd(b, d1, LLVMConstInt(m.i64, 1023, 0), ""),
+	                                                   LLVMConstInt(m.i64, 52, 0), ""), m.f64, "");
+	LLVMValueRef p2 = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildAdd(b, d2, LLVMConstInt(m.i64, 1023, 0), ""),
+	                                                   LLVMConstInt(m.i64, 52, 0), ""), m.f64, "");
+	LLVMValueRef s = mul(&m, mul(&m, ay, p1), p2);
+	s = sel(&m, fcmp(&m, LLVMRealOGT, s, cur), mul(&m, s, k(&m, 0.5)), s);
+	s = sel(&m, fcmp(&m, LLVMRealOLT, s, ay), ay, s);
+	LLVMValueRef next = sub(&m, cur, s);
+	LLVMAddIncoming(cur, &next, &body, 1);
+	LLVMBuildBr(b, head);
+	LLVMPositionBuilderAtEnd(b, done);
+	LLVMValueRef r = copysign2(&m, cur, xd);
+	/* NaN when x is infinite or NaN, y is 0 or NaN; x when y is infinite */
+	LLVMValueRef bad = LLVMBuildOr(b, LLVMBuildOr(b, fcmp(&m, LLVMRealUNO, xd, yd), fcmp(&m, LLVMRealOEQ, ay, k(&m, 0)), ""),
+	                               fcmp(&m, LLVMRealOEQ, ax, k(&m, INFINITY)), "");
+	r = sel(&m, bad, k(&m, NAN), r);
+	r = sel(&m, LLVMBuildAnd(b, fcmp(&m, LLVMRealOEQ, ay, k(&m, INFINITY)), fcmp(&m, LLVMRealOLT, ax, k(&m, INFINITY)), ""),
+	        xd, r);
+	LLVMBuildRet(b, f32 ? LLVMBuildFPTrunc(b, r, t, "") : r);
+	LLVMDisposeBuilder(b);
+	return fn;
+}
+
+LLVMValueRef gpu_fmod(LLVMModuleRef mod, LLVMBuilderRef b, LLVMValueRef x, LLVMValueRef y)
+{
+	LLVMContextRef c = LLVMGetModuleContext(mod);
+	LLVMTypeRef t = LLVMTypeOf(x), f32 = LLVMFloatTypeInContext(c), f64 = LLVMDoubleTypeInContext(c);
+	bool narrow = t != f32 && t != f64; /* f16, bf16: exact in f32 */
+	if (narrow) {
+		x = LLVMBuildFPExt(b, x, f32, "");
+		y = LLVMBuildFPExt(b, y, f32, "");
+	}
+	LLVMTypeRef ft = LLVMTypeOf(x);
+	LLVMValueRef fn = fmod_fn(mod, ft);
+	LLVMTypeRef params[2] = {ft, ft};
+	LLVMValueRef args[2] = {x, y};
+	LLVMValueRef r = LLVMBuildCall2(b, LLVMFunctionType(ft, params, 2, 0), fn, args, 2, "");
+	return narrow ? LLVMBuildFPTrunc(b, r, t, "") : r;
+}

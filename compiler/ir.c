@@ -197,3 +197,23 @@ void ir_clear_region(Region *r)
 	while (r->last)
 		ir_remove(r->last);
 }
+
+static void collect_asserts(const Region *r, const Op **out, int cap, int *n)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		if (op->code == OP_ASSERT) {
+			if (*n < cap)
+				out[*n] = op;
+			(*n)++;
+		}
+		for (int i = 0; i < op->n_regions; i++)
+			collect_asserts(&op->regions[i], out, cap, n);
+	}
+}
+
+int ir_assert_ops(const IrFunc *f, const Op **out, int cap)
+{
+	int n = 0;
+	collect_asserts(&f->body, out, cap, &n);
+	return n;
+}

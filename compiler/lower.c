@@ -52,6 +52,7 @@ typedef struct Lower {
 	LLVMValueRef tid; /* i32 */
 	LLVMValueRef smem; /* dynamic shared memory, addrspace(3) */
 	int smem_bytes;
+	int n_asserts;
 	LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, gptr, sptr, vd;
 } Lower;
 
@@ -298,12 +299,8 @@ static LLVMValueRef binary(Lower *L, OpCode code, Type t, LLVMValueRef a, LLVMVa
 	case OP_MUL: return f ? LLVMBuildFMul(L->b, a, b, "") : LLVMBuildMul(L->b, a, b, "");
 	case OP_DIV: return f ? LLVMBuildFDiv(L->b, a, b, "") : s ? LLVMBuildSDiv(L->b, a, b, "") : LLVMBuildUDiv(L->b, a, b, "");
 	case OP_REM:
-		if (f) { /* fmod: the result has the sign of the dividend, zero included */
-			LLVMValueRef r = LLVMBuildFRem(L->b, a, b, "");
-			LLVMTypeRef ty = LLVMTypeOf(r);
-			LLVMValueRef args[2] = {r, a};
-			return call_intrinsic(L, "llvm.copysign", &ty, 1, args, 2);
-		}
+		if (f) /* exact fmod: LLVM's frem becomes x - trunc(x/y)*y on NVPTX */
+			return gpu_fmod(L->m, L->b, a, b);
 		return s ? LLVMBuildSRem(L->b, a, b, "") : LLVMBuildURem(L->b, a, b, "");
 	case OP_AND: return LLVMBuildAnd(L->b, a, b, "");
 	case OP_OR: return LLVMBuildOr(L->b, a, b, "");
@@ -412,7 +409,22 @@ static LLVMValueRef cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at)
 		Type f32 = type_scalar(SK_F32);
 		if (is_fp8(from) && is_fp8(to) && from.scalar == to.scalar)
 			return v;
-		LLVMValueRef mid = is_fp8(from) ? gpu_fp8_to_f32(L->b, L->m, (ScalarKind)from.scalar, v) : cast(L, from, f32, v, at);
+		LLVMValueRef mid;
+		if (is_fp8(from)) {
+			mid = gpu_fp8_to_f32(L->b, L->m, (ScalarKind)from.scalar, v);
+		} else if (from.scalar == SK_F64) {
+			/* f64 to f32 rounding to odd (toward zero, then the last bit set
+			 * when inexact), so that rounding again to fp8 rounds once */
+			LLVMTypeRef ft = LLVMFunctionType(L->f32, &L->f64, 1, 0);
+			LLVMValueRef rz = LLVMGetInlineAsm(ft, "cvt.rz.f32.f64 $0, $1;", 22, "=f,d", 4, 0, 0, LLVMInlineAsmDialectATT, 0);
+			LLVMValueRef t = LLVMBuildCall2(L->b, ft, rz, &v, 1, "");
+			LLVMValueRef inexact = LLVMBuildFCmp(L->b, LLVMRealONE, LLVMBuildFPExt(L->b, t, L->f64, ""), v, "");
+			LLVMValueRef bits = LLVMBuildBitCast(L->b, t, L->i32, "");
+			bits = LLVMBuildSelect(L->b, inexact, LLVMBuildOr(L->b, bits, ci32(L, 1), ""), bits, "");
+			mid = LLVMBuildBitCast(L->b, bits, L->f32, "");
+		} else {
+			mid = cast(L, from, f32, v, at);
+		}
 		return is_fp8(to) ? gpu_f32_to_fp8(L->b, L->m, (ScalarKind)to.scalar, mid) : cast(L, f32, to, mid, at);
 	}
 	if (ff && ft) {
@@ -1328,8 +1340,16 @@ static void lower_for(Lower *L, const Op *op)
 		return;
 	LLVMValueRef iv = phis[0].e[0];
 	bool sgn = is_signed(body->args[0]->type);
-	LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, sgn ? LLVMIntSLT : LLVMIntULT, iv, el(L, op->operands[1], 0), ""), bb,
-	                exit);
+	/* a step below zero counts down: iv > ub (a constant step was checked positive) */
+	LLVMValueRef ub = el(L, op->operands[1], 0), step = el(L, op->operands[2], 0);
+	LLVMValueRef up = LLVMBuildICmp(L->b, sgn ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
+	LLVMValueRef cond = up;
+	if (sgn && !LLVMIsAConstantInt(step)) {
+		LLVMValueRef down = LLVMBuildICmp(L->b, LLVMIntSGT, iv, ub, "");
+		LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntSLT, step, LLVMConstInt(LLVMTypeOf(step), 0, 0), "");
+		cond = LLVMBuildSelect(L->b, neg, down, up, "");
+	}
+	LLVMBuildCondBr(L->b, cond, bb, exit);
 	LLVMPositionBuilderAtEnd(L->b, bb);
 	lower_region(L, body);
 	if (L->failed)
@@ -1553,26 +1573,47 @@ static void lower_print(Lower *L, const Op *op)
 	}
 }
 
-/* assert: where an element is false, __assertfail with the message and the
- * .tile file and line; the launch then fails. */
+/* assert: the first failing element of any program records, in the
+ * module's global blk_assert_state, which assert failed (its ordinal in
+ * program order, +1), the program id and the element; the kernel runs on
+ * (a thread leaving early would strand the others at barriers). The runtime
+ * reads the record after the launch and fails it with the message and the
+ * .tile place (ir_assert_ops lists the asserts in the same order). */
 static void lower_assert(Lower *L, const Op *op)
 {
-	LLVMTypeRef gp = LLVMPointerTypeInContext(L->c, 0);
-	LLVMTypeRef ap[5] = {gp, gp, L->i32, gp, L->i64};
-	LLVMValueRef fn = runtime_fn(L, "__assertfail", L->vd, ap, 5);
+	LLVMValueRef state = LLVMGetNamedGlobal(L->m, "blk_assert_state");
+	if (!state) {
+		LLVMTypeRef at = LLVMArrayType(L->i32, 8);
+		state = LLVMAddGlobalInAddressSpace(L->m, at, "blk_assert_state", 1);
+		LLVMSetInitializer(state, LLVMConstNull(at));
+		LLVMSetLinkage(state, LLVMExternalLinkage);
+		LLVMSetAlignment(state, 16);
+	}
+	int id = ++L->n_asserts;
 	const Value *c = op->operands[0];
 	int n = ept_of(L, c->type);
-	LLVMValueRef all = NULL;
-	for (int k = 0; k < n; k++) {
-		LLVMValueRef v = el(L, c, k);
-		all = all ? LLVMBuildAnd(L->b, all, v, "") : v;
+	for (int k = 0; k < n && !L->failed; k++) {
+		LLVMValueRef bad = LLVMBuildNot(L->b, el(L, c, k), "");
+		LLVMValueRef own = c->type.rank ? owner(L, numel(c->type)) : LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), "");
+		LLVMBasicBlockRef done = begin_if(L, LLVMBuildAnd(L->b, bad, own, ""), "assert");
+		LLVMValueRef old = LLVMBuildAtomicCmpXchg(L->b, state, ci32(L, 0), ci32(L, id), LLVMAtomicOrderingMonotonic,
+		                                          LLVMAtomicOrderingMonotonic, 0);
+		old = LLVMBuildExtractValue(L->b, old, 0, "");
+		LLVMBasicBlockRef won = begin_if(L, LLVMBuildICmp(L->b, LLVMIntEQ, old, ci32(L, 0), ""), "assert.first");
+		static const char *const ids[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
+		                                   "llvm.nvvm.read.ptx.sreg.ctaid.z"};
+		for (int d = 0; d < 3; d++) {
+			LLVMValueRef at = ci32(L, 1 + d);
+			LLVMValueRef zero = ci32(L, 0);
+			LLVMValueRef idx[2] = {zero, at};
+			LLVMBuildStore(L->b, sreg(L, ids[d]), LLVMBuildGEP2(L->b, LLVMArrayType(L->i32, 8), state, idx, 2, ""));
+		}
+		LLVMValueRef idx[2] = {ci32(L, 0), ci32(L, 4)};
+		LLVMBuildStore(L->b, c->type.rank ? lin_index(L, numel(c->type), k) : ci32(L, 0),
+		               LLVMBuildGEP2(L->b, LLVMArrayType(L->i32, 8), state, idx, 2, ""));
+		end_if(L, won);
+		end_if(L, done);
 	}
-	LLVMBasicBlockRef done = begin_if(L, LLVMBuildNot(L->b, all, ""), "assert");
-	LLVMValueRef args[5] = {cstring(L, op->str ? op->str : "assertion failed"),
-	                        cstring(L, op->loc.src ? op->loc.src->name : "?"), ci32(L, op->loc.line),
-	                        cstring(L, L->f->name), LLVMConstInt(L->i64, 1, 0)};
-	LLVMBuildCall2(L->b, LLVMFunctionType(L->vd, ap, 5, 0), fn, args, 5, "");
-	end_if(L, done);
 }
 
 /* ---- the op dispatch ------------------------------------------------------------------ */

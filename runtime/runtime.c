@@ -479,6 +479,7 @@ typedef struct Variant {
 	unsigned block;       /* threads a program: 32 * num_warps */
 	uint8_t *pkind;       /* per runtime argument: PK_* */
 	uint8_t *pscalar;     /* per runtime argument: its ScalarKind */
+	CUdeviceptr assert_state; /* GPU: the kernel's record of a failed assert, or 0 without asserts */
 } Variant;
 
 struct blk_kernel {
@@ -1199,9 +1200,41 @@ static blk_status gpu_load_variant(blk_kernel *k, Variant *v)
 	}
 	v->cumod = mod;
 	v->fn = fn;
+	v->assert_state = 0;
+	if (ir_assert_ops(v->f, NULL, 0) > 0) {
+		size_t bytes;
+		if (ctx->cu->cuModuleGetGlobal(&v->assert_state, &bytes, mod, "blk_assert_state") != CUDA_SUCCESS)
+			v->assert_state = 0;
+	}
 	v->shared_bytes = smem;
 	v->block = 32u * (unsigned)warps;
 	return BLK_SUCCESS;
+}
+
+/* A kernel with asserts records its first failure in blk_assert_state:
+ * {assert number, program x, y, z, element}. Read after the launch (the
+ * stream was synchronized), reported with the assert's place, then cleared. */
+static blk_status check_asserts(blk_context *ctx, Variant *v)
+{
+	uint32_t st[8];
+	char msg[512];
+	CUresult r = ctx->cu->cuMemcpyDtoH(st, v->assert_state, sizeof st);
+	if (r != CUDA_SUCCESS)
+		return fail(cuda_blk_status(r), "blk_launch: reading the asserts of '%s': %s", v->f->name,
+		            cuda_describe(ctx->cu, r, "cuMemcpyDtoH_v2", msg, sizeof msg));
+	if (!st[0])
+		return ok();
+	const Op *asserts[256];
+	int n = ir_assert_ops(v->f, asserts, 256);
+	const Op *a = st[0] <= (uint32_t)n && st[0] <= 256 ? asserts[st[0] - 1] : NULL;
+	uint32_t zero[8] = {0};
+	ctx->cu->cuMemcpyHtoD(v->assert_state, zero, sizeof zero);
+	if (!a)
+		return fail(BLK_ERROR_LAUNCH, "blk_launch: kernel '%s': assert %u failed in program (%u, %u, %u)", v->f->name,
+		            st[0], st[1], st[2], st[3]);
+	return fail(BLK_ERROR_LAUNCH, "%s:%u:%u: error: assertion failed: %s (kernel '%s', program (%u, %u, %u), element %u)",
+	            a->loc.src ? a->loc.src->name : "?", a->loc.line, a->loc.col, a->str ? a->str : "", v->f->name, st[1],
+	            st[2], st[3], st[4]);
 }
 
 static blk_status gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
@@ -1264,9 +1297,11 @@ static blk_status gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, 
 	if (r != CUDA_SUCCESS)
 		return fail(cuda_blk_status(r), "blk_launch: kernel '%s': %s", v->f->name,
 		            cuda_describe(ctx->cu, r, "cuLaunchKernel", msg, sizeof msg));
-	if (ctx->debug && (r = ctx->cu->cuStreamSynchronize(stream)) != CUDA_SUCCESS)
+	if ((ctx->debug || v->assert_state) && (r = ctx->cu->cuStreamSynchronize(stream)) != CUDA_SUCCESS)
 		return fail(cuda_blk_status(r), "blk_launch: kernel '%s' failed (grid %u, %u, %u): %s", v->f->name, grid[0],
 		            grid[1], grid[2], cuda_describe(ctx->cu, r, "cuStreamSynchronize", msg, sizeof msg));
+	if (v->assert_state)
+		return check_asserts(ctx, v);
 	return ok();
 }
 

@@ -102,6 +102,7 @@ enum { CU_EVENT_DEFAULT = 0 };
 	X(cuModuleLoadData, "cuModuleLoadData", CUresult, (CUmodule *mod, const void *image)) \
 	X(cuModuleGetFunction, "cuModuleGetFunction", CUresult, (CUfunction *fn, CUmodule mod, const char *name)) \
 	X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule mod)) \
+	X(cuModuleGetGlobal, "cuModuleGetGlobal_v2", CUresult, (CUdeviceptr *ptr, size_t *bytes, CUmodule mod, const char *name)) \
 	X(cuFuncSetAttribute, "cuFuncSetAttribute", CUresult, (CUfunction fn, int attrib, int value)) \
 	X(cuLaunchKernel, "cuLaunchKernel", CUresult, \
 	  (CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \

@@ -1629,7 +1629,8 @@ static void lower_op(Lower *L, const Op *op)
 		Type in_t = op->n_operands ? type_elem(op->operands[0]->type) : rt;
 		/* fp8 computes in f32: exact for + - *, one more rounding that cannot
 		 * matter for / (24 bits against 4) */
-		bool fp8 = is_fp8(in_t) && op->code != OP_CAST && op->code != OP_BITCAST && op->code != OP_SELECT;
+		bool fp8 = is_fp8(in_t) && op->code != OP_CAST && op->code != OP_BITCAST && op->code != OP_SELECT &&
+		           op->code != OP_NEG && op->code != OP_ABS; /* those two are exact on the bits */
 		Type fp8_t = in_t;
 		if (fp8)
 			in_t = type_scalar(SK_F32);
@@ -1645,10 +1646,15 @@ static void lower_op(Lower *L, const Op *op)
 			switch (op->code) {
 			case OP_CMP: r = compare(L, (CmpPred)op->attr[0], in_t, a, b); break;
 			case OP_SELECT: r = LLVMBuildSelect(L->b, a, b, el(L, op->operands[2], k), ""); break;
-			case OP_NEG: r = is_float(in_t) ? LLVMBuildFNeg(L->b, a, "") : LLVMBuildNeg(L->b, a, ""); break;
+			case OP_NEG:
+				r = is_fp8(in_t) ? LLVMBuildXor(L->b, a, LLVMConstInt(L->i8, 0x80, 0), "")
+				    : is_float(in_t) ? LLVMBuildFNeg(L->b, a, "") : LLVMBuildNeg(L->b, a, "");
+				break;
 			case OP_NOT: r = LLVMBuildNot(L->b, a, ""); break;
 			case OP_ABS:
-				if (is_float(in_t)) {
+				if (is_fp8(in_t)) {
+					r = LLVMBuildAnd(L->b, a, LLVMConstInt(L->i8, 0x7F, 0), "");
+				} else if (is_float(in_t)) {
 					LLVMTypeRef ty = LLVMTypeOf(a);
 					r = call_intrinsic(L, "llvm.fabs", &ty, 1, &a, 1);
 				} else {

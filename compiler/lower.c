@@ -977,7 +977,12 @@ static void analyze(Lower *L, const Op *op)
 			out.contig = op->attr[1];
 		break;
 	case OP_CAST:
-		out = (AxisInfo){1, 1, a.constancy};
+		/* between integers the low bits, and so powers of two dividing the
+		 * value and runs of consecutive values, survive */
+		if (!is_float(type_elem(op->operands[0]->type)) && !is_float(type_elem(r->type)))
+			out = a;
+		else
+			out = (AxisInfo){1, 1, a.constancy};
 		break;
 	default:
 		break;
@@ -1339,6 +1344,9 @@ static void lower_for(Lower *L, const Op *op)
 	if (L->failed)
 		return;
 	LLVMValueRef iv = phis[0].e[0];
+	/* the induction variable is lb + i * step: divisible by what divides both */
+	AxisInfo lb = axis_of(L, op->operands[0]), st = axis_of(L, op->operands[2]);
+	L->ax[body->args[0]->id] = (AxisInfo){1, gcd64(lb.div, st.div), 1};
 	bool sgn = is_signed(body->args[0]->type);
 	/* a step below zero counts down: iv > ub (a constant step was checked positive) */
 	LLVMValueRef ub = el(L, op->operands[1], 0), step = el(L, op->operands[2], 0);

@@ -43,7 +43,8 @@ static void rmw_case(const char *op, dt t, int K, const char *more)
 	if (add && (t == DT_F16 || t == DT_BF16))
 		for (int k = 0; k < K; k++)
 			set_f(init, k, (double)rng_range(-10, 10));
-	double *wantf = calloc((size_t)K, sizeof(double)), *tol = calloc((size_t)K, sizeof(double));
+	size_t nk = K > 0 ? (size_t)K : 1;
+	double *wantf = calloc(nk, sizeof(double)), *tol = calloc(nk, sizeof(double));
 	for (int k = 0; k < K; k++) {
 		val acc = get_v(init, k);
 		long double s = acc.f, sa = fabs(acc.f);

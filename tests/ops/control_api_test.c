@@ -122,7 +122,7 @@ static int64_t static_ref(const arr *x, int i, const int64_t *p)
 	for (int s = 0; s < 10; s += 3) {
 		int64_t tot = 0;
 		for (int l = 0; l < 64; l++)
-			tot += acc[l] << (s / 3);
+			tot += acc[l] * (1 << (s / 3));
 		tot = (int32_t)tot;
 		for (int l = 0; l < 64; l++)
 			acc[l] = (int32_t)(acc[l] * 2 + s + tot % 7);

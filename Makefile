@@ -198,9 +198,14 @@ comma := ,
 # ---- demo ----------------------------------------------------------------
 
 .PHONY: demo
-demo: all
+# The main job: build, then compile and run examples against C references,
+# on the GPU when one can be used, else on the interpreter.
+demo: all examples
 	$(BUILD)/blkc --version
-	$(BUILD)/blkc --emit=ast examples/vector_add.tile
+	$(BUILD)/blkc examples/vector_add.tile
+	$(BUILD)/examples/vector_add
+	$(BUILD)/examples/softmax
+	$(BUILD)/examples/matmul
 
 # ---- fuzzing (clang-19 and libFuzzer) ------------------------------------
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
 
 enum { MAX_REDUCE_OPERANDS = 8 };
 
@@ -53,6 +54,7 @@ typedef struct Lower {
 	LLVMValueRef smem; /* dynamic shared memory, addrspace(3) */
 	int smem_bytes;
 	int n_asserts;
+	LLVMMetadataRef scope; /* the kernel's debug subprogram: ops carry .tile lines */
 	LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, gptr, sptr, vd;
 } Lower;
 
@@ -1820,8 +1822,40 @@ static void lower_op(Lower *L, const Op *op)
 
 static void lower_region(Lower *L, const Region *r)
 {
-	for (const Op *op = r->first; op && !L->failed; op = op->next)
+	for (const Op *op = r->first; op && !L->failed; op = op->next) {
+		if (L->scope && op->loc.line)
+			LLVMSetCurrentDebugLocation2(L->b, LLVMDIBuilderCreateDebugLocation(L->c, op->loc.line, op->loc.col,
+			                                                                    L->scope, NULL));
 		lower_op(L, op);
+	}
+}
+
+/* Line tables, so that PTX carries .loc directives and profilers and
+ * compute-sanitizer point at .tile lines. */
+static LLVMDIBuilderRef debug_info(Lower *L)
+{
+	const IrFunc *f = L->f;
+	if (!f->loc.src)
+		return NULL;
+	LLVMDIBuilderRef di = LLVMCreateDIBuilder(L->m);
+	const char *path = f->loc.src->name;
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	const char *dir = slash ? path : ".";
+	size_t dir_len = slash ? (size_t)(slash - path) : 1;
+	LLVMMetadataRef file = LLVMDIBuilderCreateFile(di, base, strlen(base), dir, dir_len);
+	const char *producer = "blk";
+	LLVMDIBuilderCreateCompileUnit(di, LLVMDWARFSourceLanguageC, file, producer, strlen(producer), 1, "", 0, 0, "", 0,
+	                               LLVMDWARFEmissionLineTablesOnly, 0, 0, 0, "", 0, "", 0);
+	LLVMMetadataRef ty = LLVMDIBuilderCreateSubroutineType(di, file, NULL, 0, LLVMDIFlagZero);
+	L->scope = LLVMDIBuilderCreateFunction(di, file, f->name, strlen(f->name), f->name, strlen(f->name), file,
+	                                       f->loc.line, ty, 0, 1, f->loc.line, LLVMDIFlagZero, 1);
+	LLVMSetSubprogram(L->fn, L->scope);
+	LLVMAddModuleFlag(L->m, LLVMModuleFlagBehaviorWarning, "Debug Info Version", 18,
+	                  LLVMValueAsMetadata(LLVMConstInt(L->i32, LLVMDebugMetadataVersion(), 0)));
+	LLVMAddModuleFlag(L->m, LLVMModuleFlagBehaviorWarning, "Dwarf Version", 13,
+	                  LLVMValueAsMetadata(LLVMConstInt(L->i32, 2, 0)));
+	return di;
 }
 
 /* ---- the kernel ----------------------------------------------------------------------------- */
@@ -1881,6 +1915,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 		LLVMSetLinkage(smem, LLVMExternalLinkage);
 		LLVMSetAlignment(smem, 16);
 		L.smem = smem;
+		LLVMDIBuilderRef di = debug_info(&L);
 		LLVMPositionBuilderAtEnd(L.b, LLVMAppendBasicBlockInContext(ctx, L.fn, "entry"));
 		L.tid = sreg(&L, "llvm.nvvm.read.ptx.sreg.tid.x");
 		for (int i = 0, a = 0; i < f->n_params && !L.failed; i++) {
@@ -1903,6 +1938,10 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 		}
 		lower_region(&L, &f->body);
 		ok = !L.failed;
+		if (di) {
+			LLVMDIBuilderFinalize(di);
+			LLVMDisposeDIBuilder(di);
+		}
 	} else {
 		diag_plain(diag, DIAG_ERROR, "out of memory lowering '%s'", f->name);
 	}

@@ -908,7 +908,8 @@ bool interp_philox(Worker *w, const Op *op)
 
 /* ---- print ------------------------------------------------------------------------------- */
 
-/* The shortest decimal that reads back as x in kind k. */
+/* The shortest decimal that reads back as x in kind k; without an exponent
+ * when x is of moderate size (60, not 6e+01). */
 static void put_float(StrBuf *sb, double x, ScalarKind k)
 {
 	if (x != x) {
@@ -916,10 +917,17 @@ static void put_float(StrBuf *sb, double x, ScalarKind k)
 		return;
 	}
 	int maxp = k == SK_F64 ? 17 : k == SK_F32 ? 9 : 5;
+	bool moderate = fabs(x) >= 1e-4 && fabs(x) < 1e15;
 	char buf[40];
-	for (int p = 1; p <= maxp; p++) {
+	int p = 1;
+	for (; p < maxp; p++) {
 		snprintf(buf, sizeof buf, "%.*g", p, x);
 		if (fp_round(k, strtod(buf, NULL)) == x)
+			break;
+	}
+	for (; p <= 17; p++) { /* more digits only drop the exponent */
+		snprintf(buf, sizeof buf, "%.*g", p, x);
+		if (!moderate || !strchr(buf, 'e'))
 			break;
 	}
 	sb_puts(sb, buf);

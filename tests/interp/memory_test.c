@@ -744,6 +744,30 @@ static void test_print(void)
 	diag_free(&d);
 	kb_free(&b);
 
+	/* floats: the shortest decimal that reads back, without an exponent at moderate sizes */
+	kb_begin(&b, "floats");
+	static const double fv[] = {60, 1e20, 1e-5, 123456.5, 1e14, -0.0, INFINITY, 1.0 / 3.0};
+	static const char *fwant[] = {"60", "1e+20", "1e-05", "123456.5", "100000000376832", "-0", "inf", "0.33333334"};
+	for (int i = 0; i < 8; i++) {
+		Value *c = kb_cf(&b, tS(SK_F32), fv[i]);
+		Op *pf = kb_opv(&b, OP_PRINT, &c, 1, NULL, 0);
+		pf->str = "f";
+	}
+	kb_ret(&b);
+	diag_init(&d);
+	o = (InterpOptions){.grid = {1, 1, 1}, .print_out = &out};
+	ok = kb_run(&b, NULL, 0, NULL, 0, &o, &d);
+	char fw[400] = "";
+	for (int i = 0; i < 8; i++) {
+		size_t l = strlen(fw);
+		snprintf(fw + l, sizeof fw - l, "pid (0, 0, 0) idx () f: %s\n", fwant[i]);
+	}
+	result(ok && out.data && strcmp(out.data, fw) == 0, "print of floats: shortest, no exponent at moderate sizes",
+	       "got:\n%s", out.data ? out.data : "");
+	sb_free(&out);
+	diag_free(&d);
+	kb_free(&b);
+
 	/* many programs on 4 threads: every line whole */
 	kb_begin(&b, "many");
 	Value *v = kb_op(&b, OP_ADD, tB(I32, 64), kb_arange(&b, 0, 64),

@@ -1846,7 +1846,7 @@ static LLVMDIBuilderRef debug_info(Lower *L)
 	LLVMMetadataRef file = LLVMDIBuilderCreateFile(di, base, strlen(base), dir, dir_len);
 	const char *producer = "blk";
 	LLVMDIBuilderCreateCompileUnit(di, LLVMDWARFSourceLanguageC, file, producer, strlen(producer), 1, "", 0, 0, "", 0,
-	                               LLVMDWARFEmissionLineTablesOnly, 0, 0, 0, "", 0, "", 0);
+	                               (LLVMDWARFEmissionKind)3 /* DebugDirectivesOnly: .loc and .file, no DWARF sections (ptxas would treat those as a debug build) */, 0, 0, 0, "", 0, "", 0);
 	LLVMMetadataRef ty = LLVMDIBuilderCreateSubroutineType(di, file, NULL, 0, LLVMDIFlagZero);
 	L->scope = LLVMDIBuilderCreateFunction(di, file, f->name, strlen(f->name), f->name, strlen(f->name), file,
 	                                       f->loc.line, ty, 0, 1, f->loc.line, LLVMDIFlagZero, 1);

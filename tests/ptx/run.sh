@@ -70,6 +70,15 @@ if "$blkc" --emit=ptx examples/softmax.tile -o "$sm" && grep -q 'shfl\.sync\.bfl
 else
 	bad "softmax: reductions use shfl.sync.bfly"
 fi
+# line tables: .loc to the .tile lines, but no DWARF sections, which would
+# make ptxas treat the PTX as a debug build (and crash on f16 atomics)
+lt=$tmp/lines.ptx
+if "$blkc" --emit=ptx examples/softmax.tile -o "$lt" && grep -q '^	\.file	1 "examples/softmax.tile"' "$lt" &&
+	grep -q '\.loc	1 ' "$lt" && ! grep -q '\.target sm_90, debug' "$lt" && ! grep -q 'debug_info' "$lt"; then
+	ok "softmax: .loc lines into the .tile, no debug target"
+else
+	bad "softmax: .loc lines into the .tile, no debug target"
+fi
 if "$blkc" --emit=ptx --arch=sm_99 examples/relu.tile -o /dev/null 2>"$tmp/err"; then
 	bad "an unknown --arch is refused"
 elif grep -q "unknown GPU target 'sm_99'" "$tmp/err"; then

@@ -491,7 +491,8 @@ static Sym fold_binary(Gen *g, int tok, Sym a, Sym b, ScalarKind k, Span at)
 			error(g, at, "shift by %lld is out of range for %d-bit values", (long long)y, bits);
 			return VOID;
 		}
-		r = tok == T_SHL ? x << (int)y : x >> (int)y;
+		/* << through unsigned: shifting a negative value is undefined in C */
+		r = tok == T_SHL ? (__int128)((unsigned __int128)x << (int)y) : x >> (int)y;
 		break;
 	default:
 		return VOID;

@@ -151,6 +151,57 @@ typedef struct blk_launch_options {
  * kernel, the .tile line, the program id and the element in the message. */
 BLK_EXPORT blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt);
 
+
+/* ---- synchronizing, timing, compiling ahead ---------------------------------------- */
+
+/* Waits until the context's work is done (GPU); on the interpreter a no-op. */
+BLK_EXPORT blk_status blk_synchronize(blk_context *ctx);
+
+/* Compiles the variant a launch with these options would run, without
+ * running it (const values, specialization from args when given, else
+ * none). Fills info when not NULL. The strings in info stay valid while
+ * the module lives. */
+typedef struct blk_compile_info {
+	const char *ptx;        /* GPU: the PTX text; NULL on the interpreter */
+	size_t ptx_len;
+	int shared_bytes;       /* dynamic shared memory a program needs */
+	int num_warps, num_stages;
+	double ms_parse, ms_irgen, ms_passes, ms_llvm, ms_ptx, ms_cubin; /* phases of this compilation (0: cached) */
+	int from_disk_cache;    /* 1 when the binary came from the disk cache */
+} blk_compile_info;
+BLK_EXPORT blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                                         blk_compile_info *info);
+
+/* Times a launch: warm-up, then `reps` timed runs (GPU: CUDA events, with
+ * the L2 cache flushed between runs; interpreter: the wall clock); the
+ * median in milliseconds. Outputs are written by every run. */
+BLK_EXPORT blk_status blk_time_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                                      int reps, double *median_ms);
+
+/* ---- autotuning ---------------------------------------------------------------------- */
+
+/* Runs the kernel's @autotune configs (or, with opt->consts naming no
+ * config, just the one launch) on these arguments, timing each, and keeps
+ * the fastest for the values of the kernel's key (in memory and in the
+ * disk cache); later blk_launch calls with the same key use it. Buffers
+ * the kernel writes are saved before and restored after each config, so
+ * the arguments hold their old contents on return. result may be NULL. */
+typedef struct blk_tune_result {
+	int n_configs;
+	int best;                 /* index of the fastest config */
+	double ms[64];            /* median time of each config; negative: it could not run */
+	char note[64][96];        /* why a config could not run, or "" */
+} blk_tune_result;
+BLK_EXPORT blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                                   blk_tune_result *result);
+
+/* ---- borrowing a CUDA context -------------------------------------------------------- */
+
+/* A GPU context on the CUDA context current on this thread (one a program
+ * built on PyTorch or the CUDA runtime already made): nothing is created,
+ * retained or destroyed with it beyond blk's own modules and memory. */
+BLK_EXPORT blk_status blk_context_create_current(blk_context **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -403,30 +403,21 @@ static inline const Elem *operand(Worker *w, const Op *op, int i, int64_t *strid
 	return s->p;
 }
 
+/* The pointers and the mask of a memory op are written out in full (exec);
+ * other, a store's value and an atomic's operands may be uniform. */
 static bool exec_load(Worker *w, const Op *op)
 {
 	Type rt = op->results[0]->type;
-	int64_t n = type_numel(rt), ps, ms = 0, os = 0; /* the pointer has n elements too */
-	const Elem *p = operand(w, op, 0, &ps), *m = NULL, *o = NULL;
+	int64_t n = type_numel(rt), os = 0;
+	const Elem *p = slot(w, op->operands[0])->p, *m = NULL, *o = NULL;
 	int k = 1;
 	if (op->attr[0] & MEMF_MASK)
-		m = operand(w, op, k++, &ms);
+		m = slot(w, op->operands[k++])->p;
 	if (op->attr[0] & MEMF_OTHER)
 		o = operand(w, op, k++, &os);
-	Mark mk = interp_mark(w);
-	if (m && ms == 0 && n > 1) { /* one mask for every lane */
-		Elem *mm = interp_scratch(w, n);
-		if (!mm)
-			return false;
-		for (int64_t i = 0; i < n; i++)
-			mm[i] = m[0];
-		m = mm;
-	}
 	Elem *r = interp_def(w, op->results[0], n);
-	if (!r || !check_access(w, op, "load", p, m, n, elem_bytes(rt), op->operands[0]->type)) {
-		interp_release(w, mk);
+	if (!r || !check_access(w, op, "load", p, m, n, elem_bytes(rt), op->operands[0]->type))
 		return false;
-	}
 	/* A loop per element kind: r[i] = lane on ? what is at p[i] : other. */
 #define GATHER(DECL, CONV) \
 	do { \
@@ -458,29 +449,17 @@ static bool exec_load(Worker *w, const Op *op)
 	default: GATHER((void)0, u = load_elem(q, rt).u); break;
 	}
 #undef GATHER
-	interp_release(w, mk);
 	return true;
 }
 
 static bool exec_store(Worker *w, const Op *op)
 {
 	Type pt = op->operands[0]->type, vt = type_pointee(pt);
-	int64_t n = type_numel(pt), vs, ms = 0, ps;
-	const Elem *p = operand(w, op, 0, &ps), *v = operand(w, op, 1, &vs), *m = NULL;
+	int64_t n = type_numel(pt), vs;
+	const Elem *p = slot(w, op->operands[0])->p, *v = operand(w, op, 1, &vs), *m = NULL;
 	if (op->attr[0] & MEMF_MASK)
-		m = operand(w, op, 2, &ms);
-	Mark mk = interp_mark(w);
-	if (m && ms == 0 && n > 1) {
-		Elem *mm = interp_scratch(w, n);
-		if (!mm)
-			return false;
-		for (int64_t i = 0; i < n; i++)
-			mm[i] = m[0];
-		m = mm;
-	}
-	bool ok = check_access(w, op, "store", p, m, n, elem_bytes(vt), pt);
-	interp_release(w, mk);
-	if (!ok)
+		m = slot(w, op->operands[2])->p;
+	if (!check_access(w, op, "store", p, m, n, elem_bytes(vt), pt))
 		return false;
 	/* A loop per element kind: what is at p[i] = v[i] where the lane is on. */
 #define SCATTER(STMT) \
@@ -622,31 +601,20 @@ static bool exec_atomic(Worker *w, const Op *op)
 {
 	bool cas = op->code == OP_ATOMIC_CAS;
 	Type pt = op->operands[0]->type, vt = type_pointee(pt);
-	int64_t n = type_numel(pt), ps, vs, ms = 0, cs = 0;
-	const Elem *p = operand(w, op, 0, &ps), *v, *m = NULL, *c = NULL;
+	int64_t n = type_numel(pt), vs, cs = 0;
+	const Elem *p = slot(w, op->operands[0])->p, *v, *m = NULL, *c = NULL;
 	if (cas) {
 		c = operand(w, op, 1, &cs);
 		v = operand(w, op, 2, &vs);
 	} else {
 		v = operand(w, op, 1, &vs);
 		if (op->attr[3] & MEMF_MASK)
-			m = operand(w, op, 2, &ms);
-	}
-	Mark mk = interp_mark(w);
-	if (m && ms == 0 && n > 1) {
-		Elem *mm = interp_scratch(w, n);
-		if (!mm)
-			return false;
-		for (int64_t i = 0; i < n; i++)
-			mm[i] = m[0];
-		m = mm;
+			m = slot(w, op->operands[2])->p;
 	}
 	Elem *r = interp_def(w, op->results[0], n);
 	int bytes = elem_bytes(vt);
-	if (!r || !check_access(w, op, "atomic", p, m, n, bytes, pt)) {
-		interp_release(w, mk);
+	if (!r || !check_access(w, op, "atomic", p, m, n, bytes, pt))
 		return false;
-	}
 	int so = success_order(op->attr[1]), fo = failure_order(op->attr[1]);
 	bool is_int = vt.ptr || scalar_is_int((ScalarKind)vt.scalar);
 	for (int64_t i = 0; i < n; i++) {
@@ -699,7 +667,6 @@ static bool exec_atomic(Worker *w, const Op *op)
 			}
 		}
 	}
-	interp_release(w, mk);
 	return true;
 }
 
@@ -826,9 +793,11 @@ static bool exec(Worker *w, const Op *op)
 		break; /* they take uniform operands as they are */
 	default:
 		for (int i = 0; i < op->n_operands; i++) {
-			/* a store's value and a load's other may stay uniform: read with stride 0 */
-			if ((op->code == OP_STORE && i == 1) || (op->code == OP_LOAD && i == 2 && (op->attr[0] & MEMF_OTHER)) ||
-			    (op->code == OP_LOAD && i == 1 && (op->attr[0] & MEMF_OTHER) && !(op->attr[0] & MEMF_MASK)))
+			/* a load's other, a store's value and an atomic's values may stay
+			 * uniform: they are read with stride 0 */
+			bool other = op->code == OP_LOAD && (op->attr[0] & MEMF_OTHER) && i == op->n_operands - 1;
+			if (other || (op->code == OP_STORE && i == 1) || (op->code == OP_ATOMIC_RMW && i == 1) ||
+			    (op->code == OP_ATOMIC_CAS && i > 0))
 				continue;
 			if (!interp_full(w, op->operands[i]))
 				return false;

@@ -11,8 +11,9 @@
  *
  * A splat, a block constant, and element-wise ops over only such values are
  * uniform: their slot holds one element (n = 1) that stands for the whole
- * block. Element-wise ops take uniform operands as they are; every other op
- * has its operands written out in full first (interp_full). */
+ * block. Element-wise ops take uniform operands as they are, and so do
+ * shape ops and control flow; other ops have their operands written out in
+ * full first (interp_full), but for the values memory ops read with stride 0. */
 #ifndef BLK_INTERP_H
 #define BLK_INTERP_H
 

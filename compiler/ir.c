@@ -125,7 +125,7 @@ static void drop_uses(Op *op)
 			drop_uses(o);
 }
 
-void ir_remove(Op *op)
+void ir_unlink(Op *op)
 {
 	Region *r = op->parent;
 	if (op->prev)
@@ -138,6 +138,11 @@ void ir_remove(Op *op)
 		r->last = op->prev;
 	op->prev = op->next = NULL;
 	op->parent = NULL;
+}
+
+void ir_remove(Op *op)
+{
+	ir_unlink(op);
 	drop_uses(op);
 }
 

@@ -8,21 +8,6 @@
 
 /* ---- editing ------------------------------------------------------------- */
 
-void ir_unlink(Op *op)
-{
-	Region *r = op->parent;
-	if (op->prev)
-		op->prev->next = op->next;
-	else
-		r->first = op->next;
-	if (op->next)
-		op->next->prev = op->prev;
-	else
-		r->last = op->prev;
-	op->prev = op->next = NULL;
-	op->parent = NULL;
-}
-
 void ir_link_before(Op *op, Op *before)
 {
 	Region *r = before->parent;

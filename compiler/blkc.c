@@ -4,17 +4,24 @@
 #include "lang.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #ifndef BLK_VERSION
 #define BLK_VERSION "0.1.0"
 #endif
 
-typedef enum Emit { EMIT_CHECK, EMIT_TOKENS, EMIT_AST, EMIT_IR, EMIT_LLVM, EMIT_PTX } Emit;
+typedef enum Emit { EMIT_CHECK, EMIT_TOKENS, EMIT_AST, EMIT_IR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN, EMIT_C } Emit;
 
 typedef struct Options {
 	Emit emit;
@@ -32,12 +39,23 @@ typedef struct Options {
 	bool locations;         /* --locations: loc(LINE:COL) in printed IR */
 	const char *arch;       /* --arch */
 	const char *assume;     /* --assume=NAME:DIV,... */
+	bool time;              /* --time: each phase's time on stderr */
+	const char *ptxas;      /* --emit=cubin and c: the ptxas found, or NULL */
 } Options;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: blkc [options] FILE...\n"
-	      "       blkc run [options] FILE [NAME=SPEC ...]   (blkc run --help)\n"
+	      "       blkc run [options] FILE [NAME=SPEC ...]    run a kernel (blkc run --help)\n"
+	      "       blkc bench [options] FILE [NAME=SPEC ...]  time a kernel (blkc bench --help)\n"
+	      "       blkc tune [options] FILE [NAME=SPEC ...]   time it in each config (blkc tune --help)\n"
 	      "\n"
 	      "Compiles blk kernels (.tile files). FILE '-' reads standard input.\n"
 	      "\n"
@@ -49,6 +67,12 @@ static void usage(FILE *f)
 	      "                         ir      the tile IR of a kernel after the passes\n"
 	      "                         llvm    the LLVM IR the GPU back end makes of it\n"
 	      "                         ptx     PTX assembly for --arch\n"
+	      "                         cubin   a CUDA binary for --arch, through ptxas (on PATH, else\n"
+	      "                                 $CUDA_HOME/bin or /usr/local/cuda/bin); needs -o FILE\n"
+	      "                         c       C for ahead-of-time use: -o NAME writes NAME.c and NAME.h,\n"
+	      "                                 a typed launch function for each kernel and @autotune\n"
+	      "                                 config, the cubin (where ptxas is) and PTX embedded;\n"
+	      "                                 they need libcuda.so.1 at run time, not libblk\n"
 	      "      --arch=SM        GPU target: sm_80, sm_86, sm_89, sm_90 (default), sm_90a\n"
 	      "      --assume=NAME:N[,NAME:N...]\n"
 	      "                       specialize: argument NAME is a multiple of N (a pointer:\n"
@@ -66,6 +90,7 @@ static void usage(FILE *f)
 	      "      --color=WHEN     colour diagnostics: auto (default), always, never;\n"
 	      "                       NO_COLOR in the environment means never\n"
 	      "      --max-errors=N   stop after N errors (default 20, 0: no limit)\n"
+	      "      --time           print the time of each compilation phase on stderr\n"
 	      "  -h, --help           show this help and exit\n"
 	      "  -V, --version        show the version and exit\n"
 	      "\n"
@@ -211,6 +236,21 @@ static int compile_file(const Options *opt, const char *path, FILE *out)
 		ModuleSet set = {.arena = &arena, .diag = &diag, .include_dirs = opt->include_dirs,
 		                 .n_include_dirs = opt->n_include_dirs, .stdlib_dir = opt->stdlib_dir};
 		Module *m = module_load_file(&set, path);
+		/* -D applies to the kernels that have the parameter; one that no
+		 * kernel of the file has is most likely a typo */
+		for (int d = 0; m && d < opt->n_defines; d++) {
+			const char *dn = opt->defines[d].name;
+			bool used = strcmp(dn, "num_warps") == 0 || strcmp(dn, "num_stages") == 0;
+			for (int i = 0; i < m->file->list.len && !used; i++) {
+				Node *k = m->file->list.items[i];
+				for (int j = 0; k->kind == N_KERNEL && j < k->list.len && !used; j++) {
+					Node *p = k->list.items[j];
+					used = strcmp(p->name, dn) == 0 && p->a && p->a->kind == N_TYPE_CONST;
+				}
+			}
+			if (!used)
+				diag_plain(&diag, DIAG_ERROR, "-D %s: no kernel of '%s' has a const parameter '%s'", dn, path, dn);
+		}
 		if (m && diag.errors == 0) {
 			if (opt->emit >= EMIT_IR || opt->kernel) {
 				Node *k = irgen_find_kernel(m, opt->kernel, &diag);

@@ -100,11 +100,7 @@ static bool fold_float(const Op *op, ScalarKind k, const double *a, double *out)
 	case OP_DIV: r = a[0] / a[1]; break;
 	case OP_REM: r = fmod(a[0], a[1]); break; /* exact */
 	case OP_FMA:
-		/* f32 in f32; the others in double, then rounded (as the interpreter) */
-		if (k == SK_F32)
-			r = fmaf((float)a[0], (float)a[1], (float)a[2]);
-		else
-			r = fma(a[0], a[1], a[2]);
+		r = fp_fma(k, a[0], a[1], a[2]); /* one rounding, as the interpreter */
 		break;
 	default:
 		goto common;

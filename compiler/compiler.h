@@ -48,6 +48,11 @@ int llvm_ptx_isa_version(const char *arch);
  * message to free with free(); *ptx_out is then NULL. */
 bool llvm_emit_ptx(LLVMModuleRef m, const char *arch, int opt_level,
                    char **ptx_out, size_t *ptx_len, char **err_msg);
+/* The same, timed: *ms_opt gets the milliseconds spent before code
+ * generation (target machine, verifier, the optimization pipeline), *ms_emit
+ * those of the code generator (either pointer may be NULL). */
+bool llvm_emit_ptx_timed(LLVMModuleRef m, const char *arch, int opt_level, char **ptx_out, size_t *ptx_len,
+                         char **err_msg, double *ms_opt, double *ms_emit);
 
 
 /* ---- tile IR (ir.c) ------------------------------------------------------
@@ -266,6 +271,8 @@ typedef struct ConstBinding {
 typedef struct IrgenOptions {
 	const ConstBinding *consts; /* values of const parameters (-D, autotune configs) */
 	int n_consts;
+	int n_checked;              /* the first n_checked consts must name const parameters of the
+	                               kernel (a launch's own); the others apply where they fit */
 	int num_warps;              /* 0: the default, 4 */
 	int num_stages;             /* 0: the default, 3 */
 } IrgenOptions;
@@ -476,6 +483,10 @@ void philox4x32(const uint32_t ctr[4], const uint32_t key[2], int rounds, uint32
 bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag);
 /* PTX text (free() it) for `arch` ("sm_90"). */
 bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes, Diag *diag);
+/* The same, timed (either pointer may be NULL): *ms_llvm gets lowering to
+ * LLVM IR and LLVM's O3 pipeline, *ms_ptx the NVPTX code generator. */
+bool gpu_compile_ptx_timed(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes,
+                           double *ms_llvm, double *ms_ptx, Diag *diag);
 /* Math without a GPU instruction (gpu_math.c): f32 sin, cos, tanh and f64
  * exp, exp2, log, log2, sin, cos, tanh as IR; NULL for the others. fp8
  * values are i8 bits; conversions with f32 round to nearest even and
@@ -488,5 +499,9 @@ LLVMValueRef gpu_fmod(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x, LLVMVal
 /* For blkc, which reaches LLVM only through libblk.so: PTX, or LLVM IR text. */
 BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
                           Diag *diag);
+/* blk_gpu_emit, timed as gpu_compile_ptx_timed (for blkc --time); with
+ * llvm_ir, *ms_llvm is the lowering alone and *ms_ptx 0. */
+BLK_API bool blk_gpu_emit_timed(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len,
+                                int *shared_bytes, double *ms_llvm, double *ms_ptx, Diag *diag);
 
 #endif

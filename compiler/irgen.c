@@ -77,6 +77,7 @@ typedef struct Gen {
 	Scope *scope;
 	Module *mod;    /* the module whose code is being generated */
 	int inline_depth;
+	Node *cur_fn;      /* the fn being inlined now, NULL in the kernel's own body */
 	int runtime_depth; /* runtime if/for/while around this point, within the current fn */
 	bool in_fn;
 	bool returned;
@@ -2841,8 +2842,16 @@ static Sym call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	g->returned = false;
 	g->ret = (Sym){.kind = S_NONE};
 	g->runtime_depth = 0;
+	int errors = g->diag->errors;
+	Node *caller = g->cur_fn;
+	g->cur_fn = fn;
 	if (ok)
 		gen_block(g, fn->b);
+	g->cur_fn = caller;
+	/* errors in the body point at the fn; say which call it was inlined for
+	 * (once for a recursion: at the call from outside) */
+	if (g->diag->errors != errors && caller != fn)
+		diag_note(g->diag, raw->call, "in this call of '%s'", fn->name);
 	Sym result = ok ? g->ret : VOID;
 	if (ok && fn->a) {
 		Type t;

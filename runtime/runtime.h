@@ -50,6 +50,7 @@ enum {
 	CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
 	CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
 	CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+	CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
 	CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
@@ -87,11 +88,16 @@ enum { CU_EVENT_DEFAULT = 0 };
 	X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult, (CUcontext ctx)) \
 	X(cuCtxGetCurrent, "cuCtxGetCurrent", CUresult, (CUcontext *ctx)) \
 	X(cuCtxSynchronize, "cuCtxSynchronize", CUresult, (void)) \
+	X(cuCtxGetDevice, "cuCtxGetDevice", CUresult, (CUdevice *dev)) \
+	X(cuDriverGetVersion, "cuDriverGetVersion", CUresult, (int *version)) \
 	X(cuMemAlloc, "cuMemAlloc_v2", CUresult, (CUdeviceptr *ptr, size_t bytes)) \
 	X(cuMemFree, "cuMemFree_v2", CUresult, (CUdeviceptr ptr)) \
 	X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", CUresult, (CUdeviceptr dst, const void *src, size_t bytes)) \
 	X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", CUresult, (void *dst, CUdeviceptr src, size_t bytes)) \
+	X(cuMemcpyDtoD, "cuMemcpyDtoD_v2", CUresult, (CUdeviceptr dst, CUdeviceptr src, size_t bytes)) \
 	X(cuMemsetD8, "cuMemsetD8_v2", CUresult, (CUdeviceptr dst, unsigned char value, size_t n)) \
+	X(cuMemsetD8Async, "cuMemsetD8Async", CUresult, (CUdeviceptr dst, unsigned char value, size_t n, CUstream stream)) \
+	X(cuMemGetAddressRange, "cuMemGetAddressRange_v2", CUresult, (CUdeviceptr *base, size_t *bytes, CUdeviceptr p)) \
 	X(cuLinkCreate, "cuLinkCreate_v2", CUresult, \
 	  (unsigned n_options, CUjit_option *options, void **values, CUlinkState *state)) \
 	X(cuLinkAddData, "cuLinkAddData_v2", CUresult, \
@@ -169,5 +175,106 @@ bool cuda_arch_for(int major, int minor, char *buf, size_t size);
  * are written), or -1 when there is no such entry or its list cannot be
  * read. */
 int ptx_entry_params(const char *ptx, size_t len, const char *name, int *sizes, int max);
+
+/* ---- the disk cache (cache.c) --------------------------------------------------
+ *
+ * Compiled GPU variants and autotuning choices, one file each in one folder:
+ * $BLK_CACHE_DIR, else $XDG_CACHE_HOME/blk, else $HOME/.cache/blk (made when
+ * missing). A file is named after its key, a 128-bit XXH3 hash in hex:
+ * KEY.variant holds a header (magic, format version, key, lengths, shared
+ * memory, XXH64 of the payload) and the payload (the cubin, then the PTX);
+ * KEY.tune is four lines of text. Files are written to a temporary file in
+ * the folder and renamed over the old one, so a reader sees a whole file or
+ * none; a file that is short, damaged, of another format or another key is
+ * refused (and rewritten by the caller). Nothing here reports errors: a
+ * cache that cannot be used is a miss. */
+
+enum { CACHE_FORMAT_VERSION = 1 };
+
+typedef struct CacheKey {
+	uint8_t b[16];
+} CacheKey;
+
+/* The environment's wish: BLK_CACHE=0 neither reads nor writes;
+ * BLK_ALWAYS_COMPILE=1 (not 0) writes but never reads. Read at each call. */
+typedef enum CacheMode { CACHE_OFF, CACHE_READ_WRITE, CACHE_WRITE_ONLY } CacheMode;
+CacheMode cache_mode(void);
+
+/* The cache folder (made with its parents when missing) into buf; false
+ * when there is none (no variable says where, or it cannot be made). */
+bool cache_dir(char *buf, size_t size);
+
+/* A key, built field by field: each field is hashed with its length, so
+ * that ("ab", "c") and ("a", "bc") differ. key_begin returns NULL when out
+ * of memory; the other calls accept NULL (key_end then gives all zeros and
+ * returns false). */
+typedef struct KeyHasher KeyHasher;
+KeyHasher *key_begin(const char *purpose);
+void key_bytes(KeyHasher *h, const void *data, size_t len);
+void key_str(KeyHasher *h, const char *s); /* NULL hashes as "" with a mark of its own */
+void key_i64(KeyHasher *h, int64_t v);
+bool key_end(KeyHasher *h, CacheKey *out);
+
+/* "0123...ef": 32 hex digits and a NUL. */
+void cache_key_hex(const CacheKey *key, char out[33]);
+
+struct Source;
+struct ConstBinding;
+/* The sources' names and texts, in order; const values by name (their
+ * order does not count). */
+void key_sources(KeyHasher *h, const struct Source *const *sources, int n);
+void key_consts(KeyHasher *h, const struct ConstBinding *consts, int n);
+
+/* What a compiled variant's key is made of. */
+typedef struct VariantKeyInput {
+	const char *compiler_version;        /* blk_compiler_version() */
+	const struct Source *const *sources; /* the module's and its imports', in the order loaded */
+	int n_sources;
+	const char *kernel;
+	const struct ConstBinding *consts;   /* every const value it was compiled with, in any order */
+	int n_consts;
+	uint64_t spec;                       /* arguments specialized as multiples of 16 */
+	int num_warps, num_stages;
+	const char *arch;                    /* the PTX target, "sm_90" */
+	int cc_major, cc_minor;              /* the device's: the driver builds the cubin for it */
+	int driver_version;                  /* cuDriverGetVersion: the driver that builds it */
+} VariantKeyInput;
+bool cache_variant_key(const VariantKeyInput *in, CacheKey *out);
+
+/* An entry read back: data is the whole file (free with cache_entry_free);
+ * the cubin starts 8-byte aligned; ptx is NUL-terminated. */
+typedef struct CacheEntry {
+	void *data;
+	const void *cubin;
+	size_t cubin_len;
+	const char *ptx;
+	size_t ptx_len;
+	int shared_bytes;
+} CacheEntry;
+
+/* Reads DIR/KEY.variant: true when the file is whole and is the entry of
+ * key. */
+bool cache_read_variant(const char *dir, const CacheKey *key, CacheEntry *out);
+void cache_entry_free(CacheEntry *e);
+/* Writes DIR/KEY.variant (atomically); false when it could not. */
+bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin, size_t cubin_len, const char *ptx,
+                         size_t ptx_len, int shared_bytes);
+/* Checks an entry file as cache_read_variant does: NULL when it is whole
+ * (and of `key` when key is not NULL), else why not ("short", "bad magic",
+ * "format version", "checksum", "key", "cannot be read"). For tests. */
+const char *cache_check_variant_file(const char *path, const CacheKey *key);
+
+/* Autotuning choices: DIR/KEY.tune holds the index of the best config and
+ * its text ("BLOCK=1024 num_warps=4"). Reading gives both (config of at
+ * most `size` bytes); the caller checks that the index and text still name
+ * one of the kernel's configs. */
+bool cache_read_tune(const char *dir, const CacheKey *key, int *index, char *config, size_t size);
+bool cache_write_tune(const char *dir, const CacheKey *key, int index, const char *config);
+
+/* The median of n values (sorts them). 0 for n == 0. */
+double median_of(double *v, int n);
+
+/* CLOCK_MONOTONIC in milliseconds. */
+double monotonic_ms(void);
 
 #endif

@@ -4,7 +4,7 @@
 # configuration. The Makefile runs it once, through its outputs:
 #
 #   tools/deps.sh build build/config.mk   compiler, LLVM 19, re2c, bison, zlib,
-#                                          zstd; writes the make fragment
+#                                          zstd, xxHash; writes the make fragment
 #   tools/deps.sh fuzz build/.deps-fuzz    clang-19 with libFuzzer; touches the stamp
 #
 # BLK_NO_INSTALL=1 only reports what is missing. CC names the C compiler to
@@ -52,6 +52,8 @@ check_build() {
 	have bison || need bison
 	[ -f /usr/include/zlib.h ] || need zlib1g-dev
 	[ -f /usr/include/zstd.h ] || need libzstd-dev
+	# libblk's disk cache hashes with xxHash, header-only (XXH_INLINE_ALL).
+	[ -f /usr/include/xxhash.h ] || need libxxhash-dev
 }
 
 check_fuzz() {

@@ -6,7 +6,15 @@
  * with the bytes of each parameter in the sizes the PTX declares, but not
  * run. A test reaches the fake_cuda_* functions by dlopen of the same path
  * (the same handle as libblk's): it can make a function fail, read the
- * last launch, and count what is still held. */
+ * last launch, and count what is still held.
+ *
+ * Time: a clock that only launches move, by the threads they start
+ * (programs x threads a program / 10^4 ms), so that events time launches
+ * and larger blocks "win". With "scribble" set, a launch overwrites (0xEE)
+ * the allocations its 8-byte parameters point into, as a kernel writing
+ * its outputs would; with "block_limit" set, a launch of more threads a
+ * program fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many
+ * registers). */
 #include <ctype.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -36,8 +44,9 @@ enum {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
 static struct {
-	int devices, cc_major, cc_minor, smem_optin, init_error, names_off;
-} cfg = {1, 9, 0, 232448, 0, 0};
+	int devices, cc_major, cc_minor, smem_optin, init_error, names_off, l2_bytes, driver_version, scribble,
+		block_limit;
+} cfg = {1, 9, 0, 232448, 0, 0, 1 << 20, 13000, 0, 0};
 
 typedef struct Fail {
 	char fn[64];
@@ -89,6 +98,9 @@ typedef struct FakeLaunch {
 } FakeLaunch;
 static FakeLaunch last_launch;
 static int launches;
+static int links;        /* cuLinkComplete calls that gave a cubin */
+static int module_loads; /* cuModuleLoadData calls that loaded one */
+static double clock_ms;  /* moved by launches */
 
 API void fake_cuda_set(const char *key, long value)
 {
@@ -107,6 +119,14 @@ API void fake_cuda_set(const char *key, long value)
 		cfg.names_off = (int)value;
 	else if (!strcmp(key, "sticky"))
 		sticky = (int)value;
+	else if (!strcmp(key, "l2_bytes"))
+		cfg.l2_bytes = (int)value;
+	else if (!strcmp(key, "driver_version"))
+		cfg.driver_version = (int)value;
+	else if (!strcmp(key, "scribble"))
+		cfg.scribble = (int)value;
+	else if (!strcmp(key, "block_limit"))
+		cfg.block_limit = (int)value;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -127,6 +147,8 @@ API void fake_cuda_fail(const char *fn, int code, int count, const char *log)
 }
 
 API int fake_cuda_launches(void) { return launches; }
+API int fake_cuda_links(void) { return links; }
+API int fake_cuda_module_loads(void) { return module_loads; }
 API void fake_cuda_last_launch(FakeLaunch *out) { *out = last_launch; }
 API int fake_cuda_primary_refs(void) { return primary_refs; }
 API int fake_cuda_modules_live(void) { return modules_live; }
@@ -261,6 +283,7 @@ API CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
 	case 75: *v = cfg.cc_major; break;
 	case 76: *v = cfg.cc_minor; break;
 	case 97: *v = cfg.smem_optin; break;
+	case 38: *v = cfg.l2_bytes; break;
 	default: return INVALID_VALUE;
 	}
 	return OK;
@@ -310,6 +333,19 @@ API CUresult cuCtxGetCurrent(void **ctx)
 {
 	NEED_INIT();
 	*ctx = current;
+	return OK;
+}
+
+API CUresult cuCtxGetDevice(CUdevice *d)
+{
+	NEED_CTX();
+	*d = 0;
+	return OK;
+}
+
+API CUresult cuDriverGetVersion(int *v)
+{
+	*v = cfg.driver_version;
 	return OK;
 }
 
@@ -399,6 +435,49 @@ API CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n)
 	if (!a)
 		return INVALID_VALUE;
 	memset((void *)(uintptr_t)p, v, n);
+	return OK;
+}
+
+API CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void *stream)
+{
+	(void)stream;
+	NEED_CTX();
+	CHECK_FAIL("cuMemsetD8Async");
+	pthread_mutex_lock(&lock);
+	Alloc *a = find(p, n);
+	pthread_mutex_unlock(&lock);
+	if (!a)
+		return INVALID_VALUE;
+	memset((void *)(uintptr_t)p, v, n);
+	return OK;
+}
+
+API CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *bytes, CUdeviceptr p)
+{
+	NEED_CTX();
+	CHECK_FAIL("cuMemGetAddressRange_v2");
+	pthread_mutex_lock(&lock);
+	Alloc *a = find(p, 0);
+	pthread_mutex_unlock(&lock);
+	if (!a || p == (uintptr_t)a->p + a->bytes)
+		return NOT_FOUND;
+	*base = (CUdeviceptr)(uintptr_t)a->p;
+	*bytes = a->bytes;
+	return OK;
+}
+
+API CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	NEED_CTX();
+	CHECK_FAIL("cuMemcpyDtoD_v2");
+	if (sticky)
+		return sticky;
+	pthread_mutex_lock(&lock);
+	Alloc *a = find(dst, n), *b = find(src, n);
+	pthread_mutex_unlock(&lock);
+	if (!a || !b)
+		return INVALID_VALUE;
+	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
 	return OK;
 }
 
@@ -502,6 +581,9 @@ API CUresult cuLinkComplete(void *state, void **cubin, size_t *size)
 	memcpy(l->cubin + sizeof cubin_magic - 1, l->ptx, n + 1);
 	*cubin = l->cubin;
 	*size = sizeof cubin_magic + n;
+	pthread_mutex_lock(&lock);
+	links++;
+	pthread_mutex_unlock(&lock);
 	return OK;
 }
 
@@ -535,6 +617,7 @@ API CUresult cuModuleLoadData(void **mod, const void *image)
 	m->next = modules;
 	modules = m;
 	modules_live++;
+	module_loads++;
 	pthread_mutex_unlock(&lock);
 	*mod = m;
 	return OK;
@@ -665,6 +748,8 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
 		return INVALID_VALUE;
 	if (smem > (unsigned)(f->max_dynamic_smem > 48 * 1024 ? f->max_dynamic_smem : 48 * 1024))
 		return INVALID_VALUE;
+	if (cfg.block_limit && bx * by * bz > (unsigned)cfg.block_limit)
+		return 701; /* LAUNCH_OUT_OF_RESOURCES */
 	if (f->n_params && !params)
 		return INVALID_VALUE;
 	FakeLaunch l = {0};
@@ -685,11 +770,22 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
 	launches++;
 	if (fault)
 		sticky = fault;
+	clock_ms += (double)gx * gy * gz * bx * by * bz / 1e4;
+	if (cfg.scribble)
+		for (int i = 0; i < f->n_params && i < 64; i++) {
+			CUdeviceptr p = 0;
+			if (f->sizes[i] != 8)
+				continue;
+			memcpy(&p, params[i], 8);
+			Alloc *a = find(p, 0);
+			if (a)
+				memset(a->p, 0xEE, a->bytes);
+		}
 	pthread_mutex_unlock(&lock);
 	return OK;
 }
 
-/* ---- events (timing is not faked: 1 ms apart) ------------------------------------------------------ */
+/* ---- events: the launches' clock ------------------------------------------------------------------- */
 
 API CUresult cuEventCreate(void **ev, unsigned flags)
 {
@@ -703,10 +799,11 @@ API CUresult cuEventRecord(void *ev, void *stream)
 {
 	(void)stream;
 	NEED_CTX();
-	static double clock_ms;
 	if (!ev)
 		return INVALID_HANDLE;
-	*(double *)ev = clock_ms += 1.0;
+	pthread_mutex_lock(&lock);
+	*(double *)ev = clock_ms;
+	pthread_mutex_unlock(&lock);
 	return OK;
 }
 

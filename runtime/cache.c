@@ -1,0 +1,461 @@
+/* cache.c: the disk cache of compiled GPU variants and of autotuning
+ * choices (runtime.h describes the files). Keys are XXH3-128 hashes, the
+ * payload's checksum XXH64, both from xxHash (header-only). Every failure
+ * is a miss: nothing here reports, prints or exits. */
+#include "runtime.h"
+#include "compiler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* ---- small things ------------------------------------------------------------ */
+
+double monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double median_of(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static bool env_is(const char *name, const char *value)
+{
+	const char *e = getenv(name);
+	return e && strcmp(e, value) == 0;
+}
+
+CacheMode cache_mode(void)
+{
+	if (env_is("BLK_CACHE", "0"))
+		return CACHE_OFF;
+	const char *always = getenv("BLK_ALWAYS_COMPILE");
+	if (always && always[0] && strcmp(always, "0") != 0)
+		return CACHE_WRITE_ONLY;
+	return CACHE_READ_WRITE;
+}
+
+/* mkdir -p: every missing folder of path. */
+static bool make_dirs(char *path)
+{
+	struct stat st;
+	if (stat(path, &st) == 0)
+		return S_ISDIR(st.st_mode);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		int r = mkdir(path, 0777);
+		int e = errno;
+		*p = '/';
+		if (r != 0 && e != EEXIST)
+			return false;
+	}
+	if (mkdir(path, 0777) != 0 && errno != EEXIST)
+		return false;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool cache_dir(char *buf, size_t size)
+{
+	const char *dir = getenv("BLK_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+	if (dir && dir[0])
+		n = snprintf(buf, size, "%s", dir);
+	else if (xdg && xdg[0] == '/')
+		n = snprintf(buf, size, "%s/blk", xdg);
+	else if (home && home[0])
+		n = snprintf(buf, size, "%s/.cache/blk", home);
+	else
+		return false;
+	if (n <= 0 || (size_t)n >= size - 64) /* room for "/KEY.variant" */
+		return false;
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	return make_dirs(buf);
+}
+
+/* ---- keys ---------------------------------------------------------------------- */
+
+struct KeyHasher {
+	XXH3_state_t st;
+	bool oom; /* a field could not be hashed */
+};
+
+KeyHasher *key_begin(const char *purpose)
+{
+	/* XXH3_state_t wants 64-byte alignment */
+	KeyHasher *h = aligned_alloc(64, (sizeof *h + 63) & ~(size_t)63);
+	if (!h)
+		return NULL;
+	XXH3_INITSTATE(&h->st);
+	XXH3_128bits_reset(&h->st);
+	h->oom = false;
+	key_str(h, purpose);
+	key_i64(h, CACHE_FORMAT_VERSION);
+	return h;
+}
+
+void key_bytes(KeyHasher *h, const void *data, size_t len)
+{
+	if (!h)
+		return;
+	uint64_t n = len;
+	XXH3_128bits_update(&h->st, &n, sizeof n);
+	if (len)
+		XXH3_128bits_update(&h->st, data, len);
+}
+
+void key_str(KeyHasher *h, const char *s)
+{
+	if (s) {
+		key_bytes(h, s, strlen(s));
+	} else {
+		static const uint8_t null_mark = 0xff;
+		key_bytes(h, &null_mark, 1);
+		key_bytes(h, NULL, 0);
+	}
+}
+
+void key_i64(KeyHasher *h, int64_t v) { key_bytes(h, &v, sizeof v); }
+
+bool key_end(KeyHasher *h, CacheKey *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!h)
+		return false;
+	bool ok = !h->oom;
+	XXH128_hash_t d = XXH3_128bits_digest(&h->st);
+	XXH128_canonical_t c;
+	XXH128_canonicalFromHash(&c, d);
+	if (ok)
+		memcpy(out->b, c.digest, sizeof out->b);
+	free(h);
+	return ok;
+}
+
+void cache_key_hex(const CacheKey *key, char out[33])
+{
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 0; i < 16; i++) {
+		out[2 * i] = hex[key->b[i] >> 4];
+		out[2 * i + 1] = hex[key->b[i] & 15];
+	}
+	out[32] = '\0';
+}
+
+static int cmp_const(const void *a, const void *b)
+{
+	const ConstBinding *x = *(const ConstBinding *const *)a, *y = *(const ConstBinding *const *)b;
+	return strcmp(x->name, y->name);
+}
+
+void key_sources(KeyHasher *h, const struct Source *const *sources, int n)
+{
+	key_i64(h, n);
+	for (int i = 0; i < n; i++) {
+		key_str(h, sources[i]->name);
+		key_bytes(h, sources[i]->text, sources[i]->len);
+	}
+}
+
+void key_consts(KeyHasher *h, const struct ConstBinding *consts, int n)
+{
+	/* by name, so that their order does not matter (nor does it to irgen) */
+	const ConstBinding *buf[32];
+	const ConstBinding **sorted = n <= 32 ? buf : malloc((size_t)n * sizeof *sorted);
+	if (!sorted) {
+		/* no memory: a key no entry has (key_end fails too) */
+		if (h)
+			h->oom = true;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		sorted[i] = &consts[i];
+	qsort(sorted, (size_t)n, sizeof *sorted, cmp_const);
+	key_i64(h, n);
+	for (int i = 0; i < n; i++) {
+		key_str(h, sorted[i]->name);
+		key_i64(h, sorted[i]->is_float);
+		if (sorted[i]->is_float) {
+			double f = sorted[i]->f;
+			key_bytes(h, &f, sizeof f);
+		} else {
+			key_i64(h, sorted[i]->i);
+		}
+	}
+	if (sorted != buf)
+		free(sorted);
+}
+
+bool cache_variant_key(const VariantKeyInput *in, CacheKey *out)
+{
+	KeyHasher *h = key_begin("blk variant");
+	key_str(h, in->compiler_version);
+	key_sources(h, in->sources, in->n_sources);
+	key_str(h, in->kernel);
+	key_consts(h, in->consts, in->n_consts);
+	key_i64(h, (int64_t)in->spec);
+	key_i64(h, in->num_warps);
+	key_i64(h, in->num_stages);
+	key_str(h, in->arch);
+	key_i64(h, in->cc_major);
+	key_i64(h, in->cc_minor);
+	key_i64(h, in->driver_version);
+	return key_end(h, out);
+}
+
+/* ---- files ----------------------------------------------------------------------- */
+
+/* Writes data to DIR/NAME through a temporary file in DIR and rename(). */
+static bool write_atomically(const char *dir, const char *name, const void *a, size_t alen, const void *b, size_t blen,
+                             const void *c, size_t clen)
+{
+	char tmp[4096], path[4096];
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s/.tmp-XXXXXX", dir) >= sizeof tmp ||
+	    (size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+		return false;
+	int fd = mkstemp(tmp);
+	if (fd < 0)
+		return false;
+	bool ok = fchmod(fd, 0644) == 0;
+	const void *parts[3] = {a, b, c};
+	size_t lens[3] = {alen, blen, clen};
+	for (int i = 0; ok && i < 3; i++) {
+		const char *p = parts[i];
+		size_t left = lens[i];
+		while (ok && left) {
+			ssize_t w = write(fd, p, left);
+			if (w < 0 && errno == EINTR)
+				continue;
+			ok = w > 0;
+			if (ok) {
+				p += w;
+				left -= (size_t)w;
+			}
+		}
+	}
+	if (close(fd) != 0)
+		ok = false;
+	if (ok && rename(tmp, path) != 0)
+		ok = false;
+	if (!ok)
+		unlink(tmp);
+	return ok;
+}
+
+/* Reads a whole file (at most max bytes) into a malloc'd buffer with a
+ * NUL after it. */
+static void *read_file(const char *path, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char *data = NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max &&
+	    (data = malloc((size_t)st.st_size + 1)) != NULL) {
+		size_t got = 0, want = (size_t)st.st_size;
+		while (got < want) {
+			ssize_t r = read(fd, data + got, want - got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		data[got] = '\0';
+		*len = got;
+	}
+	close(fd);
+	return data;
+}
+
+/* ---- variants ------------------------------------------------------------------------ */
+
+/* The header of a KEY.variant file, in the machine's byte order (the magic
+ * tells another order apart). 64 bytes: the cubin after it is aligned. */
+typedef struct EntryHeader {
+	char magic[8];         /* "BLKVARNT" */
+	uint32_t version;      /* CACHE_FORMAT_VERSION */
+	uint32_t shared_bytes;
+	uint8_t key[16];
+	uint64_t cubin_len;
+	uint64_t ptx_len;      /* the PTX's bytes, its NUL not included (the file has none) */
+	uint64_t checksum;     /* XXH64 (seed 0) of the cubin and the PTX as they follow */
+	uint64_t reserved;
+} EntryHeader;
+_Static_assert(sizeof(EntryHeader) == 64, "the entry header is 64 bytes");
+
+static const char entry_magic[8] = {'B', 'L', 'K', 'V', 'A', 'R', 'N', 'T'};
+enum { MAX_ENTRY = 1 << 30 };
+
+static void entry_path(const char *dir, const CacheKey *key, const char *ext, char *buf, size_t size)
+{
+	char hex[33];
+	cache_key_hex(key, hex);
+	snprintf(buf, size, "%s/%s.%s", dir, hex, ext);
+}
+
+/* Checks data as an entry; fills out (pointing into data) when fine. */
+static const char *check_entry(void *data, size_t len, const CacheKey *key, CacheEntry *out)
+{
+	EntryHeader h;
+	if (len < sizeof h)
+		return "short";
+	memcpy(&h, data, sizeof h);
+	if (memcmp(h.magic, entry_magic, sizeof h.magic) != 0)
+		return "bad magic";
+	if (h.version != CACHE_FORMAT_VERSION)
+		return "format version";
+	if (h.cubin_len > MAX_ENTRY || h.ptx_len > MAX_ENTRY || sizeof h + h.cubin_len + h.ptx_len != len)
+		return "short";
+	const char *payload = (const char *)data + sizeof h;
+	if (XXH64(payload, (size_t)(h.cubin_len + h.ptx_len), 0) != h.checksum)
+		return "checksum";
+	if (key && memcmp(h.key, key->b, sizeof h.key) != 0)
+		return "key";
+	if (h.cubin_len == 0 || h.shared_bytes > INT32_MAX)
+		return "short";
+	if (out) {
+		out->data = data;
+		out->cubin = payload;
+		out->cubin_len = (size_t)h.cubin_len;
+		out->ptx = payload + h.cubin_len;
+		out->ptx_len = (size_t)h.ptx_len;
+		out->shared_bytes = (int)h.shared_bytes;
+	}
+	return NULL;
+}
+
+const char *cache_check_variant_file(const char *path, const CacheKey *key)
+{
+	size_t len = 0;
+	void *data = read_file(path, MAX_ENTRY, &len);
+	if (!data)
+		return "cannot be read";
+	const char *why = check_entry(data, len, key, NULL);
+	free(data);
+	return why;
+}
+
+bool cache_read_variant(const char *dir, const CacheKey *key, CacheEntry *out)
+{
+	memset(out, 0, sizeof *out);
+	char path[4200];
+	entry_path(dir, key, "variant", path, sizeof path);
+	size_t len = 0;
+	void *data = read_file(path, MAX_ENTRY, &len);
+	if (!data)
+		return false;
+	/* the PTX ends where the file does: read_file put a NUL there */
+	if (check_entry(data, len, key, out)) {
+		free(data);
+		memset(out, 0, sizeof *out);
+		return false;
+	}
+	return true;
+}
+
+void cache_entry_free(CacheEntry *e)
+{
+	if (!e)
+		return;
+	free(e->data);
+	memset(e, 0, sizeof *e);
+}
+
+bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin, size_t cubin_len, const char *ptx,
+                         size_t ptx_len, int shared_bytes)
+{
+	if (!cubin || !cubin_len || cubin_len > MAX_ENTRY || ptx_len > MAX_ENTRY || shared_bytes < 0)
+		return false;
+	EntryHeader h = {.version = CACHE_FORMAT_VERSION, .shared_bytes = (uint32_t)shared_bytes,
+	                 .cubin_len = cubin_len, .ptx_len = ptx_len};
+	memcpy(h.magic, entry_magic, sizeof h.magic);
+	memcpy(h.key, key->b, sizeof h.key);
+	XXH64_state_t st;
+	XXH64_reset(&st, 0);
+	XXH64_update(&st, cubin, cubin_len);
+	if (ptx_len)
+		XXH64_update(&st, ptx, ptx_len);
+	h.checksum = XXH64_digest(&st);
+	char name[64], hex[33];
+	cache_key_hex(key, hex);
+	snprintf(name, sizeof name, "%s.variant", hex);
+	return write_atomically(dir, name, &h, sizeof h, cubin, cubin_len, ptx, ptx_len);
+}
+
+/* ---- autotuning choices ------------------------------------------------------------------ *
+ *
+ * KEY.tune:
+ *   blk-autotune 1
+ *   KEY (32 hex digits)
+ *   INDEX
+ *   CONFIG (one line)
+ */
+
+bool cache_read_tune(const char *dir, const CacheKey *key, int *index, char *config, size_t size)
+{
+	char path[4200], hex[33];
+	entry_path(dir, key, "tune", path, sizeof path);
+	cache_key_hex(key, hex);
+	size_t len = 0;
+	char *data = read_file(path, 1 << 16, &len);
+	if (!data)
+		return false;
+	bool ok = false;
+	char head[32];
+	int n = snprintf(head, sizeof head, "blk-autotune %d\n", (int)CACHE_FORMAT_VERSION);
+	char *p = data;
+	if (len > (size_t)n + 34 && memcmp(p, head, (size_t)n) == 0 && memcmp(p + n, hex, 32) == 0 && p[n + 32] == '\n') {
+		p += n + 33;
+		char *end;
+		errno = 0;
+		long idx = strtol(p, &end, 10);
+		if (end != p && *end == '\n' && errno == 0 && idx >= 0 && idx < 1000000) {
+			char *line = end + 1, *nl = strchr(line, '\n');
+			if (nl && nl[1] == '\0' && (size_t)(nl - line) < size) {
+				memcpy(config, line, (size_t)(nl - line));
+				config[nl - line] = '\0';
+				*index = (int)idx;
+				ok = true;
+			}
+		}
+	}
+	free(data);
+	return ok;
+}
+
+bool cache_write_tune(const char *dir, const CacheKey *key, int index, const char *config)
+{
+	if (index < 0 || strchr(config, '\n'))
+		return false;
+	char hex[33], name[64];
+	cache_key_hex(key, hex);
+	snprintf(name, sizeof name, "%s.tune", hex);
+	char head[128];
+	int n = snprintf(head, sizeof head, "blk-autotune %d\n%s\n%d\n", (int)CACHE_FORMAT_VERSION, hex, index);
+	return write_atomically(dir, name, head, (size_t)n, config, strlen(config), "\n", 1);
+}

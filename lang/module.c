@@ -37,21 +37,23 @@ static const char *resolve(ModuleSet *set, const Module *from, const char *want)
 {
 	Arena *a = set->arena;
 	if (want[0] == '/')
-		return is_file(want) ? canonical(a, want) : NULL;
-	if (from && from->path) {
-		const char *p = arena_printf(a, "%s/%s", dir_of(a, from->path), want);
+		return is_file(want) ? want : NULL;
+	if (from && from->src) {
+		/* beside the importing file, named as that file was (diagnostics
+		 * then show paths as the user wrote them, not absolute ones) */
+		const char *p = arena_printf(a, "%s/%s", dir_of(a, from->src->name), want);
 		if (p && is_file(p))
-			return canonical(a, p);
+			return p;
 	}
 	for (int i = 0; i < set->n_include_dirs; i++) {
 		const char *p = arena_printf(a, "%s/%s", set->include_dirs[i], want);
 		if (p && is_file(p))
-			return canonical(a, p);
+			return p;
 	}
 	if (set->stdlib_dir && strncmp(want, "std/", 4) == 0) {
 		const char *p = arena_printf(a, "%s/%s", set->stdlib_dir, want + 4);
 		if (p && is_file(p))
-			return canonical(a, p);
+			return p;
 	}
 	return NULL;
 }
@@ -86,7 +88,8 @@ static void load_imports(ModuleSet *set, Module *m, int depth)
 			diag_error(set->diag, imp->span, "import path contains a NUL byte");
 			continue;
 		}
-		const char *path = resolve(set, m, imp->str);
+		const char *found = resolve(set, m, imp->str);
+		const char *path = found ? canonical(set->arena, found) : NULL;
 		if (!path) {
 			diag_error(set->diag, imp->span, "cannot find '%s' (looked beside this file%s%s)", imp->str,
 			           set->n_include_dirs ? ", in the -I folders" : "",
@@ -104,7 +107,7 @@ static void load_imports(ModuleSet *set, Module *m, int depth)
 				continue;
 			}
 			Source *src = arena_alloc(set->arena, sizeof *src);
-			if (!src || !source_read_file(src, path, set->arena, set->diag))
+			if (!src || !source_read_file(src, found, set->arena, set->diag))
 				continue;
 			dep = load(set, src, path, depth + 1);
 			if (!dep)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
@@ -191,9 +192,27 @@ static bool emit(LLVMModuleRef m, LLVMTargetMachineRef tm, char **ptx_out, size_
 	return true;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 bool llvm_emit_ptx(LLVMModuleRef m, const char *arch, int opt_level,
                    char **ptx_out, size_t *ptx_len, char **err_msg)
 {
+	return llvm_emit_ptx_timed(m, arch, opt_level, ptx_out, ptx_len, err_msg, NULL, NULL);
+}
+
+bool llvm_emit_ptx_timed(LLVMModuleRef m, const char *arch, int opt_level, char **ptx_out, size_t *ptx_len,
+                         char **err_msg, double *ms_opt, double *ms_emit)
+{
+	double t0 = now_ms();
+	if (ms_opt)
+		*ms_opt = 0;
+	if (ms_emit)
+		*ms_emit = 0;
 	Errors e = {0};
 	if (err_msg)
 		*err_msg = NULL;
@@ -262,7 +281,12 @@ bool llvm_emit_ptx(LLVMModuleRef m, const char *arch, int opt_level,
 	if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) {
 		errors_add(&e, "invalid LLVM module: %s", msg ? msg : "unknown error");
 	} else if (opt_level == 0 || run_pipeline(m, tm, opt_level, &e)) {
+		double t1 = now_ms();
+		if (ms_opt)
+			*ms_opt = t1 - t0;
 		ok = emit(m, tm, ptx_out, ptx_len, &e);
+		if (ms_emit)
+			*ms_emit = now_ms() - t1;
 	}
 	LLVMDisposeMessage(msg);
 

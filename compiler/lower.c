@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <llvm-c/Core.h>
 #include <llvm-c/DebugInfo.h>
@@ -1958,33 +1959,65 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	return true;
 }
 
+static double lower_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes, Diag *diag)
 {
+	return gpu_compile_ptx_timed(f, arch, ptx, ptx_len, shared_bytes, NULL, NULL, diag);
+}
+
+bool gpu_compile_ptx_timed(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes,
+                           double *ms_llvm, double *ms_ptx, Diag *diag)
+{
 	*ptx = NULL;
+	if (ms_llvm)
+		*ms_llvm = 0;
+	if (ms_ptx)
+		*ms_ptx = 0;
 	if (!llvm_ptx_isa_version(arch)) {
 		diag_plain(diag, DIAG_ERROR, "unknown GPU target '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a ...)", arch);
 		return false;
 	}
+	double t0 = lower_now_ms();
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMModuleRef m;
 	bool ok = gpu_lower_llvm(f, ctx, &m, shared_bytes, diag);
+	double ms_lower = lower_now_ms() - t0, ms_opt = 0, ms_emit = 0;
 	if (ok) {
 		char *err = NULL;
-		ok = llvm_emit_ptx(m, arch, 3, ptx, ptx_len, &err);
+		ok = llvm_emit_ptx_timed(m, arch, 3, ptx, ptx_len, &err, &ms_opt, &ms_emit);
 		if (!ok)
 			diag_plain(diag, DIAG_ERROR, "kernel '%s': %s", f->name, err ? err : "PTX emission failed");
 		free(err);
 		LLVMDisposeModule(m);
 	}
 	LLVMContextDispose(ctx);
+	if (ms_llvm)
+		*ms_llvm = ms_lower + ms_opt;
+	if (ms_ptx)
+		*ms_ptx = ms_emit;
 	return ok;
 }
 
 BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
                           Diag *diag)
 {
+	return blk_gpu_emit_timed(f, arch, llvm_ir, text, len, shared_bytes, NULL, NULL, diag);
+}
+
+BLK_API bool blk_gpu_emit_timed(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len,
+                                int *shared_bytes, double *ms_llvm, double *ms_ptx, Diag *diag)
+{
 	if (!llvm_ir)
-		return gpu_compile_ptx(f, arch, text, len, shared_bytes, diag);
+		return gpu_compile_ptx_timed(f, arch, text, len, shared_bytes, ms_llvm, ms_ptx, diag);
+	if (ms_ptx)
+		*ms_ptx = 0;
+	double t0 = lower_now_ms();
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMModuleRef m;
 	bool ok = gpu_lower_llvm(f, ctx, &m, shared_bytes, diag);
@@ -1997,5 +2030,7 @@ BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text
 		ok = *text != NULL;
 	}
 	LLVMContextDispose(ctx);
+	if (ms_llvm)
+		*ms_llvm = lower_now_ms() - t0;
 	return ok;
 }

@@ -1629,6 +1629,92 @@ static void lower_assert(Lower *L, const Op *op)
 
 /* ---- the op dispatch ------------------------------------------------------------------ */
 
+/* One element of an element-wise op from its operands' elements (c is the
+ * third operand's, for fma and select). */
+static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
+{
+	Type rt = op->results[0]->type;
+	Type in_t = op->n_operands ? type_elem(op->operands[0]->type) : rt;
+	/* fp8 computes in f32: exact for + - *, one more rounding that cannot
+	 * matter for / (24 bits against 4) */
+	bool fp8 = is_fp8(in_t) && op->code != OP_CAST && op->code != OP_BITCAST && op->code != OP_SELECT &&
+	           op->code != OP_NEG && op->code != OP_ABS; /* those two are exact on the bits */
+	Type fp8_t = in_t;
+	if (fp8) {
+		in_t = type_scalar(SK_F32);
+		a = gpu_fp8_to_f32(L->b, L->m, (ScalarKind)fp8_t.scalar, a);
+		if (b)
+			b = gpu_fp8_to_f32(L->b, L->m, (ScalarKind)fp8_t.scalar, b);
+	}
+	LLVMValueRef r = NULL;
+	switch (op->code) {
+	case OP_CMP: r = compare(L, (CmpPred)op->attr[0], in_t, a, b); break;
+	case OP_SELECT: r = LLVMBuildSelect(L->b, a, b, c, ""); break;
+	case OP_NEG:
+		r = is_fp8(in_t) ? LLVMBuildXor(L->b, a, LLVMConstInt(L->i8, 0x80, 0), "")
+		    : is_float(in_t) ? LLVMBuildFNeg(L->b, a, "") : LLVMBuildNeg(L->b, a, "");
+		break;
+	case OP_NOT: r = LLVMBuildNot(L->b, a, ""); break;
+	case OP_ABS:
+		if (is_fp8(in_t)) {
+			r = LLVMBuildAnd(L->b, a, LLVMConstInt(L->i8, 0x7F, 0), "");
+		} else if (is_float(in_t)) {
+			LLVMTypeRef ty = LLVMTypeOf(a);
+			r = call_intrinsic(L, "llvm.fabs", &ty, 1, &a, 1);
+		} else {
+			LLVMTypeRef ty = LLVMTypeOf(a);
+			LLVMValueRef args[2] = {a, LLVMConstInt(L->i1, 0, 0)};
+			r = call_intrinsic(L, "llvm.abs", &ty, 1, args, 2);
+		}
+		break;
+	case OP_FMA: {
+		LLVMTypeRef ty = LLVMTypeOf(a);
+		if (fp8)
+			c = gpu_fp8_to_f32(L->b, L->m, (ScalarKind)fp8_t.scalar, c);
+		LLVMValueRef args[3] = {a, b, c};
+		r = call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
+		break;
+	}
+	case OP_MATH: r = math(L, (MathFn)op->attr[0], in_t, a, op->loc); break;
+	case OP_UMULHI: {
+		LLVMTypeRef wide = in_t.scalar == SK_I64 || in_t.scalar == SK_U64 ? LLVMInt128TypeInContext(L->c) : L->i64;
+		/* the high half of the unsigned product, whatever the signedness */
+		LLVMValueRef x = LLVMBuildZExt(L->b, a, wide, "");
+		LLVMValueRef y = LLVMBuildZExt(L->b, b, wide, "");
+		unsigned bits = LLVMGetIntTypeWidth(LLVMTypeOf(a));
+		r = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, LLVMBuildMul(L->b, x, y, ""), LLVMConstInt(wide, bits, 0), ""),
+		                   LLVMTypeOf(a), "");
+		break;
+	}
+	case OP_ADDPTR: {
+		LLVMTypeRef pt = mem_type(L, type_pointee(type_elem(op->operands[0]->type)));
+		r = LLVMBuildGEP2(L->b, pt, a, &b, 1, "");
+		break;
+	}
+	case OP_CAST: r = cast(L, in_t, type_elem(rt), a, op->loc); break;
+	case OP_BITCAST: {
+		LLVMTypeRef to = elem_type(L, type_elem(rt));
+		if (LLVMGetTypeKind(to) == LLVMPointerTypeKind || LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMPointerTypeKind)
+			r = LLVMGetTypeKind(to) == LLVMPointerTypeKind
+			        ? (LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMPointerTypeKind ? a : LLVMBuildIntToPtr(L->b, a, to, ""))
+			        : LLVMBuildPtrToInt(L->b, a, to, "");
+		else
+			r = LLVMBuildBitCast(L->b, a, to, "");
+		break;
+	}
+	case OP_PTR_TO_INT: r = LLVMBuildPtrToInt(L->b, a, elem_type(L, type_elem(rt)), ""); break;
+	case OP_INT_TO_PTR: r = LLVMBuildIntToPtr(L->b, a, L->gptr, ""); break;
+	default: r = binary(L, op->code, in_t, a, b, op->attr[0]); break;
+	}
+	if (!r) {
+		fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));
+		return NULL;
+	}
+	if (fp8 && is_fp8(type_elem(rt)))
+		r = gpu_f32_to_fp8(L->b, L->m, (ScalarKind)rt.scalar, r);
+	return r;
+}
+
 static void lower_op(Lower *L, const Op *op)
 {
 	const Value *res = op->n_results ? op->results[0] : NULL;
@@ -1637,90 +1723,13 @@ static void lower_op(Lower *L, const Op *op)
 	int flags = op_flags(op->code);
 	if (flags & OPF_ELEMWISE) {
 		Tile t = tile_new(L, n);
-		Type in_t = op->n_operands ? type_elem(op->operands[0]->type) : rt;
-		/* fp8 computes in f32: exact for + - *, one more rounding that cannot
-		 * matter for / (24 bits against 4) */
-		bool fp8 = is_fp8(in_t) && op->code != OP_CAST && op->code != OP_BITCAST && op->code != OP_SELECT &&
-		           op->code != OP_NEG && op->code != OP_ABS; /* those two are exact on the bits */
-		Type fp8_t = in_t;
-		if (fp8)
-			in_t = type_scalar(SK_F32);
 		for (int k = 0; k < n && !L->failed; k++) {
 			LLVMValueRef a = op->n_operands > 0 ? el(L, op->operands[0], k) : NULL;
 			LLVMValueRef b = op->n_operands > 1 ? el(L, op->operands[1], k) : NULL;
-			LLVMValueRef r = NULL;
-			if (fp8) {
-				a = gpu_fp8_to_f32(L->b, L->m, (ScalarKind)fp8_t.scalar, a);
-				if (b)
-					b = gpu_fp8_to_f32(L->b, L->m, (ScalarKind)fp8_t.scalar, b);
-			}
-			switch (op->code) {
-			case OP_CMP: r = compare(L, (CmpPred)op->attr[0], in_t, a, b); break;
-			case OP_SELECT: r = LLVMBuildSelect(L->b, a, b, el(L, op->operands[2], k), ""); break;
-			case OP_NEG:
-				r = is_fp8(in_t) ? LLVMBuildXor(L->b, a, LLVMConstInt(L->i8, 0x80, 0), "")
-				    : is_float(in_t) ? LLVMBuildFNeg(L->b, a, "") : LLVMBuildNeg(L->b, a, "");
-				break;
-			case OP_NOT: r = LLVMBuildNot(L->b, a, ""); break;
-			case OP_ABS:
-				if (is_fp8(in_t)) {
-					r = LLVMBuildAnd(L->b, a, LLVMConstInt(L->i8, 0x7F, 0), "");
-				} else if (is_float(in_t)) {
-					LLVMTypeRef ty = LLVMTypeOf(a);
-					r = call_intrinsic(L, "llvm.fabs", &ty, 1, &a, 1);
-				} else {
-					LLVMTypeRef ty = LLVMTypeOf(a);
-					LLVMValueRef args[2] = {a, LLVMConstInt(L->i1, 0, 0)};
-					r = call_intrinsic(L, "llvm.abs", &ty, 1, args, 2);
-				}
-				break;
-			case OP_FMA: {
-				LLVMTypeRef ty = LLVMTypeOf(a);
-				LLVMValueRef c = el(L, op->operands[2], k);
-				if (fp8)
-					c = gpu_fp8_to_f32(L->b, L->m, (ScalarKind)fp8_t.scalar, c);
-				LLVMValueRef args[3] = {a, b, c};
-				r = call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
-				break;
-			}
-			case OP_MATH: r = math(L, (MathFn)op->attr[0], in_t, a, op->loc); break;
-			case OP_UMULHI: {
-				LLVMTypeRef wide = in_t.scalar == SK_I64 || in_t.scalar == SK_U64 ? LLVMInt128TypeInContext(L->c) : L->i64;
-				/* the high half of the unsigned product, whatever the signedness */
-				LLVMValueRef x = LLVMBuildZExt(L->b, a, wide, "");
-				LLVMValueRef y = LLVMBuildZExt(L->b, b, wide, "");
-				unsigned bits = LLVMGetIntTypeWidth(LLVMTypeOf(a));
-				r = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, LLVMBuildMul(L->b, x, y, ""), LLVMConstInt(wide, bits, 0), ""),
-				                   LLVMTypeOf(a), "");
-				break;
-			}
-			case OP_ADDPTR: {
-				LLVMTypeRef pt = mem_type(L, type_pointee(type_elem(op->operands[0]->type)));
-				r = LLVMBuildGEP2(L->b, pt, a, &b, 1, "");
-				break;
-			}
-			case OP_CAST: r = cast(L, in_t, type_elem(rt), a, op->loc); break;
-			case OP_BITCAST: {
-				LLVMTypeRef to = elem_type(L, type_elem(rt));
-				if (LLVMGetTypeKind(to) == LLVMPointerTypeKind || LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMPointerTypeKind)
-					r = LLVMGetTypeKind(to) == LLVMPointerTypeKind
-					        ? (LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMPointerTypeKind ? a : LLVMBuildIntToPtr(L->b, a, to, ""))
-					        : LLVMBuildPtrToInt(L->b, a, to, "");
-				else
-					r = LLVMBuildBitCast(L->b, a, to, "");
-				break;
-			}
-			case OP_PTR_TO_INT: r = LLVMBuildPtrToInt(L->b, a, elem_type(L, type_elem(rt)), ""); break;
-			case OP_INT_TO_PTR: r = LLVMBuildIntToPtr(L->b, a, L->gptr, ""); break;
-			default: r = binary(L, op->code, in_t, a, b, op->attr[0]); break;
-			}
-			if (!r) {
-				fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));
+			LLVMValueRef c = op->n_operands > 2 ? el(L, op->operands[2], k) : NULL;
+			t.e[k] = elementwise_value(L, op, a, b, c);
+			if (!t.e[k])
 				return;
-			}
-			if (fp8 && is_fp8(type_elem(rt)))
-				r = gpu_f32_to_fp8(L->b, L->m, (ScalarKind)rt.scalar, r);
-			t.e[k] = r;
 		}
 		L->vals[res->id] = t;
 		analyze(L, op);

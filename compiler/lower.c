@@ -790,9 +790,154 @@ static LLVMValueRef source_index(Lower *L, const Op *op, LLVMValueRef oidx, int 
 	}
 }
 
+/* ---- rematerialization ---------------------------------------------------------- */
+
+/* A shape op whose input is cheap to compute from coordinates (aranges,
+ * constants, scalars, element-wise ops and loads, through reshapes and
+ * broadcasts) recomputes it in the output's layout instead of moving it
+ * through shared memory: a few instructions an element, no barrier.
+ * Loads may be repeated (L1 holds them) when nothing writes memory between
+ * the load and the op. */
+enum { REMAT_BUDGET = 48 };
+
+static LLVMValueRef source_index(Lower *L, const Op *op, LLVMValueRef oidx, int *which);
+
+static bool no_writes_between(const Op *from, const Op *to)
+{
+	if (from->parent != to->parent)
+		return false;
+	for (const Op *o = from->next; o && o != to; o = o->next)
+		if (o->code == OP_STORE || o->code == OP_ATOMIC_RMW || o->code == OP_ATOMIC_CAS || o->n_regions)
+			return false;
+	return true;
+}
+
+static bool can_remat(const Value *v, const Op *at, int *budget)
+{
+	if (--*budget < 0)
+		return false;
+	if (v->type.rank == 0)
+		return true; /* a scalar: uniform, already lowered */
+	const Op *d = v->def;
+	if (!d || d->n_results != 1)
+		return false;
+	switch (d->code) {
+	case OP_CONST:
+	case OP_ARANGE:
+	case OP_SPLAT:
+		return true;
+	case OP_EXPAND_DIMS:
+	case OP_RESHAPE:
+	case OP_HINT:
+	case OP_BROADCAST:
+	case OP_TRANS:
+		return can_remat(d->operands[0], at, budget);
+	case OP_LOAD:
+		if (d->attr[3] || !no_writes_between(d, at))
+			return false;
+		break;
+	default:
+		if (!(op_flags(d->code) & OPF_ELEMWISE))
+			return false;
+		break;
+	}
+	for (int i = 0; i < d->n_operands; i++)
+		if (!can_remat(d->operands[i], at, budget))
+			return false;
+	return true;
+}
+
+static void access_asm(Lower *L, bool store, LLVMValueRef ptr, LLVMValueRef pred, LLVMValueRef *words, int n_words,
+                       int word_bytes, LLVMValueRef *others, const Op *op, LLVMValueRef *out);
+static void pack(Lower *L, LLVMValueRef *elems, int w, LLVMTypeRef et, int eb, LLVMValueRef *words, int word_bytes);
+static void unpack(Lower *L, LLVMValueRef *words, int word_bytes, LLVMTypeRef et, int eb, int w, LLVMValueRef *elems);
+static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
+
+/* The element of v at linear index idx, computed where it is needed. */
+static LLVMValueRef remat(Lower *L, const Value *v, LLVMValueRef idx)
+{
+	if (v->type.rank == 0)
+		return el(L, v, 0);
+	const Op *d = v->def;
+	switch (d->code) {
+	case OP_CONST:
+		return const_elem(L, d, type_elem(v->type));
+	case OP_ARANGE:
+		return LLVMBuildAdd(L->b, idx, ci32(L, d->attr[0]), "");
+	case OP_SPLAT:
+		return el(L, d->operands[0], 0);
+	case OP_EXPAND_DIMS:
+	case OP_RESHAPE:
+	case OP_HINT:
+		return remat(L, d->operands[0], idx); /* the same linear order */
+	case OP_BROADCAST:
+	case OP_TRANS: {
+		int which;
+		return remat(L, d->operands[0], source_index(L, d, idx, &which));
+	}
+	case OP_LOAD: {
+		Type et = type_pointee(type_elem(d->operands[0]->type));
+		int eb = type_bytes(et);
+		LLVMValueRef ptr = remat(L, d->operands[0], idx);
+		LLVMValueRef pred = d->attr[0] & MEMF_MASK ? remat(L, d->operands[1], idx) : NULL;
+		LLVMValueRef other = NULL, word;
+		int wb = eb;
+		if (d->attr[0] & MEMF_OTHER)
+			other = to_mem(L, et, remat(L, d->operands[2], idx));
+		else if (pred)
+			other = LLVMConstInt(LLVMIntTypeInContext(L->c, (unsigned)wb * 8), 0, 0);
+		LLVMValueRef ow = NULL;
+		if (other)
+			pack(L, &other, 1, mem_type(L, et), eb, &ow, wb);
+		access_asm(L, false, ptr, pred, NULL, 1, wb, other ? &ow : NULL, d, &word);
+		LLVMValueRef e;
+		unpack(L, &word, wb, mem_type(L, et), eb, 1, &e);
+		return from_mem(L, et, e);
+	}
+	default: {
+		LLVMValueRef x[3] = {NULL, NULL, NULL};
+		for (int i = 0; i < d->n_operands && i < 3; i++)
+			x[i] = remat(L, d->operands[i], idx);
+		return elementwise_value(L, d, x[0], x[1], x[2]);
+	}
+	}
+}
+
+static bool try_remat_shape(Lower *L, const Op *op)
+{
+	for (int i = 0; i < op->n_operands; i++) {
+		int budget = REMAT_BUDGET;
+		if (!can_remat(op->operands[i], op, &budget))
+			return false;
+	}
+	Type in_t = op->operands[0]->type, out_t = op->results[0]->type;
+	int ept = ept_of(L, out_t);
+	Tile t = tile_new(L, ept);
+	for (int k = 0; k < ept && !L->failed; k++) {
+		LLVMValueRef oidx = lin_index(L, numel(out_t), k);
+		int which;
+		LLVMValueRef src = source_index(L, op, oidx, &which);
+		if (which == 0) {
+			t.e[k] = remat(L, op->operands[0], src);
+			continue;
+		}
+		LLVMValueRef pick;
+		if (which == -100)
+			pick = LLVMBuildICmp(L->b, LLVMIntNE, coord(L, out_t, oidx, out_t.rank - 1), ci32(L, 0), "");
+		else
+			pick = LLVMBuildICmp(L->b, LLVMIntUGE, coord(L, out_t, oidx, -1 - which), ci32(L, in_t.shape[-1 - which]), "");
+		LLVMValueRef a = remat(L, op->operands[0], src), b = remat(L, op->operands[1], src);
+		t.e[k] = LLVMBuildSelect(L->b, pick, b, a, "");
+	}
+	L->vals[op->results[0]->id] = t;
+	return !L->failed;
+}
+
 /* Shape ops through shared memory: broadcast, trans, cat, join. */
 static void lower_shape(Lower *L, const Op *op)
 {
+	if (try_remat_shape(L, op))
+		return;
 	Type in_t = op->operands[0]->type, out_t = op->results[0]->type;
 	int in_bytes = numel(in_t) * type_bytes(in_t);
 	int second = (in_bytes + 7) & ~7;

@@ -67,6 +67,9 @@ static const char *source =
 	"kernel transpose(x: *f32, out: *f32, T: const i32 = 128) {\n"
 	"    let r = arange(0, T);\n"
 	"    let t = load(x + r[:, None] * T + r[None, :]);\n"
+	/* a store between the load and the transpose: the load cannot be
+	 * recomputed in the transposed layout, the data goes through shared memory */
+	"    store(out + r[:, None] * T + r[None, :], t);\n"
 	"    store(out + r[:, None] * T + r[None, :], trans(t));\n"
 	"}\n"
 	"kernel fill(out: *i32, base: i32, BLOCK: const i32 = 256) {\n"

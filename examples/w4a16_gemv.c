@@ -8,6 +8,8 @@
  * byte, the even k in the low nibble, the odd k in the high one. */
 #include "common.h"
 
+#include <string.h>
+
 enum { N = 200, K = 512, GROUP = 128 }; /* N: not a multiple of BLOCK_N (32) */
 
 /* Row n of the codes, K values in 0..15, into K / 2 bytes. */
@@ -73,6 +75,19 @@ int main(int argc, char **argv)
 	char title[128];
 	snprintf(title, sizeof title, "w4a16_gemv N=%d K=%d group %d (%s)", N, K, GROUP, backend_name(ctx));
 	int status = compare_report(title, &c, 1);
+
+	/* Steps wider than a scale group (BLOCK_K = 512 spans four groups):
+	 * each weight takes its own group's scale. */
+	blk_const wide[] = {{.name = "BLOCK_K", .i = 512}, {.name = "BLOCK_N", .i = 8}};
+	blk_launch_options opt = {.consts = wide, .n_consts = 2};
+	memset(y, 0, sizeof y); /* so that a row the second launch misses shows */
+	CHECK(blk_copy_to_device(ctx, dy, y, sizeof y));
+	CHECK(blk_launch(kernel, args, 8, &opt));
+	CHECK(blk_copy_from_device(ctx, y, dy, sizeof y));
+	compare cw = compare_start("y", 1e-3);
+	compare_f16s(&cw, y, want, N, 0.01);
+	snprintf(title, sizeof title, "w4a16_gemv N=%d K=%d group %d, steps of 512 (%s)", N, K, GROUP, backend_name(ctx));
+	status |= compare_report(title, &cw, 1);
 
 	blk_module_destroy(mod);
 	blk_context_destroy(ctx);

@@ -3,12 +3,19 @@
  *
  * The interpreter runs kernels on the CPU with every access checked. The
  * GPU backend (driver.c loads the CUDA driver) compiles each variant to PTX
- * at its first launch (gpu_compile_ptx), links it in process (cuLink*),
- * keeps the CUfunction with the variant, and launches with cuLaunchKernel,
+ * at its first launch (gpu_compile_ptx_timed), links it in process
+ * (cuLink*) or takes the cubin from the disk cache (cache.c), keeps the
+ * CUfunction with the variant, and launches with cuLaunchKernel,
  * asynchronously (BLK_DEBUG=1: synchronizing after each launch, to name
  * the kernel that faulted). Device printf goes to the process's stdout;
  * blk_context_printed gives "" there. Copies are synchronous and ordered
- * after earlier work on the default stream. */
+ * after earlier work on the default stream.
+ *
+ * Timing (blk_time_launch, autotuning) uses CUDA events on the launch's
+ * stream with the L2 cache flushed between runs, or the wall clock on the
+ * interpreter. An @autotune kernel whose launch leaves a config's const
+ * open is tuned at the first launch for each value of its key (see
+ * "autotuning" below). */
 #include "blk.h"
 #include "compiler.h"
 #include "runtime.h"
@@ -17,6 +24,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,16 +32,30 @@
 
 static _Thread_local StrBuf last_error;
 
+/* The message's memory is freed when its thread ends: a key whose value is
+ * the thread's buffer. */
+static pthread_once_t error_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t error_key;
+static bool error_key_ok;
+
+static void make_error_key(void) { error_key_ok = pthread_key_create(&error_key, free) == 0; }
+
 static blk_status fail(blk_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static blk_status fail(blk_status status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
+	char *old = last_error.data;
 	last_error.len = 0;
 	if (last_error.data)
 		last_error.data[0] = '\0';
 	sb_vprintf(&last_error, fmt, ap);
 	va_end(ap);
+	if (last_error.data != old) {
+		pthread_once(&error_key_once, make_error_key);
+		if (error_key_ok)
+			pthread_setspecific(error_key, last_error.data);
+	}
 	return status;
 }
 
@@ -147,6 +169,13 @@ struct blk_context {
 	int smem_optin;        /* shared memory a block may opt in to, bytes */
 	int max_threads;
 	unsigned max_grid[3];
+	int l2_bytes;          /* the L2 cache's size (0: unknown) */
+	int driver_version;    /* cuDriverGetVersion: 13000 for CUDA 13.0 */
+	/* timing: a buffer of twice the L2 cache's size, written between timed
+	 * runs to flush it; made at the first timing */
+	pthread_mutex_t flush_lock;
+	CUdeviceptr flush_buf;
+	size_t flush_bytes;
 };
 
 /* Reports a failed driver call made for `fn`. */
@@ -170,6 +199,8 @@ static blk_status gpu_enter(blk_context *ctx, const char *fn)
 	return r == CUDA_SUCCESS ? BLK_SUCCESS : cuda_fail(ctx, r, fn, "cuCtxSetCurrent");
 }
 
+static blk_status gpu_describe(blk_context *ctx, const char *fn);
+
 /* Opens device `device` for ctx: the driver, the device's properties, its
  * primary context (retained). On failure nothing is left held. */
 static blk_status gpu_open(blk_context *ctx, int device)
@@ -191,8 +222,31 @@ static blk_status gpu_open(blk_context *ctx, int device)
 			return fail(BLK_ERROR_NO_DEVICE, "%s: no CUDA device %d (there is one: 0)", fn, device);
 		return fail(BLK_ERROR_NO_DEVICE, "%s: no CUDA device %d (there are %d: 0 to %d)", fn, device, count, count - 1);
 	}
+	ctx->device = device;
 	if ((r = cu->cuDeviceGet(&ctx->dev, device)) != CUDA_SUCCESS)
 		return cuda_fail(ctx, r, fn, "cuDeviceGet");
+	blk_status st = gpu_describe(ctx, fn);
+	if (st != BLK_SUCCESS)
+		return st;
+	if ((r = cu->cuDevicePrimaryCtxRetain(&ctx->cuctx, ctx->dev)) != CUDA_SUCCESS)
+		return cuda_fail(ctx, r, fn, "cuDevicePrimaryCtxRetain");
+	ctx->retained_primary = true;
+	if ((r = cu->cuCtxSetCurrent(ctx->cuctx)) != CUDA_SUCCESS) {
+		st = cuda_fail(ctx, r, fn, "cuCtxSetCurrent");
+		cu->cuDevicePrimaryCtxRelease(ctx->dev);
+		ctx->retained_primary = false;
+		ctx->cuctx = NULL;
+		return st;
+	}
+	return BLK_SUCCESS;
+}
+
+/* Reads the properties of ctx->dev into ctx (ctx->device is its ordinal). */
+static blk_status gpu_describe(blk_context *ctx, const char *fn)
+{
+	const CudaDriver *cu = ctx->cu;
+	int device = ctx->device;
+	CUresult r;
 	if ((r = cu->cuDeviceGetName(ctx->device_name, (int)sizeof ctx->device_name, ctx->dev)) != CUDA_SUCCESS)
 		return cuda_fail(ctx, r, fn, "cuDeviceGetName");
 	ctx->device_name[sizeof ctx->device_name - 1] = '\0';
@@ -215,16 +269,12 @@ static blk_status gpu_open(blk_context *ctx, int device)
 	if (!cuda_arch_for(ctx->cc_major, ctx->cc_minor, ctx->arch, sizeof ctx->arch))
 		return fail(BLK_ERROR_NO_DEVICE, "%s: CUDA device %d (%s) has compute capability %d.%d; blk needs 7.0 or newer",
 		            fn, device, ctx->device_name, ctx->cc_major, ctx->cc_minor);
-	if ((r = cu->cuDevicePrimaryCtxRetain(&ctx->cuctx, ctx->dev)) != CUDA_SUCCESS)
-		return cuda_fail(ctx, r, fn, "cuDevicePrimaryCtxRetain");
-	ctx->retained_primary = true;
-	if ((r = cu->cuCtxSetCurrent(ctx->cuctx)) != CUDA_SUCCESS) {
-		blk_status st = cuda_fail(ctx, r, fn, "cuCtxSetCurrent");
-		cu->cuDevicePrimaryCtxRelease(ctx->dev);
-		ctx->retained_primary = false;
-		ctx->cuctx = NULL;
-		return st;
-	}
+	/* for timing and the cache's key only: an old driver without them is no error */
+	if (cu->cuDeviceGetAttribute(&ctx->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, ctx->dev) != CUDA_SUCCESS ||
+	    ctx->l2_bytes < 0)
+		ctx->l2_bytes = 0;
+	if (cu->cuDriverGetVersion(&ctx->driver_version) != CUDA_SUCCESS)
+		ctx->driver_version = 0;
 	const char *dbg = getenv("BLK_DEBUG");
 	ctx->debug = dbg && dbg[0] && strcmp(dbg, "0") != 0;
 	return BLK_SUCCESS;
@@ -270,6 +320,46 @@ blk_status blk_context_create(blk_backend backend, int device, blk_context **out
 		}
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_mutex_init(&ctx->flush_lock, NULL);
+	*out = ctx;
+	return ok();
+}
+
+blk_status blk_context_create_current(blk_context **out)
+{
+	const char *fn = "blk_context_create_current";
+	if (!out)
+		return fail(BLK_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+	*out = NULL;
+	const char *why;
+	const CudaDriver *cu = cuda_driver(&why);
+	if (!cu)
+		return fail(BLK_ERROR_NO_DEVICE, "%s: %s", fn, why);
+	CUcontext cur = NULL;
+	CUresult r = cu->cuCtxGetCurrent(&cur);
+	if (r != CUDA_SUCCESS)
+		return cuda_fail(NULL, r, fn, "cuCtxGetCurrent");
+	if (!cur)
+		return fail(BLK_ERROR_NO_DEVICE, "%s: no CUDA context is current on this thread", fn);
+	blk_context *ctx = calloc(1, sizeof *ctx);
+	if (!ctx)
+		return fail(BLK_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+	ctx->backend = BLK_BACKEND_GPU;
+	ctx->cu = cu;
+	ctx->cuctx = cur; /* borrowed: neither retained nor destroyed here */
+	blk_status st = BLK_SUCCESS;
+	if ((r = cu->cuCtxGetDevice(&ctx->dev)) != CUDA_SUCCESS)
+		st = cuda_fail(ctx, r, fn, "cuCtxGetDevice");
+	if (st == BLK_SUCCESS) {
+		ctx->device = (int)ctx->dev; /* a CUdevice is its ordinal */
+		st = gpu_describe(ctx, fn);
+	}
+	if (st != BLK_SUCCESS) {
+		free(ctx);
+		return st;
+	}
+	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_mutex_init(&ctx->flush_lock, NULL);
 	*out = ctx;
 	return ok();
 }
@@ -286,6 +376,8 @@ void blk_context_destroy(blk_context *ctx)
 	if (ctx->backend == BLK_BACKEND_GPU && gpu_enter(ctx, "blk_context_destroy") == BLK_SUCCESS) {
 		for (int i = 0; i < ctx->n_bufs; i++)
 			ctx->cu->cuMemFree((CUdeviceptr)(uintptr_t)ctx->bufs[i].data);
+		if (ctx->flush_buf)
+			ctx->cu->cuMemFree(ctx->flush_buf);
 	} else if (ctx->backend == BLK_BACKEND_INTERPRETER) {
 		for (int i = 0; i < ctx->n_bufs; i++)
 			free(ctx->bufs[i].data);
@@ -296,6 +388,7 @@ void blk_context_destroy(blk_context *ctx)
 	sb_free(&ctx->printed);
 	sb_free(&ctx->printed_out);
 	pthread_mutex_destroy(&ctx->lock);
+	pthread_mutex_destroy(&ctx->flush_lock);
 	free(ctx);
 }
 
@@ -480,7 +573,18 @@ typedef struct Variant {
 	uint8_t *pkind;       /* per runtime argument: PK_* */
 	uint8_t *pscalar;     /* per runtime argument: its ScalarKind */
 	CUdeviceptr assert_state; /* GPU: the kernel's record of a failed assert, or 0 without asserts */
+	const char *ptx;      /* GPU: its PTX (in the module's arena), for blk_kernel_compile */
+	size_t ptx_len;
+	/* how it was made: milliseconds of each phase (blk_compile_info) */
+	double ms_irgen, ms_passes, ms_llvm, ms_ptx, ms_cubin;
+	bool from_disk;       /* GPU: the cubin came from the disk cache */
 } Variant;
+
+/* The config an @autotune kernel runs for some values of its key. */
+typedef struct Tuned {
+	int64_t *key;         /* one value per key name (key_values) */
+	int best;             /* index into the kernel's configs */
+} Tuned;
 
 struct blk_kernel {
 	blk_module *m;
@@ -492,6 +596,11 @@ struct blk_kernel {
 	int n_args;           /* parameters that are not const: blk_launch's arguments */
 	Variant **variants;
 	int n_variants, cap_variants;
+	/* @autotune: for each key name, the runtime argument that gives it, or
+	 * -1 for a const parameter; the choices made so far */
+	int *key_arg;
+	Tuned *tuned;
+	int n_tuned, cap_tuned;
 	/* The last launch's request (its consts, num_warps, num_stages) and the
 	 * variant it got: a launch asking the same skips the search. */
 	struct {
@@ -500,6 +609,8 @@ struct blk_kernel {
 		int n_consts, num_warps, num_stages;
 		uint64_t spec;
 		Variant *v;
+		bool tuned;        /* it chose among the configs for its key values: */
+		int64_t *key;      /* these (n_key, allocated with the kernel) */
 	} last;
 };
 
@@ -513,6 +624,7 @@ struct blk_module {
 	int n_defines;
 	blk_kernel *kernels;
 	int n_kernels;
+	double ms_parse;      /* loading: reading, parsing and checking the sources */
 	pthread_mutex_t lock;
 };
 
@@ -596,12 +708,35 @@ static bool describe_params(blk_module *m, blk_kernel *k, Diag *diag)
 	return true;
 }
 
+/* Where each name of the kernel's autotune key comes from. */
+static bool describe_key(blk_module *m, blk_kernel *k)
+{
+	int n = k->autotune.n_key;
+	k->key_arg = arena_alloc(&m->arena, (size_t)(n ? n : 1) * sizeof *k->key_arg);
+	k->last.key = arena_alloc(&m->arena, (size_t)(n ? n : 1) * sizeof *k->last.key);
+	if (!k->key_arg || !k->last.key)
+		return false;
+	for (int i = 0; i < n; i++) {
+		k->key_arg[i] = -1;
+		for (int p = 0, a = 0; p < k->n_params; p++) {
+			if (strcmp(k->params[p].name, k->autotune.key[i]) == 0) {
+				if (!k->params[p].is_const)
+					k->key_arg[i] = a;
+				break;
+			}
+			a += !k->params[p].is_const;
+		}
+	}
+	return true;
+}
+
 static blk_status load_module(blk_context *ctx, const Source *given, const char *path, const blk_module_options *opt,
                               blk_module **out)
 {
 	if (!ctx || !out)
 		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load: %s is NULL", ctx ? "out" : "ctx");
 	*out = NULL;
+	double t0 = monotonic_ms();
 	blk_module *m = calloc(1, sizeof *m);
 	if (!m)
 		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_module_load: out of memory");
@@ -648,6 +783,10 @@ static blk_status load_module(blk_context *ctx, const Source *given, const char 
 			k->node = n;
 			if (!describe_params(m, k, &diag) || !irgen_autotune(m->mod, n, &k->autotune, &diag, &m->arena))
 				break;
+			if (!describe_key(m, k)) {
+				m->kernels = NULL;
+				break;
+			}
 		}
 		if (diag.errors)
 			status = fail(BLK_ERROR_SOURCE, "%s", diag.out.data ? diag.out.data : "");
@@ -660,6 +799,7 @@ static blk_status load_module(blk_context *ctx, const Source *given, const char 
 		blk_module_destroy(m);
 		return status;
 	}
+	m->ms_parse = monotonic_ms() - t0;
 	pthread_mutex_lock(&ctx->lock);
 	m->next_module = ctx->modules;
 	ctx->modules = m;
@@ -748,16 +888,17 @@ blk_status blk_kernel_param(const blk_kernel *k, int i, blk_param_info *out)
  * outgrow what the kernel remembered before. */
 
 /* The const values of a launch: the launch's own, then the module's
- * defines, then (for names still missing) the kernel's first autotune
- * config; defaults in the source come last, in irgen. */
-static int launch_consts(blk_kernel *k, const blk_launch_options *opt, ConstBinding *out)
+ * defines, then (for names still missing) the kernel's autotune config
+ * `cfg` (when it has configs); defaults in the source come last, in irgen. */
+static int launch_consts(blk_kernel *k, const blk_launch_options *opt, int cfg, ConstBinding *out)
 {
 	int n = 0;
 	for (int i = 0; opt && i < opt->n_consts; i++)
 		out[n++] = (ConstBinding){opt->consts[i].name, opt->consts[i].is_float != 0, opt->consts[i].i,
 		                          opt->consts[i].f};
-	const ConstBinding *more[2] = {k->m->defines, k->autotune.n_configs ? k->autotune.configs[0] : NULL};
-	int counts[2] = {k->m->n_defines, k->autotune.n_configs ? k->autotune.config_len[0] : 0};
+	bool has = cfg >= 0 && cfg < k->autotune.n_configs;
+	const ConstBinding *more[2] = {k->m->defines, has ? k->autotune.configs[cfg] : NULL};
+	int counts[2] = {k->m->n_defines, has ? k->autotune.config_len[cfg] : 0};
 	for (int s = 0; s < 2; s++)
 		for (int i = 0; i < counts[s]; i++) {
 			bool seen = false;
@@ -828,9 +969,12 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 	}
 	Variant *v = arena_alloc(&m->arena, sizeof *v);
 	IrgenOptions io = {.consts = copy, .n_consts = n, .num_warps = num_warps, .num_stages = num_stages};
+	double t0 = monotonic_ms();
 	IrFunc *f = copy && v ? irgen_kernel(m->mod, k->node, &io, &diag, &m->arena) : NULL;
+	double t1 = monotonic_ms();
 	if (f && !ir_run_passes(f, NULL, NULL, NULL, &diag))
 		f = NULL;
+	double t2 = monotonic_ms();
 	blk_status status = BLK_SUCCESS;
 	if (!f) {
 		status = fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
@@ -843,7 +987,7 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 					f->params[i].divisibility = 16;
 				j++;
 			}
-		*v = (Variant){.consts = copy, .n_consts = n, .spec = spec, .f = f};
+		*v = (Variant){.consts = copy, .n_consts = n, .spec = spec, .f = f, .ms_irgen = t1 - t0, .ms_passes = t2 - t1};
 		k->variants[k->n_variants++] = v;
 	}
 	m->set.diag = NULL;
@@ -899,24 +1043,161 @@ static void remember_request(blk_kernel *k, const blk_launch_options *opt, uint6
 	k->last.v = v;
 }
 
-/* The variant this launch runs. Caller holds m->lock. */
-static blk_status find_variant(blk_kernel *k, const blk_launch_options *opt, uint64_t spec, Variant **out)
+/* The variant of config `cfg` (of an @autotune kernel; any index for one
+ * without) for this launch's options. Caller holds m->lock. */
+static blk_status config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec, Variant **out)
 {
-	if (same_request(k, opt, spec)) {
-		*out = k->last.v;
-		return BLK_SUCCESS;
-	}
-	int cap = (opt ? opt->n_consts : 0) + k->m->n_defines + (k->autotune.n_configs ? k->autotune.config_len[0] : 0);
+	int cap = (opt ? opt->n_consts : 0) + k->m->n_defines +
+	          (cfg >= 0 && cfg < k->autotune.n_configs ? k->autotune.config_len[cfg] : 0);
 	ConstBinding buf[32];
 	ConstBinding *consts = cap <= 32 ? buf : malloc((size_t)cap * sizeof *consts);
 	if (!consts)
 		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
-	int n = launch_consts(k, opt, consts);
+	int n = launch_consts(k, opt, cfg, consts);
 	blk_status st = get_variant(k, consts, n, opt ? opt->num_warps : 0, opt ? opt->num_stages : 0, spec, out);
 	if (consts != buf)
 		free(consts);
+	return st;
+}
+
+/* Does the launch give `name` (its consts, the module's defines; for
+ * num_warps and num_stages, its options)? */
+static bool launch_gives(const blk_kernel *k, const blk_launch_options *opt, const char *name)
+{
+	if (strcmp(name, "num_warps") == 0)
+		return opt && opt->num_warps > 0;
+	if (strcmp(name, "num_stages") == 0)
+		return opt && opt->num_stages > 0;
+	for (int i = 0; opt && i < opt->n_consts; i++)
+		if (opt->consts[i].name && strcmp(opt->consts[i].name, name) == 0)
+			return true;
+	for (int i = 0; i < k->m->n_defines; i++)
+		if (strcmp(k->m->defines[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Does this launch leave the choice among the kernel's configs open? With
+ * two configs or more: when the configs set const parameters, one of
+ * those the launch does not give (a launch that gives them all runs as
+ * given, num_warps and num_stages from the first config unless given);
+ * when they set only num_warps or num_stages, one of those. */
+static bool needs_tuning(const blk_kernel *k, const blk_launch_options *opt)
+{
+	if (k->autotune.n_configs < 2)
+		return false;
+	bool consts = false, open_const = false, open_option = false;
+	for (int c = 0; c < k->autotune.n_configs; c++)
+		for (int i = 0; i < k->autotune.config_len[c]; i++) {
+			const char *name = k->autotune.configs[c][i].name;
+			bool option = strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0;
+			bool given = launch_gives(k, opt, name);
+			consts |= !option;
+			open_const |= !option && !given;
+			open_option |= option && !given;
+		}
+	return consts ? open_const : open_option;
+}
+
+/* The value of the kernel's key name i in this launch: an integer
+ * argument's value, a float's bits, for a pointer whether it is 16-byte
+ * aligned; a const parameter's value as the launch gives it (INT64_MIN
+ * when it does not). */
+static int64_t key_arg_value(const blk_arg *a)
+{
+	int64_t v;
+	switch (a->kind) {
+	case BLK_ARG_PTR:
+		return (a->v.ptr & 15) == 0;
+	case BLK_ARG_FLOAT:
+		memcpy(&v, &a->v.f, sizeof v);
+		return v;
+	default:
+		return a->v.i;
+	}
+}
+
+static void key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_options *opt, int64_t *out)
+{
+	for (int i = 0; i < k->autotune.n_key; i++) {
+		if (k->key_arg[i] >= 0) {
+			out[i] = key_arg_value(&args[k->key_arg[i]]);
+			continue;
+		}
+		out[i] = INT64_MIN;
+		const char *name = k->autotune.key[i];
+		const blk_const *c = NULL;
+		for (int j = 0; opt && j < opt->n_consts && !c; j++)
+			if (opt->consts[j].name && strcmp(opt->consts[j].name, name) == 0)
+				c = &opt->consts[j];
+		if (c) {
+			if (c->is_float)
+				memcpy(&out[i], &c->f, sizeof out[i]);
+			else
+				out[i] = c->i;
+			continue;
+		}
+		for (int j = 0; j < k->m->n_defines; j++)
+			if (strcmp(k->m->defines[j].name, name) == 0) {
+				if (k->m->defines[j].is_float)
+					memcpy(&out[i], &k->m->defines[j].f, sizeof out[i]);
+				else
+					out[i] = k->m->defines[j].i;
+				break;
+			}
+	}
+}
+
+/* Do the arguments give the key the values the last launch's did? (Its
+ * const names were compared with the request.) */
+static bool same_key(const blk_kernel *k, const blk_arg *args)
+{
+	for (int i = 0; i < k->autotune.n_key; i++)
+		if (k->key_arg[i] >= 0 && key_arg_value(&args[k->key_arg[i]]) != k->last.key[i])
+			return false;
+	return true;
+}
+
+typedef enum FindMode {
+	FIND_LAUNCH,  /* a launch: tune when the choice for the key is not known */
+	FIND_COMPILE, /* compiling ahead: the known choice, else the first config */
+} FindMode;
+
+static blk_status choose_config(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                                uint64_t spec, const int64_t *key, FindMode mode, int *cfg, bool *known);
+
+/* The variant this launch runs (for an @autotune kernel, tuning first when
+ * needed). Caller holds m->lock. */
+static blk_status find_variant(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                               uint64_t spec, FindMode mode, Variant **out)
+{
+	if (same_request(k, opt, spec) && (!k->last.tuned || (args && same_key(k, args)))) {
+		*out = k->last.v;
+		return BLK_SUCCESS;
+	}
+	bool tuned = needs_tuning(k, opt), known = true;
+	int cfg = 0, n_key = k->autotune.n_key;
+	int64_t kbuf[16];
+	int64_t *key = n_key <= 16 ? kbuf : malloc((size_t)n_key * sizeof *key);
+	if (!key)
+		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	blk_status st = BLK_SUCCESS;
+	if (tuned && !args) {
+		known = false; /* compiling ahead without arguments: the first config */
+	} else if (tuned) {
+		key_values(k, args, opt, key);
+		st = choose_config(k, args, n_args, opt, spec, key, mode, &cfg, &known);
+	}
 	if (st == BLK_SUCCESS)
+		st = config_variant(k, opt, cfg, spec, out);
+	if (st == BLK_SUCCESS && known) {
 		remember_request(k, opt, spec, *out);
+		k->last.tuned = tuned;
+		if (tuned)
+			memcpy(k->last.key, key, (size_t)n_key * sizeof *key);
+	}
+	if (key != kbuf)
+		free(key);
 	return st;
 }
 
@@ -1057,8 +1338,44 @@ static blk_status launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, in
 
 /* ---- the GPU backend ---- */
 
-/* PTX to a loaded module, in process (cuLink*). */
-static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, size_t len, CUmodule *out)
+/* The disk cache's key of v (runtime.h: what it is made of). */
+static bool variant_key(blk_kernel *k, Variant *v, CacheKey *out)
+{
+	blk_module *m = k->m;
+	blk_context *ctx = m->ctx;
+	int n = m->set.modules.len;
+	const Source *buf[16];
+	const Source **srcs = n <= 16 ? buf : malloc((size_t)n * sizeof *srcs);
+	if (!srcs)
+		return false;
+	for (int i = 0; i < n; i++)
+		srcs[i] = ((Module *)m->set.modules.items[i])->src;
+	VariantKeyInput in = {
+		.compiler_version = blk_compiler_version(),
+		.sources = srcs,
+		.n_sources = n,
+		.kernel = k->node->name,
+		.consts = v->consts,
+		.n_consts = v->n_consts,
+		.spec = v->spec,
+		.num_warps = v->f->num_warps,
+		.num_stages = v->f->num_stages,
+		.arch = ctx->arch,
+		.cc_major = ctx->cc_major,
+		.cc_minor = ctx->cc_minor,
+		.driver_version = ctx->driver_version,
+	};
+	bool ok = cache_variant_key(&in, out);
+	if (srcs != buf)
+		free(srcs);
+	return ok;
+}
+
+/* PTX to a loaded module, in process (cuLink*); the cubin goes into the
+ * disk cache as DIR/KEY.variant when dir is not NULL. *ms gets the time of
+ * linking and loading. */
+static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, size_t len, int smem, const char *dir,
+                           const CacheKey *key, CUmodule *out, double *ms)
 {
 	const CudaDriver *cu = ctx->cu;
 	char info[4096] = "", errlog[16384] = "", msg[512];
@@ -1066,6 +1383,7 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
 	                       CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
 	void *vals[] = {info, (void *)(uintptr_t)sizeof info, errlog, (void *)(uintptr_t)sizeof errlog,
 	                (void *)(uintptr_t)(ctx->debug ? 1 : 0)};
+	double t0 = monotonic_ms(), t_write = 0;
 	CUlinkState ls = NULL;
 	CUresult r = cu->cuLinkCreate(sizeof opts / sizeof opts[0], opts, vals, &ls);
 	if (r != CUDA_SUCCESS)
@@ -1078,6 +1396,12 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
 	if (r == CUDA_SUCCESS) {
 		call = "cuLinkComplete";
 		r = cu->cuLinkComplete(ls, &cubin, &cubin_size);
+	}
+	if (r == CUDA_SUCCESS && dir) {
+		/* a cache that cannot be written is no error: the next process compiles again */
+		double tw = monotonic_ms();
+		cache_write_variant(dir, key, cubin, cubin_size, ptx, len, smem);
+		t_write = monotonic_ms() - tw;
 	}
 	if (r == CUDA_SUCCESS) {
 		call = "cuModuleLoadData";
@@ -1093,11 +1417,14 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
 		          cuda_describe(cu, r, call, msg, sizeof msg), n ? "\n" : "", errlog);
 	}
 	cu->cuLinkDestroy(ls);
+	*ms = monotonic_ms() - t0 - t_write;
 	return st;
 }
 
 /* Compiles and loads v for ctx's device: PTX, the parameters' layout,
- * shared memory, a CUfunction. Caller holds m->lock. */
+ * shared memory, a CUfunction. The cubin comes from the disk cache when it
+ * has it (BLK_CACHE, BLK_ALWAYS_COMPILE); else it is compiled and put
+ * there. Caller holds m->lock. */
 static blk_status gpu_load_variant(blk_kernel *k, Variant *v)
 {
 	blk_module *m = k->m;
@@ -1113,25 +1440,48 @@ static blk_status gpu_load_variant(blk_kernel *k, Variant *v)
 		                                        "program; the device allows %d", kn, warps, 32 * (long)warps,
 		            ctx->max_threads);
 
+	/* the disk cache */
+	CacheMode mode = cache_mode();
+	char dir[4096];
+	CacheKey key;
+	bool cached = mode != CACHE_OFF && cache_dir(dir, sizeof dir) && variant_key(k, v, &key);
+	CacheEntry entry = {0};
+	CUmodule mod = NULL;
 	char *ptx = NULL;
 	size_t len = 0;
 	int smem = 0;
-	Diag diag;
-	diag_init(&diag);
-	bool compiled = gpu_compile_ptx(f, ctx->arch, &ptx, &len, &smem, &diag);
-	if (!compiled || !ptx) {
-		st = fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
-		          diag.out.data && diag.out.len ? diag.out.data : "blk_launch: the kernel could not be compiled");
+	v->from_disk = false;
+	v->ms_llvm = v->ms_ptx = v->ms_cubin = 0;
+	double t0 = monotonic_ms();
+	if (cached && mode == CACHE_READ_WRITE && cache_read_variant(dir, &key, &entry)) {
+		if (ctx->cu->cuModuleLoadData(&mod, entry.cubin) == CUDA_SUCCESS) {
+			ptx = (char *)entry.ptx;
+			len = entry.ptx_len;
+			smem = entry.shared_bytes;
+			v->from_disk = true;
+			v->ms_cubin = monotonic_ms() - t0;
+		} else {
+			/* a cubin this driver refuses: compiled again, and the entry rewritten */
+			mod = NULL;
+			cache_entry_free(&entry);
+		}
+	}
+	if (!mod) {
+		Diag diag;
+		diag_init(&diag);
+		bool compiled = gpu_compile_ptx_timed(f, ctx->arch, &ptx, &len, &smem, &v->ms_llvm, &v->ms_ptx, &diag);
+		if (!compiled || !ptx) {
+			st = fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
+			          diag.out.data && diag.out.len ? diag.out.data : "blk_launch: the kernel could not be compiled");
+			diag_free(&diag);
+			free(ptx);
+			return st;
+		}
 		diag_free(&diag);
-		free(ptx);
-		return st;
 	}
-	diag_free(&diag);
-	if (smem < 0 || smem > ctx->smem_optin) {
-		free(ptx);
-		return fail(BLK_ERROR_LAUNCH, "blk_launch: kernel '%s' needs %d bytes of shared memory; the device allows %d",
-		            kn, smem, ctx->smem_optin);
-	}
+	if (smem < 0 || smem > ctx->smem_optin)
+		st = fail(BLK_ERROR_LAUNCH, "blk_launch: kernel '%s' needs %d bytes of shared memory; the device allows %d", kn,
+		          smem, ctx->smem_optin);
 
 	/* The arguments' layout: what the IR says each is, in the sizes the PTX declares. */
 	int n_rt = 0;
@@ -1144,7 +1494,9 @@ static blk_status gpu_load_variant(blk_kernel *k, Variant *v)
 	if (!v->pscalar)
 		v->pscalar = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
 	int np = sizes ? ptx_entry_params(ptx, len, kn, sizes, n_rt + 1) : 0;
-	if (!sizes || !v->pkind || !v->pscalar)
+	if (st != BLK_SUCCESS)
+		;
+	else if (!sizes || !v->pkind || !v->pscalar)
 		st = fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
 	else if (n_rt != k->n_args)
 		st = fail(BLK_ERROR_LAUNCH, "blk_launch: internal error: kernel '%s' has %d runtime parameters in its IR, "
@@ -1178,14 +1530,26 @@ static blk_status gpu_load_variant(blk_kernel *k, Variant *v)
 	if (sizes != sbuf)
 		free(sizes);
 
-	CUmodule mod = NULL;
-	CUfunction fn = NULL;
-	if (st == BLK_SUCCESS)
-		st = gpu_link(ctx, kn, ptx, len, &mod);
-	free(ptx);
-	if (st != BLK_SUCCESS)
+	if (st == BLK_SUCCESS && !mod)
+		st = gpu_link(ctx, kn, ptx, len, smem, cached ? dir : NULL, &key, &mod, &v->ms_cubin);
+	if (st == BLK_SUCCESS) {
+		/* kept for blk_kernel_compile */
+		v->ptx = arena_strndup(&m->arena, ptx, len);
+		v->ptx_len = v->ptx ? len : 0;
+		if (!v->ptx)
+			st = fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	}
+	if (v->from_disk)
+		cache_entry_free(&entry);
+	else
+		free(ptx);
+	if (st != BLK_SUCCESS) {
+		if (mod)
+			ctx->cu->cuModuleUnload(mod);
 		return st;
+	}
 	char msg[512];
+	CUfunction fn = NULL;
 	CUresult r = ctx->cu->cuModuleGetFunction(&fn, mod, kn);
 	if (r == CUDA_SUCCESS && smem > 48 * 1024) {
 		r = ctx->cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem);
@@ -1364,6 +1728,30 @@ static blk_status interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, con
 	return st == BLK_SUCCESS ? ok() : st;
 }
 
+/* Starts a launch: the variant (compiled and loaded) and the grid. */
+static blk_status prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                                 blk_context **ctx_out, Variant **v_out, unsigned grid[3])
+{
+	blk_module *m = k->m;
+	Variant *v = NULL;
+	blk_status st = BLK_SUCCESS;
+	pthread_mutex_lock(&m->lock);
+	blk_context *ctx = m->ctx;
+	if (!ctx)
+		st = fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: the context of kernel '%s' was destroyed", k->node->name);
+	if (st == BLK_SUCCESS)
+		st = find_variant(k, args, n_args, opt, ctx->backend == BLK_BACKEND_GPU ? arg_spec(k, args) : 0, FIND_LAUNCH,
+		                  &v);
+	if (st == BLK_SUCCESS)
+		st = launch_grid(k, v, args, n_args, opt, grid);
+	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_GPU && !v->fn)
+		st = gpu_load_variant(k, v);
+	pthread_mutex_unlock(&m->lock);
+	*ctx_out = ctx;
+	*v_out = v;
+	return st;
+}
+
 blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt)
 {
 	if (!k)
@@ -1371,23 +1759,549 @@ blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_
 	blk_status st = check_args(k, args, n_args);
 	if (st != BLK_SUCCESS)
 		return st;
-	blk_module *m = k->m;
 	unsigned grid[3] = {1, 1, 1};
 	Variant *v = NULL;
-	pthread_mutex_lock(&m->lock);
-	blk_context *ctx = m->ctx;
-	if (!ctx)
-		st = fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: the context of kernel '%s' was destroyed", k->node->name);
-	if (st == BLK_SUCCESS)
-		st = find_variant(k, opt, ctx->backend == BLK_BACKEND_GPU ? arg_spec(k, args) : 0, &v);
-	if (st == BLK_SUCCESS)
-		st = launch_grid(k, v, args, n_args, opt, grid);
-	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_GPU && !v->fn)
-		st = gpu_load_variant(k, v);
-	pthread_mutex_unlock(&m->lock);
-	if (st != BLK_SUCCESS)
+	blk_context *ctx = NULL;
+	if ((st = prepare_launch(k, args, n_args, opt, &ctx, &v, grid)) != BLK_SUCCESS)
 		return st;
 	if (ctx->backend == BLK_BACKEND_GPU)
 		return gpu_launch(ctx, v, args, n_args, grid, opt);
 	return interp_launch(ctx, k, v, args, n_args, grid, opt);
+}
+
+/* ---- synchronizing, timing, compiling ahead ------------------------------------------ */
+
+blk_status blk_synchronize(blk_context *ctx)
+{
+	if (!ctx)
+		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_synchronize: ctx is NULL");
+	if (ctx->backend != BLK_BACKEND_GPU)
+		return ok();
+	blk_status st = gpu_enter(ctx, "blk_synchronize");
+	if (st != BLK_SUCCESS)
+		return st;
+	CUresult r = ctx->cu->cuCtxSynchronize();
+	if (r != CUDA_SUCCESS)
+		return cuda_fail(ctx, r, "blk_synchronize", "cuCtxSynchronize");
+	return ok();
+}
+
+/* The buffer timed runs write to flush the L2 cache: twice its size, made
+ * at the first use; none (0 bytes) when the size is unknown or it cannot
+ * be had. */
+static void flush_buffer(blk_context *ctx, CUdeviceptr *p, size_t *bytes)
+{
+	pthread_mutex_lock(&ctx->flush_lock);
+	if (!ctx->flush_buf && ctx->l2_bytes > 0) {
+		size_t want = 2 * (size_t)ctx->l2_bytes;
+		if (ctx->cu->cuMemAlloc(&ctx->flush_buf, want) == CUDA_SUCCESS)
+			ctx->flush_bytes = want;
+		else
+			ctx->flush_buf = 0;
+	}
+	*p = ctx->flush_buf;
+	*bytes = ctx->flush_buf ? ctx->flush_bytes : 0;
+	pthread_mutex_unlock(&ctx->flush_lock);
+}
+
+/* Times v on the GPU: `warmups` launches, then `reps` launches each
+ * between two events on the launch's stream, the L2 cache flushed before
+ * each; the median in milliseconds. */
+static blk_status time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
+                           const blk_launch_options *opt, int warmups, int reps, double *median)
+{
+	const CudaDriver *cu = ctx->cu;
+	const char *fn = "blk_time_launch";
+	CUstream stream = opt ? (CUstream)opt->stream : NULL;
+	blk_status st = BLK_SUCCESS;
+	for (int i = 0; i < warmups && st == BLK_SUCCESS; i++)
+		st = gpu_launch(ctx, v, args, n_args, grid, opt);
+	if (st != BLK_SUCCESS)
+		return st;
+	CUdeviceptr flush;
+	size_t flush_bytes;
+	flush_buffer(ctx, &flush, &flush_bytes);
+	CUevent *ev = calloc((size_t)reps * 2, sizeof *ev);
+	double *ms = malloc((size_t)reps * sizeof *ms);
+	if (!ev || !ms) {
+		free(ev);
+		free(ms);
+		return fail(BLK_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+	}
+	CUresult r = CUDA_SUCCESS;
+	const char *call = "cuEventCreate";
+	int made = 0;
+	while (made < 2 * reps && (r = cu->cuEventCreate(&ev[made], CU_EVENT_DEFAULT)) == CUDA_SUCCESS)
+		made++;
+	for (int i = 0; r == CUDA_SUCCESS && st == BLK_SUCCESS && i < reps; i++) {
+		call = "cuMemsetD8Async";
+		if (flush_bytes && (r = cu->cuMemsetD8Async(flush, (unsigned char)i, flush_bytes, stream)) != CUDA_SUCCESS)
+			break;
+		call = "cuEventRecord";
+		if ((r = cu->cuEventRecord(ev[2 * i], stream)) != CUDA_SUCCESS)
+			break;
+		if ((st = gpu_launch(ctx, v, args, n_args, grid, opt)) != BLK_SUCCESS)
+			break;
+		r = cu->cuEventRecord(ev[2 * i + 1], stream);
+	}
+	if (r == CUDA_SUCCESS && st == BLK_SUCCESS) {
+		call = "cuEventSynchronize";
+		r = cu->cuEventSynchronize(ev[2 * reps - 1]);
+	}
+	for (int i = 0; r == CUDA_SUCCESS && st == BLK_SUCCESS && i < reps; i++) {
+		float t = 0;
+		call = "cuEventElapsedTime";
+		r = cu->cuEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1]);
+		ms[i] = t;
+	}
+	for (int i = 0; i < made; i++)
+		cu->cuEventDestroy(ev[i]);
+	if (st == BLK_SUCCESS && r != CUDA_SUCCESS)
+		st = cuda_fail(ctx, r, fn, call);
+	if (st == BLK_SUCCESS)
+		*median = median_of(ms, reps);
+	free(ev);
+	free(ms);
+	return st;
+}
+
+/* Times v on the interpreter: one launch, then `reps` by the wall clock. */
+static blk_status time_interp(blk_context *ctx, blk_kernel *k, Variant *v, const blk_arg *args, int n_args,
+                              const unsigned grid[3], const blk_launch_options *opt, int reps, double *median)
+{
+	double *ms = malloc((size_t)reps * sizeof *ms);
+	if (!ms)
+		return fail(BLK_ERROR_OUT_OF_MEMORY, "blk_time_launch: out of memory");
+	blk_status st = interp_launch(ctx, k, v, args, n_args, grid, opt);
+	for (int i = 0; i < reps && st == BLK_SUCCESS; i++) {
+		double t0 = monotonic_ms();
+		st = interp_launch(ctx, k, v, args, n_args, grid, opt);
+		ms[i] = monotonic_ms() - t0;
+	}
+	if (st == BLK_SUCCESS)
+		*median = median_of(ms, reps);
+	free(ms);
+	return st;
+}
+
+blk_status blk_time_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt, int reps,
+                           double *median_ms)
+{
+	if (!k || !median_ms)
+		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_time_launch: %s is NULL", k ? "median_ms" : "kernel");
+	if (reps < 1 || reps > 100000)
+		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_time_launch: reps is %d (1 to 100000)", reps);
+	*median_ms = 0;
+	blk_status st = check_args(k, args, n_args);
+	if (st != BLK_SUCCESS)
+		return st;
+	unsigned grid[3] = {1, 1, 1};
+	Variant *v = NULL;
+	blk_context *ctx = NULL;
+	if ((st = prepare_launch(k, args, n_args, opt, &ctx, &v, grid)) != BLK_SUCCESS)
+		return st;
+	if (ctx->backend == BLK_BACKEND_GPU)
+		st = time_gpu(ctx, v, args, n_args, grid, opt, 3, reps, median_ms);
+	else
+		st = time_interp(ctx, k, v, args, n_args, grid, opt, reps, median_ms);
+	return st == BLK_SUCCESS ? ok() : st;
+}
+
+blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                              blk_compile_info *info)
+{
+	if (!k)
+		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_compile: kernel is NULL");
+	if (info)
+		memset(info, 0, sizeof *info);
+	blk_status st = BLK_SUCCESS;
+	if (args || n_args) {
+		if ((st = check_args(k, args, n_args)) != BLK_SUCCESS)
+			return st;
+	}
+	blk_module *m = k->m;
+	Variant *v = NULL;
+	pthread_mutex_lock(&m->lock);
+	blk_context *ctx = m->ctx;
+	if (!ctx)
+		st = fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_compile: the context of kernel '%s' was destroyed",
+		          k->node->name);
+	int before = k->n_variants;
+	bool gpu = ctx && ctx->backend == BLK_BACKEND_GPU, loaded = false;
+	if (st == BLK_SUCCESS)
+		st = find_variant(k, args, n_args, opt, gpu && args ? arg_spec(k, args) : 0, FIND_COMPILE, &v);
+	if (st == BLK_SUCCESS && gpu && !v->fn) {
+		st = gpu_load_variant(k, v);
+		loaded = true;
+	}
+	if (st == BLK_SUCCESS && info) {
+		bool made = k->n_variants > before && k->variants[k->n_variants - 1] == v;
+		info->ptx = gpu ? v->ptx : NULL;
+		info->ptx_len = gpu ? v->ptx_len : 0;
+		info->shared_bytes = gpu ? v->shared_bytes : 0;
+		info->num_warps = v->f->num_warps;
+		info->num_stages = v->f->num_stages;
+		if (made) {
+			info->ms_parse = m->ms_parse;
+			info->ms_irgen = v->ms_irgen;
+			info->ms_passes = v->ms_passes;
+		}
+		if (loaded) {
+			info->ms_llvm = v->ms_llvm;
+			info->ms_ptx = v->ms_ptx;
+			info->ms_cubin = v->ms_cubin;
+		}
+		info->from_disk_cache = gpu && v->from_disk;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return st == BLK_SUCCESS ? ok() : st;
+}
+
+/* ---- autotuning ------------------------------------------------------------------------ *
+ *
+ * A launch of an @autotune kernel that leaves a config's name open
+ * (needs_tuning) runs the config chosen for the values of the kernel's key:
+ * remembered in memory (k->tuned), else in the disk cache (KEY.tune), else
+ * chosen now by timing each config on the launch's own arguments. The
+ * memory of every pointer argument is saved first and put back after each
+ * config, so the launch itself runs on what it was given. On the
+ * interpreter nothing is timed: the first config that compiles is taken. */
+
+static Tuned *find_tuned(blk_kernel *k, const int64_t *key)
+{
+	size_t bytes = (size_t)k->autotune.n_key * sizeof *key;
+	for (int i = 0; i < k->n_tuned; i++)
+		if (memcmp(k->tuned[i].key, key, bytes) == 0)
+			return &k->tuned[i];
+	return NULL;
+}
+
+static void remember_tuned(blk_kernel *k, const int64_t *key, int best)
+{
+	Tuned *t = find_tuned(k, key);
+	if (!t) {
+		if (k->n_tuned == k->cap_tuned) {
+			int cap = k->cap_tuned ? 2 * k->cap_tuned : 8;
+			Tuned *nt = arena_alloc(&k->m->arena, (size_t)cap * sizeof *nt);
+			if (!nt)
+				return; /* no memory: the next launch tunes again */
+			if (k->n_tuned)
+				memcpy(nt, k->tuned, (size_t)k->n_tuned * sizeof *nt);
+			k->tuned = nt;
+			k->cap_tuned = cap;
+		}
+		int64_t *copy = arena_alloc(&k->m->arena, (size_t)(k->autotune.n_key ? k->autotune.n_key : 1) * sizeof *copy);
+		if (!copy)
+			return;
+		memcpy(copy, key, (size_t)k->autotune.n_key * sizeof *key);
+		t = &k->tuned[k->n_tuned++];
+		t->key = copy;
+	}
+	t->best = best;
+	/* launches that remembered another choice look again */
+	k->last.v = NULL;
+}
+
+/* "BLOCK=1024 num_warps=4": config c as text (the disk cache checks it). */
+static void config_text(const blk_kernel *k, int c, char *buf, size_t size)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; c < k->autotune.n_configs && i < k->autotune.config_len[c] && n < size; i++) {
+		const ConstBinding *b = &k->autotune.configs[c][i];
+		int w = b->is_float ? snprintf(buf + n, size - n, "%s%s=%.17g", i ? " " : "", b->name, b->f)
+		                    : snprintf(buf + n, size - n, "%s%s=%lld", i ? " " : "", b->name, (long long)b->i);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+}
+
+/* The disk cache's key of the choice for these key values: the sources,
+ * the kernel, what the launch gives (defines, consts, num_warps,
+ * num_stages), the key's values, the device. */
+static bool tune_key(blk_kernel *k, const blk_launch_options *opt, const int64_t *key, CacheKey *out)
+{
+	blk_module *m = k->m;
+	int n = m->set.modules.len, nc = opt ? opt->n_consts : 0;
+	const Source **srcs = malloc((size_t)(n ? n : 1) * sizeof *srcs);
+	ConstBinding *given = malloc((size_t)(nc ? nc : 1) * sizeof *given);
+	KeyHasher *h = srcs && given ? key_begin("blk autotune") : NULL;
+	if (h) {
+		for (int i = 0; i < n; i++)
+			srcs[i] = ((Module *)m->set.modules.items[i])->src;
+		for (int i = 0; i < nc; i++)
+			given[i] = (ConstBinding){opt->consts[i].name ? opt->consts[i].name : "", opt->consts[i].is_float != 0,
+			                          opt->consts[i].i, opt->consts[i].f};
+		key_str(h, blk_compiler_version());
+		key_sources(h, srcs, n);
+		key_str(h, k->node->name);
+		key_consts(h, m->defines, m->n_defines);
+		key_consts(h, given, nc);
+		key_i64(h, opt ? opt->num_warps : 0);
+		key_i64(h, opt ? opt->num_stages : 0);
+		key_bytes(h, key, (size_t)k->autotune.n_key * sizeof *key);
+		key_str(h, m->ctx->device_name);
+		key_str(h, m->ctx->arch);
+	}
+	free(srcs);
+	free(given);
+	return key_end(h, out);
+}
+
+/* The memory of a pointer argument, saved while configs are timed. */
+typedef struct Saved {
+	CUdeviceptr base, copy;
+	size_t bytes;
+} Saved;
+
+static void free_saved(blk_context *ctx, Saved *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		ctx->cu->cuMemFree(s[i].copy);
+	free(s);
+}
+
+/* Copies (on the device) the whole allocation holding each pointer
+ * argument, each allocation once. */
+static blk_status save_buffers(blk_context *ctx, const blk_kernel *k, const blk_arg *args, int n_args, Saved **out,
+                               int *n_out)
+{
+	const CudaDriver *cu = ctx->cu;
+	const char *fn = "blk_autotune";
+	*out = NULL;
+	*n_out = 0;
+	CUresult r = cu->cuCtxSynchronize(); /* what the arguments hold is final */
+	if (r != CUDA_SUCCESS)
+		return cuda_fail(ctx, r, fn, "cuCtxSynchronize");
+	Saved *s = calloc((size_t)(n_args ? n_args : 1), sizeof *s);
+	if (!s)
+		return fail(BLK_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+	int n = 0;
+	blk_status st = BLK_SUCCESS;
+	for (int a = 0; a < n_args && st == BLK_SUCCESS; a++) {
+		if (args[a].kind != BLK_ARG_PTR)
+			continue;
+		CUdeviceptr base = 0;
+		size_t bytes = 0;
+		if ((r = cu->cuMemGetAddressRange(&base, &bytes, (CUdeviceptr)args[a].v.ptr)) != CUDA_SUCCESS) {
+			char msg[512];
+			st = fail(cuda_blk_status(r), "%s: argument %d of '%s' (0x%llx) is not device memory: %s", fn, a + 1,
+			          k->node->name, (unsigned long long)args[a].v.ptr,
+			          cuda_describe(cu, r, "cuMemGetAddressRange_v2", msg, sizeof msg));
+			break;
+		}
+		bool seen = false;
+		for (int j = 0; j < n && !seen; j++)
+			seen = s[j].base == base;
+		if (seen)
+			continue;
+		if ((r = cu->cuMemAlloc(&s[n].copy, bytes)) != CUDA_SUCCESS) {
+			char msg[512];
+			st = fail(cuda_blk_status(r), "%s: saving the %zu bytes argument %d of '%s' points into, to put them back "
+			                              "after each config: %s (give the kernel's consts to launch without tuning)",
+			          fn, bytes, a + 1, k->node->name, cuda_describe(cu, r, "cuMemAlloc_v2", msg, sizeof msg));
+			break;
+		}
+		s[n].base = base;
+		s[n].bytes = bytes;
+		n++;
+		if ((r = cu->cuMemcpyDtoD(s[n - 1].copy, base, bytes)) != CUDA_SUCCESS)
+			st = cuda_fail(ctx, r, fn, "cuMemcpyDtoD_v2");
+	}
+	if (st != BLK_SUCCESS) {
+		free_saved(ctx, s, n);
+		return st;
+	}
+	*out = s;
+	*n_out = n;
+	return BLK_SUCCESS;
+}
+
+static blk_status restore_buffers(blk_context *ctx, const Saved *s, int n)
+{
+	const CudaDriver *cu = ctx->cu;
+	CUresult r = cu->cuCtxSynchronize();
+	for (int i = 0; i < n && r == CUDA_SUCCESS; i++)
+		r = cu->cuMemcpyDtoD(s[i].base, s[i].copy, s[i].bytes);
+	if (r == CUDA_SUCCESS)
+		r = cu->cuCtxSynchronize(); /* before launches on streams that do not wait for the default one */
+	return r == CUDA_SUCCESS ? BLK_SUCCESS : cuda_fail(ctx, r, "blk_autotune", "cuMemcpyDtoD_v2");
+}
+
+/* Why config c could not run, from the last error: one line, without
+ * "blk_launch: ", cut to fit. */
+static void note_failure(blk_tune_result *res, int c)
+{
+	if (!res || c >= 64)
+		return;
+	const char *e = blk_last_error();
+	if (strncmp(e, "blk_launch: ", 12) == 0)
+		e += 12;
+	size_t size = sizeof res->note[c], n = 0;
+	for (; e[n] && n + 1 < size; n++)
+		res->note[c][n] = e[n] == '\n' ? ' ' : e[n];
+	res->note[c][n] = '\0';
+}
+
+/* Runs every config of k on these arguments and sets *best to the fastest
+ * (a kernel without configs: the one launch). Caller holds m->lock. */
+static blk_status tune(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt, uint64_t spec,
+                       blk_tune_result *res, int *best)
+{
+	blk_context *ctx = k->m->ctx;
+	int nc = k->autotune.n_configs > 1 ? k->autotune.n_configs : 1;
+	if (res) {
+		memset(res, 0, sizeof *res);
+		res->n_configs = nc;
+		res->best = -1;
+		for (int c = 0; c < 64; c++)
+			res->ms[c] = -1;
+	}
+	*best = -1;
+	blk_status st = BLK_SUCCESS, first_failure = BLK_SUCCESS;
+	StrBuf first_msg = {0};
+	double best_ms = 0;
+	Saved *saved = NULL;
+	int n_saved = 0;
+	bool gpu = ctx->backend == BLK_BACKEND_GPU;
+	if (gpu && (st = save_buffers(ctx, k, args, n_args, &saved, &n_saved)) != BLK_SUCCESS)
+		return st;
+	for (int c = 0; c < nc; c++) {
+		Variant *v = NULL;
+		unsigned grid[3] = {1, 1, 1};
+		double ms = 0;
+		bool ran = false;
+		if (!gpu && *best >= 0) {
+			if (res && c < 64)
+				snprintf(res->note[c], sizeof res->note[c], "not timed on the interpreter");
+			continue;
+		}
+		st = config_variant(k, opt, c, spec, &v);
+		if (st == BLK_SUCCESS && gpu && !v->fn)
+			st = gpu_load_variant(k, v);
+		if (st == BLK_SUCCESS && gpu)
+			st = launch_grid(k, v, args, n_args, opt, grid);
+		if (st == BLK_SUCCESS && gpu) {
+			ran = true;
+			st = time_gpu(ctx, v, args, n_args, grid, opt, 3, 10, &ms);
+		}
+		if (st == BLK_SUCCESS) {
+			if (res && c < 64)
+				res->ms[c] = ms;
+			if (*best < 0 || ms < best_ms) {
+				*best = c;
+				best_ms = ms;
+			}
+		} else {
+			note_failure(res, c);
+			if (first_failure == BLK_SUCCESS) {
+				first_failure = st;
+				sb_puts(&first_msg, blk_last_error());
+			}
+		}
+		if (ran) {
+			/* a fault leaves the context unusable: no config can run after it */
+			CUresult r = ctx->cu->cuCtxSynchronize();
+			blk_status rs = cuda_error_is_sticky(r) ? st : restore_buffers(ctx, saved, n_saved);
+			if (rs != BLK_SUCCESS) {
+				st = rs;
+				*best = -1;
+				break;
+			}
+		}
+		st = BLK_SUCCESS;
+	}
+	if (gpu)
+		free_saved(ctx, saved, n_saved);
+	if (st == BLK_SUCCESS && *best < 0) {
+		st = first_failure != BLK_SUCCESS ? first_failure : BLK_ERROR_LAUNCH;
+		fail(st, "no config of kernel '%s' can run; the first: %s", k->node->name,
+		     first_msg.data ? first_msg.data : "?");
+	}
+	sb_free(&first_msg);
+	if (res)
+		res->best = *best;
+	return st;
+}
+
+/* The config for these key values: remembered, on disk, or (for a launch)
+ * tuned now. *known is false when it is only a guess (compiling ahead
+ * before any tuning: the first config). Caller holds m->lock. */
+static blk_status choose_config(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                                uint64_t spec, const int64_t *key, FindMode mode, int *cfg, bool *known)
+{
+	*known = true;
+	*cfg = 0;
+	Tuned *t = find_tuned(k, key);
+	if (t) {
+		*cfg = t->best;
+		return BLK_SUCCESS;
+	}
+	bool gpu = k->m->ctx->backend == BLK_BACKEND_GPU;
+	char dir[4096], text[512], stored[512];
+	CacheKey ck;
+	bool disk = gpu && cache_mode() != CACHE_OFF && cache_dir(dir, sizeof dir) && tune_key(k, opt, key, &ck);
+	int index;
+	if (disk && cache_read_tune(dir, &ck, &index, stored, sizeof stored) && index < k->autotune.n_configs) {
+		config_text(k, index, text, sizeof text);
+		if (strcmp(text, stored) == 0) {
+			remember_tuned(k, key, index);
+			*cfg = index;
+			return BLK_SUCCESS;
+		}
+	}
+	if (mode == FIND_COMPILE) {
+		*known = false;
+		return BLK_SUCCESS;
+	}
+	blk_status st = tune(k, args, n_args, opt, spec, NULL, cfg);
+	if (st != BLK_SUCCESS)
+		return st;
+	remember_tuned(k, key, *cfg);
+	if (disk) {
+		config_text(k, *cfg, text, sizeof text);
+		cache_write_tune(dir, &ck, *cfg, text);
+	}
+	return BLK_SUCCESS;
+}
+
+blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                        blk_tune_result *result)
+{
+	if (!k)
+		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_autotune: kernel is NULL");
+	blk_status st = check_args(k, args, n_args);
+	if (st != BLK_SUCCESS)
+		return st;
+	blk_module *m = k->m;
+	pthread_mutex_lock(&m->lock);
+	blk_context *ctx = m->ctx;
+	if (!ctx)
+		st = fail(BLK_ERROR_INVALID_ARGUMENT, "blk_autotune: the context of kernel '%s' was destroyed", k->node->name);
+	int best = -1;
+	if (st == BLK_SUCCESS) {
+		uint64_t spec = ctx->backend == BLK_BACKEND_GPU ? arg_spec(k, args) : 0;
+		st = tune(k, args, n_args, opt, spec, result, &best);
+	}
+	if (st == BLK_SUCCESS && k->autotune.n_configs > 1) {
+		int n_key = k->autotune.n_key;
+		int64_t kbuf[16];
+		int64_t *key = n_key <= 16 ? kbuf : malloc((size_t)n_key * sizeof *key);
+		if (key) {
+			key_values(k, args, opt, key);
+			remember_tuned(k, key, best);
+			char dir[4096], text[512];
+			CacheKey ck;
+			if (ctx->backend == BLK_BACKEND_GPU && cache_mode() != CACHE_OFF && cache_dir(dir, sizeof dir) &&
+			    tune_key(k, opt, key, &ck)) {
+				config_text(k, best, text, sizeof text);
+				cache_write_tune(dir, &ck, best, text);
+			}
+			if (key != kbuf)
+				free(key);
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	return st == BLK_SUCCESS ? ok() : st;
 }

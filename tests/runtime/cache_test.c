@@ -46,6 +46,7 @@ static char *read_bytes(const char *path, size_t *len)
 	fseek(f, 0, SEEK_SET);
 	char *d = malloc((size_t)n + 1);
 	*len = fread(d, 1, (size_t)n, f);
+	d[*len] = '\0';
 	fclose(f);
 	return d;
 }

@@ -1,0 +1,583 @@
+/* The disk cache of compiled GPU variants through blk.h, against the
+ * stand-in driver (fake/libcuda.so.1, whose "cubin" is the PTX behind a
+ * header): a miss then a hit in the same process and in another one; what
+ * changes the key (a byte of the source or of an import, the module's
+ * name, a const value, num_warps, the specialization, the device, the
+ * driver) and what does not (an unrelated environment variable); damaged
+ * entries (cut, a flipped byte, garbage, a cubin the driver refuses)
+ * compiled again and rewritten; BLK_ALWAYS_COMPILE, BLK_CACHE=0, a folder
+ * that cannot be made; 8 processes filling one folder at once leave only
+ * whole entries. Entries are checked here against the format as
+ * runtime/cache.c writes it, with xxHash of our own.
+ *
+ * The program runs itself again (argv[1] "child") for the other processes. */
+#include "blk.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+static int passed, failed;
+static int (*fake_links)(void);
+static void (*fake_set)(const char *key, long value);
+static char self[4096], tmpdir[512];
+
+static void expect(int cond, const char *what)
+{
+	printf("%s %s\n", cond ? "ok  " : "FAIL", what);
+	if (!cond)
+		printf("     last error: %s\n", blk_last_error());
+	cond ? passed++ : failed++;
+}
+
+static const char *source =
+	"import \"helper.tile\";\n"
+	"kernel vector_add(x: *f32, y: *f32, out: *f32, n: i32, BLOCK: const i32 = 128) grid(cdiv(n, BLOCK)) {\n"
+	"    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+	"    let mask = offs < n;\n"
+	"    store(out + offs, load(x + offs, mask = mask) + twice(load(y + offs, mask = mask)), mask = mask);\n"
+	"}\n"
+	"kernel row_sum(x: *f32, out: *f32, N: const i32 = 1024) grid(1) {\n"
+	"    store(out, sum(load(x + arange(0, N)), axis = 0));\n"
+	"}\n"
+	"kernel scale(x: *f32, a: f32, n: i32, BLOCK: const i32 = 256) grid(cdiv(n, BLOCK)) {\n"
+	"    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+	"    store(x + offs, a * load(x + offs, mask = offs < n), mask = offs < n);\n"
+	"}\n";
+
+static char include_dir[600];
+
+typedef struct Compiled {
+	blk_status st;
+	int from_disk, links, shared_bytes, num_warps;
+	double ms_parse, ms_irgen, ms_passes, ms_llvm, ms_ptx, ms_cubin;
+	char ptx_head[256];
+	size_t ptx_len;
+} Compiled;
+
+/* Loads the module (name, text) afresh on ctx and compiles `kernel` with
+ * these consts and options: what blk_compile_info said, and the stand-in's
+ * links meanwhile. */
+static Compiled compile(blk_context *ctx, const char *name, const char *text, const char *kernel, const char *cname,
+                        long cval, int warps)
+{
+	Compiled c = {0};
+	const char *dirs[1] = {include_dir};
+	blk_module_options mo = {.include_dirs = dirs, .n_include_dirs = 1};
+	blk_module *m = NULL;
+	blk_kernel *k = NULL;
+	int links = fake_links();
+	c.st = blk_module_load_source(ctx, name, text, strlen(text), &mo, &m);
+	if (c.st == BLK_SUCCESS)
+		c.st = blk_kernel_get(m, kernel, &k);
+	if (c.st == BLK_SUCCESS) {
+		blk_const cst = {.name = cname, .i = cval};
+		blk_launch_options o = {.consts = &cst, .n_consts = cname ? 1 : 0, .num_warps = warps};
+		blk_compile_info info;
+		c.st = blk_kernel_compile(k, NULL, 0, &o, &info);
+		if (c.st == BLK_SUCCESS) {
+			c.from_disk = info.from_disk_cache;
+			c.shared_bytes = info.shared_bytes;
+			c.num_warps = info.num_warps;
+			c.ms_parse = info.ms_parse;
+			c.ms_irgen = info.ms_irgen;
+			c.ms_passes = info.ms_passes;
+			c.ms_llvm = info.ms_llvm;
+			c.ms_ptx = info.ms_ptx;
+			c.ms_cubin = info.ms_cubin;
+			c.ptx_len = info.ptx_len;
+			snprintf(c.ptx_head, sizeof c.ptx_head, "%s", info.ptx ? info.ptx : "");
+		}
+	}
+	blk_module_destroy(m);
+	c.links = fake_links() - links;
+	return c;
+}
+
+/* The standard set the children compile: three kernels, two variants each. */
+static int compile_set(blk_context *ctx, int want_hits)
+{
+	static const struct {
+		const char *kernel, *cname;
+		long cval;
+	} set[] = {{"vector_add", NULL, 0}, {"vector_add", "BLOCK", 64}, {"row_sum", NULL, 0},
+	           {"row_sum", "N", 512}, {"scale", NULL, 0}, {"scale", "BLOCK", 1024}};
+	int bad = 0;
+	for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) {
+		Compiled c = compile(ctx, "cache.tile", source, set[i].kernel, set[i].cname, set[i].cval, 0);
+		if (c.st != BLK_SUCCESS || (want_hits && (!c.from_disk || c.links != 0))) {
+			fprintf(stderr, "     child: %s %s=%ld: status %d, from disk %d, links %d: %s\n", set[i].kernel,
+			        set[i].cname ? set[i].cname : "-", set[i].cval, (int)c.st, c.from_disk, c.links,
+			        blk_last_error());
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
+/* ---- entries, checked as runtime/cache.c writes them ---- */
+
+typedef struct Header {
+	char magic[8];
+	uint32_t version, shared_bytes;
+	uint8_t key[16];
+	uint64_t cubin_len, ptx_len, checksum, reserved;
+} Header;
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *d = malloc((size_t)n + 1);
+	*len = fread(d, 1, (size_t)n, f);
+	fclose(f);
+	return d;
+}
+
+static void spit(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	if (f) {
+		fwrite(data, 1, len, f);
+		fclose(f);
+	}
+}
+
+/* NULL when DIR/NAME is a whole entry of the key its name says. */
+static const char *check_entry(const char *dir, const char *name)
+{
+	char path[1200];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	size_t len = 0;
+	char *d = slurp(path, &len);
+	const char *why = NULL;
+	Header h;
+	char hex[33];
+	if (!d)
+		return "cannot be read";
+	if (len < sizeof h) {
+		why = "short";
+	} else {
+		memcpy(&h, d, sizeof h);
+		for (int i = 0; i < 16; i++)
+			snprintf(hex + 2 * i, 3, "%02x", h.key[i]);
+		if (memcmp(h.magic, "BLKVARNT", 8) != 0)
+			why = "magic";
+		else if (h.version != 1)
+			why = "version";
+		else if (sizeof h + h.cubin_len + h.ptx_len != len)
+			why = "length";
+		else if (XXH64(d + sizeof h, len - sizeof h, 0) != h.checksum)
+			why = "checksum";
+		else if (strncmp(name, hex, 32) != 0 || strcmp(name + 32, ".variant") != 0)
+			why = "name";
+		else if (memcmp(d + sizeof h, "FAKECUBIN\n", 10) != 0)
+			why = "not the stand-in's cubin";
+	}
+	free(d);
+	return why;
+}
+
+/* Counts the entries (*.variant) and temporary files of dir; *bad gets the
+ * number of entries that do not check. */
+static int scan(const char *dir, int *temps, int *bad)
+{
+	int n = 0;
+	*temps = *bad = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.') {
+			*temps += strncmp(e->d_name, ".tmp", 4) == 0;
+			continue;
+		}
+		size_t l = strlen(e->d_name);
+		if (l > 8 && strcmp(e->d_name + l - 8, ".variant") == 0) {
+			n++;
+			const char *why = check_entry(dir, e->d_name);
+			if (why) {
+				printf("     %s: %s\n", e->d_name, why);
+				(*bad)++;
+			}
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* The name of the one entry in dir not in `before` (a list of names). */
+static int newest_entry(const char *dir, char names[][64], int n_before, char *out)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int found = 0;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= 64)
+			continue;
+		int seen = 0;
+		for (int i = 0; i < n_before && !seen; i++)
+			seen = strcmp(names[i], e->d_name) == 0;
+		if (!seen) {
+			memcpy(out, e->d_name, strlen(e->d_name) + 1); /* shorter than 64: checked above */
+			found++;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static int list_entries(const char *dir, char names[][64], int max)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL && n < max)
+		if (e->d_name[0] != '.' && strlen(e->d_name) < 64)
+			memcpy(names[n++], e->d_name, strlen(e->d_name) + 1);
+	closedir(d);
+	return n;
+}
+
+/* ---- other processes ---- */
+
+/* Runs this program as "child MODE DIR"; returns its exit status. With
+ * gate >= 0 the child first waits until it can read a byte from gate. */
+static pid_t spawn(const char *mode, const char *dir, int gate)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char g[16];
+		snprintf(g, sizeof g, "%d", gate);
+		execl(self, self, "child", mode, dir, g, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int wait_status(pid_t pid)
+{
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static int child(const char *mode, const char *dir, int gate)
+{
+	setenv("BLK_CACHE_DIR", dir, 1);
+	if (gate >= 0) {
+		char c;
+		if (read(gate, &c, 1) != 1)
+			return 3;
+	}
+	blk_context *ctx = NULL;
+	if (blk_context_create(BLK_BACKEND_GPU, 0, &ctx) != BLK_SUCCESS) {
+		fprintf(stderr, "     child: %s\n", blk_last_error());
+		return 2;
+	}
+	int bad = compile_set(ctx, strcmp(mode, "hit") == 0);
+	blk_context_destroy(ctx);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0) {
+		printf("FAIL cannot find this program\n0 passed, 1 failed\n");
+		return 1;
+	}
+	self[n] = '\0';
+	char path[4200];
+	snprintf(path, sizeof path, "%.*s/fake/libcuda.so.1", (int)(strrchr(self, '/') - self), self);
+	setenv("BLK_CUDA_DRIVER", path, 1);
+	unsetenv("BLK_BACKEND");
+	unsetenv("BLK_DEBUG");
+	unsetenv("BLK_CACHE");
+	unsetenv("BLK_ALWAYS_COMPILE");
+	void *h = dlopen(path, RTLD_NOW);
+	if (!h) {
+		printf("FAIL the stand-in driver %s: %s\n0 passed, 1 failed\n", path, dlerror());
+		return 1;
+	}
+	*(void **)&fake_links = dlsym(h, "fake_cuda_links");
+	*(void **)&fake_set = dlsym(h, "fake_cuda_set");
+	if (argc == 5 && strcmp(argv[1], "child") == 0) {
+		/* the import is beside the cache folders */
+		snprintf(include_dir, sizeof include_dir, "%s", argv[3]);
+		char *slash = strrchr(include_dir, '/');
+		if (slash)
+			snprintf(slash, sizeof include_dir - (size_t)(slash - include_dir), "/include");
+		return child(argv[2], argv[3], atoi(argv[4]));
+	}
+
+	snprintf(tmpdir, sizeof tmpdir, "%s/blk-cache-api.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		printf("FAIL cannot make a temporary folder\n0 passed, 1 failed\n");
+		return 1;
+	}
+	/* the import every compilation reads, and the cache folders beside it */
+	snprintf(include_dir, sizeof include_dir, "%s/include", tmpdir);
+	mkdir(include_dir, 0777);
+	char helper[700];
+	snprintf(helper, sizeof helper, "%s/helper.tile", include_dir);
+	const char *helper_text = "fn twice(x) { return x + x; }\n";
+	spit(helper, helper_text, strlen(helper_text));
+	char dir[600];
+	snprintf(dir, sizeof dir, "%s/c1", tmpdir);
+	setenv("BLK_CACHE_DIR", dir, 1);
+
+	blk_context *ctx = NULL;
+	if (blk_context_create(BLK_BACKEND_GPU, 0, &ctx) != BLK_SUCCESS) {
+		printf("FAIL a GPU context on the stand-in: %s\n0 passed, 1 failed\n", blk_last_error());
+		return 1;
+	}
+	int temps, bad;
+
+	/* ---- a miss, then hits */
+	Compiled c1 = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+	expect(c1.st == BLK_SUCCESS && !c1.from_disk && c1.links == 1, "first compilation: a miss, compiled and linked");
+	char what[300];
+	snprintf(what, sizeof what, "... its phases: parse %.3f, irgen %.3f, passes %.3f, LLVM %.3f, PTX %.3f, cubin %.3f ms",
+	         c1.ms_parse, c1.ms_irgen, c1.ms_passes, c1.ms_llvm, c1.ms_ptx, c1.ms_cubin);
+	expect(c1.ms_parse > 0 && c1.ms_irgen > 0 && c1.ms_passes > 0 && c1.ms_llvm > 0 && c1.ms_ptx > 0 && c1.ms_cubin > 0,
+	       what);
+	expect(strstr(c1.ptx_head, ".version") != NULL && c1.ptx_len > 100 && c1.num_warps == 4, "... its PTX, num_warps 4");
+	char names[64][64];
+	int n_names = 0;
+	char first[64] = "";
+	expect(scan(dir, &temps, &bad) == 1 && bad == 0 && temps == 0 && newest_entry(dir, names, 0, first) == 1,
+	       "one whole entry in $BLK_CACHE_DIR, no temporary file");
+	Compiled c2 = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+	expect(c2.st == BLK_SUCCESS && c2.from_disk && c2.links == 0, "the same kernel in a new module: a hit, nothing linked");
+	expect(c2.ms_llvm == 0 && c2.ms_ptx == 0 && c2.ms_irgen > 0 && c2.ptx_len == c1.ptx_len &&
+	           strcmp(c2.ptx_head, c1.ptx_head) == 0 && c2.shared_bytes == c1.shared_bytes,
+	       "... no LLVM or PTX time; the same PTX and shared memory come back with it");
+
+	/* a launch of the variant loaded from the cache */
+	blk_module *m = NULL;
+	blk_kernel *k = NULL;
+	const char *dirs[1] = {include_dir};
+	blk_module_options mo = {.include_dirs = dirs, .n_include_dirs = 1};
+	blk_module_load_source(ctx, "cache.tile", source, strlen(source), &mo, &m);
+	blk_kernel_get(m, "vector_add", &k);
+	blk_devptr x, y, out;
+	blk_malloc(ctx, 4096, &x);
+	blk_malloc(ctx, 4096, &y);
+	blk_malloc(ctx, 4096, &out);
+	blk_arg args[4] = {blk_arg_ptr(x), blk_arg_ptr(y), blk_arg_ptr(out), blk_arg_int(1000)};
+	int links = fake_links();
+	blk_compile_info info;
+	expect(blk_kernel_compile(k, args, 4, NULL, &info) == BLK_SUCCESS && !info.from_disk_cache && fake_links() == links + 1,
+	       "with arguments (aligned pointers): another specialization, a miss");
+	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS && fake_links() == links + 1, "... launched without compiling again");
+	blk_module_destroy(m);
+	blk_module_load_source(ctx, "cache.tile", source, strlen(source), &mo, &m);
+	blk_kernel_get(m, "vector_add", &k);
+	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS && fake_links() == links + 1,
+	       "a new module launches it from the disk cache");
+	expect(blk_kernel_compile(k, args, 4, NULL, &info) == BLK_SUCCESS && info.from_disk_cache &&
+	           info.ms_irgen == 0 && info.ms_cubin == 0, "... blk_kernel_compile then says: from the disk cache, nothing done now");
+	blk_module_destroy(m);
+
+	/* ---- another process */
+	pid_t pid = spawn("compile", dir, -1);
+	expect(wait_status(pid) == 0, "a second process compiles the set of 6 variants (3 of them misses)");
+	n_names = list_entries(dir, names, 64);
+	pid = spawn("hit", dir, -1);
+	expect(wait_status(pid) == 0, "a third process finds all 6 in the cache: no link");
+
+	/* ---- what changes the key */
+	struct {
+		const char *what;
+		const char *name, *text, *kernel, *cname;
+		long cval;
+		int warps, miss;
+	} cases[] = {
+		{"a space at the end of the source", "cache.tile", NULL, "vector_add", NULL, 0, 0, 1},
+		{"the module's name", "other.tile", source, "vector_add", NULL, 0, 0, 1},
+		{"BLOCK = 32", "cache.tile", source, "vector_add", "BLOCK", 32, 0, 1},
+		{"num_warps = 8", "cache.tile", source, "vector_add", NULL, 0, 8, 1},
+	};
+	char spaced[4096];
+	snprintf(spaced, sizeof spaced, "%s ", source);
+	cases[0].text = spaced;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		Compiled c = compile(ctx, cases[i].name, cases[i].text, cases[i].kernel, cases[i].cname, cases[i].cval,
+		                     cases[i].warps);
+		snprintf(what, sizeof what, "key: %s: a miss", cases[i].what);
+		expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, what);
+		c = compile(ctx, cases[i].name, cases[i].text, cases[i].kernel, cases[i].cname, cases[i].cval, cases[i].warps);
+		snprintf(what, sizeof what, "key: %s: then a hit", cases[i].what);
+		expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0, what);
+	}
+	setenv("BLK_SOMETHING_ELSE", "1", 1);
+	setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+	Compiled c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+	expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0, "key: unrelated environment variables: a hit");
+	unsetenv("BLK_SOMETHING_ELSE");
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	spit(helper, "fn twice(x) { return x + x; }\n\n", strlen(helper_text) + 1);
+	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, "key: a byte more in the imported file: a miss");
+	spit(helper, helper_text, strlen(helper_text));
+	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+	expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0, "key: the import as it was: a hit again");
+	c = compile(ctx, "cache.tile", source, "row_sum", NULL, 0, 0);
+	expect(c.st == BLK_SUCCESS && c.from_disk, "key: another kernel of the module (compiled by the other process): a hit");
+	blk_context *other = NULL;
+	fake_set("cc_major", 8);
+	blk_context_create(BLK_BACKEND_GPU, 0, &other);
+	fake_set("cc_major", 9);
+	c = compile(other, "cache.tile", source, "vector_add", NULL, 0, 0);
+	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && strstr(c.ptx_head, "sm_80"),
+	       "key: a device of compute capability 8.0 (sm_80): a miss");
+	blk_context_destroy(other);
+	fake_set("driver_version", 12080);
+	blk_context_create(BLK_BACKEND_GPU, 0, &other);
+	fake_set("driver_version", 13000);
+	c = compile(other, "cache.tile", source, "vector_add", NULL, 0, 0);
+	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, "key: another driver version: a miss");
+	blk_context_destroy(other);
+
+	/* ---- damaged entries */
+	char entry[1200];
+	snprintf(entry, sizeof entry, "%s/%s", dir, first);
+	size_t len = 0;
+	char *good = slurp(entry, &len);
+	expect(good && check_entry(dir, first) == NULL, "the first entry is whole");
+	struct {
+		const char *what;
+		size_t cut;
+		long flip;
+	} damage[] = {
+		{"cut to half", 0, -1},
+		{"cut to the header", 64, -1},
+		{"a flipped byte in the cubin", 1, 64 + 20},
+		{"a flipped byte in the header's length", 1, 40},
+		{"garbage", 2, -1},
+	};
+	damage[0].cut = len / 2;
+	for (size_t i = 0; good && i < sizeof damage / sizeof damage[0]; i++) {
+		char *bad_data = malloc(len);
+		memcpy(bad_data, good, len);
+		size_t l = damage[i].cut > 2 ? damage[i].cut : len;
+		if (damage[i].flip >= 0)
+			bad_data[damage[i].flip] ^= 0x10;
+		if (damage[i].cut == 2)
+			memset(bad_data, 'z', len);
+		spit(entry, bad_data, l);
+		free(bad_data);
+		c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+		snprintf(what, sizeof what, "damage: %s: compiled again", damage[i].what);
+		expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, what);
+		snprintf(what, sizeof what, "damage: %s: the entry is rewritten whole, and hits", damage[i].what);
+		c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+		expect(check_entry(dir, first) == NULL && c.from_disk && c.links == 0, what);
+	}
+	/* a whole entry whose cubin the driver refuses */
+	if (good) {
+		Header hd;
+		memcpy(&hd, good, sizeof hd);
+		char *forged = malloc(len);
+		memcpy(forged, good, len);
+		memcpy(forged + sizeof hd, "NOTACUBIN\n", 10);
+		hd.checksum = XXH64(forged + sizeof hd, len - sizeof hd, 0);
+		memcpy(forged, &hd, sizeof hd);
+		spit(entry, forged, len);
+		free(forged);
+		expect(check_entry(dir, first) != NULL, "a whole entry with a cubin the driver refuses (CUDA_ERROR_INVALID_IMAGE)");
+		c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+		expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && check_entry(dir, first) == NULL,
+		       "... is compiled again and rewritten");
+	}
+	free(good);
+
+	/* ---- BLK_ALWAYS_COMPILE, BLK_CACHE=0, no usable folder */
+	unlink(entry);
+	setenv("BLK_ALWAYS_COMPILE", "1", 1);
+	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && check_entry(dir, first) == NULL,
+	       "BLK_ALWAYS_COMPILE=1: compiled, and the entry written");
+	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, "BLK_ALWAYS_COMPILE=1: compiled again though it is there");
+	unsetenv("BLK_ALWAYS_COMPILE");
+	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+	expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0, "without it: a hit");
+
+	char dir2[600];
+	snprintf(dir2, sizeof dir2, "%s/c2", tmpdir);
+	setenv("BLK_CACHE_DIR", dir2, 1);
+	setenv("BLK_CACHE", "0", 1);
+	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+	Compiled c_again = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+	struct stat st;
+	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && c_again.links == 1 && stat(dir2, &st) != 0,
+	       "BLK_CACHE=0: compiled each time, nothing written (not even the folder)");
+	unsetenv("BLK_CACHE");
+	char file[700], under[800];
+	snprintf(file, sizeof file, "%s/a-file", tmpdir);
+	spit(file, "x", 1);
+	snprintf(under, sizeof under, "%s/cache", file);
+	setenv("BLK_CACHE_DIR", under, 1);
+	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, "a cache folder that cannot be made: compiled, no error");
+	blk_module_load_source(ctx, "cache.tile", source, strlen(source), &mo, &m);
+	blk_kernel_get(m, "vector_add", &k);
+	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS, "... and launched");
+	blk_module_destroy(m);
+
+	/* ---- 8 processes at once */
+	char dir3[600];
+	snprintf(dir3, sizeof dir3, "%s/c3", tmpdir);
+	int gate[2];
+	pid_t kids[8];
+	if (pipe(gate) != 0)
+		gate[0] = gate[1] = -1;
+	for (int i = 0; i < 8; i++)
+		kids[i] = spawn("compile", dir3, gate[0]);
+	char go[8] = {0};
+	if (write(gate[1], go, 8) != 8)
+		printf("     (the gate did not open)\n");
+	int all_ok = 1;
+	for (int i = 0; i < 8; i++)
+		all_ok &= wait_status(kids[i]) == 0;
+	close(gate[0]);
+	close(gate[1]);
+	expect(all_ok, "8 processes compile the same 6 variants at once into an empty folder");
+	int entries = scan(dir3, &temps, &bad);
+	snprintf(what, sizeof what, "... leaving 6 whole entries (%d, %d damaged) and no temporary file (%d)", entries, bad,
+	         temps);
+	expect(entries == 6 && bad == 0 && temps == 0, what);
+	pid = spawn("hit", dir3, -1);
+	expect(wait_status(pid) == 0, "... which another process then finds, all 6");
+
+	blk_context_destroy(ctx);
+	char cmd[700];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		printf("     (could not remove %s)\n", tmpdir);
+	(void)n_names;
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}

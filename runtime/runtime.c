@@ -1061,13 +1061,13 @@ static blk_status config_variant(blk_kernel *k, const blk_launch_options *opt, i
 }
 
 /* Does the launch give `name` (its consts, the module's defines; for
- * num_warps and num_stages, its options)? */
+ * num_warps and num_stages, its options too)? */
 static bool launch_gives(const blk_kernel *k, const blk_launch_options *opt, const char *name)
 {
-	if (strcmp(name, "num_warps") == 0)
-		return opt && opt->num_warps > 0;
-	if (strcmp(name, "num_stages") == 0)
-		return opt && opt->num_stages > 0;
+	if (opt && opt->num_warps > 0 && strcmp(name, "num_warps") == 0)
+		return true;
+	if (opt && opt->num_stages > 0 && strcmp(name, "num_stages") == 0)
+		return true;
 	for (int i = 0; opt && i < opt->n_consts; i++)
 		if (opt->consts[i].name && strcmp(opt->consts[i].name, name) == 0)
 			return true;

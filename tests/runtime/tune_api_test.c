@@ -94,6 +94,11 @@ static const char *source =
 	"    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
 	"    store(x + offs, 1.0, mask = offs < n);\n"
 	"}\n"
+	"@autotune(key = [n], configs = [{num_warps = 8}, {num_warps = 2}])\n"
+	"kernel warps(x: *f32, n: i32, BLOCK: const i32 = 256) grid(cdiv(n, BLOCK)) {\n"
+	"    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+	"    store(x + offs, 1.0, mask = offs < n);\n"
+	"}\n"
 	"@autotune(key = [n], configs = [{BLOCK = 512}])\n"
 	"kernel one(x: *f32, n: i32, BLOCK: const i32) grid(cdiv(n, BLOCK)) {\n"
 	"    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
@@ -282,6 +287,17 @@ static void test_gpu(void)
 	before = fake_launches();
 	expect(blk_launch(kernel(m, "one"), a18, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 1 &&
 	           last().grid[0] == 512, "an @autotune kernel of one config: not tuned, that config");
+	blk_kernel *warps = kernel(m, "warps");
+	before = fake_launches();
+	expect(blk_launch(warps, a18, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 27 && last().block[0] == 64,
+	       "configs of num_warps only: tuned when the launch does not give it (2 warps win)");
+	blk_const w8 = {.name = "num_warps", .i = 8};
+	blk_launch_options ow8 = {.consts = &w8, .n_consts = 1};
+	blk_launch_options ow4 = {.num_warps = 4};
+	before = fake_launches();
+	expect(blk_launch(warps, a18, 2, &ow8) == BLK_SUCCESS && last().block[0] == 256 &&
+	           blk_launch(warps, a18, 2, &ow4) == BLK_SUCCESS && last().block[0] == 128 && fake_launches() == before + 2,
+	       "... not when it gives num_warps, as a const or as an option");
 	blk_compile_info ci;
 	blk_arg a19[2] = {blk_arg_ptr(x), blk_arg_int(1 << 19)};
 	before = fake_launches();

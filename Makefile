@@ -195,6 +195,22 @@ test: all test-bins examples
 	@BLK_SANITIZE=$(SANITIZE) bash tests/run.sh $(BUILD) $(subst $(comma), ,$(SUITES))
 comma := ,
 
+# ---- benchmark programs (not built by `make`) -----------------------------
+# bench/NAME.c becomes $(BUILD)/bench/NAME, linked to libblk.so; they reach
+# the driver themselves through dlopen (-ldl is in SYS_LIBS). bench/layout.c
+# is the self-test's, compiled by bench/selftest.py. bench.py builds the
+# launch program with cc where `make bench-bins` was not run.
+BENCH_SRCS := $(filter-out bench/layout.c,$(wildcard bench/*.c))
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+.PHONY: bench-bins
+bench-bins: $(BENCH_BINS)
+$(BENCH_BINS): $(BUILD)/bench/%: $(OBJ)/bench/%.o $(BUILD)/libblk.so
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libblk.so -Wl,-rpath,'$$ORIGIN/..' $(SYS_LIBS)
+
+-include $(BENCH_BINS:$(BUILD)/bench/%=$(OBJ)/bench/%.d)
+
 # ---- demo ----------------------------------------------------------------
 
 .PHONY: demo
@@ -275,6 +291,7 @@ help:
 	@echo 'make CC=clang ...     another compiler (objects rebuild when flags change)'
 	@echo 'make fuzz             fuzz the parser for FUZZ_SECONDS (default 60) with clang-19'
 	@echo 'make examples         build the examples host programs into build/examples'
+	@echo 'make bench-bins       build the benchmark programs (bench/*.c) into build/bench'
 	@echo 'make install          install into PREFIX (default /usr/local), DESTDIR honoured'
 	@echo 'make clean            remove build/'
 

@@ -580,9 +580,11 @@ typedef struct Variant {
 	bool from_disk;       /* GPU: the cubin came from the disk cache */
 } Variant;
 
-/* The config an @autotune kernel runs for some values of its key. */
+/* The config an @autotune kernel runs for some values of its key (and a
+ * specialization of its arguments). */
 typedef struct Tuned {
 	int64_t *key;         /* one value per key name (key_values) */
+	uint64_t spec;
 	int best;             /* index into the kernel's configs */
 } Tuned;
 
@@ -1967,18 +1969,18 @@ blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, co
  * config, so the launch itself runs on what it was given. On the
  * interpreter nothing is timed: the first config that compiles is taken. */
 
-static Tuned *find_tuned(blk_kernel *k, const int64_t *key)
+static Tuned *find_tuned(blk_kernel *k, const int64_t *key, uint64_t spec)
 {
 	size_t bytes = (size_t)k->autotune.n_key * sizeof *key;
 	for (int i = 0; i < k->n_tuned; i++)
-		if (memcmp(k->tuned[i].key, key, bytes) == 0)
+		if (k->tuned[i].spec == spec && memcmp(k->tuned[i].key, key, bytes) == 0)
 			return &k->tuned[i];
 	return NULL;
 }
 
-static void remember_tuned(blk_kernel *k, const int64_t *key, int best)
+static void remember_tuned(blk_kernel *k, const int64_t *key, uint64_t spec, int best)
 {
-	Tuned *t = find_tuned(k, key);
+	Tuned *t = find_tuned(k, key, spec);
 	if (!t) {
 		if (k->n_tuned == k->cap_tuned) {
 			int cap = k->cap_tuned ? 2 * k->cap_tuned : 8;
@@ -1996,6 +1998,7 @@ static void remember_tuned(blk_kernel *k, const int64_t *key, int best)
 		memcpy(copy, key, (size_t)k->autotune.n_key * sizeof *key);
 		t = &k->tuned[k->n_tuned++];
 		t->key = copy;
+		t->spec = spec;
 	}
 	t->best = best;
 	/* launches that remembered another choice look again */
@@ -2019,8 +2022,8 @@ static void config_text(const blk_kernel *k, int c, char *buf, size_t size)
 
 /* The disk cache's key of the choice for these key values: the sources,
  * the kernel, what the launch gives (defines, consts, num_warps,
- * num_stages), the key's values, the device. */
-static bool tune_key(blk_kernel *k, const blk_launch_options *opt, const int64_t *key, CacheKey *out)
+ * num_stages), the key's values, the specialization, the device. */
+static bool tune_key(blk_kernel *k, const blk_launch_options *opt, const int64_t *key, uint64_t spec, CacheKey *out)
 {
 	blk_module *m = k->m;
 	int n = m->set.modules.len, nc = opt ? opt->n_consts : 0;
@@ -2041,6 +2044,7 @@ static bool tune_key(blk_kernel *k, const blk_launch_options *opt, const int64_t
 		key_i64(h, opt ? opt->num_warps : 0);
 		key_i64(h, opt ? opt->num_stages : 0);
 		key_bytes(h, key, (size_t)k->autotune.n_key * sizeof *key);
+		key_i64(h, (int64_t)spec);
 		key_str(h, m->ctx->device_name);
 		key_str(h, m->ctx->arch);
 	}
@@ -2233,7 +2237,7 @@ static blk_status choose_config(blk_kernel *k, const blk_arg *args, int n_args, 
 {
 	*known = true;
 	*cfg = 0;
-	Tuned *t = find_tuned(k, key);
+	Tuned *t = find_tuned(k, key, spec);
 	if (t) {
 		*cfg = t->best;
 		return BLK_SUCCESS;
@@ -2241,12 +2245,12 @@ static blk_status choose_config(blk_kernel *k, const blk_arg *args, int n_args, 
 	bool gpu = k->m->ctx->backend == BLK_BACKEND_GPU;
 	char dir[4096], text[512], stored[512];
 	CacheKey ck;
-	bool disk = gpu && cache_mode() != CACHE_OFF && cache_dir(dir, sizeof dir) && tune_key(k, opt, key, &ck);
+	bool disk = gpu && cache_mode() != CACHE_OFF && cache_dir(dir, sizeof dir) && tune_key(k, opt, key, spec, &ck);
 	int index;
 	if (disk && cache_read_tune(dir, &ck, &index, stored, sizeof stored) && index < k->autotune.n_configs) {
 		config_text(k, index, text, sizeof text);
 		if (strcmp(text, stored) == 0) {
-			remember_tuned(k, key, index);
+			remember_tuned(k, key, spec, index);
 			*cfg = index;
 			return BLK_SUCCESS;
 		}
@@ -2258,7 +2262,7 @@ static blk_status choose_config(blk_kernel *k, const blk_arg *args, int n_args, 
 	blk_status st = tune(k, args, n_args, opt, spec, NULL, cfg);
 	if (st != BLK_SUCCESS)
 		return st;
-	remember_tuned(k, key, *cfg);
+	remember_tuned(k, key, spec, *cfg);
 	if (disk) {
 		config_text(k, *cfg, text, sizeof text);
 		cache_write_tune(dir, &ck, *cfg, text);
@@ -2280,21 +2284,20 @@ blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const bl
 	if (!ctx)
 		st = fail(BLK_ERROR_INVALID_ARGUMENT, "blk_autotune: the context of kernel '%s' was destroyed", k->node->name);
 	int best = -1;
-	if (st == BLK_SUCCESS) {
-		uint64_t spec = ctx->backend == BLK_BACKEND_GPU ? arg_spec(k, args) : 0;
+	uint64_t spec = ctx && ctx->backend == BLK_BACKEND_GPU ? arg_spec(k, args) : 0;
+	if (st == BLK_SUCCESS)
 		st = tune(k, args, n_args, opt, spec, result, &best);
-	}
 	if (st == BLK_SUCCESS && k->autotune.n_configs > 1) {
 		int n_key = k->autotune.n_key;
 		int64_t kbuf[16];
 		int64_t *key = n_key <= 16 ? kbuf : malloc((size_t)n_key * sizeof *key);
 		if (key) {
 			key_values(k, args, opt, key);
-			remember_tuned(k, key, best);
+			remember_tuned(k, key, spec, best);
 			char dir[4096], text[512];
 			CacheKey ck;
 			if (ctx->backend == BLK_BACKEND_GPU && cache_mode() != CACHE_OFF && cache_dir(dir, sizeof dir) &&
-			    tune_key(k, opt, key, &ck)) {
+			    tune_key(k, opt, key, spec, &ck)) {
 				config_text(k, best, text, sizeof text);
 				cache_write_tune(dir, &ck, best, text);
 			}

@@ -274,6 +274,10 @@ static void test_gpu(void)
 	expect(blk_launch(add1, a16, 2, NULL) == BLK_SUCCESS && blk_launch(add1, a17, 2, NULL) == BLK_SUCCESS &&
 	           blk_launch(add1, a16, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 3,
 	       "... alternating between the two: remembered, no timing");
+	blk_arg a16u[2] = {blk_arg_ptr(x + 4), blk_arg_int(1 << 16)};
+	before = fake_launches();
+	expect(blk_launch(add1, a16u, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 40,
+	       "... n = 2^16 with x not 16-byte aligned: another specialization, tuned on its own");
 	blk_const b128 = {.name = "BLOCK", .i = 128};
 	blk_launch_options o128 = {.consts = &b128, .n_consts = 1};
 	blk_arg a18[2] = {blk_arg_ptr(x), blk_arg_int(1 << 18)};

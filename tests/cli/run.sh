@@ -1,0 +1,298 @@
+#!/usr/bin/env bash
+# tests/cli: the command line beyond compiling (blkc --time, bench, tune,
+# --emit=cubin, --emit=c), without a GPU.
+#  - help texts name the commands and options;
+#  - --time prints every phase of the compilation it ran;
+#  - --emit=cubin writes an ELF cubin where ptxas is found, and a clear error
+#    where none is (PATH and CUDA_HOME pointed at nothing);
+#  - --emit=c of every example and of tests/cli/kernels compiles with
+#    gcc -c -Wall -Werror (and -std=c11 -pedantic -Wextra) with no CUDA header,
+#    the header also as C++; the names, const values and checks are right;
+#    the C runs against fake_libcuda.c (a stand-in libcuda.so.1: the cubin,
+#    the PTX fallback, each parameter's bytes, asserts, unload); the example
+#    examples/aot builds;
+#  - blkc bench and blkc tune run on the interpreter and write tables, CSV,
+#    JSON (python3 -m json.tool parses it) and SVG (python3's XML parser).
+# usage: tests/cli/run.sh BUILD_DIR
+set -u
+build=${1:-build}
+build=$(cd "$build" && pwd) || exit 1
+cd "$(dirname "$0")/../.." || exit 1
+blkc=$build/blkc
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1${2:+: $2}"; fail=$((fail + 1)); }
+check() { # check NAME COMMAND...: ok when the command succeeds
+	local name=$1
+	shift
+	if "$@" >"$tmp/check.out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 600 "$tmp/check.out")"; fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export BLK_BACKEND=interpreter # bench and tune on the interpreter, even where a GPU is
+cc=${CC:-cc}
+command -v "$cc" >/dev/null || cc=gcc
+ptxas=$(command -v ptxas || { [ -x /usr/local/cuda/bin/ptxas ] && echo /usr/local/cuda/bin/ptxas; })
+have_python=0
+command -v python3 >/dev/null && have_python=1
+
+# ---- help ------------------------------------------------------------------------
+out=$("$blkc" --help)
+check "blkc --help: bench, tune, --time, --emit=cubin and c" \
+	bash -c 'for w in "blkc bench" "blkc tune" "--time" "cubin" "  c  "; do grep -qF -- "$w" <<<"$1" || { echo "no $w"; exit 1; }; done' _ "$out"
+for cmd in run bench tune; do
+	if out=$("$blkc" $cmd --help 2>&1) && grep -q "^usage: blkc $cmd" <<<"$out"; then
+		ok "blkc $cmd --help"
+	else
+		bad "blkc $cmd --help" "$out"
+	fi
+done
+grep -q -- "--sweep" <<<"$("$blkc" tune --help)" && grep -q -- "--reps" <<<"$("$blkc" bench --help)" &&
+	ok "tune --help names --sweep, bench --help --reps" || bad "tune/bench --help options"
+
+# ---- --time ------------------------------------------------------------------------
+phases_ptx=("parse+imports" "irgen" "passes" "llvm lower+O3" "ptx emission" "in process" "wall")
+if "$blkc" --time --emit=ptx examples/softmax.tile -o "$tmp/softmax.ptx" 2>"$tmp/time.err" && [ -s "$tmp/softmax.ptx" ]; then
+	missing=""
+	for p in "${phases_ptx[@]}"; do
+		grep -qE "^  $(sed 's/[+]/[+]/g' <<<"$p") +[0-9]+\.[0-9]{3} ms$" "$tmp/time.err" || missing="$missing '$p'"
+	done
+	[ -z "$missing" ] && grep -q "^blkc: time: examples/softmax.tile, 1 kernel variant, sm_90$" "$tmp/time.err" &&
+		ok "--time --emit=ptx: every phase" || bad "--time --emit=ptx: every phase" "missing$missing: $(cat "$tmp/time.err")"
+	# the PTX is the same with and without --time
+	"$blkc" --emit=ptx examples/softmax.tile -o "$tmp/softmax2.ptx" && cmp -s "$tmp/softmax.ptx" "$tmp/softmax2.ptx" &&
+		ok "--time leaves the output alone" || bad "--time leaves the output alone"
+else
+	bad "--time --emit=ptx" "$(cat "$tmp/time.err")"
+fi
+if "$blkc" --time examples/matmul.tile 2>"$tmp/time.err"; then
+	grep -q "^blkc: time: examples/matmul.tile, 4 kernel variants$" "$tmp/time.err" && grep -q "^  passes " "$tmp/time.err" &&
+		! grep -q "llvm" "$tmp/time.err" && ok "--time of a check: the front end's phases, every config" ||
+		bad "--time of a check" "$(cat "$tmp/time.err")"
+else
+	bad "--time of a check" "$(cat "$tmp/time.err")"
+fi
+
+# ---- --emit=cubin ------------------------------------------------------------------------
+if [ -n "$ptxas" ]; then
+	if "$blkc" --time --emit=cubin --arch=sm_90 examples/vector_add.tile -o "$tmp/va.cubin" 2>"$tmp/time.err" &&
+		[ "$(head -c 4 "$tmp/va.cubin" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+		ok "--emit=cubin: an ELF file from ptxas"
+	else
+		bad "--emit=cubin" "$(cat "$tmp/time.err")"
+	fi
+	grep -qE "^  cubin \(ptxas\) +[0-9.]+ ms$" "$tmp/time.err" && ok "--time --emit=cubin: the ptxas phase" ||
+		bad "--time --emit=cubin: the ptxas phase" "$(cat "$tmp/time.err")"
+else
+	echo "note: no ptxas here: --emit=cubin's success is not tested"
+fi
+# No ptxas: PATH has none, and CUDA_HOME (set) replaces /usr/local/cuda.
+if PATH=/nonexistent CUDA_HOME=/nonexistent "$blkc" --emit=cubin examples/vector_add.tile -o "$tmp/none.cubin" 2>"$tmp/err"; then
+	bad "--emit=cubin without ptxas fails"
+else
+	st=$?
+	grep -q "^blkc: error: --emit=cubin needs ptxas, the CUDA toolkit's PTX assembler, and there is none on PATH or in /nonexistent/bin$" "$tmp/err" &&
+		[ $st -eq 1 ] && ok "--emit=cubin without ptxas: a clear error" || bad "--emit=cubin without ptxas" "status $st: $(cat "$tmp/err")"
+fi
+
+# ---- --emit=c ------------------------------------------------------------------------
+cflags=(-c -Wall -Werror)
+strict=(-c -std=c11 -pedantic -Wall -Wextra -Werror)
+for tile in examples/*.tile tests/cli/kernels/*.tile; do
+	name=$(basename "$tile" .tile)
+	mkdir -p "$tmp/c"
+	if ! "$blkc" --emit=c -o "$tmp/c/$name" "$tile" 2>"$tmp/err"; then
+		bad "--emit=c $name" "$(head -5 "$tmp/err")"
+		continue
+	fi
+	if grep -qE '#include <cuda' "$tmp/c/$name.c" "$tmp/c/$name.h"; then
+		bad "--emit=c $name: no CUDA header"
+	elif ! (cd "$tmp/c" && gcc "${cflags[@]}" "$name.c" -o "$name.o") 2>"$tmp/err"; then
+		bad "--emit=c $name: gcc -c -Wall -Werror" "$(head -5 "$tmp/err")"
+	elif ! (cd "$tmp/c" && gcc "${strict[@]}" "$name.c" -o "$name.o") 2>"$tmp/err"; then
+		bad "--emit=c $name: gcc -std=c11 -pedantic -Wextra -Werror" "$(head -5 "$tmp/err")"
+	elif command -v g++ >/dev/null && ! (cd "$tmp/c" && printf '#include "%s.h"\n' "$name" | g++ -x c++ -fsyntax-only -Wall -Werror -) 2>"$tmp/err"; then
+		bad "--emit=c $name: the header in C++" "$(head -5 "$tmp/err")"
+	else
+		ok "--emit=c $name: compiles with gcc -Wall -Werror, no CUDA headers"
+	fi
+done
+h=$tmp/c
+grep -q "^blk_status vector_add_launch(CUstream stream, unsigned gx, unsigned gy, unsigned gz,$" "$h/vector_add.h" &&
+	grep -q "^blk_status vector_add_load(void);$" "$h/vector_add.h" && grep -q "^void vector_add_unload(void);$" "$h/vector_add.h" &&
+	grep -q "^/\* vector_add: BLOCK = 1024$" "$h/vector_add.h" &&
+	ok "--emit=c: one kernel is NAME_launch, NAME_load, NAME_unload; its const values shown" ||
+	bad "--emit=c: vector_add's names" "$(grep -n 'launch\|load' "$h/vector_add.h")"
+n=$(grep -c "^blk_status matmul_[0-3]_launch(" "$h/matmul.h")
+[ "$n" = 4 ] && grep -q "^/\* matmul, @autotune config 2: BLOCK_M = 128, BLOCK_N = 64, BLOCK_K = 32, GROUP_M = 8$" "$h/matmul.h" &&
+	ok "--emit=c: an @autotune kernel gives NAME_N_launch for each config" || bad "--emit=c: matmul's configs" "$n launch functions"
+grep -q "^blk_status types_mix_launch(" "$h/types.h" && grep -q "^blk_status types_fill_launch(" "$h/types.h" &&
+	grep -q "^blk_status types_mix_check(CUstream stream);$" "$h/types.h" && ! grep -q "types_fill_check" "$h/types.h" &&
+	grep -q "int32_t stream_,$" "$h/types.h" && grep -q "int32_t int_,$" "$h/types.h" && grep -q "float default_);$" "$h/types.h" &&
+	ok "--emit=c: several kernels are NAME_KERNEL_launch; _check where asserts are; names C keeps are renamed" ||
+	bad "--emit=c: types' names" "$(grep -n 'blk_status' "$h/types.h")"
+if "$blkc" --emit=c -D BLOCK=256 --assume=x:16,n:16 -o "$tmp/c/va16" examples/vector_add.tile &&
+	grep -q "^/\* vector_add: BLOCK = 256$" "$tmp/c/va16.h" && grep -q "x: \*f32 as CUdeviceptr, a multiple of 16 bytes" "$tmp/c/va16.h" &&
+	grep -q 'if ((uint64_t)n % 16u != 0)' "$tmp/c/va16.c" && (cd "$tmp/c" && gcc "${cflags[@]}" va16.c -o va16.o); then
+	ok "--emit=c with -D and --assume: the values, the promises checked"
+else
+	bad "--emit=c with -D and --assume"
+fi
+if [ -n "$ptxas" ]; then
+	grep -q "blk_cubin_0" "$h/vector_add.c" && grep -q "blk_ptx_0" "$h/vector_add.c" &&
+		ok "--emit=c with ptxas: the cubin and the PTX embedded" || bad "--emit=c with ptxas: the cubin and the PTX embedded"
+fi
+if PATH=/nonexistent CUDA_HOME=/nonexistent "$blkc" --emit=c -o "$tmp/c/noptxas" examples/vector_add.tile 2>"$tmp/err" &&
+	grep -q "^blkc: note: no ptxas on PATH or in /nonexistent/bin: the C embeds PTX only" "$tmp/err" &&
+	! grep -q "blk_cubin_" "$tmp/c/noptxas.c" && (cd "$tmp/c" && gcc "${cflags[@]}" noptxas.c -o noptxas.o); then
+	ok "--emit=c without ptxas: PTX only, with a note"
+else
+	bad "--emit=c without ptxas" "$(cat "$tmp/err")"
+fi
+"$blkc" --emit=c examples/vector_add.tile 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "give -o NAME" "$tmp/err" && ok "--emit=c without -o: a usage error" || bad "--emit=c without -o" "$(cat "$tmp/err")"
+"$blkc" --emit=c -o "$tmp/c/two" examples/vector_add.tile examples/relu.tile 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "one .tile file" "$tmp/err" && ok "--emit=c of two files: a usage error" || bad "--emit=c of two files" "$(cat "$tmp/err")"
+
+# the generated C, run against a stand-in driver
+mkdir -p "$tmp/fake"
+if ! gcc -shared -fPIC -O1 -Wall -Werror -o "$tmp/fake/libcuda.so.1" tests/cli/fake_libcuda.c 2>"$tmp/err"; then
+	bad "fake_libcuda.c builds" "$(head -5 "$tmp/err")"
+elif ! gcc -std=c11 -O1 -Wall -Wextra -Werror -I"$h" -o "$tmp/aot_host" tests/cli/aot_host.c "$h/types.c" -ldl -lpthread -lm 2>"$tmp/err"; then
+	bad "aot_host.c builds with the generated C" "$(head -5 "$tmp/err")"
+else
+	modes=("ptx" "assert")
+	[ -n "$ptxas" ] && modes=("cubin" "${modes[@]}")
+	for mode in "${modes[@]}"; do
+		env=(LD_LIBRARY_PATH="$tmp/fake")
+		[ "$mode" != cubin ] && env+=(FAKE_CUDA_REJECT_CUBIN=1)
+		[ "$mode" = assert ] && env+=(FAKE_CUDA_ASSERT=1)
+		env "${env[@]}" "$tmp/aot_host" "$mode" >"$tmp/host.out" 2>&1
+		st=$?
+		while IFS= read -r line; do
+			case $line in
+			"ok   "*) ok "${line#ok   } ($mode)" ;;
+			"FAIL "*) bad "${line#FAIL } ($mode)" ;;
+			*) echo "$line" ;;
+			esac
+		done <"$tmp/host.out"
+		if [ $st -ne 0 ] && ! grep -q "^FAIL" "$tmp/host.out"; then
+			bad "aot_host $mode" "exited with status $st"
+		fi
+	done
+fi
+# without a driver: a clear error, no crash (only where no real libcuda.so.1 is found)
+if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1 " && [ ! -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ]; then
+	LD_LIBRARY_PATH=/nonexistent "$tmp/aot_host" ptx >"$tmp/host.out" 2>&1
+	grep -q "FAIL aot: the fake driver is not the libcuda.so.1 found" "$tmp/host.out" && ok "no driver: the host sees none" ||
+		bad "no driver" "$(cat "$tmp/host.out")"
+	printf '#include "vector_add.h"\n#include <stdio.h>\n#include <string.h>\nint main(void) { blk_status s = vector_add_load(); puts(vector_add_error()); return !(s == BLK_ERROR_NO_DEVICE && strstr(vector_add_error(), "no CUDA driver")); }\n' >"$tmp/nodrv.c"
+	if gcc -std=c11 -Wall -Werror -I"$h" -o "$tmp/nodrv" "$tmp/nodrv.c" "$h/vector_add.c" -ldl -lpthread 2>"$tmp/err" &&
+		LD_LIBRARY_PATH=/nonexistent "$tmp/nodrv" >"$tmp/host.out" 2>&1; then
+		ok "no driver: NAME_load is BLK_ERROR_NO_DEVICE, NAME_error says why"
+	else
+		bad "no driver: NAME_load" "$(cat "$tmp/err" "$tmp/host.out")"
+	fi
+fi
+# examples/aot builds (running it needs a GPU)
+if make -s -C examples/aot BUILD="$build" OUT="$tmp/aot" >"$tmp/err" 2>&1 && [ -x "$tmp/aot/vadd_demo" ]; then
+	ok "examples/aot: blkc --emit=c and cc build vadd_demo"
+	LD_LIBRARY_PATH="$tmp/fake" "$tmp/aot/vadd_demo" 1000 >"$tmp/host.out" 2>&1
+	grep -q "^vector_add loaded from " "$tmp/host.out" && ok "examples/aot: vadd_demo loads its kernel (stand-in driver: not run)" ||
+		bad "examples/aot: vadd_demo loads" "$(cat "$tmp/host.out")"
+else
+	bad "examples/aot builds" "$(tail -5 "$tmp/err")"
+fi
+
+# ---- blkc bench ------------------------------------------------------------------------
+args=(tests/cli/kernels/scale.tile x=4096:random out=4096 n=4096 alpha=2)
+if out=$("$blkc" bench "${args[@]}" --reps 5 2>"$tmp/err") &&
+	grep -qE "^scale: [0-9]+\.[0-9]{4} ms \(median of 5 on interpreter\), 32\.77 kB moved: [0-9]+\.[0-9]{2} GB/s$" <<<"$out"; then
+	ok "bench: the median and GB/s"
+else
+	bad "bench" "$out $(cat "$tmp/err")"
+fi
+out=$("$blkc" bench "${args[@]}" --reps 3 --bytes 2M --format=csv 2>"$tmp/err")
+[ "$(head -1 <<<"$out")" = "kernel,backend,reps,ms,bytes,gbps" ] && grep -qE "^scale,interpreter,3,[0-9.e-]+,2000000,[0-9.e+-]+$" <<<"$out" &&
+	ok "bench --format=csv --bytes=2M" || bad "bench --format=csv" "$out $(cat "$tmp/err")"
+if [ $have_python = 1 ]; then
+	"$blkc" bench "${args[@]}" --reps 3 --format=json >"$tmp/bench.json" 2>"$tmp/err" &&
+		python3 -m json.tool "$tmp/bench.json" >/dev/null &&
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["kernel"]=="scale" and d["reps"]==3 and d["bytes"]==32768 and d["ms"]>=0 and d["backend"]=="interpreter"' "$tmp/bench.json" &&
+		ok "bench --format=json parses" || bad "bench --format=json" "$(cat "$tmp/bench.json" "$tmp/err")"
+fi
+"$blkc" bench "${args[@]}" --reps 3 -D BLOCK=3 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "power of two" "$tmp/err" && ok "bench: a kernel that cannot run is an error" || bad "bench: error" "$(cat "$tmp/err")"
+
+# ---- blkc tune ------------------------------------------------------------------------
+if "$blkc" tune "${args[@]}" --reps 3 --svg "$tmp/tune.svg" >"$tmp/tune.txt" 2>"$tmp/tune.err"; then
+	progress=$(grep -cE '^\[[1-3]/3\] BLOCK=(64|128|256) num_warps=[124] \.\.\. [0-9]+\.[0-9]{4} ms$' "$tmp/tune.err")
+	rows=$(grep -cE '^ +[1-3] +(64|128|256) +[124] +[0-9.]+ +[0-9.]+' "$tmp/tune.txt")
+	stars=$(grep -cE ' \*$' "$tmp/tune.txt")
+	[ "$progress" = 3 ] && [ "$rows" = 3 ] && [ "$stars" = 1 ] && grep -q "^\* fastest: BLOCK=" "$tmp/tune.txt" &&
+		ok "tune: the @autotune configs, progress on stderr, the table with the fastest marked" ||
+		bad "tune: table" "progress $progress rows $rows stars $stars: $(cat "$tmp/tune.err" "$tmp/tune.txt")"
+else
+	bad "tune" "$(cat "$tmp/tune.err")"
+fi
+if [ $have_python = 1 ]; then
+	python3 -c 'import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+assert r.tag == ns + "svg", r.tag
+bars = [e for e in r.iter(ns + "rect") if e.find(ns + "title") is not None]
+texts = " ".join(t.text or "" for t in r.iter(ns + "text"))
+assert len(bars) == 3, len(bars)
+assert "median time (ms)" in texts and "configuration" in texts and "BLOCK=64 num_warps=1" in texts, texts' "$tmp/tune.svg" 2>"$tmp/err" &&
+		ok "tune --svg: well-formed XML, a bar a config, labelled axes" || bad "tune --svg" "$(cat "$tmp/err")"
+fi
+out=$("$blkc" tune "${args[@]}" --reps 2 --sweep BLOCK=64,128 --sweep num_warps=1,2 --format=csv 2>"$tmp/err")
+want="config,BLOCK,num_warps,ms,gbps,best,error"
+cfgs=$(sed 1d <<<"$out" | cut -d, -f1-3 | tr '\n' ' ')
+best=$(sed 1d <<<"$out" | awk -F, '$6 == 1' | wc -l)
+[ "$(head -1 <<<"$out")" = "$want" ] && [ "$cfgs" = "1,64,1 2,64,2 3,128,1 4,128,2 " ] && [ "$best" = 1 ] &&
+	ok "tune --sweep x --sweep: every combination, first sweep slowest (CSV)" || bad "tune --sweep" "$out $(cat "$tmp/err")"
+if [ $have_python = 1 ]; then
+	"$blkc" tune "${args[@]}" --reps 2 --config BLOCK=64,num_warps=2 --config BLOCK=3 --config BLOCK=128 --format=json \
+		>"$tmp/tune.json" 2>"$tmp/err"
+	st=$?
+	[ $st -eq 0 ] && python3 -m json.tool "$tmp/tune.json" >/dev/null && python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["configs"]
+assert d["kernel"] == "scale" and d["backend"] == "interpreter" and d["reps"] == 2 and len(c) == 3
+assert c[0]["consts"] == {"BLOCK": 64, "num_warps": 2} and c[2]["consts"] == {"BLOCK": 128}
+assert c[1]["ms"] is None and "power of two" in c[1]["error"] and not c[1]["best"]
+assert sum(x["best"] for x in c) == 1 and c[d["best"]]["best"] and d["best"] in (0, 2)' "$tmp/tune.json" &&
+		grep -q "^\[2/3\] BLOCK=3 \.\.\. failed: .*power of two" "$tmp/err" &&
+		ok "tune --config, one failing: JSON parses, the failure noted, the best of the others" ||
+		bad "tune --config --format=json" "status $st: $(cat "$tmp/tune.json" "$tmp/err")"
+fi
+"$blkc" tune "${args[@]}" --reps 2 --config BLOCK=3 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "no config ran" "$tmp/out" && ok "tune: exit 1 when no config ran" || bad "tune: none ran" "$(cat "$tmp/out" "$tmp/err")"
+"$blkc" tune examples/vector_add.tile x=64 y=64 out=64 n=64 --reps 2 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "kernel 'vector_add' has no @autotune configs: give --config or --sweep" "$tmp/err" &&
+	ok "tune of a kernel without @autotune and no --config: an error" || bad "tune without configs" "$(cat "$tmp/err")"
+"$blkc" tune examples/vector_add.tile x=64 y=64 out=64 n=64 --reps 2 --sweep BLOCK=32,64 >"$tmp/out" 2>"$tmp/err" &&
+	[ "$(grep -c '^ *[12] ' "$tmp/out")" = 2 ] && ok "tune --sweep of a kernel without @autotune" || bad "tune --sweep vector_add" "$(cat "$tmp/out" "$tmp/err")"
+
+# ---- usage errors, and blkc run unchanged ----------------------------------------------
+usage() { # usage NAME EXPECTED-TEXT COMMAND...: exit status 2 and the text on stderr
+	local name=$1 text=$2
+	shift 2
+	"$@" >/dev/null 2>"$tmp/err"
+	local st=$?
+	[ $st -eq 2 ] && grep -qF -- "$text" "$tmp/err" && ok "$name" || bad "$name" "status $st: $(cat "$tmp/err")"
+}
+usage "bench --svg: not an option of bench" "--svg is an option of blkc tune" "$blkc" bench --svg x.svg "${args[@]}"
+usage "run --reps: not an option of run" "--reps is an option of blkc bench and blkc tune" "$blkc" run --reps 5 "${args[@]}"
+usage "tune --print: not an option of tune" "--print is an option of blkc run" "$blkc" tune --print out "${args[@]}"
+usage "tune --format=xml" "--format expects table, csv or json" "$blkc" tune --format=xml "${args[@]}"
+usage "bench --reps=0" "--reps expects a count" "$blkc" bench --reps 0 "${args[@]}"
+usage "tune --sweep without values" "--sweep expects NAME=V1" "$blkc" tune --sweep BLOCK= "${args[@]}"
+usage "tune --config not NAME=V" "--config expects NAME=VALUE" "$blkc" tune --config BLOCK "${args[@]}"
+usage "bench without a file" "blkc bench needs a .tile file" "$blkc" bench
+out=$("$blkc" run tests/cli/kernels/scale.tile x=8:arange out=8 n=8 alpha=2 --print=out 2>&1)
+[ "$out" = "out: 0 2 4 6 8 10 12 14" ] && ok "blkc run as before" || bad "blkc run" "$out"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

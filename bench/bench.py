@@ -14,7 +14,11 @@ not timed. Times are triton.testing.do_bench medians (warm-up 25 ms, 100 ms of
 repetitions, L2 flushed before each run, CUDA events); GB/s counts the bytes
 the computation must move (each input read once, each output written once).
 The table is printed last, and written to $OUT/bench.md when $OUT is set.
-README.md beside this file says how to read it.
+Then a second table, "Runtime" (runtime_bench.py): launch overhead from C
+against a raw cuLaunchKernel (bench/launch.c), compile time against Triton's
+for softmax, layernorm and matmul, and the autotuning sweep of matmul against
+Triton's autotuner over the same configs.
+README.md beside this file says how to read them.
 """
 
 import argparse
@@ -32,6 +36,7 @@ sys.path.insert(0, HERE)
 
 import blkffi  # noqa: E402  (checks the ctypes layout against blk.h's at import)
 import blk_calls as bc  # noqa: E402
+import runtime_bench  # noqa: E402
 
 TIME_BUDGET_S = 7 * 60  # rows that would start after this are skipped (noted in the table)
 
@@ -412,7 +417,8 @@ def table(rows, env_line, notes):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", help="comma-separated names or parts of names of rows: "
-                                   + ", ".join(key for key, *_ in ROWS))
+                                   + ", ".join(key for key, *_ in ROWS) + "; of the Runtime table's parts: "
+                                   + ", ".join(runtime_bench.PARTS) + " (runtime: all three)")
     ap.add_argument("--quick", action="store_true", help="short timings (warm-up 5 ms, 20 ms of repetitions)")
     args = ap.parse_args()
     start = time.time()
@@ -426,7 +432,7 @@ def main():
     print(env_line, flush=True)
     print(f"libblk: {env.blk.path}", flush=True)
 
-    selected = [r for r in ROWS if not args.only or any(s in r[0] for s in args.only.split(","))]
+    selected = [r for r in ROWS if not args.only or any(s and s in r[0] for s in args.only.split(","))]
     rows, notes = [], []
     for key, kernel, size, fn in selected:
         if time.time() - start > TIME_BUDGET_S:
@@ -462,8 +468,15 @@ def main():
         torch.cuda.empty_cache()
         print(f"  ({time.time() - t0:.1f} s)", flush=True)
 
+    rt_rows, rt_notes = [], []
+    parts = runtime_bench.selected(args.only)
+    if parts:
+        rt_rows, rt_notes = runtime_bench.run(env, parts, rows, start, TIME_BUDGET_S)
+
     notes.append(f"whole run {time.time() - start:.0f} s")
     md = table(rows, env_line, notes)
+    if rt_rows:
+        md += "\n" + runtime_bench.table(rt_rows, rt_notes)
     out_dir = os.environ.get("OUT")
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
@@ -472,10 +485,12 @@ def main():
         with open(os.path.join(out_dir, "bench.json"), "w") as f:
             json.dump({"env": env_line, "rows": [
                 {"kernel": r.kernel, "size": r.size, "bytes": r.nbytes, "ms": r.ms, "max_rel_err": r.err,
-                 "config": {k: str(v) for k, v in r.config.items()}, "notes": r.notes} for r in rows]},
+                 "config": {k: str(v) for k, v in r.config.items()}, "notes": r.notes} for r in rows],
+                "runtime": [{"row": r.name, "blk": r.blk, "peer": r.peer, "ratio": r.ratio, "target": r.target,
+                             "data": r.data} for r in rt_rows], "runtime_notes": rt_notes},
                 f, indent=1, default=str)
     print("\n" + md, flush=True)
-    bad = any(v in ("FAIL", "ERROR") for r in rows for v in r.ms.values())
+    bad = any(v in ("FAIL", "ERROR") for r in rows for v in r.ms.values()) or runtime_bench.failed(rt_rows)
     return 1 if bad else 0
 
 

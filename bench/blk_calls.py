@@ -30,6 +30,13 @@ def kernel(ctx, file, name=None):
     return _modules[key]
 
 
+def fresh(ctx, file, name=None):
+    """Forgets the module of kernel(ctx, file, name), so that the next call loads
+    (parses, compiles) it anew; returns the forgotten kernel, or None. The caller
+    may destroy its module (k.module.destroy()) once it no longer launches it."""
+    return _modules.pop((id(ctx), file, name), None)
+
+
 # ---- the kernels ----
 
 def vector_add(ctx, x, y, out, n, BLOCK=1024, num_warps=4, stream=0):
@@ -88,3 +95,27 @@ def w4a16_gemv(ctx, w, scales, x, y, N, K, GROUP=128, BLOCK_N=32, BLOCK_K=128, n
     return kernel(ctx, "w4a16_gemv").prepare([w, scales, x, y, N, K, K // 2, K // GROUP],
                                               consts={"GROUP": GROUP, "BLOCK_N": BLOCK_N, "BLOCK_K": BLOCK_K},
                                               grid=(cdiv(N, BLOCK_N),), num_warps=num_warps, stream=stream)
+
+
+# The @autotune configs of examples/matmul.tile, in its order (triton_kernels.MATMUL_CONFIGS
+# gives Triton's autotuner the same ones). selftest.py checks them against the file.
+MATMUL_CONFIGS = [
+    {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 4},
+    {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 5},
+]
+
+
+def matmul(ctx, a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, config=None,
+           stream=0):
+    """c = a @ b, f16 in and out, f32 accumulation. config: a dict of MATMUL_CONFIGS's
+    form (consts, num_warps, num_stages); None leaves the consts open, so that the
+    first launch autotunes over the kernel's @autotune configs (grid from the
+    kernel's grid clause either way)."""
+    k = kernel(ctx, "matmul")
+    consts = {key: v for key, v in (config or {}).items() if key not in ("num_warps", "num_stages")}
+    cfg = config or {}
+    return k.prepare([a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn],
+                     consts=consts, num_warps=cfg.get("num_warps", 0), num_stages=cfg.get("num_stages", 0),
+                     stream=stream)

@@ -1,7 +1,8 @@
 """blkffi.py: libblk.so through ctypes, for the benchmark and its self-test.
 
 Mirrors the structs of runtime/blk.h that cross the boundary (blk_arg,
-blk_const, blk_launch_options, blk_param_info, blk_module_options) and checks
+blk_const, blk_launch_options, blk_param_info, blk_module_options,
+blk_compile_info, blk_tune_result) and checks
 at import that their sizes and field offsets are the numbers bench/layout.c
 prints for blk.h on x86-64 Linux: a change of layout in blk.h fails here,
 loudly, instead of passing garbage to blk_launch.
@@ -14,12 +15,15 @@ blk_malloc on the interpreter or from torch's tensor.data_ptr() on a GPU.
     k = ctx.load("examples/vector_add.tile").kernel("vector_add")
     go = k.prepare([x, y, out, n], consts={"BLOCK": 1024}, grid=(cdiv(n, 1024),))
     go()                                          # one blk_launch, arguments built once
+    info = go.compile()                           # blk_kernel_compile: PTX, phase times (ms)
+    ms = go.time(reps=10)                         # blk_time_launch: median ms
+    res = go.autotune()                           # blk_autotune: each config's ms, the best
 """
 
 import ctypes
 import os
-from ctypes import (POINTER, Structure, Union, byref, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint,
-                    c_uint64, c_void_p)
+from ctypes import (POINTER, Structure, Union, byref, c_char, c_char_p, c_double, c_int, c_int64, c_size_t,
+                    c_uint, c_uint64, c_void_p)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -63,6 +67,25 @@ class BlkModuleOptions(Structure):
                 ("n_defines", c_int)]
 
 
+class BlkCompileInfo(Structure):
+    _fields_ = [("ptx", c_char_p), ("ptx_len", c_size_t), ("shared_bytes", c_int), ("num_warps", c_int),
+                ("num_stages", c_int), ("ms_parse", c_double), ("ms_irgen", c_double), ("ms_passes", c_double),
+                ("ms_llvm", c_double), ("ms_ptx", c_double), ("ms_cubin", c_double), ("from_disk_cache", c_int)]
+
+
+TUNE_MAX_CONFIGS = 64
+
+
+class BlkTuneResult(Structure):
+    _fields_ = [("n_configs", c_int), ("best", c_int), ("ms", c_double * TUNE_MAX_CONFIGS),
+                ("note", (c_char * 96) * TUNE_MAX_CONFIGS)]
+
+
+# The phases of blk_compile_info, in order, with the names the benchmark prints.
+COMPILE_PHASES = [("ms_parse", "parse"), ("ms_irgen", "irgen"), ("ms_passes", "passes"), ("ms_llvm", "LLVM"),
+                  ("ms_ptx", "PTX"), ("ms_cubin", "cubin")]
+
+
 # What bench/layout.c prints for runtime/blk.h (x86-64, LP64). Keep in step
 # with blk.h; selftest.py recompiles layout.c and compares.
 EXPECTED_LAYOUT = {
@@ -77,10 +100,18 @@ EXPECTED_LAYOUT = {
     "blk_param_info.elem_bytes": 24,
     "blk_module_options sizeof": 32, "blk_module_options alignof": 8, "blk_module_options.include_dirs": 0,
     "blk_module_options.n_include_dirs": 8, "blk_module_options.defines": 16, "blk_module_options.n_defines": 24,
+    "blk_compile_info sizeof": 88, "blk_compile_info alignof": 8, "blk_compile_info.ptx": 0,
+    "blk_compile_info.ptx_len": 8, "blk_compile_info.shared_bytes": 16, "blk_compile_info.num_warps": 20,
+    "blk_compile_info.num_stages": 24, "blk_compile_info.ms_parse": 32, "blk_compile_info.ms_irgen": 40,
+    "blk_compile_info.ms_passes": 48, "blk_compile_info.ms_llvm": 56, "blk_compile_info.ms_ptx": 64,
+    "blk_compile_info.ms_cubin": 72, "blk_compile_info.from_disk_cache": 80,
+    "blk_tune_result sizeof": 6664, "blk_tune_result alignof": 8, "blk_tune_result.n_configs": 0,
+    "blk_tune_result.best": 4, "blk_tune_result.ms": 8, "blk_tune_result.note": 520,
 }
 
 _STRUCTS = {"blk_arg": BlkArg, "blk_const": BlkConst, "blk_launch_options": BlkLaunchOptions,
-            "blk_param_info": BlkParamInfo, "blk_module_options": BlkModuleOptions}
+            "blk_param_info": BlkParamInfo, "blk_module_options": BlkModuleOptions,
+            "blk_compile_info": BlkCompileInfo, "blk_tune_result": BlkTuneResult}
 
 
 def ctypes_layout():
@@ -140,6 +171,13 @@ class Blk:
             "blk_kernel_num_params": (c_int, [vp]),
             "blk_kernel_param": (c_int, [vp, c_int, POINTER(BlkParamInfo)]),
             "blk_launch": (c_int, [vp, POINTER(BlkArg), c_int, POINTER(BlkLaunchOptions)]),
+            "blk_synchronize": (c_int, [vp]),
+            "blk_kernel_compile": (c_int, [vp, POINTER(BlkArg), c_int, POINTER(BlkLaunchOptions),
+                                           POINTER(BlkCompileInfo)]),
+            "blk_time_launch": (c_int, [vp, POINTER(BlkArg), c_int, POINTER(BlkLaunchOptions), c_int,
+                                        POINTER(c_double)]),
+            "blk_autotune": (c_int, [vp, POINTER(BlkArg), c_int, POINTER(BlkLaunchOptions),
+                                     POINTER(BlkTuneResult)]),
         }
         for name, (res, args) in sigs.items():
             fn = getattr(lib, name)
@@ -191,6 +229,9 @@ class Context:
         """Fills a ctypes array buf from device address src."""
         self.blk.check(self.blk.lib.blk_copy_from_device(self.handle, ctypes.addressof(buf), src, ctypes.sizeof(buf)),
                        "blk_copy_from_device")
+
+    def synchronize(self):
+        self.blk.check(self.blk.lib.blk_synchronize(self.handle), "blk_synchronize")
 
     def load(self, path):
         """A module from a .tile file; a relative path is taken from the repository root."""
@@ -314,3 +355,37 @@ class Launch:
         st = self._fn(self._k, self.args, self._n, self._popts)
         if st:
             self.kernel.blk.check(st, f"blk_launch({self.kernel.name})")
+
+    def compile(self, specialize=True):
+        """blk_kernel_compile of the variant this launch runs (with specialize,
+        from its arguments, as blk_launch does). A dict: ptx (str, or None on the
+        interpreter), shared_bytes, num_warps, num_stages, from_disk_cache (bool),
+        and the phases' times in ms under COMPILE_PHASES's keys (0: not done now)."""
+        info = BlkCompileInfo()
+        lib = self.kernel.blk.lib
+        args, n = (self.args, self._n) if specialize else (None, 0)
+        self.kernel.blk.check(lib.blk_kernel_compile(self._k, args, n, self._popts, byref(info)),
+                              f"blk_kernel_compile({self.kernel.name})")
+        out = {"ptx": info.ptx[:info.ptx_len].decode() if info.ptx else None, "shared_bytes": info.shared_bytes,
+               "num_warps": info.num_warps, "num_stages": info.num_stages,
+               "from_disk_cache": bool(info.from_disk_cache)}
+        for key, _ in COMPILE_PHASES:
+            out[key] = getattr(info, key)
+        return out
+
+    def time(self, reps=10):
+        """blk_time_launch: the median of `reps` timed runs, in ms."""
+        ms = c_double()
+        self.kernel.blk.check(self.kernel.blk.lib.blk_time_launch(self._k, self.args, self._n, self._popts, reps,
+                                                                  byref(ms)), f"blk_time_launch({self.kernel.name})")
+        return ms.value
+
+    def autotune(self):
+        """blk_autotune on these arguments. A dict: best (index), ms (a list, one a
+        config; None where it could not run), notes (a list of str)."""
+        res = BlkTuneResult()
+        self.kernel.blk.check(self.kernel.blk.lib.blk_autotune(self._k, self.args, self._n, self._popts, byref(res)),
+                              f"blk_autotune({self.kernel.name})")
+        n = min(res.n_configs, TUNE_MAX_CONFIGS)
+        return {"best": res.best, "ms": [res.ms[i] if res.ms[i] >= 0 else None for i in range(n)],
+                "notes": [res.note[i].value.decode(errors="replace") for i in range(n)]}

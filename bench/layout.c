@@ -39,5 +39,23 @@ int main(void)
 	OFF(blk_module_options, n_include_dirs);
 	OFF(blk_module_options, defines);
 	OFF(blk_module_options, n_defines);
+	SIZE(blk_compile_info);
+	OFF(blk_compile_info, ptx);
+	OFF(blk_compile_info, ptx_len);
+	OFF(blk_compile_info, shared_bytes);
+	OFF(blk_compile_info, num_warps);
+	OFF(blk_compile_info, num_stages);
+	OFF(blk_compile_info, ms_parse);
+	OFF(blk_compile_info, ms_irgen);
+	OFF(blk_compile_info, ms_passes);
+	OFF(blk_compile_info, ms_llvm);
+	OFF(blk_compile_info, ms_ptx);
+	OFF(blk_compile_info, ms_cubin);
+	OFF(blk_compile_info, from_disk_cache);
+	SIZE(blk_tune_result);
+	OFF(blk_tune_result, n_configs);
+	OFF(blk_tune_result, best);
+	OFF(blk_tune_result, ms);
+	OFF(blk_tune_result, note);
 	return 0;
 }

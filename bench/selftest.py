@@ -10,7 +10,12 @@
    benchmark uses, at small sizes, and compares with references computed here
    in Python (float64): vector_add, sin4, softmax, layernorm, sum_many (an array
    of device pointers), w4a16_gemv.
-3. Error paths: a wrong argument count, a null pointer, an out-of-bounds launch
+3. The runtime benchmark's calls: blk_kernel_compile (a fresh module: phases
+   timed, no PTX on the interpreter), blk_time_launch, matmul with a config and
+   blk_autotune over examples/matmul.tile's configs (the interpreter takes the
+   first; the ones bench.py gives Triton's autotuner are the file's), the
+   parser of bench/launch.c's output.
+4. Error paths: a wrong argument count, a null pointer, an out-of-bounds launch
    (BLK_ERROR_LAUNCH with its message).
 Exit status 0 when everything passed.
 """
@@ -28,6 +33,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blkffi  # noqa: E402  (checks the layout at import)
 import blk_calls as bc  # noqa: E402
+import runtime_bench  # noqa: E402  (no torch or triton at import)
 
 passed = failed = 0
 
@@ -100,6 +106,84 @@ def max_rel(out, ref):
         return math.inf
     scale = max(abs(r) for r in ref) or 1.0
     return max(abs(o - r) for o, r in zip(out, ref)) / scale
+
+
+def matmul_configs_in_file():
+    """The @autotune configs of examples/matmul.tile, read from its text."""
+    import re
+    with open(os.path.join(blkffi.REPO, "examples", "matmul.tile")) as f:
+        text = f.read()
+    block = text[text.index("@autotune("):text.index("kernel matmul")]
+    return [{k: int(v) for k, v in re.findall(r"(\w+)\s*=\s*(\d+)", body)} for body in re.findall(r"\{([^}]*)\}", block)]
+
+
+def runtime_calls(ctx, rng):
+    nan = float("nan")
+    # blk_kernel_compile on a fresh module: the phases this compilation ran
+    rows, cols = 3, 64
+    xs = [f32(rng.gauss(0, 1)) for _ in range(rows * cols)]
+    x = Buf(ctx, ctypes.c_float, xs)
+    out = Buf(ctx, ctypes.c_float, [nan] * (rows * cols))
+    old = bc.fresh(ctx, "softmax")
+    go = bc.softmax(ctx, x.ptr, out.ptr, rows, cols)
+    expect(old is not None and go.kernel is not old, "blk_calls.fresh: the next call loads the module anew")
+    info = go.compile()
+    expect(info["ptx"] is None and info["ms_parse"] > 0 and info["ms_irgen"] > 0 and info["ms_llvm"] == 0
+           and info["ms_cubin"] == 0 and not info["from_disk_cache"] and info["num_warps"] == 4,
+           "blk_kernel_compile on the interpreter: no PTX, parse and irgen timed",
+           ", ".join(f"{k} {v}" for k, v in info.items() if k != "ptx"))
+    info2 = go.compile()
+    expect(info2["ms_irgen"] == 0 and info2["ms_parse"] == 0, "blk_kernel_compile again: nothing compiled anew")
+    ms = go.time(reps=3)
+    expect(ms > 0, "blk_time_launch on the interpreter", f"{ms:.3g} ms")
+    ref = []
+    for r in range(rows):
+        row = xs[r * cols:(r + 1) * cols]
+        m = max(row)
+        e = [math.exp(v - m) for v in row]
+        ref += [v / sum(e) for v in e]
+    err = max_rel(out.read(), ref)
+    expect(err < 1e-5, "... its runs computed the softmax", f"max rel err {err:.2e}")
+
+    # matmul: the file's configs are the benchmark's
+    in_file = matmul_configs_in_file()
+    expect(in_file == bc.MATMUL_CONFIGS, "blk_calls.MATMUL_CONFIGS are examples/matmul.tile's @autotune configs",
+           repr(in_file))
+    M, N, K = 48, 40, 72
+    av = [f16_value(f16_bits(rng.uniform(-1, 1))) for _ in range(M * K)]
+    bv = [f16_value(f16_bits(rng.uniform(-1, 1))) for _ in range(K * N)]
+    a = Buf(ctx, ctypes.c_uint16, [f16_bits(v) for v in av])
+    b = Buf(ctx, ctypes.c_uint16, [f16_bits(v) for v in bv])
+    ref = [sum(av[i * K + k] * bv[k * N + j] for k in range(K)) for i in range(M) for j in range(N)]
+    strides = (K, 1, N, 1, N, 1)
+    c = Buf(ctx, ctypes.c_uint16, [0x7E00] * (M * N))
+    go = bc.matmul(ctx, a.ptr, b.ptr, c.ptr, M, N, K, *strides, config=bc.MATMUL_CONFIGS[3])
+    expect(go.opts.num_warps == 4 and go.opts.num_stages == 5 and go.opts.n_consts == 4,
+           "matmul with config 3: 4 consts, 4 warps, 5 stages")
+    go()
+    err = max_rel([f16_value(v) for v in c.read()], ref)
+    expect(err < 1e-2, f"matmul {M}x{N}x{K} (f16) with config 3", f"max rel err {err:.2e}")
+    c = Buf(ctx, ctypes.c_uint16, [0x7E00] * (M * N))
+    go = bc.matmul(ctx, a.ptr, b.ptr, c.ptr, M, N, K, *strides)
+    res = go.autotune()
+    expect(res["best"] == 0 and len(res["ms"]) == 4 and res["ms"][0] == 0
+           and all("not timed" in n for n in res["notes"][1:]),
+           "blk_autotune of matmul on the interpreter: 4 configs, the first taken", repr(res))
+    expect(all(v == 0x7E00 for v in c.read()), "... and nothing written")
+    go()
+    err = max_rel([f16_value(v) for v in c.read()], ref)
+    expect(err < 1e-2, "matmul launched with its consts open: the tuned config", f"max rel err {err:.2e}")
+
+    # bench.py's reading of bench/launch.c's output
+    text = ("launch: NVIDIA H100\nRESULT args=3 raw_us=2.0000 blk_us=2.2000 ratio=1.1000 raw_row_us=2.1 "
+            "blk_row_us=2.3 raw_row_sync_us=2.2 blk_row_sync_us=2.4 timer_ns=20.0 launches=10000\n"
+            "RESULT args=20 raw_us=2.5 blk_us=2.6 ratio=1.04 raw_row_us=2.5 blk_row_us=2.7 raw_row_sync_us=2.6 "
+            "blk_row_sync_us=2.8 timer_ns=20.0 launches=10000\n")
+    got = runtime_bench.parse_launch_output(text)
+    expect(len(got) == 2 and got[0]["args"] == 3 and got[0]["blk_us"] == 2.2 and got[1]["args"] == 20
+           and got[1]["launches"] == 10000, "parse_launch_output reads bench/launch's RESULT lines", repr(got))
+    expect(runtime_bench.parse_launch_output("launch: no GPU: no CUDA driver\n") == [],
+           "parse_launch_output: no GPU, no rows")
 
 
 def main():
@@ -223,6 +307,8 @@ def main():
         bc.w4a16_gemv(ctx, wbuf.ptr, s.ptr, x.ptr, y.ptr, N, K, GROUP=G, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps)()
         err = max_rel([f16_value(v) for v in y.read()], ref)
         expect(err < 1e-2, f"w4a16_gemv N=16 K=256 BLOCK_N={bn} BLOCK_K={bk}", f"max rel err {err:.2e}")
+
+    runtime_calls(ctx, rng)
 
     # error paths
     k = bc.kernel(ctx, "vector_add")

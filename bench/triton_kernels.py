@@ -11,6 +11,8 @@ import torch
 import triton
 import triton.language as tl
 
+import blk_calls as _blk_calls
+
 
 # ---- vector add -------------------------------------------------------------
 
@@ -184,8 +186,92 @@ def w4a16_gemv(w, scales, x, y, GROUP=128, BLOCK_N=32, BLOCK_K=128, num_warps=4)
                                             BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=num_warps)
 
 
+# ---- matmul, f16 in and out, f32 accumulation ------------------------------------
+# Triton's matmul tutorial: program ids in groups of GROUP_M tile rows (as
+# examples/matmul.tile orders them), row and column offsets wrapped modulo M
+# and N (no masks on the loads; the store is masked), only the last K slice
+# masked. The configs are examples/matmul.tile's @autotune configs, the same
+# ones blk tunes over (blk_calls.MATMUL_CONFIGS, checked against the file by
+# selftest.py).
+
+@triton.jit
+def _matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * tiles_n
+    first_m = (pid // per_group) * GROUP_M
+    rows = tl.minimum(tiles_m - first_m, GROUP_M)
+    tm = first_m + (pid % per_group) % rows
+    tn = (pid % per_group) // rows
+    offs_am = (tm * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (tn * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = tm * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = tn * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(tl.float16), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+def _triton_config(cfg):
+    consts = {k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages")}
+    return triton.Config(consts, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+
+
+MATMUL_CONFIGS = [_triton_config(c) for c in _blk_calls.MATMUL_CONFIGS]
+MATMUL_KEY = ["M", "N", "K"]
+
+
+def matmul_grid(M, N):
+    return lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
+
+
+def _matmul_args(a, b, c):
+    M, K = a.shape
+    N = b.shape[1]
+    return (a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+
+
+def matmul(a, b, c, config, kernel=None):
+    """c = a @ b with one config (a dict of blk_calls.MATMUL_CONFIGS's form).
+    kernel: another JITFunction of _matmul's code (a fresh one compiles anew)."""
+    consts = {k: v for k, v in config.items() if k not in ("num_warps", "num_stages")}
+    (kernel or _matmul)[matmul_grid(a.shape[0], b.shape[1])](*_matmul_args(a, b, c), **consts,
+                                                             num_warps=config["num_warps"],
+                                                             num_stages=config["num_stages"])
+
+
+def make_matmul_autotuned():
+    """A new @triton.autotune over MATMUL_CONFIGS, key (M, N, K), on a new
+    JITFunction of _matmul's code: nothing tuned or compiled in this process."""
+    return triton.autotune(configs=MATMUL_CONFIGS, key=MATMUL_KEY)(triton.jit(_matmul.fn))
+
+
+def matmul_autotuned(a, b, c, tuned):
+    """c = a @ b through `tuned` (from make_matmul_autotuned): its first call for
+    a key sweeps the configs; tuned.best_config and tuned.configs_timings tell."""
+    tuned[matmul_grid(a.shape[0], b.shape[1])](*_matmul_args(a, b, c))
+
+
+def fresh_jit(kernel):
+    """A new JITFunction of a @triton.jit kernel's code: its in-memory cache is
+    empty, so its first call compiles (or loads from Triton's disk cache)."""
+    return triton.jit(kernel.fn)
+
+
 def triton_version():
     return triton.__version__
 
 
-__all__ = ["vector_add", "sin4", "softmax", "layernorm", "sum_many", "w4a16_gemv", "torch"]
+__all__ = ["vector_add", "sin4", "softmax", "layernorm", "sum_many", "w4a16_gemv", "matmul", "make_matmul_autotuned",
+           "matmul_autotuned", "fresh_jit", "torch"]

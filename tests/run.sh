@@ -22,6 +22,12 @@ cd "$(dirname "$0")/.." || exit 2
 
 export BLK_BUILD_DIR="$build"
 export BLKC="$build/blkc"
+# compiled kernels go to a cache of this run, not the user's ~/.cache/blk
+if [ -z "${BLK_CACHE_DIR:-}" ]; then
+	BLK_CACHE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/blk-test-cache.XXXXXX")
+	export BLK_CACHE_DIR
+	own_cache=1
+fi
 export BLK_SANITIZE="${BLK_SANITIZE:-0}" # 1: a SANITIZE=1 build (make sets it)
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 timeout_s=${BLK_TEST_TIMEOUT:-1200}
@@ -36,7 +42,7 @@ else
 fi
 
 log=$(mktemp "${TMPDIR:-/tmp}/blk-test.XXXXXX")
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log"; [ -n "${own_cache:-}" ] && rm -rf "$BLK_CACHE_DIR"' EXIT
 
 total_pass=0
 total_fail=0

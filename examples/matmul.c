@@ -5,9 +5,11 @@
  *
  * matmul's tile sizes are const parameters with no defaults: an
  * @autotune(...) list of configurations names candidates. A launch that
- * does not set them takes the first configuration; a launch can also set
- * them itself through blk_launch_options.consts (blkc's -D). Both are
- * shown, and each must match the reference.
+ * does not set them tunes (on a GPU: every configuration is timed at the
+ * first launch of each key value and the fastest kept; on the interpreter
+ * the first one is taken); a launch can also set them itself through
+ * blk_launch_options.consts (blkc's -D). Both are shown, and each must
+ * match the reference.
  *
  * B is stored as an N x K matrix (as the weight of a linear layer usually
  * is) and read as its transpose through the strides: element (k, n) of B is
@@ -56,7 +58,7 @@ int main(int argc, char **argv)
 	                  blk_arg_int(K),  blk_arg_int(K),  blk_arg_int(1),  blk_arg_int(1), blk_arg_int(K),
 	                  blk_arg_int(N),  blk_arg_int(1)};
 
-	/* Launch 1: no consts, so the first @autotune config (128 x 256 x 64).
+	/* Launch 1: no consts, so the runtime picks an @autotune config.
 	 * Launch 2: 64 x 64 x 32 tiles in groups of 2 tile rows: a 3 x 3 grid
 	 * of tiles whose last group is one row high. */
 	blk_const small[] = {{.name = "BLOCK_M", .i = 64},

@@ -474,7 +474,7 @@ def main():
         rt_rows, rt_notes = runtime_bench.run(env, parts, rows, start, TIME_BUDGET_S)
 
     notes.append(f"whole run {time.time() - start:.0f} s")
-    md = table(rows, env_line, notes)
+    md = table(rows, env_line, notes) if rows else f"{env_line}\n\n- {notes[-1]}\n"
     if rt_rows:
         md += "\n" + runtime_bench.table(rt_rows, rt_notes)
     out_dir = os.environ.get("OUT")

@@ -1617,11 +1617,11 @@ static blk_status gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, 
 		            ctx->max_grid[0], ctx->max_grid[1], ctx->max_grid[2]);
 	/* Each argument in an 8-byte slot, its value in the low bytes (the
 	 * driver reads as many as the parameter's size). */
-	uint64_t slot_buf[16];
-	void *ptr_buf[16];
+	uint64_t slot_buf[64]; /* no allocation on the launch path up to 64 arguments */
+	void *ptr_buf[64];
 	uint64_t *slots = slot_buf;
 	void **ptrs = ptr_buf;
-	if (n_args > 16) {
+	if (n_args > 64) {
 		slots = malloc((size_t)n_args * sizeof *slots);
 		ptrs = malloc((size_t)n_args * sizeof *ptrs);
 		if (!slots || !ptrs) {

@@ -263,6 +263,22 @@ $(FUZZ_DIR)/obj/gen/%.o: $(GEN)/%.c | $(GEN_HDRS) $(FUZZ_STAMP)
 $(FUZZ_DIR)/fuzz_parse: $(FUZZ_SRC) $(FUZZ_OBJS) | $(FUZZ_STAMP)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_SRC) $(FUZZ_OBJS) -lm
 
+# Semantic analysis and the tile IR passes (no LLVM): tests/fuzz/fuzz_irgen.c.
+FUZZ_IR_SRCS := $(addprefix compiler/,irgen.c ir.c ir_print.c ir_verify.c passes.c canonicalize.c fpconv.c)
+FUZZ_IR_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_IR_SRCS))
+$(FUZZ_IR_OBJS): FUZZ_CFLAGS += -Icompiler $(LLVM_CFLAGS)
+
+.PHONY: fuzz-irgen
+fuzz-irgen: $(FUZZ_DIR)/fuzz_irgen
+	@mkdir -p $(FUZZ_DIR)/corpus-irgen $(FUZZ_DIR)/artifacts
+	$(FUZZ_DIR)/fuzz_irgen -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -print_final_stats=1 \
+		-artifact_prefix=$(FUZZ_DIR)/artifacts/ -dict=tests/fuzz/fuzz.dict \
+		$(FUZZ_DIR)/corpus-irgen tests/lang examples
+
+$(FUZZ_DIR)/fuzz_irgen: tests/fuzz/fuzz_irgen.c $(FUZZ_OBJS) $(FUZZ_IR_OBJS) | $(FUZZ_STAMP)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Icompiler $(LLVM_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_OBJS) $(FUZZ_IR_OBJS) -lm
+
 # ---- install -------------------------------------------------------------
 
 .PHONY: install

@@ -21,6 +21,7 @@
 #include "runtime.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <stdarg.h>
@@ -814,6 +815,10 @@ blk_status blk_module_load_file(blk_context *ctx, const char *path, const blk_mo
 {
 	if (!path)
 		return fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load_file: path is NULL");
+	if (out)
+		*out = NULL;
+	if (access(path, R_OK) != 0)
+		return fail(BLK_ERROR_NOT_FOUND, "blk_module_load_file: cannot open '%s': %s", path, strerror(errno));
 	return load_module(ctx, NULL, path, opt, out);
 }
 

@@ -2146,7 +2146,10 @@ static int tool_main(Tool tool, int argc, char **argv)
 	blk_status st = blk_launch(k, args, n_args, &lo);
 	fputs(blk_context_printed(ctx), stdout);
 	if (st != BLK_SUCCESS) {
-		fputs(blk_last_error(), stderr);
+		const char *e = blk_last_error();
+		fputs(e, stderr);
+		if (!*e || e[strlen(e) - 1] != '\n')
+			fputc('\n', stderr);
 		goto out;
 	}
 	for (int i = 0; i < n_bufs; i++)

@@ -223,6 +223,58 @@ static LLVMValueRef tanh_any(M *m, LLVMValueRef x)
 	return m->t == m->f64 ? t : LLVMBuildFPTrunc(m->b, t, m->t, "");
 }
 
+/* erf of an f64, as a function of the module: 2/sqrt(pi) x e^(-x^2) times
+ * the series sum_n (2x^2)^n / (1 3 5 ... (2n+1)), whose terms are all
+ * positive (no cancellation at any x); past |x| = 6 erf is +-1 in f64. */
+static LLVMValueRef erf_fn(LLVMModuleRef mod)
+{
+	LLVMContextRef c = LLVMGetModuleContext(mod);
+	LLVMValueRef fn = LLVMGetNamedFunction(mod, "blk.erf.f64");
+	if (fn)
+		return fn;
+	LLVMTypeRef f64 = LLVMDoubleTypeInContext(c);
+	fn = LLVMAddFunction(mod, "blk.erf.f64", LLVMFunctionType(f64, &f64, 1, 0));
+	LLVMSetLinkage(fn, LLVMInternalLinkage);
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
+	M m = math_ctx(b, mod, f64);
+	LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c, fn, "entry");
+	LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(c, fn, "series");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c, fn, "done");
+	LLVMPositionBuilderAtEnd(b, entry);
+	LLVMValueRef x = LLVMGetParam(fn, 0);
+	LLVMValueRef ax = fabs1(&m, x);
+	LLVMValueRef a = LLVMBuildSelect(b, fcmp(&m, LLVMRealOGT, ax, k(&m, 6)), k(&m, 6), ax, "");
+	LLVMValueRef z = mul(&m, mul(&m, a, a), k(&m, 2));
+	LLVMBuildBr(b, head);
+	LLVMPositionBuilderAtEnd(b, head);
+	LLVMValueRef n = LLVMBuildPhi(b, f64, "n"), term = LLVMBuildPhi(b, f64, "t"), sum = LLVMBuildPhi(b, f64, "s");
+	LLVMValueRef zero = k(&m, 0), one = k(&m, 1);
+	LLVMAddIncoming(n, &zero, &entry, 1);
+	LLVMAddIncoming(term, &one, &entry, 1);
+	LLVMAddIncoming(sum, &zero, &entry, 1);
+	LLVMValueRef s2 = add(&m, sum, term);
+	LLVMValueRef n2 = add(&m, n, one);
+	LLVMValueRef t2 = fdiv_(&m, mul(&m, term, z), add(&m, mul(&m, n2, k(&m, 2)), one)); /* z / (2n + 3) */
+	/* stop when the terms no longer change the sum (they shrink past n ~ z) */
+	LLVMValueRef more = LLVMBuildAnd(b, fcmp(&m, LLVMRealOGT, t2, mul(&m, s2, k(&m, 0x1p-60))),
+	                                 fcmp(&m, LLVMRealOLT, n2, k(&m, 400)), "");
+	LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
+	LLVMAddIncoming(n, &n2, &cur, 1);
+	LLVMAddIncoming(term, &t2, &cur, 1);
+	LLVMAddIncoming(sum, &s2, &cur, 1);
+	LLVMBuildCondBr(b, more, head, done);
+	LLVMPositionBuilderAtEnd(b, done);
+	LLVMValueRef e = exp_f64(&m, LLVMBuildFNeg(b, mul(&m, a, a), ""), false);
+	LLVMValueRef r = mul(&m, mul(&m, mul(&m, k(&m, 1.12837916709551257390), a), e), s2);
+	r = sel(&m, fcmp(&m, LLVMRealOGE, ax, k(&m, 6)), k(&m, 1), r);
+	r = sel(&m, fcmp(&m, LLVMRealOGT, r, k(&m, 1)), k(&m, 1), r);
+	r = copysign2(&m, r, x);
+	r = sel(&m, fcmp(&m, LLVMRealUNO, x, x), x, r);
+	LLVMBuildRet(b, r);
+	LLVMDisposeBuilder(b);
+	return fn;
+}
+
 LLVMValueRef gpu_math(LLVMBuilderRef b, LLVMModuleRef mod, MathFn fn, LLVMValueRef x)
 {
 	M m = math_ctx(b, mod, LLVMTypeOf(x));
@@ -235,6 +287,10 @@ LLVMValueRef gpu_math(LLVMBuilderRef b, LLVMModuleRef mod, MathFn fn, LLVMValueR
 	case MATH_EXP2: return dbl ? exp_f64(&m, x, true) : NULL;
 	case MATH_LOG: return dbl ? log_f64(&m, x) : NULL;
 	case MATH_LOG2: return dbl ? mul(&m, log_f64(&m, x), k(&m, 1.44269504088896338700)) : NULL;
+	case MATH_ERF:
+		if (!dbl)
+			return NULL;
+		return LLVMBuildCall2(b, LLVMFunctionType(m.f64, &m.f64, 1, 0), erf_fn(mod), &x, 1, "");
 	default: return NULL;
 	}
 }

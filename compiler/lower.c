@@ -262,8 +262,9 @@ static void smem_store_block(Lower *L, const Tile *v, Type t, int byte_offset, b
 		LLVMBuildCondBr(L->b, own, store_bb, done_bb);
 		LLVMPositionBuilderAtEnd(L->b, store_bb);
 	}
-	for (int k = 0; k < v->n; k++)
-		LLVMBuildStore(L->b, to_mem(L, t, v->e[k]), smem_at(L, mt, byte_offset, lin_index(L, n, k)));
+	/* a uniform tile (a splat) holds one element for all the block's */
+	for (int k = 0, ept = ept_of(L, t); k < ept; k++)
+		LLVMBuildStore(L->b, to_mem(L, t, v->n == 1 ? v->e[0] : v->e[k]), smem_at(L, mt, byte_offset, lin_index(L, n, k)));
 	if (guarded) {
 		LLVMBuildBr(L->b, done_bb);
 		LLVMPositionBuilderAtEnd(L->b, done_bb);
@@ -519,13 +520,13 @@ static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef v, int lane_mask)
 static void reduce_all_fast(Lower *L, const Op *op, int n, LLVMValueRef *out)
 {
 	const Region *r = &op->regions[0];
-	int ept = val(L, op->operands[0])->n;
+	int ept = ept_of(L, op->operands[0]->type); /* a uniform operand counts every element */
 	LLVMValueRef acc[MAX_REDUCE_OPERANDS], nxt[MAX_REDUCE_OPERANDS], res[MAX_REDUCE_OPERANDS];
 	for (int i = 0; i < n; i++)
-		acc[i] = val(L, op->operands[i])->e[0];
+		acc[i] = el(L, op->operands[i], 0);
 	for (int k = 1; k < ept && !L->failed; k++) {
 		for (int i = 0; i < n; i++)
-			nxt[i] = val(L, op->operands[i])->e[k];
+			nxt[i] = el(L, op->operands[i], k);
 		combine(L, r, n, acc, nxt, res);
 		memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
 	}
@@ -679,7 +680,7 @@ static bool reduce_rows_fast(Lower *L, const Op *op)
 	    G > 32)
 		return false;
 	const Region *r = &op->regions[0];
-	int ept = val(L, op->operands[0])->n, chunks = ept / vec;
+	int ept = ept_of(L, in_t), chunks = ept / vec;
 	int off = 0, offs[MAX_REDUCE_OPERANDS];
 	for (int i = 0; i < n; i++) {
 		offs[i] = off;
@@ -692,10 +693,10 @@ static bool reduce_rows_fast(Lower *L, const Op *op)
 	for (int c = 0; c < chunks && !L->failed; c++) {
 		LLVMValueRef acc[MAX_REDUCE_OPERANDS], nxt[MAX_REDUCE_OPERANDS], res[MAX_REDUCE_OPERANDS];
 		for (int i = 0; i < n; i++)
-			acc[i] = val(L, op->operands[i])->e[c * vec];
+			acc[i] = el(L, op->operands[i], c * vec);
 		for (int j = 1; j < vec; j++) {
 			for (int i = 0; i < n; i++)
-				nxt[i] = val(L, op->operands[i])->e[c * vec + j];
+				nxt[i] = el(L, op->operands[i], c * vec + j);
 			combine(L, r, n, acc, nxt, res);
 			memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
 		}

@@ -76,8 +76,14 @@ static void dump_list(PtrVec v, int indent, const char *role, StrBuf *out)
 
 static void dump(const Node *n, int indent, const char *role, StrBuf *out)
 {
-	for (int i = 0; i < indent; i++)
-		sb_puts(out, "  ");
+	/* two spaces a level, written in runs: one call a level made a deep
+	 * tree's dump slow (a tree is up to PARSE_MAX_DEPTH levels high) */
+	static const char spaces[] = "                                                                ";
+	for (size_t left = (size_t)indent * 2; left > 0;) {
+		size_t k = left < sizeof spaces - 1 ? left : sizeof spaces - 1;
+		sb_putn(out, spaces, k);
+		left -= k;
+	}
 	if (role)
 		sb_printf(out, "%s: ", role);
 	if (!n) {

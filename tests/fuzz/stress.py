@@ -52,7 +52,7 @@ def cases(mb):
         "big_tuple": lambda: b"const A = (" + b"1, " * (n // 3) + b"1);\n",
         "big_list_nested": lambda: b"const A = " + b"[" * 250 + b"1,\n" * (n // 3) + b"1" + b"]" * 250 + b";\n",
         "big_call_nested": lambda: b"const A = " + b"f(" * 250 + b"1,\n" * (n // 3) + b"1" + b")" * 250 + b";\n",
-        "big_block_nested": lambda: b"fn f() {\n" + b"if a {\n" * 250 + b"x = 1;\n" * (n // 7) + b"}\n" * 250 + b"}\n",
+        "big_block_nested": lambda: b"fn f() {\n" + b"if a {\n" * 250 + b"x = 1;\n" * (n // 28) + b"}\n" * 250 + b"}\n",
         "many_params": lambda: b"fn f(" + b"".join(b"p%d, " % i for i in range(n // 9)) + b") {}\n",
         "many_named_args": lambda: b"const A = f(" + b"".join(b"a%d = 1, " % i for i in range(n // 12)) + b");\n",
         "many_attrs": lambda: b"@a " * (n // 3) + b"fn f() {}\n",

@@ -59,6 +59,7 @@ def cases(mb):
         "many_redefinitions": lambda: b"fn f() {}\n" * (n // 10),
         "errors_one_line": lambda: b"fn f(x) {" + b"let = ;" * (n // 7) + b"}\n",
         "warnings_many_lines": lambda: b"fn f(x) {\n" + b"x;\n" * (n // 30) + b"}\n",
+        "warnings_one_line": lambda: b"fn f(x) {" + b"x;" * (n // 40) + b"}\n",
         "lex_errors": lambda: b"$" * n,
         "unterminated_string": lambda: b'const A = "' + b"a" * n,
         "unterminated_comment": lambda: b"/*" + b"a\n" * (n // 2),

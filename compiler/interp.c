@@ -788,7 +788,7 @@ static bool exec(Worker *w, const Op *op)
 	if (op_flags(op->code) & OPF_ELEMWISE)
 		return interp_elementwise(w, op);
 	switch (op->code) {
-	case OP_SPLAT: case OP_BROADCAST: case OP_RESHAPE: case OP_EXPAND_DIMS: case OP_HINT:
+	case OP_SPLAT: case OP_BROADCAST: case OP_RESHAPE: case OP_EXPAND_DIMS: case OP_HINT: case OP_CONVERT_LAYOUT:
 	case OP_IF: case OP_FOR: case OP_WHILE:
 		break; /* they take uniform operands as they are */
 	default:
@@ -1039,6 +1039,7 @@ static bool check_op(Check *c, const Op *op)
 	case OP_EXPAND_DIMS:
 	case OP_RESHAPE:
 	case OP_HINT:
+	case OP_CONVERT_LAYOUT:
 		if (no != 1 || nr != 1 || type_numel(o0) != n || !same_elem(o0, r0))
 			return bad(c, op, "keeps the elements");
 		break;

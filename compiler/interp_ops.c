@@ -557,6 +557,7 @@ bool interp_shape(Worker *w, const Op *op)
 			return false;
 		/* fall through */
 	case OP_EXPAND_DIMS:
+	case OP_CONVERT_LAYOUT:
 	case OP_RESHAPE: { /* the same elements in the same order: share them */
 		Slot *s = slot(w, op->operands[0]), *d = slot(w, op->results[0]);
 		d->p = s->p;

@@ -6,6 +6,8 @@
  * pieces print as "<null>" and out-of-range enums as "?". */
 #include "compiler.h"
 
+#include <stdlib.h>
+
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -164,9 +166,13 @@ static void put_types(StrBuf *out, Value *const *vs, int n)
 	for (int i = 0; i < n; i++) {
 		if (i)
 			sb_puts(out, ", ");
-		if (vs && vs[i])
+		if (vs && vs[i]) {
 			type_print(vs[i]->type, out);
-		else
+			if (vs[i]->enc) {
+				sb_putc(out, ' ');
+				enc_ref(vs[i]->enc, out);
+			}
+		} else
 			sb_puts(out, "<null>");
 	}
 }
@@ -256,6 +262,13 @@ static void put_op_line(const Op *op, StrBuf *out)
 	case OP_MAX:
 		if (op->attr[0])
 			attr(&a, "propagate_nan");
+		break;
+	case OP_CONVERT_LAYOUT:
+		if (op->scratch) {
+			sb_puts(out, a.n++ ? ", " : " {");
+			sb_puts(out, "scratch = ");
+			enc_ref(op->scratch, out);
+		}
 		break;
 	case OP_HINT:
 		if (op->attr[0])
@@ -398,8 +411,49 @@ static void put_region(const Region *r, int indent, StrBuf *out, const IrPrintOp
 		ir_print_op(op, indent + 1, out, opts);
 }
 
+/* Marks the encodings that values, scratches and parents use. */
+static void mark_enc(const Encoding *e, bool *used)
+{
+	for (; e && !used[e->id]; e = e->parent)
+		used[e->id] = true;
+}
+
+static void mark_region(const Region *r, bool *used)
+{
+	for (int i = 0; i < r->n_args; i++)
+		mark_enc(r->args[i]->enc, used);
+	for (const Op *op = r->first; op; op = op->next) {
+		for (int i = 0; i < op->n_results; i++)
+			mark_enc(op->results[i]->enc, used);
+		mark_enc(op->scratch, used);
+		for (int i = 0; i < op->n_regions; i++)
+			mark_region(&op->regions[i], used);
+	}
+}
+
+/* GPU IR: "#blocked0 = blocked<...>" for each encoding in use, by number. */
+static void put_encodings(const IrFunc *f, StrBuf *out)
+{
+	if (!f->n_encs)
+		return;
+	bool *used = calloc((size_t)f->n_encs, sizeof *used);
+	if (!used)
+		return;
+	mark_region(&f->body, used);
+	for (int i = 0; i < f->n_encs; i++) {
+		if (!used[i])
+			continue;
+		enc_ref(f->encs[i], out);
+		sb_puts(out, " = ");
+		enc_print(f->encs[i], out);
+		sb_putc(out, '\n');
+	}
+	free(used);
+}
+
 void ir_print_opts(const IrFunc *f, StrBuf *out, const IrPrintOpts *opts)
 {
+	put_encodings(f, out);
 	sb_printf(out, "kernel @%s(", f->name ? f->name : "?");
 	int n = 0;
 	int args_seen = 0;

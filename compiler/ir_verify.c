@@ -602,6 +602,10 @@ static void check_op(Verifier *v, const Op *op)
 		if (!type_eq(OPT(0), with_elem(RES(0), SK_I64, 0)) || !RES(0).ptr)
 			fail(v, op, "cannot make %s from %s", tstr(RES(0)), tstr(OPT(0)));
 		break;
+	case OP_CONVERT_LAYOUT:
+		if (counts(v, op, 1, 1, 1))
+			result_is(v, op, 0, OPT(0));
+		break;
 	case OP_HINT:
 		if (!counts(v, op, 1, 1, 1) || !result_is(v, op, 0, OPT(0)))
 			break;
@@ -803,6 +807,87 @@ static OpCode terminator_for(const Op *parent, int region)
 
 static void walk_region(Verifier *v, const Region *r, const Op *parent, int index);
 
+/* GPU IR: every block has an encoding that can lay it out; element-wise
+ * ops keep their operands' encoding; loop-carried and yielded values keep
+ * theirs across the region boundary. */
+static bool enc_ok(Verifier *v, const Op *op, const Value *x, const char *what)
+{
+	Lin l;
+	if (x->type.rank == 0)
+		return true;
+	if (!x->enc) {
+		fail(v, op, "%s %%%d has no encoding", what, x->id);
+		return false;
+	}
+	if (!enc_lin(x->enc, x->type, v->f->num_warps, &l)) {
+		StrBuf sb = {0};
+		enc_print(x->enc, &sb);
+		fail(v, op, "%s %%%d: %s cannot lay out %s", what, x->id, sb.data ? sb.data : "?", tstr(x->type));
+		sb_free(&sb);
+		return false;
+	}
+	return true;
+}
+
+static void same_enc(Verifier *v, const Op *op, const Value *a, const Value *b, const char *what)
+{
+	if (!v->failed && a->type.rank && b->type.rank && a->enc != b->enc)
+		fail(v, op, "%s: %%%d and %%%d differ in encoding", what, a->id, b->id);
+}
+
+static void check_encodings(Verifier *v, const Op *op)
+{
+	if (!v->f->gpu) {
+		if (op->code == OP_CONVERT_LAYOUT)
+			fail(v, op, "convert_layout outside GPU IR");
+		return;
+	}
+	for (int i = 0; i < op->n_results; i++)
+		if (!enc_ok(v, op, op->results[i], "result"))
+			return;
+	for (int i = 0; i < op->n_regions; i++)
+		for (int j = 0; j < op->regions[i].n_args; j++)
+			if (!enc_ok(v, op, op->regions[i].args[j], "region argument"))
+				return;
+	if (op_flags(op->code) & OPF_ELEMWISE || op->code == OP_HINT)
+		for (int i = 0; i < op->n_operands; i++)
+			same_enc(v, op, op->operands[i], op->results[0], "operand and result");
+	switch (op->code) {
+	case OP_FOR: {
+		const Region *b = &op->regions[0];
+		for (int i = 0; i < op->n_results; i++) {
+			same_enc(v, op, op->operands[3 + i], b->args[1 + i], "initial value and loop argument");
+			same_enc(v, op, b->last->operands[i], b->args[1 + i], "yielded value and loop argument");
+			same_enc(v, op, op->results[i], b->args[1 + i], "result and loop argument");
+		}
+		break;
+	}
+	case OP_IF:
+		for (int i = 0; i < op->n_results; i++)
+			for (int r = 0; r < 2; r++)
+				same_enc(v, op, op->regions[r].last->operands[i], op->results[i], "yielded value and result");
+		break;
+	case OP_WHILE: {
+		const Region *r0 = &op->regions[0], *r1 = &op->regions[1];
+		for (int i = 0; i < r0->n_args; i++) {
+			same_enc(v, op, op->operands[i], r0->args[i], "initial value and loop argument");
+			same_enc(v, op, r1->last->operands[i], r0->args[i], "yielded value and loop argument");
+		}
+		for (int i = 0; i < r1->n_args; i++) {
+			same_enc(v, op, r0->last->operands[1 + i], r1->args[i], "forwarded value and argument");
+			same_enc(v, op, op->results[i], r1->args[i], "result and argument");
+		}
+		break;
+	}
+	case OP_CONVERT_LAYOUT:
+		if (op->n_operands != 1 || op->n_results != 1 || !type_eq(op->operands[0]->type, op->results[0]->type))
+			fail(v, op, "converts one block to the same type");
+		break;
+	default:
+		break;
+	}
+}
+
 static void walk_op(Verifier *v, const Region *r, const Op *op)
 {
 	if (op->code >= OP_COUNT) {
@@ -853,6 +938,8 @@ static void walk_op(Verifier *v, const Region *r, const Op *op)
 		if (!define(v, op, op->results[i], "result"))
 			return;
 	check_op(v, op);
+	if (!v->failed)
+		check_encodings(v, op);
 }
 
 static void walk_region(Verifier *v, const Region *r, const Op *parent, int index)

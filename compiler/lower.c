@@ -1,19 +1,20 @@
-/* lower.c: tile IR to LLVM IR for NVPTX.
+/* lower.c: GPU IR to LLVM IR for NVPTX.
  *
- * Layout. Every block of N elements is spread over the T = 32 * num_warps
- * threads of a program the same way, whatever its element type or rank:
- * the row-major linear index e is cut into chunks of `vec` elements (4, or
- * fewer for small blocks), chunk c goes to thread c % T, and a thread holds
- * R = N / (T * vec) chunks. When N < T the block is replicated: thread t
- * holds element t % N. A scalar is held, the same, by every thread. So
- * element-wise ops, reshape and expand_dims need no data movement; every
- * other change of shape goes through shared memory, as do reductions that
- * cross threads, scans and (for now) dot, which is computed with FMAs.
+ * Layout. Every block value carries an encoding (layout.c), which this file
+ * reads as a bit map (Lin): element k of a thread's registers is the one
+ * whose linear index has the register bits of k, the lane bits and the
+ * warp bits placed where the map says. Per thread, a block value is an
+ * array of LLVM scalars, one per register. Element-wise ops work register
+ * by register (their operands share the result's encoding); shape ops and
+ * conversions whose lane and warp bits agree only rename registers; the
+ * others go through shared memory, conversions with a swizzled scratch.
+ * Reductions combine registers, then lanes with butterfly shuffles, then
+ * warps through shared memory. A dot whose operands are dot_operand
+ * encodings of an mma accumulator issues mma.sync; other dots use FMAs.
  *
- * Per thread, a block value is an array of LLVM scalars, one per element
- * it holds. Structured control flow becomes basic blocks with phis; all
- * conditions are scalars, so all threads of a program take the same path
- * and barriers inside loops and branches are safe. */
+ * Structured control flow becomes basic blocks with phis; all conditions
+ * are scalars, so all threads of a program take the same path and barriers
+ * inside loops and branches are safe. */
 #include "compiler.h"
 
 #include <math.h>
@@ -31,18 +32,16 @@ typedef struct Tile {
 	int n;
 } Tile;
 
-/* What is known of a block of integers or pointers along its last axis:
- * runs of `contig` consecutive values (pointers: consecutive elements),
- * each run's first value divisible by `div` (pointers: in bytes), and runs
- * of `constancy` equal values. Scalars have contig 1. */
-typedef struct AxisInfo {
-	int64_t contig, div, constancy;
-} AxisInfo;
-
 typedef struct Lower {
 	Arena arena;      /* element arrays of tiles */
 	const IrFunc *f;
 	AxisInfo *ax;     /* by value id */
+	Lin *lins;        /* by value id, filled on first use */
+	bool *lin_done;
+	Lin scalar_lin;   /* held by every thread */
+	struct ThreadPart { Lin l; LLVMValueRef v; } *tparts; /* thread bits of an index, per map */
+	int n_tparts, cap_tparts;
+	LLVMBuilderRef pro; /* at the end of the entry block, before its branch */
 	Diag *diag;
 	bool failed;
 	LLVMContextRef c;
@@ -93,40 +92,7 @@ static LLVMTypeRef mem_type(Lower *L, Type t)
 
 static int numel(Type t) { return (int)type_numel(t); }
 
-static int lay_vec(Lower *L, int n)
-{
-	int v = n / L->T;
-	return v >= 4 ? 4 : v >= 1 ? v : 1;
-}
-
-static int lay_ept(Lower *L, int n)
-{
-	int vec = lay_vec(L, n);
-	int r = n / (L->T * vec);
-	return (r ? r : 1) * vec;
-}
-
 static LLVMValueRef ci32(Lower *L, long long v) { return LLVMConstInt(L->i32, (unsigned long long)v, 1); }
-
-/* The linear index (i32) of element k of this thread in a block of n. */
-static LLVMValueRef lin_index(Lower *L, int n, int k)
-{
-	int vec = lay_vec(L, n);
-	LLVMValueRef base = LLVMBuildMul(L->b, L->tid, ci32(L, vec), "");
-	LLVMValueRef idx = LLVMBuildAdd(L->b, base, ci32(L, (long long)(k / vec) * L->T * vec + k % vec), "");
-	if (L->T * vec > n) /* replicated */
-		idx = LLVMBuildAnd(L->b, idx, ci32(L, n - 1), "");
-	return idx;
-}
-
-/* Whether this thread is the owner of its replicated copies (the first). */
-static LLVMValueRef owner(Lower *L, int n)
-{
-	int vec = lay_vec(L, n);
-	if (L->T * vec <= n)
-		return LLVMConstInt(L->i1, 1, 0);
-	return LLVMBuildICmp(L->b, LLVMIntULT, LLVMBuildMul(L->b, L->tid, ci32(L, vec), ""), ci32(L, n), "");
-}
 
 static int log2i(int x)
 {
@@ -176,7 +142,109 @@ static LLVMValueRef el(Lower *L, const Value *v, int k)
 	return t->n == 1 ? t->e[0] : t->e[k];
 }
 
-static int ept_of(Lower *L, Type t) { return t.rank ? lay_ept(L, numel(t)) : 1; }
+/* ---- layouts ------------------------------------------------------------------- */
+
+static const Lin *lin_of(Lower *L, const Value *v)
+{
+	if (!v->type.rank)
+		return &L->scalar_lin;
+	if (!L->lin_done[v->id]) {
+		L->lin_done[v->id] = true;
+		if (!v->enc || !enc_lin(v->enc, v->type, L->f->num_warps, &L->lins[v->id])) {
+			fail(L, v->def ? v->def->loc : L->f->loc, "internal error: %s without a layout on the GPU",
+			     "a block");
+			L->lins[v->id] = L->scalar_lin;
+		}
+	}
+	return &L->lins[v->id];
+}
+
+/* Registers a thread holds of v. */
+static int ept(Lower *L, const Value *v) { return 1 << lin_of(L, v)->n_reg; }
+
+/* The linear-index bits that register k sets. */
+static int reg_const(const Lin *l, int k)
+{
+	int c = 0;
+	for (int i = 0; i < l->n_reg; i++)
+		if (k >> i & 1)
+			c |= 1 << l->reg[i];
+	return c;
+}
+
+/* The register that holds the element whose register bits are c. */
+static int reg_index(const Lin *l, int c)
+{
+	int k = 0;
+	for (int i = 0; i < l->n_reg; i++)
+		if (c >> l->reg[i] & 1)
+			k |= 1 << i;
+	return k;
+}
+
+/* The bits of the thread id that do not change which element (replicas). */
+static unsigned repl_mask(const Lin *l)
+{
+	unsigned m = 0;
+	for (int i = 0; i < 5; i++)
+		if (l->lane[i] < 0)
+			m |= 1u << i;
+	for (int i = 0; i < l->n_warp; i++)
+		if (l->warp[i] < 0)
+			m |= 1u << (5 + i);
+	return m;
+}
+
+/* The linear-index bits this thread's lane and warp set (i32), computed
+ * once per map in the entry block. */
+static LLVMValueRef thread_part(Lower *L, const Lin *l)
+{
+	for (int i = 0; i < L->n_tparts; i++) {
+		const Lin *o = &L->tparts[i].l;
+		if (memcmp(o->lane, l->lane, 5) == 0 && o->n_warp == l->n_warp &&
+		    memcmp(o->warp, l->warp, (size_t)l->n_warp) == 0)
+			return L->tparts[i].v;
+	}
+	LLVMValueRef v = ci32(L, 0);
+	for (int i = 0; i < 5 + l->n_warp; i++) {
+		int to = i < 5 ? l->lane[i] : l->warp[i - 5];
+		if (to < 0)
+			continue;
+		LLVMValueRef bit = LLVMBuildAnd(L->pro, L->tid, ci32(L, 1 << i), "");
+		bit = to > i ? LLVMBuildShl(L->pro, bit, ci32(L, to - i), "") : to < i ? LLVMBuildLShr(L->pro, bit, ci32(L, i - to), "") : bit;
+		v = LLVMBuildOr(L->pro, v, bit, "");
+	}
+	if (L->n_tparts == L->cap_tparts) {
+		int cap = L->cap_tparts ? 2 * L->cap_tparts : 16;
+		struct ThreadPart *n = realloc(L->tparts, (size_t)cap * sizeof *n);
+		if (!n) {
+			L->failed = true;
+			return v;
+		}
+		L->tparts = n;
+		L->cap_tparts = cap;
+	}
+	L->tparts[L->n_tparts].l = *l;
+	L->tparts[L->n_tparts++].v = v;
+	return v;
+}
+
+/* The linear index (i32) of register k of this thread in map l. */
+static LLVMValueRef index_of(Lower *L, const Lin *l, int k)
+{
+	int c = reg_const(l, k);
+	LLVMValueRef t = thread_part(L, l);
+	return c ? LLVMBuildOr(L->b, t, ci32(L, c), "") : t;
+}
+
+/* Whether this thread is the first of the replicas of what it holds. */
+static LLVMValueRef owner_of(Lower *L, const Lin *l)
+{
+	unsigned m = repl_mask(l) & (unsigned)(L->T - 1);
+	if (!m)
+		return LLVMConstInt(L->i1, 1, 0);
+	return LLVMBuildICmp(L->b, LLVMIntEQ, LLVMBuildAnd(L->b, L->tid, ci32(L, (long long)m), ""), ci32(L, 0), "");
+}
 
 /* ---- intrinsics and inline PTX ----------------------------------------------------- */
 
@@ -243,17 +311,18 @@ static int type_bytes(Type t)
 	return b ? b : 1;
 }
 
-/* Writes this thread's elements of v (a block of type t) to shared memory
- * at byte_offset, by linear index. Starts with a barrier so that earlier
- * readers of the same memory are done. */
-static void smem_store_block(Lower *L, const Tile *v, Type t, int byte_offset, bool first)
+/* Writes this thread's elements of x (tile v) to shared memory at
+ * byte_offset, by linear index; replicas write once. Starts with a barrier
+ * when `first`, so that earlier readers of the same memory are done. */
+static void smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset, bool first)
 {
-	int n = numel(t);
-	need_smem(L, byte_offset + n * type_bytes(t));
+	Type t = x->type;
+	const Lin *l = lin_of(L, x);
+	need_smem(L, byte_offset + numel(t) * type_bytes(t));
 	if (first)
 		barrier(L);
 	LLVMTypeRef mt = mem_type(L, t);
-	LLVMValueRef own = owner(L, n);
+	LLVMValueRef own = owner_of(L, l);
 	bool guarded = !LLVMIsAConstantInt(own);
 	LLVMBasicBlockRef store_bb = NULL, done_bb = NULL;
 	if (guarded) {
@@ -263,8 +332,8 @@ static void smem_store_block(Lower *L, const Tile *v, Type t, int byte_offset, b
 		LLVMPositionBuilderAtEnd(L->b, store_bb);
 	}
 	/* a uniform tile (a splat) holds one element for all the block's */
-	for (int k = 0, ept = ept_of(L, t); k < ept; k++)
-		LLVMBuildStore(L->b, to_mem(L, t, v->n == 1 ? v->e[0] : v->e[k]), smem_at(L, mt, byte_offset, lin_index(L, n, k)));
+	for (int k = 0, n = 1 << l->n_reg; k < n; k++)
+		LLVMBuildStore(L->b, to_mem(L, t, v->n == 1 ? v->e[0] : v->e[k]), smem_at(L, mt, byte_offset, index_of(L, l, k)));
 	if (guarded) {
 		LLVMBuildBr(L->b, done_bb);
 		LLVMPositionBuilderAtEnd(L->b, done_bb);
@@ -514,64 +583,6 @@ static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef v, int lane_mask)
 	return LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(L->b, r, t, "");
 }
 
-/* Reduces n whole blocks to scalars: in each thread, across the warp by
- * butterfly shuffles, across warps through shared memory. Needs every
- * element held once (no replication). */
-static void reduce_all_fast(Lower *L, const Op *op, int n, LLVMValueRef *out)
-{
-	const Region *r = &op->regions[0];
-	int ept = ept_of(L, op->operands[0]->type); /* a uniform operand counts every element */
-	LLVMValueRef acc[MAX_REDUCE_OPERANDS], nxt[MAX_REDUCE_OPERANDS], res[MAX_REDUCE_OPERANDS];
-	for (int i = 0; i < n; i++)
-		acc[i] = el(L, op->operands[i], 0);
-	for (int k = 1; k < ept && !L->failed; k++) {
-		for (int i = 0; i < n; i++)
-			nxt[i] = el(L, op->operands[i], k);
-		combine(L, r, n, acc, nxt, res);
-		memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
-	}
-	for (int m = 16; m >= 1 && !L->failed; m /= 2) {
-		for (int i = 0; i < n; i++)
-			nxt[i] = shuffle_xor(L, acc[i], m);
-		combine(L, r, n, acc, nxt, res);
-		memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
-	}
-	int W = L->T / 32;
-	if (W > 1) {
-		/* lane 0 of each warp leaves its value; every thread combines them */
-		int off = 0;
-		int offs[MAX_REDUCE_OPERANDS];
-		for (int i = 0; i < n; i++) {
-			offs[i] = off;
-			off += W * 8;
-		}
-		need_smem(L, off);
-		barrier(L);
-		LLVMValueRef lane = LLVMBuildAnd(L->b, L->tid, ci32(L, 31), "");
-		LLVMValueRef warp = LLVMBuildLShr(L->b, L->tid, ci32(L, 5), "");
-		LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(L->c, L->fn, "lane0");
-		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "lane0.done");
-		LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, lane, ci32(L, 0), ""), wb, done);
-		LLVMPositionBuilderAtEnd(L->b, wb);
-		for (int i = 0; i < n; i++) {
-			Type t = type_elem(op->operands[i]->type);
-			LLVMBuildStore(L->b, to_mem(L, t, acc[i]), smem_at(L, mem_type(L, t), offs[i], warp));
-		}
-		LLVMBuildBr(L->b, done);
-		LLVMPositionBuilderAtEnd(L->b, done);
-		barrier(L);
-		for (int i = 0; i < n; i++)
-			acc[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], ci32(L, 0));
-		for (int w = 1; w < W && !L->failed; w++) {
-			for (int i = 0; i < n; i++)
-				nxt[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], ci32(L, w));
-			combine(L, r, n, acc, nxt, res);
-			memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
-		}
-	}
-	memcpy(out, acc, sizeof(LLVMValueRef) * (size_t)n);
-}
-
 /* A loop "for (i = lo; i < hi; i++)" around body(); phis for n values. */
 typedef struct Loop {
 	LLVMBasicBlockRef pre, head, body, exit;
@@ -610,34 +621,33 @@ static void loop_end(Lower *L, Loop *lp, LLVMValueRef *next)
 	LLVMPositionBuilderAtEnd(L->b, lp->exit);
 }
 
-/* Reduce or scan through shared memory: each output element's owner walks
- * its line of the input. */
-static void reduce_generic(Lower *L, const Op *op)
+/* Scan through shared memory: each element's owner walks its line. */
+static void lower_scan(Lower *L, const Op *op)
 {
 	int n = op->n_operands, axis = (int)op->attr[0];
-	bool scan = op->code == OP_SCAN, reverse = scan && op->attr[1];
+	bool reverse = op->attr[1];
 	Type in_t = op->operands[0]->type;
 	int len = in_t.shape[axis];
 	int off = 0, offs[MAX_REDUCE_OPERANDS];
 	for (int i = 0; i < n; i++) {
 		offs[i] = off;
-		smem_store_block(L, val(L, op->operands[i]), op->operands[i]->type, off, i == 0);
+		smem_store_block(L, op->operands[i], val(L, op->operands[i]), off, i == 0);
 		off += numel(op->operands[i]->type) * type_bytes(op->operands[i]->type);
 		off = (off + 7) & ~7;
 	}
 	barrier(L);
-	Type out_t = op->results[0]->type;
-	int ept = ept_of(L, out_t);
+	const Value *res = op->results[0];
+	const Lin *lo = lin_of(L, res);
+	int count = 1 << lo->n_reg;
 	Tile outs[MAX_REDUCE_OPERANDS];
 	for (int i = 0; i < n; i++)
-		outs[i] = tile_new(L, ept);
-	for (int k = 0; k < ept && !L->failed; k++) {
-		/* the input coordinates of this output element, with axis left to the loop */
+		outs[i] = tile_new(L, count);
+	for (int k = 0; k < count && !L->failed; k++) {
 		LLVMValueRef c[BLK_MAX_RANK];
-		LLVMValueRef oidx = out_t.rank ? lin_index(L, numel(out_t), k) : ci32(L, 0);
-		for (int d = 0, s = 0; d < in_t.rank; d++)
-			c[d] = scan ? coord(L, out_t, oidx, d) : d == axis ? ci32(L, 0) : coord(L, out_t, oidx, s++);
-		LLVMValueRef pos = c[axis]; /* a scan's position along the axis */
+		LLVMValueRef oidx = index_of(L, lo, k);
+		for (int d = 0; d < in_t.rank; d++)
+			c[d] = coord(L, in_t, oidx, d);
+		LLVMValueRef pos = c[axis]; /* this element's position along the axis */
 		c[axis] = ci32(L, reverse ? len - 1 : 0);
 		LLVMValueRef base = linearize(L, in_t, c);
 		int st = 1; /* the axis' stride in linear indices */
@@ -647,18 +657,17 @@ static void reduce_generic(Lower *L, const Op *op)
 		LLVMValueRef init[MAX_REDUCE_OPERANDS];
 		for (int i = 0; i < n; i++)
 			init[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], base);
-		/* steps: for a reduce, 1..len-1; for a scan, up to this element's position */
-		LLVMValueRef steps = scan ? (reverse ? LLVMBuildSub(L->b, ci32(L, len - 1), pos, "") : pos) : ci32(L, len - 1);
+		LLVMValueRef steps = reverse ? LLVMBuildSub(L->b, ci32(L, len - 1), pos, "") : pos;
 		Loop lp;
 		loop_begin(L, &lp, ci32(L, 0), steps, init, n);
 		LLVMValueRef j = LLVMBuildAdd(L->b, lp.i, ci32(L, 1), "");
 		LLVMValueRef idx = reverse ? LLVMBuildSub(L->b, base, LLVMBuildMul(L->b, j, stride, ""), "")
 		                           : LLVMBuildAdd(L->b, base, LLVMBuildMul(L->b, j, stride, ""), "");
-		LLVMValueRef nxt[MAX_REDUCE_OPERANDS], res[MAX_REDUCE_OPERANDS];
+		LLVMValueRef nxt[MAX_REDUCE_OPERANDS], r[MAX_REDUCE_OPERANDS];
 		for (int i = 0; i < n; i++)
 			nxt[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], idx);
-		combine(L, &op->regions[0], n, lp.phis, nxt, res);
-		loop_end(L, &lp, res);
+		combine(L, &op->regions[0], n, lp.phis, nxt, r);
+		loop_end(L, &lp, r);
 		for (int i = 0; i < n; i++)
 			outs[i].e[k] = lp.phis[i];
 	}
@@ -666,94 +675,157 @@ static void reduce_generic(Lower *L, const Op *op)
 		L->vals[op->results[i]->id] = outs[i];
 }
 
-/* Reduces along the last axis when each row lies in a group of G <= 32
- * consecutive lanes (G = row length / vec): combine within each thread's
- * chunk, then butterfly shuffles inside the group; the group's first lane
- * leaves the row's result in shared memory for the threads that hold it in
- * the result's layout. Needs no replication and rows of at least vec. */
-static bool reduce_rows_fast(Lower *L, const Op *op)
-{
-	Type in_t = op->operands[0]->type, out_t = op->results[0]->type;
-	int n = op->n_operands, N = numel(in_t), vec = lay_vec(L, N);
-	int row = in_t.shape[in_t.rank - 1], G = row / vec;
-	if (op->code != OP_REDUCE || op->attr[0] != in_t.rank - 1 || in_t.rank < 2 || N < L->T * vec || row < vec ||
-	    G > 32)
-		return false;
-	const Region *r = &op->regions[0];
-	int ept = ept_of(L, in_t), chunks = ept / vec;
-	int off = 0, offs[MAX_REDUCE_OPERANDS];
-	for (int i = 0; i < n; i++) {
-		offs[i] = off;
-		off += ((numel(out_t) * type_bytes(op->operands[i]->type)) + 7) & ~7;
-	}
-	need_smem(L, off);
-	barrier(L);
-	LLVMValueRef lane_in_group = LLVMBuildAnd(L->b, L->tid, ci32(L, G - 1), "");
-	LLVMValueRef leader = LLVMBuildICmp(L->b, LLVMIntEQ, lane_in_group, ci32(L, 0), "");
-	for (int c = 0; c < chunks && !L->failed; c++) {
-		LLVMValueRef acc[MAX_REDUCE_OPERANDS], nxt[MAX_REDUCE_OPERANDS], res[MAX_REDUCE_OPERANDS];
-		for (int i = 0; i < n; i++)
-			acc[i] = el(L, op->operands[i], c * vec);
-		for (int j = 1; j < vec; j++) {
-			for (int i = 0; i < n; i++)
-				nxt[i] = el(L, op->operands[i], c * vec + j);
-			combine(L, r, n, acc, nxt, res);
-			memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
-		}
-		for (int m = G / 2; m >= 1 && !L->failed; m /= 2) {
-			for (int i = 0; i < n; i++)
-				nxt[i] = shuffle_xor(L, acc[i], m);
-			combine(L, r, n, acc, nxt, res);
-			memcpy(acc, res, sizeof(LLVMValueRef) * (size_t)n);
-		}
-		/* the row this chunk belongs to */
-		LLVMValueRef rowi = LLVMBuildLShr(L->b, lin_index(L, N, c * vec), ci32(L, log2i(row)), "");
-		LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(L->c, L->fn, "row");
-		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "row.done");
-		LLVMBuildCondBr(L->b, leader, wb, done);
-		LLVMPositionBuilderAtEnd(L->b, wb);
-		for (int i = 0; i < n; i++) {
-			Type t = type_elem(op->operands[i]->type);
-			LLVMBuildStore(L->b, to_mem(L, t, acc[i]), smem_at(L, mem_type(L, t), offs[i], rowi));
-		}
-		LLVMBuildBr(L->b, done);
-		LLVMPositionBuilderAtEnd(L->b, done);
-	}
-	barrier(L);
-	int oept = ept_of(L, out_t);
-	for (int i = 0; i < n && !L->failed; i++) {
-		Tile t = tile_new(L, oept);
-		for (int k = 0; k < oept && !L->failed; k++)
-			t.e[k] = smem_load(L, type_elem(op->operands[i]->type), offs[i],
-			                   out_t.rank ? lin_index(L, numel(out_t), k) : ci32(L, 0));
-		L->vals[op->results[i]->id] = t;
-	}
-	return !L->failed;
-}
-
+/* Reduces along the op's axis: the registers of each thread, then lanes
+ * by butterfly shuffles, then warps through shared memory. What is left is
+ * laid out as the slice of the operand's map (ls); when the results' map
+ * differs, or warps took part, the last step reads them in their own map
+ * from shared memory. */
 static void lower_reduce(Lower *L, const Op *op)
 {
-	int n = op->n_operands;
+	int n = op->n_operands, axis = (int)op->attr[0];
 	if (n > MAX_REDUCE_OPERANDS) {
 		fail(L, op->loc, "%s of more than 8 blocks", op_name(op->code));
 		return;
 	}
-	Type in_t = op->operands[0]->type;
-	int N = numel(in_t);
-	if (op->code == OP_REDUCE && in_t.rank == 1 && N >= L->T * lay_vec(L, N)) {
-		LLVMValueRef out[MAX_REDUCE_OPERANDS];
-		reduce_all_fast(L, op, n, out);
-		for (int i = 0; i < n; i++) {
-			Tile t = tile_new(L, 1);
-			if (L->failed)
-				return;
-			t.e[0] = out[i];
-			L->vals[op->results[i]->id] = t;
-		}
+	if (op->code == OP_SCAN) {
+		lower_scan(L, op);
 		return;
 	}
-	if (!reduce_rows_fast(L, op))
-		reduce_generic(L, op);
+	const Region *r = &op->regions[0];
+	Type in_t = op->operands[0]->type;
+	const Lin *li = lin_of(L, op->operands[0]);
+	int lo_bit = lin_bit(in_t, axis, 0), nbits = log2i(in_t.shape[axis]);
+	unsigned amask = ((1u << nbits) - 1) << lo_bit;
+	/* ls: the operand's map without the axis, bits renumbered for the result */
+	Lin ls = *li;
+	ls.n_reg = 0;
+	for (int i = 0; i < li->n_reg; i++)
+		if (!(amask >> li->reg[i] & 1))
+			ls.reg[ls.n_reg++] = (int8_t)(li->reg[i] < lo_bit ? li->reg[i] : li->reg[i] - nbits);
+	unsigned axis_warps = 0; /* thread-id bits of warps along the axis */
+	int n_axis_warps = 0;
+	for (int i = 0; i < 5 + li->n_warp; i++) {
+		int8_t *slot = i < 5 ? &ls.lane[i] : &ls.warp[i - 5];
+		int b = *slot;
+		if (b >= 0 && (amask >> b & 1)) {
+			*slot = -1;
+			if (i >= 5) {
+				axis_warps |= 1u << i;
+				n_axis_warps++;
+			}
+		} else if (b >= 0) {
+			*slot = (int8_t)(b < lo_bit ? b : b - nbits);
+		}
+	}
+	int n_acc = 1 << ls.n_reg;
+	LLVMValueRef *acc = arena_alloc(&L->arena, (size_t)(n_acc * n) * sizeof *acc);
+	bool *have = arena_alloc(&L->arena, (size_t)n_acc * sizeof *have);
+	if (!acc || !have) {
+		L->failed = true;
+		return;
+	}
+	memset(have, 0, (size_t)n_acc * sizeof *have);
+	LLVMValueRef nxt[MAX_REDUCE_OPERANDS], res[MAX_REDUCE_OPERANDS];
+	for (int k = 0, n_in = 1 << li->n_reg; k < n_in && !L->failed; k++) {
+		int c = reg_const(li, k) & (int)~amask;
+		int ks = reg_index(&ls, (c & ((1 << lo_bit) - 1)) | ((c >> nbits) & ~((1 << lo_bit) - 1)));
+		LLVMValueRef *a = acc + ks * n;
+		if (!have[ks]) {
+			for (int i = 0; i < n; i++)
+				a[i] = el(L, op->operands[i], k);
+			have[ks] = true;
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			nxt[i] = el(L, op->operands[i], k);
+		combine(L, r, n, a, nxt, res);
+		memcpy(a, res, sizeof(LLVMValueRef) * (size_t)n);
+	}
+	for (int b = 4; b >= 0 && !L->failed; b--) {
+		if (li->lane[b] < 0 || !(amask >> li->lane[b] & 1))
+			continue;
+		for (int ks = 0; ks < n_acc && !L->failed; ks++) {
+			LLVMValueRef *a = acc + ks * n;
+			for (int i = 0; i < n; i++)
+				nxt[i] = shuffle_xor(L, a[i], 1 << b);
+			combine(L, r, n, a, nxt, res);
+			memcpy(a, res, sizeof(LLVMValueRef) * (size_t)n);
+		}
+	}
+	if (L->failed)
+		return;
+	const Value *out0 = op->results[0];
+	const Lin *lo = lin_of(L, out0);
+	bool same = memcmp(lo->lane, ls.lane, 5) == 0 && memcmp(lo->warp, ls.warp, (size_t)ls.n_warp) == 0 &&
+	            lo->n_reg == ls.n_reg;
+	for (int i = 0; same && i < lo->n_reg; i++) {
+		bool found = false;
+		for (int j = 0; j < ls.n_reg; j++)
+			found |= ls.reg[j] == lo->reg[i];
+		same = found;
+	}
+	int n_out = 1 << lo->n_reg;
+	Tile outs[MAX_REDUCE_OPERANDS];
+	for (int i = 0; i < n; i++)
+		outs[i] = tile_new(L, n_out);
+	if (L->failed)
+		return;
+	if (same && !n_axis_warps) {
+		for (int k = 0; k < n_out; k++)
+			for (int i = 0; i < n; i++)
+				outs[i].e[k] = acc[reg_index(&ls, reg_const(lo, k)) * n + i];
+	} else {
+		/* partials by (result element, warp along the axis) */
+		int G = 1 << n_axis_warps, N = out0->type.rank ? numel(out0->type) : 1;
+		int off = 0, offs[MAX_REDUCE_OPERANDS];
+		for (int i = 0; i < n; i++) {
+			offs[i] = off;
+			off += (N * G * type_bytes(op->operands[i]->type) + 7) & ~7;
+		}
+		need_smem(L, off);
+		barrier(L);
+		LLVMValueRef g = ci32(L, 0);
+		for (int i = 5, j = 0; i < 5 + li->n_warp; i++)
+			if (axis_warps >> i & 1) {
+				LLVMValueRef bit = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, L->tid, ci32(L, i), ""), ci32(L, 1), "");
+				g = LLVMBuildOr(L->b, g, LLVMBuildShl(L->b, bit, ci32(L, j++), ""), "");
+			}
+		unsigned wmask = repl_mask(&ls) & ~axis_warps & (unsigned)(L->T - 1);
+		LLVMValueRef writer = wmask ? LLVMBuildICmp(L->b, LLVMIntEQ, LLVMBuildAnd(L->b, L->tid, ci32(L, wmask), ""),
+		                                            ci32(L, 0), "")
+		                            : LLVMConstInt(L->i1, 1, 0);
+		LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(L->c, L->fn, "partial");
+		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "partial.done");
+		LLVMBuildCondBr(L->b, writer, wb, done);
+		LLVMPositionBuilderAtEnd(L->b, wb);
+		for (int ks = 0; ks < n_acc; ks++) {
+			LLVMValueRef slot = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, index_of(L, &ls, ks), ci32(L, G), ""), g, "");
+			for (int i = 0; i < n; i++) {
+				Type t = type_elem(op->operands[i]->type);
+				LLVMBuildStore(L->b, to_mem(L, t, acc[ks * n + i]), smem_at(L, mem_type(L, t), offs[i], slot));
+			}
+		}
+		LLVMBuildBr(L->b, done);
+		LLVMPositionBuilderAtEnd(L->b, done);
+		barrier(L);
+		for (int k = 0; k < n_out && !L->failed; k++) {
+			LLVMValueRef base = LLVMBuildMul(L->b, index_of(L, lo, k), ci32(L, G), "");
+			LLVMValueRef a[MAX_REDUCE_OPERANDS];
+			for (int i = 0; i < n; i++)
+				a[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], base);
+			for (int w = 1; w < G && !L->failed; w++) {
+				LLVMValueRef slot = LLVMBuildAdd(L->b, base, ci32(L, w), "");
+				for (int i = 0; i < n; i++)
+					nxt[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], slot);
+				combine(L, r, n, a, nxt, res);
+				memcpy(a, res, sizeof(LLVMValueRef) * (size_t)n);
+			}
+			for (int i = 0; i < n; i++)
+				outs[i].e[k] = a[i];
+		}
+	}
+	for (int i = 0; i < n; i++)
+		L->vals[op->results[i]->id] = outs[i];
 }
 
 /* Index maps of the shape ops: the input linear index of an output one. */
@@ -791,375 +863,318 @@ static LLVMValueRef source_index(Lower *L, const Op *op, LLVMValueRef oidx, int 
 	}
 }
 
-/* ---- rematerialization ---------------------------------------------------------- */
+/* ---- shape ops, conversions ------------------------------------------------------- */
 
-/* A shape op whose input is cheap to compute from coordinates (aranges,
- * constants, scalars, element-wise ops and loads, through reshapes and
- * broadcasts) recomputes it in the output's layout instead of moving it
- * through shared memory: a few instructions an element, no barrier.
- * Loads may be repeated (L1 holds them) when nothing writes memory between
- * the load and the op. */
-enum { REMAT_BUDGET = 48 };
-
-static LLVMValueRef source_index(Lower *L, const Op *op, LLVMValueRef oidx, int *which);
-
-static bool no_writes_between(const Op *from, const Op *to)
-{
-	if (from->parent != to->parent)
-		return false;
-	for (const Op *o = from->next; o && o != to; o = o->next)
-		if (o->code == OP_STORE || o->code == OP_ATOMIC_RMW || o->code == OP_ATOMIC_CAS || o->n_regions)
-			return false;
-	return true;
-}
-
-static bool can_remat(const Value *v, const Op *at, int *budget)
-{
-	if (--*budget < 0)
-		return false;
-	if (v->type.rank == 0)
-		return true; /* a scalar: uniform, already lowered */
-	const Op *d = v->def;
-	if (!d || d->n_results != 1)
-		return false;
-	switch (d->code) {
-	case OP_CONST:
-	case OP_ARANGE:
-	case OP_SPLAT:
-		return true;
-	case OP_EXPAND_DIMS:
-	case OP_RESHAPE:
-	case OP_HINT:
-	case OP_BROADCAST:
-	case OP_TRANS:
-		return can_remat(d->operands[0], at, budget);
-	case OP_LOAD:
-		if (d->attr[3] || !no_writes_between(d, at))
-			return false;
-		break;
-	default:
-		if (!(op_flags(d->code) & OPF_ELEMWISE))
-			return false;
-		break;
-	}
-	for (int i = 0; i < d->n_operands; i++)
-		if (!can_remat(d->operands[i], at, budget))
-			return false;
-	return true;
-}
-
-static void access_asm(Lower *L, bool store, LLVMValueRef ptr, LLVMValueRef pred, LLVMValueRef *words, int n_words,
-                       int word_bytes, LLVMValueRef *others, const Op *op, LLVMValueRef *out);
-static void pack(Lower *L, LLVMValueRef *elems, int w, LLVMTypeRef et, int eb, LLVMValueRef *words, int word_bytes);
-static void unpack(Lower *L, LLVMValueRef *words, int word_bytes, LLVMTypeRef et, int eb, int w, LLVMValueRef *elems);
-static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
-
-/* The element of v at linear index idx, computed where it is needed. */
-static LLVMValueRef remat(Lower *L, const Value *v, LLVMValueRef idx)
-{
-	if (v->type.rank == 0)
-		return el(L, v, 0);
-	const Op *d = v->def;
-	switch (d->code) {
-	case OP_CONST:
-		return const_elem(L, d, type_elem(v->type));
-	case OP_ARANGE:
-		return LLVMBuildAdd(L->b, idx, ci32(L, d->attr[0]), "");
-	case OP_SPLAT:
-		return el(L, d->operands[0], 0);
-	case OP_EXPAND_DIMS:
-	case OP_RESHAPE:
-	case OP_HINT:
-		return remat(L, d->operands[0], idx); /* the same linear order */
-	case OP_BROADCAST:
-	case OP_TRANS: {
-		int which;
-		return remat(L, d->operands[0], source_index(L, d, idx, &which));
-	}
-	case OP_LOAD: {
-		Type et = type_pointee(type_elem(d->operands[0]->type));
-		int eb = type_bytes(et);
-		LLVMValueRef ptr = remat(L, d->operands[0], idx);
-		LLVMValueRef pred = d->attr[0] & MEMF_MASK ? remat(L, d->operands[1], idx) : NULL;
-		LLVMValueRef other = NULL, word;
-		int wb = eb;
-		if (d->attr[0] & MEMF_OTHER)
-			other = to_mem(L, et, remat(L, d->operands[2], idx));
-		else if (pred)
-			other = LLVMConstInt(LLVMIntTypeInContext(L->c, (unsigned)wb * 8), 0, 0);
-		LLVMValueRef ow = NULL;
-		if (other)
-			pack(L, &other, 1, mem_type(L, et), eb, &ow, wb);
-		access_asm(L, false, ptr, pred, NULL, 1, wb, other ? &ow : NULL, d, &word);
-		LLVMValueRef e;
-		unpack(L, &word, wb, mem_type(L, et), eb, 1, &e);
-		return from_mem(L, et, e);
-	}
-	default: {
-		LLVMValueRef x[3] = {NULL, NULL, NULL};
-		for (int i = 0; i < d->n_operands && i < 3; i++)
-			x[i] = remat(L, d->operands[i], idx);
-		return elementwise_value(L, d, x[0], x[1], x[2]);
-	}
-	}
-}
-
-static bool try_remat_shape(Lower *L, const Op *op)
-{
-	for (int i = 0; i < op->n_operands; i++) {
-		int budget = REMAT_BUDGET;
-		if (!can_remat(op->operands[i], op, &budget))
-			return false;
-	}
-	Type in_t = op->operands[0]->type, out_t = op->results[0]->type;
-	int ept = ept_of(L, out_t);
-	Tile t = tile_new(L, ept);
-	for (int k = 0; k < ept && !L->failed; k++) {
-		LLVMValueRef oidx = lin_index(L, numel(out_t), k);
-		int which;
-		LLVMValueRef src = source_index(L, op, oidx, &which);
-		if (which == 0) {
-			t.e[k] = remat(L, op->operands[0], src);
-			continue;
-		}
-		LLVMValueRef pick;
-		if (which == -100)
-			pick = LLVMBuildICmp(L->b, LLVMIntNE, coord(L, out_t, oidx, out_t.rank - 1), ci32(L, 0), "");
-		else
-			pick = LLVMBuildICmp(L->b, LLVMIntUGE, coord(L, out_t, oidx, -1 - which), ci32(L, in_t.shape[-1 - which]), "");
-		LLVMValueRef a = remat(L, op->operands[0], src), b = remat(L, op->operands[1], src);
-		t.e[k] = LLVMBuildSelect(L->b, pick, b, a, "");
-	}
-	L->vals[op->results[0]->id] = t;
-	return !L->failed;
-}
-
-/* Shape ops through shared memory: broadcast, trans, cat, join. */
+/* Shape ops rename registers when the lanes and warps of result and
+ * operand mean the same (what the layouts pass arranges); otherwise the
+ * operands go through shared memory. */
 static void lower_shape(Lower *L, const Op *op)
 {
-	if (try_remat_shape(L, op))
-		return;
-	Type in_t = op->operands[0]->type, out_t = op->results[0]->type;
-	int in_bytes = numel(in_t) * type_bytes(in_t);
-	int second = (in_bytes + 7) & ~7;
-	smem_store_block(L, val(L, op->operands[0]), in_t, 0, true);
-	if (op->n_operands > 1)
-		smem_store_block(L, val(L, op->operands[1]), in_t, second, false);
-	barrier(L);
-	int ept = ept_of(L, out_t);
-	Tile t = tile_new(L, ept);
-	for (int k = 0; k < ept && !L->failed; k++) {
-		LLVMValueRef oidx = lin_index(L, numel(out_t), k);
-		int which;
-		LLVMValueRef src = source_index(L, op, oidx, &which);
-		if (which == 0) {
-			t.e[k] = smem_load(L, in_t, 0, src);
+	const Value *x = op->operands[0];
+	const Lin *li = lin_of(L, x);
+	int nres = op->code == OP_SPLIT ? 2 : 1;
+	Type in_t = x->type;
+	bool staged = false;
+	int second = (numel(in_t) * type_bytes(in_t) + 7) & ~7;
+	for (int r = 0; r < nres && !L->failed; r++) {
+		const Value *y = op->results[r];
+		const Lin *lo = lin_of(L, y);
+		int n_out = 1 << lo->n_reg;
+		Tile t = tile_new(L, n_out);
+		if (L->failed)
+			return;
+		if (op->code != OP_SPLIT && op->n_operands == 1 && val(L, x)->n == 1) {
+			t.e[0] = val(L, x)->e[0]; /* uniform stays uniform */
+			t.n = 1;
+			L->vals[y->id] = t;
 			continue;
 		}
-		LLVMValueRef pick; /* i1: take the second input */
-		if (which == -100) {
-			pick = LLVMBuildICmp(L->b, LLVMIntNE, coord(L, out_t, oidx, out_t.rank - 1), ci32(L, 0), "");
-		} else {
-			int axis = -1 - which;
-			pick = LLVMBuildICmp(L->b, LLVMIntUGE, coord(L, out_t, oidx, axis), ci32(L, in_t.shape[axis]), "");
+		if (shape_in_registers(op, li, lo)) {
+			for (int k = 0; k < n_out; k++) {
+				int c = reg_const(lo, k), in_c = op->code == OP_SPLIT ? r : 0, which = 0, m;
+				for (int bit = 0; bit < 31; bit++)
+					if (c >> bit & 1) {
+						shape_bit_map(op, bit, &m);
+						if (m >= 0)
+							in_c |= 1 << m;
+						else if (m == MAP_SEL)
+							which = 1;
+					}
+				t.e[k] = el(L, op->operands[which], reg_index(li, in_c));
+			}
+			L->vals[y->id] = t;
+			continue;
 		}
-		LLVMValueRef a = smem_load(L, in_t, 0, src), b = smem_load(L, in_t, second, src);
-		t.e[k] = LLVMBuildSelect(L->b, pick, b, a, "");
+		if (!staged) {
+			smem_store_block(L, x, val(L, x), 0, true);
+			if (op->n_operands > 1)
+				smem_store_block(L, op->operands[1], val(L, op->operands[1]), second, false);
+			barrier(L);
+			staged = true;
+		}
+		Type out_t = y->type;
+		for (int k = 0; k < n_out && !L->failed; k++) {
+			LLVMValueRef oidx = index_of(L, lo, k);
+			if (op->code == OP_SPLIT) {
+				LLVMValueRef src = LLVMBuildOr(L->b, LLVMBuildShl(L->b, oidx, ci32(L, 1), ""), ci32(L, r), "");
+				t.e[k] = smem_load(L, in_t, 0, src);
+				continue;
+			}
+			int which;
+			LLVMValueRef src = source_index(L, op, oidx, &which);
+			if (which == 0) {
+				t.e[k] = smem_load(L, in_t, 0, src);
+				continue;
+			}
+			LLVMValueRef pick; /* i1: take the second input */
+			if (which == -100) {
+				pick = LLVMBuildICmp(L->b, LLVMIntNE, coord(L, out_t, oidx, out_t.rank - 1), ci32(L, 0), "");
+			} else {
+				int axis = -1 - which;
+				pick = LLVMBuildICmp(L->b, LLVMIntUGE, coord(L, out_t, oidx, axis), ci32(L, in_t.shape[axis]), "");
+			}
+			LLVMValueRef a = smem_load(L, in_t, 0, src), b = smem_load(L, in_t, second, src);
+			t.e[k] = LLVMBuildSelect(L->b, pick, b, a, "");
+		}
+		L->vals[y->id] = t;
 	}
-	L->vals[op->results[0]->id] = t;
 }
 
-static void lower_split(Lower *L, const Op *op)
+/* The scratch address (in elements) of linear index bits c: the swizzle
+ * XORs address bits in for each index bit set. */
+static unsigned swizzle_const(const Encoding *s, unsigned c)
 {
-	Type in_t = op->operands[0]->type, out_t = op->results[0]->type;
-	smem_store_block(L, val(L, op->operands[0]), in_t, 0, true);
-	barrier(L);
-	int ept = ept_of(L, out_t);
-	for (int r = 0; r < 2; r++) {
-		Tile t = tile_new(L, ept);
-		for (int k = 0; k < ept && !L->failed; k++) {
-			LLVMValueRef oidx = out_t.rank ? lin_index(L, numel(out_t), k) : ci32(L, 0);
-			LLVMValueRef src = LLVMBuildOr(L->b, LLVMBuildShl(L->b, oidx, ci32(L, 1), ""), ci32(L, r), "");
-			t.e[k] = smem_load(L, in_t, 0, src);
-		}
-		L->vals[op->results[r]->id] = t;
-	}
+	unsigned a = c;
+	for (int j = 0; s && j < s->n_index_bits; j++)
+		if (c >> j & 1)
+			a ^= s->swizzle[j];
+	return a;
 }
 
-/* dot with FMAs from shared memory: each output element walks K. */
+static LLVMValueRef swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx)
+{
+	LLVMValueRef a = idx;
+	for (int j = 0; s && j < s->n_index_bits; j++) {
+		if (!s->swizzle[j])
+			continue;
+		LLVMValueRef bit = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, idx, ci32(L, j), ""), ci32(L, 1), "");
+		a = LLVMBuildXor(L->b, a, LLVMBuildMul(L->b, bit, ci32(L, (long long)s->swizzle[j]), ""), "");
+	}
+	return a;
+}
+
+/* Scratch addresses of register k of map l: the register part swizzled at
+ * compile time, the thread part (tsw) once per op. */
+static LLVMValueRef scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValueRef tsw, int k)
+{
+	unsigned c = swizzle_const(s, (unsigned)reg_const(l, k));
+	return c ? LLVMBuildXor(L->b, tsw, ci32(L, c), "") : tsw;
+}
+
+static void lower_convert(Lower *L, const Op *op)
+{
+	const Value *x = op->operands[0], *y = op->results[0];
+	const Lin *li = lin_of(L, x), *lo = lin_of(L, y);
+	Tile *in = val(L, x);
+	int n_out = 1 << lo->n_reg;
+	Tile t = tile_new(L, n_out);
+	if (L->failed)
+		return;
+	if (in->n == 1 && (1 << li->n_reg) > 1) {
+		t.e[0] = in->e[0];
+		t.n = 1;
+		L->vals[y->id] = t;
+		return;
+	}
+	bool same = memcmp(li->lane, lo->lane, 5) == 0 && li->n_warp == lo->n_warp &&
+	            memcmp(li->warp, lo->warp, (size_t)li->n_warp) == 0;
+	if (same) {
+		for (int k = 0; k < n_out; k++)
+			t.e[k] = in->n == 1 ? in->e[0] : in->e[reg_index(li, reg_const(lo, k))];
+		L->vals[y->id] = t;
+		return;
+	}
+	const Encoding *s = op->scratch;
+	Type et = type_elem(x->type);
+	LLVMTypeRef mt = mem_type(L, et);
+	int eb = type_bytes(et), vec = s ? s->vec : 1;
+	for (int i = 0; (1 << i) < vec; i++)
+		if (i >= li->n_reg || i >= lo->n_reg || li->reg[i] != i || lo->reg[i] != i)
+			vec = 1;
+	need_smem(L, numel(x->type) * eb);
+	barrier(L);
+	LLVMValueRef own = owner_of(L, li);
+	bool guarded = !LLVMIsAConstantInt(own);
+	LLVMBasicBlockRef store_bb = NULL, done_bb = NULL;
+	if (guarded) {
+		store_bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "own");
+		done_bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "owned");
+		LLVMBuildCondBr(L->b, own, store_bb, done_bb);
+		LLVMPositionBuilderAtEnd(L->b, store_bb);
+	}
+	LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)vec);
+	LLVMValueRef tsw = swizzle_value(L, s, thread_part(L, li));
+	for (int k = 0, n_in = 1 << li->n_reg; k < n_in; k += vec) {
+		LLVMValueRef p = smem_at(L, mt, 0, scratch_addr(L, s, li, tsw, k));
+		LLVMValueRef st;
+		if (vec == 1) {
+			st = LLVMBuildStore(L->b, to_mem(L, et, in->e[k]), p);
+		} else {
+			LLVMValueRef v = LLVMGetUndef(vt);
+			for (int i = 0; i < vec; i++)
+				v = LLVMBuildInsertElement(L->b, v, to_mem(L, et, in->e[k + i]), ci32(L, i), "");
+			st = LLVMBuildStore(L->b, v, p);
+		}
+		LLVMSetAlignment(st, (unsigned)(vec * eb));
+	}
+	if (guarded) {
+		LLVMBuildBr(L->b, done_bb);
+		LLVMPositionBuilderAtEnd(L->b, done_bb);
+	}
+	barrier(L);
+	tsw = swizzle_value(L, s, thread_part(L, lo));
+	for (int k = 0; k < n_out; k += vec) {
+		LLVMValueRef p = smem_at(L, mt, 0, scratch_addr(L, s, lo, tsw, k));
+		if (vec == 1) {
+			t.e[k] = from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
+			continue;
+		}
+		LLVMValueRef ld = LLVMBuildLoad2(L->b, vt, p, "");
+		LLVMSetAlignment(ld, (unsigned)(vec * eb));
+		for (int i = 0; i < vec; i++)
+			t.e[k + i] = from_mem(L, et, LLVMBuildExtractElement(L->b, ld, ci32(L, i), ""));
+	}
+	L->vals[y->id] = t;
+}
+
+/* ---- dot ------------------------------------------------------------------------------ */
+
+/* mma.sync m16n8k16 over operands in dot_operand encodings of the result's
+ * mma encoding (layout.c has the fragment maps): each group of four
+ * accumulator registers is one 16 x 8 tile, walked over K in steps of 16. */
+static void lower_dot_mma(Lower *L, const Op *op)
+{
+	const Value *a = op->operands[0], *b = op->operands[1], *y = op->results[0];
+	const Lin *la = lin_of(L, a), *lb = lin_of(L, b), *lc = lin_of(L, y);
+	Type at = a->type, ct = y->type;
+	int K = at.shape[1], N = ct.shape[1], kb = log2i(K), nb = log2i(N);
+	bool bf = at.scalar == SK_BF16;
+	int n_c = 1 << lc->n_reg;
+	Tile t = tile_new(L, n_c);
+	if (L->failed)
+		return;
+	for (int k = 0; k < n_c; k++)
+		t.e[k] = el(L, op->operands[2], k);
+	char text[256];
+	snprintf(text, sizeof text,
+	         "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
+	         "{$10, $11, $12, $13};",
+	         bf ? "bf16" : "f16", bf ? "bf16" : "f16");
+	const char *cons = "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f";
+	LLVMTypeRef args_t[14], fields[4] = {L->f32, L->f32, L->f32, L->f32};
+	for (int i = 0; i < 6; i++)
+		args_t[i] = L->i32;
+	for (int i = 6; i < 10; i++)
+		args_t[i] = L->f32;
+	LLVMTypeRef rt = LLVMStructTypeInContext(L->c, fields, 4, 0);
+	LLVMTypeRef ft = LLVMFunctionType(rt, args_t, 10, 0);
+	LLVMValueRef mma = LLVMGetInlineAsm(ft, text, strlen(text), (char *)cons, strlen(cons), 0, 0,
+	                                    LLVMInlineAsmDialectATT, 0);
+	LLVMTypeRef pair = LLVMVectorType(bf ? L->bf16 : L->f16, 2);
+	for (int g = 0; g < n_c / 4 && !L->failed; g++) {
+		int cc = reg_const(lc, 4 * g);
+		int row_c = cc >> nb, col_c = cc & (N - 1);
+		for (int kk = 0; kk < K / 16; kk++) {
+			int ka = reg_index(la, (row_c << kb) | (kk * 16));
+			int kbb = reg_index(lb, ((kk * 16) << nb) | col_c);
+			LLVMValueRef args[10];
+			for (int i = 0; i < 6; i++) {
+				const Value *src = i < 4 ? a : b;
+				int r0 = i < 4 ? ka + 2 * i : kbb + 2 * (i - 4);
+				LLVMValueRef v = LLVMGetUndef(pair);
+				v = LLVMBuildInsertElement(L->b, v, el(L, src, r0), ci32(L, 0), "");
+				v = LLVMBuildInsertElement(L->b, v, el(L, src, r0 + 1), ci32(L, 1), "");
+				args[i] = LLVMBuildBitCast(L->b, v, L->i32, "");
+			}
+			for (int i = 0; i < 4; i++)
+				args[6 + i] = t.e[4 * g + i];
+			LLVMValueRef r = LLVMBuildCall2(L->b, ft, mma, args, 10, "");
+			for (int i = 0; i < 4; i++)
+				t.e[4 * g + i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
+		}
+	}
+	L->vals[y->id] = t;
+}
+
+/* dot with FMAs from shared memory: each result element walks K. */
 static void lower_dot(Lower *L, const Op *op)
 {
-	Type at = op->operands[0]->type, bt = op->operands[1]->type, ct = op->results[0]->type;
+	const Value *a = op->operands[0], *b = op->operands[1], *y = op->results[0];
+	if (a->enc && a->enc->kind == ENC_DOT_OPERAND && y->enc && y->enc->kind == ENC_MMA) {
+		lower_dot_mma(L, op);
+		return;
+	}
+	Type at = a->type, bt = b->type, ct = y->type;
 	int K = at.shape[1];
 	int a_bytes = (numel(at) * type_bytes(at) + 15) & ~15;
-	smem_store_block(L, val(L, op->operands[0]), at, 0, true);
-	smem_store_block(L, val(L, op->operands[1]), bt, a_bytes, false);
+	smem_store_block(L, a, val(L, a), 0, true);
+	smem_store_block(L, b, val(L, b), a_bytes, false);
 	barrier(L);
-	int ept = ept_of(L, ct);
-	Tile t = tile_new(L, ept);
+	const Lin *lo = lin_of(L, y);
+	int count = 1 << lo->n_reg;
+	Tile t = tile_new(L, count);
 	Type acc_t = type_elem(ct);
 	bool fl = is_float(acc_t);
 	Type in_e = type_elem(at);
-	for (int k = 0; k < ept && !L->failed; k++) {
-		LLVMValueRef oidx = lin_index(L, numel(ct), k);
+	for (int k = 0; k < count && !L->failed; k++) {
+		LLVMValueRef oidx = index_of(L, lo, k);
 		LLVMValueRef i = coord(L, ct, oidx, 0), j = coord(L, ct, oidx, 1);
 		LLVMValueRef acc = el(L, op->operands[2], k);
 		Loop lp;
 		loop_begin(L, &lp, ci32(L, 0), ci32(L, K), &acc, 1);
 		LLVMValueRef ai = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, i, ci32(L, K), ""), lp.i, "");
 		LLVMValueRef bi = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, lp.i, ci32(L, bt.shape[1]), ""), j, "");
-		LLVMValueRef x = cast(L, in_e, acc_t, smem_load(L, in_e, 0, ai), op->loc);
-		LLVMValueRef y = cast(L, in_e, acc_t, smem_load(L, in_e, a_bytes, bi), op->loc);
+		LLVMValueRef xv = cast(L, in_e, acc_t, smem_load(L, in_e, 0, ai), op->loc);
+		LLVMValueRef yv = cast(L, in_e, acc_t, smem_load(L, in_e, a_bytes, bi), op->loc);
 		LLVMValueRef next;
 		if (fl) {
-			LLVMTypeRef ty = LLVMTypeOf(x);
-			LLVMValueRef args[3] = {x, y, lp.phis[0]};
+			LLVMTypeRef ty = LLVMTypeOf(xv);
+			LLVMValueRef args[3] = {xv, yv, lp.phis[0]};
 			next = call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
 		} else {
-			next = LLVMBuildAdd(L->b, lp.phis[0], LLVMBuildMul(L->b, x, y, ""), "");
+			next = LLVMBuildAdd(L->b, lp.phis[0], LLVMBuildMul(L->b, xv, yv, ""), "");
 		}
 		loop_end(L, &lp, &next);
 		t.e[k] = lp.phis[0];
 	}
-	L->vals[op->results[0]->id] = t;
-}
-
-/* ---- axis analysis -------------------------------------------------------------------- */
-
-enum { DIV_MAX = 1 << 30 };
-
-static int64_t gcd64(int64_t a, int64_t b)
-{
-	while (b) {
-		int64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
-static int64_t pow2_factor(int64_t v)
-{
-	if (v == 0)
-		return DIV_MAX;
-	int64_t d = 1;
-	while (!(v & d) && d < DIV_MAX)
-		d <<= 1;
-	return d;
-}
-
-static int last_dim(Type t) { return t.rank ? t.shape[t.rank - 1] : 1; }
-
-static AxisInfo unknown(void) { return (AxisInfo){1, 1, 1}; }
-
-static AxisInfo axis_of(Lower *L, const Value *v) { return L->ax[v->id]; }
-
-static void analyze(Lower *L, const Op *op)
-{
-	if (op->n_results != 1)
-		return;
-	const Value *r = op->results[0];
-	AxisInfo a = op->n_operands > 0 ? axis_of(L, op->operands[0]) : unknown();
-	AxisInfo b = op->n_operands > 1 ? axis_of(L, op->operands[1]) : unknown();
-	AxisInfo out = unknown();
-	int last = last_dim(r->type);
-	switch (op->code) {
-	case OP_CONST:
-		out = (AxisInfo){1, is_float(r->type) ? 1 : pow2_factor(op->ival), last};
-		break;
-	case OP_ARANGE:
-		out = (AxisInfo){op->attr[1] - op->attr[0], pow2_factor(op->attr[0]), 1};
-		break;
-	case OP_SPLAT:
-		out = (AxisInfo){1, a.div, last};
-		break;
-	case OP_BROADCAST:
-	case OP_EXPAND_DIMS:
-	case OP_RESHAPE: {
-		int in_last = last_dim(op->operands[0]->type);
-		if (in_last == last)
-			out = a;
-		else if (in_last == 1)
-			out = (AxisInfo){1, a.div, last};
-		else
-			out = (AxisInfo){1, a.div, 1};
-		break;
-	}
-	case OP_ADD:
-	case OP_ADDPTR: {
-		int64_t scale = 1;
-		if (op->code == OP_ADDPTR)
-			scale = type_bytes(type_pointee(type_elem(op->operands[0]->type)));
-		out.contig = gcd64(a.contig, b.constancy) > gcd64(b.contig, a.constancy) ? gcd64(a.contig, b.constancy)
-		                                                                      : gcd64(b.contig, a.constancy);
-		out.div = gcd64(a.div, b.div * scale);
-		out.constancy = gcd64(a.constancy, b.constancy);
-		break;
-	}
-	case OP_SUB:
-		out = (AxisInfo){gcd64(a.contig, b.constancy), gcd64(a.div, b.div), gcd64(a.constancy, b.constancy)};
-		break;
-	case OP_MUL: {
-		int64_t d = a.div * b.div;
-		out = (AxisInfo){1, d > DIV_MAX || d <= 0 ? DIV_MAX : d, gcd64(a.constancy, b.constancy)};
-		break;
-	}
-	case OP_CMP:
-		/* a run of consecutive values against an aligned constant changes
-		 * the outcome only at multiples of the common divisor */
-		if (b.constancy > 1 || op->operands[1]->type.rank == 0)
-			out.constancy = gcd64(a.constancy > 1 ? a.constancy : gcd64(a.contig, gcd64(a.div, b.div)), b.constancy);
-		else
-			out.constancy = gcd64(a.constancy, b.constancy);
-		if (out.constancy < 1)
-			out.constancy = 1;
-		break;
-	case OP_AND:
-	case OP_OR:
-		out.constancy = gcd64(a.constancy, b.constancy);
-		break;
-	case OP_HINT:
-		out = a;
-		if (op->attr[0])
-			out.div = op->attr[0] * (r->type.ptr ? type_bytes(type_pointee(type_elem(r->type))) : 1);
-		if (op->attr[1])
-			out.contig = op->attr[1];
-		break;
-	case OP_CAST:
-		/* between integers the low bits, and so powers of two dividing the
-		 * value and runs of consecutive values, survive */
-		if (!is_float(type_elem(op->operands[0]->type)) && !is_float(type_elem(r->type)))
-			out = a;
-		else
-			out = (AxisInfo){1, 1, a.constancy};
-		break;
-	default:
-		break;
-	}
-	if (out.contig > last)
-		out.contig = last;
-	if (out.constancy > last)
-		out.constancy = last;
-	if (out.contig < 1)
-		out.contig = 1;
-	L->ax[r->id] = out;
+	L->vals[y->id] = t;
 }
 
 /* ---- memory ------------------------------------------------------------------------ */
 
-/* How many consecutive elements of a thread's chunk one access can take:
- * at most 16 bytes, contiguous and aligned pointers, a mask that does not
- * change across them. */
-static int access_width(Lower *L, const Value *ptr, const Value *mask, int eb)
+/* How many consecutive registers one access can take: the map must hold
+ * them at consecutive positions of one dimension, and the pointers must be
+ * contiguous and aligned along it (at most 16 bytes, a mask that does not
+ * change across them). */
+static int access_width(Lower *L, const Value *ptr, const Value *mask)
 {
 	Type t = ptr->type;
 	if (!t.rank)
 		return 1;
-	int w = lay_vec(L, numel(t));
-	AxisInfo p = axis_of(L, ptr);
-	while (w > 1 && (p.contig % w || p.div % (w * eb) || w * eb > 16 || (mask && axis_of(L, mask).constancy % w)))
-		w /= 2;
-	return w;
+	const Lin *l = lin_of(L, ptr);
+	if (l->n_reg == 0)
+		return 1;
+	int d = -1;
+	for (int i = 0; i < t.rank; i++)
+		if (t.shape[i] > 1 && l->reg[0] == lin_bit(t, i, 0))
+			d = i;
+	if (d < 0)
+		return 1;
+	int run = 0;
+	while (run < l->n_reg && (1 << run) < t.shape[d] && l->reg[run] == lin_bit(t, d, run))
+		run++;
+	int w = axis_access_width(L->ax, ptr, mask, d);
+	return w < (1 << run) ? w : 1 << run;
 }
 
 /* The inline PTX register letter and bits for one word of an access. */
@@ -1322,17 +1337,17 @@ static void lower_load_store(Lower *L, const Op *op)
 	Type et = type_pointee(type_elem(ptr->type));
 	int eb = type_bytes(et);
 	LLVMTypeRef let = elem_type(L, et), mt = mem_type(L, et);
-	int n = ept_of(L, ptr->type);
-	int w = access_width(L, ptr, mask, eb);
+	int n = ept(L, ptr);
+	int w = access_width(L, ptr, mask);
 	int total = w * eb;
 	int word_bytes = total >= 4 ? (total >= 8 && eb == 8 ? 8 : 4) : total;
 	int n_words = total / word_bytes;
 	Tile res = store ? (Tile){0} : tile_new(L, n);
-	bool replicated = ptr->type.rank && L->T * lay_vec(L, numel(ptr->type)) > numel(ptr->type);
+	bool replicated = ptr->type.rank && (repl_mask(lin_of(L, ptr)) & (unsigned)(L->T - 1));
 	for (int k = 0; k < n && !L->failed; k += w) {
 		LLVMValueRef pred = mask ? el(L, mask, k) : NULL;
 		if (store && replicated) { /* one owner stores each element */
-			LLVMValueRef own = owner(L, numel(ptr->type));
+			LLVMValueRef own = owner_of(L, lin_of(L, ptr));
 			pred = pred ? LLVMBuildAnd(L->b, pred, own, "") : own;
 		}
 		LLVMValueRef elems[16], words[16], others[16];
@@ -1367,7 +1382,7 @@ static void lower_atomic(Lower *L, const Op *op)
 {
 	const Value *ptr = op->operands[0];
 	Type et = type_pointee(type_elem(ptr->type));
-	int n = ept_of(L, ptr->type);
+	int n = ept(L, ptr);
 	bool cas = op->code == OP_ATOMIC_CAS;
 	const Value *mask = !cas && (op->attr[3] & MEMF_MASK) ? op->operands[2] : NULL;
 	Tile res = tile_new(L, n);
@@ -1378,12 +1393,11 @@ static void lower_atomic(Lower *L, const Op *op)
 	                         : op->attr[1] == SEM_ACQUIRE ? LLVMAtomicOrderingAcquire
 	                         : op->attr[1] == SEM_RELEASE ? LLVMAtomicOrderingRelease
 	                                                      : LLVMAtomicOrderingAcquireRelease;
-	bool replicated = ptr->type.rank && L->T * lay_vec(L, numel(ptr->type)) > numel(ptr->type);
+	bool replicated = ptr->type.rank && (repl_mask(lin_of(L, ptr)) & (unsigned)(L->T - 1));
 	for (int k = 0; k < n && !L->failed; k++) {
 		LLVMValueRef pred = mask ? el(L, mask, k) : NULL;
 		if (replicated || !ptr->type.rank) { /* each element once: its owner (thread 0 for a scalar) */
-			LLVMValueRef own = ptr->type.rank ? owner(L, numel(ptr->type))
-			                                  : LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), "");
+			LLVMValueRef own = owner_of(L, lin_of(L, ptr));
 			pred = pred ? LLVMBuildAnd(L->b, pred, own, "") : own;
 		}
 		LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b), doit = NULL, done = NULL;
@@ -1434,10 +1448,10 @@ static void lower_atomic(Lower *L, const Op *op)
 			barrier(L);
 			res.e[0] = smem_load(L, rt, 0, ci32(L, 0));
 		} else {
-			smem_store_block(L, &res, rt, 0, true);
+			smem_store_block(L, op->results[0], &res, 0, true);
 			barrier(L);
 			for (int k = 0; k < n; k++)
-				res.e[k] = smem_load(L, rt, 0, lin_index(L, numel(rt), k));
+				res.e[k] = smem_load(L, rt, 0, index_of(L, lin_of(L, op->results[0]), k));
 		}
 	}
 	L->vals[op->results[0]->id] = res;
@@ -1450,7 +1464,7 @@ static void make_phis(Lower *L, const Region *r, const Value *const *init, LLVMB
 {
 	for (int i = 0; i < r->n_args; i++) {
 		const Value *a = r->args[i];
-		int n = ept_of(L, a->type);
+		int n = ept(L, a);
 		phis[i] = tile_new(L, n);
 		for (int k = 0; k < n && !L->failed; k++) {
 			LLVMValueRef in = el(L, init[i], k);
@@ -1493,9 +1507,6 @@ static void lower_for(Lower *L, const Op *op)
 	if (L->failed)
 		return;
 	LLVMValueRef iv = phis[0].e[0];
-	/* the induction variable is lb + i * step: divisible by what divides both */
-	AxisInfo lb = axis_of(L, op->operands[0]), st = axis_of(L, op->operands[2]);
-	L->ax[body->args[0]->id] = (AxisInfo){1, gcd64(lb.div, st.div), 1};
 	bool sgn = is_signed(body->args[0]->type);
 	/* a step below zero counts down: iv > ub (a constant step was checked positive) */
 	LLVMValueRef ub = el(L, op->operands[1], 0), step = el(L, op->operands[2], 0);
@@ -1543,7 +1554,7 @@ static void lower_if(Lower *L, const Op *op)
 	LLVMPositionBuilderAtEnd(L->b, merge);
 	for (int i = 0; i < op->n_results; i++) {
 		const Value *res = op->results[i];
-		int n = ept_of(L, res->type);
+		int n = ept(L, res);
 		Tile t = tile_new(L, n);
 		for (int k = 0; k < n && !L->failed; k++) {
 			t.e[k] = LLVMBuildPhi(L->b, elem_type(L, res->type), "");
@@ -1594,7 +1605,7 @@ static void lower_while(Lower *L, const Op *op)
 
 static void lower_philox(Lower *L, const Op *op)
 {
-	int n = ept_of(L, op->results[0]->type);
+	int n = ept(L, op->results[0]);
 	Tile out[4];
 	for (int i = 0; i < 4; i++)
 		out[i] = tile_new(L, n);
@@ -1693,9 +1704,10 @@ static void lower_print(Lower *L, const Op *op)
 	}
 	snprintf(fmt + pos, sizeof fmt - (size_t)pos, "\n");
 	LLVMValueRef fstr = cstring(L, fmt);
-	int n = t.rank ? ept_of(L, t) : 1;
+	const Lin *ol = op->n_operands ? lin_of(L, op->operands[0]) : &L->scalar_lin;
+	int n = 1 << ol->n_reg;
 	for (int k = 0; k < n && !L->failed; k++) {
-		LLVMValueRef own = t.rank ? owner(L, numel(t)) : LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), "");
+		LLVMValueRef own = owner_of(L, ol);
 		LLVMBasicBlockRef done = begin_if(L, own, "print");
 		LLVMTypeRef fields[3 + BLK_MAX_RANK + 16];
 		LLVMValueRef vals[3 + BLK_MAX_RANK + 16];
@@ -1704,7 +1716,7 @@ static void lower_print(Lower *L, const Op *op)
 		                                   "llvm.nvvm.read.ptx.sreg.ctaid.z"};
 		for (int d = 0; d < 3; d++)
 			fields[nf] = L->i32, vals[nf++] = sreg(L, ids[d]);
-		LLVMValueRef idx = t.rank ? lin_index(L, numel(t), k) : NULL;
+		LLVMValueRef idx = t.rank ? index_of(L, ol, k) : NULL;
 		for (int d = 0; d < t.rank; d++)
 			fields[nf] = L->i32, vals[nf++] = coord(L, t, idx, d);
 		for (int i = 0; i < op->n_operands && i < 16; i++) {
@@ -1748,10 +1760,11 @@ static void lower_assert(Lower *L, const Op *op)
 	}
 	int id = ++L->n_asserts;
 	const Value *c = op->operands[0];
-	int n = ept_of(L, c->type);
+	const Lin *cl = lin_of(L, c);
+	int n = 1 << cl->n_reg;
 	for (int k = 0; k < n && !L->failed; k++) {
 		LLVMValueRef bad = LLVMBuildNot(L->b, el(L, c, k), "");
-		LLVMValueRef own = c->type.rank ? owner(L, numel(c->type)) : LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), "");
+		LLVMValueRef own = owner_of(L, cl);
 		LLVMBasicBlockRef done = begin_if(L, LLVMBuildAnd(L->b, bad, own, ""), "assert");
 		LLVMValueRef old = LLVMBuildAtomicCmpXchg(L->b, state, ci32(L, 0), ci32(L, id), LLVMAtomicOrderingMonotonic,
 		                                          LLVMAtomicOrderingMonotonic, 0);
@@ -1766,7 +1779,7 @@ static void lower_assert(Lower *L, const Op *op)
 			LLVMBuildStore(L->b, sreg(L, ids[d]), LLVMBuildGEP2(L->b, LLVMArrayType(L->i32, 8), state, idx, 2, ""));
 		}
 		LLVMValueRef idx[2] = {ci32(L, 0), ci32(L, 4)};
-		LLVMBuildStore(L->b, c->type.rank ? lin_index(L, numel(c->type), k) : ci32(L, 0),
+		LLVMBuildStore(L->b, c->type.rank ? index_of(L, cl, k) : ci32(L, 0),
 		               LLVMBuildGEP2(L->b, LLVMArrayType(L->i32, 8), state, idx, 2, ""));
 		end_if(L, won);
 		end_if(L, done);
@@ -1864,8 +1877,7 @@ static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LL
 static void lower_op(Lower *L, const Op *op)
 {
 	const Value *res = op->n_results ? op->results[0] : NULL;
-	Type rt = res ? res->type : type_scalar(SK_I32);
-	int n = ept_of(L, rt);
+	int n = res ? ept(L, res) : 1;
 	int flags = op_flags(op->code);
 	if (flags & OPF_ELEMWISE) {
 		Tile t = tile_new(L, n);
@@ -1878,21 +1890,20 @@ static void lower_op(Lower *L, const Op *op)
 				return;
 		}
 		L->vals[res->id] = t;
-		analyze(L, op);
 		return;
 	}
 	switch (op->code) {
 	case OP_CONST: {
 		Tile t = tile_new(L, 1);
 		if (!L->failed)
-			t.e[0] = const_elem(L, op, type_elem(rt));
+			t.e[0] = const_elem(L, op, type_elem(res->type));
 		L->vals[res->id] = t;
 		break;
 	}
 	case OP_ARANGE: {
 		Tile t = tile_new(L, n);
 		for (int k = 0; k < n && !L->failed; k++)
-			t.e[k] = LLVMBuildAdd(L->b, lin_index(L, numel(rt), k), ci32(L, op->attr[0]), "");
+			t.e[k] = LLVMBuildAdd(L->b, index_of(L, lin_of(L, res), k), ci32(L, op->attr[0]), "");
 		L->vals[res->id] = t;
 		break;
 	}
@@ -1908,26 +1919,21 @@ static void lower_op(Lower *L, const Op *op)
 		L->vals[res->id] = t;
 		break;
 	}
-	case OP_SPLAT:
+	case OP_SPLAT: /* uniform: one element stands for all */
+	case OP_HINT:  /* the same elements in the same encoding */
+		L->vals[res->id] = *val(L, op->operands[0]);
+		break;
 	case OP_RESHAPE:
 	case OP_EXPAND_DIMS:
-	case OP_HINT: {
-		/* same elements, same threads (splat: a uniform scalar) */
-		Tile *in = val(L, op->operands[0]);
-		Tile t = tile_new(L, n);
-		for (int k = 0; k < n && !L->failed; k++)
-			t.e[k] = in->n == 1 ? in->e[0] : in->e[k];
-		L->vals[res->id] = t;
-		break;
-	}
 	case OP_BROADCAST:
 	case OP_TRANS:
 	case OP_CAT:
 	case OP_JOIN:
+	case OP_SPLIT:
 		lower_shape(L, op);
 		break;
-	case OP_SPLIT:
-		lower_split(L, op);
+	case OP_CONVERT_LAYOUT:
+		lower_convert(L, op);
 		break;
 	case OP_LOAD:
 	case OP_STORE:
@@ -1972,8 +1978,6 @@ static void lower_op(Lower *L, const Op *op)
 		fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));
 		break;
 	}
-	if (res)
-		analyze(L, op);
 }
 
 static void lower_region(Lower *L, const Region *r)
@@ -2054,14 +2058,31 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	L.gptr = LLVMPointerTypeInContext(ctx, 1);
 	L.sptr = LLVMPointerTypeInContext(ctx, 3);
 	L.vd = LLVMVoidTypeInContext(ctx);
-	L.vals = calloc((size_t)(f->n_values ? f->n_values : 1), sizeof *L.vals);
-	L.ax = calloc((size_t)(f->n_values ? f->n_values : 1), sizeof *L.ax);
+	size_t nv = (size_t)(f->n_values ? f->n_values : 1);
+	L.vals = calloc(nv, sizeof *L.vals);
+	L.ax = axis_analyze(f);
+	L.lins = calloc(nv, sizeof *L.lins);
+	L.lin_done = calloc(nv, sizeof *L.lin_done);
+	memset(&L.scalar_lin, -1, sizeof L.scalar_lin);
+	L.scalar_lin.n_reg = 0;
+	L.scalar_lin.n_lane = 5;
+	L.scalar_lin.n_warp = log2i(f->num_warps);
+	if (!f->gpu) {
+		diag_plain(diag, DIAG_ERROR, "internal error: '%s' is not GPU IR (the layouts pass did not run)", f->name);
+		free(L.vals);
+		free(L.ax);
+		free(L.lins);
+		free(L.lin_done);
+		LLVMDisposeBuilder(L.b);
+		LLVMDisposeModule(L.m);
+		return false;
+	}
 	LLVMTypeRef params[256];
 	int np = 0;
 	for (int i = 0; i < f->n_params; i++)
 		if (f->params[i].value && np < 256)
 			params[np++] = param_type(&L, f->params[i].type);
-	bool ok = L.vals && L.ax && np < 256;
+	bool ok = L.vals && L.ax && L.lins && L.lin_done && np < 256;
 	if (ok) {
 		LLVMTypeRef ft = LLVMFunctionType(L.vd, params, (unsigned)np, 0);
 		L.fn = LLVMAddFunction(L.m, f->name, ft);
@@ -2089,9 +2110,14 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 				break;
 			tl.e[0] = v;
 			L.vals[p->value->id] = tl;
-			/* specialization: what the runtime promises about this argument */
-			L.ax[p->value->id] = (AxisInfo){1, p->divisibility > 0 ? p->divisibility : 1, 1};
 		}
+		/* the entry block ends in a branch; index math shared by all ops
+		 * goes before it (L.pro), the kernel's body after */
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(ctx, L.fn, "body");
+		LLVMValueRef br = LLVMBuildBr(L.b, body);
+		L.pro = LLVMCreateBuilderInContext(ctx);
+		LLVMPositionBuilderBefore(L.pro, br);
+		LLVMPositionBuilderAtEnd(L.b, body);
 		lower_region(&L, &f->body);
 		ok = !L.failed;
 		if (di) {
@@ -2104,6 +2130,11 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	arena_free(&L.arena);
 	free(L.vals);
 	free(L.ax);
+	free(L.lins);
+	free(L.lin_done);
+	free(L.tparts);
+	if (L.pro)
+		LLVMDisposeBuilder(L.pro);
 	LLVMDisposeBuilder(L.b);
 	if (!ok) {
 		LLVMDisposeModule(L.m);
@@ -2139,6 +2170,8 @@ bool gpu_compile_ptx_timed(IrFunc *f, const char *arch, char **ptx, size_t *ptx_
 		return false;
 	}
 	double t0 = lower_now_ms();
+	if (!f->gpu && !ir_run_passes(f, IR_GPU_PIPELINE, NULL, NULL, diag))
+		return false;
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMModuleRef m;
 	bool ok = gpu_lower_llvm(f, ctx, &m, shared_bytes, diag);
@@ -2173,6 +2206,8 @@ BLK_API bool blk_gpu_emit_timed(IrFunc *f, const char *arch, bool llvm_ir, char 
 	if (ms_ptx)
 		*ms_ptx = 0;
 	double t0 = lower_now_ms();
+	if (!f->gpu && !ir_run_passes(f, IR_GPU_PIPELINE, NULL, NULL, diag))
+		return false;
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMModuleRef m;
 	bool ok = gpu_lower_llvm(f, ctx, &m, shared_bytes, diag);

@@ -181,7 +181,7 @@ static bool op_equal(const Op *a, const Op *b)
 		if (a->operands[i] != b->operands[i])
 			return false;
 	for (int i = 0; i < a->n_results; i++)
-		if (!type_eq(a->results[i]->type, b->results[i]->type))
+		if (!type_eq(a->results[i]->type, b->results[i]->type) || a->results[i]->enc != b->results[i]->enc)
 			return false;
 	/* floats by their bits: NaN equals NaN, -0 is not 0 */
 	if (memcmp(a->attr, b->attr, sizeof a->attr) != 0 || a->ival != b->ival ||
@@ -289,6 +289,9 @@ static const IrPass passes[] = {
 	{"canonicalize", "fold constants, simplify identities, drop empty loops", ir_canonicalize},
 	{"cse", "merge equal pure ops", ir_cse},
 	{"dce", "remove pure ops whose results are unused", ir_dce},
+	{"layouts", "GPU IR: give every block an encoding (coalesced, slice, mma), insert conversions", ir_layouts},
+	{"remove-conversions", "GPU IR: recompute cheap values where they are wanted, drop needless conversions",
+	 ir_remove_conversions},
 };
 enum { N_PASSES = sizeof passes / sizeof *passes };
 

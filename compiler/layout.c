@@ -1,0 +1,395 @@
+/* layout.c: encodings of the GPU IR and their bit maps.
+ *
+ * An encoding says which thread of a program holds which element of a
+ * block. Blocks have power-of-two shapes, so an element's row-major linear
+ * index is a string of bits, and every encoding blk uses maps bits of
+ * (register, lane, warp) to bits of that index one to one, or to none (the
+ * element is then held by several threads). Lin is that map; the parametric
+ * kinds (blocked, slice, mma, dot_operand) are ways to write common ones,
+ * and enc_lin expands them for a given shape. The passes that assign and
+ * convert encodings are in layout_pass.c. */
+#include "compiler.h"
+
+#include <stddef.h>
+#include <string.h>
+
+static int log2i(int x)
+{
+	int s = 0;
+	while ((1 << s) < x)
+		s++;
+	return s;
+}
+
+int lin_bit(Type t, int d, int i)
+{
+	int b = i;
+	for (int e = d + 1; e < t.rank; e++)
+		b += log2i(t.shape[e]);
+	return b;
+}
+
+/* ---- interning and constructors ------------------------------------------- */
+
+const Encoding *enc_intern(IrFunc *f, const Encoding *e)
+{
+	for (int i = 0; i < f->n_encs; i++)
+		if (memcmp(f->encs[i], e, offsetof(Encoding, id)) == 0)
+			return f->encs[i];
+	if (f->n_encs == f->cap_encs) {
+		int cap = f->cap_encs ? 2 * f->cap_encs : 16;
+		Encoding **n = arena_alloc(f->arena, (size_t)cap * sizeof *n);
+		if (!n)
+			return NULL;
+		if (f->n_encs)
+			memcpy(n, f->encs, (size_t)f->n_encs * sizeof *n);
+		f->encs = n;
+		f->cap_encs = cap;
+	}
+	Encoding *c = arena_alloc(f->arena, sizeof *c);
+	if (!c)
+		return NULL;
+	memcpy(c, e, sizeof *c);
+	c->id = f->n_encs;
+	f->encs[f->n_encs++] = c;
+	return c;
+}
+
+static void enc_zero(Encoding *e, EncKind kind, int rank)
+{
+	memset(e, 0, sizeof *e);
+	e->kind = kind;
+	e->rank = rank;
+}
+
+const Encoding *enc_blocked(IrFunc *f, int rank, const int *spt, const int *tpw, const int *wpc, const int *order)
+{
+	Encoding e;
+	enc_zero(&e, ENC_BLOCKED, rank);
+	for (int d = 0; d < rank; d++) {
+		e.spt[d] = spt[d];
+		e.tpw[d] = tpw[d];
+		e.wpc[d] = wpc[d];
+		e.order[d] = order[d];
+	}
+	return enc_intern(f, &e);
+}
+
+const Encoding *enc_default(IrFunc *f, Type t, int vec, const int *order)
+{
+	int rank = t.rank, spt[BLK_MAX_RANK] = {0}, tpw[BLK_MAX_RANK] = {0}, wpc[BLK_MAX_RANK] = {0},
+	    ord[BLK_MAX_RANK] = {0};
+	if (rank < 1)
+		return NULL;
+	for (int i = 0; i < rank; i++) {
+		ord[i] = order ? order[i] : rank - 1 - i;
+		spt[i] = tpw[i] = wpc[i] = 1;
+	}
+	int fast = ord[0];
+	spt[fast] = vec < 1 ? 1 : vec > t.shape[fast] ? t.shape[fast] : vec;
+	/* lanes, then warps, along order; what is left over replicates along
+	 * the slowest dimension */
+	int lanes = 32, warps = f->num_warps;
+	int left[BLK_MAX_RANK];
+	for (int i = 0; i < rank; i++)
+		left[i] = t.shape[i] / spt[i];
+	for (int i = 0; i < rank; i++) {
+		int d = ord[i], n = 1;
+		while (n < lanes && n < left[d])
+			n *= 2;
+		tpw[d] = n;
+		lanes /= n;
+		left[d] /= n;
+	}
+	tpw[ord[rank - 1]] *= lanes;
+	for (int i = 0; i < rank; i++) {
+		int d = ord[i], n = 1;
+		while (n < warps && n < left[d])
+			n *= 2;
+		wpc[d] = n;
+		warps /= n;
+		left[d] /= n;
+	}
+	wpc[ord[rank - 1]] *= warps;
+	return enc_blocked(f, rank, spt, tpw, wpc, ord);
+}
+
+const Encoding *enc_slice(IrFunc *f, int dim, const Encoding *parent)
+{
+	Encoding e;
+	enc_zero(&e, ENC_SLICE, parent->rank - 1);
+	e.dim = dim;
+	e.parent = parent;
+	return enc_intern(f, &e);
+}
+
+const Encoding *enc_mma(IrFunc *f, int wm, int wn)
+{
+	Encoding e;
+	enc_zero(&e, ENC_MMA, 2);
+	e.version = 2;
+	e.wpc[0] = wm;
+	e.wpc[1] = wn;
+	e.order[0] = 1;
+	return enc_intern(f, &e);
+}
+
+const Encoding *enc_dot_operand(IrFunc *f, int op_idx, const Encoding *parent, int k_width)
+{
+	Encoding e;
+	enc_zero(&e, ENC_DOT_OPERAND, 2);
+	e.op_idx = op_idx;
+	e.parent = parent;
+	e.k_width = k_width;
+	return enc_intern(f, &e);
+}
+
+const Encoding *enc_linear(IrFunc *f, const Lin *lin)
+{
+	Encoding e;
+	enc_zero(&e, ENC_LINEAR, 0);
+	e.lin = *lin;
+	/* the rank does not matter to a bit map; unused slots stay -1 so that
+	 * equal maps compare equal */
+	for (int i = lin->n_reg; i < LIN_MAX_BITS; i++)
+		e.lin.reg[i] = -1;
+	for (int i = lin->n_warp; i < LIN_MAX_WARP_BITS; i++)
+		e.lin.warp[i] = -1;
+	return enc_intern(f, &e);
+}
+
+/* ---- bit maps ------------------------------------------------------------- */
+
+static void lin_init(Lin *l, int num_warps)
+{
+	memset(l, -1, sizeof *l);
+	l->n_reg = 0;
+	l->n_lane = 5;
+	l->n_warp = log2i(num_warps);
+}
+
+/* Appends the next bit of dimension d (or none, once d's bits are used up)
+ * to a slot list; registers never take "none". */
+static void take(Type t, int *pos, int d, int8_t *slots, int *n, bool is_reg)
+{
+	int bits = log2i(t.shape[d]);
+	if (pos[d] < bits) {
+		if (*n < LIN_MAX_BITS)
+			slots[(*n)++] = (int8_t)lin_bit(t, d, pos[d]++);
+	} else if (!is_reg) {
+		slots[(*n)++] = -1;
+	}
+}
+
+/* Every bit of every dimension not yet placed goes to registers, fastest
+ * dimension of `order` first. */
+static void rest_to_regs(Type t, int *pos, const int *order, Lin *l)
+{
+	for (int i = 0; i < t.rank; i++) {
+		int d = order[i];
+		while (pos[d] < log2i(t.shape[d]))
+			take(t, pos, d, l->reg, &l->n_reg, true);
+	}
+}
+
+static bool blocked_lin(const Encoding *e, Type t, Lin *l)
+{
+	int pos[BLK_MAX_RANK] = {0}, nl = 0, nw = 0;
+	for (int i = 0; i < t.rank; i++) {
+		int d = e->order[i];
+		for (int k = log2i(e->spt[d]); k > 0; k--)
+			take(t, pos, d, l->reg, &l->n_reg, true);
+	}
+	for (int i = 0; i < t.rank; i++) {
+		int d = e->order[i];
+		for (int k = log2i(e->tpw[d]); k > 0 && nl < 5; k--)
+			take(t, pos, d, l->lane, &nl, false);
+	}
+	for (int i = 0; i < t.rank; i++) {
+		int d = e->order[i];
+		for (int k = log2i(e->wpc[d]); k > 0 && nw < l->n_warp; k--)
+			take(t, pos, d, l->warp, &nw, false);
+	}
+	if (nl != 5 || nw != l->n_warp)
+		return false;
+	rest_to_regs(t, pos, e->order, l);
+	return true;
+}
+
+/* mma.sync m16n8: the accumulator (idx -1) and the operands A (0) and B (1)
+ * of m16n8k16 with 16-bit inputs, in the PTX ISA's fragment layouts:
+ *   C  c0 c1: row lane/4, cols 2*(lane%4) + 0, 1;  c2 c3: row + 8
+ *   A  a0 a1: row lane/4, k 2*(lane%4) + 0, 1;  a2 a3: row + 8;  a4..a7: k + 8
+ *   B  b0 b1: k 2*(lane%4) + 0, 1, col lane/4;  b2 b3: k + 8
+ * Warps tile M by wpc[0] (the low bits of the warp id) and N by wpc[1]. */
+static bool mma_lin(const Encoding *mma, int idx, Type t, Lin *l)
+{
+	if (t.rank != 2)
+		return false;
+	int wm = log2i(mma->wpc[0]), wn = log2i(mma->wpc[1]);
+	/* dimension 0 is rows (M, or K for B), 1 columns (K for A, or N) */
+	int need0 = idx == -1 ? 16 : 16, need1 = idx == -1 ? 8 : idx == 0 ? 16 : 8;
+	if (t.shape[0] < need0 || t.shape[1] < need1 || wm + wn > l->n_warp)
+		return false;
+	int pos[2] = {0, 0}, nl = 0, nw = 0;
+	int order[2] = {1, 0};
+	if (idx == 1) { /* B is K x N: k bits on dimension 0, n on 1 */
+		take(t, pos, 0, l->reg, &l->n_reg, true); /* k0 */
+		take(t, pos, 0, l->lane, &nl, false);      /* k1 */
+		take(t, pos, 0, l->lane, &nl, false);      /* k2 */
+		for (int i = 0; i < 3; i++)
+			take(t, pos, 1, l->lane, &nl, false); /* n0..n2 */
+		take(t, pos, 0, l->reg, &l->n_reg, true); /* k3 */
+		order[0] = 0, order[1] = 1;
+	} else {
+		take(t, pos, 1, l->reg, &l->n_reg, true); /* col0 / k0 */
+		take(t, pos, 1, l->lane, &nl, false);
+		take(t, pos, 1, l->lane, &nl, false);
+		for (int i = 0; i < 3; i++)
+			take(t, pos, 0, l->lane, &nl, false); /* row0..row2 */
+		take(t, pos, 0, l->reg, &l->n_reg, true); /* row3 */
+		if (idx == 0)
+			take(t, pos, 1, l->reg, &l->n_reg, true); /* k3 */
+	}
+	/* warps: M first, then N; an operand is replicated over the other's */
+	for (int i = 0; i < wm; i++) {
+		if (idx == 1)
+			l->warp[nw++] = -1;
+		else
+			take(t, pos, 0, l->warp, &nw, false);
+	}
+	for (int i = 0; i < wn; i++) {
+		if (idx == 0)
+			l->warp[nw++] = -1;
+		else
+			take(t, pos, 1, l->warp, &nw, false);
+	}
+	while (nw < l->n_warp)
+		l->warp[nw++] = -1;
+	rest_to_regs(t, pos, order, l);
+	return true;
+}
+
+bool enc_lin(const Encoding *e, Type t, int num_warps, Lin *out)
+{
+	lin_init(out, num_warps);
+	if (t.rank == 0)
+		return true;
+	switch (e->kind) {
+	case ENC_BLOCKED:
+		return e->rank == t.rank && blocked_lin(e, t, out);
+	case ENC_SLICE: {
+		if (e->rank != t.rank || t.rank + 1 > BLK_MAX_RANK)
+			return false;
+		/* the parent over the shape with a dimension of 1 put back: its
+		 * bits along dim are gone, and the linear index is the same */
+		Type p = t;
+		p.rank = (uint8_t)(t.rank + 1);
+		for (int i = 0, j = 0; i < p.rank; i++)
+			p.shape[i] = i == e->dim ? 1 : t.shape[j++];
+		return enc_lin(e->parent, p, num_warps, out);
+	}
+	case ENC_MMA:
+		return mma_lin(e, -1, t, out);
+	case ENC_DOT_OPERAND:
+		return e->parent->kind == ENC_MMA && mma_lin(e->parent, e->op_idx, t, out);
+	case ENC_LINEAR: {
+		*out = e->lin;
+		int bits = 0, have = out->n_reg;
+		for (int d = 0; d < t.rank; d++)
+			bits += log2i(t.shape[d]);
+		for (int i = 0; i < 5; i++)
+			have += out->lane[i] >= 0;
+		for (int i = 0; i < out->n_warp; i++)
+			have += out->warp[i] >= 0;
+		return have == bits && out->n_warp == log2i(num_warps);
+	}
+	case ENC_SHARED:
+		return false;
+	}
+	return false;
+}
+
+void lin_slice(const Lin *in, Type t, int axis, Lin *out)
+{
+	int lo = lin_bit(t, axis, 0), nbits = log2i(t.shape[axis]);
+	unsigned amask = ((1u << nbits) - 1) << lo;
+	*out = *in;
+	out->n_reg = 0;
+	for (int i = 0; i < in->n_reg; i++)
+		if (!(amask >> in->reg[i] & 1))
+			out->reg[out->n_reg++] = (int8_t)(in->reg[i] < lo ? in->reg[i] : in->reg[i] - nbits);
+	for (int i = 0; i < 5 + in->n_warp; i++) {
+		int8_t *slot = i < 5 ? &out->lane[i] : &out->warp[i - 5];
+		int b = *slot;
+		if (b >= 0)
+			*slot = (int8_t)((amask >> b & 1) ? -1 : b < lo ? b : b - nbits);
+	}
+}
+
+/* ---- printing ---------------------------------------------------------------- */
+
+static const char *kind_name(EncKind k)
+{
+	static const char *const names[] = {"blocked", "slice", "mma", "dot_op", "linear", "shared"};
+	return k <= ENC_SHARED ? names[k] : "?";
+}
+
+void enc_ref(const Encoding *e, StrBuf *out) { sb_printf(out, "#%s%d", kind_name(e->kind), e->id); }
+
+static void put_list(StrBuf *out, const char *name, const int *v, int n)
+{
+	sb_printf(out, "%s = [", name);
+	for (int i = 0; i < n; i++)
+		sb_printf(out, "%s%d", i ? ", " : "", v[i]);
+	sb_putc(out, ']');
+}
+
+static void put_bits(StrBuf *out, const char *name, const int8_t *v, int n)
+{
+	sb_printf(out, "%s = [", name);
+	for (int i = 0; i < n; i++)
+		sb_printf(out, "%s%d", i ? ", " : "", v[i]);
+	sb_putc(out, ']');
+}
+
+void enc_print(const Encoding *e, StrBuf *out)
+{
+	sb_printf(out, "%s<", e->kind == ENC_DOT_OPERAND ? "dot_operand" : kind_name(e->kind));
+	switch (e->kind) {
+	case ENC_BLOCKED:
+		put_list(out, "spt", e->spt, e->rank);
+		put_list(out, ", tpw", e->tpw, e->rank);
+		put_list(out, ", wpc", e->wpc, e->rank);
+		put_list(out, ", order", e->order, e->rank);
+		break;
+	case ENC_SLICE:
+		sb_printf(out, "dim = %d, parent = ", e->dim);
+		enc_ref(e->parent, out);
+		break;
+	case ENC_MMA:
+		sb_printf(out, "version = %d, ", e->version);
+		put_list(out, "wpc", e->wpc, 2);
+		break;
+	case ENC_DOT_OPERAND:
+		sb_printf(out, "idx = %d, parent = ", e->op_idx);
+		enc_ref(e->parent, out);
+		sb_printf(out, ", k_width = %d", e->k_width);
+		break;
+	case ENC_LINEAR:
+		put_bits(out, "reg", e->lin.reg, e->lin.n_reg);
+		put_bits(out, ", lane", e->lin.lane, 5);
+		put_bits(out, ", warp", e->lin.warp, e->lin.n_warp);
+		break;
+	case ENC_SHARED: {
+		sb_printf(out, "vec = %d, swizzle = [", e->vec);
+		int n = 0;
+		for (int j = 0; j < e->n_index_bits; j++)
+			if (e->swizzle[j])
+				sb_printf(out, "%s%d: 0x%x", n++ ? ", " : "", j, e->swizzle[j]);
+		sb_putc(out, ']');
+		break;
+	}
+	}
+	sb_putc(out, '>');
+}

@@ -1,0 +1,1052 @@
+/* layout_pass.c: the passes that make tile IR into GPU IR.
+ *
+ * layouts: gives every block value an encoding, in three steps.
+ *   1. Forward, in program order: loads, stores and atomics take a
+ *      coalesced blocked encoding (ordered by the pointers' contiguity,
+ *      16 bytes a thread where the axis analysis allows); a reduction's
+ *      results take the slice of its operand's encoding; a dot takes mma
+ *      where tensor cores apply; element-wise and shape ops follow their
+ *      operands; a loop-carried value follows what the loop yields.
+ *      Constants, aranges and splats are left free.
+ *   2. Backward: a free value takes the encoding its user wants (a pointer
+ *      block built from aranges takes its load's coalesced encoding).
+ *   3. Every operand whose encoding is not the one its op needs gets an
+ *      explicit convert_layout in front of the op.
+ * remove-conversions: recomputes a converted value in the wanted encoding
+ * when it comes from cheap ops (constants, aranges, element-wise and shape
+ * ops, a load used once), moves what is left of a conversion up to before a
+ * broadcast where the block is smaller, folds chains, drops identities, and
+ * gives each conversion that crosses threads a swizzled shared scratch. */
+#include "compiler.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct LP {
+	IrFunc *f;
+	AxisInfo *ax;
+	const Encoding **enc; /* by value id; NULL: free */
+	int n_enc;            /* values the table covers (ops inserted later carry their own) */
+	int T;
+	bool oom;
+} LP;
+
+static int log2i(int x)
+{
+	int s = 0;
+	while ((1 << s) < x)
+		s++;
+	return s;
+}
+
+static bool is_block(const Value *v) { return v->type.rank > 0; }
+
+static int type_bytes(Type t)
+{
+	if (t.ptr)
+		return 8;
+	int b = scalar_bits((ScalarKind)t.scalar) / 8;
+	return b ? b : 1;
+}
+
+static const Encoding *chk(LP *P, const Encoding *e)
+{
+	if (!e)
+		P->oom = true;
+	return e;
+}
+
+static const Encoding *default_enc(LP *P, Type t)
+{
+	int n = (int)type_numel(t), vec = n / P->T;
+	if (vec > 4)
+		vec = 4;
+	return chk(P, enc_default(P->f, t, vec < 1 ? 1 : vec, NULL));
+}
+
+/* The coalesced encoding of accesses through pointer block p: dimensions
+ * ordered by contiguity (the last first among equals), as many elements a
+ * thread along the most contiguous one as a 16-byte access allows, spread
+ * over all threads first. */
+static const Encoding *coalesced(LP *P, const Value *p)
+{
+	Type t = p->type;
+	int order[BLK_MAX_RANK], n = 0;
+	bool used[BLK_MAX_RANK] = {0};
+	for (int k = 0; k < t.rank; k++) {
+		int best = -1;
+		for (int d = t.rank - 1; d >= 0; d--)
+			if (!used[d] && (best < 0 || P->ax[p->id].contig[d] > P->ax[p->id].contig[best]))
+				best = d;
+		used[best] = true;
+		order[n++] = best;
+	}
+	int vec = axis_access_width(P->ax, p, NULL, order[0]);
+	int per_thread = (int)type_numel(t) / P->T;
+	if (vec > per_thread)
+		vec = per_thread < 1 ? 1 : per_thread;
+	return chk(P, enc_default(P->f, t, vec, order));
+}
+
+/* ---- shape ops as bit maps ------------------------------------------------------
+ *
+ * Each shape op maps bits of its result's linear index to bits of its
+ * operand's: MAP_DROP for a bit the operand does not have (a broadcast
+ * dimension), MAP_SEL for the bit that picks the operand (join, cat). */
+bool shape_bit_map(const Op *op, int out_bit, int *in_bit)
+{
+	Type in = op->operands[0]->type, out = op->results[0]->type;
+	if (out_bit < 0) {
+		*in_bit = out_bit;
+		return true;
+	}
+	switch (op->code) {
+	case OP_EXPAND_DIMS:
+	case OP_RESHAPE:
+	case OP_HINT:
+	case OP_CONVERT_LAYOUT:
+		*in_bit = out_bit;
+		return true;
+	case OP_BROADCAST:
+	case OP_TRANS:
+		for (int d = 0; d < out.rank; d++) {
+			int lo = lin_bit(out, d, 0), bits = log2i(out.shape[d]);
+			if (out_bit < lo || out_bit >= lo + bits)
+				continue;
+			if (op->code == OP_BROADCAST)
+				*in_bit = in.shape[d] == 1 ? MAP_DROP : lin_bit(in, d, out_bit - lo);
+			else
+				*in_bit = lin_bit(in, (int)op->attr[d], out_bit - lo);
+			return true;
+		}
+		return false;
+	case OP_JOIN:
+		*in_bit = out_bit == 0 ? MAP_SEL : out_bit - 1;
+		return true;
+	case OP_CAT: {
+		int top = lin_bit(in, 0, log2i(in.shape[0]));
+		*in_bit = out_bit == top ? MAP_SEL : out_bit;
+		return true;
+	}
+	case OP_SPLIT:
+		*in_bit = out_bit + 1;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_shape_op(OpCode c)
+{
+	return c == OP_EXPAND_DIMS || c == OP_RESHAPE || c == OP_BROADCAST || c == OP_TRANS || c == OP_JOIN ||
+	       c == OP_CAT || c == OP_SPLIT;
+}
+
+/* Whether the op moves no data between threads from in to out: every lane
+ * and warp bit of the result means the same as the operand's. */
+bool shape_in_registers(const Op *op, const Lin *in, const Lin *out)
+{
+	for (int i = 0; i < 5 + out->n_warp; i++) {
+		int ob = i < 5 ? out->lane[i] : out->warp[i - 5];
+		int ib = i < 5 ? in->lane[i] : in->warp[i - 5];
+		int m;
+		if (!shape_bit_map(op, ob, &m))
+			return false;
+		if (m == MAP_SEL)
+			return false;
+		if (m == MAP_DROP)
+			m = -1;
+		if (m != ib)
+			return false;
+	}
+	return true;
+}
+
+/* The operand's Lin that makes the op register-only for result Lin out. */
+static bool lin_backward(const Op *op, const Lin *out, Lin *in)
+{
+	memset(in, -1, sizeof *in);
+	in->n_lane = 5;
+	in->n_warp = out->n_warp;
+	in->n_reg = 0;
+	int m;
+	for (int i = 0; i < 5 + out->n_warp; i++) {
+		int ob = i < 5 ? out->lane[i] : out->warp[i - 5];
+		if (!shape_bit_map(op, ob, &m) || m == MAP_SEL)
+			return false;
+		int8_t *slot = i < 5 ? &in->lane[i] : &in->warp[i - 5];
+		*slot = (int8_t)(m == MAP_DROP ? -1 : m);
+	}
+	for (int i = 0; i < out->n_reg; i++) {
+		if (!shape_bit_map(op, out->reg[i], &m))
+			return false;
+		if (m >= 0)
+			in->reg[in->n_reg++] = (int8_t)m;
+	}
+	if (op->code == OP_SPLIT) /* the bit split off stays in registers, first */
+	{
+		memmove(in->reg + 1, in->reg, (size_t)in->n_reg);
+		in->reg[0] = 0;
+		in->n_reg++;
+	}
+	return true;
+}
+
+/* The result's Lin that makes the op register-only for operand Lin in. */
+static bool lin_forward(const Op *op, const Lin *in, Lin *out)
+{
+	Type ot = op->results[0]->type;
+	int bits = 0;
+	for (int d = 0; d < ot.rank; d++)
+		bits += log2i(ot.shape[d]);
+	int8_t inv[64];
+	bool have[64] = {0};
+	memset(inv, -1, sizeof inv);
+	int sel = -1, m;
+	for (int b = 0; b < bits; b++) {
+		if (!shape_bit_map(op, b, &m))
+			return false;
+		if (m >= 0)
+			inv[m] = (int8_t)b;
+		else if (m == MAP_SEL)
+			sel = b;
+	}
+	memset(out, -1, sizeof *out);
+	out->n_lane = 5;
+	out->n_warp = in->n_warp;
+	out->n_reg = 0;
+	if (sel >= 0)
+		out->reg[out->n_reg++] = (int8_t)sel;
+	for (int i = 0; i < in->n_reg; i++) {
+		if (op->code == OP_SPLIT && in->reg[i] == 0)
+			continue;
+		if (in->reg[i] >= 0 && inv[in->reg[i]] < 0)
+			return false;
+		out->reg[out->n_reg++] = inv[in->reg[i]];
+	}
+	for (int i = 0; i < 5 + in->n_warp; i++) {
+		int ib = i < 5 ? in->lane[i] : in->warp[i - 5];
+		if (op->code == OP_SPLIT && ib == 0)
+			return false; /* the split bit is spread over threads */
+		int8_t ob = ib >= 0 ? inv[ib] : -1;
+		if (ib >= 0 && ob < 0)
+			return false;
+		if (i < 5)
+			out->lane[i] = ob;
+		else
+			out->warp[i - 5] = ob;
+	}
+	for (int i = 0; i < out->n_reg; i++)
+		have[out->reg[i]] = true;
+	for (int i = 0; i < 5 + out->n_warp; i++) {
+		int ob = i < 5 ? out->lane[i] : out->warp[i - 5];
+		if (ob >= 0)
+			have[ob] = true;
+	}
+	/* bits the operand lacks (broadcast dimensions) fill replicated lanes
+	 * and warps first, lowest first, then registers */
+	for (int b = 0; b < bits; b++) {
+		if (have[b])
+			continue;
+		bool placed = false;
+		for (int i = 0; i < 5 + out->n_warp && !placed; i++) {
+			int8_t *slot = i < 5 ? &out->lane[i] : &out->warp[i - 5];
+			if (*slot < 0 && op->code == OP_BROADCAST) {
+				*slot = (int8_t)b;
+				placed = true;
+			}
+		}
+		if (!placed && out->n_reg < LIN_MAX_BITS)
+			out->reg[out->n_reg++] = (int8_t)b;
+	}
+	return true;
+}
+
+/* An encoding equal to e written for another op's shape: blocked ones
+ * permuted through trans, grown through expand_dims. NULL if none. */
+static const Encoding *blocked_through(LP *P, const Op *op, const Encoding *e, bool forward)
+{
+	if (e->kind != ENC_BLOCKED)
+		return NULL;
+	int spt[BLK_MAX_RANK], tpw[BLK_MAX_RANK], wpc[BLK_MAX_RANK], ord[BLK_MAX_RANK];
+	int r = e->rank;
+	if (op->code == OP_TRANS) {
+		int perm[BLK_MAX_RANK], inv[BLK_MAX_RANK];
+		for (int d = 0; d < r; d++) {
+			perm[d] = (int)op->attr[d]; /* result dim d is operand dim perm[d] */
+			inv[perm[d]] = d;
+		}
+		for (int d = 0; d < r; d++) {
+			int s = forward ? perm[d] : inv[d];
+			spt[d] = e->spt[s], tpw[d] = e->tpw[s], wpc[d] = e->wpc[s];
+			ord[d] = forward ? inv[e->order[d]] : perm[e->order[d]];
+		}
+		return chk(P, enc_blocked(P->f, r, spt, tpw, wpc, ord));
+	}
+	if (op->code == OP_EXPAND_DIMS && forward && r + 1 <= BLK_MAX_RANK) {
+		int axis = (int)op->attr[0];
+		for (int d = 0, s = 0; d <= r; d++) {
+			if (d == axis) {
+				spt[d] = tpw[d] = wpc[d] = 1;
+				continue;
+			}
+			spt[d] = e->spt[s], tpw[d] = e->tpw[s], wpc[d] = e->wpc[s];
+			s++;
+		}
+		for (int i = 0; i < r; i++)
+			ord[i] = e->order[i] >= axis ? e->order[i] + 1 : e->order[i];
+		ord[r] = axis;
+		return chk(P, enc_blocked(P->f, r + 1, spt, tpw, wpc, ord));
+	}
+	if (op->code == OP_BROADCAST)
+		return e;
+	return NULL;
+}
+
+/* The result's encoding that keeps shape op `op` in registers, given its
+ * operand's; NULL when there is none. */
+static const Encoding *shape_forward(LP *P, const Op *op, const Encoding *in)
+{
+	const Value *x = op->operands[0], *y = op->results[0];
+	if (op->code == OP_EXPAND_DIMS && in->kind == ENC_SLICE && in->dim == op->attr[0] && in->parent->kind == ENC_BLOCKED)
+		return in->parent;
+	Lin li, lo, lc;
+	if (!enc_lin(in, x->type, P->f->num_warps, &li))
+		return NULL;
+	const Encoding *c = blocked_through(P, op, in, true);
+	if (c && enc_lin(c, y->type, P->f->num_warps, &lc) && shape_in_registers(op, &li, &lc))
+		return c;
+	if (!lin_forward(op, &li, &lo))
+		return NULL;
+	return chk(P, enc_linear(P->f, &lo));
+}
+
+/* The operand's encoding that keeps shape op `op` in registers, given the
+ * result's; NULL when there is none. */
+static const Encoding *shape_backward(LP *P, const Op *op, const Encoding *out)
+{
+	const Value *x = op->operands[0], *y = op->results[0];
+	if (op->code == OP_EXPAND_DIMS && out->kind == ENC_BLOCKED)
+		return chk(P, enc_slice(P->f, (int)op->attr[0], out));
+	Lin lo, li, lc;
+	if (!enc_lin(out, y->type, P->f->num_warps, &lo))
+		return NULL;
+	const Encoding *c = blocked_through(P, op, out, false);
+	if (c && enc_lin(c, x->type, P->f->num_warps, &lc) && shape_in_registers(op, &lc, &lo))
+		return c;
+	if (!lin_backward(op, &lo, &li))
+		return NULL;
+	return chk(P, enc_linear(P->f, &li));
+}
+
+/* ---- dot ----------------------------------------------------------------------- */
+
+/* Whether a dot runs on tensor cores (mma.sync m16n8k16): 16-bit float
+ * inputs of one kind, an f32 accumulator, tiles at least 16 x 8 x 16. */
+static bool dot_uses_mma(const Op *op)
+{
+	Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->results[0]->type;
+	if (a.ptr || b.ptr || a.scalar != b.scalar || (a.scalar != SK_F16 && a.scalar != SK_BF16))
+		return false;
+	if (c.ptr || c.scalar != SK_F32)
+		return false;
+	return a.shape[0] >= 16 && a.shape[1] >= 16 && b.shape[1] >= 8;
+}
+
+static const Encoding *dot_mma(LP *P, const Op *op)
+{
+	Type c = op->results[0]->type;
+	int M = c.shape[0], N = c.shape[1], W = P->f->num_warps, wm = 1, wn = 1;
+	while (wm * wn < W) {
+		bool m_room = M / (16 * wm) >= 2, n_room = N / (8 * wn) >= 2;
+		if (m_room && (!n_room || M / (16 * wm) >= N / (8 * wn)))
+			wm *= 2;
+		else if (n_room)
+			wn *= 2;
+		else
+			wm *= 2; /* more warps than tiles: replicated */
+	}
+	return chk(P, enc_mma(P->f, wm, wn));
+}
+
+/* ---- step 1: forward ---------------------------------------------------------------- */
+
+static const Encoding *E(LP *P, const Value *v) { return v->id < P->n_enc ? P->enc[v->id] : v->enc; }
+static void setE(LP *P, const Value *v, const Encoding *e)
+{
+	if (is_block(v) && v->id < P->n_enc)
+		P->enc[v->id] = e;
+}
+
+/* What a reduction along axis leaves of encoding e: a slice of a blocked
+ * one, the bit map without the axis otherwise. */
+static const Encoding *slice_of(LP *P, const Encoding *e, Type t, int axis)
+{
+	if (e->kind == ENC_BLOCKED)
+		return chk(P, enc_slice(P->f, axis, e));
+	Lin in, out;
+	if (!enc_lin(e, t, P->f->num_warps, &in))
+		return NULL;
+	lin_slice(&in, t, axis, &out);
+	return chk(P, enc_linear(P->f, &out));
+}
+
+static const Encoding *reduce_input(LP *P, const Op *op)
+{
+	const Encoding *e = E(P, op->operands[0]);
+	return e ? e : default_enc(P, op->operands[0]->type);
+}
+
+static void forward_region(LP *P, const Region *r);
+
+static void forward_loop(LP *P, const Op *op)
+{
+	const Region *body = &op->regions[0];
+	int nc = op->n_results;
+	for (int i = 0; i < nc; i++)
+		setE(P, body->args[1 + i], E(P, op->operands[3 + i]));
+	for (int round = 0; round < 3; round++) {
+		forward_region(P, body);
+		bool moved = false;
+		for (int i = 0; i < nc; i++) {
+			const Encoding *y = E(P, body->last->operands[i]);
+			if (y && y != E(P, body->args[1 + i])) {
+				setE(P, body->args[1 + i], y);
+				moved = true;
+			}
+		}
+		if (!moved)
+			break;
+	}
+	for (int i = 0; i < nc; i++)
+		setE(P, op->results[i], E(P, body->args[1 + i]));
+}
+
+static void forward_while(LP *P, const Op *op)
+{
+	const Region *r0 = &op->regions[0], *r1 = &op->regions[1];
+	for (int i = 0; i < r0->n_args; i++)
+		setE(P, r0->args[i], E(P, op->operands[i]));
+	for (int round = 0; round < 3; round++) {
+		forward_region(P, r0);
+		for (int i = 0; i < r1->n_args; i++)
+			setE(P, r1->args[i], E(P, r0->last->operands[1 + i]));
+		forward_region(P, r1);
+		bool moved = false;
+		for (int i = 0; i < r0->n_args; i++) {
+			const Encoding *y = E(P, r1->last->operands[i]);
+			if (y && y != E(P, r0->args[i])) {
+				setE(P, r0->args[i], y);
+				moved = true;
+			}
+		}
+		if (!moved)
+			break;
+	}
+	for (int i = 0; i < op->n_results; i++)
+		setE(P, op->results[i], E(P, r1->args[i]));
+}
+
+static void forward_op(LP *P, const Op *op)
+{
+	const Value *res = op->n_results ? op->results[0] : NULL;
+	switch (op->code) {
+	case OP_CONST:
+	case OP_ARANGE:
+	case OP_SPLAT:
+		return; /* free */
+	case OP_LOAD:
+	case OP_ATOMIC_RMW:
+	case OP_ATOMIC_CAS:
+		if (is_block(op->operands[0]))
+			setE(P, res, coalesced(P, op->operands[0]));
+		return;
+	case OP_REDUCE: {
+		const Encoding *in = reduce_input(P, op);
+		for (int i = 0; i < op->n_results; i++)
+			setE(P, op->results[i], in ? slice_of(P, in, op->operands[0]->type, (int)op->attr[0]) : NULL);
+		return;
+	}
+	case OP_SCAN: {
+		const Encoding *in = reduce_input(P, op);
+		for (int i = 0; i < op->n_results; i++)
+			setE(P, op->results[i], in);
+		return;
+	}
+	case OP_DOT:
+		if (dot_uses_mma(op)) {
+			setE(P, res, dot_mma(P, op));
+		} else {
+			const Encoding *acc = E(P, op->operands[2]);
+			setE(P, res, acc ? acc : default_enc(P, res->type));
+		}
+		return;
+	case OP_PHILOX:
+		for (int i = 0; i < op->n_results; i++)
+			setE(P, op->results[i], E(P, op->operands[1]));
+		return;
+	case OP_FOR:
+		forward_loop(P, op);
+		return;
+	case OP_WHILE:
+		forward_while(P, op);
+		return;
+	case OP_IF:
+		forward_region(P, &op->regions[0]);
+		forward_region(P, &op->regions[1]);
+		for (int i = 0; i < op->n_results; i++) {
+			const Encoding *a = E(P, op->regions[0].last->operands[i]);
+			setE(P, op->results[i], a ? a : E(P, op->regions[1].last->operands[i]));
+		}
+		return;
+	default:
+		break;
+	}
+	if (!res || !is_block(res))
+		return;
+	if (is_shape_op(op->code)) {
+		const Encoding *in = E(P, op->operands[0]);
+		if (op->code == OP_CAT && (!in || E(P, op->operands[1]) != in))
+			in = in ? in : E(P, op->operands[1]);
+		if (!in)
+			return;
+		const Encoding *out = shape_forward(P, op, in);
+		if (op->code == OP_SPLIT)
+			for (int i = 0; i < op->n_results; i++)
+				setE(P, op->results[i], out);
+		else
+			setE(P, res, out);
+		return;
+	}
+	/* element-wise, hint, convert: the first operand block with an encoding */
+	for (int i = 0; i < op->n_operands; i++)
+		if (is_block(op->operands[i]) && E(P, op->operands[i])) {
+			setE(P, res, E(P, op->operands[i]));
+			return;
+		}
+}
+
+static void forward_region(LP *P, const Region *r)
+{
+	for (const Op *op = r->first; op; op = op->next)
+		forward_op(P, op);
+}
+
+/* ---- what an op wants of its operands ------------------------------------------ */
+
+/* The encoding op needs operand i in (NULL: any); for a terminator, i
+ * indexes its operands and the parent op decides. */
+static const Encoding *want(LP *P, const Op *op, int i)
+{
+	const Value *x = op->operands[i];
+	if (!is_block(x))
+		return NULL;
+	const Value *res = op->n_results ? op->results[0] : NULL;
+	switch (op->code) {
+	case OP_LOAD:
+	case OP_ATOMIC_RMW:
+	case OP_ATOMIC_CAS:
+		return is_block(op->operands[0]) ? E(P, res) : NULL;
+	case OP_STORE:
+		return is_block(op->operands[0]) ? coalesced(P, op->operands[0]) : NULL;
+	case OP_REDUCE:
+	case OP_SCAN:
+		return reduce_input(P, op);
+	case OP_DOT:
+		if (dot_uses_mma(op)) {
+			const Encoding *mma = E(P, res);
+			if (!mma || mma->kind != ENC_MMA)
+				return NULL;
+			return i == 2 ? mma : chk(P, enc_dot_operand(P->f, i, mma, 2));
+		}
+		return i == 2 ? E(P, res) : NULL;
+	case OP_PHILOX:
+		return i == 1 ? E(P, res) : NULL;
+	case OP_FOR:
+		return i >= 3 ? E(P, op->regions[0].args[i - 2]) : NULL;
+	case OP_WHILE:
+		return E(P, op->regions[0].args[i]);
+	case OP_YIELD:
+	case OP_CONDITION: {
+		const Op *parent = op->parent->parent;
+		if (!parent)
+			return NULL;
+		if (parent->code == OP_FOR)
+			return E(P, op->parent->args[1 + i]);
+		if (parent->code == OP_IF)
+			return E(P, parent->results[i]);
+		if (parent->code == OP_WHILE) {
+			if (op->code == OP_CONDITION)
+				return i == 0 ? NULL : E(P, parent->regions[1].args[i - 1]);
+			return E(P, parent->regions[0].args[i]);
+		}
+		return NULL; /* reduce and scan regions yield scalars */
+	}
+	case OP_PRINT:
+		for (int j = 0; j < op->n_operands; j++)
+			if (is_block(op->operands[j]) && E(P, op->operands[j]))
+				return E(P, op->operands[j]);
+		return NULL;
+	case OP_ASSERT:
+		return NULL;
+	default:
+		break;
+	}
+	if (!res || !E(P, res))
+		return NULL;
+	if (is_shape_op(op->code))
+		return shape_backward(P, op, E(P, res));
+	return E(P, res); /* element-wise, hint, convert */
+}
+
+/* ---- step 2: backward -------------------------------------------------------------- */
+
+static void backward_region(LP *P, const Region *r)
+{
+	for (const Op *op = r->last; op; op = op->prev) {
+		/* a loop's free arguments take what its results' users want, or
+		 * their initial value's encoding */
+		if (op->code == OP_FOR)
+			for (int i = 0; i < op->n_results; i++) {
+				const Value *a = op->regions[0].args[1 + i];
+				if (!E(P, a))
+					setE(P, a, E(P, op->results[i]) ? E(P, op->results[i]) : E(P, op->operands[3 + i]));
+			}
+		if (op->code == OP_WHILE)
+			for (int i = 0; i < op->n_operands; i++) {
+				const Value *a = op->regions[0].args[i];
+				if (!E(P, a))
+					setE(P, a, E(P, op->operands[i]));
+				if (i < op->n_results && !E(P, op->regions[1].args[i]))
+					setE(P, op->regions[1].args[i], E(P, op->results[i]));
+			}
+		for (int i = op->n_regions - 1; i >= 0; i--)
+			backward_region(P, &op->regions[i]);
+		for (int i = 0; i < op->n_operands; i++) {
+			const Value *x = op->operands[i];
+			if (is_block(x) && !E(P, x)) {
+				const Encoding *w = want(P, op, i);
+				if (w)
+					setE(P, x, w);
+			}
+		}
+	}
+}
+
+/* Values still free: element-wise and shape ops from their operands,
+ * everything else the default. */
+static void fill_region(LP *P, const Region *r)
+{
+	for (int i = 0; i < r->n_args; i++)
+		if (is_block(r->args[i]) && !E(P, r->args[i]))
+			setE(P, r->args[i], default_enc(P, r->args[i]->type));
+	for (const Op *op = r->first; op; op = op->next) {
+		for (int i = 0; i < op->n_results; i++) {
+			const Value *v = op->results[i];
+			if (!is_block(v) || E(P, v))
+				continue;
+			const Encoding *e = NULL;
+			if (op->n_operands && is_block(op->operands[0]) && E(P, op->operands[0])) {
+				if (is_shape_op(op->code))
+					e = shape_forward(P, op, E(P, op->operands[0]));
+				else if (op_flags(op->code) & OPF_ELEMWISE || op->code == OP_HINT)
+					e = E(P, op->operands[0]);
+			}
+			setE(P, v, e ? e : default_enc(P, v->type));
+		}
+		for (int i = 0; i < op->n_regions; i++)
+			fill_region(P, &op->regions[i]);
+		/* a loop's results are its arguments' last values */
+		for (int i = 0; i < op->n_results && op->code == OP_FOR; i++)
+			setE(P, op->results[i], E(P, op->regions[0].args[1 + i]));
+		for (int i = 0; i < op->n_results && op->code == OP_WHILE; i++)
+			setE(P, op->results[i], E(P, op->regions[1].args[i]));
+	}
+}
+
+/* ---- step 3: conversions ------------------------------------------------------------ */
+
+static Value *convert_before(LP *P, Op *before, Value *x, const Encoding *e)
+{
+	Op *c = ir_insert_before(P->f, before, OP_CONVERT_LAYOUT, &x, 1, &x->type, 1);
+	if (!c) {
+		P->oom = true;
+		return x;
+	}
+	c->results[0]->enc = e;
+	return c->results[0];
+}
+
+static void set_operand(Op *op, int i, Value *v)
+{
+	op->operands[i]->uses--;
+	op->operands[i] = v;
+	v->uses++;
+}
+
+static void materialize_region(LP *P, Region *r)
+{
+	for (int i = 0; i < r->n_args; i++)
+		if (is_block(r->args[i]))
+			r->args[i]->enc = E(P, r->args[i]);
+	for (Op *op = r->first; op && !P->oom; op = op->next) {
+		for (int i = 0; i < op->n_results; i++)
+			if (is_block(op->results[i]))
+				op->results[i]->enc = E(P, op->results[i]);
+		for (int i = 0; i < op->n_regions; i++)
+			materialize_region(P, &op->regions[i]);
+		for (int i = 0; i < op->n_operands; i++) {
+			Value *x = op->operands[i];
+			const Encoding *w = want(P, op, i);
+			if (!is_block(x) || !w || x->enc == w)
+				continue;
+			set_operand(op, i, convert_before(P, op, x, w));
+		}
+	}
+}
+
+bool ir_layouts(IrFunc *f, Diag *diag)
+{
+	if (f->gpu)
+		return true;
+	LP P = {.f = f, .T = 32 * f->num_warps};
+	P.ax = axis_analyze(f);
+	P.enc = calloc((size_t)(f->n_values ? f->n_values : 1), sizeof *P.enc);
+	P.n_enc = f->n_values;
+	if (P.ax && P.enc) {
+		forward_region(&P, &f->body);
+		backward_region(&P, &f->body);
+		fill_region(&P, &f->body);
+		/* results of ops with regions and ops that were free may have been
+		 * given an encoding after their users looked: settle once more */
+		materialize_region(&P, &f->body);
+		f->gpu = true;
+	} else {
+		P.oom = true;
+	}
+	free(P.ax);
+	free(P.enc);
+	if (P.oom)
+		diag_plain(diag, DIAG_ERROR, "out of memory assigning layouts to '%s'", f->name);
+	return !P.oom;
+}
+
+/* ---- remove-conversions ---------------------------------------------------------------- */
+
+enum { REMAT_BUDGET = 64 };
+
+typedef struct RC {
+	LP P;
+	Value **memo_v;             /* by value id * ... : small table of (value, enc) -> clone */
+	const Encoding **memo_e;
+	Value **memo_to;
+	int n_memo, cap_memo;
+	int budget;
+} RC;
+
+static Value *memo_get(RC *R, const Value *v, const Encoding *e)
+{
+	for (int i = 0; i < R->n_memo; i++)
+		if (R->memo_v[i] == v && R->memo_e[i] == e)
+			return R->memo_to[i];
+	return NULL;
+}
+
+static void memo_put(RC *R, Value *v, const Encoding *e, Value *to)
+{
+	if (R->n_memo == R->cap_memo) {
+		int cap = R->cap_memo ? 2 * R->cap_memo : 64;
+		Value **a = realloc(R->memo_v, (size_t)cap * sizeof *a);
+		if (a)
+			R->memo_v = a;
+		const Encoding **b = realloc(R->memo_e, (size_t)cap * sizeof *b);
+		if (b)
+			R->memo_e = b;
+		Value **c = realloc(R->memo_to, (size_t)cap * sizeof *c);
+		if (c)
+			R->memo_to = c;
+		if (!a || !b || !c) {
+			R->P.oom = true;
+			return;
+		}
+		R->cap_memo = cap;
+	}
+	R->memo_v[R->n_memo] = v;
+	R->memo_e[R->n_memo] = e;
+	R->memo_to[R->n_memo++] = to;
+}
+
+static bool writes_between(const Op *from, const Op *to)
+{
+	if (from->parent != to->parent)
+		return true;
+	for (const Op *o = from->next; o && o != to; o = o->next)
+		if (o->code == OP_STORE || o->code == OP_ATOMIC_RMW || o->code == OP_ATOMIC_CAS || o->n_regions)
+			return true;
+	return false;
+}
+
+/* A copy of d placed right after it, with the given operands and its
+ * (single) result in encoding e. */
+static Value *clone_after(RC *R, Op *d, Value **ops, const Encoding *e)
+{
+	Type rt[2];
+	for (int i = 0; i < d->n_results && i < 2; i++)
+		rt[i] = d->results[i]->type;
+	Op *anchor = d->next;
+	Op *c = ir_insert_before(R->P.f, anchor, d->code, ops, d->n_operands, rt, d->n_results);
+	if (!c) {
+		R->P.oom = true;
+		return NULL;
+	}
+	memcpy(c->attr, d->attr, sizeof c->attr);
+	c->ival = d->ival;
+	c->fval = d->fval;
+	c->str = d->str;
+	c->loc = d->loc;
+	for (int i = 0; i < c->n_results; i++)
+		c->results[i]->enc = e;
+	return c->results[0];
+}
+
+/* v in encoding e, recomputed from cheap ops where it can be; `at` is the
+ * conversion being removed, `limit` the size above which a conversion left
+ * on the way is no better than the one removed. NULL when it cannot. */
+static Value *remat(RC *R, Value *v, const Encoding *e, const Op *at, int64_t limit)
+{
+	if (!is_block(v) || v->enc == e)
+		return v;
+	Value *m = memo_get(R, v, e);
+	if (m)
+		return m;
+	Op *d = v->def;
+	if (--R->budget < 0 || !d || d->n_results != 1)
+		goto boundary;
+	Value *ops[8];
+	if (d->n_operands > 8)
+		goto boundary;
+	switch (d->code) {
+	case OP_CONVERT_LAYOUT: {
+		Value *x = remat(R, d->operands[0], e, at, limit);
+		if (x)
+			return x;
+		goto boundary;
+	}
+	case OP_CONST:
+	case OP_ARANGE:
+		break;
+	case OP_SPLAT:
+		break;
+	case OP_LOAD:
+		if (d->attr[3] || v->uses > 1 || writes_between(d, at))
+			goto boundary;
+		break;
+	default:
+		if (!(op_flags(d->code) & OPF_ELEMWISE) && d->code != OP_HINT && !is_shape_op(d->code))
+			goto boundary;
+		if (d->code == OP_SPLIT)
+			goto boundary;
+		break;
+	}
+	for (int i = 0; i < d->n_operands; i++) {
+		Value *x = d->operands[i];
+		if (!is_block(x)) {
+			ops[i] = x;
+			continue;
+		}
+		const Encoding *w = is_shape_op(d->code) ? shape_backward(&R->P, d, e) : e;
+		if (!w)
+			goto boundary;
+		ops[i] = remat(R, x, w, at, limit);
+		if (!ops[i])
+			goto boundary;
+	}
+	Value *c = clone_after(R, d, ops, e);
+	if (c)
+		memo_put(R, v, e, c);
+	return c;
+boundary:
+	/* a conversion here pays when the block is smaller than the one at `at` */
+	if (type_numel(v->type) < limit && d) {
+		Op *anchor = d->next;
+		Value *c = convert_before(&R->P, anchor, v, e);
+		memo_put(R, v, e, c);
+		return c;
+	}
+	return NULL;
+}
+
+static void replace_all(IrFunc *f, Value *from, Value *to) { ir_replace_uses(f, from, to); }
+
+/* The shared scratch of a conversion that crosses threads: element index
+ * bits map to address bits, XORed so that the lanes of a warp hit distinct
+ * banks both when they write (in the source encoding) and when they read
+ * (in the destination one). vec elements (up to 16 bytes) a thread move
+ * together where both encodings hold them in consecutive registers. */
+static int contiguous_regs(const Lin *l)
+{
+	int v = 0;
+	while (v < l->n_reg && l->reg[v] == v)
+		v++;
+	return v;
+}
+
+static bool independent(const uint32_t *vecs, int n, uint32_t add)
+{
+	/* Gaussian elimination over GF(2) */
+	uint32_t basis[32];
+	int nb = 0;
+	for (int i = 0; i <= n; i++) {
+		uint32_t x = i < n ? vecs[i] : add;
+		for (int j = 0; j < nb; j++)
+			if ((x ^ basis[j]) < x)
+				x ^= basis[j];
+		if (!x)
+			return false;
+		basis[nb++] = x;
+		/* keep the basis sorted by leading bit, high first */
+		for (int j = nb - 1; j > 0 && basis[j] > basis[j - 1]; j--) {
+			uint32_t t = basis[j];
+			basis[j] = basis[j - 1];
+			basis[j - 1] = t;
+		}
+	}
+	return true;
+}
+
+/* The bank bits of element address a for an access of 2^vbits elements of
+ * eb bytes: the 4-byte word index within 128 bytes, counted in accesses. */
+static uint32_t bank_of(uint32_t a, int vbits, int eb, int *nbits)
+{
+	int elem_shift = vbits; /* address in accesses */
+	int access_bytes = (1 << vbits) * eb;
+	int banks = 128 / (access_bytes < 4 ? 4 : access_bytes);
+	*nbits = log2i(banks);
+	/* narrow elements share a word: drop the bits inside it */
+	int sub = access_bytes < 4 ? log2i(4 / access_bytes) : 0;
+	return (a >> (elem_shift + sub)) & ((1u << *nbits) - 1);
+}
+
+static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, Type t)
+{
+	Encoding s;
+	memset(&s, 0, sizeof s);
+	s.kind = ENC_SHARED;
+	int bits = 0;
+	for (int d = 0; d < t.rank; d++)
+		bits += log2i(t.shape[d]);
+	s.n_index_bits = bits;
+	int eb = type_bytes(type_elem(t));
+	if (eb > 8)
+		eb = 8;
+	int vs = contiguous_regs(src), vd = contiguous_regs(dst);
+	int vbits = vs < vd ? vs : vd;
+	while (vbits > 0 && (1 << vbits) * eb > 16)
+		vbits--;
+	s.vec = 1 << vbits;
+	uint32_t img[LIN_MAX_BITS];
+	for (int j = 0; j < bits; j++)
+		img[j] = 1u << j;
+	/* for each side, the lanes that access at once must reach distinct banks */
+	const Lin *side[2] = {src, dst};
+	for (int pass = 0; pass < 2; pass++) {
+		for (int s_i = 0; s_i < 2; s_i++) {
+			const Lin *l = side[s_i];
+			int per = (1 << vbits) * eb; /* bytes an access */
+			int phase_lanes = per <= 4 ? 5 : per == 8 ? 4 : 3;
+			uint32_t seen[8];
+			int n = 0;
+			for (int i = 0; i < phase_lanes; i++) {
+				int j = l->lane[i];
+				if (j < 0 || j < vbits)
+					continue;
+				int nb;
+				uint32_t bk = 0;
+				/* the bank image of index bit j */
+				bk = bank_of(img[j], vbits, eb, &nb);
+				if (bk && independent(seen, n, bk)) {
+					seen[n++] = bk;
+					continue;
+				}
+				/* XOR a free bank bit into this index bit's address */
+				int base = vbits + (per < 4 ? log2i(4 / per) : 0);
+				for (int b = 0; b < nb; b++) {
+					uint32_t cand = img[j] ^ (1u << (base + b));
+					uint32_t cb = bank_of(cand, vbits, eb, &nb);
+					if (j < base + nb && j >= base)
+						break; /* a bank bit itself: nothing to do */
+					if (cb && independent(seen, n, cb)) {
+						img[j] = cand;
+						seen[n++] = cb;
+						break;
+					}
+				}
+			}
+		}
+	}
+	for (int j = 0; j < bits; j++)
+		s.swizzle[j] = img[j] ^ (1u << j);
+	return chk(P, enc_intern(P->f, &s));
+}
+
+static void rc_region(RC *R, Region *r)
+{
+	for (Op *op = r->first; op && !R->P.oom;) {
+		Op *next = op->next;
+		for (int i = 0; i < op->n_regions; i++)
+			rc_region(R, &op->regions[i]);
+		if (op->code == OP_CONVERT_LAYOUT) {
+			Value *x = op->operands[0], *y = op->results[0];
+			Value *to = NULL;
+			if (x->enc == y->enc) {
+				to = x;
+			} else {
+				R->budget = REMAT_BUDGET;
+				to = remat(R, x, y->enc, op, type_numel(y->type));
+				/* the same conversion, found again in the chain, is no gain */
+				if (to && to->def && to->def->code == OP_CONVERT_LAYOUT && to->def->operands[0] == x)
+					to = NULL;
+			}
+			if (to && to != y) {
+				replace_all(R->P.f, y, to);
+				ir_remove(op);
+			}
+		}
+		op = next;
+	}
+}
+
+static void scratch_region(RC *R, Region *r)
+{
+	for (Op *op = r->first; op && !R->P.oom; op = op->next) {
+		for (int i = 0; i < op->n_regions; i++)
+			scratch_region(R, &op->regions[i]);
+		if (op->code != OP_CONVERT_LAYOUT)
+			continue;
+		Lin a, b;
+		Type t = op->results[0]->type;
+		int w = R->P.f->num_warps;
+		op->scratch = NULL;
+		if (!enc_lin(op->operands[0]->enc, t, w, &a) || !enc_lin(op->results[0]->enc, t, w, &b))
+			continue;
+		bool same = a.n_warp == b.n_warp && memcmp(a.lane, b.lane, sizeof a.lane) == 0 &&
+		            memcmp(a.warp, b.warp, (size_t)a.n_warp) == 0;
+		if (!same)
+			op->scratch = scratch_for(&R->P, &a, &b, t);
+	}
+}
+
+bool ir_remove_conversions(IrFunc *f, Diag *diag)
+{
+	if (!f->gpu)
+		return true;
+	RC R = {.P = {.f = f, .T = 32 * f->num_warps}};
+	rc_region(&R, &f->body);
+	scratch_region(&R, &f->body);
+	free(R.memo_v);
+	free(R.memo_e);
+	free(R.memo_to);
+	if (R.P.oom)
+		diag_plain(diag, DIAG_ERROR, "out of memory removing conversions in '%s'", f->name);
+	return !R.P.oom;
+}

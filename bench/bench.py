@@ -352,6 +352,30 @@ def row_w4a16(env):
     return [row]
 
 
+def row_matmul(env):
+    """Not in the issue's table: how far the tensor-core dot is from Triton's and cuBLAS's."""
+    torch, tk = env.torch, env.tk
+    M = N = K = 4096
+    a = torch.randn(M, K, device=env.dev).half()
+    b = torch.randn(K, N, device=env.dev).half()
+    ref = a.double() @ b.double()
+    row = Row("matmul fp16", f"{M}³", (M * K + K * N + M * N) * 2)
+    cb, ct, cp = (torch.empty(M, N, device=env.dev, dtype=torch.float16) for _ in range(3))
+
+    def err(o):
+        return lambda _: max_rel_err(torch, o, ref)
+
+    tune(env, row, "blk", bc.MATMUL_CONFIGS,
+         lambda c: bc.matmul(env.ctx, a.data_ptr(), b.data_ptr(), cb.data_ptr(), M, N, K, K, 1, N, 1, N, 1,
+                             config=c, stream=env.stream), [cb], err(cb), 1e-2)
+    tune(env, row, "Triton", bc.MATMUL_CONFIGS, lambda c: (lambda: tk.matmul(a, b, ct, c)), [ct], err(ct), 1e-2)
+    measure(env, row, "torch", lambda: torch.matmul(a, b, out=cp), [cp], err(cp), 1e-2)
+    flop = 2.0 * M * N * K
+    row.notes.append("TFLOP/s " + ", ".join(f"{k} {flop / v / 1e9:.0f}" for k, v in row.ms.items()
+                                            if isinstance(v, float)))
+    return [row]
+
+
 def rows_launch(env):
     """Launch overhead from Python: vector add of n=1, 1000 launches then one synchronize."""
     torch, tk = env.torch, env.tk
@@ -395,6 +419,7 @@ ROWS = [
     ("layernorm", "layernorm fwd fp16", "8192×8192", row_layernorm),
     ("sum_many", "sums of 2000 tensors fp32", "1k–2M", row_sum_many),
     ("w4a16", "W4A16 GEMV", "4096×4096", row_w4a16),
+    ("matmul", "matmul fp16", "4096³", row_matmul),
     ("launch", "launch overhead, from Python", "n=1", rows_launch),
 ]
 

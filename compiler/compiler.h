@@ -541,6 +541,11 @@ const Encoding *enc_linear(IrFunc *f, const Lin *lin);
 /* The bit map of encoding e over blocks of type t. False when e cannot lay
  * out t (a shape smaller than an mma tile, a linear map of another size). */
 bool enc_lin(const Encoding *e, Type t, int num_warps, Lin *out);
+/* Whether a and b lay out blocks of type t the same way (register order too). */
+bool enc_equiv(const Encoding *a, const Encoding *b, Type t, int num_warps);
+/* A named (blocked, slice, mma ...) encoding of f equal to linear e for
+ * blocks of type t, or e. */
+const Encoding *enc_canonical(IrFunc *f, const Encoding *e, Type t);
 void enc_print(const Encoding *e, StrBuf *out); /* "blocked<spt = [1, 4], ...>" */
 void enc_ref(const Encoding *e, StrBuf *out);   /* "#blocked3" */
 /* What a reduction along axis of a block of type t laid out by in leaves:

@@ -831,7 +831,7 @@ static bool enc_ok(Verifier *v, const Op *op, const Value *x, const char *what)
 
 static void same_enc(Verifier *v, const Op *op, const Value *a, const Value *b, const char *what)
 {
-	if (!v->failed && a->type.rank && b->type.rank && a->enc != b->enc)
+	if (!v->failed && a->type.rank && b->type.rank && !enc_equiv(a->enc, b->enc, a->type, v->f->num_warps))
 		fail(v, op, "%s: %%%d and %%%d differ in encoding", what, a->id, b->id);
 }
 

@@ -327,6 +327,30 @@ void lin_slice(const Lin *in, Type t, int axis, Lin *out)
 	}
 }
 
+bool enc_equiv(const Encoding *a, const Encoding *b, Type t, int num_warps)
+{
+	if (a == b)
+		return true;
+	if (!a || !b)
+		return false;
+	Lin la, lb;
+	return enc_lin(a, t, num_warps, &la) && enc_lin(b, t, num_warps, &lb) && la.n_reg == lb.n_reg &&
+	       la.n_warp == lb.n_warp && memcmp(la.reg, lb.reg, (size_t)la.n_reg) == 0 &&
+	       memcmp(la.lane, lb.lane, 5) == 0 && memcmp(la.warp, lb.warp, (size_t)la.n_warp) == 0;
+}
+
+const Encoding *enc_canonical(IrFunc *f, const Encoding *e, Type t)
+{
+	if (!e || e->kind != ENC_LINEAR)
+		return e;
+	for (int i = 0; i < f->n_encs; i++) {
+		const Encoding *o = f->encs[i];
+		if (o->kind != ENC_LINEAR && o->kind != ENC_SHARED && enc_equiv(o, e, t, f->num_warps))
+			return o;
+	}
+	return e;
+}
+
 /* ---- printing ---------------------------------------------------------------- */
 
 static const char *kind_name(EncKind k)

@@ -318,7 +318,7 @@ static const Encoding *shape_forward(LP *P, const Op *op, const Encoding *in)
 		return c;
 	if (!lin_forward(op, &li, &lo))
 		return NULL;
-	return chk(P, enc_linear(P->f, &lo));
+	return chk(P, enc_canonical(P->f, chk(P, enc_linear(P->f, &lo)), y->type));
 }
 
 /* The operand's encoding that keeps shape op `op` in registers, given the
@@ -336,7 +336,7 @@ static const Encoding *shape_backward(LP *P, const Op *op, const Encoding *out)
 		return c;
 	if (!lin_backward(op, &lo, &li))
 		return NULL;
-	return chk(P, enc_linear(P->f, &li));
+	return chk(P, enc_canonical(P->f, chk(P, enc_linear(P->f, &li)), x->type));
 }
 
 /* ---- dot ----------------------------------------------------------------------- */
@@ -388,7 +388,11 @@ static const Encoding *slice_of(LP *P, const Encoding *e, Type t, int axis)
 	if (!enc_lin(e, t, P->f->num_warps, &in))
 		return NULL;
 	lin_slice(&in, t, axis, &out);
-	return chk(P, enc_linear(P->f, &out));
+	Type st = t;
+	st.rank--;
+	for (int d = axis; d < st.rank; d++)
+		st.shape[d] = t.shape[d + 1];
+	return chk(P, enc_canonical(P->f, chk(P, enc_linear(P->f, &out)), st));
 }
 
 static const Encoding *reduce_input(LP *P, const Op *op)
@@ -698,7 +702,7 @@ static void materialize_region(LP *P, Region *r)
 		for (int i = 0; i < op->n_operands; i++) {
 			Value *x = op->operands[i];
 			const Encoding *w = want(P, op, i);
-			if (!is_block(x) || !w || x->enc == w)
+			if (!is_block(x) || !w || enc_equiv(x->enc, w, x->type, P->f->num_warps))
 				continue;
 			set_operand(op, i, convert_before(P, op, x, w));
 		}
@@ -742,6 +746,8 @@ typedef struct RC {
 	Value **memo_to;
 	int n_memo, cap_memo;
 	int budget;
+	Op **moved_loads; /* loads recomputed elsewhere: removed once unused */
+	int n_moved, cap_moved;
 } RC;
 
 static Value *memo_get(RC *R, const Value *v, const Encoding *e)
@@ -776,12 +782,23 @@ static void memo_put(RC *R, Value *v, const Encoding *e, Value *to)
 	R->memo_to[R->n_memo++] = to;
 }
 
+static bool writes(const Op *o)
+{
+	if (o->code == OP_STORE || o->code == OP_ATOMIC_RMW || o->code == OP_ATOMIC_CAS)
+		return true;
+	for (int i = 0; i < o->n_regions; i++)
+		for (const Op *p = o->regions[i].first; p; p = p->next)
+			if (writes(p))
+				return true;
+	return false;
+}
+
 static bool writes_between(const Op *from, const Op *to)
 {
 	if (from->parent != to->parent)
 		return true;
 	for (const Op *o = from->next; o && o != to; o = o->next)
-		if (o->code == OP_STORE || o->code == OP_ATOMIC_RMW || o->code == OP_ATOMIC_CAS || o->n_regions)
+		if (writes(o))
 			return true;
 	return false;
 }
@@ -814,7 +831,7 @@ static Value *clone_after(RC *R, Op *d, Value **ops, const Encoding *e)
  * on the way is no better than the one removed. NULL when it cannot. */
 static Value *remat(RC *R, Value *v, const Encoding *e, const Op *at, int64_t limit)
 {
-	if (!is_block(v) || v->enc == e)
+	if (!is_block(v) || enc_equiv(v->enc, e, v->type, R->P.f->num_warps))
 		return v;
 	Value *m = memo_get(R, v, e);
 	if (m)
@@ -864,6 +881,19 @@ static Value *remat(RC *R, Value *v, const Encoding *e, const Op *at, int64_t li
 	Value *c = clone_after(R, d, ops, e);
 	if (c)
 		memo_put(R, v, e, c);
+	if (c && d->code == OP_LOAD) {
+		if (R->n_moved == R->cap_moved) {
+			int cap = R->cap_moved ? 2 * R->cap_moved : 16;
+			Op **n = realloc(R->moved_loads, (size_t)cap * sizeof *n);
+			if (!n) {
+				R->P.oom = true;
+				return c;
+			}
+			R->moved_loads = n;
+			R->cap_moved = cap;
+		}
+		R->moved_loads[R->n_moved++] = d;
+	}
 	return c;
 boundary:
 	/* a conversion here pays when the block is smaller than the one at `at` */
@@ -998,7 +1028,7 @@ static void rc_region(RC *R, Region *r)
 		if (op->code == OP_CONVERT_LAYOUT) {
 			Value *x = op->operands[0], *y = op->results[0];
 			Value *to = NULL;
-			if (x->enc == y->enc) {
+			if (enc_equiv(x->enc, y->enc, x->type, R->P.f->num_warps)) {
 				to = x;
 			} else {
 				R->budget = REMAT_BUDGET;
@@ -1042,7 +1072,14 @@ bool ir_remove_conversions(IrFunc *f, Diag *diag)
 		return true;
 	RC R = {.P = {.f = f, .T = 32 * f->num_warps}};
 	rc_region(&R, &f->body);
+	/* the ops left without users, then the loads they were the only users of */
+	ir_dce(f, diag);
+	for (int i = 0; i < R.n_moved; i++)
+		if (!R.moved_loads[i]->results[0]->uses)
+			ir_remove(R.moved_loads[i]);
+	ir_dce(f, diag);
 	scratch_region(&R, &f->body);
+	free(R.moved_loads);
 	free(R.memo_v);
 	free(R.memo_e);
 	free(R.memo_to);

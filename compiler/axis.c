@@ -53,6 +53,7 @@ static AxisInfo unknown(void)
 	AxisInfo a;
 	for (int d = 0; d < BLK_MAX_RANK; d++)
 		a.contig[d] = a.div[d] = a.constancy[d] = 1;
+	a.nonneg = false;
 	return a;
 }
 
@@ -72,6 +73,7 @@ static AxisInfo meet(AxisInfo a, AxisInfo b)
 		a.div[d] = gcd64(a.div[d], b.div[d]);
 		a.constancy[d] = gcd64(a.constancy[d], b.constancy[d]);
 	}
+	a.nonneg = a.nonneg && b.nonneg;
 	return a;
 }
 
@@ -133,6 +135,9 @@ static void analyze_op(Axis *A, const Op *op)
 			AxisInfo lb = get(A, op->operands[0]), st = get(A, op->operands[2]);
 			AxisInfo iv = unknown();
 			iv.div[0] = gcd64(lb.div[0], st.div[0]);
+			/* from a start >= 0 by a positive constant step */
+			const Op *sd = op->operands[2]->def;
+			iv.nonneg = lb.nonneg && sd && sd->code == OP_CONST && sd->ival > 0;
 			set(A, r0->args[0], iv);
 			/* carried values: what holds for the initial value and for every
 			 * value yielded, to a fixed point (each step only weakens) */
@@ -210,16 +215,23 @@ static void analyze_op(Axis *A, const Op *op)
 			out.div[d] = is_float(t) ? 1 : pow2_factor(op->ival);
 			out.constancy[d] = size(t, d);
 		}
+		out.nonneg = !is_float(t) && op->ival >= 0;
 		break;
 	case OP_ARANGE:
 		out.contig[0] = op->attr[1] - op->attr[0];
 		out.div[0] = pow2_factor(op->attr[0]);
+		out.nonneg = op->attr[0] >= 0;
+		break;
+	case OP_PROGRAM_ID:
+	case OP_NUM_PROGRAMS:
+		out.nonneg = true;
 		break;
 	case OP_SPLAT:
 		for (int d = 0; d < n; d++) {
 			out.div[d] = a.div[0];
 			out.constancy[d] = size(t, d);
 		}
+		out.nonneg = a.nonneg;
 		break;
 	case OP_HINT:
 	case OP_CONVERT_LAYOUT:
@@ -236,6 +248,7 @@ static void analyze_op(Axis *A, const Op *op)
 	case OP_EXPAND_DIMS: {
 		int axis = (int)op->attr[0];
 		Type in = op->operands[0]->type;
+		out.nonneg = a.nonneg;
 		for (int d = 0, s = 0; d < n; d++) {
 			if (d == axis) {
 				out.div[d] = elem_div(a, in);
@@ -248,6 +261,7 @@ static void analyze_op(Axis *A, const Op *op)
 	}
 	case OP_BROADCAST: {
 		Type in = op->operands[0]->type;
+		out.nonneg = a.nonneg;
 		for (int d = 0; d < n; d++) {
 			if (in.shape[d] == 1 && t.shape[d] != 1) {
 				out.div[d] = a.div[d];
@@ -260,6 +274,7 @@ static void analyze_op(Axis *A, const Op *op)
 	}
 	case OP_RESHAPE: {
 		Type in = op->operands[0]->type;
+		out.nonneg = a.nonneg;
 		int64_t ed = elem_div(a, in);
 		for (int d = 0; d < n; d++)
 			out.div[d] = ed;
@@ -272,6 +287,7 @@ static void analyze_op(Axis *A, const Op *op)
 		break;
 	}
 	case OP_TRANS:
+		out.nonneg = a.nonneg;
 		for (int d = 0; d < n; d++) {
 			int s = (int)op->attr[d];
 			out.contig[d] = a.contig[s], out.div[d] = a.div[s], out.constancy[d] = a.constancy[s];
@@ -281,6 +297,7 @@ static void analyze_op(Axis *A, const Op *op)
 	case OP_ADDPTR: {
 		int64_t scale = op->code == OP_ADDPTR ? type_bytes(type_pointee(type_elem(op->operands[0]->type))) : 1;
 		out = add_info(a, b, scale, n);
+		out.nonneg = op->code == OP_ADD && a.nonneg && b.nonneg;
 		break;
 	}
 	case OP_SUB:
@@ -299,7 +316,28 @@ static void analyze_op(Axis *A, const Op *op)
 			if (op->operands[1]->def && op->operands[1]->def->code == OP_CONST && op->operands[1]->def->ival == 1)
 				out.contig[d] = a.contig[d], out.div[d] = a.div[d];
 		}
+		out.nonneg = a.nonneg && b.nonneg;
 		break;
+	case OP_DIV:
+	case OP_SHR: {
+		/* by a power of two: exact multiples stay multiples; for a floor
+		 * (a shift, or unsigned division) aligned runs become constant runs */
+		const Op *c = op->operands[1]->def;
+		if (!c || c->code != OP_CONST || is_float(t) || c->ival <= 0)
+			break;
+		int64_t by = op->code == OP_SHR ? (c->ival < 62 ? (int64_t)1 << c->ival : 0) : c->ival;
+		if (by <= 0 || (by & (by - 1)))
+			break;
+		bool floor = op->code == OP_SHR || !scalar_is_signed((ScalarKind)type_elem(t).scalar) || a.nonneg;
+		out.nonneg = a.nonneg;
+		for (int d = 0; d < n; d++) {
+			out.div[d] = a.div[d] % by == 0 ? a.div[d] / by : 1;
+			out.constancy[d] = a.constancy[d];
+			if (floor && a.div[d] % by == 0 && gcd64(a.contig[d], by) > out.constancy[d])
+				out.constancy[d] = gcd64(a.contig[d], by);
+		}
+		break;
+	}
 	case OP_CMP:
 		for (int d = 0; d < n; d++) {
 			/* a run of consecutive values against a constant block changes
@@ -328,8 +366,12 @@ static void analyze_op(Axis *A, const Op *op)
 	case OP_CAST:
 		/* between integers the low bits, and so powers of two dividing the
 		 * value and runs of consecutive values, survive */
-		if (!is_float(type_elem(op->operands[0]->type)) && !is_float(type_elem(t)))
+		if (!is_float(type_elem(op->operands[0]->type)) && !is_float(type_elem(t))) {
 			out = a;
+			/* a wider type keeps the value; a narrower one may wrap */
+			out.nonneg = a.nonneg && scalar_bits((ScalarKind)type_elem(t).scalar) >=
+			                           scalar_bits((ScalarKind)type_elem(op->operands[0]->type).scalar);
+		}
 		else
 			for (int d = 0; d < n; d++)
 				out.constancy[d] = a.constancy[d];

@@ -560,6 +560,7 @@ int lin_bit(Type t, int d, int i);
  * of constancy[d] equal values. Scalars use index 0. */
 typedef struct AxisInfo {
 	int64_t contig[BLK_MAX_RANK], div[BLK_MAX_RANK], constancy[BLK_MAX_RANK];
+	bool nonneg; /* an integer known to be >= 0 (aranges, program ids, sums of such) */
 } AxisInfo;
 /* Analyzes every value of f (loop-carried ones to a fixed point); an array
  * by value id to free(), or NULL when out of memory. */

@@ -1156,25 +1156,53 @@ static void lower_dot(Lower *L, const Op *op)
  * them at consecutive positions of one dimension, and the pointers must be
  * contiguous and aligned along it (at most 16 bytes, a mask that does not
  * change across them). */
-static int access_width(Lower *L, const Value *ptr, const Value *mask)
+/* The run of registers that hold consecutive elements along one dimension
+ * of ptr's block (from register 0): its dimension (*dim, -1 if none) and
+ * length (a power of two). */
+static int reg_run(Lower *L, const Value *ptr, int *dim)
 {
 	Type t = ptr->type;
-	if (!t.rank)
-		return 1;
 	const Lin *l = lin_of(L, ptr);
-	if (l->n_reg == 0)
+	*dim = -1;
+	if (!t.rank || l->n_reg == 0)
 		return 1;
-	int d = -1;
 	for (int i = 0; i < t.rank; i++)
 		if (t.shape[i] > 1 && l->reg[0] == lin_bit(t, i, 0))
-			d = i;
-	if (d < 0)
+			*dim = i;
+	if (*dim < 0)
 		return 1;
 	int run = 0;
-	while (run < l->n_reg && (1 << run) < t.shape[d] && l->reg[run] == lin_bit(t, d, run))
+	while (run < l->n_reg && (1 << run) < t.shape[*dim] && l->reg[run] == lin_bit(t, *dim, run))
 		run++;
+	return 1 << run;
+}
+
+/* How many consecutive registers one access can take: the map must hold
+ * them at consecutive positions of one dimension, and the pointers must be
+ * contiguous and aligned along it (at most 16 bytes, a mask that does not
+ * change across them). */
+static int access_width(Lower *L, const Value *ptr, const Value *mask)
+{
+	int d, run = reg_run(L, ptr, &d);
+	if (d < 0)
+		return 1;
 	int w = axis_access_width(L->ax, ptr, mask, d);
-	return w < (1 << run) ? w : 1 << run;
+	return w < run ? w : run;
+}
+
+/* How many consecutive registers load one address under one mask bit (a
+ * scale per group of weights): those after the first reuse its value. */
+static int same_address_run(Lower *L, const Value *ptr, const Value *mask)
+{
+	int d, run = reg_run(L, ptr, &d);
+	if (d < 0)
+		return 1;
+	int64_t c = L->ax[ptr->id].constancy[d];
+	if (mask && L->ax[mask->id].constancy[d] < c)
+		c = L->ax[mask->id].constancy[d];
+	while (run > c)
+		run /= 2;
+	return run;
 }
 
 /* The inline PTX register letter and bits for one word of an access. */
@@ -1344,7 +1372,12 @@ static void lower_load_store(Lower *L, const Op *op)
 	int n_words = total / word_bytes;
 	Tile res = store ? (Tile){0} : tile_new(L, n);
 	bool replicated = ptr->type.rank && (repl_mask(lin_of(L, ptr)) & (unsigned)(L->T - 1));
+	int same = !store && w == 1 && !op->attr[3] ? same_address_run(L, ptr, mask) : 1;
 	for (int k = 0; k < n && !L->failed; k += w) {
+		if (k % same) {
+			res.e[k] = res.e[k - k % same];
+			continue;
+		}
 		LLVMValueRef pred = mask ? el(L, mask, k) : NULL;
 		if (store && replicated) { /* one owner stores each element */
 			LLVMValueRef own = owner_of(L, lin_of(L, ptr));

@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
 	sanitize)
 		bash tests/gpu/sanitize.sh build >"$out/sanitize.log" 2>&1 || status=1
 		grep -v '^ok' "$out/sanitize.log" | tail -n 30
-		grep -i 'conflict' "$out/sanitize.log" | tail -n 12
+		sed -n '/^bank conflicts/,$p' "$out/sanitize.log" | head -n 60
 		;;
 	bench)
 		shift

@@ -37,7 +37,7 @@ if [ -x "$ncu" ]; then
 	for name in matmul w4a16_gemv attention; do
 		[ -x "$build/examples/$name" ] || continue
 		echo "bank conflicts, $name (per kernel launch):"
-		"$ncu" --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum \
+		"$ncu" --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum \
 			"$build/examples/$name" 2>&1 | grep -E 'bank_conflicts|wavefronts|^  [a-z_0-9]+\(' | head -24 | sed 's/^/     /'
 	done
 fi

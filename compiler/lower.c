@@ -467,6 +467,16 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 		LLVMValueRef y = LLVMBuildFSub(L->b, LLVMConstReal(f32, 1.0), LLVMBuildFMul(L->b, p, e, ""), "");
 		LLVMValueRef args[2] = {y, x};
 		r = call_intrinsic(L, "llvm.copysign", &f32, 1, args, 2);
+		/* below |x| = 0.5 that absolute error is a large relative one: the
+		 * series 2/sqrt(pi) sum (-1)^k x^(2k+1) / (k! (2k+1)), to k = 6 */
+		LLVMValueRef x2 = LLVMBuildFMul(L->b, x, x, "");
+		static const double c[] = {1.0, -1.0 / 3, 1.0 / 10, -1.0 / 42, 1.0 / 216, -1.0 / 1320, 1.0 / 9360};
+		LLVMValueRef q = LLVMConstReal(f32, c[6]);
+		for (int i = 5; i >= 0; i--)
+			q = LLVMBuildFAdd(L->b, LLVMBuildFMul(L->b, q, x2, ""), LLVMConstReal(f32, c[i]), "");
+		q = LLVMBuildFMul(L->b, LLVMBuildFMul(L->b, q, x, ""), LLVMConstReal(f32, 1.1283791670955126), "");
+		LLVMValueRef small = LLVMBuildFCmp(L->b, LLVMRealOLT, ax, LLVMConstReal(f32, 0.5), "");
+		r = LLVMBuildSelect(L->b, small, q, r, "");
 		break;
 	}
 	default: r = x; break;

@@ -908,11 +908,8 @@ boundary:
 
 static void replace_all(IrFunc *f, Value *from, Value *to) { ir_replace_uses(f, from, to); }
 
-/* The shared scratch of a conversion that crosses threads: element index
- * bits map to address bits, XORed so that the lanes of a warp hit distinct
- * banks both when they write (in the source encoding) and when they read
- * (in the destination one). vec elements (up to 16 bytes) a thread move
- * together where both encodings hold them in consecutive registers. */
+/* Registers holding consecutive elements from the first: vectors a thread
+ * can move to and from shared memory at once. */
 static int contiguous_regs(const Lin *l)
 {
 	int v = 0;
@@ -921,42 +918,47 @@ static int contiguous_regs(const Lin *l)
 	return v;
 }
 
-static bool independent(const uint32_t *vecs, int n, uint32_t add)
+/* A basis over GF(2), kept reduced: basis_add tells whether x was
+ * independent of what it holds (and then holds it too). */
+typedef struct Basis {
+	uint32_t v[32];
+	int n;
+} Basis;
+
+static uint32_t reduce_by(const Basis *b, uint32_t x)
 {
-	/* Gaussian elimination over GF(2) */
-	uint32_t basis[32];
-	int nb = 0;
-	for (int i = 0; i <= n; i++) {
-		uint32_t x = i < n ? vecs[i] : add;
-		for (int j = 0; j < nb; j++)
-			if ((x ^ basis[j]) < x)
-				x ^= basis[j];
-		if (!x)
-			return false;
-		basis[nb++] = x;
-		/* keep the basis sorted by leading bit, high first */
-		for (int j = nb - 1; j > 0 && basis[j] > basis[j - 1]; j--) {
-			uint32_t t = basis[j];
-			basis[j] = basis[j - 1];
-			basis[j - 1] = t;
-		}
+	for (int i = 0; i < b->n; i++)
+		if ((x ^ b->v[i]) < x)
+			x ^= b->v[i];
+	return x;
+}
+
+static bool basis_add(Basis *b, uint32_t x)
+{
+	x = reduce_by(b, x);
+	if (!x)
+		return false;
+	int i = b->n++;
+	b->v[i] = x;
+	/* sorted by leading bit, highest first, so that reduce_by works */
+	for (; i > 0 && b->v[i] > b->v[i - 1]; i--) {
+		uint32_t t = b->v[i];
+		b->v[i] = b->v[i - 1];
+		b->v[i - 1] = t;
 	}
 	return true;
 }
 
-/* The bank bits of element address a for an access of 2^vbits elements of
- * eb bytes: the 4-byte word index within 128 bytes, counted in accesses. */
-static uint32_t bank_of(uint32_t a, int vbits, int eb, int *nbits)
-{
-	int elem_shift = vbits; /* address in accesses */
-	int access_bytes = (1 << vbits) * eb;
-	int banks = 128 / (access_bytes < 4 ? 4 : access_bytes);
-	*nbits = log2i(banks);
-	/* narrow elements share a word: drop the bits inside it */
-	int sub = access_bytes < 4 ? log2i(4 / access_bytes) : 0;
-	return (a >> (elem_shift + sub)) & ((1u << *nbits) - 1);
-}
-
+/* The scratch of a conversion: address = index XOR the swizzle of its bits.
+ * One access of a warp is free of bank conflicts when its lanes that reach
+ * different 4-byte words reach different banks: over GF(2), the lanes' word
+ * images must stay independent once cut to the 5 bank bits (lanes of one
+ * word share it). Going through each side's lanes (those on bank bits
+ * first: they cannot move), a lane whose word is new but whose bank is not
+ * gets a bank bit XORed into its address. Only index bits above the bank
+ * bits are changed, and only bank bits are XORed in, so the map stays one
+ * to one; vectors of vec elements stay whole. tests/ir/banks_test.c replays
+ * every conversion of the examples against this. */
 static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, Type t)
 {
 	Encoding s;
@@ -974,46 +976,46 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, Type t
 	while (vbits > 0 && (1 << vbits) * eb > 16)
 		vbits--;
 	s.vec = 1 << vbits;
+	/* element address bits: below `sub` inside a word; the word's low 5 bits its bank */
+	int sub = eb >= 4 ? 0 : log2i(4 / eb), word_shift = eb > 4 ? 1 : 0;
+	int lo_target = vbits > sub ? vbits : sub; /* XOR targets keep vectors and words whole */
 	uint32_t img[LIN_MAX_BITS];
 	for (int j = 0; j < bits; j++)
 		img[j] = 1u << j;
-	/* for each side, the lanes that access at once must reach distinct banks */
 	const Lin *side[2] = {src, dst};
-	for (int pass = 0; pass < 2; pass++) {
-		for (int s_i = 0; s_i < 2; s_i++) {
-			const Lin *l = side[s_i];
-			int per = (1 << vbits) * eb; /* bytes an access */
-			int phase_lanes = per <= 4 ? 5 : per == 8 ? 4 : 3;
-			uint32_t seen[8];
-			int n = 0;
-			for (int i = 0; i < phase_lanes; i++) {
-				int j = l->lane[i];
-				if (j < 0 || j < vbits)
+	for (int round = 0; round < 2; round++)
+		for (int si = 0; si < 2; si++) {
+			const Lin *l = side[si];
+			int access = (1 << vbits) * eb;
+			int lanes = access <= 4 ? 5 : access == 8 ? 4 : 3; /* lanes of one wavefront */
+			Basis words = {.n = 0}, banks = {.n = 0};
+			for (int i = 0; i < 2 * lanes; i++) {
+				int j = l->lane[i % lanes];
+				if (j < 0 || (i < lanes) != (j < sub + 5))
 					continue;
-				int nb;
-				uint32_t bk = 0;
-				/* the bank image of index bit j */
-				bk = bank_of(img[j], vbits, eb, &nb);
-				if (bk && independent(seen, n, bk)) {
-					seen[n++] = bk;
+				uint32_t w = (img[j] >> sub) << word_shift; /* 8-byte elements: two words */
+				if (!reduce_by(&words, w))
+					continue; /* a word already reached: no new bank needed */
+				uint32_t bk = w & 31;
+				if (reduce_by(&banks, bk)) {
+					basis_add(&words, w);
+					basis_add(&banks, bk);
 					continue;
 				}
-				/* XOR a free bank bit into this index bit's address */
-				int base = vbits + (per < 4 ? log2i(4 / per) : 0);
-				for (int b = 0; b < nb; b++) {
-					uint32_t cand = img[j] ^ (1u << (base + b));
-					uint32_t cb = bank_of(cand, vbits, eb, &nb);
-					if (j < base + nb && j >= base)
-						break; /* a bank bit itself: nothing to do */
-					if (cb && independent(seen, n, cb)) {
+				if (j < sub + 5)
+					continue; /* a bank bit itself: left as it is */
+				for (int tb = lo_target; tb < sub + 5; tb++) {
+					uint32_t cand = img[j] ^ (1u << tb);
+					uint32_t cw = (cand >> sub) << word_shift;
+					if (reduce_by(&banks, cw & 31)) {
 						img[j] = cand;
-						seen[n++] = cb;
+						basis_add(&words, cw);
+						basis_add(&banks, cw & 31);
 						break;
 					}
 				}
 			}
 		}
-	}
 	for (int j = 0; j < bits; j++)
 		s.swizzle[j] = img[j] ^ (1u << j);
 	return chk(P, enc_intern(P->f, &s));

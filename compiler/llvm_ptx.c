@@ -146,12 +146,58 @@ static void on_diagnostic(LLVMDiagnosticInfoRef info, void *opaque)
 	LLVMDisposeMessage(desc);
 }
 
+/* ---- target machines ----------------------------------------------------
+ * Creating one costs about 0.4 ms, a twentieth of compiling a small kernel:
+ * they are kept for the next compilation. One is used by one thread at a
+ * time (taken out of the pool, given back after); the pool holds a few per
+ * process and lives as long as it does. */
+
+enum { TM_POOL = 16 };
+static pthread_mutex_t tm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	char arch[16];
+	int opt_level;
+	LLVMTargetMachineRef tm;
+} tm_pool[TM_POOL];
+static int tm_count;
+
+static LLVMTargetMachineRef tm_take(const char *arch, int opt_level)
+{
+	LLVMTargetMachineRef tm = NULL;
+	pthread_mutex_lock(&tm_lock);
+	for (int i = tm_count - 1; i >= 0 && !tm; i--)
+		if (tm_pool[i].opt_level == opt_level && strcmp(tm_pool[i].arch, arch) == 0) {
+			tm = tm_pool[i].tm;
+			tm_pool[i] = tm_pool[--tm_count];
+		}
+	pthread_mutex_unlock(&tm_lock);
+	return tm;
+}
+
+static void tm_give(LLVMTargetMachineRef tm, const char *arch, int opt_level)
+{
+	pthread_mutex_lock(&tm_lock);
+	if (tm_count < TM_POOL && strlen(arch) < sizeof tm_pool[0].arch) {
+		strcpy(tm_pool[tm_count].arch, arch);
+		tm_pool[tm_count].opt_level = opt_level;
+		tm_pool[tm_count++].tm = tm;
+		tm = NULL;
+	}
+	pthread_mutex_unlock(&tm_lock);
+	if (tm)
+		LLVMDisposeTargetMachine(tm);
+}
+
 /* ---- emission ---------------------------------------------------------- */
 
 static bool run_pipeline(LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level, Errors *e)
 {
 	static const char *const pipelines[] = {NULL, "default<O1>", "default<O2>", "default<O3>"};
 	LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+	/* SIMT code has nothing for LLVM's vectorizers to find (ptxas packs f16
+	 * pairs itself); SLP alone was half of O3's time on layernorm */
+	LLVMPassBuilderOptionsSetSLPVectorization(opts, 0);
+	LLVMPassBuilderOptionsSetLoopVectorization(opts, 0);
 	LLVMErrorRef err = LLVMRunPasses(m, pipelines[opt_level], tm, opts);
 	LLVMDisposePassBuilderOptions(opts);
 	if (!err)
@@ -256,9 +302,10 @@ bool llvm_emit_ptx_timed(LLVMModuleRef m, const char *arch, int opt_level, char 
 		LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
 		LLVMCodeGenLevelAggressive,
 	};
-	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, nvptx_triple, arch, features,
-	                                                  cg_levels[opt_level], LLVMRelocDefault,
-	                                                  LLVMCodeModelDefault);
+	LLVMTargetMachineRef tm = tm_take(arch, opt_level);
+	if (!tm)
+		tm = LLVMCreateTargetMachine(target, nvptx_triple, arch, features, cg_levels[opt_level], LLVMRelocDefault,
+		                             LLVMCodeModelDefault);
 	if (!tm) {
 		errors_add(&e, "LLVM could not create a target machine for %s", arch);
 		errors_finish(&e, err_msg);
@@ -291,7 +338,7 @@ bool llvm_emit_ptx_timed(LLVMModuleRef m, const char *arch, int opt_level, char 
 	LLVMDisposeMessage(msg);
 
 	LLVMContextSetDiagnosticHandler(ctx, old_handler, old_context);
-	LLVMDisposeTargetMachine(tm);
+	tm_give(tm, arch, opt_level);
 	if (!ok)
 		e.failed = true;
 	errors_finish(&e, err_msg);

@@ -5,7 +5,8 @@
 #  - patterns pin the code generation facts that matter: vector add's memory
 #    accesses are 16 bytes wide once its arguments are specialized, softmax
 #    reduces across a warp with shfl.sync.bfly, no example spills to local
-#    memory.
+#    memory (ld.local / st.local), matmul and attention run their dots on
+#    tensor cores (mma.sync.aligned.m16n8k16) for sm_80 and sm_90.
 # usage: tests/ptx/run.sh BUILD_DIR
 set -u
 build=${1:-build}
@@ -31,6 +32,17 @@ for tile in examples/*.tile; do
 			bad "$name $arch: no local memory" "$(grep -cE '(ld|st)\.local' "$out") local accesses"
 			continue
 		fi
+		ok "$name $arch: no ld.local / st.local"
+		case $name in
+		matmul | attention)
+			n=$(grep -c 'mma\.sync\.aligned\.m16n8k16' "$out")
+			if [ "$n" -gt 0 ]; then
+				ok "$name $arch: dots on tensor cores ($n mma.sync.aligned.m16n8k16)"
+			else
+				bad "$name $arch: dots on tensor cores" "no mma.sync.aligned.m16n8k16"
+			fi
+			;;
+		esac
 		if [ -n "$ptxas" ]; then
 			if "$ptxas" -arch=$arch "$out" -o "$tmp/$name.cubin" 2>"$tmp/err"; then
 				ok "$name $arch: ptxas accepts it"

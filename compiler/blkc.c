@@ -74,9 +74,9 @@ static void usage(FILE *f)
 	      "                                 config, the cubin (where ptxas is) and PTX embedded;\n"
 	      "                                 they need libcuda.so.1 at run time, not libblk\n"
 	      "      --arch=SM        GPU target: sm_80, sm_86, sm_89, sm_90 (default), sm_90a\n"
-	      "      --assume=NAME:N[,NAME:N...]\n"
+	      "      --assume=NAME:N[,NAME=1...]\n"
 	      "                       specialize: argument NAME is a multiple of N (a pointer:\n"
-	      "                       aligned to N bytes), as the JIT does for 16\n"
+	      "                       aligned to N bytes), or NAME=1 equals 1, as the JIT does\n"
 	      "  -o, --output=FILE    write the output to FILE instead of standard output\n"
 	      "  -I, --include=DIR    add DIR to the import search path\n"
 	      "  -D, --define=NAME=VALUE\n"
@@ -142,26 +142,41 @@ static bool apply_assumptions(IrFunc *f, const char *spec, Diag *diag)
 {
 	const char *p = spec;
 	while (*p) {
-		const char *colon = strchr(p, ':');
 		const char *comma = strchr(p, ',');
 		if (!comma)
 			comma = p + strlen(p);
-		char *end;
-		long long div = colon && colon < comma ? strtoll(colon + 1, &end, 10) : 0;
-		if (!colon || colon > comma || div <= 0 || (div & (div - 1)) || end != comma) {
-			diag_plain(diag, DIAG_ERROR, "--assume expects NAME:N with N a power of two, got '%.*s'", (int)(comma - p), p);
+		const char *colon = memchr(p, ':', (size_t)(comma - p)), *eq = memchr(p, '=', (size_t)(comma - p));
+		const char *sep = colon ? colon : eq;
+		char *end = NULL;
+		long long n = sep ? strtoll(sep + 1, &end, 10) : 0;
+		bool ok = sep && end == comma && (colon ? n > 0 && !(n & (n - 1)) : n == 1);
+		if (!ok) {
+			diag_plain(diag, DIAG_ERROR,
+			           "--assume expects NAME:N (a multiple of N, a power of two) or NAME=1, got '%.*s'",
+			           (int)(comma - p), p);
 			return false;
 		}
 		bool found = false;
-		for (int i = 0; i < f->n_params; i++)
-			if (f->params[i].value && strlen(f->params[i].name) == (size_t)(colon - p) &&
-			    strncmp(f->params[i].name, p, (size_t)(colon - p)) == 0) {
-				f->params[i].divisibility = div;
-				found = true;
+		for (int i = 0; i < f->n_params; i++) {
+			IrParam *prm = &f->params[i];
+			if (!prm->value || strlen(prm->name) != (size_t)(sep - p) || strncmp(prm->name, p, (size_t)(sep - p)) != 0)
+				continue;
+			found = true;
+			if (colon) {
+				prm->divisibility = n;
+			} else if (prm->value->uses && f->body.first) {
+				/* equal to 1, as the JIT specializes: the constant in its place */
+				Type t = prm->value->type;
+				Op *c = ir_insert_before(f, f->body.first, OP_CONST, NULL, 0, &t, 1);
+				if (!c)
+					return false;
+				c->ival = 1;
+				ir_replace_uses(f, prm->value, c->results[0]);
 			}
+		}
 		if (!found) {
 			diag_plain(diag, DIAG_ERROR, "--assume: kernel '%s' has no runtime parameter '%.*s'", f->name,
-			           (int)(colon - p), p);
+			           (int)(sep - p), p);
 			return false;
 		}
 		p = *comma ? comma + 1 : comma;

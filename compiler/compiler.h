@@ -494,8 +494,9 @@ void philox4x32(const uint32_t ctr[4], const uint32_t key[2], int rounds, uint32
  *   mma<v2, wpc>                   a dot's accumulator: mma.sync m16n8 tiles
  *   dot_operand<idx, parent, kw>   input idx (0: A, 1: B) of such a dot
  *   linear<reg, lane, warp>        any other bit map (from join, reshape ...)
- *   shared<vec, swizzle>           a tile in shared memory (the scratch of a
- *                                  convert_layout), XOR-swizzled
+ *   shared<vec, load_vec, swizzle> a tile in shared memory (the scratch of a
+ *                                  convert_layout), XOR-swizzled; read back
+ *                                  with ldmatrix for mma operands
  *
  * Every distributed encoding of a block of power-of-two shape is a map of
  * bits (Lin): each bit of a thread's register number, of its lane and of
@@ -521,7 +522,8 @@ struct Encoding {
 	int version;              /* mma */
 	const Encoding *parent;   /* slice, dot_operand */
 	Lin lin;                  /* linear */
-	int vec;                  /* shared: elements a thread moves at once */
+	int vec, load_vec;        /* shared: elements a thread stores at once, and loads */
+	int ldmatrix;             /* shared: 1 the loads are ldmatrix, 2 ldmatrix.trans (a dot operand) */
 	uint32_t swizzle[LIN_MAX_BITS]; /* shared: address bits XORed in when index bit j is set */
 	int n_index_bits;         /* shared */
 	int id;                   /* its number in the function */

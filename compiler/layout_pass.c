@@ -959,7 +959,7 @@ static bool basis_add(Basis *b, uint32_t x)
  * bits are changed, and only bank bits are XORed in, so the map stays one
  * to one; vectors of vec elements stay whole. tests/ir/banks_test.c replays
  * every conversion of the examples against this. */
-static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, Type t)
+static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const Encoding *dst_enc, Type t)
 {
 	Encoding s;
 	memset(&s, 0, sizeof s);
@@ -971,22 +971,35 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, Type t
 	int eb = type_bytes(type_elem(t));
 	if (eb > 8)
 		eb = 8;
-	int vs = contiguous_regs(src), vd = contiguous_regs(dst);
-	int vbits = vs < vd ? vs : vd;
-	while (vbits > 0 && (1 << vbits) * eb > 16)
-		vbits--;
-	s.vec = 1 << vbits;
+	int vb[2] = {contiguous_regs(src), contiguous_regs(dst)};
+	for (int i = 0; i < 2; i++)
+		while (vb[i] > 0 && (1 << vb[i]) * eb > 16)
+			vb[i]--;
+	/* an mma operand of 16-bit elements is read with ldmatrix: each lane
+	 * gives the address of a row of 8 elements (A: 8 k of one m; B: 8 n of
+	 * one k, transposed on the way); the 8 lanes of one matrix are its rows */
+	Lin rows = *dst;
+	if (dst_enc && dst_enc->kind == ENC_DOT_OPERAND && dst_enc->k_width == 2 && eb == 2 && t.shape[1] >= 8) {
+		s.ldmatrix = dst_enc->op_idx == 0 ? 1 : 2;
+		vb[1] = 3;
+		for (int i = 0; i < 5; i++)
+			rows.lane[i] = (int8_t)(i < 3 ? lin_bit(t, 0, i) : -1);
+	}
+	s.vec = 1 << vb[0];
+	s.load_vec = 1 << vb[1];
 	/* element address bits: below `sub` inside a word; the word's low 5 bits its bank */
 	int sub = eb >= 4 ? 0 : log2i(4 / eb), word_shift = eb > 4 ? 1 : 0;
-	int lo_target = vbits > sub ? vbits : sub; /* XOR targets keep vectors and words whole */
+	int lo_target = vb[0] > vb[1] ? vb[0] : vb[1]; /* XOR targets keep vectors and words whole */
+	if (lo_target < sub)
+		lo_target = sub;
 	uint32_t img[LIN_MAX_BITS];
 	for (int j = 0; j < bits; j++)
 		img[j] = 1u << j;
-	const Lin *side[2] = {src, dst};
+	const Lin *side[2] = {src, &rows};
 	for (int round = 0; round < 2; round++)
 		for (int si = 0; si < 2; si++) {
 			const Lin *l = side[si];
-			int access = (1 << vbits) * eb;
+			int access = (1 << vb[si]) * eb;
 			int lanes = access <= 4 ? 5 : access == 8 ? 4 : 3; /* lanes of one wavefront */
 			Basis words = {.n = 0}, banks = {.n = 0};
 			for (int i = 0; i < 2 * lanes; i++) {
@@ -1064,7 +1077,7 @@ static void scratch_region(RC *R, Region *r)
 		bool same = a.n_warp == b.n_warp && memcmp(a.lane, b.lane, sizeof a.lane) == 0 &&
 		            memcmp(a.warp, b.warp, (size_t)a.n_warp) == 0;
 		if (!same)
-			op->scratch = scratch_for(&R->P, &a, &b, t);
+			op->scratch = scratch_for(&R->P, &a, &b, op->results[0]->enc, t);
 	}
 }
 

@@ -42,6 +42,8 @@ typedef struct Lower {
 	struct ThreadPart { Lin l; LLVMValueRef v; } *tparts; /* thread bits of an index, per map */
 	int n_tparts, cap_tparts;
 	LLVMBuilderRef pro; /* at the end of the entry block, before its branch */
+	int smem_base;      /* bytes of shared memory pinned below the transient uses */
+	struct LazyFrags **lazy; /* by value id: an mma operand read from its scratch when the dot needs it */
 	Diag *diag;
 	bool failed;
 	LLVMContextRef c;
@@ -277,15 +279,19 @@ static LLVMValueRef asm_f32(Lower *L, const char *text, LLVMValueRef x)
 
 /* ---- shared memory ------------------------------------------------------------------ */
 
+/* Shared memory: scratches that must outlive their op (an mma operand
+ * read by its dot) are pinned at the bottom, below smem_base; every other
+ * use is transient, starts with a barrier, and lies above smem_base. */
 static void need_smem(Lower *L, int bytes)
 {
-	if (bytes > L->smem_bytes)
-		L->smem_bytes = bytes;
+	if (L->smem_base + bytes > L->smem_bytes)
+		L->smem_bytes = L->smem_base + bytes;
 }
 
 static LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
 {
 	LLVMValueRef base = L->smem;
+	byte_offset += L->smem_base;
 	if (byte_offset) {
 		LLVMValueRef off = ci32(L, byte_offset);
 		base = LLVMBuildGEP2(L->b, L->i8, base, &off, 1, "");
@@ -981,6 +987,124 @@ static LLVMValueRef scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVM
 	return c ? LLVMBuildXor(L->b, tsw, ci32(L, c), "") : tsw;
 }
 
+/* Reads an mma operand (16-bit elements) from the scratch with ldmatrix:
+ * each instruction moves four 8 x 8 matrices, lane 8i + r giving the
+ * address of row r of matrix i, and leaves in each lane the two elements
+ * of each matrix that the fragment maps of layout.c put there. A (idx 0):
+ * matrices (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15)
+ * of one 16 x 16 tile = a0a1, a2a3, a4a5, a6a7. B (idx 1, transposed on the
+ * way, rows of 8 n): (k 0-7), (k 8-15) of one 16 x 8 tile = b0b1, b2b3, and
+ * the same of the thread's next tile along N when it has one. A dot reads
+ * each group when it first needs it (frag()), so that only one K step of
+ * its operands is live in registers at a time. */
+typedef struct LazyFrags {
+	const Op *convert;
+	const Lin *lo;
+	Tile *t;
+	bool *loaded;          /* by register */
+	int offset;            /* of the pinned scratch, bytes */
+	int pair_bit, group;
+	LLVMValueRef base_thread, fn;
+	LLVMTypeRef ft;
+} LazyFrags;
+
+static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t, int offset)
+{
+	const Value *y = op->results[0];
+	const Encoding *s = op->scratch;
+	Type ty = y->type;
+	bool trans = s->ldmatrix == 2;
+	LazyFrags *z = arena_alloc(&L->arena, sizeof *z);
+	bool *loaded = arena_alloc(&L->arena, (size_t)(1 << lo->n_reg) * sizeof *loaded);
+	if (!z || !loaded) {
+		L->failed = true;
+		return NULL;
+	}
+	memset(loaded, 0, (size_t)(1 << lo->n_reg) * sizeof *loaded);
+	*z = (LazyFrags){.convert = op, .lo = lo, .t = t, .loaded = loaded, .offset = offset, .pair_bit = -1,
+	                 .group = trans ? 4 : 8};
+	int row_bit = lin_bit(ty, 0, 0); /* bit 0 of dimension 0: m for A, k for B */
+	/* the thread's warp part (lanes choose rows below, not the fragment map) */
+	Lin warps = *lo;
+	for (int i = 0; i < 5; i++)
+		warps.lane[i] = -1;
+	LLVMValueRef wpart = thread_part(L, &warps);
+	LLVMValueRef lane = LLVMBuildAnd(L->b, L->tid, ci32(L, 31), "");
+	LLVMValueRef r = LLVMBuildAnd(L->b, lane, ci32(L, 7), "");
+	LLVMValueRef i0 = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, lane, ci32(L, 3), ""), ci32(L, 1), "");
+	LLVMValueRef i1 = LLVMBuildLShr(L->b, lane, ci32(L, 4), "");
+	/* B: the register bit of the thread's next tile along N, if any */
+	for (int i = 0; trans && i < lo->n_reg && z->pair_bit < 0; i++)
+		if (lo->reg[i] < row_bit && lo->reg[i] >= 3)
+			z->pair_bit = i;
+	LLVMValueRef lane_idx = LLVMBuildOr(L->b, LLVMBuildShl(L->b, r, ci32(L, row_bit), ""),
+	                                    LLVMBuildShl(L->b, i0, ci32(L, row_bit + 3), ""), "");
+	if (!trans)
+		lane_idx = LLVMBuildOr(L->b, lane_idx, LLVMBuildShl(L->b, i1, ci32(L, 3), ""), "");
+	else if (z->pair_bit >= 0)
+		lane_idx = LLVMBuildOr(L->b, lane_idx, LLVMBuildShl(L->b, i1, ci32(L, lo->reg[z->pair_bit]), ""), "");
+	z->base_thread = LLVMBuildOr(L->b, wpart, lane_idx, "");
+	int x4 = !trans || z->pair_bit >= 0;
+	char text[128];
+	snprintf(text, sizeof text, "ldmatrix.sync.aligned.m8n8.%s%s.shared.b16 %s, [$%d];", x4 ? "x4" : "x2",
+	         trans ? ".trans" : "", x4 ? "{$0, $1, $2, $3}" : "{$0, $1}", x4 ? 4 : 2);
+	const char *cons = x4 ? "=r,=r,=r,=r,l" : "=r,=r,l";
+	LLVMTypeRef fields[4] = {L->i32, L->i32, L->i32, L->i32};
+	LLVMTypeRef rt = LLVMStructTypeInContext(L->c, fields, x4 ? 4 : 2, 0);
+	z->ft = LLVMFunctionType(rt, &L->i64, 1, 0);
+	/* volatile: it reads shared memory, so it must stay between the barrier and the next store */
+	z->fn = LLVMGetInlineAsm(z->ft, text, strlen(text), (char *)cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+	return z;
+}
+
+/* Register k of a lazily read operand, loading its group first if needed. */
+static LLVMValueRef frag(Lower *L, const Value *v, int k)
+{
+	LazyFrags *z = L->lazy ? L->lazy[v->id] : NULL;
+	if (!z)
+		return el(L, v, k);
+	if (z->loaded[k])
+		return z->t->e[k];
+	const Lin *lo = z->lo;
+	bool trans = z->group == 4;
+	int g = k & ~(z->group - 1);
+	if (z->pair_bit >= 0)
+		g &= ~(1 << z->pair_bit);
+	int c = reg_const(lo, g);
+	LLVMValueRef idx = c ? LLVMBuildOr(L->b, z->base_thread, ci32(L, c), "") : z->base_thread;
+	int saved = L->smem_base;
+	L->smem_base = 0;
+	LLVMValueRef addr = smem_at(L, L->i16, z->offset, swizzle_value(L, z->convert->scratch, idx));
+	L->smem_base = saved;
+	LLVMValueRef a = LLVMBuildPtrToInt(L->b, addr, L->i64, "");
+	LLVMValueRef res = LLVMBuildCall2(L->b, z->ft, z->fn, &a, 1, "");
+	int x4 = !trans || z->pair_bit >= 0;
+	LLVMTypeRef pair = LLVMVectorType(elem_type(L, type_elem(v->type)), 2);
+	for (int m = 0; m < (x4 ? 4 : 2); m++) {
+		LLVMValueRef w = LLVMBuildBitCast(L->b, LLVMBuildExtractValue(L->b, res, (unsigned)m, ""), pair, "");
+		/* matrix m's pair of registers */
+		int r = trans ? g + 2 * (m & 1) + (m >> 1) * (1 << (z->pair_bit < 0 ? 0 : z->pair_bit)) : g + 2 * m;
+		for (int h = 0; h < 2; h++) {
+			z->t->e[r + h] = LLVMBuildExtractElement(L->b, w, ci32(L, h), "");
+			z->loaded[r + h] = true;
+		}
+	}
+	return z->t->e[k];
+}
+
+/* Whether y's only use is a dot that comes after op in the same region. */
+static bool only_for_dot(const Op *op)
+{
+	const Value *y = op->results[0];
+	if (y->uses != 1)
+		return false;
+	for (const Op *o = op->next; o; o = o->next)
+		for (int i = 0; i < o->n_operands; i++)
+			if (o->operands[i] == y)
+				return o->code == OP_DOT && i < 2;
+	return false;
+}
+
 static void lower_convert(Lower *L, const Op *op)
 {
 	const Value *x = op->operands[0], *y = op->results[0];
@@ -1007,12 +1131,20 @@ static void lower_convert(Lower *L, const Op *op)
 	const Encoding *s = op->scratch;
 	Type et = type_elem(x->type);
 	LLVMTypeRef mt = mem_type(L, et);
-	int eb = type_bytes(et), vec = s ? s->vec : 1;
+	int eb = type_bytes(et);
+	int vec = s ? s->vec : 1, load_vec = s ? s->load_vec : 1;
 	for (int i = 0; (1 << i) < vec; i++)
-		if (i >= li->n_reg || i >= lo->n_reg || li->reg[i] != i || lo->reg[i] != i)
+		if (i >= li->n_reg || li->reg[i] != i)
 			vec = 1;
-	need_smem(L, numel(x->type) * eb);
+	bool lazy = s && s->ldmatrix && L->lazy && only_for_dot(op);
+	int pinned = L->smem_base, bytes = (numel(x->type) * eb + 127) & ~127;
+	if (lazy)
+		L->smem_base += bytes; /* kept until the dot has read it */
+	need_smem(L, lazy ? 0 : numel(x->type) * eb);
 	barrier(L);
+	int saved_base = L->smem_base;
+	if (lazy)
+		L->smem_base = pinned;
 	LLVMValueRef own = owner_of(L, li);
 	bool guarded = !LLVMIsAConstantInt(own);
 	LLVMBasicBlockRef store_bb = NULL, done_bb = NULL;
@@ -1042,16 +1174,45 @@ static void lower_convert(Lower *L, const Op *op)
 		LLVMPositionBuilderAtEnd(L->b, done_bb);
 	}
 	barrier(L);
+	if (lazy) {
+		L->smem_base = saved_base;
+		Tile *kept = arena_alloc(&L->arena, sizeof *kept);
+		if (!kept) {
+			L->failed = true;
+			return;
+		}
+		*kept = t;
+		L->lazy[y->id] = ldmatrix_setup(L, op, lo, kept, pinned);
+		L->vals[y->id] = t;
+		return;
+	}
+	if (s && s->ldmatrix) { /* read all of it now */
+		LazyFrags *z = ldmatrix_setup(L, op, lo, &t, L->smem_base);
+		int saved = L->smem_base;
+		L->smem_base = 0;
+		z->offset = saved;
+		L->lazy[y->id] = z;
+		for (int k = 0; k < n_out && !L->failed; k++)
+			t.e[k] = frag(L, y, k);
+		L->lazy[y->id] = NULL;
+		L->smem_base = saved;
+		L->vals[y->id] = t;
+		return;
+	}
+	for (int i = 0; (1 << i) < load_vec; i++)
+		if (i >= lo->n_reg || lo->reg[i] != i)
+			load_vec = 1;
+	LLVMTypeRef lvt = LLVMVectorType(mt, (unsigned)load_vec);
 	tsw = swizzle_value(L, s, thread_part(L, lo));
-	for (int k = 0; k < n_out; k += vec) {
+	for (int k = 0; k < n_out; k += load_vec) {
 		LLVMValueRef p = smem_at(L, mt, 0, scratch_addr(L, s, lo, tsw, k));
-		if (vec == 1) {
+		if (load_vec == 1) {
 			t.e[k] = from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
 			continue;
 		}
-		LLVMValueRef ld = LLVMBuildLoad2(L->b, vt, p, "");
-		LLVMSetAlignment(ld, (unsigned)(vec * eb));
-		for (int i = 0; i < vec; i++)
+		LLVMValueRef ld = LLVMBuildLoad2(L->b, lvt, p, "");
+		LLVMSetAlignment(ld, (unsigned)(load_vec * eb));
+		for (int i = 0; i < load_vec; i++)
 			t.e[k + i] = from_mem(L, et, LLVMBuildExtractElement(L->b, ld, ci32(L, i), ""));
 	}
 	L->vals[y->id] = t;
@@ -1091,10 +1252,11 @@ static void lower_dot_mma(Lower *L, const Op *op)
 	LLVMValueRef mma = LLVMGetInlineAsm(ft, text, strlen(text), (char *)cons, strlen(cons), 0, 0,
 	                                    LLVMInlineAsmDialectATT, 0);
 	LLVMTypeRef pair = LLVMVectorType(bf ? L->bf16 : L->f16, 2);
-	for (int g = 0; g < n_c / 4 && !L->failed; g++) {
-		int cc = reg_const(lc, 4 * g);
-		int row_c = cc >> nb, col_c = cc & (N - 1);
-		for (int kk = 0; kk < K / 16; kk++) {
+	/* K steps outside: one step of the operands is live at a time */
+	for (int kk = 0; kk < K / 16 && !L->failed; kk++)
+		for (int g = 0; g < n_c / 4 && !L->failed; g++) {
+			int cc = reg_const(lc, 4 * g);
+			int row_c = cc >> nb, col_c = cc & (N - 1);
 			int ka = reg_index(la, (row_c << kb) | (kk * 16));
 			int kbb = reg_index(lb, ((kk * 16) << nb) | col_c);
 			LLVMValueRef args[10];
@@ -1102,8 +1264,8 @@ static void lower_dot_mma(Lower *L, const Op *op)
 				const Value *src = i < 4 ? a : b;
 				int r0 = i < 4 ? ka + 2 * i : kbb + 2 * (i - 4);
 				LLVMValueRef v = LLVMGetUndef(pair);
-				v = LLVMBuildInsertElement(L->b, v, el(L, src, r0), ci32(L, 0), "");
-				v = LLVMBuildInsertElement(L->b, v, el(L, src, r0 + 1), ci32(L, 1), "");
+				v = LLVMBuildInsertElement(L->b, v, frag(L, src, r0), ci32(L, 0), "");
+				v = LLVMBuildInsertElement(L->b, v, frag(L, src, r0 + 1), ci32(L, 1), "");
 				args[i] = LLVMBuildBitCast(L->b, v, L->i32, "");
 			}
 			for (int i = 0; i < 4; i++)
@@ -1112,6 +1274,12 @@ static void lower_dot_mma(Lower *L, const Op *op)
 			for (int i = 0; i < 4; i++)
 				t.e[4 * g + i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
 		}
+	/* the operands' pinned scratches are free again */
+	for (int i = 0; i < 2; i++) {
+		LazyFrags *z = L->lazy[op->operands[i]->id];
+		if (z && z->offset < L->smem_base)
+			L->smem_base = z->offset;
+		L->lazy[op->operands[i]->id] = NULL;
 	}
 	L->vals[y->id] = t;
 }
@@ -2106,6 +2274,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	L.ax = axis_analyze(f);
 	L.lins = calloc(nv, sizeof *L.lins);
 	L.lin_done = calloc(nv, sizeof *L.lin_done);
+	L.lazy = calloc(nv, sizeof *L.lazy);
 	memset(&L.scalar_lin, -1, sizeof L.scalar_lin);
 	L.scalar_lin.n_reg = 0;
 	L.scalar_lin.n_lane = 5;
@@ -2116,6 +2285,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 		free(L.ax);
 		free(L.lins);
 		free(L.lin_done);
+		free(L.lazy);
 		LLVMDisposeBuilder(L.b);
 		LLVMDisposeModule(L.m);
 		return false;
@@ -2125,7 +2295,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	for (int i = 0; i < f->n_params; i++)
 		if (f->params[i].value && np < 256)
 			params[np++] = param_type(&L, f->params[i].type);
-	bool ok = L.vals && L.ax && L.lins && L.lin_done && np < 256;
+	bool ok = L.vals && L.ax && L.lins && L.lin_done && L.lazy && np < 256;
 	if (ok) {
 		LLVMTypeRef ft = LLVMFunctionType(L.vd, params, (unsigned)np, 0);
 		L.fn = LLVMAddFunction(L.m, f->name, ft);
@@ -2175,6 +2345,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	free(L.ax);
 	free(L.lins);
 	free(L.lin_done);
+	free(L.lazy);
 	free(L.tparts);
 	if (L.pro)
 		LLVMDisposeBuilder(L.pro);

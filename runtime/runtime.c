@@ -944,6 +944,29 @@ static int settled(const ConstBinding *c, int n, const char *name, int given, in
 	return dflt;
 }
 
+enum { SPEC_ARGS = 32 }; /* arguments specialized (arg_spec) */
+
+/* Integer arguments known to equal 1 (bit i: runtime argument i) become
+ * the constant 1 in the IR, so that the passes fold them (x * stride is x). */
+static bool constant_ones(IrFunc *f, uint64_t ones)
+{
+	for (int i = 0, j = 0; i < f->n_params; i++) {
+		IrParam *p = &f->params[i];
+		if (!p->value)
+			continue;
+		if (j < SPEC_ARGS && (ones >> j & 1) && p->value->uses && f->body.first) {
+			Type t = p->value->type;
+			Op *c = ir_insert_before(f, f->body.first, OP_CONST, NULL, 0, &t, 1);
+			if (!c)
+				return false;
+			c->ival = 1;
+			ir_replace_uses(f, p->value, c->results[0]);
+		}
+		j++;
+	}
+	return true;
+}
+
 /* The compiled variant for these consts, made on first use. Caller holds m->lock. */
 static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, int num_warps, int num_stages,
                               uint64_t spec, Variant **out)
@@ -978,6 +1001,8 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 	IrgenOptions io = {.consts = copy, .n_consts = n, .num_warps = num_warps, .num_stages = num_stages};
 	double t0 = monotonic_ms();
 	IrFunc *f = copy && v ? irgen_kernel(m->mod, k->node, &io, &diag, &m->arena) : NULL;
+	if (f && spec >> SPEC_ARGS && !constant_ones(f, spec >> SPEC_ARGS))
+		f = NULL;
 	double t1 = monotonic_ms();
 	if (f && !ir_run_passes(f, NULL, NULL, NULL, &diag))
 		f = NULL;
@@ -990,7 +1015,7 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 		/* what the arguments promise, for the GPU back end to use (16-byte accesses) */
 		for (int i = 0, j = 0; i < f->n_params; i++)
 			if (f->params[i].value) {
-				if (j < 64 && (spec >> j & 1))
+				if (j < SPEC_ARGS && (spec >> j & 1))
 					f->params[i].divisibility = 16;
 				j++;
 			}
@@ -1251,19 +1276,23 @@ static blk_status check_args(blk_kernel *k, const blk_arg *args, int n_args)
 }
 
 /* Specialization, as Triton does it: which arguments are multiples of 16
- * (integers) or 16-byte aligned (pointers); bit i for argument i (the
- * first 64). Each pattern is a variant of its own. GPU only: the
- * interpreter gains nothing from it. */
+ * (integers) or 16-byte aligned (pointers), bit i for argument i, and which
+ * integers equal 1, bit 32 + i (a stride of 1 makes a block of pointers
+ * contiguous); the first 32 arguments. Each pattern is a variant of its
+ * own. GPU only: the interpreter gains nothing from it. */
 static uint64_t arg_spec(const blk_kernel *k, const blk_arg *args)
 {
 	uint64_t spec = 0;
-	for (int i = 0, a = 0; i < k->n_params && a < 64; i++) {
+	for (int i = 0, a = 0; i < k->n_params && a < SPEC_ARGS; i++) {
 		if (k->params[i].is_const)
 			continue;
 		const blk_arg *arg = &args[a];
+		bool is_int = arg->kind == BLK_ARG_INT && k->params[i].kind == BLK_PARAM_INT;
 		if ((arg->kind == BLK_ARG_PTR && k->params[i].kind == BLK_PARAM_POINTER && (arg->v.ptr & 15) == 0) ||
-		    (arg->kind == BLK_ARG_INT && k->params[i].kind == BLK_PARAM_INT && (arg->v.i & 15) == 0))
+		    (is_int && (arg->v.i & 15) == 0))
 			spec |= (uint64_t)1 << a;
+		if (is_int && arg->v.i == 1)
+			spec |= (uint64_t)1 << (SPEC_ARGS + a);
 		a++;
 	}
 	return spec;

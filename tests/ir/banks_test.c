@@ -7,7 +7,8 @@
  * warp's store (in the source encoding, replicas left out) and load (in the
  * destination one) is replayed lane by lane through the scratch's swizzle.
  * An access of B bytes a lane is served in 4-byte banks, 32 of them, in
- * wavefronts of 32, 16 or 8 lanes (B = 4 or less, 8, 16); a wavefront costs
+ * wavefronts of 32, 16 or 8 lanes (B = 4 or less, 8, 16); an ldmatrix
+ * reads one 8 x 8 matrix a wavefront, a 16-byte row a lane; a wavefront costs
  * as many passes as the most distinct words one bank must serve. The test
  * counts passes against one a wavefront and also checks that the swizzle
  * maps indices to addresses one to one (no two elements share a slot). */
@@ -117,7 +118,6 @@ static void simulate(const Op *op, int num_warps, const char *what)
 		eb = 8;
 	if (eb < 1)
 		eb = 1;
-	int vec = vector_of(&li, &lo, s->vec);
 	int n = (int)type_numel(x->type);
 	/* one to one */
 	char *used = calloc((size_t)n, 1);
@@ -133,8 +133,39 @@ static void simulate(const Op *op, int num_warps, const char *what)
 	char name[256];
 	snprintf(name, sizeof name, "%s: %%%d", what, y->id);
 	check(bijective, "%s%s: the swizzle is one to one (%ld, %ld elements)", name, "", n, n);
-	for (int side = 0; side < 2; side++) {
+	if (s->ldmatrix) {
+		/* ldmatrix: one 8 x 8 matrix (8 rows of 16 bytes, a lane's address
+		 * each) a phase; rows run along dimension 0, 8 elements along 1 */
+		long passes = 0, ideal = 0;
+		Type t = y->type;
+		int row_bit = 0, nbits1 = 0;
+		while ((1 << nbits1) < t.shape[1])
+			nbits1++;
+		row_bit = nbits1;
+		for (int w = 0; w < num_warps; w++)
+			for (int k = 0; k < (1 << lo.n_reg); k++) {
+				int base = index_of(&lo, k, w * 32) & ~((1 << 3) - 1); /* the fragment's row start, lanes 0 */
+				for (int i = 0; i < 5; i++)
+					if (lo.lane[i] >= 0)
+						base &= ~(1 << lo.lane[i]);
+				base &= ~(15 << row_bit);
+				long addr[32];
+				bool act[32] = {0};
+				for (int r = 0; r < 8; r++) {
+					addr[r] = (long)swizzled(s, (unsigned)(base | r << row_bit)) * eb;
+					act[r] = true;
+				}
+				for (int r = 8; r < 32; r++)
+					addr[r] = 0;
+				long p = 0, q = 0;
+				warp_access(addr, act, 16, &p, &q);
+				passes += p, ideal += q;
+			}
+		check(passes == ideal, "%s %s: %ld bank passes, %ld without conflicts", name, "ldmatrix", passes, ideal);
+	}
+	for (int side = 0; side < 2 - (s->ldmatrix != 0); side++) {
 		const Lin *l = side ? &lo : &li;
+		int vec = side ? vector_of(&lo, &lo, s->load_vec) : vector_of(&li, &li, s->vec);
 		long passes = 0, ideal = 0;
 		for (int w = 0; w < num_warps; w++)
 			for (int k = 0; k < (1 << l->n_reg); k += vec) {

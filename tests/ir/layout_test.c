@@ -1131,6 +1131,15 @@ static void shape_maps(void)
 	check(shape_in_registers(rs->def, &in, &out), "shape_in_registers: reshape with the same bit map");
 	out = blocked_lin(enc_blocked(F, 1, (int[]){2}, (int[]){32}, (int[]){4}, (int[]){0}), B1(f32, 32), nw);
 	check(!shape_in_registers(rs->def, &in, &out), "shape_in_registers: reshape to another bit map moves data");
+	/* the same lanes, warps swapped: data moves between warps */
+	in = blocked_lin(b2, B2(f32, 16, 32), nw);
+	out = in;
+	out.warp[0] = in.warp[1], out.warp[1] = in.warp[0];
+	Value *big = param("big", B2(f32, 16, 32));
+	Value *id = op1(OP_RESHAPE, big, B1(f32, 512));
+	check(in.warp[0] >= 0 && in.warp[1] >= 0 && !shape_in_registers(id->def, &in, &out),
+	      "shape_in_registers: the same lanes in other warps moves data");
+	check(shape_in_registers(id->def, &in, &in), "shape_in_registers: ... and the same warps does not");
 	/* join: the picking bit must stay in registers */
 	begin("join"); /* a fresh function for a one-warp join */
 	F->num_warps = 1;
@@ -1355,6 +1364,8 @@ static void axis_division(void)
 	Value *q_big = op2(OP_DIV, r, ci(B1(i32, 128), 256), B1(i32, 128));
 	Value *splat_q = op2(OP_DIV, op1(OP_SPLAT, n16, B1(i32, 128)), c4, B1(i32, 128));
 	Value *neg_q = op2(OP_DIV, r, ci(B1(i32, 128), -4), B1(i32, 128));
+	Value *rn = arange(-64, 64);
+	Value *q_rn = op2(OP_DIV, rn, c4, B1(i32, 128));
 	ret();
 	check_text(verify_msg(F, "test"), "", "axis: the division test kernel is valid");
 	analyze();
@@ -1371,6 +1382,9 @@ static void axis_division(void)
 	check_axis(q_big, 0, 1, 0, 128, "axis: arange / 256 is constant over the run it has (128)");
 	check_axis(splat_q, 0, 1, 4, 128, "axis: splat(16 n) / 4 is a constant multiple of 4");
 	check_axis(neg_q, 0, 1, 1, 1, "axis: division by a negative constant: nothing known");
+	check(!ax(rn).nonneg, "axis: arange(-64, 64) is not non-negative");
+	check_axis(rn, 0, 128, 64, 1, "axis: arange(-64, 64) is a run from a multiple of 64");
+	check_axis(q_rn, 0, 1, 0, 1, "axis: arange(-64, 64) / 4 truncates toward 0: no constant runs");
 }
 
 static void axis_hints_masks(void)

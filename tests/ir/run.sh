@@ -4,6 +4,13 @@
 #    in the tests themselves);
 #  - fold_interp_test: canonicalize against the interpreter on random
 #    constant ops of every kind;
+#  - layout_test: the GPU IR's encodings as bit maps (blocked against
+#    Triton's coordinates, mma against the PTX ISA's fragments), shape ops
+#    as bit maps, the axis analysis; gpu_invariants_test: what the layouts
+#    and remove-conversions passes promise, on every kernel that compiles;
+#    banks_test: shared scratches free of bank conflicts;
+#  - cases marked KNOWN BUG (lines "bug  NAME") expose faults not fixed yet:
+#    they are not counted unless BLK_KNOWN_BUGS=1, which makes them fail;
 #  - golden/NAME.tile: the first line "// blkc: ARGS" gives blkc's arguments
 #    (e.g. --emit=ir --dump-after=canonicalize); its standard output and
 #    error must equal golden/NAME.expected. BLK_UPDATE_GOLDEN=1 rewrites the

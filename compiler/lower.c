@@ -43,6 +43,8 @@ typedef struct Lower {
 	int n_tparts, cap_tparts;
 	LLVMBuilderRef pro; /* at the end of the entry block, before its branch */
 	int smem_base;      /* bytes of shared memory pinned below the transient uses */
+	int smem_dirty;     /* bytes from 0 that may have been touched since the last barrier; -1: unknown */
+	bool smem_unsynced; /* a pinned scratch written and no barrier since: one before reading it */
 	struct LazyFrags **lazy; /* by value id: an mma operand read from its scratch when the dot needs it */
 	Diag *diag;
 	bool failed;
@@ -299,6 +301,50 @@ static LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueR
 	return LLVMBuildGEP2(L->b, t, base, &idx, 1, "");
 }
 
+static void smem_barrier(Lower *L)
+{
+	barrier(L);
+	L->smem_dirty = 0;
+	L->smem_unsynced = false;
+}
+
+/* Transient shared memory: each use (write, barrier, read) takes the next
+ * bytes after what may have been touched since the last barrier, so that
+ * it needs no barrier of its own before it writes; when those bytes would
+ * grow the kernel's shared memory past what it already uses (or 4 KB), or
+ * what came before is not known (the start of a loop's body, after an if),
+ * it starts again at the bottom behind a barrier. Returns the offset from
+ * smem_base (what smem_at takes). */
+static int smem_take(Lower *L, int bytes)
+{
+	bytes = (bytes + 15) & ~15;
+	int base = L->smem_base;
+	int room = L->smem_bytes > base + 4096 ? L->smem_bytes : base + 4096;
+	int start = L->smem_dirty < 0 ? -1 : L->smem_dirty > base ? L->smem_dirty : base;
+	if (start < 0 || start + bytes > room) {
+		smem_barrier(L);
+		start = base;
+	}
+	L->smem_dirty = start + bytes;
+	need_smem(L, start - base + bytes);
+	return start - base;
+}
+
+/* The barrier between a use's writes and its reads (of bytes at off). */
+static void smem_sync(Lower *L, int off, int bytes)
+{
+	smem_barrier(L);
+	L->smem_dirty = L->smem_base + off + ((bytes + 15) & ~15);
+}
+
+/* Where what came before is not known (region boundaries). */
+static void smem_unknown(Lower *L)
+{
+	if (L->smem_unsynced)
+		smem_barrier(L);
+	L->smem_dirty = -1;
+}
+
 static LLVMValueRef to_mem(Lower *L, Type t, LLVMValueRef v)
 {
 	return !t.ptr && t.scalar == SK_I1 ? LLVMBuildZExt(L->b, v, L->i8, "") : v;
@@ -318,15 +364,11 @@ static int type_bytes(Type t)
 }
 
 /* Writes this thread's elements of x (tile v) to shared memory at
- * byte_offset, by linear index; replicas write once. Starts with a barrier
- * when `first`, so that earlier readers of the same memory are done. */
-static void smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset, bool first)
+ * byte_offset (taken with smem_take), by linear index; replicas write once. */
+static void smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset)
 {
 	Type t = x->type;
 	const Lin *l = lin_of(L, x);
-	need_smem(L, byte_offset + numel(t) * type_bytes(t));
-	if (first)
-		barrier(L);
 	LLVMTypeRef mt = mem_type(L, t);
 	LLVMValueRef own = owner_of(L, l);
 	bool guarded = !LLVMIsAConstantInt(own);
@@ -647,11 +689,15 @@ static void lower_scan(Lower *L, const Op *op)
 	int off = 0, offs[MAX_REDUCE_OPERANDS];
 	for (int i = 0; i < n; i++) {
 		offs[i] = off;
-		smem_store_block(L, op->operands[i], val(L, op->operands[i]), off, i == 0);
 		off += numel(op->operands[i]->type) * type_bytes(op->operands[i]->type);
 		off = (off + 7) & ~7;
 	}
-	barrier(L);
+	int base = smem_take(L, off);
+	for (int i = 0; i < n; i++) {
+		offs[i] += base;
+		smem_store_block(L, op->operands[i], val(L, op->operands[i]), offs[i]);
+	}
+	smem_sync(L, base, off);
 	const Value *res = op->results[0];
 	const Lin *lo = lin_of(L, res);
 	int count = 1 << lo->n_reg;
@@ -798,8 +844,9 @@ static void lower_reduce(Lower *L, const Op *op)
 			offs[i] = off;
 			off += (N * G * type_bytes(op->operands[i]->type) + 7) & ~7;
 		}
-		need_smem(L, off);
-		barrier(L);
+		int base = smem_take(L, off);
+		for (int i = 0; i < n; i++)
+			offs[i] += base;
 		LLVMValueRef g = ci32(L, 0);
 		for (int i = 5, j = 0; i < 5 + li->n_warp; i++)
 			if (axis_warps >> i & 1) {
@@ -823,7 +870,7 @@ static void lower_reduce(Lower *L, const Op *op)
 		}
 		LLVMBuildBr(L->b, done);
 		LLVMPositionBuilderAtEnd(L->b, done);
-		barrier(L);
+		smem_sync(L, base, off);
 		for (int k = 0; k < n_out && !L->failed; k++) {
 			LLVMValueRef base = LLVMBuildMul(L->b, index_of(L, lo, k), ci32(L, G), "");
 			LLVMValueRef a[MAX_REDUCE_OPERANDS];
@@ -891,7 +938,7 @@ static void lower_shape(Lower *L, const Op *op)
 	int nres = op->code == OP_SPLIT ? 2 : 1;
 	Type in_t = x->type;
 	bool staged = false;
-	int second = (numel(in_t) * type_bytes(in_t) + 7) & ~7;
+	int first = 0, second = (numel(in_t) * type_bytes(in_t) + 7) & ~7;
 	for (int r = 0; r < nres && !L->failed; r++) {
 		const Value *y = op->results[r];
 		const Lin *lo = lin_of(L, y);
@@ -922,10 +969,12 @@ static void lower_shape(Lower *L, const Op *op)
 			continue;
 		}
 		if (!staged) {
-			smem_store_block(L, x, val(L, x), 0, true);
+			first = smem_take(L, op->n_operands > 1 ? 2 * second : second);
+			second += first;
+			smem_store_block(L, x, val(L, x), first);
 			if (op->n_operands > 1)
-				smem_store_block(L, op->operands[1], val(L, op->operands[1]), second, false);
-			barrier(L);
+				smem_store_block(L, op->operands[1], val(L, op->operands[1]), second);
+			smem_sync(L, first, (op->n_operands > 1 ? 2 : 1) * (second - first));
 			staged = true;
 		}
 		Type out_t = y->type;
@@ -933,13 +982,13 @@ static void lower_shape(Lower *L, const Op *op)
 			LLVMValueRef oidx = index_of(L, lo, k);
 			if (op->code == OP_SPLIT) {
 				LLVMValueRef src = LLVMBuildOr(L->b, LLVMBuildShl(L->b, oidx, ci32(L, 1), ""), ci32(L, r), "");
-				t.e[k] = smem_load(L, in_t, 0, src);
+				t.e[k] = smem_load(L, in_t, first, src);
 				continue;
 			}
 			int which;
 			LLVMValueRef src = source_index(L, op, oidx, &which);
 			if (which == 0) {
-				t.e[k] = smem_load(L, in_t, 0, src);
+				t.e[k] = smem_load(L, in_t, first, src);
 				continue;
 			}
 			LLVMValueRef pick; /* i1: take the second input */
@@ -949,7 +998,7 @@ static void lower_shape(Lower *L, const Op *op)
 				int axis = -1 - which;
 				pick = LLVMBuildICmp(L->b, LLVMIntUGE, coord(L, out_t, oidx, axis), ci32(L, in_t.shape[axis]), "");
 			}
-			LLVMValueRef a = smem_load(L, in_t, 0, src), b = smem_load(L, in_t, second, src);
+			LLVMValueRef a = smem_load(L, in_t, first, src), b = smem_load(L, in_t, second, src);
 			t.e[k] = LLVMBuildSelect(L->b, pick, b, a, "");
 		}
 		L->vals[y->id] = t;
@@ -1070,6 +1119,11 @@ static LLVMValueRef frag(Lower *L, const Value *v, int k)
 	int g = k & ~(z->group - 1);
 	if (z->pair_bit >= 0)
 		g &= ~(1 << z->pair_bit);
+	if (L->smem_unsynced)
+		smem_barrier(L); /* the operands' stores are done */
+	int end = z->offset + (int)type_numel(v->type) * 2;
+	if (L->smem_dirty >= 0 && L->smem_dirty < end)
+		L->smem_dirty = end;
 	int c = reg_const(lo, g);
 	LLVMValueRef idx = c ? LLVMBuildOr(L->b, z->base_thread, ci32(L, c), "") : z->base_thread;
 	int saved = L->smem_base;
@@ -1136,15 +1190,23 @@ static void lower_convert(Lower *L, const Op *op)
 	for (int i = 0; (1 << i) < vec; i++)
 		if (i >= li->n_reg || li->reg[i] != i)
 			vec = 1;
+	/* an operand read by its dot later is pinned below the transient uses;
+	 * it needs a barrier first only where something touched its bytes since
+	 * the last one, and one after (before the dot reads) shared with the
+	 * other operand's */
 	bool lazy = s && s->ldmatrix && L->lazy && only_for_dot(op);
-	int pinned = L->smem_base, bytes = (numel(x->type) * eb + 127) & ~127;
-	if (lazy)
-		L->smem_base += bytes; /* kept until the dot has read it */
-	need_smem(L, lazy ? 0 : numel(x->type) * eb);
-	barrier(L);
-	int saved_base = L->smem_base;
-	if (lazy)
+	int bytes = (numel(x->type) * eb + 127) & ~127, off;
+	int pinned = L->smem_base;
+	if (lazy) {
+		if (L->smem_dirty < 0 || L->smem_dirty > pinned)
+			smem_barrier(L);
+		L->smem_base += bytes;
+		need_smem(L, 0);
 		L->smem_base = pinned;
+		off = 0;
+	} else {
+		off = smem_take(L, numel(x->type) * eb);
+	}
 	LLVMValueRef own = owner_of(L, li);
 	bool guarded = !LLVMIsAConstantInt(own);
 	LLVMBasicBlockRef store_bb = NULL, done_bb = NULL;
@@ -1157,7 +1219,7 @@ static void lower_convert(Lower *L, const Op *op)
 	LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)vec);
 	LLVMValueRef tsw = swizzle_value(L, s, thread_part(L, li));
 	for (int k = 0, n_in = 1 << li->n_reg; k < n_in; k += vec) {
-		LLVMValueRef p = smem_at(L, mt, 0, scratch_addr(L, s, li, tsw, k));
+		LLVMValueRef p = smem_at(L, mt, off, scratch_addr(L, s, li, tsw, k));
 		LLVMValueRef st;
 		if (vec == 1) {
 			st = LLVMBuildStore(L->b, to_mem(L, et, in->e[k]), p);
@@ -1173,9 +1235,11 @@ static void lower_convert(Lower *L, const Op *op)
 		LLVMBuildBr(L->b, done_bb);
 		LLVMPositionBuilderAtEnd(L->b, done_bb);
 	}
-	barrier(L);
 	if (lazy) {
-		L->smem_base = saved_base;
+		L->smem_base = pinned + bytes; /* kept until the dot has read it */
+		if (L->smem_dirty < pinned + bytes)
+			L->smem_dirty = pinned + bytes;
+		L->smem_unsynced = true;
 		Tile *kept = arena_alloc(&L->arena, sizeof *kept);
 		if (!kept) {
 			L->failed = true;
@@ -1186,16 +1250,13 @@ static void lower_convert(Lower *L, const Op *op)
 		L->vals[y->id] = t;
 		return;
 	}
+	smem_sync(L, off, numel(x->type) * eb);
 	if (s && s->ldmatrix) { /* read all of it now */
-		LazyFrags *z = ldmatrix_setup(L, op, lo, &t, L->smem_base);
-		int saved = L->smem_base;
-		L->smem_base = 0;
-		z->offset = saved;
+		LazyFrags *z = ldmatrix_setup(L, op, lo, &t, L->smem_base + off);
 		L->lazy[y->id] = z;
 		for (int k = 0; k < n_out && !L->failed; k++)
 			t.e[k] = frag(L, y, k);
 		L->lazy[y->id] = NULL;
-		L->smem_base = saved;
 		L->vals[y->id] = t;
 		return;
 	}
@@ -1205,7 +1266,7 @@ static void lower_convert(Lower *L, const Op *op)
 	LLVMTypeRef lvt = LLVMVectorType(mt, (unsigned)load_vec);
 	tsw = swizzle_value(L, s, thread_part(L, lo));
 	for (int k = 0; k < n_out; k += load_vec) {
-		LLVMValueRef p = smem_at(L, mt, 0, scratch_addr(L, s, lo, tsw, k));
+		LLVMValueRef p = smem_at(L, mt, off, scratch_addr(L, s, lo, tsw, k));
 		if (load_vec == 1) {
 			t.e[k] = from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
 			continue;
@@ -1295,9 +1356,11 @@ static void lower_dot(Lower *L, const Op *op)
 	Type at = a->type, bt = b->type, ct = y->type;
 	int K = at.shape[1];
 	int a_bytes = (numel(at) * type_bytes(at) + 15) & ~15;
-	smem_store_block(L, a, val(L, a), 0, true);
-	smem_store_block(L, b, val(L, b), a_bytes, false);
-	barrier(L);
+	int b_bytes = numel(bt) * type_bytes(bt);
+	int base = smem_take(L, a_bytes + b_bytes);
+	smem_store_block(L, a, val(L, a), base);
+	smem_store_block(L, b, val(L, b), base + a_bytes);
+	smem_sync(L, base, a_bytes + b_bytes);
 	const Lin *lo = lin_of(L, y);
 	int count = 1 << lo->n_reg;
 	Tile t = tile_new(L, count);
@@ -1312,8 +1375,8 @@ static void lower_dot(Lower *L, const Op *op)
 		loop_begin(L, &lp, ci32(L, 0), ci32(L, K), &acc, 1);
 		LLVMValueRef ai = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, i, ci32(L, K), ""), lp.i, "");
 		LLVMValueRef bi = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, lp.i, ci32(L, bt.shape[1]), ""), j, "");
-		LLVMValueRef xv = cast(L, in_e, acc_t, smem_load(L, in_e, 0, ai), op->loc);
-		LLVMValueRef yv = cast(L, in_e, acc_t, smem_load(L, in_e, a_bytes, bi), op->loc);
+		LLVMValueRef xv = cast(L, in_e, acc_t, smem_load(L, in_e, base, ai), op->loc);
+		LLVMValueRef yv = cast(L, in_e, acc_t, smem_load(L, in_e, base + a_bytes, bi), op->loc);
 		LLVMValueRef next;
 		if (fl) {
 			LLVMTypeRef ty = LLVMTypeOf(xv);
@@ -1647,22 +1710,23 @@ static void lower_atomic(Lower *L, const Op *op)
 		/* only owners hold the old values: share them through shared memory */
 		Type rt = op->results[0]->type;
 		if (!rt.rank) {
-			need_smem(L, 8);
-			barrier(L);
+			int off = smem_take(L, 8);
 			LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(L->c, L->fn, "t0");
 			LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "t0.done");
 			LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), ""), wb, done);
 			LLVMPositionBuilderAtEnd(L->b, wb);
-			LLVMBuildStore(L->b, to_mem(L, rt, res.e[0]), smem_at(L, mem_type(L, rt), 0, ci32(L, 0)));
+			LLVMBuildStore(L->b, to_mem(L, rt, res.e[0]), smem_at(L, mem_type(L, rt), off, ci32(L, 0)));
 			LLVMBuildBr(L->b, done);
 			LLVMPositionBuilderAtEnd(L->b, done);
-			barrier(L);
-			res.e[0] = smem_load(L, rt, 0, ci32(L, 0));
+			smem_sync(L, off, 8);
+			res.e[0] = smem_load(L, rt, off, ci32(L, 0));
 		} else {
-			smem_store_block(L, op->results[0], &res, 0, true);
-			barrier(L);
+			int bytes = numel(rt) * type_bytes(rt);
+			int off = smem_take(L, bytes);
+			smem_store_block(L, op->results[0], &res, off);
+			smem_sync(L, off, bytes);
 			for (int k = 0; k < n; k++)
-				res.e[k] = smem_load(L, rt, 0, index_of(L, lin_of(L, op->results[0]), k));
+				res.e[k] = smem_load(L, rt, off, index_of(L, lin_of(L, op->results[0]), k));
 		}
 	}
 	L->vals[op->results[0]->id] = res;
@@ -1730,6 +1794,7 @@ static void lower_for(Lower *L, const Op *op)
 	}
 	LLVMBuildCondBr(L->b, cond, bb, exit);
 	LLVMPositionBuilderAtEnd(L->b, bb);
+	smem_unknown(L); /* after the previous iteration, or what came before the loop */
 	lower_region(L, body);
 	if (L->failed)
 		return;
@@ -1755,6 +1820,7 @@ static void lower_if(Lower *L, const Op *op)
 	LLVMBasicBlockRef starts[2] = {tb, eb};
 	for (int r = 0; r < 2; r++) {
 		LLVMPositionBuilderAtEnd(L->b, starts[r]);
+		smem_unknown(L);
 		lower_region(L, &op->regions[r]);
 		if (L->failed)
 			return;
@@ -1792,6 +1858,7 @@ static void lower_while(Lower *L, const Op *op)
 	}
 	Tile phis[64];
 	make_phis(L, before, (const Value *const *)op->operands, pre, phis);
+	smem_unknown(L);
 	lower_region(L, before);
 	if (L->failed)
 		return;
@@ -1800,6 +1867,7 @@ static void lower_while(Lower *L, const Op *op)
 	LLVMPositionBuilderAtEnd(L->b, bb);
 	for (int i = 0; i < after->n_args; i++)
 		L->vals[after->args[i]->id] = *val(L, cond->operands[1 + i]);
+	smem_unknown(L);
 	lower_region(L, after);
 	if (L->failed)
 		return;
@@ -2165,13 +2233,11 @@ static void lower_op(Lower *L, const Op *op)
 		lower_philox(L, op);
 		break;
 	case OP_FOR:
-		lower_for(L, op);
-		break;
 	case OP_IF:
-		lower_if(L, op);
-		break;
 	case OP_WHILE:
-		lower_while(L, op);
+		smem_unknown(L); /* a barrier inside may come from either side */
+		(op->code == OP_FOR ? lower_for : op->code == OP_IF ? lower_if : lower_while)(L, op);
+		smem_unknown(L);
 		break;
 	case OP_YIELD:
 	case OP_CONDITION:

@@ -6,7 +6,9 @@
 #    accesses are 16 bytes wide once its arguments are specialized, softmax
 #    reduces across a warp with shfl.sync.bfly, no example spills to local
 #    memory (ld.local / st.local), matmul and attention run their dots on
-#    tensor cores (mma.sync.aligned.m16n8k16) for sm_80 and sm_90.
+#    tensor cores (mma.sync.aligned.m16n8k16) for sm_80 and sm_90;
+#  - tests/ptx/patterns: small kernels whose PTX must or must not match a
+#    pattern (see below).
 # usage: tests/ptx/run.sh BUILD_DIR
 set -u
 build=${1:-build}
@@ -91,6 +93,37 @@ if "$blkc" --emit=ptx examples/softmax.tile -o "$lt" && grep -q '^	\.file	1 "exa
 else
 	bad "softmax: .loc lines into the .tile, no debug target"
 fi
+# patterns/NAME.tile: the first line "// blkc: ARGS" gives blkc's arguments,
+# then "// require: REGEX" or "// forbid: REGEX" (grep -E) on the PTX. A file
+# that says KNOWN BUG exposes a fault not fixed yet: while its pattern fails
+# it prints "bug  NAME" and is not counted, unless BLK_KNOWN_BUGS=1.
+for tile in tests/ptx/patterns/*.tile; do
+	[ -f "$tile" ] || continue
+	name="patterns/$(basename "$tile" .tile)"
+	args=$(sed -n '1s|^// blkc: ||p' "$tile")
+	req=$(sed -n 's|^// require: ||p' "$tile")
+	forbid=$(sed -n 's|^// forbid: ||p' "$tile")
+	out=$tmp/pattern.ptx
+	# shellcheck disable=SC2086 # ARGS are words
+	if ! "$blkc" $args "$tile" -o "$out" 2>"$tmp/err"; then
+		bad "$name: blkc" "$(head -3 "$tmp/err")"
+		continue
+	fi
+	if [ -n "$req" ]; then
+		what="has /$req/"
+		grep -qE "$req" "$out" && good=1 || good=0
+	else
+		what="has no /$forbid/"
+		grep -qE "$forbid" "$out" && good=0 || good=1
+	fi
+	if [ $good = 1 ]; then
+		ok "$name: PTX $what"
+	elif grep -q 'KNOWN BUG' "$tile" && [ "${BLK_KNOWN_BUGS:-0}" != 1 ]; then
+		echo "bug  $name: PTX $what (KNOWN BUG, not counted; BLK_KNOWN_BUGS=1 counts it)"
+	else
+		bad "$name: PTX $what"
+	fi
+done
 if "$blkc" --emit=ptx --arch=sm_99 examples/relu.tile -o /dev/null 2>"$tmp/err"; then
 	bad "an unknown --arch is refused"
 elif grep -q "unknown GPU target 'sm_99'" "$tmp/err"; then

@@ -277,6 +277,7 @@ int main(void)
 	dir_files("examples");
 	dir_files("tests/ir/golden");
 	dir_files("tests/lang");
+	dir_files("tests/ptx/patterns");
 	printf("  (%d kernel compilations, %d ops checked, %d files or kernels skipped)\n", kernels, ops_checked, skipped);
 	if (kernels < 40) {
 		printf("FAIL too few kernels compiled (%d)\n", kernels);

@@ -115,13 +115,23 @@ static AxisInfo get(Axis *A, const Value *v) { return A->ax[v->id]; }
 static void walk(Axis *A, const Region *r);
 
 /* Runs of a + b: a run of a against constant runs of b, or the reverse. */
+/* What divides the elements at every c-th position of x's runs: a run of
+ * consecutive values from s holds s + k c unit there (unit: the element
+ * size of pointers, 1 for integers), a run of equal or scattered values its
+ * div throughout. */
+static int64_t div_at(AxisInfo x, int d, int64_t c, int64_t unit)
+{
+	return x.contig[d] > 1 && c < x.contig[d] ? gcd64(x.div[d], c * unit) : x.div[d];
+}
+
 static AxisInfo add_info(AxisInfo a, AxisInfo b, int64_t scale, int n)
 {
 	AxisInfo out = unknown();
 	for (int d = 0; d < n; d++) {
 		int64_t x = gcd64(a.contig[d], b.constancy[d]), y = gcd64(b.contig[d], a.constancy[d]);
 		out.contig[d] = x > y ? x : y;
-		out.div[d] = gcd64(a.div[d], b.div[d] * scale);
+		/* the result's runs start where both operands have that divisibility */
+		out.div[d] = gcd64(div_at(a, d, out.contig[d], scale), div_at(b, d, out.contig[d], 1) * scale);
 		out.constancy[d] = gcd64(a.constancy[d], b.constancy[d]);
 	}
 	return out;
@@ -303,13 +313,15 @@ static void analyze_op(Axis *A, const Op *op)
 	case OP_SUB:
 		for (int d = 0; d < n; d++) {
 			out.contig[d] = gcd64(a.contig[d], b.constancy[d]);
-			out.div[d] = gcd64(a.div[d], b.div[d]);
+			out.div[d] = gcd64(div_at(a, d, out.contig[d], 1), div_at(b, d, out.contig[d], 1));
 			out.constancy[d] = gcd64(a.constancy[d], b.constancy[d]);
 		}
 		break;
 	case OP_MUL:
 		for (int d = 0; d < n; d++) {
-			int64_t x = a.div[d] * b.div[d];
+			/* the product's elements stand alone: what divides every element
+			 * of each factor (the first of a run of consecutive values only) */
+			int64_t x = (a.contig[d] > 1 ? 1 : a.div[d]) * (b.contig[d] > 1 ? 1 : b.div[d]);
 			out.div[d] = x > DIV_MAX || x <= 0 ? DIV_MAX : x;
 			out.constancy[d] = gcd64(a.constancy[d], b.constancy[d]);
 			/* a run times 1 stays a run */
@@ -331,26 +343,29 @@ static void analyze_op(Axis *A, const Op *op)
 		bool floor = op->code == OP_SHR || !scalar_is_signed((ScalarKind)type_elem(t).scalar) || a.nonneg;
 		out.nonneg = a.nonneg;
 		for (int d = 0; d < n; d++) {
-			out.div[d] = a.div[d] % by == 0 ? a.div[d] / by : 1;
+			/* a run of consecutive values divides into runs of equal ones whose
+			 * values (s / by + k) need not be multiples of anything */
+			out.div[d] = a.contig[d] == 1 && a.div[d] % by == 0 ? a.div[d] / by : 1;
 			out.constancy[d] = a.constancy[d];
 			if (floor && a.div[d] % by == 0 && gcd64(a.contig[d], by) > out.constancy[d])
 				out.constancy[d] = gcd64(a.contig[d], by);
 		}
 		break;
 	}
-	case OP_CMP:
+	case OP_CMP: {
+		/* a run of consecutive values against a constant block that both
+		 * start at multiples of d: x < c (and x >= c) flips at c only, so
+		 * aligned groups of d agree; x <= c, x > c, ==, != flip at c + 1 or
+		 * single out one value */
+		bool flips_at_c = op->attr[0] == CMP_LT || op->attr[0] == CMP_GE;
 		for (int d = 0; d < n; d++) {
-			/* a run of consecutive values against a constant block changes
-			 * the outcome only at multiples of the common divisor */
-			int64_t c;
-			if (b.constancy[d] > 1 || op->operands[1]->type.rank == 0)
-				c = gcd64(a.constancy[d] > 1 ? a.constancy[d] : gcd64(a.contig[d], gcd64(a.div[d], b.div[d])),
-				          b.constancy[d]);
-			else
-				c = gcd64(a.constancy[d], b.constancy[d]);
+			int64_t c = gcd64(a.constancy[d], b.constancy[d]);
+			if (flips_at_c && a.constancy[d] == 1 && (b.constancy[d] > 1 || op->operands[1]->type.rank == 0))
+				c = gcd64(gcd64(a.contig[d], gcd64(a.div[d], b.div[d])), b.constancy[d]);
 			out.constancy[d] = c < 1 ? 1 : c;
 		}
 		break;
+	}
 	case OP_AND:
 	case OP_OR:
 	case OP_XOR:
@@ -377,9 +392,14 @@ static void analyze_op(Axis *A, const Op *op)
 				out.constancy[d] = a.constancy[d];
 		break;
 	case OP_LOAD:
-		/* one address, one value */
-		for (int d = 0; d < n; d++)
-			out.constancy[d] = a.constancy[d];
+		/* one address, one value; where masked, `other` (0 when absent)
+		 * stands in, so the mask and other must agree along the run too */
+		for (int d = 0; d < n; d++) {
+			int64_t c = a.constancy[d];
+			for (int i = 1; i < op->n_operands; i++)
+				c = gcd64(c, get(A, op->operands[i]).constancy[d]);
+			out.constancy[d] = c;
+		}
 		break;
 	default:
 		if (op_flags(op->code) & OPF_ELEMWISE)

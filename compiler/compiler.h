@@ -586,7 +586,7 @@ enum { MAP_DROP = -2, MAP_SEL = -3 };
 bool shape_bit_map(const Op *op, int out_bit, int *in_bit);
 bool shape_in_registers(const Op *op, const Lin *in, const Lin *out);
 bool ir_remove_conversions(IrFunc *f, Diag *diag);
-#define IR_GPU_PIPELINE "layouts,remove-conversions,dce"
+#define IR_GPU_PIPELINE "layouts,remove-conversions,cse,dce"
 
 /* ---- GPU code generation (lower.c) ----------------------------------------------
  *

@@ -883,6 +883,17 @@ static void check_encodings(Verifier *v, const Op *op)
 		if (op->n_operands != 1 || op->n_results != 1 || !type_eq(op->operands[0]->type, op->results[0]->type))
 			fail(v, op, "converts one block to the same type");
 		break;
+	case OP_LOAD:
+	case OP_STORE:
+	case OP_ATOMIC_RMW:
+	case OP_ATOMIC_CAS:
+		/* each thread reaches the elements it holds: pointers, masks,
+		 * values and results in one encoding */
+		for (int i = 1; i < op->n_operands; i++)
+			same_enc(v, op, op->operands[i], op->operands[0], "memory operand and pointers");
+		for (int i = 0; i < op->n_results; i++)
+			same_enc(v, op, op->results[i], op->operands[0], "result and pointers");
+		break;
 	default:
 		break;
 	}

@@ -148,13 +148,15 @@ const Encoding *enc_linear(IrFunc *f, const Lin *lin)
 {
 	Encoding e;
 	enc_zero(&e, ENC_LINEAR, 0);
-	e.lin = *lin;
-	/* the rank does not matter to a bit map; unused slots stay -1 so that
-	 * equal maps compare equal */
-	for (int i = lin->n_reg; i < LIN_MAX_BITS; i++)
-		e.lin.reg[i] = -1;
-	for (int i = lin->n_warp; i < LIN_MAX_WARP_BITS; i++)
-		e.lin.warp[i] = -1;
+	/* field by field (not the padding), unused slots -1: equal maps compare
+	 * equal; the rank does not matter to a bit map */
+	memset(&e.lin, -1, sizeof e.lin);
+	e.lin.n_reg = lin->n_reg < LIN_MAX_BITS ? lin->n_reg : LIN_MAX_BITS;
+	e.lin.n_lane = 5;
+	e.lin.n_warp = lin->n_warp < LIN_MAX_WARP_BITS ? lin->n_warp : LIN_MAX_WARP_BITS;
+	memcpy(e.lin.reg, lin->reg, (size_t)e.lin.n_reg);
+	memcpy(e.lin.lane, lin->lane, 5);
+	memcpy(e.lin.warp, lin->warp, (size_t)e.lin.n_warp);
 	return enc_intern(f, &e);
 }
 
@@ -194,7 +196,16 @@ static void rest_to_regs(Type t, int *pos, const int *order, Lin *l)
 
 static bool blocked_lin(const Encoding *e, Type t, Lin *l)
 {
-	int pos[BLK_MAX_RANK] = {0}, nl = 0, nw = 0;
+	int pos[BLK_MAX_RANK] = {0}, nl = 0, nw = 0, lane_bits = 0, warp_bits = 0;
+	for (int d = 0; d < t.rank; d++) {
+		if (e->tpw[d] < 1 || e->wpc[d] < 1 || e->spt[d] < 1 || (e->tpw[d] & (e->tpw[d] - 1)) ||
+		    (e->wpc[d] & (e->wpc[d] - 1)) || (e->spt[d] & (e->spt[d] - 1)))
+			return false;
+		lane_bits += log2i(e->tpw[d]);
+		warp_bits += log2i(e->wpc[d]);
+	}
+	if (lane_bits != 5 || warp_bits != l->n_warp)
+		return false; /* 32 threads a warp, and the kernel's warps */
 	for (int i = 0; i < t.rank; i++) {
 		int d = e->order[i];
 		for (int k = log2i(e->spt[d]); k > 0; k--)
@@ -294,15 +305,24 @@ bool enc_lin(const Encoding *e, Type t, int num_warps, Lin *out)
 	case ENC_DOT_OPERAND:
 		return e->parent->kind == ENC_MMA && mma_lin(e->parent, e->op_idx, t, out);
 	case ENC_LINEAR: {
+		/* every bit of the block's index once, registers never "none" */
 		*out = e->lin;
-		int bits = 0, have = out->n_reg;
+		int bits = 0;
 		for (int d = 0; d < t.rank; d++)
 			bits += log2i(t.shape[d]);
-		for (int i = 0; i < 5; i++)
-			have += out->lane[i] >= 0;
-		for (int i = 0; i < out->n_warp; i++)
-			have += out->warp[i] >= 0;
-		return have == bits && out->n_warp == log2i(num_warps);
+		uint32_t seen = 0;
+		for (int i = 0; i < out->n_reg + 5 + out->n_warp; i++) {
+			int b = i < out->n_reg ? out->reg[i] : i < out->n_reg + 5 ? out->lane[i - out->n_reg]
+			                                                             : out->warp[i - out->n_reg - 5];
+			if (b < 0 && i < out->n_reg)
+				return false;
+			if (b < 0)
+				continue;
+			if (b >= bits || (seen >> b & 1))
+				return false;
+			seen |= 1u << b;
+		}
+		return seen == (bits ? (1u << bits) - 1 : 0) && out->n_warp == log2i(num_warps);
 	}
 	case ENC_SHARED:
 		return false;

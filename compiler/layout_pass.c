@@ -27,6 +27,7 @@ typedef struct LP {
 	AxisInfo *ax;
 	const Encoding **enc; /* by value id; NULL: free */
 	int n_enc;            /* values the table covers (ops inserted later carry their own) */
+	int n_ax;             /* values ax covers */
 	int T;
 	bool oom;
 } LP;
@@ -803,6 +804,35 @@ static bool writes_between(const Op *from, const Op *to)
 	return false;
 }
 
+/* How many elements one access of load d takes in encoding e: the run of
+ * registers along the pointers' most contiguous dimension, as far as the
+ * axis analysis allows. */
+static int access_in(RC *R, const Op *d, const Encoding *e)
+{
+	const Value *p = d->operands[0];
+	Type t = p->type;
+	Lin l;
+	if (!R->P.ax || p->id >= R->P.n_ax || !enc_lin(e, t, R->P.f->num_warps, &l))
+		return 1;
+	int best = 0;
+	for (int i = 1; i < t.rank; i++)
+		if (R->P.ax[p->id].contig[i] > R->P.ax[p->id].contig[best])
+			best = i;
+	int run = 0;
+	while (run < l.n_reg && l.reg[run] == lin_bit(t, best, run) && (1 << run) < t.shape[best])
+		run++;
+	int w = axis_access_width(R->P.ax, p, NULL, best);
+	return w < (1 << run) ? w : 1 << run;
+}
+
+/* Whether loading in e would take narrower accesses than where it is (a
+ * transposed store wanting the load transposed): then the data moves
+ * through shared memory instead, the load keeps its coalesced accesses. */
+static bool narrower_access(RC *R, const Op *d, const Encoding *e)
+{
+	return d->operands[0]->type.rank && access_in(R, d, e) < access_in(R, d, d->results[0]->enc);
+}
+
 /* A copy of d placed right after it, with the given operands and its
  * (single) result in encoding e. */
 static Value *clone_after(RC *R, Op *d, Value **ops, const Encoding *e)
@@ -855,7 +885,7 @@ static Value *remat(RC *R, Value *v, const Encoding *e, const Op *at, int64_t li
 	case OP_SPLAT:
 		break;
 	case OP_LOAD:
-		if (d->attr[3] || v->uses > 1 || writes_between(d, at))
+		if (d->attr[3] || v->uses > 1 || writes_between(d, at) || narrower_access(R, d, e))
 			goto boundary;
 		break;
 	default:
@@ -1086,6 +1116,8 @@ bool ir_remove_conversions(IrFunc *f, Diag *diag)
 	if (!f->gpu)
 		return true;
 	RC R = {.P = {.f = f, .T = 32 * f->num_warps}};
+	R.P.ax = axis_analyze(f);
+	R.P.n_ax = R.P.ax ? f->n_values : 0;
 	rc_region(&R, &f->body);
 	/* the ops left without users, then the loads they were the only users of */
 	ir_dce(f, diag);
@@ -1094,6 +1126,7 @@ bool ir_remove_conversions(IrFunc *f, Diag *diag)
 			ir_remove(R.moved_loads[i]);
 	ir_dce(f, diag);
 	scratch_region(&R, &f->body);
+	free(R.P.ax);
 	free(R.moved_loads);
 	free(R.memo_v);
 	free(R.memo_e);

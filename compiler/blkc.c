@@ -164,7 +164,7 @@ static bool apply_assumptions(IrFunc *f, const char *spec, Diag *diag)
 			found = true;
 			if (colon) {
 				prm->divisibility = n;
-			} else if (prm->value->uses && f->body.first) {
+			} else if ((prm->equals_one = true) && prm->value->uses && f->body.first) {
 				/* equal to 1, as the JIT specializes: the constant in its place */
 				Type t = prm->value->type;
 				Op *c = ir_insert_before(f, f->body.first, OP_CONST, NULL, 0, &t, 1);
@@ -573,6 +573,8 @@ static bool write_aot(const Compile *cc, const char *src_path)
 			if (p->divisibility > 1)
 				sb_printf(&h, ", a multiple of %lld%s (checked: BLK_ERROR_INVALID_ARGUMENT)",
 				          (long long)p->divisibility, p->type.ptr ? " bytes" : "");
+			if (p->equals_one)
+				sb_puts(&h, ", equal to 1 (checked: BLK_ERROR_INVALID_ARGUMENT)");
 			sb_free(&t);
 		}
 		sb_puts(&h, " */\n");
@@ -754,6 +756,10 @@ static bool write_aot(const Compile *cc, const char *src_path)
 				              "\"%s_launch: %s must be a multiple of %lld%s (it was compiled so)\");\n",
 				          name, (unsigned long long)p->divisibility, v->prefix, p->name, (long long)p->divisibility,
 				          p->type.ptr ? " bytes" : "");
+			if (p->equals_one)
+				sb_printf(&c, "\tif (%s != 1)\n\t\treturn blk_fail(BLK_ERROR_INVALID_ARGUMENT, "
+				              "\"%s_launch: %s must be 1 (it was compiled so)\");\n",
+				          name, v->prefix, p->name);
 			if (wide) {
 				sb_printf(&c, "\t%s blk_a%d = (%s)%s;\n", wide, np, wide, name);
 				sb_printf(&args, "%s&blk_a%d", np ? ", " : "", np);
@@ -2168,7 +2174,13 @@ static int tool_main(Tool tool, int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < n_bufs; i++)
-		blk_copy_from_device(ctx, bufs[i].host, bufs[i].dev, bufs[i].bytes);
+		if (blk_copy_from_device(ctx, bufs[i].host, bufs[i].dev, bufs[i].bytes) != BLK_SUCCESS) {
+			/* a kernel that faulted shows here: its buffers were never written */
+			const char *e = blk_last_error();
+			fprintf(stderr, "blkc: error: reading back '%s': %s%s", bufs[i].name, e,
+			        *e && e[strlen(e) - 1] == '\n' ? "" : "\n");
+			goto out;
+		}
 	status = 0;
 	for (int i = 0; i < n_print; i++) {
 		const char *colon = strchr(prints[i], ':');

@@ -213,6 +213,7 @@ typedef struct IrParam {
 	const char *name;
 	Value *value;  /* NULL for a const parameter (folded away) */
 	int64_t divisibility; /* specialization: the argument is a multiple of this (pointers: in bytes); 0 unknown */
+	bool equals_one;      /* specialization: the argument is 1 (its uses were given the constant) */
 	bool is_const;
 	int64_t const_ival;
 	double const_fval;

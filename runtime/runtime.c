@@ -954,6 +954,8 @@ static bool constant_ones(IrFunc *f, uint64_t ones)
 		IrParam *p = &f->params[i];
 		if (!p->value)
 			continue;
+		if (j < SPEC_ARGS && (ones >> j & 1))
+			p->equals_one = true;
 		if (j < SPEC_ARGS && (ones >> j & 1) && p->value->uses && f->body.first) {
 			Type t = p->value->type;
 			Op *c = ir_insert_before(f, f->body.first, OP_CONST, NULL, 0, &t, 1);

@@ -138,6 +138,20 @@ if "$blkc" --emit=c -D BLOCK=256 --assume=x:16,n:16 -o "$tmp/c/va16" examples/ve
 else
 	bad "--emit=c with -D and --assume"
 fi
+# NAME=1: the constant in the kernel, and the launch refuses any other value
+if "$blkc" --emit=c -D BLOCK=256 --assume=n=1 -o "$tmp/c/va1" examples/vector_add.tile &&
+	grep -q "n: i32 as int32_t, equal to 1" "$tmp/c/va1.h" && grep -q 'if (n != 1)' "$tmp/c/va1.c" &&
+	(cd "$tmp/c" && gcc "${cflags[@]}" va1.c -o va1.o); then
+	ok "--emit=c with --assume=NAME=1: the launch checks the argument is 1"
+else
+	bad "--emit=c with --assume=NAME=1"
+fi
+if ! "$blkc" --assume=n=2 examples/vector_add.tile 2>"$tmp/c/assume2.err" &&
+	grep -q "expects NAME:N (a multiple of N, a power of two) or NAME=1, got 'n=2'" "$tmp/c/assume2.err"; then
+	ok "--assume=NAME=2 is refused with what it takes"
+else
+	bad "--assume=NAME=2" "$(cat "$tmp/c/assume2.err")"
+fi
 if [ -n "$ptxas" ]; then
 	grep -q "blk_cubin_0" "$h/vector_add.c" && grep -q "blk_ptx_0" "$h/vector_add.c" &&
 		ok "--emit=c with ptxas: the cubin and the PTX embedded" || bad "--emit=c with ptxas: the cubin and the PTX embedded"

@@ -989,7 +989,8 @@ static bool basis_add(Basis *b, uint32_t x)
  * bits are changed, and only bank bits are XORed in, so the map stays one
  * to one; vectors of vec elements stay whole. tests/ir/banks_test.c replays
  * every conversion of the examples against this. */
-static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const Encoding *dst_enc, Type t)
+static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const Encoding *dst_enc, Type t,
+                                   bool allow_ldmatrix)
 {
 	Encoding s;
 	memset(&s, 0, sizeof s);
@@ -1009,7 +1010,8 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 	 * gives the address of a row of 8 elements (A: 8 k of one m; B: 8 n of
 	 * one k, transposed on the way); the 8 lanes of one matrix are its rows */
 	Lin rows = *dst;
-	if (dst_enc && dst_enc->kind == ENC_DOT_OPERAND && dst_enc->k_width == 2 && eb == 2 && t.shape[1] >= 8) {
+	if (allow_ldmatrix && dst_enc && dst_enc->kind == ENC_DOT_OPERAND && dst_enc->k_width == 2 && eb == 2 &&
+	    t.shape[1] >= 8) {
 		s.ldmatrix = dst_enc->op_idx == 0 ? 1 : 2;
 		vb[1] = 3;
 		for (int i = 0; i < 5; i++)
@@ -1026,6 +1028,7 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 	for (int j = 0; j < bits; j++)
 		img[j] = 1u << j;
 	const Lin *side[2] = {src, &rows};
+	bool conflicts = false;
 	for (int round = 0; round < 2; round++)
 		for (int si = 0; si < 2; si++) {
 			const Lin *l = side[si];
@@ -1045,20 +1048,26 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 					basis_add(&banks, bk);
 					continue;
 				}
-				if (j < sub + 5)
-					continue; /* a bank bit itself: left as it is */
-				for (int tb = lo_target; tb < sub + 5; tb++) {
+				bool fixed = false;
+				for (int tb = lo_target; tb < sub + 5 && j >= sub + 5 && !fixed; tb++) {
 					uint32_t cand = img[j] ^ (1u << tb);
 					uint32_t cw = (cand >> sub) << word_shift;
 					if (reduce_by(&banks, cw & 31)) {
 						img[j] = cand;
 						basis_add(&words, cw);
 						basis_add(&banks, cw & 31);
-						break;
+						fixed = true;
 					}
 				}
+				if (!fixed && round == 1)
+					conflicts = true;
 			}
 		}
+	/* ldmatrix keeps 8 elements of a row together, which leaves fewer bank
+	 * bits to swizzle: where that is not enough for the other side, plain
+	 * loads without conflicts are worth more */
+	if (conflicts && s.ldmatrix)
+		return scratch_for(P, src, dst, dst_enc, t, false);
 	for (int j = 0; j < bits; j++)
 		s.swizzle[j] = img[j] ^ (1u << j);
 	return chk(P, enc_intern(P->f, &s));
@@ -1107,7 +1116,7 @@ static void scratch_region(RC *R, Region *r)
 		bool same = a.n_warp == b.n_warp && memcmp(a.lane, b.lane, sizeof a.lane) == 0 &&
 		            memcmp(a.warp, b.warp, (size_t)a.n_warp) == 0;
 		if (!same)
-			op->scratch = scratch_for(&R->P, &a, &b, op->results[0]->enc, t);
+			op->scratch = scratch_for(&R->P, &a, &b, op->results[0]->enc, t, true);
 	}
 }
 

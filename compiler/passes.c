@@ -289,6 +289,8 @@ static const IrPass passes[] = {
 	{"canonicalize", "fold constants, simplify identities, drop empty loops", ir_canonicalize},
 	{"cse", "merge equal pure ops", ir_cse},
 	{"dce", "remove pure ops whose results are unused", ir_dce},
+	{"pipeline", "issue the loads of a loop that writes no memory one iteration ahead (num_stages >= 2)",
+	 ir_pipeline},
 	{"layouts", "GPU IR: give every block an encoding (coalesced, slice, mma), insert conversions", ir_layouts},
 	{"remove-conversions", "GPU IR: recompute cheap values where they are wanted, drop needless conversions",
 	 ir_remove_conversions},

@@ -1,0 +1,284 @@
+/* pipeline.c: software pipelining of loops that load, through registers.
+ *
+ * In a `for` whose body writes no memory, a load at the top of the body is
+ * moved one iteration ahead: the loop carries the loaded block, the body
+ * loads the next iteration's block (its pointers, mask and `other` computed
+ * again from the values the body yields and from iv + step) just before it
+ * yields, and a copy of the load for the first iteration goes before the
+ * loop. So the memory latency of iteration i + 1 runs under the work of
+ * iteration i (a matmul's tensor-core steps). A load ahead of the last
+ * iteration, or of a loop that runs no iteration, is masked off entirely:
+ * it touches no memory. The pass keeps the program's meaning (the
+ * interpreter runs its output); it applies where num_stages >= 2 and the
+ * step is a positive constant, to loads whose pointers, mask and other come
+ * from pure ops. */
+#include "compiler.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Clone {
+	IrFunc *f;
+	const Region *body;
+	Value *iv;          /* what the induction variable stands for */
+	Value **carried;    /* what each loop-carried argument stands for */
+	Op *at;             /* clones go before it */
+	Value **from, **to; /* memo */
+	int n, cap;
+	bool failed;
+} Clone;
+
+static bool writes_memory(const Region *r)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		if (op->code == OP_STORE || op->code == OP_ATOMIC_RMW || op->code == OP_ATOMIC_CAS ||
+		    op->code == OP_PRINT || op->code == OP_ASSERT)
+			return true;
+		for (int i = 0; i < op->n_regions; i++)
+			if (writes_memory(&op->regions[i]))
+				return true;
+	}
+	return false;
+}
+
+/* Whether v can be computed again from the loop's arguments: pure ops of
+ * the body without regions, back to values from outside the loop. */
+static bool recomputable(const Region *body, const Value *v, int depth)
+{
+	if (depth > 64)
+		return false;
+	if (v->owner == body)
+		return true; /* iv or a carried argument */
+	const Op *d = v->def;
+	if (!d || d->parent != body)
+		return true; /* from outside the loop */
+	if (!(op_flags(d->code) & OPF_PURE) || d->n_regions || d->n_results != 1)
+		return false;
+	for (int i = 0; i < d->n_operands; i++)
+		if (!recomputable(body, d->operands[i], depth + 1))
+			return false;
+	return true;
+}
+
+static Value *clone_value(Clone *c, Value *v)
+{
+	if (v->owner == c->body)
+		return v->index == 0 ? c->iv : c->carried[v->index - 1];
+	Op *d = v->def;
+	if (!d || d->parent != c->body)
+		return v;
+	for (int i = 0; i < c->n; i++)
+		if (c->from[i] == v)
+			return c->to[i];
+	Value *ops[8];
+	if (d->n_operands > 8) {
+		c->failed = true;
+		return v;
+	}
+	for (int i = 0; i < d->n_operands; i++)
+		ops[i] = clone_value(c, d->operands[i]);
+	Type rt = v->type;
+	Op *n = ir_insert_before(c->f, c->at, d->code, ops, d->n_operands, &rt, 1);
+	if (!n) {
+		c->failed = true;
+		return v;
+	}
+	memcpy(n->attr, d->attr, sizeof n->attr);
+	n->ival = d->ival;
+	n->fval = d->fval;
+	n->str = d->str;
+	n->loc = d->loc;
+	if (c->n == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 32;
+		Value **a = realloc(c->from, (size_t)cap * sizeof *a), **b = a ? realloc(c->to, (size_t)cap * sizeof *b) : NULL;
+		if (a)
+			c->from = a;
+		if (!a || !b) {
+			c->failed = true;
+			return n->results[0];
+		}
+		c->to = b;
+		c->cap = cap;
+	}
+	c->from[c->n] = v;
+	c->to[c->n++] = n->results[0];
+	return n->results[0];
+}
+
+static Value *scalar_op(IrFunc *f, Op *at, OpCode code, Value *a, Value *b, Type t, int64_t attr0)
+{
+	Value *ops[2] = {a, b};
+	Op *o = ir_insert_before(f, at, code, ops, b ? 2 : 1, &t, 1);
+	if (!o)
+		return NULL;
+	o->attr[0] = attr0;
+	return o->results[0];
+}
+
+/* The load `ld` of the body, for the iteration whose iv and carried values
+ * are given, placed before `at` and masked off unless `live` (an i1). */
+static Value *load_for(IrFunc *f, const Region *body, const Op *ld, Value *iv, Value **carried, Op *at, Value *live,
+                       bool *failed)
+{
+	Clone c = {.f = f, .body = body, .iv = iv, .carried = carried, .at = at};
+	int flags = (int)ld->attr[0];
+	Value *ptr = clone_value(&c, ld->operands[0]);
+	Value *mask = flags & MEMF_MASK ? clone_value(&c, ld->operands[1]) : NULL;
+	Value *other = flags & MEMF_OTHER ? clone_value(&c, ld->operands[2]) : NULL;
+	free(c.from);
+	free(c.to);
+	Type bt = ptr->type;
+	bt.ptr = 0;
+	bt.scalar = SK_I1;
+	Value *live_b = live;
+	if (bt.rank) {
+		Op *s = ir_insert_before(f, at, OP_SPLAT, &live, 1, &bt, 1);
+		live_b = s ? s->results[0] : NULL;
+	}
+	if (c.failed || !live_b) {
+		*failed = true;
+		return NULL;
+	}
+	mask = mask ? scalar_op(f, at, OP_AND, mask, live_b, bt, 0) : live_b;
+	Value *ops[3] = {ptr, mask, other};
+	Type rt = ld->results[0]->type;
+	Op *n = ir_insert_before(f, at, OP_LOAD, ops, other ? 3 : 2, &rt, 1);
+	if (!mask || !n) {
+		*failed = true;
+		return NULL;
+	}
+	memcpy(n->attr, ld->attr, sizeof n->attr);
+	n->attr[0] = MEMF_MASK | (other ? MEMF_OTHER : 0);
+	n->loc = ld->loc;
+	return n->results[0];
+}
+
+/* Moves one load of loop `op` an iteration ahead; returns the new loop, or
+ * NULL when it did not (or failed: *failed). */
+static Op *pipeline_one(IrFunc *f, Op *op, Op *ld, bool *failed)
+{
+	Region *body = &op->regions[0];
+	int nc = op->n_results;
+	Value *lb = op->operands[0], *ub = op->operands[1], *step = op->operands[2];
+	Type it = lb->type;
+	bool sgn = scalar_is_signed((ScalarKind)it.scalar);
+	int pred = CMP_LT;
+	(void)sgn; /* cmp takes its signedness from the operands' type */
+	/* iteration 0, before the loop: live when lb < ub */
+	Value **init = malloc((size_t)(nc ? nc : 1) * sizeof *init);
+	Value **next = malloc((size_t)(nc ? nc : 1) * sizeof *next);
+	if (!init || !next) {
+		free(init);
+		free(next);
+		*failed = true;
+		return NULL;
+	}
+	for (int i = 0; i < nc; i++)
+		init[i] = op->operands[3 + i];
+	Op *yield = body->last;
+	for (int i = 0; i < nc; i++)
+		next[i] = yield->operands[i];
+	Type bt = type_scalar(SK_I1);
+	Value *live0 = scalar_op(f, op, OP_CMP, lb, ub, bt, pred);
+	Value *first = live0 ? load_for(f, body, ld, lb, init, op, live0, failed) : NULL;
+	/* iteration i + 1, before the yield: live when iv + step < ub */
+	Value *iv1 = scalar_op(f, yield, OP_ADD, body->args[0], step, it, 0);
+	Value *live1 = iv1 ? scalar_op(f, yield, OP_CMP, iv1, ub, bt, pred) : NULL;
+	Value *ahead = live1 ? load_for(f, body, ld, iv1, next, yield, live1, failed) : NULL;
+	free(init);
+	free(next);
+	if (!first || !ahead) {
+		*failed = true;
+		return NULL;
+	}
+	/* the loop again, carrying the loaded block */
+	Value **ops = malloc((size_t)(op->n_operands + 1) * sizeof *ops);
+	Type *rts = malloc((size_t)(nc + 1) * sizeof *rts);
+	Value **ys = malloc((size_t)(nc + 1) * sizeof *ys);
+	if (!ops || !rts || !ys) {
+		free(ops);
+		free(rts);
+		free(ys);
+		*failed = true;
+		return NULL;
+	}
+	memcpy(ops, op->operands, (size_t)op->n_operands * sizeof *ops);
+	ops[op->n_operands] = first;
+	for (int i = 0; i < nc; i++)
+		rts[i] = op->results[i]->type;
+	rts[nc] = first->type;
+	Op *n = ir_insert_before(f, op, OP_FOR, ops, op->n_operands + 1, rts, nc + 1);
+	free(ops);
+	free(rts);
+	if (!n) {
+		free(ys);
+		*failed = true;
+		return NULL;
+	}
+	n->loc = op->loc;
+	memcpy(n->attr, op->attr, sizeof n->attr);
+	ir_move_region(&n->regions[0], body);
+	Region *nb = &n->regions[0];
+	Value *arg = ir_region_arg(f, nb, first->type);
+	Op *oy = nb->last;
+	for (int i = 0; i < nc; i++)
+		ys[i] = oy->operands[i];
+	ys[nc] = ahead;
+	Op *ny = ir_insert_before(f, oy, OP_YIELD, ys, nc + 1, NULL, 0);
+	free(ys);
+	if (!arg || !ny) {
+		*failed = true;
+		return NULL;
+	}
+	ir_remove(oy);
+	for (int i = 0; i < nc; i++)
+		ir_replace_uses(f, op->results[i], n->results[i]);
+	ir_replace_uses(f, ld->results[0], arg);
+	ir_remove(ld);
+	ir_remove(op);
+	return n;
+}
+
+static bool pipeline_region(IrFunc *f, Region *r, Diag *diag)
+{
+	for (Op *op = r->first; op; op = op->next) {
+		for (int i = 0; i < op->n_regions; i++)
+			if (!pipeline_region(f, &op->regions[i], diag))
+				return false;
+		if (op->code != OP_FOR || writes_memory(&op->regions[0]))
+			continue;
+		const Op *sd = op->operands[2]->def;
+		if (!sd || sd->code != OP_CONST || sd->ival <= 0 || op->operands[0]->type.ptr)
+			continue;
+		/* each load at the top of the body whose inputs can be recomputed
+		 * (found first: the loads the pass adds are not taken again) */
+		enum { MAX_LOADS = 16 };
+		Op *loads[MAX_LOADS];
+		int nl = 0;
+		for (Op *ld = op->regions[0].first; ld && nl < MAX_LOADS; ld = ld->next) {
+			bool ok = ld->code == OP_LOAD && !ld->attr[3] && ld->results[0]->type.rank;
+			for (int i = 0; ok && i < ld->n_operands; i++)
+				ok = recomputable(&op->regions[0], ld->operands[i], 0);
+			if (ok)
+				loads[nl++] = ld;
+		}
+		for (int i = 0; i < nl; i++) {
+			bool failed = false;
+			Op *n = pipeline_one(f, op, loads[i], &failed);
+			if (failed) {
+				diag_plain(diag, DIAG_ERROR, "out of memory pipelining '%s'", f->name);
+				return false;
+			}
+			if (n)
+				op = n;
+		}
+	}
+	return true;
+}
+
+bool ir_pipeline(IrFunc *f, Diag *diag)
+{
+	if (f->gpu || f->num_stages < 2)
+		return true;
+	return pipeline_region(f, &f->body, diag);
+}

@@ -580,7 +580,8 @@ int axis_access_width(const AxisInfo *ax, const Value *ptr, const Value *mask, i
 bool ir_layouts(IrFunc *f, Diag *diag);
 /* pipeline (pipeline.c): with num_stages >= 2, each load at the top of a
  * `for` that writes no memory is issued one iteration ahead, its block
- * carried by the loop. Tile IR to tile IR. */
+ * carried by the loop. Tile IR to tile IR; not in the GPU pipeline (through
+ * registers it measured slower: docs/performance.md), run with --passes. */
 bool ir_pipeline(IrFunc *f, Diag *diag);
 /* Shape ops (expand_dims, reshape, broadcast, trans, join, cat, split) as
  * maps of linear-index bits: the operand bit that result bit out_bit comes
@@ -591,7 +592,7 @@ enum { MAP_DROP = -2, MAP_SEL = -3 };
 bool shape_bit_map(const Op *op, int out_bit, int *in_bit);
 bool shape_in_registers(const Op *op, const Lin *in, const Lin *out);
 bool ir_remove_conversions(IrFunc *f, Diag *diag);
-#define IR_GPU_PIPELINE "pipeline,layouts,remove-conversions,cse,dce"
+#define IR_GPU_PIPELINE "layouts,remove-conversions,cse,dce"
 
 /* ---- GPU code generation (lower.c) ----------------------------------------------
  *

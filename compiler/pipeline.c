@@ -11,7 +11,13 @@
  * it touches no memory. The pass keeps the program's meaning (the
  * interpreter runs its output); it applies where num_stages >= 2 and the
  * step is a positive constant, to loads whose pointers, mask and other come
- * from pure ops. */
+ * from pure ops.
+ *
+ * It is not in the GPU pipeline: measured on the H100 it made matmul 5%
+ * slower, layernorm 21% and the W4A16 GEMV 37% (a block the loop carries
+ * keeps one layout across the loop boundary, which cost W4A16 conversions
+ * through shared memory, and the prefetched blocks take registers). Issuing
+ * the copies asynchronously into shared memory (cp.async) is the way on. */
 #include "compiler.h"
 
 #include <stdlib.h>

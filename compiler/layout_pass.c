@@ -1073,12 +1073,41 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 	return chk(P, enc_intern(P->f, &s));
 }
 
+/* Conversions inside a loop of values from outside it are done once,
+ * before the loop (attention's q as a dot operand). */
+static void hoist_conversions(Op *loop)
+{
+	for (int i = 0; i < loop->n_regions; i++)
+		for (Op *op = loop->regions[i].first; op;) {
+			Op *next = op->next;
+			const Value *x = op->code == OP_CONVERT_LAYOUT ? op->operands[0] : NULL;
+			bool outside = x && (x->def ? x->def->parent != &loop->regions[i] : x->owner != &loop->regions[i]);
+			/* from outside: defined in an enclosing region, before the loop */
+			if (outside && x->def) {
+				const Region *r = x->def->parent;
+				const Op *p = loop;
+				while (p && p->parent != r)
+					p = p->parent ? p->parent->parent : NULL;
+				outside = p != NULL;
+			} else if (outside) {
+				outside = false; /* a region argument of an enclosing op: leave it */
+			}
+			if (outside) {
+				ir_unlink(op);
+				ir_link_before(op, loop);
+			}
+			op = next;
+		}
+}
+
 static void rc_region(RC *R, Region *r)
 {
 	for (Op *op = r->first; op && !R->P.oom;) {
 		Op *next = op->next;
 		for (int i = 0; i < op->n_regions; i++)
 			rc_region(R, &op->regions[i]);
+		if (op->code == OP_FOR || op->code == OP_WHILE)
+			hoist_conversions(op);
 		if (op->code == OP_CONVERT_LAYOUT) {
 			Value *x = op->operands[0], *y = op->results[0];
 			Value *to = NULL;

@@ -264,7 +264,8 @@ $(FUZZ_DIR)/fuzz_parse: $(FUZZ_SRC) $(FUZZ_OBJS) | $(FUZZ_STAMP)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_SRC) $(FUZZ_OBJS) -lm
 
 # Semantic analysis and the tile IR passes (no LLVM): tests/fuzz/fuzz_irgen.c.
-FUZZ_IR_SRCS := $(addprefix compiler/,irgen.c ir.c ir_print.c ir_verify.c passes.c canonicalize.c fpconv.c)
+FUZZ_IR_SRCS := $(addprefix compiler/,irgen.c ir.c ir_print.c ir_verify.c passes.c canonicalize.c fpconv.c \
+                layout.c layout_pass.c axis.c pipeline.c)
 FUZZ_IR_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_IR_SRCS))
 $(FUZZ_IR_OBJS): FUZZ_CFLAGS += -Icompiler $(LLVM_CFLAGS)
 
@@ -313,5 +314,5 @@ help:
 	@echo 'make clean            remove build/'
 
 -include $(LIB_OBJS:.o=.d) $(BLKC_OBJ:.o=.d) $(UNIT_TEST_BINS:$(BUILD)/tests/%=$(OBJ)/tests/%.d) \
-         $(API_TEST_BINS:$(BUILD)/tests/%=$(OBJ)/tests/%.d) $(FUZZ_OBJS:.o=.d) \
+         $(API_TEST_BINS:$(BUILD)/tests/%=$(OBJ)/tests/%.d) $(FUZZ_OBJS:.o=.d) $(FUZZ_IR_OBJS:.o=.d) \
          $(EXAMPLE_BINS:$(BUILD)/examples/%=$(OBJ)/examples/%.d)

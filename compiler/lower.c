@@ -418,7 +418,19 @@ static LLVMValueRef binary(Lower *L, OpCode code, Type t, LLVMValueRef a, LLVMVa
 	case OP_ADD: return f ? LLVMBuildFAdd(L->b, a, b, "") : LLVMBuildAdd(L->b, a, b, "");
 	case OP_SUB: return f ? LLVMBuildFSub(L->b, a, b, "") : LLVMBuildSub(L->b, a, b, "");
 	case OP_MUL: return f ? LLVMBuildFMul(L->b, a, b, "") : LLVMBuildMul(L->b, a, b, "");
-	case OP_DIV: return f ? LLVMBuildFDiv(L->b, a, b, "") : s ? LLVMBuildSDiv(L->b, a, b, "") : LLVMBuildUDiv(L->b, a, b, "");
+	case OP_DIV:
+		if (f && LLVMTypeOf(a) == L->f32) {
+			/* as Triton's '/': div.full.f32, within 2 ulp over the whole range
+			 * (div.rn.f32 is a dozen instructions and a branch) */
+			LLVMTypeRef ps[2] = {L->f32, L->f32};
+			LLVMTypeRef ft = LLVMFunctionType(L->f32, ps, 2, 0);
+			const char *text = "div.full.f32 $0, $1, $2;";
+			LLVMValueRef fn = LLVMGetInlineAsm(ft, (char *)text, strlen(text), "=f,f,f", 6, 0, 0,
+			                                   LLVMInlineAsmDialectATT, 0);
+			LLVMValueRef args[2] = {a, b};
+			return LLVMBuildCall2(L->b, ft, fn, args, 2, "");
+		}
+		return f ? LLVMBuildFDiv(L->b, a, b, "") : s ? LLVMBuildSDiv(L->b, a, b, "") : LLVMBuildUDiv(L->b, a, b, "");
 	case OP_REM:
 		if (f) /* exact fmod: LLVM's frem becomes x - trunc(x/y)*y on NVPTX */
 			return gpu_fmod(L->m, L->b, a, b);

@@ -1,5 +1,5 @@
 /* fuzz_irgen: semantic analysis, IR generation, the verifier and the passes
- * on any input (`make fuzz-irgen`). Whatever parses must either be refused
+ * (the GPU ones too) on any input (`make fuzz-irgen`). Whatever parses must either be refused
  * with diagnostics or give IR the verifier accepts and the passes keep
  * valid; nothing may crash, leak or hang. */
 #include "compiler.h"
@@ -39,6 +39,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort(); /* irgen made invalid IR */
 				if (!ir_run_passes(f, NULL, NULL, NULL, &diag) && !diag.out.failed)
 					abort(); /* a pass broke valid IR */
+				/* the GPU passes too (they need no GPU and no LLVM), with loads
+				 * pipelined first: each keeps the IR valid, GPU IR included */
+				if (!ir_run_passes(f, "pipeline," IR_GPU_PIPELINE, NULL, NULL, &diag) && !diag.out.failed)
+					abort();
 				StrBuf out = {0};
 				ir_print(f, &out);
 				sb_free(&out);

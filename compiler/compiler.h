@@ -583,6 +583,10 @@ bool ir_layouts(IrFunc *f, Diag *diag);
  * carried by the loop. Tile IR to tile IR; not in the GPU pipeline (through
  * registers it measured slower: docs/performance.md), run with --passes. */
 bool ir_pipeline(IrFunc *f, Diag *diag);
+/* pipeline-dots: only loads whose block goes into dots, the next
+ * iteration's issued at the top of the body, before the dot, its pointers
+ * computed there again from the loop's arguments. */
+bool ir_pipeline_dots(IrFunc *f, Diag *diag);
 /* Shape ops (expand_dims, reshape, broadcast, trans, join, cat, split) as
  * maps of linear-index bits: the operand bit that result bit out_bit comes
  * from, MAP_DROP when the operand has none (a broadcast dimension), MAP_SEL
@@ -592,7 +596,7 @@ enum { MAP_DROP = -2, MAP_SEL = -3 };
 bool shape_bit_map(const Op *op, int out_bit, int *in_bit);
 bool shape_in_registers(const Op *op, const Lin *in, const Lin *out);
 bool ir_remove_conversions(IrFunc *f, Diag *diag);
-#define IR_GPU_PIPELINE "layouts,remove-conversions,cse,dce"
+#define IR_GPU_PIPELINE "pipeline-dots,layouts,remove-conversions,cse,dce"
 
 /* ---- GPU code generation (lower.c) ----------------------------------------------
  *

@@ -291,6 +291,7 @@ static const IrPass passes[] = {
 	{"dce", "remove pure ops whose results are unused", ir_dce},
 	{"pipeline", "issue the loads of a loop that writes no memory one iteration ahead (num_stages >= 2)",
 	 ir_pipeline},
+	{"pipeline-dots", "the same for loads that feed dots, issued at the top of the body", ir_pipeline_dots},
 	{"layouts", "GPU IR: give every block an encoding (coalesced, slice, mma), insert conversions", ir_layouts},
 	{"remove-conversions", "GPU IR: recompute cheap values where they are wanted, drop needless conversions",
 	 ir_remove_conversions},

@@ -58,7 +58,8 @@ static bool recomputable(const Region *body, const Value *v, int depth)
 	const Op *d = v->def;
 	if (!d || d->parent != body)
 		return true; /* from outside the loop */
-	if (!(op_flags(d->code) & OPF_PURE) || d->n_regions || d->n_results != 1)
+	if (!(op_flags(d->code) & OPF_PURE) || d->n_regions || d->n_results != 1 || d->code == OP_DOT ||
+	    d->code == OP_PHILOX)
 		return false;
 	for (int i = 0; i < d->n_operands; i++)
 		if (!recomputable(body, d->operands[i], depth + 1))
@@ -68,8 +69,12 @@ static bool recomputable(const Region *body, const Value *v, int depth)
 
 static Value *clone_value(Clone *c, Value *v)
 {
-	if (v->owner == c->body)
-		return v->index == 0 ? c->iv : c->carried[v->index - 1];
+	if (v->owner == c->body) {
+		Value *x = v->index == 0 ? c->iv : c->carried[v->index - 1];
+		if (!x)
+			c->failed = true; /* a carried value that cannot be had there */
+		return x ? x : v;
+	}
 	Op *d = v->def;
 	if (!d || d->parent != c->body)
 		return v;
@@ -161,7 +166,7 @@ static Value *load_for(IrFunc *f, const Region *body, const Op *ld, Value *iv, V
 
 /* Moves one load of loop `op` an iteration ahead; returns the new loop, or
  * NULL when it did not (or failed: *failed). */
-static Op *pipeline_one(IrFunc *f, Op *op, Op *ld, bool *failed)
+static Op *pipeline_one(IrFunc *f, Op *op, Op *ld, bool early, bool *failed)
 {
 	Region *body = &op->regions[0];
 	int nc = op->n_results;
@@ -182,15 +187,22 @@ static Op *pipeline_one(IrFunc *f, Op *op, Op *ld, bool *failed)
 	for (int i = 0; i < nc; i++)
 		init[i] = op->operands[3 + i];
 	Op *yield = body->last;
+	/* where the next iteration's load goes: before the yield, or (early) at
+	 * the top of the body, its yielded values computed there again */
+	Op *at = early ? body->first : yield;
+	Clone here = {.f = f, .body = body, .iv = body->args[0], .carried = body->args + 1, .at = at};
 	for (int i = 0; i < nc; i++)
-		next[i] = yield->operands[i];
+		next[i] = !early ? yield->operands[i]
+		          : recomputable(body, yield->operands[i], 0) ? clone_value(&here, yield->operands[i]) : NULL;
+	free(here.from);
+	free(here.to);
 	Type bt = type_scalar(SK_I1);
 	Value *live0 = scalar_op(f, op, OP_CMP, lb, ub, bt, pred);
 	Value *first = live0 ? load_for(f, body, ld, lb, init, op, live0, failed) : NULL;
-	/* iteration i + 1, before the yield: live when iv + step < ub */
-	Value *iv1 = scalar_op(f, yield, OP_ADD, body->args[0], step, it, 0);
-	Value *live1 = iv1 ? scalar_op(f, yield, OP_CMP, iv1, ub, bt, pred) : NULL;
-	Value *ahead = live1 ? load_for(f, body, ld, iv1, next, yield, live1, failed) : NULL;
+	/* iteration i + 1: live when iv + step < ub */
+	Value *iv1 = here.failed ? NULL : scalar_op(f, at, OP_ADD, body->args[0], step, it, 0);
+	Value *live1 = iv1 ? scalar_op(f, at, OP_CMP, iv1, ub, bt, pred) : NULL;
+	Value *ahead = live1 ? load_for(f, body, ld, iv1, next, at, live1, failed) : NULL;
 	free(init);
 	free(next);
 	if (!first || !ahead) {
@@ -245,11 +257,27 @@ static Op *pipeline_one(IrFunc *f, Op *op, Op *ld, bool *failed)
 	return n;
 }
 
-static bool pipeline_region(IrFunc *f, Region *r, Diag *diag)
+/* Whether load ld's block goes only into dots of the body (a matmul's
+ * tiles: those the GPU back end wants early). */
+static bool feeds_dot(const Region *body, const Op *ld)
+{
+	const Value *v = ld->results[0];
+	int seen = 0;
+	for (const Op *o = body->first; o; o = o->next)
+		for (int i = 0; i < o->n_operands; i++)
+			if (o->operands[i] == v) {
+				if (o->code != OP_DOT || i > 1)
+					return false;
+				seen++;
+			}
+	return seen == v->uses;
+}
+
+static bool pipeline_region(IrFunc *f, Region *r, bool dots_only, Diag *diag)
 {
 	for (Op *op = r->first; op; op = op->next) {
 		for (int i = 0; i < op->n_regions; i++)
-			if (!pipeline_region(f, &op->regions[i], diag))
+			if (!pipeline_region(f, &op->regions[i], dots_only, diag))
 				return false;
 		if (op->code != OP_FOR || writes_memory(&op->regions[0]))
 			continue;
@@ -265,12 +293,12 @@ static bool pipeline_region(IrFunc *f, Region *r, Diag *diag)
 			bool ok = ld->code == OP_LOAD && !ld->attr[3] && ld->results[0]->type.rank;
 			for (int i = 0; ok && i < ld->n_operands; i++)
 				ok = recomputable(&op->regions[0], ld->operands[i], 0);
-			if (ok)
+			if (ok && (!dots_only || feeds_dot(&op->regions[0], ld)))
 				loads[nl++] = ld;
 		}
 		for (int i = 0; i < nl; i++) {
 			bool failed = false;
-			Op *n = pipeline_one(f, op, loads[i], &failed);
+			Op *n = pipeline_one(f, op, loads[i], dots_only, &failed);
 			if (failed) {
 				diag_plain(diag, DIAG_ERROR, "out of memory pipelining '%s'", f->name);
 				return false;
@@ -286,5 +314,12 @@ bool ir_pipeline(IrFunc *f, Diag *diag)
 {
 	if (f->gpu || f->num_stages < 2)
 		return true;
-	return pipeline_region(f, &f->body, diag);
+	return pipeline_region(f, &f->body, false, diag);
+}
+
+bool ir_pipeline_dots(IrFunc *f, Diag *diag)
+{
+	if (f->gpu || f->num_stages < 2)
+		return true;
+	return pipeline_region(f, &f->body, true, diag);
 }

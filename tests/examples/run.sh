@@ -44,17 +44,20 @@ done
 # The pipeline pass (issue a loop's loads an iteration ahead) is meant to keep
 # the kernel's meaning: the examples with loops, on the interpreter, with it.
 
-for name in matmul attention layernorm w4a16_gemv sum_many; do
-	prog="$build/examples/$name"
-	[ -x "$prog" ] || continue
-	out=$(BLK_BACKEND=interp BLK_PASSES=canonicalize,cse,dce,pipeline,canonicalize,cse,dce timeout "$limit" "$prog" 2>&1)
-	status=$?
-	if [ $status -eq 0 ] && [[ $(tail -n 1 <<<"$out") == *" OK" ]]; then
-		pass "$name with the pipeline pass: $(tail -n 1 <<<"$out")"
-	else
-		fail "$name with the pipeline pass" "$out
+for pass in pipeline pipeline-dots; do
+	for name in matmul attention layernorm w4a16_gemv sum_many; do
+		[ $pass = pipeline-dots ] && [ $name != matmul ] && [ $name != attention ] && continue
+		prog="$build/examples/$name"
+		[ -x "$prog" ] || continue
+		out=$(BLK_BACKEND=interp BLK_PASSES=canonicalize,cse,dce,$pass,canonicalize,cse,dce timeout "$limit" "$prog" 2>&1)
+		status=$?
+		if [ $status -eq 0 ] && [[ $(tail -n 1 <<<"$out") == *" OK" ]]; then
+			pass "$name with the $pass pass: $(tail -n 1 <<<"$out")"
+		else
+			fail "$name with the $pass pass" "$out
 (exit status $status)"
-	fi
+		fi
+	done
 done
 
 # ---- 2. the kernels through blkc run -----------------------------------------

@@ -45,7 +45,11 @@ typedef struct Lower {
 	int smem_base;      /* bytes of shared memory pinned below the transient uses */
 	int smem_dirty;     /* bytes from 0 that may have been touched since the last barrier; -1: unknown */
 	bool smem_unsynced; /* a pinned scratch written and no barrier since: one before reading it */
+	bool async_pending; /* cp.async copies issued, not committed yet */
+	bool async_synced;  /* the copies a conversion reads waited for since the last commit */
 	struct LazyFrags **lazy; /* by value id: an mma operand read from its scratch when the dot needs it */
+	struct AsyncTile *async; /* dot tiles a loop carries through shared memory with cp.async */
+	int n_async;
 	Diag *diag;
 	bool failed;
 	LLVMContextRef c;
@@ -1064,6 +1068,8 @@ typedef struct LazyFrags {
 	Tile *t;
 	bool *loaded;          /* by register */
 	int offset;            /* of the pinned scratch, bytes */
+	LLVMValueRef dyn;      /* i32 bytes added at run time (a cp.async stage), or NULL */
+	bool owned;            /* its dot releases the scratch (not a loop's stage buffer) */
 	int pair_bit, group;
 	LLVMValueRef base_thread, fn;
 	LLVMTypeRef ft;
@@ -1082,8 +1088,8 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 		return NULL;
 	}
 	memset(loaded, 0, (size_t)(1 << lo->n_reg) * sizeof *loaded);
-	*z = (LazyFrags){.convert = op, .lo = lo, .t = t, .loaded = loaded, .offset = offset, .pair_bit = -1,
-	                 .group = trans ? 4 : 8};
+	*z = (LazyFrags){.convert = op, .lo = lo, .t = t, .loaded = loaded, .offset = offset, .owned = true,
+	                 .pair_bit = -1, .group = trans ? 4 : 8};
 	int row_bit = lin_bit(ty, 0, 0); /* bit 0 of dimension 0: m for A, k for B */
 	/* the thread's warp part (lanes choose rows below, not the fragment map) */
 	Lin warps = *lo;
@@ -1140,7 +1146,10 @@ static LLVMValueRef frag(Lower *L, const Value *v, int k)
 	LLVMValueRef idx = c ? LLVMBuildOr(L->b, z->base_thread, ci32(L, c), "") : z->base_thread;
 	int saved = L->smem_base;
 	L->smem_base = 0;
-	LLVMValueRef addr = smem_at(L, L->i16, z->offset, swizzle_value(L, z->convert->scratch, idx));
+	LLVMValueRef sw = swizzle_value(L, z->convert->scratch, idx);
+	if (z->dyn) /* the stage buffer, in elements */
+		sw = LLVMBuildAdd(L->b, sw, LLVMBuildLShr(L->b, z->dyn, ci32(L, 1), ""), "");
+	LLVMValueRef addr = smem_at(L, L->i16, z->offset, sw);
 	L->smem_base = saved;
 	LLVMValueRef a = LLVMBuildPtrToInt(L->b, addr, L->i64, "");
 	LLVMValueRef res = LLVMBuildCall2(L->b, z->ft, z->fn, &a, 1, "");
@@ -1156,6 +1165,164 @@ static LLVMValueRef frag(Lower *L, const Value *v, int k)
 		}
 	}
 	return z->t->e[k];
+}
+
+/* ---- dot tiles through shared memory with cp.async ---------------------------
+ *
+ * pipeline-dots leaves a loop that carries a dot's tile: loaded before the
+ * loop for the first iteration, loaded at the top of the body for the next,
+ * converted to its dot operand. Such a tile goes to shared memory with
+ * cp.async instead of through registers: two stage buffers (the convert's
+ * swizzled scratch, twice), the loads become 16-byte asynchronous copies
+ * into the buffer the next iteration reads (zero-filled where masked), the
+ * loop carries the buffer's number, and the conversion waits for the copies
+ * of its own iteration (cp.async.wait_group 1: the next ones stay in
+ * flight under this iteration's mma) and reads with ldmatrix. */
+typedef struct AsyncTile {
+	const Op *loop;
+	const Value *arg;        /* the carried tile */
+	const Op *first, *ahead; /* its loads: before the loop, in the body */
+	const Op *convert;       /* the tile to its dot operand */
+	int offset, bytes;       /* two stage buffers, pinned */
+	int vec;                 /* elements a copy moves: 16 bytes */
+	LLVMValueRef stage;      /* i32 in the body: the buffer the tile is in */
+} AsyncTile;
+
+static bool only_for_dot(const Op *op);
+static int access_width(Lower *L, const Value *ptr, const Value *mask);
+
+static bool zero_const(const Value *v)
+{
+	return v->def && v->def->code == OP_CONST && v->def->ival == 0 && v->def->fval == 0.0;
+}
+
+/* A load a cp.async can do: 16 bytes a copy from aligned, contiguous
+ * pointers held once, zero where masked off. */
+static int async_width(Lower *L, const Op *ld, const Encoding *s)
+{
+	const Value *ptr = ld->operands[0];
+	int flags = (int)ld->attr[0];
+	if (ld->attr[3] || !ptr->type.rank || (flags & MEMF_OTHER && !zero_const(ld->operands[2])))
+		return 0;
+	Type et = type_pointee(type_elem(ptr->type));
+	int eb = type_bytes(et);
+	const Lin *l = lin_of(L, ptr);
+	if (repl_mask(l) & (unsigned)(L->T - 1))
+		return 0;
+	int w = access_width(L, ptr, flags & MEMF_MASK ? ld->operands[1] : NULL);
+	if (w * eb != 16 || s->vec < w)
+		return 0;
+	return w;
+}
+
+/* Finds the tiles loops in r carry that way (before r is lowered: the first
+ * loads come before their loop). */
+static void async_prescan(Lower *L, const Region *r)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		if (op->code != OP_FOR || L->f->sm < 0)
+			continue;
+		const Region *body = &op->regions[0];
+		for (int j = 0; j < op->n_results; j++) {
+			const Value *arg = body->args[1 + j], *init = op->operands[3 + j], *y = body->last->operands[j];
+			if (!init->def || init->def->code != OP_LOAD || init->def->parent != r || init->uses != 1 ||
+			    !y->def || y->def->code != OP_LOAD || y->def->parent != body || y->uses != 1 || arg->uses != 1 ||
+			    op->results[j]->uses)
+				continue;
+			const Op *conv = NULL;
+			for (const Op *o = body->first; o && !conv; o = o->next)
+				if (o->n_operands == 1 && o->operands[0] == arg)
+					conv = o;
+			if (!conv || conv->code != OP_CONVERT_LAYOUT || !conv->scratch || !conv->scratch->ldmatrix ||
+			    !only_for_dot(conv))
+				continue;
+			int w = async_width(L, init->def, conv->scratch);
+			if (!w || async_width(L, y->def, conv->scratch) != w)
+				continue;
+			AsyncTile *n = realloc(L->async, (size_t)(L->n_async + 1) * sizeof *n);
+			if (!n) {
+				L->failed = true;
+				return;
+			}
+			L->async = n;
+			int bytes = ((int)type_numel(arg->type) * type_bytes(type_elem(arg->type)) + 127) & ~127;
+			L->async[L->n_async++] = (AsyncTile){.loop = op, .arg = arg, .first = init->def, .ahead = y->def,
+			                                     .convert = conv, .bytes = bytes, .vec = w, .offset = -1};
+		}
+	}
+}
+
+static AsyncTile *async_of(Lower *L, const Op *ld, const Value *arg)
+{
+	for (int i = 0; i < L->n_async; i++)
+		if ((ld && (L->async[i].first == ld || L->async[i].ahead == ld)) || (arg && L->async[i].arg == arg))
+			return &L->async[i];
+	return NULL;
+}
+
+static void async_asm(Lower *L, const char *text, LLVMValueRef *args, LLVMTypeRef *types, int n, const char *cons)
+{
+	LLVMTypeRef ft = LLVMFunctionType(L->vd, types, (unsigned)n, 0);
+	LLVMValueRef fn = LLVMGetInlineAsm(ft, (char *)text, strlen(text), (char *)cons, strlen(cons), 1, 0,
+	                                   LLVMInlineAsmDialectATT, 0);
+	LLVMBuildCall2(L->b, ft, fn, args, (unsigned)n, "");
+}
+
+/* The copies of load ld into stage buffer `stage` (an i32), uncommitted. */
+static void async_copy(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef stage)
+{
+	const Value *ptr = ld->operands[0];
+	const Value *mask = ld->attr[0] & MEMF_MASK ? ld->operands[1] : NULL;
+	const Encoding *s = a->convert->scratch;
+	const Lin *li = lin_of(L, ptr);
+	int eb = type_bytes(type_pointee(type_elem(ptr->type)));
+	/* the buffers lie below the transient uses: written only here and read
+	 * by ldmatrix, so a barrier first only where bytes were touched since */
+	if (L->smem_dirty < 0 || L->smem_dirty > a->offset)
+		smem_barrier(L);
+	LLVMValueRef tsw = swizzle_value(L, s, thread_part(L, li));
+	LLVMValueRef base = LLVMBuildAdd(L->b, ci32(L, a->offset), LLVMBuildMul(L->b, stage, ci32(L, a->bytes), ""), "");
+	const char *text = "cp.async.cg.shared.global [$0], [$1], 16, $2;";
+	LLVMTypeRef types[3] = {L->i64, L->gptr, L->i32};
+	for (int k = 0, n = ept(L, ptr); k < n && !L->failed; k += a->vec) {
+		LLVMValueRef el_idx = scratch_addr(L, s, li, tsw, k);
+		LLVMValueRef byte = LLVMBuildAdd(L->b, base, LLVMBuildMul(L->b, el_idx, ci32(L, eb), ""), "");
+		LLVMValueRef dst = LLVMBuildGEP2(L->b, L->i8, L->smem, &byte, 1, "");
+		LLVMValueRef args[3] = {LLVMBuildPtrToInt(L->b, dst, L->i64, ""), el(L, ptr, k),
+		                        mask ? LLVMBuildSelect(L->b, el(L, mask, k), ci32(L, 16), ci32(L, 0), "") : ci32(L, 16)};
+		async_asm(L, text, args, types, 3, "l,l,r");
+	}
+	L->async_pending = true;
+}
+
+static void async_commit(Lower *L)
+{
+	if (L->async_pending) {
+		async_asm(L, "cp.async.commit_group;", NULL, NULL, 0, "");
+		L->async_synced = false;
+	}
+	L->async_pending = false;
+}
+
+/* A first or ahead load of a carried tile: the copies, and the buffer's
+ * number as its value. */
+static void lower_async_load(Lower *L, const Op *op, AsyncTile *a)
+{
+	Tile t = tile_new(L, 1);
+	if (L->failed)
+		return;
+	LLVMValueRef stage;
+	if (op == a->first) {
+		a->offset = L->smem_base; /* two buffers, kept until after the loop */
+		L->smem_base += 2 * a->bytes;
+		need_smem(L, 0);
+		stage = ci32(L, 0);
+	} else {
+		stage = LLVMBuildXor(L->b, a->stage, ci32(L, 1), ""); /* the other buffer */
+	}
+	async_copy(L, a, op, stage);
+	t.e[0] = stage;
+	L->vals[op->results[0]->id] = t;
 }
 
 /* Whether y's only use is a dot that comes after op in the same region. */
@@ -1180,6 +1347,31 @@ static void lower_convert(Lower *L, const Op *op)
 	Tile t = tile_new(L, n_out);
 	if (L->failed)
 		return;
+	AsyncTile *at = async_of(L, NULL, x);
+	if (at) {
+		/* this iteration's copies are done (the next ones may fly on), and
+		 * every thread's are visible; then its dot reads with ldmatrix */
+		async_commit(L);
+		if (!L->async_synced) {
+			async_asm(L, "cp.async.wait_group 1;", NULL, NULL, 0, "");
+			smem_barrier(L);
+			L->async_synced = true;
+		}
+		Tile *kept = arena_alloc(&L->arena, sizeof *kept);
+		if (!kept) {
+			L->failed = true;
+			return;
+		}
+		*kept = t;
+		LazyFrags *z = ldmatrix_setup(L, op, lo, kept, at->offset);
+		if (!z)
+			return;
+		z->owned = false;
+		z->dyn = LLVMBuildMul(L->b, at->stage, ci32(L, at->bytes), "");
+		L->lazy[y->id] = z;
+		L->vals[y->id] = t;
+		return;
+	}
 	if (in->n == 1 && (1 << li->n_reg) > 1) {
 		t.e[0] = in->e[0];
 		t.n = 1;
@@ -1350,7 +1542,7 @@ static void lower_dot_mma(Lower *L, const Op *op)
 	/* the operands' pinned scratches are free again */
 	for (int i = 0; i < 2; i++) {
 		LazyFrags *z = L->lazy[op->operands[i]->id];
-		if (z && z->offset < L->smem_base)
+		if (z && z->owned && z->offset < L->smem_base)
 			L->smem_base = z->offset;
 		L->lazy[op->operands[i]->id] = NULL;
 	}
@@ -1605,6 +1797,11 @@ static void access_asm(Lower *L, bool store, LLVMValueRef ptr, LLVMValueRef pred
 
 static void lower_load_store(Lower *L, const Op *op)
 {
+	AsyncTile *at = op->code == OP_LOAD ? async_of(L, op, NULL) : NULL;
+	if (at) {
+		lower_async_load(L, op, at);
+		return;
+	}
 	bool store = op->code == OP_STORE;
 	const Value *ptr = op->operands[0];
 	int flags = (int)op->attr[0];
@@ -1751,13 +1948,16 @@ static void make_phis(Lower *L, const Region *r, const Value *const *init, LLVMB
 {
 	for (int i = 0; i < r->n_args; i++) {
 		const Value *a = r->args[i];
-		int n = ept(L, a);
+		AsyncTile *at = async_of(L, NULL, a); /* a tile in shared memory: its buffer's number */
+		int n = at ? 1 : ept(L, a);
 		phis[i] = tile_new(L, n);
 		for (int k = 0; k < n && !L->failed; k++) {
 			LLVMValueRef in = el(L, init[i], k);
-			phis[i].e[k] = LLVMBuildPhi(L->b, elem_type(L, a->type), "");
+			phis[i].e[k] = LLVMBuildPhi(L->b, at ? L->i32 : elem_type(L, a->type), "");
 			LLVMAddIncoming(phis[i].e[k], &in, &from, 1);
 		}
+		if (at && !L->failed)
+			at->stage = phis[i].e[0];
 		L->vals[a->id] = phis[i];
 	}
 }
@@ -1775,6 +1975,7 @@ static void lower_for(Lower *L, const Op *op)
 {
 	const Region *body = &op->regions[0];
 	int nc = op->n_results;
+	async_commit(L); /* the first iteration's copies: a group of their own */
 	LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b);
 	LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(L->c, L->fn, "for");
 	LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.body");
@@ -1807,6 +2008,7 @@ static void lower_for(Lower *L, const Op *op)
 	LLVMBuildCondBr(L->b, cond, bb, exit);
 	LLVMPositionBuilderAtEnd(L->b, bb);
 	smem_unknown(L); /* after the previous iteration, or what came before the loop */
+	L->async_synced = false; /* this iteration's tiles: not waited for yet */
 	lower_region(L, body);
 	if (L->failed)
 		return;
@@ -1819,6 +2021,17 @@ static void lower_for(Lower *L, const Op *op)
 	LLVMPositionBuilderAtEnd(L->b, exit);
 	for (int i = 0; i < nc; i++)
 		L->vals[op->results[i]->id] = phis[1 + i];
+	/* the loop's stage buffers: the last copies (masked off) done, then free */
+	int lowest = -1;
+	for (int i = 0; i < L->n_async; i++)
+		if (L->async[i].loop == op && L->async[i].offset >= 0 && (lowest < 0 || L->async[i].offset < lowest))
+			lowest = L->async[i].offset;
+	if (lowest >= 0) {
+		async_commit(L);
+		async_asm(L, "cp.async.wait_group 0;", NULL, NULL, 0, "");
+		smem_barrier(L);
+		L->smem_base = lowest;
+	}
 }
 
 static void lower_if(Lower *L, const Op *op)
@@ -2271,6 +2484,7 @@ static void lower_op(Lower *L, const Op *op)
 
 static void lower_region(Lower *L, const Region *r)
 {
+	async_prescan(L, r);
 	for (const Op *op = r->first; op && !L->failed; op = op->next) {
 		if (L->scope && op->loc.line)
 			LLVMSetCurrentDebugLocation2(L->b, LLVMDIBuilderCreateDebugLocation(L->c, op->loc.line, op->loc.col,
@@ -2424,6 +2638,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	free(L.lins);
 	free(L.lin_done);
 	free(L.lazy);
+	free(L.async);
 	free(L.tparts);
 	if (L.pro)
 		LLVMDisposeBuilder(L.pro);

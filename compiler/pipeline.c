@@ -263,8 +263,26 @@ static Op *pipeline_one(IrFunc *f, Op *op, Op *ld, bool early, bool *failed)
 
 /* Whether load ld's block goes only into dots of the body (a matmul's
  * tiles: those the GPU back end wants early). */
-static bool feeds_dot(const IrFunc *f, const Region *body, const Op *ld)
+/* Whether the GPU back end will copy load ld with cp.async: 16 bytes a
+ * thread along its most contiguous dimension (then the tile takes no
+ * registers while in flight). */
+static bool async_copyable(const IrFunc *f, const AxisInfo *ax, const Op *ld)
 {
+	const Value *p = ld->operands[0];
+	if (!ax || p->id >= f->n_values || !p->type.rank)
+		return false;
+	int best = 0;
+	for (int d = 1; d < p->type.rank; d++)
+		if (ax[p->id].contig[d] > ax[p->id].contig[best])
+			best = d;
+	int eb = scalar_bits((ScalarKind)p->type.scalar) / 8;
+	const Value *mask = ld->attr[0] & MEMF_MASK ? ld->operands[1] : NULL;
+	return axis_access_width(ax, p, mask, best) * eb == 16;
+}
+
+static bool feeds_dot(const IrFunc *f, const AxisInfo *ax, const Region *body, const Op *ld)
+{
+	bool in_shared = async_copyable(f, ax, ld);
 	const Value *v = ld->results[0];
 	int seen = 0;
 	for (const Op *o = body->first; o; o = o->next)
@@ -272,26 +290,27 @@ static bool feeds_dot(const IrFunc *f, const Region *body, const Op *ld)
 			if (o->operands[i] == v) {
 				if (o->code != OP_DOT || i > 1)
 					return false;
-				/* room for the prefetched tiles: with an accumulator of 128
-				 * registers a thread or more they spill (128 x 256 tiles on 8
-				 * warps measured 10% slower; 128 x 128 and smaller 8 to 13%
-				 * faster), so then the load stays where it is */
+				/* room for prefetched tiles held in registers (where the back
+				 * end cannot copy them to shared memory with cp.async): with an
+				 * accumulator of 128 registers a thread or more they spill
+				 * (128 x 256 tiles on 8 warps measured 10% slower), so then the
+				 * load stays where it is */
 				Type a = o->operands[0]->type, b = o->operands[1]->type, c = o->results[0]->type;
 				int64_t threads = 32 * (int64_t)f->num_warps;
 				int64_t acc = type_numel(c) * (scalar_bits((ScalarKind)c.scalar) / 8) / 4 / threads;
 				int64_t tiles = (type_numel(a) + type_numel(b)) * (scalar_bits((ScalarKind)a.scalar) / 8) / 4 / threads;
-				if (acc + 2 * tiles > 160)
+				if (!in_shared && acc + 2 * tiles > 160)
 					return false;
 				seen++;
 			}
 	return seen == v->uses;
 }
 
-static bool pipeline_region(IrFunc *f, Region *r, bool dots_only, Diag *diag)
+static bool pipeline_region(IrFunc *f, Region *r, bool dots_only, const AxisInfo *ax, Diag *diag)
 {
 	for (Op *op = r->first; op; op = op->next) {
 		for (int i = 0; i < op->n_regions; i++)
-			if (!pipeline_region(f, &op->regions[i], dots_only, diag))
+			if (!pipeline_region(f, &op->regions[i], dots_only, ax, diag))
 				return false;
 		if (op->code != OP_FOR || writes_memory(&op->regions[0]))
 			continue;
@@ -307,7 +326,7 @@ static bool pipeline_region(IrFunc *f, Region *r, bool dots_only, Diag *diag)
 			bool ok = ld->code == OP_LOAD && !ld->attr[3] && ld->results[0]->type.rank;
 			for (int i = 0; ok && i < ld->n_operands; i++)
 				ok = recomputable(&op->regions[0], ld->operands[i], 0);
-			if (ok && (!dots_only || feeds_dot(f, &op->regions[0], ld)))
+			if (ok && (!dots_only || feeds_dot(f, ax, &op->regions[0], ld)))
 				loads[nl++] = ld;
 		}
 		for (int i = 0; i < nl; i++) {
@@ -328,12 +347,15 @@ bool ir_pipeline(IrFunc *f, Diag *diag)
 {
 	if (f->gpu || f->num_stages < 2)
 		return true;
-	return pipeline_region(f, &f->body, false, diag);
+	return pipeline_region(f, &f->body, false, NULL, diag);
 }
 
 bool ir_pipeline_dots(IrFunc *f, Diag *diag)
 {
 	if (f->gpu || f->num_stages < 2)
 		return true;
-	return pipeline_region(f, &f->body, true, diag);
+	AxisInfo *ax = axis_analyze(f); /* NULL (out of memory): registers only */
+	bool ok = pipeline_region(f, &f->body, true, ax, diag);
+	free(ax);
+	return ok;
 }

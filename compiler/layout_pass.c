@@ -344,8 +344,10 @@ static const Encoding *shape_backward(LP *P, const Op *op, const Encoding *out)
 
 /* Whether a dot runs on tensor cores (mma.sync m16n8k16): 16-bit float
  * inputs of one kind, an f32 accumulator, tiles at least 16 x 8 x 16. */
-static bool dot_uses_mma(const Op *op)
+static bool dot_uses_mma(const IrFunc *f, const Op *op)
 {
+	if (f->sm && f->sm < 80)
+		return false; /* mma.sync m16n8k16 is sm_80's */
 	Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->results[0]->type;
 	if (a.ptr || b.ptr || a.scalar != b.scalar || (a.scalar != SK_F16 && a.scalar != SK_BF16))
 		return false;
@@ -479,7 +481,7 @@ static void forward_op(LP *P, const Op *op)
 		return;
 	}
 	case OP_DOT:
-		if (dot_uses_mma(op)) {
+		if (dot_uses_mma(P->f, op)) {
 			setE(P, res, dot_mma(P, op));
 		} else {
 			const Encoding *acc = E(P, op->operands[2]);
@@ -558,7 +560,7 @@ static const Encoding *want(LP *P, const Op *op, int i)
 	case OP_SCAN:
 		return reduce_input(P, op);
 	case OP_DOT:
-		if (dot_uses_mma(op)) {
+		if (dot_uses_mma(P->f, op)) {
 			const Encoding *mma = E(P, res);
 			if (!mma || mma->kind != ENC_MMA)
 				return NULL;

@@ -1220,8 +1220,8 @@ static int async_width(Lower *L, const Op *ld, const Encoding *s)
 static void async_prescan(Lower *L, const Region *r)
 {
 	for (const Op *op = r->first; op; op = op->next) {
-		if (op->code != OP_FOR || L->f->sm < 0)
-			continue;
+		if (op->code != OP_FOR || (L->f->sm && L->f->sm < 80))
+			continue; /* cp.async is sm_80's */
 		const Region *body = &op->regions[0];
 		for (int j = 0; j < op->n_results; j++) {
 			const Value *arg = body->args[1 + j], *init = op->operands[3 + j], *y = body->last->operands[j];
@@ -2677,6 +2677,8 @@ bool gpu_compile_ptx_timed(IrFunc *f, const char *arch, char **ptx, size_t *ptx_
 		return false;
 	}
 	double t0 = lower_now_ms();
+	if (!f->gpu)
+		f->sm = atoi(arch + 3); /* "sm_90a": 90 */
 	if (!f->gpu && !ir_run_passes(f, IR_GPU_PIPELINE, NULL, NULL, diag))
 		return false;
 	LLVMContextRef ctx = LLVMContextCreate();
@@ -2713,6 +2715,8 @@ BLK_API bool blk_gpu_emit_timed(IrFunc *f, const char *arch, bool llvm_ir, char 
 	if (ms_ptx)
 		*ms_ptx = 0;
 	double t0 = lower_now_ms();
+	if (!f->gpu && llvm_ptx_isa_version(arch))
+		f->sm = atoi(arch + 3);
 	if (!f->gpu && !ir_run_passes(f, IR_GPU_PIPELINE, NULL, NULL, diag))
 		return false;
 	LLVMContextRef ctx = LLVMContextCreate();

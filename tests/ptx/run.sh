@@ -57,6 +57,27 @@ for tile in examples/*.tile; do
 	done
 done
 
+# Below sm_80 there is no mma.sync m16n8k16 nor cp.async: matmul's dot uses
+# FMAs there, and ptxas takes it.
+out=$tmp/matmul.sm_75.ptx
+if "$blkc" --emit=ptx --arch=sm_75 examples/matmul.tile -o "$out" 2>"$tmp/err" &&
+	! grep -qE 'mma\.sync|cp\.async' "$out" &&
+	{ [ -z "$ptxas" ] || "$ptxas" -arch=sm_75 "$out" -o "$tmp/m75.cubin" 2>"$tmp/err"; }; then
+	ok "matmul sm_75: no mma.sync or cp.async (FMA dot)${ptxas:+, ptxas accepts it}"
+else
+	bad "matmul sm_75" "$(head -3 "$tmp/err")"
+fi
+# with the JIT's specialization, sm_80 and up copy matmul's tiles with cp.async
+out=$tmp/matmul.async.ptx
+if "$blkc" --emit=ptx --arch=sm_80 -D BLOCK_M=64 -D BLOCK_N=64 -D BLOCK_K=32 -D GROUP_M=8 \
+	--assume=a:16,b:16,c:16,M:16,N:16,K:16,stride_am:16,stride_bk:16,stride_cm:16,stride_ak=1,stride_bn=1,stride_cn=1 \
+	examples/matmul.tile -o "$out" 2>"$tmp/err" && grep -q 'cp\.async\.cg\.shared\.global' "$out" &&
+	grep -q 'cp\.async\.wait_group 1' "$out" && grep -q 'ldmatrix' "$out"; then
+	ok "matmul sm_80, specialized: tiles by cp.async into shared memory, read by ldmatrix"
+else
+	bad "matmul sm_80, specialized: cp.async" "$(head -3 "$tmp/err")"
+fi
+
 # vector add, specialized as the JIT does (16-byte aligned pointers, n % 16 == 0):
 # every global access of the main path is a 16-byte vector
 va=$tmp/va.ptx

@@ -77,14 +77,6 @@ static AxisInfo meet(AxisInfo a, AxisInfo b)
 	return a;
 }
 
-static int type_bytes(Type t)
-{
-	if (t.ptr)
-		return 8;
-	int b = scalar_bits((ScalarKind)t.scalar) / 8;
-	return b ? b : 1;
-}
-
 static bool is_float(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
 
 static void set(Axis *A, const Value *v, AxisInfo a)

@@ -373,6 +373,8 @@ Op *ir_insert_before(IrFunc *f, Op *before, OpCode code, Value **operands, int n
                      const Type *result_types, int n_results);
 void ir_unlink(Op *op);
 void ir_link_before(Op *op, Op *before);
+/* Whether op (its regions included) stores to memory or does an atomic. */
+bool ir_writes_memory(const Op *op);
 
 /* Replacing values in one walk (ir_replace_uses walks the whole function
  * each time; a pass that replaces many values would be quadratic). A pass
@@ -554,6 +556,22 @@ void enc_ref(const Encoding *e, StrBuf *out);   /* "#blocked3" */
 /* What a reduction along axis of a block of type t laid out by in leaves:
  * the axis' bits gone (their lanes and warps replicas), the rest renumbered. */
 void lin_slice(const Lin *in, Type t, int axis, Lin *out);
+/* Bytes of one element of type t (pointers 8, i1 and the 8-bit kinds 1). */
+static inline int type_bytes(Type t)
+{
+	if (t.ptr)
+		return 8;
+	int b = scalar_bits((ScalarKind)t.scalar) / 8;
+	return b ? b : 1;
+}
+/* The exponent of the power of two at or above x (block sizes are powers of two). */
+static inline int log2i(int x)
+{
+	int s = 0;
+	while ((1 << s) < x)
+		s++;
+	return s;
+}
 /* The linear-index bit of bit i of dimension d in shape t. */
 int lin_bit(Type t, int d, int i);
 

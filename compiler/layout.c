@@ -13,14 +13,6 @@
 #include <stddef.h>
 #include <string.h>
 
-static int log2i(int x)
-{
-	int s = 0;
-	while ((1 << s) < x)
-		s++;
-	return s;
-}
-
 int lin_bit(Type t, int d, int i)
 {
 	int b = i;

@@ -32,23 +32,7 @@ typedef struct LP {
 	bool oom;
 } LP;
 
-static int log2i(int x)
-{
-	int s = 0;
-	while ((1 << s) < x)
-		s++;
-	return s;
-}
-
 static bool is_block(const Value *v) { return v->type.rank > 0; }
-
-static int type_bytes(Type t)
-{
-	if (t.ptr)
-		return 8;
-	int b = scalar_bits((ScalarKind)t.scalar) / 8;
-	return b ? b : 1;
-}
 
 static const Encoding *chk(LP *P, const Encoding *e)
 {
@@ -785,23 +769,12 @@ static void memo_put(RC *R, Value *v, const Encoding *e, Value *to)
 	R->memo_to[R->n_memo++] = to;
 }
 
-static bool writes(const Op *o)
-{
-	if (o->code == OP_STORE || o->code == OP_ATOMIC_RMW || o->code == OP_ATOMIC_CAS)
-		return true;
-	for (int i = 0; i < o->n_regions; i++)
-		for (const Op *p = o->regions[i].first; p; p = p->next)
-			if (writes(p))
-				return true;
-	return false;
-}
-
 static bool writes_between(const Op *from, const Op *to)
 {
 	if (from->parent != to->parent)
 		return true;
 	for (const Op *o = from->next; o && o != to; o = o->next)
-		if (writes(o))
+		if (ir_writes_memory(o))
 			return true;
 	return false;
 }

@@ -102,14 +102,6 @@ static int numel(Type t) { return (int)type_numel(t); }
 
 static LLVMValueRef ci32(Lower *L, long long v) { return LLVMConstInt(L->i32, (unsigned long long)v, 1); }
 
-static int log2i(int x)
-{
-	int s = 0;
-	while ((1 << s) < x)
-		s++;
-	return s;
-}
-
 /* Coordinate d of linear index idx in shape t (powers of two). */
 static LLVMValueRef coord(Lower *L, Type t, LLVMValueRef idx, int d)
 {
@@ -245,14 +237,18 @@ static LLVMValueRef index_of(Lower *L, const Lin *l, int k)
 	return c ? LLVMBuildOr(L->b, t, ci32(L, c), "") : t;
 }
 
-/* Whether this thread is the first of the replicas of what it holds. */
-static LLVMValueRef owner_of(Lower *L, const Lin *l)
+/* Whether the thread-id bits in m are all 0 here (i1; the constant true
+ * when m is empty). */
+static LLVMValueRef tid_bits_zero(Lower *L, unsigned m)
 {
-	unsigned m = repl_mask(l) & (unsigned)(L->T - 1);
+	m &= (unsigned)(L->T - 1);
 	if (!m)
 		return LLVMConstInt(L->i1, 1, 0);
 	return LLVMBuildICmp(L->b, LLVMIntEQ, LLVMBuildAnd(L->b, L->tid, ci32(L, (long long)m), ""), ci32(L, 0), "");
 }
+
+/* Whether this thread is the first of the replicas of what it holds. */
+static LLVMValueRef owner_of(Lower *L, const Lin *l) { return tid_bits_zero(L, repl_mask(l)); }
 
 /* ---- intrinsics and inline PTX ----------------------------------------------------- */
 
@@ -283,26 +279,64 @@ static LLVMValueRef asm_f32(Lower *L, const char *text, LLVMValueRef x)
 	return LLVMBuildCall2(L->b, ft, a, &x, 1, "");
 }
 
+/* Branches to a new block when cond holds; returns the block to continue
+ * in, for end_if (NULL, and no branch, when cond is the constant true). */
+static LLVMBasicBlockRef begin_if(Lower *L, LLVMValueRef cond, const char *name)
+{
+	if (LLVMIsAConstantInt(cond) && LLVMConstIntGetZExtValue(cond))
+		return NULL;
+	LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(L->c, L->fn, name);
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "endif");
+	LLVMBuildCondBr(L->b, cond, then, done);
+	LLVMPositionBuilderAtEnd(L->b, then);
+	return done;
+}
+
+static void end_if(Lower *L, LLVMBasicBlockRef done)
+{
+	if (!done)
+		return;
+	LLVMBuildBr(L->b, done);
+	LLVMPositionBuilderAtEnd(L->b, done);
+}
+
 /* ---- shared memory ------------------------------------------------------------------ */
 
 /* Shared memory: scratches that must outlive their op (an mma operand
- * read by its dot) are pinned at the bottom, below smem_base; every other
- * use is transient, starts with a barrier, and lies above smem_base. */
+ * read by its dot, a loop's cp.async stages) are pinned at the bottom,
+ * below smem_base (smem_pin); every other use is transient and lies above
+ * it (smem_take). */
 static void need_smem(Lower *L, int bytes)
 {
 	if (L->smem_base + bytes > L->smem_bytes)
 		L->smem_bytes = L->smem_base + bytes;
 }
 
-static LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
+/* Element idx of type t from byte byte_offset of shared memory. */
+static LLVMValueRef smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
 {
 	LLVMValueRef base = L->smem;
-	byte_offset += L->smem_base;
 	if (byte_offset) {
 		LLVMValueRef off = ci32(L, byte_offset);
 		base = LLVMBuildGEP2(L->b, L->i8, base, &off, 1, "");
 	}
 	return LLVMBuildGEP2(L->b, t, base, &idx, 1, "");
+}
+
+/* The same, byte_offset from the transient uses' base. */
+static LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
+{
+	return smem_abs(L, t, byte_offset + L->smem_base, idx);
+}
+
+/* Pins bytes below the transient uses (until smem_base is lowered again);
+ * returns where they start. */
+static int smem_pin(Lower *L, int bytes)
+{
+	int at = L->smem_base;
+	L->smem_base += bytes;
+	need_smem(L, 0);
+	return at;
 }
 
 static void smem_barrier(Lower *L)
@@ -359,14 +393,6 @@ static LLVMValueRef from_mem(Lower *L, Type t, LLVMValueRef v)
 	return !t.ptr && t.scalar == SK_I1 ? LLVMBuildTrunc(L->b, v, L->i1, "") : v;
 }
 
-static int type_bytes(Type t)
-{
-	if (t.ptr)
-		return 8;
-	int b = scalar_bits((ScalarKind)t.scalar) / 8;
-	return b ? b : 1;
-}
-
 /* Writes this thread's elements of x (tile v) to shared memory at
  * byte_offset (taken with smem_take), by linear index; replicas write once. */
 static void smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset)
@@ -374,22 +400,11 @@ static void smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_o
 	Type t = x->type;
 	const Lin *l = lin_of(L, x);
 	LLVMTypeRef mt = mem_type(L, t);
-	LLVMValueRef own = owner_of(L, l);
-	bool guarded = !LLVMIsAConstantInt(own);
-	LLVMBasicBlockRef store_bb = NULL, done_bb = NULL;
-	if (guarded) {
-		store_bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "own");
-		done_bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "owned");
-		LLVMBuildCondBr(L->b, own, store_bb, done_bb);
-		LLVMPositionBuilderAtEnd(L->b, store_bb);
-	}
+	LLVMBasicBlockRef done = begin_if(L, owner_of(L, l), "own");
 	/* a uniform tile (a splat) holds one element for all the block's */
 	for (int k = 0, n = 1 << l->n_reg; k < n; k++)
 		LLVMBuildStore(L->b, to_mem(L, t, v->n == 1 ? v->e[0] : v->e[k]), smem_at(L, mt, byte_offset, index_of(L, l, k)));
-	if (guarded) {
-		LLVMBuildBr(L->b, done_bb);
-		LLVMPositionBuilderAtEnd(L->b, done_bb);
-	}
+	end_if(L, done);
 }
 
 static LLVMValueRef smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef idx)
@@ -774,27 +789,16 @@ static void lower_reduce(Lower *L, const Op *op)
 	const Lin *li = lin_of(L, op->operands[0]);
 	int lo_bit = lin_bit(in_t, axis, 0), nbits = log2i(in_t.shape[axis]);
 	unsigned amask = ((1u << nbits) - 1) << lo_bit;
-	/* ls: the operand's map without the axis, bits renumbered for the result */
-	Lin ls = *li;
-	ls.n_reg = 0;
-	for (int i = 0; i < li->n_reg; i++)
-		if (!(amask >> li->reg[i] & 1))
-			ls.reg[ls.n_reg++] = (int8_t)(li->reg[i] < lo_bit ? li->reg[i] : li->reg[i] - nbits);
+	/* ls: the operand's map without the axis (its result's slice) */
+	Lin ls;
+	lin_slice(li, in_t, axis, &ls);
 	unsigned axis_warps = 0; /* thread-id bits of warps along the axis */
 	int n_axis_warps = 0;
-	for (int i = 0; i < 5 + li->n_warp; i++) {
-		int8_t *slot = i < 5 ? &ls.lane[i] : &ls.warp[i - 5];
-		int b = *slot;
-		if (b >= 0 && (amask >> b & 1)) {
-			*slot = -1;
-			if (i >= 5) {
-				axis_warps |= 1u << i;
-				n_axis_warps++;
-			}
-		} else if (b >= 0) {
-			*slot = (int8_t)(b < lo_bit ? b : b - nbits);
+	for (int i = 0; i < li->n_warp; i++)
+		if (li->warp[i] >= 0 && (amask >> li->warp[i] & 1)) {
+			axis_warps |= 1u << (5 + i);
+			n_axis_warps++;
 		}
-	}
 	int n_acc = 1 << ls.n_reg;
 	LLVMValueRef *acc = arena_alloc(&L->arena, (size_t)(n_acc * n) * sizeof *acc);
 	bool *have = arena_alloc(&L->arena, (size_t)n_acc * sizeof *have);
@@ -869,14 +873,8 @@ static void lower_reduce(Lower *L, const Op *op)
 				LLVMValueRef bit = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, L->tid, ci32(L, i), ""), ci32(L, 1), "");
 				g = LLVMBuildOr(L->b, g, LLVMBuildShl(L->b, bit, ci32(L, j++), ""), "");
 			}
-		unsigned wmask = repl_mask(&ls) & ~axis_warps & (unsigned)(L->T - 1);
-		LLVMValueRef writer = wmask ? LLVMBuildICmp(L->b, LLVMIntEQ, LLVMBuildAnd(L->b, L->tid, ci32(L, wmask), ""),
-		                                            ci32(L, 0), "")
-		                            : LLVMConstInt(L->i1, 1, 0);
-		LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(L->c, L->fn, "partial");
-		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "partial.done");
-		LLVMBuildCondBr(L->b, writer, wb, done);
-		LLVMPositionBuilderAtEnd(L->b, wb);
+		/* one writer per partial: the first of its replicas, warps along the axis apart */
+		LLVMBasicBlockRef done = begin_if(L, tid_bits_zero(L, repl_mask(&ls) & ~axis_warps), "partial");
 		for (int ks = 0; ks < n_acc; ks++) {
 			LLVMValueRef slot = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, index_of(L, &ls, ks), ci32(L, G), ""), g, "");
 			for (int i = 0; i < n; i++) {
@@ -884,8 +882,7 @@ static void lower_reduce(Lower *L, const Op *op)
 				LLVMBuildStore(L->b, to_mem(L, t, acc[ks * n + i]), smem_at(L, mem_type(L, t), offs[i], slot));
 			}
 		}
-		LLVMBuildBr(L->b, done);
-		LLVMPositionBuilderAtEnd(L->b, done);
+		end_if(L, done);
 		smem_sync(L, base, off);
 		for (int k = 0; k < n_out && !L->failed; k++) {
 			LLVMValueRef base = LLVMBuildMul(L->b, index_of(L, lo, k), ci32(L, G), "");
@@ -1144,13 +1141,10 @@ static LLVMValueRef frag(Lower *L, const Value *v, int k)
 		L->smem_dirty = end;
 	int c = reg_const(lo, g);
 	LLVMValueRef idx = c ? LLVMBuildOr(L->b, z->base_thread, ci32(L, c), "") : z->base_thread;
-	int saved = L->smem_base;
-	L->smem_base = 0;
 	LLVMValueRef sw = swizzle_value(L, z->convert->scratch, idx);
 	if (z->dyn) /* the stage buffer, in elements */
 		sw = LLVMBuildAdd(L->b, sw, LLVMBuildLShr(L->b, z->dyn, ci32(L, 1), ""), "");
-	LLVMValueRef addr = smem_at(L, L->i16, z->offset, sw);
-	L->smem_base = saved;
+	LLVMValueRef addr = smem_abs(L, L->i16, z->offset, sw);
 	LLVMValueRef a = LLVMBuildPtrToInt(L->b, addr, L->i64, "");
 	LLVMValueRef res = LLVMBuildCall2(L->b, z->ft, z->fn, &a, 1, "");
 	int x4 = !trans || z->pair_bit >= 0;
@@ -1313,9 +1307,7 @@ static void lower_async_load(Lower *L, const Op *op, AsyncTile *a)
 		return;
 	LLVMValueRef stage;
 	if (op == a->first) {
-		a->offset = L->smem_base; /* two buffers, kept until after the loop */
-		L->smem_base += 2 * a->bytes;
-		need_smem(L, 0);
+		a->offset = smem_pin(L, 2 * a->bytes); /* two buffers, kept until after the loop */
 		stage = ci32(L, 0);
 	} else {
 		stage = LLVMBuildXor(L->b, a->stage, ci32(L, 1), ""); /* the other buffer */
@@ -1347,8 +1339,8 @@ static void lower_convert(Lower *L, const Op *op)
 	Tile t = tile_new(L, n_out);
 	if (L->failed)
 		return;
-	AsyncTile *at = async_of(L, NULL, x);
-	if (at) {
+	AsyncTile *as = async_of(L, NULL, x);
+	if (as) {
 		/* this iteration's copies are done (the next ones may fly on), and
 		 * every thread's are visible; then its dot reads with ldmatrix */
 		async_commit(L);
@@ -1363,11 +1355,11 @@ static void lower_convert(Lower *L, const Op *op)
 			return;
 		}
 		*kept = t;
-		LazyFrags *z = ldmatrix_setup(L, op, lo, kept, at->offset);
+		LazyFrags *z = ldmatrix_setup(L, op, lo, kept, as->offset);
 		if (!z)
 			return;
 		z->owned = false;
-		z->dyn = LLVMBuildMul(L->b, at->stage, ci32(L, at->bytes), "");
+		z->dyn = LLVMBuildMul(L->b, as->stage, ci32(L, as->bytes), "");
 		L->lazy[y->id] = z;
 		L->vals[y->id] = t;
 		return;
@@ -1399,31 +1391,19 @@ static void lower_convert(Lower *L, const Op *op)
 	 * the last one, and one after (before the dot reads) shared with the
 	 * other operand's */
 	bool lazy = s && s->ldmatrix && L->lazy && only_for_dot(op);
-	int bytes = (numel(x->type) * eb + 127) & ~127, off;
-	int pinned = L->smem_base;
+	int bytes = numel(x->type) * eb, at; /* where the scratch starts, from byte 0 */
 	if (lazy) {
-		if (L->smem_dirty < 0 || L->smem_dirty > pinned)
+		if (L->smem_dirty < 0 || L->smem_dirty > L->smem_base)
 			smem_barrier(L);
-		L->smem_base += bytes;
-		need_smem(L, 0);
-		L->smem_base = pinned;
-		off = 0;
+		at = smem_pin(L, (bytes + 127) & ~127);
 	} else {
-		off = smem_take(L, numel(x->type) * eb);
+		at = L->smem_base + smem_take(L, bytes);
 	}
-	LLVMValueRef own = owner_of(L, li);
-	bool guarded = !LLVMIsAConstantInt(own);
-	LLVMBasicBlockRef store_bb = NULL, done_bb = NULL;
-	if (guarded) {
-		store_bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "own");
-		done_bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "owned");
-		LLVMBuildCondBr(L->b, own, store_bb, done_bb);
-		LLVMPositionBuilderAtEnd(L->b, store_bb);
-	}
+	LLVMBasicBlockRef owned = begin_if(L, owner_of(L, li), "own");
 	LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)vec);
 	LLVMValueRef tsw = swizzle_value(L, s, thread_part(L, li));
 	for (int k = 0, n_in = 1 << li->n_reg; k < n_in; k += vec) {
-		LLVMValueRef p = smem_at(L, mt, off, scratch_addr(L, s, li, tsw, k));
+		LLVMValueRef p = smem_abs(L, mt, at, scratch_addr(L, s, li, tsw, k));
 		LLVMValueRef st;
 		if (vec == 1) {
 			st = LLVMBuildStore(L->b, to_mem(L, et, in->e[k]), p);
@@ -1435,14 +1415,10 @@ static void lower_convert(Lower *L, const Op *op)
 		}
 		LLVMSetAlignment(st, (unsigned)(vec * eb));
 	}
-	if (guarded) {
-		LLVMBuildBr(L->b, done_bb);
-		LLVMPositionBuilderAtEnd(L->b, done_bb);
-	}
-	if (lazy) {
-		L->smem_base = pinned + bytes; /* kept until the dot has read it */
-		if (L->smem_dirty < pinned + bytes)
-			L->smem_dirty = pinned + bytes;
+	end_if(L, owned);
+	if (lazy) { /* kept until the dot has read it */
+		if (L->smem_dirty < at + bytes)
+			L->smem_dirty = at + bytes;
 		L->smem_unsynced = true;
 		Tile *kept = arena_alloc(&L->arena, sizeof *kept);
 		if (!kept) {
@@ -1450,13 +1426,13 @@ static void lower_convert(Lower *L, const Op *op)
 			return;
 		}
 		*kept = t;
-		L->lazy[y->id] = ldmatrix_setup(L, op, lo, kept, pinned);
+		L->lazy[y->id] = ldmatrix_setup(L, op, lo, kept, at);
 		L->vals[y->id] = t;
 		return;
 	}
-	smem_sync(L, off, numel(x->type) * eb);
+	smem_sync(L, at - L->smem_base, bytes);
 	if (s && s->ldmatrix) { /* read all of it now */
-		LazyFrags *z = ldmatrix_setup(L, op, lo, &t, L->smem_base + off);
+		LazyFrags *z = ldmatrix_setup(L, op, lo, &t, at);
 		L->lazy[y->id] = z;
 		for (int k = 0; k < n_out && !L->failed; k++)
 			t.e[k] = frag(L, y, k);
@@ -1470,7 +1446,7 @@ static void lower_convert(Lower *L, const Op *op)
 	LLVMTypeRef lvt = LLVMVectorType(mt, (unsigned)load_vec);
 	tsw = swizzle_value(L, s, thread_part(L, lo));
 	for (int k = 0; k < n_out; k += load_vec) {
-		LLVMValueRef p = smem_at(L, mt, off, scratch_addr(L, s, lo, tsw, k));
+		LLVMValueRef p = smem_abs(L, mt, at, scratch_addr(L, s, lo, tsw, k));
 		if (load_vec == 1) {
 			t.e[k] = from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
 			continue;
@@ -1920,13 +1896,9 @@ static void lower_atomic(Lower *L, const Op *op)
 		Type rt = op->results[0]->type;
 		if (!rt.rank) {
 			int off = smem_take(L, 8);
-			LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(L->c, L->fn, "t0");
-			LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "t0.done");
-			LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), ""), wb, done);
-			LLVMPositionBuilderAtEnd(L->b, wb);
+			LLVMBasicBlockRef done = begin_if(L, tid_bits_zero(L, ~0u), "t0");
 			LLVMBuildStore(L->b, to_mem(L, rt, res.e[0]), smem_at(L, mem_type(L, rt), off, ci32(L, 0)));
-			LLVMBuildBr(L->b, done);
-			LLVMPositionBuilderAtEnd(L->b, done);
+			end_if(L, done);
 			smem_sync(L, off, 8);
 			res.e[0] = smem_load(L, rt, off, ci32(L, 0));
 		} else {
@@ -2162,22 +2134,6 @@ static LLVMValueRef runtime_fn(Lower *L, const char *name, LLVMTypeRef ret, LLVM
 	if (!fn)
 		fn = LLVMAddFunction(L->m, name, LLVMFunctionType(ret, params, (unsigned)n, 0));
 	return fn;
-}
-
-/* Branches to a new block when cond holds; returns the block to continue in. */
-static LLVMBasicBlockRef begin_if(Lower *L, LLVMValueRef cond, const char *name)
-{
-	LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(L->c, L->fn, name);
-	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "endif");
-	LLVMBuildCondBr(L->b, cond, then, done);
-	LLVMPositionBuilderAtEnd(L->b, then);
-	return done;
-}
-
-static void end_if(Lower *L, LLVMBasicBlockRef done)
-{
-	LLVMBuildBr(L->b, done);
-	LLVMPositionBuilderAtEnd(L->b, done);
 }
 
 /* print: a line per element through vprintf, from the thread that owns it:

@@ -283,6 +283,17 @@ bool ir_cse(IrFunc *f, Diag *diag)
 	return true;
 }
 
+bool ir_writes_memory(const Op *op)
+{
+	if (op->code == OP_STORE || op->code == OP_ATOMIC_RMW || op->code == OP_ATOMIC_CAS)
+		return true;
+	for (int i = 0; i < op->n_regions; i++)
+		for (const Op *o = op->regions[i].first; o; o = o->next)
+			if (ir_writes_memory(o))
+				return true;
+	return false;
+}
+
 /* ---- the pass manager ---------------------------------------------------- */
 
 static const IrPass passes[] = {

@@ -38,14 +38,15 @@ typedef struct Clone {
 	bool failed;
 } Clone;
 
-static bool writes_memory(const Region *r)
+/* Whether a loop's body writes memory, or prints or asserts (a load moved
+ * ahead of those could show a fault before them). */
+static bool has_effects(const Region *r)
 {
 	for (const Op *op = r->first; op; op = op->next) {
-		if (op->code == OP_STORE || op->code == OP_ATOMIC_RMW || op->code == OP_ATOMIC_CAS ||
-		    op->code == OP_PRINT || op->code == OP_ASSERT)
+		if (ir_writes_memory(op) || op->code == OP_PRINT || op->code == OP_ASSERT)
 			return true;
 		for (int i = 0; i < op->n_regions; i++)
-			if (writes_memory(&op->regions[i]))
+			if (has_effects(&op->regions[i]))
 				return true;
 	}
 	return false;
@@ -312,7 +313,7 @@ static bool pipeline_region(IrFunc *f, Region *r, bool dots_only, const AxisInfo
 		for (int i = 0; i < op->n_regions; i++)
 			if (!pipeline_region(f, &op->regions[i], dots_only, ax, diag))
 				return false;
-		if (op->code != OP_FOR || writes_memory(&op->regions[0]))
+		if (op->code != OP_FOR || has_effects(&op->regions[0]))
 			continue;
 		const Op *sd = op->operands[2]->def;
 		if (!sd || sd->code != OP_CONST || sd->ival <= 0 || op->operands[0]->type.ptr)

@@ -18,7 +18,6 @@ enum { DIV_MAX = 1 << 30 };
 typedef struct Axis {
 	const IrFunc *f;
 	AxisInfo *ax;
-	bool changed;
 } Axis;
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -97,8 +96,6 @@ static void set(Axis *A, const Value *v, AxisInfo a)
 	}
 	for (int d = dims(t); d < BLK_MAX_RANK; d++)
 		a.contig[d] = a.div[d] = a.constancy[d] = 1;
-	if (memcmp(&A->ax[v->id], &a, sizeof a) != 0)
-		A->changed = true;
 	A->ax[v->id] = a;
 }
 

@@ -726,11 +726,16 @@ bool ir_layouts(IrFunc *f, Diag *diag)
 
 enum { REMAT_BUDGET = 64 };
 
+/* What remat made: v recomputed in encoding e. */
+typedef struct Remade {
+	const Value *v;
+	const Encoding *e;
+	Value *to;
+} Remade;
+
 typedef struct RC {
 	LP P;
-	Value **memo_v;             /* by value id * ... : small table of (value, enc) -> clone */
-	const Encoding **memo_e;
-	Value **memo_to;
+	Remade *memo; /* a conversion's walk reuses what an earlier one made */
 	int n_memo, cap_memo;
 	int budget;
 	Op **moved_loads; /* loads recomputed elsewhere: removed once unused */
@@ -740,8 +745,8 @@ typedef struct RC {
 static Value *memo_get(RC *R, const Value *v, const Encoding *e)
 {
 	for (int i = 0; i < R->n_memo; i++)
-		if (R->memo_v[i] == v && R->memo_e[i] == e)
-			return R->memo_to[i];
+		if (R->memo[i].v == v && R->memo[i].e == e)
+			return R->memo[i].to;
 	return NULL;
 }
 
@@ -749,24 +754,15 @@ static void memo_put(RC *R, Value *v, const Encoding *e, Value *to)
 {
 	if (R->n_memo == R->cap_memo) {
 		int cap = R->cap_memo ? 2 * R->cap_memo : 64;
-		Value **a = realloc(R->memo_v, (size_t)cap * sizeof *a);
-		if (a)
-			R->memo_v = a;
-		const Encoding **b = realloc(R->memo_e, (size_t)cap * sizeof *b);
-		if (b)
-			R->memo_e = b;
-		Value **c = realloc(R->memo_to, (size_t)cap * sizeof *c);
-		if (c)
-			R->memo_to = c;
-		if (!a || !b || !c) {
+		Remade *m = realloc(R->memo, (size_t)cap * sizeof *m);
+		if (!m) {
 			R->P.oom = true;
 			return;
 		}
+		R->memo = m;
 		R->cap_memo = cap;
 	}
-	R->memo_v[R->n_memo] = v;
-	R->memo_e[R->n_memo] = e;
-	R->memo_to[R->n_memo++] = to;
+	R->memo[R->n_memo++] = (Remade){v, e, to};
 }
 
 static bool writes_between(const Op *from, const Op *to)
@@ -1141,9 +1137,7 @@ bool ir_remove_conversions(IrFunc *f, Diag *diag)
 	scratch_region(&R, &f->body);
 	free(R.P.ax);
 	free(R.moved_loads);
-	free(R.memo_v);
-	free(R.memo_e);
-	free(R.memo_to);
+	free(R.memo);
 	if (R.P.oom)
 		diag_plain(diag, DIAG_ERROR, "out of memory removing conversions in '%s'", f->name);
 	return !R.P.oom;

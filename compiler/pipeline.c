@@ -177,9 +177,7 @@ static Op *pipeline_one(IrFunc *f, Op *op, Op *ld, bool early, bool *failed)
 	int nc = op->n_results;
 	Value *lb = op->operands[0], *ub = op->operands[1], *step = op->operands[2];
 	Type it = lb->type;
-	bool sgn = scalar_is_signed((ScalarKind)it.scalar);
-	int pred = CMP_LT;
-	(void)sgn; /* cmp takes its signedness from the operands' type */
+	int pred = CMP_LT; /* cmp takes its signedness from the operands' type */
 	/* iteration 0, before the loop: live when lb < ub */
 	Value **init = malloc((size_t)(nc ? nc : 1) * sizeof *init);
 	Value **next = malloc((size_t)(nc ? nc : 1) * sizeof *next);

@@ -181,7 +181,7 @@ $(API_TEST_BINS): $(BUILD)/tests/%: $(OBJ)/tests/%.o $(BUILD)/libblk.so
 # where there is no GPU (BLK_CUDA_DRIVER names it).
 FAKE_CUDA := $(if $(wildcard tests/runtime/fake_cuda.c),$(BUILD)/tests/runtime/fake/libcuda.so.1)
 test-bins: $(FAKE_CUDA)
-$(BUILD)/tests/runtime/fake/libcuda.so.1: tests/runtime/fake_cuda.c $(FLAGS_FILE)
+$(BUILD)/tests/runtime/fake/libcuda.so.1: tests/runtime/fake_cuda.c tests/runtime/fake_cuda.h $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -Wl,-soname,libcuda.so.1 -o $@ $< -lpthread
 

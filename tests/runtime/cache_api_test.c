@@ -12,6 +12,7 @@
  *
  * The program runs itself again (argv[1] "child") for the other processes. */
 #include "blk.h"
+#include "fake_cuda.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -27,8 +28,7 @@
 #include <xxhash.h>
 
 static int passed, failed;
-static int (*fake_links)(void);
-static void (*fake_set)(const char *key, long value);
+static FakeCuda fc;
 static char self[4096], tmpdir[512];
 
 static void expect(int cond, const char *what)
@@ -75,7 +75,7 @@ static Compiled compile(blk_context *ctx, const char *name, const char *text, co
 	blk_module_options mo = {.include_dirs = dirs, .n_include_dirs = 1};
 	blk_module *m = NULL;
 	blk_kernel *k = NULL;
-	int links = fake_links();
+	int links = fc.links();
 	c.st = blk_module_load_source(ctx, name, text, strlen(text), &mo, &m);
 	if (c.st == BLK_SUCCESS)
 		c.st = blk_kernel_get(m, kernel, &k);
@@ -99,7 +99,7 @@ static Compiled compile(blk_context *ctx, const char *name, const char *text, co
 		}
 	}
 	blk_module_destroy(m);
-	c.links = fake_links() - links;
+	c.links = fc.links() - links;
 	return c;
 }
 
@@ -302,26 +302,9 @@ static int child(const char *mode, const char *dir, int gate)
 
 int main(int argc, char **argv)
 {
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0) {
-		printf("FAIL cannot find this program\n0 passed, 1 failed\n");
-		return 1;
-	}
-	self[n] = '\0';
 	char path[4200];
-	snprintf(path, sizeof path, "%.*s/fake/libcuda.so.1", (int)(strrchr(self, '/') - self), self);
-	setenv("BLK_CUDA_DRIVER", path, 1);
-	unsetenv("BLK_BACKEND");
-	unsetenv("BLK_DEBUG");
-	unsetenv("BLK_CACHE");
-	unsetenv("BLK_ALWAYS_COMPILE");
-	void *h = dlopen(path, RTLD_NOW);
-	if (!h) {
-		printf("FAIL the stand-in driver %s: %s\n0 passed, 1 failed\n", path, dlerror());
+	if (!fake_cuda_open(&fc, self, sizeof self, path, sizeof path))
 		return 1;
-	}
-	*(void **)&fake_links = dlsym(h, "fake_cuda_links");
-	*(void **)&fake_set = dlsym(h, "fake_cuda_set");
 	if (argc == 5 && strcmp(argv[1], "child") == 0) {
 		/* the import is beside the cache folders */
 		snprintf(include_dir, sizeof include_dir, "%s", argv[3]);
@@ -386,15 +369,15 @@ int main(int argc, char **argv)
 	blk_malloc(ctx, 4096, &y);
 	blk_malloc(ctx, 4096, &out);
 	blk_arg args[4] = {blk_arg_ptr(x), blk_arg_ptr(y), blk_arg_ptr(out), blk_arg_int(1000)};
-	int links = fake_links();
+	int links = fc.links();
 	blk_compile_info info;
-	expect(blk_kernel_compile(k, args, 4, NULL, &info) == BLK_SUCCESS && !info.from_disk_cache && fake_links() == links + 1,
+	expect(blk_kernel_compile(k, args, 4, NULL, &info) == BLK_SUCCESS && !info.from_disk_cache && fc.links() == links + 1,
 	       "with arguments (aligned pointers): another specialization, a miss");
-	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS && fake_links() == links + 1, "... launched without compiling again");
+	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS && fc.links() == links + 1, "... launched without compiling again");
 	blk_module_destroy(m);
 	blk_module_load_source(ctx, "cache.tile", source, strlen(source), &mo, &m);
 	blk_kernel_get(m, "vector_add", &k);
-	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS && fake_links() == links + 1,
+	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS && fc.links() == links + 1,
 	       "a new module launches it from the disk cache");
 	expect(blk_kernel_compile(k, args, 4, NULL, &info) == BLK_SUCCESS && info.from_disk_cache &&
 	           info.ms_irgen == 0 && info.ms_cubin == 0, "... blk_kernel_compile then says: from the disk cache, nothing done now");
@@ -446,16 +429,16 @@ int main(int argc, char **argv)
 	c = compile(ctx, "cache.tile", source, "row_sum", NULL, 0, 0);
 	expect(c.st == BLK_SUCCESS && c.from_disk, "key: another kernel of the module (compiled by the other process): a hit");
 	blk_context *other = NULL;
-	fake_set("cc_major", 8);
+	fc.set("cc_major", 8);
 	blk_context_create(BLK_BACKEND_GPU, 0, &other);
-	fake_set("cc_major", 9);
+	fc.set("cc_major", 9);
 	c = compile(other, "cache.tile", source, "vector_add", NULL, 0, 0);
 	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && strstr(c.ptx_head, "sm_80"),
 	       "key: a device of compute capability 8.0 (sm_80): a miss");
 	blk_context_destroy(other);
-	fake_set("driver_version", 12080);
+	fc.set("driver_version", 12080);
 	blk_context_create(BLK_BACKEND_GPU, 0, &other);
-	fake_set("driver_version", 13000);
+	fc.set("driver_version", 13000);
 	c = compile(other, "cache.tile", source, "vector_add", NULL, 0, 0);
 	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, "key: another driver version: a miss");
 	blk_context_destroy(other);

@@ -15,6 +15,8 @@
  * its outputs would; with "block_limit" set, a launch of more threads a
  * program fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many
  * registers). */
+#include "fake_cuda.h"
+
 #include <ctype.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -86,16 +88,6 @@ typedef struct Func {
 } Func;
 static Func *funcs;
 
-typedef struct FakeLaunch {
-	char name[128];
-	unsigned grid[3], block[3];
-	unsigned smem;
-	void *stream;
-	int n_params;
-	int sizes[64];
-	unsigned char bytes[64][8];
-	int max_dynamic_smem; /* cuFuncSetAttribute's value for the function, 0 if not set */
-} FakeLaunch;
 static FakeLaunch last_launch;
 static int launches;
 static int links;        /* cuLinkComplete calls that gave a cubin */

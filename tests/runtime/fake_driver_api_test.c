@@ -5,6 +5,7 @@
  * teardown, launches from several threads. Kernels are compiled to PTX for
  * real; the fake driver records launches instead of running them. */
 #include "blk.h"
+#include "fake_cuda.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -14,24 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct FakeLaunch {
-	char name[128];
-	unsigned grid[3], block[3];
-	unsigned smem;
-	void *stream;
-	int n_params;
-	int sizes[64];
-	unsigned char bytes[64][8];
-	int max_dynamic_smem;
-} FakeLaunch;
-
-static void (*fake_set)(const char *key, long value);
-static void (*fake_fail)(const char *fn, int code, int count, const char *log);
-static int (*fake_launches)(void);
-static void (*fake_last_launch)(FakeLaunch *out);
-static int (*fake_primary_refs)(void);
-static int (*fake_modules_live)(void);
-static int (*fake_allocs_live)(void);
+static FakeCuda fc;
 
 static int passed, failed;
 
@@ -44,13 +28,6 @@ static void expect(int cond, const char *what)
 }
 
 static int has(const char *s) { return strstr(blk_last_error(), s) != NULL; }
-
-static FakeLaunch last(void)
-{
-	FakeLaunch l;
-	fake_last_launch(&l);
-	return l;
-}
 
 /* The recorded bytes of parameter i equal the low `size` bytes of v. */
 static int param_is(const FakeLaunch *l, int i, int size, uint64_t v)
@@ -137,69 +114,47 @@ static void *worker(void *p)
 
 int main(void)
 {
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 64);
-	if (n <= 0) {
-		printf("FAIL cannot find this program's folder\n0 passed, 1 failed\n");
+	char self[4096], path[4200];
+	if (!fake_cuda_open(&fc, self, sizeof self, path, sizeof path))
 		return 1;
-	}
-	exe[n] = '\0';
-	*strrchr(exe, '/') = '\0';
-	char path[4200];
-	snprintf(path, sizeof path, "%s/fake/libcuda.so.1", exe);
-	setenv("BLK_CUDA_DRIVER", path, 1);
-	unsetenv("BLK_BACKEND");
-	unsetenv("BLK_DEBUG");
 	setenv("BLK_CACHE", "0", 1); /* every variant compiled and linked here (cache_api_test tests the cache) */
-	void *h = dlopen(path, RTLD_NOW);
-	if (!h) {
-		printf("FAIL the stand-in driver %s: %s\n0 passed, 1 failed\n", path, dlerror());
-		return 1;
-	}
-	*(void **)&fake_set = dlsym(h, "fake_cuda_set");
-	*(void **)&fake_fail = dlsym(h, "fake_cuda_fail");
-	*(void **)&fake_launches = dlsym(h, "fake_cuda_launches");
-	*(void **)&fake_last_launch = dlsym(h, "fake_cuda_last_launch");
-	*(void **)&fake_primary_refs = dlsym(h, "fake_cuda_primary_refs");
-	*(void **)&fake_modules_live = dlsym(h, "fake_cuda_modules_live");
-	*(void **)&fake_allocs_live = dlsym(h, "fake_cuda_allocs_live");
 
 	init_failure_child(path);
 
 	/* ---- contexts */
 	blk_context *ctx = NULL, *actx = NULL;
-	fake_set("devices", 0);
+	fc.set("devices", 0);
 	expect(blk_context_create(BLK_BACKEND_GPU, 0, &ctx) == BLK_ERROR_NO_DEVICE && has("the CUDA driver sees no device"),
 	       "a driver with no device: BLK_ERROR_NO_DEVICE");
 	expect(blk_context_create(BLK_BACKEND_AUTO, 0, &actx) == BLK_SUCCESS &&
 	           blk_context_backend(actx) == BLK_BACKEND_INTERPRETER, "... and AUTO gives the interpreter");
 	blk_context_destroy(actx);
-	fake_set("devices", 1);
+	fc.set("devices", 1);
 	expect(blk_context_create(BLK_BACKEND_GPU, 3, &ctx) == BLK_ERROR_NO_DEVICE && has("no CUDA device 3 (there is one: 0)"),
 	       "a device that does not exist is named");
-	fake_set("cc_major", 6);
-	fake_set("cc_minor", 1);
+	fc.set("cc_major", 6);
+	fc.set("cc_minor", 1);
 	expect(blk_context_create(BLK_BACKEND_GPU, 0, &ctx) == BLK_ERROR_NO_DEVICE &&
 	           has("CUDA device 0 (Fake GPU 0) has compute capability 6.1; blk needs 7.0 or newer"),
 	       "a device older than sm_70 is refused with its name and compute capability");
 	expect(blk_context_create(BLK_BACKEND_AUTO, 0, &actx) == BLK_SUCCESS &&
 	           blk_context_backend(actx) == BLK_BACKEND_INTERPRETER, "... and AUTO gives the interpreter");
 	blk_context_destroy(actx);
-	expect(fake_primary_refs() == 0, "refused devices hold no primary context");
-	fake_set("cc_major", 9);
-	fake_set("cc_minor", 0);
-	fake_fail("cuDevicePrimaryCtxRetain", 2, 1, NULL);
+	expect(fc.primary_refs() == 0, "refused devices hold no primary context");
+	fc.set("cc_major", 9);
+	fc.set("cc_minor", 0);
+	fc.fail("cuDevicePrimaryCtxRetain", 2, 1, NULL);
 	expect(blk_context_create(BLK_BACKEND_GPU, 0, &ctx) == BLK_ERROR_OUT_OF_MEMORY &&
 	           has("cuDevicePrimaryCtxRetain failed: CUDA_ERROR_OUT_OF_MEMORY"), "a failed retain is reported by name");
 
 	ctx = NULL;
 	expect(blk_context_create(BLK_BACKEND_GPU, 0, &ctx) == BLK_SUCCESS && blk_context_backend(ctx) == BLK_BACKEND_GPU,
 	       "a GPU context on the stand-in driver");
-	expect(fake_primary_refs() == 1, "it retains the primary context");
+	expect(fc.primary_refs() == 1, "it retains the primary context");
 	expect(blk_context_create(BLK_BACKEND_AUTO, 0, &actx) == BLK_SUCCESS && blk_context_backend(actx) == BLK_BACKEND_GPU,
 	       "AUTO prefers the GPU");
 	blk_context_destroy(actx);
-	expect(fake_primary_refs() == 1, "destroying a context releases its primary context");
+	expect(fc.primary_refs() == 1, "destroying a context releases its primary context");
 	expect(strcmp(blk_context_printed(ctx), "") == 0, "blk_context_printed is empty on a GPU");
 
 	/* ---- memory */
@@ -209,7 +164,7 @@ int main(void)
 		x[i] = (float)i, y[i] = 0.5f * (float)i, out[i] = -1.0f;
 	blk_devptr dx = 0, dy = 0, dout = 0;
 	expect(blk_malloc(ctx, sizeof x, &dx) == BLK_SUCCESS && blk_malloc(ctx, sizeof y, &dy) == BLK_SUCCESS &&
-	           blk_malloc(ctx, sizeof out, &dout) == BLK_SUCCESS && fake_allocs_live() == 3, "blk_malloc: cuMemAlloc_v2");
+	           blk_malloc(ctx, sizeof out, &dout) == BLK_SUCCESS && fc.allocs_live() == 3, "blk_malloc: cuMemAlloc_v2");
 	blk_copy_from_device(ctx, out, dout, sizeof out);
 	int nonzero = 0;
 	for (int i = 0; i < N; i++)
@@ -222,20 +177,20 @@ int main(void)
 	expect(blk_copy_to_device(ctx, dx + 4, x, sizeof x) == BLK_ERROR_INVALID_ARGUMENT && has("is not inside memory"),
 	       "a copy past the end of a buffer is refused before the driver sees it");
 	blk_devptr big;
-	fake_fail("cuMemAlloc_v2", 2, 1, NULL);
+	fc.fail("cuMemAlloc_v2", 2, 1, NULL);
 	expect(blk_malloc(ctx, 4096, &big) == BLK_ERROR_OUT_OF_MEMORY &&
 	           has("blk_malloc: cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory) (4096 bytes)"),
 	       "out of device memory: BLK_ERROR_OUT_OF_MEMORY, the call and the error named");
-	fake_set("names_off", 1);
-	fake_fail("cuMemAlloc_v2", 2, 1, NULL);
+	fc.set("names_off", 1);
+	fc.fail("cuMemAlloc_v2", 2, 1, NULL);
 	expect(blk_malloc(ctx, 4096, &big) == BLK_ERROR_OUT_OF_MEMORY &&
 	           has("cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)"),
 	       "... named from libblk's table when the driver cannot name it");
-	fake_set("names_off", 0);
-	fake_fail("cuMemsetD8_v2", 1, 1, NULL);
+	fc.set("names_off", 0);
+	fc.fail("cuMemsetD8_v2", 1, 1, NULL);
 	expect(blk_malloc(ctx, 4096, &big) == BLK_ERROR_LAUNCH && has("cuMemsetD8_v2 failed: CUDA_ERROR_INVALID_VALUE") &&
-	           fake_allocs_live() == 3, "a failed zero fill frees what it allocated");
-	expect(blk_malloc(ctx, 256, &big) == BLK_SUCCESS && blk_free(ctx, big) == BLK_SUCCESS && fake_allocs_live() == 3,
+	           fc.allocs_live() == 3, "a failed zero fill frees what it allocated");
+	expect(blk_malloc(ctx, 256, &big) == BLK_SUCCESS && blk_free(ctx, big) == BLK_SUCCESS && fc.allocs_live() == 3,
 	       "blk_free: cuMemFree_v2");
 	expect(blk_free(ctx, big) == BLK_ERROR_NOT_FOUND, "a second free is refused");
 
@@ -244,66 +199,66 @@ int main(void)
 	expect(blk_module_load_source(ctx, "fake.tile", source, strlen(source), NULL, &m) == BLK_SUCCESS, "module");
 	blk_kernel *va = kernel(m, "vector_add");
 	blk_arg args[4] = {blk_arg_ptr(dx), blk_arg_ptr(dy), blk_arg_ptr(dout), blk_arg_int(N)};
-	int before = fake_launches();
+	int before = fc.launches();
 	blk_status st = blk_launch(va, args, 4, NULL);
-	FakeLaunch l = last();
-	expect(st == BLK_SUCCESS && fake_launches() == before + 1 && strcmp(l.name, "vector_add") == 0,
+	FakeLaunch l = fake_last(&fc);
+	expect(st == BLK_SUCCESS && fc.launches() == before + 1 && strcmp(l.name, "vector_add") == 0,
 	       "vector_add compiles, links and launches");
 	expect(l.grid[0] == 8 && l.grid[1] == 1 && l.grid[2] == 1, "grid (cdiv(1000, 128), 1, 1) from the grid clause");
 	expect(l.block[0] == 128 && l.block[1] == 1 && l.block[2] == 1, "block 32 * num_warps (4) threads along x");
 	expect(l.stream == NULL, "the default stream");
 	expect(l.n_params == 4 && param_is(&l, 0, 8, dx) && param_is(&l, 1, 8, dy) && param_is(&l, 2, 8, dout) &&
 	           param_is(&l, 3, 4, N), "arguments: three 8-byte pointers and a 4-byte i32, in order");
-	expect(fake_modules_live() == 1, "one module loaded");
-	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fake_launches() == before + 2 && fake_modules_live() == 1,
+	expect(fc.modules_live() == 1, "one module loaded");
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fc.launches() == before + 2 && fc.modules_live() == 1,
 	       "a second launch reuses the loaded variant");
 	args[3] = blk_arg_int(1900);
-	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && last().grid[0] == 15 && fake_modules_live() == 1,
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fake_last(&fc).grid[0] == 15 && fc.modules_live() == 1,
 	       "a new n: the grid clause is evaluated again (15)");
-	l = last();
+	l = fake_last(&fc);
 	expect(param_is(&l, 3, 4, 1900), "... and n is 1900");
 	args[3] = blk_arg_int(2048);
-	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && last().grid[0] == 16 && fake_modules_live() == 2,
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fake_last(&fc).grid[0] == 16 && fc.modules_live() == 2,
 	       "n = 2048, a multiple of 16: a variant specialized for it");
-	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fake_modules_live() == 2, "... used again");
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fc.modules_live() == 2, "... used again");
 	args[3] = blk_arg_int(N);
-	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && last().grid[0] == 8 && fake_modules_live() == 2,
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fake_last(&fc).grid[0] == 8 && fc.modules_live() == 2,
 	       "back to 1000: 8 again, the first variant");
 	blk_arg odd[4] = {blk_arg_ptr(dx + 4), blk_arg_ptr(dy), blk_arg_ptr(dout), blk_arg_int(N - 1)};
 	st = blk_launch(va, odd, 4, NULL);
-	l = last();
-	expect(st == BLK_SUCCESS && fake_modules_live() == 3 && param_is(&l, 0, 8, dx + 4),
+	l = fake_last(&fc);
+	expect(st == BLK_SUCCESS && fc.modules_live() == 3 && param_is(&l, 0, 8, dx + 4),
 	       "a pointer that is not 16-byte aligned: another variant");
 	blk_launch_options og = {.grid = {3, 2, 0}};
-	expect(blk_launch(va, args, 4, &og) == BLK_SUCCESS && last().grid[0] == 3 && last().grid[1] == 2 &&
-	           last().grid[2] == 1, "an explicit grid (3, 2, 0 -> 1)");
-	before = fake_launches();
+	expect(blk_launch(va, args, 4, &og) == BLK_SUCCESS && fake_last(&fc).grid[0] == 3 && fake_last(&fc).grid[1] == 2 &&
+	           fake_last(&fc).grid[2] == 1, "an explicit grid (3, 2, 0 -> 1)");
+	before = fc.launches();
 	args[3] = blk_arg_int(0);
-	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fake_launches() == before,
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fc.launches() == before,
 	       "a grid of 0 programs launches nothing");
 	args[3] = blk_arg_int(N);
 	blk_const b64 = {.name = "BLOCK", .i = 64};
 	blk_launch_options o64 = {.consts = &b64, .n_consts = 1};
-	int mods = fake_modules_live();
-	expect(blk_launch(va, args, 4, &o64) == BLK_SUCCESS && last().grid[0] == 16 && fake_modules_live() == mods + 1,
+	int mods = fc.modules_live();
+	expect(blk_launch(va, args, 4, &o64) == BLK_SUCCESS && fake_last(&fc).grid[0] == 16 && fc.modules_live() == mods + 1,
 	       "BLOCK = 64: another variant, its own module, grid 16");
-	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && last().grid[0] == 8 && fake_modules_live() == mods + 1,
+	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS && fake_last(&fc).grid[0] == 8 && fc.modules_live() == mods + 1,
 	       "the first variant again");
-	expect(blk_launch(va, args, 4, &o64) == BLK_SUCCESS && last().grid[0] == 16 && fake_modules_live() == mods + 1,
+	expect(blk_launch(va, args, 4, &o64) == BLK_SUCCESS && fake_last(&fc).grid[0] == 16 && fc.modules_live() == mods + 1,
 	       "and the BLOCK = 64 one, still loaded");
 	blk_launch_options w8 = {.num_warps = 8};
-	expect(blk_launch(va, args, 4, &w8) == BLK_SUCCESS && last().block[0] == 256, "num_warps 8: 256 threads");
+	expect(blk_launch(va, args, 4, &w8) == BLK_SUCCESS && fake_last(&fc).block[0] == 256, "num_warps 8: 256 threads");
 	blk_launch_options w64 = {.num_warps = 64};
 	expect(blk_launch(va, args, 4, &w64) == BLK_ERROR_INVALID_ARGUMENT &&
 	           has("kernel 'vector_add' with num_warps 64 needs 2048 threads a program; the device allows 1024"),
 	       "num_warps 64 is more threads than the device allows");
 	blk_launch_options ostream = {.stream = (void *)0x5150};
-	expect(blk_launch(va, args, 4, &ostream) == BLK_SUCCESS && last().stream == (void *)0x5150, "the launch's stream");
+	expect(blk_launch(va, args, 4, &ostream) == BLK_SUCCESS && fake_last(&fc).stream == (void *)0x5150, "the launch's stream");
 	blk_launch_options wide = {.grid = {1, 70000, 1}};
-	before = fake_launches();
+	before = fc.launches();
 	expect(blk_launch(va, args, 4, &wide) == BLK_ERROR_INVALID_ARGUMENT &&
 	           has("the grid (1, 70000, 1) of 'vector_add' is larger than the device allows (2147483647, 65535, 65535)") &&
-	           fake_launches() == before, "a grid past the device's limits is refused");
+	           fc.launches() == before, "a grid past the device's limits is refused");
 
 	/* every scalar type in its PTX size and encoding */
 	blk_devptr dl;
@@ -312,7 +267,7 @@ int main(void)
 	                     blk_arg_int(-5),      blk_arg_float(0.25), blk_arg_float(-1.5), blk_arg_float(1.5),
 	                     blk_arg_float(-2.0), blk_arg_int(1),     blk_arg_int(200)};
 	st = blk_launch(kernel(m, "scalars"), sargs, 11, &(blk_launch_options){.grid = {1, 1, 1}});
-	l = last();
+	l = fake_last(&fc);
 	expect(st == BLK_SUCCESS && l.n_params == 11, "a kernel with a parameter of each scalar type");
 	char what[256];
 	snprintf(what, sizeof what, "PTX parameter sizes %d %d %d %d %d %d %d %d %d %d %d", l.sizes[0], l.sizes[1],
@@ -337,29 +292,29 @@ int main(void)
 	blk_malloc(ctx, 128 * 128 * 4, &dbig2);
 	blk_arg rargs[2] = {blk_arg_ptr(dbig), blk_arg_ptr(dbig2)};
 	st = blk_launch(kernel(m, "row_sum"), rargs, 2, NULL);
-	l = last();
+	l = fake_last(&fc);
 	snprintf(what, sizeof what, "a reduction across warps launches with its shared memory (%u bytes)", l.smem);
 	expect(st == BLK_SUCCESS && strcmp(l.name, "row_sum") == 0 && l.smem > 0 && l.smem <= 48 * 1024 &&
 	           l.max_dynamic_smem == 0, what);
 	blk_launch_options rw8 = {.num_warps = 8};
-	expect(blk_launch(kernel(m, "row_sum"), rargs, 2, &rw8) == BLK_SUCCESS && last().block[0] == 256 &&
-	           blk_launch(kernel(m, "row_sum"), rargs, 2, NULL) == BLK_SUCCESS && last().block[0] == 128 &&
-	           blk_launch(kernel(m, "row_sum"), rargs, 2, &rw8) == BLK_SUCCESS && last().block[0] == 256,
+	expect(blk_launch(kernel(m, "row_sum"), rargs, 2, &rw8) == BLK_SUCCESS && fake_last(&fc).block[0] == 256 &&
+	           blk_launch(kernel(m, "row_sum"), rargs, 2, NULL) == BLK_SUCCESS && fake_last(&fc).block[0] == 128 &&
+	           blk_launch(kernel(m, "row_sum"), rargs, 2, &rw8) == BLK_SUCCESS && fake_last(&fc).block[0] == 256,
 	       "num_warps 8, then the default (4), then 8: each gets its own variant");
 	st = blk_launch(kernel(m, "big"), rargs, 2, NULL);
-	l = last();
+	l = fake_last(&fc);
 	unsigned big_smem = l.smem;
 	snprintf(what, sizeof what,
 	         "a transpose of a 128 x 128 f32 cumsum needs %u bytes: over 48 KiB, set as the function's maximum",
 	         l.smem);
 	expect(st == BLK_SUCCESS && strcmp(l.name, "big") == 0 && l.smem > 48 * 1024 && l.max_dynamic_smem == (int)l.smem,
 	       what);
-	fake_set("smem_optin", 40000);
+	fc.set("smem_optin", 40000);
 	blk_context *small = NULL;
 	blk_module *ms = NULL;
 	blk_context_create(BLK_BACKEND_GPU, 0, &small);
 	blk_module_load_source(small, "fake.tile", source, strlen(source), NULL, &ms);
-	fake_set("smem_optin", 232448);
+	fc.set("smem_optin", 232448);
 	blk_devptr s1, s2;
 	blk_malloc(small, 128 * 128 * 4, &s1);
 	blk_malloc(small, 128 * 128 * 4, &s2);
@@ -371,27 +326,27 @@ int main(void)
 	/* link and launch errors */
 	blk_const b32 = {.name = "BLOCK", .i = 32};
 	blk_launch_options o32 = {.consts = &b32, .n_consts = 1};
-	fake_fail("cuLinkAddData_v2", 218, 1, "ptxas application ptx input, line 12; error   : Unknown symbol 'x'\n");
+	fc.fail("cuLinkAddData_v2", 218, 1, "ptxas application ptx input, line 12; error   : Unknown symbol 'x'\n");
 	st = blk_launch(va, args, 4, &o32);
 	expect(st == BLK_ERROR_LAUNCH &&
 	           has("blk_launch: kernel 'vector_add' for sm_90: cuLinkAddData_v2 failed: CUDA_ERROR_INVALID_PTX "
 	               "(a PTX JIT compilation failed)\nptxas application ptx input, line 12; error   : Unknown symbol 'x'"),
 	       "a link error names the kernel, the target, the call, the error and gives the driver's log");
-	expect(blk_launch(va, args, 4, &o32) == BLK_SUCCESS && last().grid[0] == 32, "the next launch compiles it again");
-	fake_fail("cuLaunchKernel", 701, 1, NULL);
+	expect(blk_launch(va, args, 4, &o32) == BLK_SUCCESS && fake_last(&fc).grid[0] == 32, "the next launch compiles it again");
+	fc.fail("cuLaunchKernel", 701, 1, NULL);
 	expect(blk_launch(va, args, 4, NULL) == BLK_ERROR_LAUNCH &&
 	           has("blk_launch: kernel 'vector_add': cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES "
 	               "(too many resources requested for launch)"), "a failed cuLaunchKernel names the kernel and the error");
 	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS, "and the next launch works");
 
 	/* faults */
-	fake_fail("kernel", 700, 1, NULL);
+	fc.fail("kernel", 700, 1, NULL);
 	expect(blk_launch(va, args, 4, NULL) == BLK_SUCCESS, "a kernel that faults: the launch itself succeeds (asynchronous)");
 	expect(blk_copy_from_device(ctx, out, dout, sizeof out) == BLK_ERROR_LAUNCH &&
 	           has("blk_copy_from_device: cuMemcpyDtoH_v2 failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory "
 	               "access was encountered); a kernel faulted") && has("BLK_DEBUG=1"),
 	       "the next copy reports the fault, that the context is lost, and BLK_DEBUG");
-	fake_set("sticky", 0);
+	fc.set("sticky", 0);
 	setenv("BLK_DEBUG", "1", 1);
 	blk_context *dctx = NULL;
 	blk_module *dm = NULL;
@@ -403,18 +358,18 @@ int main(void)
 	blk_malloc(dctx, sizeof x, &d2);
 	blk_malloc(dctx, sizeof x, &d3);
 	blk_arg dargs[4] = {blk_arg_ptr(d1), blk_arg_ptr(d2), blk_arg_ptr(d3), blk_arg_int(N)};
-	fake_fail("kernel", 710, 1, NULL);
+	fc.fail("kernel", 710, 1, NULL);
 	expect(blk_launch(kernel(dm, "vector_add"), dargs, 4, NULL) == BLK_ERROR_LAUNCH &&
 	           has("blk_launch: kernel 'vector_add' failed (grid 8, 1, 1): cuStreamSynchronize failed: "
 	               "CUDA_ERROR_ASSERT (device-side assert triggered)"),
 	       "BLK_DEBUG=1: the launch synchronizes and names the kernel that faulted");
-	fake_set("sticky", 0);
+	fc.set("sticky", 0);
 
 	/* several threads, one kernel */
 	enum { THREADS = 4, EACH = 250 };
 	pthread_t t[THREADS];
 	Worker w[THREADS];
-	before = fake_launches();
+	before = fc.launches();
 	for (int i = 0; i < THREADS; i++) {
 		w[i] = (Worker){va, args, EACH, 0};
 		pthread_create(&t[i], NULL, worker, &w[i]);
@@ -424,7 +379,7 @@ int main(void)
 		pthread_join(t[i], NULL);
 		errors += w[i].errors;
 	}
-	expect(errors == 0 && fake_launches() == before + THREADS * EACH,
+	expect(errors == 0 && fc.launches() == before + THREADS * EACH,
 	       "4 threads x 250 launches of one kernel (each thread makes the context current)");
 
 	/* teardown */
@@ -433,14 +388,14 @@ int main(void)
 	blk_module_destroy(dm);
 	blk_context_destroy(dctx);
 	blk_module_destroy(m);
-	expect(fake_modules_live() == 0, "destroying the modules unloads every variant");
+	expect(fc.modules_live() == 0, "destroying the modules unloads every variant");
 	blk_module *orphan = NULL;
 	blk_module_load_source(ctx, "fake.tile", source, strlen(source), NULL, &orphan);
 	args[3] = blk_arg_int(N);
 	blk_launch(kernel(orphan, "vector_add"), args, 4, NULL);
-	expect(fake_modules_live() == 1, "a module on a context");
+	expect(fc.modules_live() == 1, "a module on a context");
 	blk_context_destroy(ctx);
-	expect(fake_modules_live() == 0 && fake_allocs_live() == 0 && fake_primary_refs() == 0,
+	expect(fc.modules_live() == 0 && fc.allocs_live() == 0 && fc.primary_refs() == 0,
 	       "destroying its context first unloads it, frees the memory, releases the primary context");
 	expect(blk_launch(kernel(orphan, "vector_add"), args, 4, NULL) == BLK_ERROR_INVALID_ARGUMENT &&
 	           has("the context of kernel 'vector_add' was destroyed"), "launching from it then is an error, not a crash");

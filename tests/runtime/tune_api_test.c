@@ -17,6 +17,7 @@
  *
  * The program runs itself again (argv[1] "child") for another process. */
 #include "blk.h"
+#include "fake_cuda.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -29,24 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct FakeLaunch {
-	char name[128];
-	unsigned grid[3], block[3];
-	unsigned smem;
-	void *stream;
-	int n_params;
-	int sizes[64];
-	unsigned char bytes[64][8];
-	int max_dynamic_smem;
-} FakeLaunch;
-
-static void (*fake_set)(const char *key, long value);
-static void (*fake_fail)(const char *fn, int code, int count, const char *log);
-static int (*fake_launches)(void);
-static void (*fake_last_launch)(FakeLaunch *out);
-static int (*fake_primary_refs)(void);
-static int (*fake_modules_live)(void);
-static int (*fake_allocs_live)(void);
+static FakeCuda fc;
 static int (*drv_retain)(void **ctx, int dev);
 static int (*drv_release)(int dev);
 static int (*drv_set_current)(void *ctx);
@@ -64,13 +48,6 @@ static void expect(int cond, const char *what)
 }
 
 static int has(const char *s) { return strstr(blk_last_error(), s) != NULL; }
-
-static FakeLaunch last(void)
-{
-	FakeLaunch l;
-	fake_last_launch(&l);
-	return l;
-}
 
 static const char *source =
 	"@autotune(key = [n], configs = [{BLOCK = 128, num_warps = 4}, {BLOCK = 1024, num_warps = 4},\n"
@@ -141,12 +118,12 @@ static int child(const char *dir)
 	    blk_malloc(ctx, 4 << 20, &x) != BLK_SUCCESS)
 		return 2;
 	blk_arg args[2] = {blk_arg_ptr(x), blk_arg_int((1 << 20) - 64)};
-	int before = fake_launches();
+	int before = fc.launches();
 	if (blk_launch(kernel(m, "add1"), args, 2, NULL) != BLK_SUCCESS)
 		return 3;
-	FakeLaunch l = last();
-	if (fake_launches() != before + 1 || l.grid[0] != 1024 || l.block[0] != 128) {
-		fprintf(stderr, "     child: %d launches, grid %u, block %u\n", fake_launches() - before, l.grid[0],
+	FakeLaunch l = fake_last(&fc);
+	if (fc.launches() != before + 1 || l.grid[0] != 1024 || l.block[0] != 128) {
+		fprintf(stderr, "     child: %d launches, grid %u, block %u\n", fc.launches() - before, l.grid[0],
 		        l.block[0]);
 		return 1;
 	}
@@ -187,43 +164,43 @@ static void test_gpu(void)
 
 	/* ---- blk_synchronize */
 	expect(blk_synchronize(ctx) == BLK_SUCCESS, "blk_synchronize");
-	fake_set("sticky", 700);
+	fc.set("sticky", 700);
 	expect(blk_synchronize(ctx) == BLK_ERROR_LAUNCH &&
 	           has("blk_synchronize: cuCtxSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS") && has("BLK_DEBUG=1"),
 	       "blk_synchronize reports a fault: the call, the error, the lost context");
-	fake_set("sticky", 0);
+	fc.set("sticky", 0);
 	expect(blk_synchronize(NULL) == BLK_ERROR_INVALID_ARGUMENT, "blk_synchronize(NULL) is refused");
 
 	/* ---- blk_time_launch: vector of 1000, BLOCK 256: 4 programs of 128 threads = 0.0512 ms a run */
 	blk_kernel *plain = kernel(m, "plain");
 	blk_arg pargs[2] = {blk_arg_ptr(x), blk_arg_int(1000)};
 	double ms = -1;
-	int before = fake_launches();
+	int before = fc.launches();
 	blk_status st = blk_time_launch(plain, pargs, 2, NULL, 7, &ms);
 	snprintf(what, sizeof what, "blk_time_launch: the median of the runs (%.6f ms; 4 x 128 threads make 0.0512)", ms);
 	expect(st == BLK_SUCCESS && near(ms, 0.0512), what);
-	snprintf(what, sizeof what, "... 3 warm-up launches and 7 timed (%d)", fake_launches() - before);
-	expect(fake_launches() == before + 10, what);
-	fake_fail("cuMemsetD8Async", 1, 1, NULL);
+	snprintf(what, sizeof what, "... 3 warm-up launches and 7 timed (%d)", fc.launches() - before);
+	expect(fc.launches() == before + 10, what);
+	fc.fail("cuMemsetD8Async", 1, 1, NULL);
 	expect(blk_time_launch(plain, pargs, 2, NULL, 3, &ms) == BLK_ERROR_LAUNCH && has("cuMemsetD8Async failed"),
 	       "... the L2 cache is flushed (cuMemsetD8Async) before each timed run");
 	expect(blk_time_launch(plain, pargs, 2, NULL, 0, &ms) == BLK_ERROR_INVALID_ARGUMENT && has("reps is 0"),
 	       "... reps 0 is refused");
 	expect(blk_time_launch(plain, pargs, 1, NULL, 3, &ms) == BLK_ERROR_INVALID_ARGUMENT, "... wrong arguments are refused");
 	blk_launch_options o_stream = {.stream = (void *)0x1234};
-	expect(blk_time_launch(plain, pargs, 2, &o_stream, 2, &ms) == BLK_SUCCESS && last().stream == (void *)0x1234,
+	expect(blk_time_launch(plain, pargs, 2, &o_stream, 2, &ms) == BLK_SUCCESS && fake_last(&fc).stream == (void *)0x1234,
 	       "... on the launch's stream");
 
 	/* ---- blk_kernel_compile */
 	blk_compile_info info;
-	before = fake_launches();
+	before = fc.launches();
 	blk_const b512 = {.name = "BLOCK", .i = 512};
 	blk_launch_options o512 = {.consts = &b512, .n_consts = 1, .num_warps = 2};
-	expect(blk_kernel_compile(plain, NULL, 0, &o512, &info) == BLK_SUCCESS && fake_launches() == before &&
+	expect(blk_kernel_compile(plain, NULL, 0, &o512, &info) == BLK_SUCCESS && fc.launches() == before &&
 	           info.ptx && strstr(info.ptx, ".entry plain") && info.num_warps == 2 && info.num_stages == 3 &&
 	           info.ms_llvm > 0, "blk_kernel_compile: PTX, num_warps, num_stages, the phases; nothing launched");
-	int mods = fake_modules_live();
-	expect(blk_launch(plain, pargs, 2, &o512) == BLK_SUCCESS && last().block[0] == 64 && fake_modules_live() == mods + 1,
+	int mods = fc.modules_live();
+	expect(blk_launch(plain, pargs, 2, &o512) == BLK_SUCCESS && fake_last(&fc).block[0] == 64 && fc.modules_live() == mods + 1,
 	       "... a launch after it (another specialization: its own variant)");
 	expect(blk_kernel_compile(plain, NULL, 0, &o512, &info) == BLK_SUCCESS && info.ms_parse == 0 && info.ms_llvm == 0 &&
 	           info.ptx, "... once more: nothing done (all phases 0), the PTX still there");
@@ -237,83 +214,83 @@ static void test_gpu(void)
 	for (int i = 0; i < N; i++)
 		pattern[i] = (float)i;
 	blk_copy_to_device(ctx, x, pattern, (size_t)N * 4);
-	fake_set("scribble", 1);
+	fc.set("scribble", 1);
 	blk_arg targs[2] = {blk_arg_ptr(x + 256), blk_arg_int(N - 64)};
 	blk_tune_result r;
-	before = fake_launches();
+	before = fc.launches();
 	st = blk_autotune(add1, targs, 2, NULL, &r);
 	snprintf(what, sizeof what, "blk_autotune: 3 configs (%.4f, %.4f, %.4f ms), the fastest is BLOCK 1024 (%d)", r.ms[0],
 	         r.ms[1], r.ms[2], r.best);
 	expect(st == BLK_SUCCESS && r.n_configs == 3 && r.best == 1 && r.ms[1] < r.ms[2] && r.ms[2] < r.ms[0], what);
 	expect(near(r.ms[0], 8192 * 128 / 1e4) && near(r.ms[1], 1024 * 128 / 1e4) && near(r.ms[2], 2048 * 256 / 1e4) &&
 	           !r.note[0][0] && !r.note[1][0] && !r.note[2][0], "... each config's median time, no notes");
-	snprintf(what, sizeof what, "... each config: 3 warm-up launches and 10 timed (%d)", fake_launches() - before);
-	expect(fake_launches() == before + 39, what);
+	snprintf(what, sizeof what, "... each config: 3 warm-up launches and 10 timed (%d)", fc.launches() - before);
+	expect(fc.launches() == before + 39, what);
 	blk_copy_from_device(ctx, back, x, (size_t)N * 4);
 	expect(memcmp(back, pattern, (size_t)N * 4) == 0,
 	       "... every launch overwrote x; its whole allocation holds what it held before");
 	expect(count_files(tmpdir, ".tune") == 1, "... the choice is in the disk cache");
-	before = fake_launches();
-	expect(blk_launch(add1, targs, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 1 && last().grid[0] == 1024 &&
-	           last().block[0] == 128, "blk_launch then runs BLOCK 1024 (grid 1024) without timing");
-	fake_set("scribble", 0);
+	before = fc.launches();
+	expect(blk_launch(add1, targs, 2, NULL) == BLK_SUCCESS && fc.launches() == before + 1 && fake_last(&fc).grid[0] == 1024 &&
+	           fake_last(&fc).block[0] == 128, "blk_launch then runs BLOCK 1024 (grid 1024) without timing");
+	fc.set("scribble", 0);
 
 	/* ---- tuning at the first launch of a key value */
 	blk_arg a16[2] = {blk_arg_ptr(x), blk_arg_int(1 << 16)};
-	before = fake_launches();
-	expect(blk_launch(add1, a16, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 40 && last().grid[0] == 64,
+	before = fc.launches();
+	expect(blk_launch(add1, a16, 2, NULL) == BLK_SUCCESS && fc.launches() == before + 40 && fake_last(&fc).grid[0] == 64,
 	       "blk_launch of a new key value (n = 2^16): the configs are timed first (39 launches), then BLOCK 1024 runs");
-	before = fake_launches();
-	expect(blk_launch(add1, a16, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 1 && last().grid[0] == 64,
+	before = fc.launches();
+	expect(blk_launch(add1, a16, 2, NULL) == BLK_SUCCESS && fc.launches() == before + 1 && fake_last(&fc).grid[0] == 64,
 	       "... the next launch with it: no timing");
 	blk_arg a17[2] = {blk_arg_ptr(x), blk_arg_int((1 << 16) + 1)};
-	before = fake_launches();
-	expect(blk_launch(add1, a17, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 40,
+	before = fc.launches();
+	expect(blk_launch(add1, a17, 2, NULL) == BLK_SUCCESS && fc.launches() == before + 40,
 	       "... n = 2^16 + 1: another key value, tuned");
-	before = fake_launches();
+	before = fc.launches();
 	expect(blk_launch(add1, a16, 2, NULL) == BLK_SUCCESS && blk_launch(add1, a17, 2, NULL) == BLK_SUCCESS &&
-	           blk_launch(add1, a16, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 3,
+	           blk_launch(add1, a16, 2, NULL) == BLK_SUCCESS && fc.launches() == before + 3,
 	       "... alternating between the two: remembered, no timing");
 	blk_arg a16u[2] = {blk_arg_ptr(x + 4), blk_arg_int(1 << 16)};
-	before = fake_launches();
-	expect(blk_launch(add1, a16u, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 40,
+	before = fc.launches();
+	expect(blk_launch(add1, a16u, 2, NULL) == BLK_SUCCESS && fc.launches() == before + 40,
 	       "... n = 2^16 with x not 16-byte aligned: another specialization, tuned on its own");
 	blk_const b128 = {.name = "BLOCK", .i = 128};
 	blk_launch_options o128 = {.consts = &b128, .n_consts = 1};
 	blk_arg a18[2] = {blk_arg_ptr(x), blk_arg_int(1 << 18)};
-	before = fake_launches();
-	expect(blk_launch(add1, a18, 2, &o128) == BLK_SUCCESS && fake_launches() == before + 1 && last().grid[0] == 2048,
+	before = fc.launches();
+	expect(blk_launch(add1, a18, 2, &o128) == BLK_SUCCESS && fc.launches() == before + 1 && fake_last(&fc).grid[0] == 2048,
 	       "a launch that gives BLOCK (and leaves num_warps to the default) is not tuned");
 	blk_launch_options ow = {.num_warps = 8};
-	before = fake_launches();
-	expect(blk_launch(add1, a18, 2, &ow) == BLK_SUCCESS && fake_launches() == before + 40 && last().block[0] == 256,
+	before = fc.launches();
+	expect(blk_launch(add1, a18, 2, &ow) == BLK_SUCCESS && fc.launches() == before + 40 && fake_last(&fc).block[0] == 256,
 	       "a launch that gives num_warps only is tuned over BLOCK (num_warps 8 in every config)");
-	before = fake_launches();
-	expect(blk_launch(kernel(m, "one"), a18, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 1 &&
-	           last().grid[0] == 512, "an @autotune kernel of one config: not tuned, that config");
+	before = fc.launches();
+	expect(blk_launch(kernel(m, "one"), a18, 2, NULL) == BLK_SUCCESS && fc.launches() == before + 1 &&
+	           fake_last(&fc).grid[0] == 512, "an @autotune kernel of one config: not tuned, that config");
 	blk_kernel *warps = kernel(m, "warps");
-	before = fake_launches();
-	expect(blk_launch(warps, a18, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 27 && last().block[0] == 64,
+	before = fc.launches();
+	expect(blk_launch(warps, a18, 2, NULL) == BLK_SUCCESS && fc.launches() == before + 27 && fake_last(&fc).block[0] == 64,
 	       "configs of num_warps only: tuned when the launch does not give it (2 warps win)");
 	blk_const w8 = {.name = "num_warps", .i = 8};
 	blk_launch_options ow8 = {.consts = &w8, .n_consts = 1};
 	blk_launch_options ow4 = {.num_warps = 4};
-	before = fake_launches();
-	expect(blk_launch(warps, a18, 2, &ow8) == BLK_SUCCESS && last().block[0] == 256 &&
-	           blk_launch(warps, a18, 2, &ow4) == BLK_SUCCESS && last().block[0] == 128 && fake_launches() == before + 2,
+	before = fc.launches();
+	expect(blk_launch(warps, a18, 2, &ow8) == BLK_SUCCESS && fake_last(&fc).block[0] == 256 &&
+	           blk_launch(warps, a18, 2, &ow4) == BLK_SUCCESS && fake_last(&fc).block[0] == 128 && fc.launches() == before + 2,
 	       "... not when it gives num_warps, as a const or as an option");
 	blk_compile_info ci;
 	blk_arg a19[2] = {blk_arg_ptr(x), blk_arg_int(1 << 19)};
-	before = fake_launches();
-	expect(blk_kernel_compile(add1, a19, 2, NULL, &ci) == BLK_SUCCESS && fake_launches() == before,
+	before = fc.launches();
+	expect(blk_kernel_compile(add1, a19, 2, NULL, &ci) == BLK_SUCCESS && fc.launches() == before,
 	       "blk_kernel_compile for a key value not tuned yet: no tuning");
 
 	/* ---- remembered on disk: a new module, another process */
 	blk_module *m2 = NULL;
 	blk_module_load_source(ctx, "tune.tile", source, strlen(source), NULL, &m2);
-	before = fake_launches();
-	expect(blk_launch(kernel(m2, "add1"), a16, 2, NULL) == BLK_SUCCESS && fake_launches() == before + 1 &&
-	           last().grid[0] == 64, "a new module: the choice for n = 2^16 comes from the disk cache, no timing");
+	before = fc.launches();
+	expect(blk_launch(kernel(m2, "add1"), a16, 2, NULL) == BLK_SUCCESS && fc.launches() == before + 1 &&
+	           fake_last(&fc).grid[0] == 64, "a new module: the choice for n = 2^16 comes from the disk cache, no timing");
 	blk_module_destroy(m2);
 	fflush(stdout);
 	pid_t pid = fork();
@@ -339,22 +316,22 @@ static void test_gpu(void)
 	setenv("BLK_CACHE_DIR", tmpdir, 1);
 
 	/* ---- configs that cannot run */
-	fake_set("block_limit", 128);
+	fc.set("block_limit", 128);
 	st = blk_autotune(add1, targs, 2, NULL, &r);
 	snprintf(what, sizeof what, "too many registers (256 threads refused): noted, skipped (\"%s\")", r.note[2]);
 	expect(st == BLK_SUCCESS && r.best == 1 && r.ms[2] < 0 && strstr(r.note[2], "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") &&
 	           strncmp(r.note[2], "blk_launch", 10) != 0, what);
-	fake_set("block_limit", 64);
+	fc.set("block_limit", 64);
 	st = blk_autotune(add1, targs, 2, NULL, &r);
 	expect(st == BLK_ERROR_LAUNCH && has("no config of kernel 'add1' can run; the first: ") &&
 	           has("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") && r.best == -1,
 	       "no config can run: BLK_ERROR_LAUNCH, with why the first could not");
-	fake_set("block_limit", 0);
-	fake_set("smem_optin", 40000);
+	fc.set("block_limit", 0);
+	fc.set("smem_optin", 40000);
 	blk_context *small = NULL;
 	blk_module *msm = NULL;
 	blk_context_create(BLK_BACKEND_GPU, 0, &small);
-	fake_set("smem_optin", 232448);
+	fc.set("smem_optin", 232448);
 	blk_module_load_source(small, "tune.tile", source, strlen(source), NULL, &msm);
 	blk_devptr s1, s2;
 	blk_malloc(small, 128 * 128 * 4, &s1);
@@ -364,9 +341,9 @@ static void test_gpu(void)
 	snprintf(what, sizeof what, "more shared memory than the device allows: noted, skipped (\"%s\")", r.note[0]);
 	expect(st == BLK_SUCCESS && r.best == 1 && r.ms[0] < 0 && r.ms[1] >= 0 && strstr(r.note[0], "shared memory") &&
 	           strstr(r.note[0], "40000"), what);
-	before = fake_launches();
+	before = fc.launches();
 	blk_arg sargs6[3] = {blk_arg_ptr(s1), blk_arg_ptr(s2), blk_arg_int(6)};
-	expect(blk_launch(kernel(msm, "tr"), sargs6, 3, NULL) == BLK_SUCCESS && fake_launches() == before + 14,
+	expect(blk_launch(kernel(msm, "tr"), sargs6, 3, NULL) == BLK_SUCCESS && fc.launches() == before + 14,
 	       "... and at a launch: tuned, B = 32 runs");
 	blk_module_destroy(msm);
 	blk_context_destroy(small);
@@ -376,10 +353,10 @@ static void test_gpu(void)
 	st = blk_autotune(plain, pargs, 2, NULL, &r);
 	expect(st == BLK_SUCCESS && r.n_configs == 1 && r.best == 0 && near(r.ms[0], 0.0512),
 	       "blk_autotune of a kernel without @autotune: the one launch, timed");
-	fake_fail("kernel", 700, 1, NULL);
+	fc.fail("kernel", 700, 1, NULL);
 	st = blk_autotune(add1, targs, 2, NULL, &r);
 	expect(st == BLK_ERROR_LAUNCH && has("CUDA_ERROR_ILLEGAL_ADDRESS"), "a kernel that faults while tuned: an error, no crash");
-	fake_set("sticky", 0);
+	fc.set("sticky", 0);
 	expect(blk_autotune(NULL, targs, 2, NULL, &r) == BLK_ERROR_INVALID_ARGUMENT &&
 	           blk_autotune(add1, targs, 1, NULL, NULL) == BLK_ERROR_INVALID_ARGUMENT, "blk_autotune: bad arguments refused");
 
@@ -394,30 +371,30 @@ static void test_gpu(void)
 	free(back);
 	blk_module_destroy(m);
 	blk_context_destroy(ctx);
-	expect(fake_primary_refs() == 0 && fake_allocs_live() == 0 && fake_modules_live() == 0, "all given back");
+	expect(fc.primary_refs() == 0 && fc.allocs_live() == 0 && fc.modules_live() == 0, "all given back");
 
 	/* a program's own context: retained and made current by it */
 	void *own = NULL;
-	expect(drv_retain(&own, 0) == 0 && drv_set_current(own) == 0 && fake_primary_refs() == 1,
+	expect(drv_retain(&own, 0) == 0 && drv_set_current(own) == 0 && fc.primary_refs() == 1,
 	       "the program makes a context of its own current (cuDevicePrimaryCtxRetain, cuCtxSetCurrent)");
 	blk_context *b = NULL;
 	expect(blk_context_create_current(&b) == BLK_SUCCESS && blk_context_backend(b) == BLK_BACKEND_GPU &&
-	           fake_primary_refs() == 1, "blk_context_create_current borrows it: nothing retained");
+	           fc.primary_refs() == 1, "blk_context_create_current borrows it: nothing retained");
 	blk_devptr bx;
 	blk_module *bm = NULL;
 	blk_arg bargs[2];
-	expect(blk_malloc(b, 4000, &bx) == BLK_SUCCESS && fake_allocs_live() == 1 &&
+	expect(blk_malloc(b, 4000, &bx) == BLK_SUCCESS && fc.allocs_live() == 1 &&
 	           blk_module_load_source(b, "tune.tile", source, strlen(source), NULL, &bm) == BLK_SUCCESS,
 	       "... memory and modules on it");
 	bargs[0] = blk_arg_ptr(bx);
 	bargs[1] = blk_arg_int(1000);
-	expect(blk_launch(kernel(bm, "plain"), bargs, 2, NULL) == BLK_SUCCESS && strcmp(last().name, "plain") == 0 &&
-	           fake_modules_live() == 1, "... a launch on it");
+	expect(blk_launch(kernel(bm, "plain"), bargs, 2, NULL) == BLK_SUCCESS && strcmp(fake_last(&fc).name, "plain") == 0 &&
+	           fc.modules_live() == 1, "... a launch on it");
 	blk_module_destroy(bm);
 	blk_context_destroy(b);
 	void *cur = NULL;
 	drv_get_current(&cur);
-	expect(fake_primary_refs() == 1 && fake_allocs_live() == 0 && fake_modules_live() == 0 && cur == own,
+	expect(fc.primary_refs() == 1 && fc.allocs_live() == 0 && fc.modules_live() == 0 && cur == own,
 	       "destroying it frees blk's memory and modules; the context stays, retained once, current");
 	drv_release(0);
 	drv_set_current(NULL);
@@ -471,31 +448,10 @@ static void test_interpreter(void)
 
 int main(int argc, char **argv)
 {
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0) {
-		printf("FAIL cannot find this program\n0 passed, 1 failed\n");
-		return 1;
-	}
-	self[n] = '\0';
 	char path[4200];
-	snprintf(path, sizeof path, "%.*s/fake/libcuda.so.1", (int)(strrchr(self, '/') - self), self);
-	setenv("BLK_CUDA_DRIVER", path, 1);
-	unsetenv("BLK_BACKEND");
-	unsetenv("BLK_DEBUG");
-	unsetenv("BLK_CACHE");
-	unsetenv("BLK_ALWAYS_COMPILE");
-	void *h = dlopen(path, RTLD_NOW);
-	if (!h) {
-		printf("FAIL the stand-in driver %s: %s\n0 passed, 1 failed\n", path, dlerror());
+	if (!fake_cuda_open(&fc, self, sizeof self, path, sizeof path))
 		return 1;
-	}
-	*(void **)&fake_set = dlsym(h, "fake_cuda_set");
-	*(void **)&fake_fail = dlsym(h, "fake_cuda_fail");
-	*(void **)&fake_launches = dlsym(h, "fake_cuda_launches");
-	*(void **)&fake_last_launch = dlsym(h, "fake_cuda_last_launch");
-	*(void **)&fake_primary_refs = dlsym(h, "fake_cuda_primary_refs");
-	*(void **)&fake_modules_live = dlsym(h, "fake_cuda_modules_live");
-	*(void **)&fake_allocs_live = dlsym(h, "fake_cuda_allocs_live");
+	void *h = fc.handle;
 	*(void **)&drv_retain = dlsym(h, "cuDevicePrimaryCtxRetain");
 	*(void **)&drv_release = dlsym(h, "cuDevicePrimaryCtxRelease_v2");
 	*(void **)&drv_set_current = dlsym(h, "cuCtxSetCurrent");

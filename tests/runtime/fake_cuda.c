@@ -417,10 +417,11 @@ API CUresult cuMemFree_v2(CUdeviceptr p)
 	return INVALID_VALUE;
 }
 
-API CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n)
+/* cuMemsetD8 and its asynchronous form (done at once), as `name`. */
+static CUresult memset_d8(const char *name, CUdeviceptr p, unsigned char v, size_t n)
 {
 	NEED_CTX();
-	CHECK_FAIL("cuMemsetD8_v2");
+	CHECK_FAIL(name);
 	pthread_mutex_lock(&lock);
 	Alloc *a = find(p, n);
 	pthread_mutex_unlock(&lock);
@@ -430,18 +431,12 @@ API CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n)
 	return OK;
 }
 
+API CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) { return memset_d8("cuMemsetD8_v2", p, v, n); }
+
 API CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void *stream)
 {
 	(void)stream;
-	NEED_CTX();
-	CHECK_FAIL("cuMemsetD8Async");
-	pthread_mutex_lock(&lock);
-	Alloc *a = find(p, n);
-	pthread_mutex_unlock(&lock);
-	if (!a)
-		return INVALID_VALUE;
-	memset((void *)(uintptr_t)p, v, n);
-	return OK;
+	return memset_d8("cuMemsetD8Async", p, v, n);
 }
 
 API CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *bytes, CUdeviceptr p)

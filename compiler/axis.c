@@ -126,6 +126,18 @@ static AxisInfo add_info(AxisInfo a, AxisInfo b, int64_t scale, int n)
 	return out;
 }
 
+/* Runs of equal values that all operands share stay runs of equal
+ * results (an element-wise op of equal inputs gives equal outputs). */
+static void constant_runs(Axis *A, const Op *op, int n, AxisInfo *out)
+{
+	for (int d = 0; d < n; d++) {
+		int64_t c = get(A, op->operands[0]).constancy[d];
+		for (int i = 1; i < op->n_operands; i++)
+			c = gcd64(c, get(A, op->operands[i]).constancy[d]);
+		out->constancy[d] = c;
+	}
+}
+
 static void analyze_op(Axis *A, const Op *op)
 {
 	if (op->n_regions) {
@@ -360,12 +372,7 @@ static void analyze_op(Axis *A, const Op *op)
 	case OP_XOR:
 	case OP_SELECT:
 	case OP_NOT:
-		for (int d = 0; d < n; d++) {
-			int64_t c = a.constancy[d];
-			for (int i = 1; i < op->n_operands; i++)
-				c = gcd64(c, get(A, op->operands[i]).constancy[d]);
-			out.constancy[d] = c;
-		}
+		constant_runs(A, op, n, &out);
 		break;
 	case OP_CAST:
 		/* between integers the low bits, and so powers of two dividing the
@@ -383,21 +390,11 @@ static void analyze_op(Axis *A, const Op *op)
 	case OP_LOAD:
 		/* one address, one value; where masked, `other` (0 when absent)
 		 * stands in, so the mask and other must agree along the run too */
-		for (int d = 0; d < n; d++) {
-			int64_t c = a.constancy[d];
-			for (int i = 1; i < op->n_operands; i++)
-				c = gcd64(c, get(A, op->operands[i]).constancy[d]);
-			out.constancy[d] = c;
-		}
+		constant_runs(A, op, n, &out);
 		break;
 	default:
 		if (op_flags(op->code) & OPF_ELEMWISE)
-			for (int d = 0; d < n; d++) {
-				int64_t c = a.constancy[d];
-				for (int i = 1; i < op->n_operands; i++)
-					c = gcd64(c, get(A, op->operands[i]).constancy[d]);
-				out.constancy[d] = c;
-			}
+			constant_runs(A, op, n, &out);
 		break;
 	}
 	set(A, r, out);

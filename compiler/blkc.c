@@ -162,17 +162,10 @@ static bool apply_assumptions(IrFunc *f, const char *spec, Diag *diag)
 			if (!prm->value || strlen(prm->name) != (size_t)(sep - p) || strncmp(prm->name, p, (size_t)(sep - p)) != 0)
 				continue;
 			found = true;
-			if (colon) {
+			if (colon)
 				prm->divisibility = n;
-			} else if ((prm->equals_one = true) && prm->value->uses && f->body.first) {
-				/* equal to 1, as the JIT specializes: the constant in its place */
-				Type t = prm->value->type;
-				Op *c = ir_insert_before(f, f->body.first, OP_CONST, NULL, 0, &t, 1);
-				if (!c)
-					return false;
-				c->ival = 1;
-				ir_replace_uses(f, prm->value, c->results[0]);
-			}
+			else if (!ir_param_is_one(f, prm)) /* equal to 1, as the JIT specializes */
+				return false;
 		}
 		if (!found) {
 			diag_plain(diag, DIAG_ERROR, "--assume: kernel '%s' has no runtime parameter '%.*s'", f->name,

@@ -375,6 +375,12 @@ void ir_unlink(Op *op);
 void ir_link_before(Op *op, Op *before);
 /* Whether op (its regions included) stores to memory or does an atomic. */
 bool ir_writes_memory(const Op *op);
+/* A copy of op (no regions) with other operands, placed before `before`:
+ * attributes, constants, string and place copied. NULL when out of memory. */
+Op *ir_clone_before(IrFunc *f, const Op *op, Op *before, Value **operands);
+/* Specialization: runtime parameter p is known to equal 1; its uses take
+ * the constant (the passes then fold x * stride to x). False when out of memory. */
+bool ir_param_is_one(IrFunc *f, IrParam *p);
 
 /* Replacing values in one walk (ir_replace_uses walks the whole function
  * each time; a pass that replaces many values would be quadratic). A pass

@@ -808,20 +808,11 @@ static bool narrower_access(RC *R, const Op *d, const Encoding *e)
  * (single) result in encoding e. */
 static Value *clone_after(RC *R, Op *d, Value **ops, const Encoding *e)
 {
-	Type rt[2];
-	for (int i = 0; i < d->n_results && i < 2; i++)
-		rt[i] = d->results[i]->type;
-	Op *anchor = d->next;
-	Op *c = ir_insert_before(R->P.f, anchor, d->code, ops, d->n_operands, rt, d->n_results);
+	Op *c = ir_clone_before(R->P.f, d, d->next, ops);
 	if (!c) {
 		R->P.oom = true;
 		return NULL;
 	}
-	memcpy(c->attr, d->attr, sizeof c->attr);
-	c->ival = d->ival;
-	c->fval = d->fval;
-	c->str = d->str;
-	c->loc = d->loc;
 	for (int i = 0; i < c->n_results; i++)
 		c->results[i]->enc = e;
 	return c->results[0];

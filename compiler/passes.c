@@ -283,6 +283,38 @@ bool ir_cse(IrFunc *f, Diag *diag)
 	return true;
 }
 
+Op *ir_clone_before(IrFunc *f, const Op *op, Op *before, Value **operands)
+{
+	Type rt[8];
+	if (op->n_results > 8 || op->n_regions)
+		return NULL;
+	for (int i = 0; i < op->n_results; i++)
+		rt[i] = op->results[i]->type;
+	Op *c = ir_insert_before(f, before, op->code, operands, op->n_operands, rt, op->n_results);
+	if (!c)
+		return NULL;
+	memcpy(c->attr, op->attr, sizeof c->attr);
+	c->ival = op->ival;
+	c->fval = op->fval;
+	c->str = op->str;
+	c->loc = op->loc;
+	return c;
+}
+
+bool ir_param_is_one(IrFunc *f, IrParam *p)
+{
+	p->equals_one = true;
+	if (!p->value || !p->value->uses || !f->body.first)
+		return true;
+	Type t = p->value->type;
+	Op *c = ir_insert_before(f, f->body.first, OP_CONST, NULL, 0, &t, 1);
+	if (!c)
+		return false;
+	c->ival = 1;
+	ir_replace_uses(f, p->value, c->results[0]);
+	return true;
+}
+
 bool ir_writes_memory(const Op *op)
 {
 	if (op->code == OP_STORE || op->code == OP_ATOMIC_RMW || op->code == OP_ATOMIC_CAS)

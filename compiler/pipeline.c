@@ -93,17 +93,11 @@ static Value *clone_value(Clone *c, Value *v)
 	}
 	for (int i = 0; i < d->n_operands; i++)
 		ops[i] = clone_value(c, d->operands[i]);
-	Type rt = v->type;
-	Op *n = ir_insert_before(c->f, c->at, d->code, ops, d->n_operands, &rt, 1);
+	Op *n = ir_clone_before(c->f, d, c->at, ops);
 	if (!n) {
 		c->failed = true;
 		return v;
 	}
-	memcpy(n->attr, d->attr, sizeof n->attr);
-	n->ival = d->ival;
-	n->fval = d->fval;
-	n->str = d->str;
-	n->loc = d->loc;
 	if (c->n == c->cap) {
 		int cap = c->cap ? 2 * c->cap : 32;
 		Value **a = realloc(c->from, (size_t)cap * sizeof *a), **b = a ? realloc(c->to, (size_t)cap * sizeof *b) : NULL;

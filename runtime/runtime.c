@@ -954,16 +954,8 @@ static bool constant_ones(IrFunc *f, uint64_t ones)
 		IrParam *p = &f->params[i];
 		if (!p->value)
 			continue;
-		if (j < SPEC_ARGS && (ones >> j & 1))
-			p->equals_one = true;
-		if (j < SPEC_ARGS && (ones >> j & 1) && p->value->uses && f->body.first) {
-			Type t = p->value->type;
-			Op *c = ir_insert_before(f, f->body.first, OP_CONST, NULL, 0, &t, 1);
-			if (!c)
-				return false;
-			c->ival = 1;
-			ir_replace_uses(f, p->value, c->results[0]);
-		}
+		if (j < SPEC_ARGS && (ones >> j & 1) && !ir_param_is_one(f, p))
+			return false;
 		j++;
 	}
 	return true;

@@ -23,6 +23,21 @@ fail() { echo "FAIL $1"; printf '%s\n' "$2" | sed 's/^/    /'; failed=$((failed 
 
 # ---- 1. the host programs ----------------------------------------------------
 
+# host LABEL PROG [VAR=VALUE ...]: runs PROG with those variables set; it
+# passes when it exits 0 and its last line ends in " OK".
+host() {
+	local label=$1 prog=$2 out status
+	shift 2
+	out=$(env "$@" timeout "$limit" "$prog" 2>&1)
+	status=$?
+	if [ $status -eq 0 ] && [[ $(tail -n 1 <<<"$out") == *" OK" ]]; then
+		pass "$label: $(tail -n 1 <<<"$out")"
+	else
+		fail "$label" "$out
+(exit status $status)"
+	fi
+}
+
 for src in examples/*.c; do
 	name=$(basename "$src" .c)
 	prog="$build/examples/$name"
@@ -30,33 +45,19 @@ for src in examples/*.c; do
 		fail "$name" "$prog is not built (make examples)"
 		continue
 	fi
-	out=$(timeout "$limit" "$prog" 2>&1)
-	status=$?
-	if [ $status -eq 0 ] && [[ $(tail -n 1 <<<"$out") == *" OK" ]]; then
-		pass "$name: $(tail -n 1 <<<"$out")"
-	else
-		fail "$name" "$out
-(exit status $status)"
-	fi
+	host "$name" "$prog"
 done
 
 # ---- 1b. the host programs again, with loads pipelined ------------------------
-# The pipeline pass (issue a loop's loads an iteration ahead) is meant to keep
-# the kernel's meaning: the examples with loops, on the interpreter, with it.
+# The pipeline passes (a loop's loads issued an iteration ahead) are meant to
+# keep the kernel's meaning: the examples with loops, on the interpreter.
 
 for pass in pipeline pipeline-dots; do
 	for name in matmul attention layernorm w4a16_gemv sum_many; do
 		[ $pass = pipeline-dots ] && [ $name != matmul ] && [ $name != attention ] && continue
-		prog="$build/examples/$name"
-		[ -x "$prog" ] || continue
-		out=$(BLK_BACKEND=interp BLK_PASSES=canonicalize,cse,dce,$pass,canonicalize,cse,dce timeout "$limit" "$prog" 2>&1)
-		status=$?
-		if [ $status -eq 0 ] && [[ $(tail -n 1 <<<"$out") == *" OK" ]]; then
-			pass "$name with the $pass pass: $(tail -n 1 <<<"$out")"
-		else
-			fail "$name with the $pass pass" "$out
-(exit status $status)"
-		fi
+		[ -x "$build/examples/$name" ] || continue
+		host "$name with the $pass pass" "$build/examples/$name" BLK_BACKEND=interp \
+			BLK_PASSES=canonicalize,cse,dce,$pass,canonicalize,cse,dce
 	done
 done
 

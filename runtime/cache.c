@@ -219,6 +219,7 @@ bool cache_variant_key(const VariantKeyInput *in, CacheKey *out)
 	key_str(h, in->kernel);
 	key_consts(h, in->consts, in->n_consts);
 	key_i64(h, (int64_t)in->spec);
+	key_str(h, in->passes ? in->passes : "");
 	key_i64(h, in->num_warps);
 	key_i64(h, in->num_stages);
 	key_str(h, in->arch);

@@ -1391,6 +1391,7 @@ static bool variant_key(blk_kernel *k, Variant *v, CacheKey *out)
 		.consts = v->consts,
 		.n_consts = v->n_consts,
 		.spec = v->spec,
+		.passes = getenv("BLK_PASSES"),
 		.num_warps = v->f->num_warps,
 		.num_stages = v->f->num_stages,
 		.arch = ctx->arch,

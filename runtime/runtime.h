@@ -233,7 +233,8 @@ typedef struct VariantKeyInput {
 	const char *kernel;
 	const struct ConstBinding *consts;   /* every const value it was compiled with, in any order */
 	int n_consts;
-	uint64_t spec;                       /* arguments specialized as multiples of 16 */
+	uint64_t spec;                       /* arguments specialized (multiples of 16; equal to 1) */
+	const char *passes;                  /* BLK_PASSES, or NULL: the tile passes that ran */
 	int num_warps, num_stages;
 	const char *arch;                    /* the PTX target, "sm_90" */
 	int cc_major, cc_minor;              /* the device's: the driver builds the cubin for it */

@@ -108,6 +108,7 @@ static void test_keys(void)
 	CHANGE("the specialization", spec, 4);
 	CHANGE("num_warps", num_warps, 8);
 	CHANGE("num_stages", num_stages, 2);
+	CHANGE("the tile passes (BLK_PASSES)", passes, "canonicalize,cse,dce,pipeline");
 	CHANGE("the target", arch, "sm_80");
 	CHANGE("the device's compute capability", cc_major, 10);
 	CHANGE("the device's minor compute capability", cc_minor, 9);

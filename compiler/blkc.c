@@ -40,6 +40,7 @@ typedef struct Options {
 	const char *arch;       /* --arch */
 	const char *assume;     /* --assume=NAME:DIV,... */
 	bool time;              /* --time: each phase's time on stderr */
+	int time_runs;          /* --time=N: compile each file N times, print medians */
 	const char *ptxas;      /* --emit=cubin and c: the ptxas found, or NULL */
 } Options;
 
@@ -90,7 +91,9 @@ static void usage(FILE *f)
 	      "      --color=WHEN     colour diagnostics: auto (default), always, never;\n"
 	      "                       NO_COLOR in the environment means never\n"
 	      "      --max-errors=N   stop after N errors (default 20, 0: no limit)\n"
-	      "      --time           print the time of each compilation phase on stderr\n"
+	      "      --time[=N]       print the time of each compilation phase on stderr; with N,\n"
+      "                       compile each file N times in this process and print the\n"
+      "                       median of each phase (later runs skip LLVM's one-time setup)\n"
 	      "  -h, --help           show this help and exit\n"
 	      "  -V, --version        show the version and exit\n"
 	      "\n"
@@ -902,15 +905,18 @@ static bool compile_kernel(Compile *cc, Module *m, Node *k)
 	return ok;
 }
 
-static void print_times(const Options *opt, const char *path, const PhaseTimes *t, double wall)
+static void print_times(const Options *opt, const char *path, const PhaseTimes *t, double wall, int runs)
 {
-	fprintf(stderr, "blkc: time: %s, %d kernel variant%s%s%s\n", path, t->variants, t->variants == 1 ? "" : "s",
+	fprintf(stderr, "blkc: time: %s, %d kernel variant%s%s%s", path, t->variants, t->variants == 1 ? "" : "s",
 	        opt->emit >= EMIT_LLVM ? ", " : "", opt->emit >= EMIT_LLVM ? opt->arch : "");
+	if (runs > 1)
+		fprintf(stderr, ", medians of %d runs", runs);
+	fputc('\n', stderr);
 	struct { const char *name; double ms; bool shown; } rows[] = {
 		{"parse+imports", t->parse, true},
 		{"irgen", t->irgen, opt->emit >= EMIT_CHECK && opt->emit != EMIT_TOKENS && opt->emit != EMIT_AST},
 		{"passes", t->passes, opt->emit != EMIT_TOKENS && opt->emit != EMIT_AST},
-		{opt->emit == EMIT_LLVM ? "llvm lower" : "llvm lower+O3", t->llvm, opt->emit >= EMIT_LLVM},
+		{opt->emit == EMIT_LLVM ? "llvm lower" : "llvm lower+opt", t->llvm, opt->emit >= EMIT_LLVM},
 		{"ptx emission", t->ptx, opt->emit >= EMIT_PTX},
 		{"cubin (ptxas)", t->cubin, opt->emit == EMIT_CUBIN || (opt->emit == EMIT_C && opt->ptxas)},
 	};
@@ -926,8 +932,11 @@ static void print_times(const Options *opt, const char *path, const PhaseTimes *
 	fprintf(stderr, "  %-16s %9.3f ms\n", "wall", wall);
 }
 
-/* Compiles one file; returns 0, or 1 when it had errors. */
-static int compile_file(const Options *opt, const char *path, FILE *out)
+/* Compiles one file; returns 0, or 1 when it had errors. With quiet, it
+ * writes neither output nor diagnostics (a --time=N run before the last);
+ * *times gets the phases' times and *wall the whole file's. */
+static int compile_file(const Options *opt, const char *path, FILE *out, bool quiet, PhaseTimes *times,
+                        double *wall)
 {
 	double start = now_ms();
 	Arena arena = {0};
@@ -987,7 +996,8 @@ static int compile_file(const Options *opt, const char *path, FILE *out)
 			}
 			if (opt->emit == EMIT_C && diag.errors == 0 && !cc.n_vars)
 				diag_plain(&diag, DIAG_ERROR, "'%s' has no kernel to compile", path);
-			if (opt->emit == EMIT_C && diag.errors == 0 && !text.failed && !diag.out.failed && !write_aot(&cc, path))
+			if (opt->emit == EMIT_C && diag.errors == 0 && !text.failed && !diag.out.failed && !quiet &&
+			    !write_aot(&cc, path))
 				rc = 1;
 		}
 	}
@@ -1000,20 +1010,66 @@ static int compile_file(const Options *opt, const char *path, FILE *out)
 		fprintf(stderr, "blkc: error: out of memory compiling '%s'\n", path);
 		rc = 1;
 	}
-	if (text.len && diag.errors == 0)
+	if (text.len && diag.errors == 0 && !quiet)
 		fwrite(text.data, 1, text.len, out);
 	sb_free(&text);
 	if (diag.errors)
 		rc = 1;
-	if (diag.out.len) {
+	if (diag.out.len && !quiet) {
 		fwrite(diag.out.data, 1, diag.out.len, stderr);
 		if (diag.errors && !diag.stopped)
 			fprintf(stderr, "%d error%s generated.\n", diag.errors, diag.errors == 1 ? "" : "s");
 	}
-	if (opt->time && !rc)
-		print_times(opt, path, &cc.t, now_ms() - start);
+	*times = cc.t;
+	*wall = now_ms() - start;
 	diag_free(&diag);
 	arena_free(&arena);
+	return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Compiles a file once, or with --time=N N times (quietly but for the
+ * last), and prints its phase times: each phase's median over the runs. */
+static int compile_file_timed(const Options *opt, const char *path, FILE *out)
+{
+	int runs = opt->time && opt->time_runs > 1 ? opt->time_runs : 1;
+	PhaseTimes *t = calloc((size_t)runs, sizeof *t);
+	double *wall = calloc((size_t)runs, sizeof *wall), *v = calloc((size_t)runs, sizeof *v);
+	if (!t || !wall || !v) {
+		free(t), free(wall), free(v);
+		fprintf(stderr, "blkc: error: out of memory for %d timed runs\n", runs);
+		return 1;
+	}
+	int rc = 0, done = 0;
+	while (done < runs && !rc) {
+		rc = compile_file(opt, path, out, done < runs - 1, &t[done], &wall[done]);
+		done++;
+	}
+	if (rc && done < runs) /* a quiet run failed: show what went wrong */
+		compile_file(opt, path, out, false, &t[0], &wall[0]);
+	if (opt->time && !rc) {
+		PhaseTimes med = t[0];
+		double *fields[] = {&med.parse, &med.irgen, &med.passes, &med.llvm, &med.ptx, &med.cubin};
+		for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+			size_t off = (size_t)((char *)fields[f] - (char *)&med);
+			for (int r = 0; r < runs; r++)
+				v[r] = *(double *)((char *)&t[r] + off);
+			*fields[f] = median_of(v, runs);
+		}
+		print_times(opt, path, &med, median_of(wall, runs), runs);
+	}
+	free(t), free(wall), free(v);
 	return rc;
 }
 
@@ -2290,7 +2346,7 @@ int main(int argc, char **argv)
 		{"locations", no_argument, NULL, OPT_LOCATIONS},
 		{"arch", required_argument, NULL, OPT_ARCH},
 		{"assume", required_argument, NULL, OPT_ASSUME},
-		{"time", no_argument, NULL, OPT_TIME},
+		{"time", optional_argument, NULL, OPT_TIME},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0, 0, 0, 0},
@@ -2357,9 +2413,21 @@ int main(int argc, char **argv)
 		case OPT_ASSUME:
 			opt.assume = optarg;
 			break;
-		case OPT_TIME:
+		case OPT_TIME: {
 			opt.time = true;
+			opt.time_runs = 1;
+			if (optarg) {
+				char *end;
+				errno = 0;
+				long n = strtol(optarg, &end, 10);
+				if (end == optarg || *end || errno || n < 1 || n > 10000) {
+					status = bad_usage("--time=%s: expected a number of runs from 1 to 10000", optarg);
+					break;
+				}
+				opt.time_runs = (int)n;
+			}
 			break;
+		}
 		case OPT_COLOR:
 			if (strcmp(optarg, "auto") == 0)
 				opt.color = -1;
@@ -2451,7 +2519,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int i = optind; i < argc; i++)
-		if (compile_file(&opt, argv[i], out))
+		if (compile_file_timed(&opt, argv[i], out))
 			status = 1;
 	if (out != stdout && fclose(out) != 0) {
 		fprintf(stderr, "blkc: error: cannot write '%s': %s\n", opt.output, strerror(errno));

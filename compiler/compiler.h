@@ -37,8 +37,9 @@ int llvm_ptx_isa_version(const char *arch);
 /* Compiles module `m` to PTX assembly for `arch` ("sm_80", "sm_90a", ...).
  *
  * Sets the module's target triple (nvptx64-nvidia-cuda) and data layout,
- * verifies it, runs LLVM's default<On> pipeline when opt_level is 1..3
- * (none at 0), and emits PTX. Kernels are marked as usual for NVPTX (the
+ * verifies it, runs LLVM's default<O1> or default<O2> pipeline at opt_level
+ * 1 or 2, the kernel pipeline at 3 (as good as default<O3> on blk's kernels,
+ * a third of its cost: llvm_ptx.c), none at 0, and emits PTX. Kernels are marked as usual for NVPTX (the
  * nvvm.annotations "kernel" metadata or the ptx_kernel calling convention).
  * Safe to call from several threads at once on different modules.
  *

@@ -205,15 +205,28 @@ static LLVMValueRef thread_part(Lower *L, const Lin *l)
 		    memcmp(o->warp, l->warp, (size_t)l->n_warp) == 0)
 			return L->tparts[i].v;
 	}
-	LLVMValueRef v = ci32(L, 0);
+	/* the thread-id bits that move by the same shift go together: one
+	 * and, one shift (none for the identity map of a whole tid) */
+	LLVMValueRef v = NULL;
+	unsigned done = 0;
 	for (int i = 0; i < 5 + l->n_warp; i++) {
 		int to = i < 5 ? l->lane[i] : l->warp[i - 5];
-		if (to < 0)
+		if (to < 0 || done >> i & 1)
 			continue;
-		LLVMValueRef bit = LLVMBuildAnd(L->pro, L->tid, ci32(L, 1 << i), "");
-		bit = to > i ? LLVMBuildShl(L->pro, bit, ci32(L, to - i), "") : to < i ? LLVMBuildLShr(L->pro, bit, ci32(L, i - to), "") : bit;
-		v = LLVMBuildOr(L->pro, v, bit, "");
+		unsigned m = 0;
+		for (int j = i; j < 5 + l->n_warp; j++) {
+			int tj = j < 5 ? l->lane[j] : l->warp[j - 5];
+			if (tj >= 0 && tj - j == to - i)
+				m |= 1u << j;
+		}
+		done |= m;
+		LLVMValueRef part = m == (unsigned)(L->T - 1) ? L->tid : LLVMBuildAnd(L->pro, L->tid, ci32(L, m), "");
+		part = to > i ? LLVMBuildShl(L->pro, part, ci32(L, to - i), "")
+		     : to < i ? LLVMBuildLShr(L->pro, part, ci32(L, i - to), "") : part;
+		v = v ? LLVMBuildOr(L->pro, v, part, "") : part;
 	}
+	if (!v)
+		v = ci32(L, 0);
 	if (L->n_tparts == L->cap_tparts) {
 		int cap = L->cap_tparts ? 2 * L->cap_tparts : 16;
 		struct ThreadPart *n = realloc(L->tparts, (size_t)cap * sizeof *n);
@@ -271,12 +284,15 @@ static void barrier(Lower *L)
 	call_intrinsic(L, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
 }
 
-/* A one-result inline PTX instruction over f32 operands ("ex2.approx.f32 $0, $1;"). */
-static LLVMValueRef asm_f32(Lower *L, const char *text, LLVMValueRef x)
+/* An f32 PTX approximation through its NVVM intrinsic ("ex2" is
+ * llvm.nvvm.ex2.approx.f: ex2.approx.f32), cheaper for the code generator
+ * than the same instruction as inline PTX, and free for LLVM to number and
+ * hoist. */
+static LLVMValueRef approx_f32(Lower *L, const char *fn, LLVMValueRef x)
 {
-	LLVMTypeRef ft = LLVMFunctionType(L->f32, &L->f32, 1, 0);
-	LLVMValueRef a = LLVMGetInlineAsm(ft, (char *)text, strlen(text), "=f,f", 4, 0, 0, LLVMInlineAsmDialectATT, 0);
-	return LLVMBuildCall2(L->b, ft, a, &x, 1, "");
+	char name[64];
+	snprintf(name, sizeof name, "llvm.nvvm.%s.approx.f", fn);
+	return call_intrinsic(L, name, NULL, 0, &x, 1);
 }
 
 /* Branches to a new block when cond holds; returns the block to continue
@@ -518,12 +534,12 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 	LLVMValueRef r;
 	LLVMTypeRef f32 = L->f32;
 	switch (fn) {
-	case MATH_EXP: r = asm_f32(L, "ex2.approx.f32 $0, $1;", LLVMBuildFMul(L->b, x, LLVMConstReal(f32, 1.4426950408889634), "")); break;
-	case MATH_EXP2: r = asm_f32(L, "ex2.approx.f32 $0, $1;", x); break;
-	case MATH_LOG: r = LLVMBuildFMul(L->b, asm_f32(L, "lg2.approx.f32 $0, $1;", x), LLVMConstReal(f32, 0.6931471805599453), ""); break;
-	case MATH_LOG2: r = asm_f32(L, "lg2.approx.f32 $0, $1;", x); break;
+	case MATH_EXP: r = approx_f32(L, "ex2", LLVMBuildFMul(L->b, x, LLVMConstReal(f32, 1.4426950408889634), "")); break;
+	case MATH_EXP2: r = approx_f32(L, "ex2", x); break;
+	case MATH_LOG: r = LLVMBuildFMul(L->b, approx_f32(L, "lg2", x), LLVMConstReal(f32, 0.6931471805599453), ""); break;
+	case MATH_LOG2: r = approx_f32(L, "lg2", x); break;
 	case MATH_SQRT: r = call_intrinsic(L, "llvm.sqrt", &f32, 1, &x, 1); break;
-	case MATH_RSQRT: r = asm_f32(L, "rsqrt.approx.f32 $0, $1;", x); break;
+	case MATH_RSQRT: r = approx_f32(L, "rsqrt", x); break;
 	case MATH_SIN:
 	case MATH_COS:
 	case MATH_TANH: r = gpu_math(L->b, L->m, fn, x); break; /* accurate: the .approx forms are 2^-11 to 2^-21 off */
@@ -540,7 +556,7 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 		for (int i = 1; i < 5; i++)
 			p = LLVMBuildFAdd(L->b, LLVMBuildFMul(L->b, p, t, ""), LLVMConstReal(f32, a[i]), "");
 		p = LLVMBuildFMul(L->b, p, t, "");
-		LLVMValueRef e = asm_f32(L, "ex2.approx.f32 $0, $1;",
+		LLVMValueRef e = approx_f32(L, "ex2",
 		                         LLVMBuildFMul(L->b, LLVMBuildFNeg(L->b, LLVMBuildFMul(L->b, ax, ax, ""), ""),
 		                                       LLVMConstReal(f32, 1.4426950408889634), ""));
 		LLVMValueRef y = LLVMBuildFSub(L->b, LLVMConstReal(f32, 1.0), LLVMBuildFMul(L->b, p, e, ""), "");
@@ -862,7 +878,7 @@ static void lower_reduce(Lower *L, const Op *op)
 		int off = 0, offs[MAX_REDUCE_OPERANDS];
 		for (int i = 0; i < n; i++) {
 			offs[i] = off;
-			off += (N * G * type_bytes(op->operands[i]->type) + 7) & ~7;
+			off += (N * G * type_bytes(op->operands[i]->type) + 15) & ~15;
 		}
 		int base = smem_take(L, off);
 		for (int i = 0; i < n; i++)
@@ -884,21 +900,43 @@ static void lower_reduce(Lower *L, const Op *op)
 		}
 		end_if(L, done);
 		smem_sync(L, base, off);
-		for (int k = 0; k < n_out && !L->failed; k++) {
-			LLVMValueRef base = LLVMBuildMul(L->b, index_of(L, lo, k), ci32(L, G), "");
+		/* each element's G partials are adjacent: read them V at a time,
+		 * up to 16 bytes a load where the scratch's alignment allows */
+		int V[MAX_REDUCE_OPERANDS];
+		for (int i = 0; i < n; i++) {
+			int eb = type_bytes(type_elem(op->operands[i]->type));
+			for (V[i] = G; V[i] > 1 && (V[i] * eb > 16 || (L->smem_base + offs[i]) % (V[i] * eb)); V[i] /= 2)
+				;
+		}
+		LLVMValueRef *part = arena_alloc(&L->arena, (size_t)(G * n) * sizeof *part);
+		for (int k = 0; k < n_out && part && !L->failed; k++) {
+			LLVMValueRef idx = index_of(L, lo, k);
+			for (int i = 0; i < n; i++) {
+				Type t = type_elem(op->operands[i]->type);
+				LLVMTypeRef vt = LLVMVectorType(mem_type(L, t), (unsigned)V[i]);
+				LLVMValueRef vidx = LLVMBuildMul(L->b, idx, ci32(L, G / V[i]), "");
+				for (int w = 0; w < G; w += V[i]) {
+					LLVMValueRef slot = w ? LLVMBuildAdd(L->b, vidx, ci32(L, w / V[i]), "") : vidx;
+					if (V[i] == 1) {
+						part[w * n + i] = smem_load(L, t, offs[i], slot);
+						continue;
+					}
+					LLVMValueRef v = LLVMBuildLoad2(L->b, vt, smem_at(L, vt, offs[i], slot), "");
+					for (int j = 0; j < V[i]; j++)
+						part[(w + j) * n + i] = from_mem(L, t, LLVMBuildExtractElement(L->b, v, ci32(L, j), ""));
+				}
+			}
 			LLVMValueRef a[MAX_REDUCE_OPERANDS];
-			for (int i = 0; i < n; i++)
-				a[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], base);
+			memcpy(a, part, sizeof(LLVMValueRef) * (size_t)n);
 			for (int w = 1; w < G && !L->failed; w++) {
-				LLVMValueRef slot = LLVMBuildAdd(L->b, base, ci32(L, w), "");
-				for (int i = 0; i < n; i++)
-					nxt[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], slot);
-				combine(L, r, n, a, nxt, res);
+				combine(L, r, n, a, part + w * n, res);
 				memcpy(a, res, sizeof(LLVMValueRef) * (size_t)n);
 			}
 			for (int i = 0; i < n; i++)
 				outs[i].e[k] = a[i];
 		}
+		if (!part)
+			L->failed = true;
 	}
 	for (int i = 0; i < n; i++)
 		L->vals[op->results[i]->id] = outs[i];
@@ -2363,7 +2401,8 @@ static void lower_op(Lower *L, const Op *op)
 	case OP_ARANGE: {
 		Tile t = tile_new(L, n);
 		for (int k = 0; k < n && !L->failed; k++)
-			t.e[k] = LLVMBuildAdd(L->b, index_of(L, lin_of(L, res), k), ci32(L, op->attr[0]), "");
+			t.e[k] = op->attr[0] ? LLVMBuildAdd(L->b, index_of(L, lin_of(L, res), k), ci32(L, op->attr[0]), "")
+			                     : index_of(L, lin_of(L, res), k);
 		L->vals[res->id] = t;
 		break;
 	}

@@ -51,7 +51,7 @@ grep -q -- "--sweep" <<<"$("$blkc" tune --help)" && grep -q -- "--reps" <<<"$("$
 	ok "tune --help names --sweep, bench --help --reps" || bad "tune/bench --help options"
 
 # ---- --time ------------------------------------------------------------------------
-phases_ptx=("parse+imports" "irgen" "passes" "llvm lower+O3" "ptx emission" "in process" "wall")
+phases_ptx=("parse+imports" "irgen" "passes" "llvm lower+opt" "ptx emission" "in process" "wall")
 if "$blkc" --time --emit=ptx examples/softmax.tile -o "$tmp/softmax.ptx" 2>"$tmp/time.err" && [ -s "$tmp/softmax.ptx" ]; then
 	missing=""
 	for p in "${phases_ptx[@]}"; do
@@ -65,6 +65,26 @@ if "$blkc" --time --emit=ptx examples/softmax.tile -o "$tmp/softmax.ptx" 2>"$tmp
 else
 	bad "--time --emit=ptx" "$(cat "$tmp/time.err")"
 fi
+# --time=N: N compilations in one process, each phase's median; the output
+# written once and the same; diagnostics printed once; a bad N refused
+if "$blkc" --time=5 --emit=ptx examples/softmax.tile -o "$tmp/softmax5.ptx" 2>"$tmp/time5.err"; then
+	grep -q "^blkc: time: examples/softmax.tile, 1 kernel variant, sm_90, medians of 5 runs$" "$tmp/time5.err" &&
+		[ "$(grep -c "^  ptx emission " "$tmp/time5.err")" = 1 ] && cmp -s "$tmp/softmax.ptx" "$tmp/softmax5.ptx" &&
+		ok "--time=5: medians of 5 runs, the output once and the same" || bad "--time=5" "$(cat "$tmp/time5.err")"
+else
+	bad "--time=5 --emit=ptx" "$(cat "$tmp/time5.err")"
+fi
+printf 'kernel k(x: *f32) {\n    1 + 2;\n    store(x, 1.0);\n}\n' >"$tmp/warn.tile"
+"$blkc" --time=3 "$tmp/warn.tile" 2>"$tmp/time3.err"
+[ "$(grep -c "warning" "$tmp/time3.err")" = 1 ] &&
+	grep -q "medians of 3 runs" "$tmp/time3.err" && ok "--time=3: each diagnostic once" || bad "--time=3 diagnostics" "$(cat "$tmp/time3.err")"
+for bad_n in 0 x -2 3x; do
+	if "$blkc" --time=$bad_n examples/softmax.tile 2>"$tmp/badn.err"; then
+		bad "--time=$bad_n refused"
+	else
+		grep -q "expected a number of runs" "$tmp/badn.err" && ok "--time=$bad_n refused" || bad "--time=$bad_n" "$(cat "$tmp/badn.err")"
+	fi
+done
 if "$blkc" --time examples/matmul.tile 2>"$tmp/time.err"; then
 	grep -q "^blkc: time: examples/matmul.tile, 4 kernel variants$" "$tmp/time.err" && grep -q "^  passes " "$tmp/time.err" &&
 		! grep -q "llvm" "$tmp/time.err" && ok "--time of a check: the front end's phases, every config" ||

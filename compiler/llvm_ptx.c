@@ -21,6 +21,7 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <llvm-c/Support.h>
 
 #ifndef BLK_VERSION
 #define BLK_VERSION "0.0.0"
@@ -87,6 +88,24 @@ static void init_nvptx(void)
 	LLVMInitializeNVPTXTarget();
 	LLVMInitializeNVPTXTargetMC();
 	LLVMInitializeNVPTXAsmPrinter();
+	/* Machine-level passes that ptxas runs again, on the whole kernel, with
+	 * the real register file: LLVM's copies cost 10% of code generation
+	 * (softmax, layernorm) and the SASS of every example came out the same
+	 * or smaller without them (docs/performance.md). Each option has been
+	 * in LLVM for years; an unknown one would be ignored (the errors go to
+	 * a null stream), and the LLVM inside libblk.so is libblk's own. */
+	static const char *const argv[] = {
+		"libblk",
+		"-disable-machine-cse",  /* machine CSE */
+		"-disable-machine-licm", /* machine loop-invariant motion */
+		"-disable-machine-sink", /* machine code sinking */
+		"-disable-cgp",          /* CodeGenPrepare's address sinking */
+		"-disable-lsr",          /* loop strength reduction */
+		"-disable-block-placement",
+		/* the lowering writes the vector accesses it wants */
+		"-disable-nvptx-load-store-vectorizer",
+	};
+	LLVMParseCommandLineOptions((int)(sizeof argv / sizeof argv[0]), argv, NULL);
 }
 
 /* ---- errors ------------------------------------------------------------ */
@@ -199,10 +218,9 @@ static void tm_give(LLVMTargetMachineRef tm, const char *arch, int opt_level)
  * a third of O3's time, with the same or smaller SASS over the examples
  * (docs/performance.md). ptxas optimizes the PTX again. */
 static const char kernel_pipeline[] =
-	"function(nvvm-intr-range,sroa,early-cse<memssa>,simplifycfg,instcombine<no-verify-fixpoint>,reassociate,"
+	"function(nvvm-intr-range,sroa,early-cse,instcombine<no-verify-fixpoint>,reassociate,"
 	"loop-mssa(licm<no-allowspeculation>,loop-rotate,licm<allowspeculation>),instcombine<no-verify-fixpoint>,"
-	"loop(indvars),gvn,sccp,bdce,instcombine<no-verify-fixpoint>,adce,simplifycfg,correlated-propagation,"
-	"instcombine<no-verify-fixpoint>,simplifycfg)";
+	"loop(indvars),gvn,sccp,bdce,correlated-propagation,instcombine<no-verify-fixpoint>,adce,simplifycfg)";
 
 static bool run_pipeline(LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level, Errors *e)
 {

@@ -660,6 +660,10 @@ static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef v, int lane_mask)
 {
 	LLVMTypeRef t = LLVMTypeOf(v);
 	LLVMValueRef full = LLVMConstInt(L->i32, 0xFFFFFFFFu, 0);
+	if (t == L->f32) { /* the f32 form: no bitcasts for the code generator to fold */
+		LLVMValueRef a[4] = {full, v, ci32(L, lane_mask), ci32(L, 31)};
+		return call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.f32", NULL, 0, a, 4);
+	}
 	unsigned bits = LLVMGetTypeKind(t) == LLVMPointerTypeKind ? 64 : LLVMGetTypeKind(t) == LLVMIntegerTypeKind
 	                                                                 ? LLVMGetIntTypeWidth(t)
 	                                                                 : t == L->f64 ? 64 : t == L->f32 ? 32 : 16;

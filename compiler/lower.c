@@ -409,6 +409,32 @@ static LLVMValueRef from_mem(Lower *L, Type t, LLVMValueRef v)
 	return !t.ptr && t.scalar == SK_I1 ? LLVMBuildTrunc(L->b, v, L->i1, "") : v;
 }
 
+/* *p = v where pred holds, as one predicated st.shared: no branch, so the
+ * kernel stays in fewer basic blocks, each of which costs the code
+ * generator a DAG of its own. */
+static void smem_store_if(Lower *L, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef v)
+{
+	if (LLVMIsAConstantInt(pred) && LLVMConstIntGetZExtValue(pred)) {
+		LLVMBuildStore(L->b, v, p);
+		return;
+	}
+	LLVMTypeRef t = LLVMTypeOf(v);
+	LLVMTypeKind k = LLVMGetTypeKind(t);
+	int bits = k == LLVMIntegerTypeKind ? (int)LLVMGetIntTypeWidth(t) : k == LLVMDoubleTypeKind ? 64
+	         : k == LLVMFloatTypeKind ? 32 : 16;
+	LLVMValueRef w = k == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(L->b, v, LLVMIntTypeInContext(L->c, (unsigned)bits), "");
+	if (bits < 16) /* bytes travel in 16-bit registers */
+		w = LLVMBuildZExt(L->b, w, L->i16, "");
+	char text[64], cons[16];
+	snprintf(text, sizeof text, "@$0 st.shared.b%d [$1], $2;", bits);
+	snprintf(cons, sizeof cons, "b,l,%s", bits == 64 ? "l" : bits == 32 ? "r" : "h");
+	LLVMTypeRef args_t[3] = {L->i1, LLVMTypeOf(p), LLVMTypeOf(w)};
+	LLVMValueRef args[3] = {pred, p, w};
+	LLVMTypeRef ft = LLVMFunctionType(L->vd, args_t, 3, 0);
+	LLVMValueRef a = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+	LLVMBuildCall2(L->b, ft, a, args, 3, "");
+}
+
 /* Writes this thread's elements of x (tile v) to shared memory at
  * byte_offset (taken with smem_take), by linear index; replicas write once. */
 static void smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset)
@@ -416,11 +442,10 @@ static void smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_o
 	Type t = x->type;
 	const Lin *l = lin_of(L, x);
 	LLVMTypeRef mt = mem_type(L, t);
-	LLVMBasicBlockRef done = begin_if(L, owner_of(L, l), "own");
+	LLVMValueRef own = owner_of(L, l);
 	/* a uniform tile (a splat) holds one element for all the block's */
 	for (int k = 0, n = 1 << l->n_reg; k < n; k++)
-		LLVMBuildStore(L->b, to_mem(L, t, v->n == 1 ? v->e[0] : v->e[k]), smem_at(L, mt, byte_offset, index_of(L, l, k)));
-	end_if(L, done);
+		smem_store_if(L, own, smem_at(L, mt, byte_offset, index_of(L, l, k)), to_mem(L, t, v->n == 1 ? v->e[0] : v->e[k]));
 }
 
 static LLVMValueRef smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef idx)
@@ -894,15 +919,14 @@ static void lower_reduce(Lower *L, const Op *op)
 				g = LLVMBuildOr(L->b, g, LLVMBuildShl(L->b, bit, ci32(L, j++), ""), "");
 			}
 		/* one writer per partial: the first of its replicas, warps along the axis apart */
-		LLVMBasicBlockRef done = begin_if(L, tid_bits_zero(L, repl_mask(&ls) & ~axis_warps), "partial");
+		LLVMValueRef writer = tid_bits_zero(L, repl_mask(&ls) & ~axis_warps);
 		for (int ks = 0; ks < n_acc; ks++) {
 			LLVMValueRef slot = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, index_of(L, &ls, ks), ci32(L, G), ""), g, "");
 			for (int i = 0; i < n; i++) {
 				Type t = type_elem(op->operands[i]->type);
-				LLVMBuildStore(L->b, to_mem(L, t, acc[ks * n + i]), smem_at(L, mem_type(L, t), offs[i], slot));
+				smem_store_if(L, writer, smem_at(L, mem_type(L, t), offs[i], slot), to_mem(L, t, acc[ks * n + i]));
 			}
 		}
-		end_if(L, done);
 		smem_sync(L, base, off);
 		/* each element's G partials are adjacent: read them V at a time,
 		 * up to 16 bytes a load where the scratch's alignment allows */

@@ -219,7 +219,7 @@ static void tm_give(LLVMTargetMachineRef tm, const char *arch, int opt_level)
  * (docs/performance.md). ptxas optimizes the PTX again. */
 static const char kernel_pipeline[] =
 	"function(nvvm-intr-range,sroa,early-cse,instcombine<no-verify-fixpoint>,reassociate,"
-	"loop-mssa(licm<no-allowspeculation>,loop-rotate,licm<allowspeculation>),instcombine<no-verify-fixpoint>,"
+	"loop-mssa(licm<no-allowspeculation>,loop-rotate,licm<allowspeculation>),"
 	"loop(indvars),gvn,sccp,bdce,correlated-propagation,instcombine<no-verify-fixpoint>,adce,simplifycfg)";
 
 static bool run_pipeline(LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level, Errors *e)

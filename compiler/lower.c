@@ -1188,6 +1188,25 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 }
 
 /* Register k of a lazily read operand, loading its group first if needed. */
+/* The 32-bit register of a pair of 16-bit elements: the word they were
+ * taken from when they are its halves in order (an ldmatrix result), else
+ * the pair packed. */
+static LLVMValueRef pair_word(Lower *L, LLVMValueRef lo, LLVMValueRef hi, LLVMTypeRef pair)
+{
+	if (LLVMIsAExtractElementInst(lo) && LLVMIsAExtractElementInst(hi) &&
+	    LLVMGetOperand(lo, 0) == LLVMGetOperand(hi, 0) && LLVMIsAConstantInt(LLVMGetOperand(lo, 1)) &&
+	    LLVMIsAConstantInt(LLVMGetOperand(hi, 1)) && LLVMConstIntGetZExtValue(LLVMGetOperand(lo, 1)) == 0 &&
+	    LLVMConstIntGetZExtValue(LLVMGetOperand(hi, 1)) == 1) {
+		LLVMValueRef v = LLVMGetOperand(lo, 0);
+		if (LLVMIsABitCastInst(v) && LLVMTypeOf(LLVMGetOperand(v, 0)) == L->i32)
+			return LLVMGetOperand(v, 0);
+	}
+	LLVMValueRef v = LLVMGetUndef(pair);
+	v = LLVMBuildInsertElement(L->b, v, lo, ci32(L, 0), "");
+	v = LLVMBuildInsertElement(L->b, v, hi, ci32(L, 1), "");
+	return LLVMBuildBitCast(L->b, v, L->i32, "");
+}
+
 static LLVMValueRef frag(Lower *L, const Value *v, int k)
 {
 	LazyFrags *z = L->lazy ? L->lazy[v->id] : NULL;
@@ -1570,10 +1589,7 @@ static void lower_dot_mma(Lower *L, const Op *op)
 			for (int i = 0; i < 6; i++) {
 				const Value *src = i < 4 ? a : b;
 				int r0 = i < 4 ? ka + 2 * i : kbb + 2 * (i - 4);
-				LLVMValueRef v = LLVMGetUndef(pair);
-				v = LLVMBuildInsertElement(L->b, v, frag(L, src, r0), ci32(L, 0), "");
-				v = LLVMBuildInsertElement(L->b, v, frag(L, src, r0 + 1), ci32(L, 1), "");
-				args[i] = LLVMBuildBitCast(L->b, v, L->i32, "");
+				args[i] = pair_word(L, frag(L, src, r0), frag(L, src, r0 + 1), pair);
 			}
 			for (int i = 0; i < 4; i++)
 				args[6 + i] = t.e[4 * g + i];

@@ -376,6 +376,79 @@ def row_matmul(env):
     return [row]
 
 
+def attention_reference(torch, q, k, v, scale, causal, heads_at_once=4):
+    """softmax(scale * q k^T [causal mask]) v and the natural-log logsumexp of each
+    row of scale * q k^T, in float64, a few (batch, head) pairs at a time (the
+    scores of one pair at N_CTX 4096 are 128 MB in float64). q, k, v: (Z, H, N_CTX,
+    HEAD_DIM). Returns o (Z, H, N_CTX, HEAD_DIM) and lse (Z*H, N_CTX), float64."""
+    Z, H, N, D = q.shape
+    qs, ks, vs = (t.reshape(Z * H, N, D) for t in (q, k, v))
+    o = torch.empty(Z * H, N, D, dtype=torch.float64, device=q.device)
+    lse = torch.empty(Z * H, N, dtype=torch.float64, device=q.device)
+    above = torch.ones(N, N, dtype=torch.bool, device=q.device).triu_(1) if causal else None  # keys j > i
+    for i in range(0, Z * H, heads_at_once):
+        sl = slice(i, i + heads_at_once)
+        s = torch.matmul(qs[sl].double(), ks[sl].double().transpose(1, 2)).mul_(scale)
+        if causal:
+            s.masked_fill_(above, -math.inf)
+        lse[sl] = torch.logsumexp(s, dim=-1)
+        o[sl] = torch.matmul(s.sub_(lse[sl, :, None]).exp_(), vs[sl].double())
+        del s
+    return o.view(Z, H, N, D), lse
+
+
+def row_attention(env, causal=False, Z=4, H=16, N=4096, D=64):
+    """Flash-attention forward, examples/attention.tile against the same algorithm in Triton and torch's SDPA:
+    q, k, v, o (Z, H, N, D) f16, contiguous; lse (Z*H, N) f32."""
+    torch, tk = env.torch, env.tk
+    F = torch.nn.functional
+    scale = 1.0 / math.sqrt(D)
+    q, k, v = (torch.randn(Z, H, N, D, device=env.dev).half() for _ in range(3))
+    ref_o, ref_lse = attention_reference(torch, q, k, v, scale, causal)
+    # bytes: q, k and v read, o and lse written
+    row = Row("attention fwd fp16" + (" causal" if causal else ""), f"{Z}×{H}×{N}×{D}",
+              4 * Z * H * N * D * 2 + Z * H * N * 4)
+
+    def outs():
+        return (torch.empty(Z, H, N, D, device=env.dev, dtype=torch.float16),
+                torch.empty(Z * H, N, device=env.dev, dtype=torch.float32))
+
+    def err(o):
+        out, lse = o
+        def check(_):
+            e = max_rel_err(torch, out, ref_o)
+            if e <= 1e-2:  # then the saved logsumexp, held to f32's standard
+                e_lse = max_rel_err(torch, lse, ref_lse)
+                if not e_lse <= 1e-4:
+                    print(f"  attention: lse max rel err {e_lse:.3g} > 1e-4")
+                    return math.inf
+            return e
+        return check
+
+    ob, ot = outs(), outs()
+
+    def blk_run(c):
+        return bc.attention(env.ctx, q.data_ptr(), k.data_ptr(), v.data_ptr(), ob[0].data_ptr(), ob[1].data_ptr(),
+                            Z, H, N, D, q.stride(), k.stride(), v.stride(), ob[0].stride(), scale,
+                            BLOCK_M=c["BLOCK_M"], BLOCK_N=c["BLOCK_N"], num_warps=c["num_warps"],
+                            num_stages=c["num_stages"], causal=causal, stream=env.stream)
+
+    tune(env, row, "blk", bc.ATTENTION_CONFIGS, blk_run, list(ob), err(ob), 1e-2)
+    tune(env, row, "Triton", bc.ATTENTION_CONFIGS,
+         lambda c: (lambda: tk.attention(q, k, v, ot[0], ot[1], scale, c, causal=causal)), list(ot), err(ot), 1e-2)
+    measure(env, row, "torch", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale), [],
+            lambda res: max_rel_err(torch, res, ref_o), 1e-2)
+    flop = 4.0 * Z * H * N * N * D * (0.5 if causal else 1.0)
+    row.notes.append("TFLOP/s " + ", ".join(f"{s} {flop / ms / 1e9:.0f}" for s, ms in row.ms.items()
+                                            if isinstance(ms, float))
+                     + (" (flops 2·Z·H·N²·D: half the non-causal count)" if causal else " (flops 4·Z·H·N²·D)"))
+    row.notes.append("configs (BLOCK_M, BLOCK_N, num_warps, num_stages) of blk_calls.ATTENTION_CONFIGS tried on "
+                     "both sides, fastest kept; Triton: the blk kernel's algorithm (online softmax in base 2, "
+                     "bound" + (" and causal mask" if causal else "") + " applied on every key slice); "
+                     "torch: F.scaled_dot_product_attention, which writes no lse")
+    return [row]
+
+
 def rows_launch(env):
     """Launch overhead from Python: vector add of n=1, 1000 launches then one synchronize."""
     torch, tk = env.torch, env.tk
@@ -420,6 +493,8 @@ ROWS = [
     ("sum_many", "sums of 2000 tensors fp32", "1k–2M", row_sum_many),
     ("w4a16", "W4A16 GEMV", "4096×4096", row_w4a16),
     ("matmul", "matmul fp16", "4096³", row_matmul),
+    ("attention", "attention fwd fp16", "4×16×4096×64", lambda env: row_attention(env, causal=False)),
+    ("attention_causal", "attention fwd fp16 causal", "4×16×4096×64", lambda env: row_attention(env, causal=True)),
     ("launch", "launch overhead, from Python", "n=1", rows_launch),
 ]
 

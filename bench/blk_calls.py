@@ -119,3 +119,34 @@ def matmul(ctx, a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, st
     return k.prepare([a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn],
                      consts=consts, num_warps=cfg.get("num_warps", 0), num_stages=cfg.get("num_stages", 0),
                      stream=stream)
+
+
+# Attention forward: (BLOCK_M, BLOCK_N, warps, stages) tried on both sides of bench.py's
+# attention rows (triton_kernels.attention takes the same dicts). HEAD_DIM is the data's.
+ATTENTION_CONFIGS = [
+    {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 32, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_M": 64, "BLOCK_N": 128, "num_warps": 4, "num_stages": 3},
+]
+
+
+def attention(ctx, q, k, v, o, lse, Z, H, N_CTX, HEAD_DIM, stride_q, stride_k, stride_v, stride_o, scale,
+              BLOCK_M=128, BLOCK_N=64, num_warps=4, num_stages=3, causal=False, stream=0):
+    """Flash-attention forward of examples/attention.tile (kernel attention_fwd):
+    o = softmax(scale * q k^T [causal mask]) v and lse[zh, i] = the natural-log
+    logsumexp of row i of scale * q k^T. q, k, v, o: f16, Z x H x N_CTX x HEAD_DIM
+    tensors addressed through strides in elements, each stride_* a 4-tuple
+    (z, h, position, d); lse: Z*H x N_CTX f32, contiguous. Grid from the
+    kernel's grid clause: (cdiv(N_CTX, BLOCK_M), Z * H)."""
+    strides = [int(s) for st in (stride_q, stride_k, stride_v, stride_o) for s in st]
+    if len(strides) != 16:
+        raise ValueError("attention: four strides for each of q, k, v and o")
+    return kernel(ctx, "attention", "attention_fwd").prepare(
+        [q, k, v, o, lse, *strides, Z, H, N_CTX, float(scale)],
+        consts={"HEAD_DIM": HEAD_DIM, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "CAUSAL": int(bool(causal))},
+        num_warps=num_warps, num_stages=num_stages, stream=stream)

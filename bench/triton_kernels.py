@@ -263,6 +263,83 @@ def matmul_autotuned(a, b, c, tuned):
     tuned[matmul_grid(a.shape[0], b.shape[1])](*_matmul_args(a, b, c))
 
 
+# ---- attention forward (flash attention), f16 in and out, f32 statistics ----------
+# The algorithm of examples/attention.tile, line for line: a program keeps
+# BLOCK_M query rows in registers and walks the keys in BLOCK_N slices with an
+# online softmax in base 2 (log2(e) folded into the scale): a running row
+# maximum m_i, a running sum l_i of 2^(s - m_i), an f32 accumulator of
+# 2^(s - m_i) V, both rescaled by 2^(m_old - m_new) when the maximum grows.
+# The slice bound and (with CAUSAL) the causal mask are applied on every key
+# slice, as the blk kernel does. Writes o (f16) and lse (f32, natural log, Z*H
+# x N_CTX). Grid: (cdiv(N_CTX, BLOCK_M), Z * H).
+
+@triton.jit
+def _attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr,
+                   stride_qz, stride_qh, stride_qm, stride_qd,
+                   stride_kz, stride_kh, stride_kn, stride_kd,
+                   stride_vz, stride_vh, stride_vn, stride_vd,
+                   stride_oz, stride_oh, stride_om, stride_od,
+                   Z, H, N_CTX, scale,
+                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    start_m = tl.program_id(0)
+    zh = tl.program_id(1).to(tl.int64)
+    z = zh // H
+    h = zh % H
+    q_base = q_ptr + z * stride_qz + h * stride_qh
+    k_base = k_ptr + z * stride_kz + h * stride_kh
+    v_base = v_ptr + z * stride_vz + h * stride_vh
+    o_base = o_ptr + z * stride_oz + h * stride_oh
+
+    rows = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    keys = tl.arange(0, BLOCK_N)
+    dims = tl.arange(0, HEAD_DIM)
+    row_ok = rows < N_CTX
+
+    qt = tl.load(q_base + rows[:, None] * stride_qm + dims[None, :] * stride_qd, mask=row_ok[:, None], other=0.0)
+    qk_scale = scale * 1.4426950408889634  # log2(e): exp(x) = 2^(x log2(e))
+
+    run_max = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    run_sum = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+
+    if CAUSAL:
+        end = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)  # no key after this block's last row
+    else:
+        end = N_CTX
+    for first in range(0, end, BLOCK_N):
+        cols = first + keys
+        col_ok = cols < N_CTX
+        kt = tl.load(k_base + cols[:, None] * stride_kn + dims[None, :] * stride_kd, mask=col_ok[:, None],
+                     other=0.0)
+        s = tl.dot(qt, tl.trans(kt)) * qk_scale  # (BLOCK_M, BLOCK_N) f32, log2 units
+        s = tl.where(col_ok[None, :], s, float("-inf"))
+        if CAUSAL:
+            s = tl.where(rows[:, None] >= cols[None, :], s, float("-inf"))
+        new_max = tl.maximum(run_max, tl.max(s, axis=1))  # finite: key 0 is in every row's first slice
+        rescale = tl.exp2(run_max - new_max)
+        p = tl.exp2(s - new_max[:, None])
+        run_sum = run_sum * rescale + tl.sum(p, axis=1)
+        vt = tl.load(v_base + cols[:, None] * stride_vn + dims[None, :] * stride_vd, mask=col_ok[:, None],
+                     other=0.0)
+        acc = tl.dot(p.to(tl.float16), vt, acc * rescale[:, None])
+        run_max = new_max
+
+    tl.store(lse_ptr + zh * N_CTX + rows, (run_max + tl.log2(run_sum)) * 0.6931471805599453, mask=row_ok)
+    tl.store(o_base + rows[:, None] * stride_om + dims[None, :] * stride_od, (acc / run_sum[:, None]).to(tl.float16),
+             mask=row_ok[:, None])
+
+
+def attention(q, k, v, o, lse, scale, config, causal=False):
+    """o = softmax(scale * q k^T [causal]) v, lse its natural-log logsumexp per row.
+    q, k, v, o: (Z, H, N_CTX, HEAD_DIM) f16 tensors of any strides; lse: (Z*H, N_CTX)
+    f32, contiguous. config: a dict of blk_calls.ATTENTION_CONFIGS's form."""
+    Z, H, N_CTX, HEAD_DIM = q.shape
+    grid = (triton.cdiv(N_CTX, config["BLOCK_M"]), Z * H)
+    _attention_fwd[grid](q, k, v, o, lse, *q.stride(), *k.stride(), *v.stride(), *o.stride(), Z, H, N_CTX, scale,
+                         HEAD_DIM=HEAD_DIM, BLOCK_M=config["BLOCK_M"], BLOCK_N=config["BLOCK_N"], CAUSAL=bool(causal),
+                         num_warps=config["num_warps"], num_stages=config["num_stages"])
+
+
 def fresh_jit(kernel):
     """A new JITFunction of a @triton.jit kernel's code: its in-memory cache is
     empty, so its first call compiles (or loads from Triton's disk cache)."""
@@ -274,4 +351,4 @@ def triton_version():
 
 
 __all__ = ["vector_add", "sin4", "softmax", "layernorm", "sum_many", "w4a16_gemv", "matmul", "make_matmul_autotuned",
-           "matmul_autotuned", "fresh_jit", "torch"]
+           "matmul_autotuned", "attention", "fresh_jit", "torch"]

@@ -340,10 +340,55 @@ static bool dot_uses_mma(const IrFunc *f, const Op *op)
 	return a.shape[0] >= 16 && a.shape[1] >= 16 && b.shape[1] >= 8;
 }
 
+/* Whether v depends on x within one region (through operands, nested
+ * regions' ops included), x itself excluded; seen: a flag per value id. */
+static bool depends_on(const Value *v, const Value *x, const Region *r, bool *seen, int n)
+{
+	if (v == x)
+		return true;
+	if (!v->def || v->def->parent != r || v->id >= n || seen[v->id])
+		return false;
+	seen[v->id] = true;
+	for (int i = 0; i < v->def->n_operands; i++)
+		if (depends_on(v->def->operands[i], x, r, seen, n))
+			return true;
+	return false;
+}
+
+/* Whether a dot is chained to another dot of its region (attention: the
+ * scores' dot feeds the probabilities' dot through the row statistics).
+ * Its warps then go along M alone, as the other's do: the first's result
+ * reaches the second's A operand, and the rows' reductions in between,
+ * without leaving the warp that holds the rows. */
+static bool dot_is_chained(LP *P, const Op *dot)
+{
+	int n = P->f->n_values;
+	bool *seen = calloc((size_t)n + 1, sizeof *seen);
+	if (!seen) {
+		P->oom = true;
+		return false;
+	}
+	bool chained = false;
+	for (const Op *o = dot->parent->first; o && !chained; o = o->next) {
+		if (o == dot || o->code != OP_DOT)
+			continue;
+		memset(seen, 0, (size_t)n + 1);
+		for (int i = 0; i < 3 && !chained; i++) /* o after dot, using its result */
+			chained = depends_on(o->operands[i], dot->results[0], o->parent, seen, n);
+		memset(seen, 0, (size_t)n + 1);
+		for (int i = 0; i < 3 && !chained; i++) /* dot after o */
+			chained = depends_on(dot->operands[i], o->results[0], dot->parent, seen, n);
+	}
+	free(seen);
+	return chained;
+}
+
 static const Encoding *dot_mma(LP *P, const Op *op)
 {
 	Type c = op->results[0]->type;
 	int M = c.shape[0], N = c.shape[1], W = P->f->num_warps, wm = 1, wn = 1;
+	if (M >= 16 * W && dot_is_chained(P, op))
+		return chk(P, enc_mma(P->f, W, 1));
 	while (wm * wn < W) {
 		bool m_room = M / (16 * wm) >= 2, n_room = N / (8 * wn) >= 2;
 		if (m_room && (!n_room || M / (16 * wm) >= N / (8 * wn)))

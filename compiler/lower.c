@@ -1611,7 +1611,9 @@ static void lower_dot_mma(Lower *L, const Op *op)
 static void lower_dot(Lower *L, const Op *op)
 {
 	const Value *a = op->operands[0], *b = op->operands[1], *y = op->results[0];
-	if (a->enc && a->enc->kind == ENC_DOT_OPERAND && y->enc && y->enc->kind == ENC_MMA) {
+	/* the layouts pass leaves the operands of an mma dot as its
+	 * dot_operands (or in encodings with the same map) */
+	if (a->enc && y->enc && y->enc->kind == ENC_MMA) {
 		lower_dot_mma(L, op);
 		return;
 	}

@@ -103,7 +103,7 @@ static void check_op(Check *c, const Op *op)
 				bad(c, op, "the result's layout is not the operand's");
 		break;
 	case OP_DOT: {
-		const Value *a = op->operands[0], *b = op->operands[1], *acc = op->operands[2], *y = op->results[0];
+		const Value *acc = op->operands[2], *y = op->results[0];
 		if (!lin_same(acc, y, nw))
 			bad(c, op, "the accumulator's layout is not the result's");
 		if (!uses_mma(op))
@@ -113,11 +113,21 @@ static void check_op(Check *c, const Op *op)
 			bad(c, op, "a tensor-core dot without an mma result");
 			break;
 		}
-		const Encoding *ea = a->enc, *eb = b->enc;
-		if (!ea || ea->kind != ENC_DOT_OPERAND || ea->op_idx != 0 || ea->parent != m || ea->k_width != 2)
-			bad(c, op, "input A is not dot_operand<0> of the result's mma");
-		if (!eb || eb->kind != ENC_DOT_OPERAND || eb->op_idx != 1 || eb->parent != m || eb->k_width != 2)
-			bad(c, op, "input B is not dot_operand<1> of the result's mma");
+		/* each input lies as dot_operand<i> of the result's mma: that
+		 * encoding, or one with the same map (a chained dot's A operand,
+		 * computed from the first dot's result, keeps its own label) */
+		for (int i = 0; i < 2; i++) {
+			Encoding want;
+			memset(&want, 0, sizeof want);
+			want.kind = ENC_DOT_OPERAND;
+			want.rank = 2;
+			want.op_idx = i;
+			want.parent = m;
+			want.k_width = 2;
+			if (!op->operands[i]->enc || !enc_equiv(op->operands[i]->enc, &want, op->operands[i]->type, nw))
+				bad(c, op, i ? "input B is not dot_operand<1> of the result's mma"
+				             : "input A is not dot_operand<0> of the result's mma");
+		}
 		break;
 	}
 	case OP_LOAD:

@@ -6,7 +6,9 @@
 #    accesses are 16 bytes wide once its arguments are specialized, softmax
 #    reduces across a warp with shfl.sync.bfly, no example spills to local
 #    memory (ld.local / st.local), matmul and attention run their dots on
-#    tensor cores (mma.sync.aligned.m16n8k16) for sm_80 and sm_90;
+#    tensor cores (mma.sync.aligned.m16n8k16) for sm_80 and sm_90; softmax has
+#    no branch (predicated shared stores), matmul feeds ldmatrix words to mma
+#    unrepacked, attention's chained dots keep the probabilities in registers;
 #  - tests/ptx/patterns: small kernels whose PTX must or must not match a
 #    pattern (see below).
 # usage: tests/ptx/run.sh BUILD_DIR
@@ -104,6 +106,53 @@ if "$blkc" --emit=ptx examples/softmax.tile -o "$sm" && grep -q 'shfl\.sync\.bfl
 	ok "softmax: reductions use shfl.sync.bfly"
 else
 	bad "softmax: reductions use shfl.sync.bfly"
+fi
+# a reduction's partial results go to shared memory by predicated stores, not
+# branches: softmax (specialized) is one basic block with two barriers, which
+# the code generator compiles in one piece
+sm1=$tmp/softmax.spec.ptx
+if "$blkc" --emit=ptx --assume=x:16,out:16,x_row_stride:16,out_row_stride:16,n_cols:16 examples/softmax.tile \
+	-o "$sm1" && ! grep -qE '^[[:space:]]*(@%p[0-9]+ )?bra' "$sm1" &&
+	[ "$(grep -cE '@%p[0-9]+ st\.shared\.b32' "$sm1")" = 2 ] && [ "$(grep -c 'bar\.sync' "$sm1")" = 2 ]; then
+	ok "softmax, specialized: no branch; 2 predicated st.shared, 2 barriers"
+else
+	bad "softmax, specialized: no branch; 2 predicated st.shared, 2 barriers" \
+		"$(grep -cE 'bra' "$sm1") branches, $(grep -cE 'st\.shared' "$sm1") shared stores"
+fi
+# mma operands read by ldmatrix go into mma.sync as the 32-bit registers
+# ldmatrix wrote, not unpacked to halves and packed again: in the LLVM IR the
+# only <2 x half> packs left are the epilogue's (fewer than 2 per mma; with
+# repacking there were 12 per mma), so LLVM has less to fold
+mm=$tmp/matmul.words.ll
+if "$blkc" --emit=llvm -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64 -D GROUP_M=8 -D num_warps=8 \
+	--assume=a:16,b:16,c:16,M:16,N:16,K:16,stride_am:16,stride_bk:16,stride_cm:16,stride_ak=1,stride_bn=1,stride_cn=1 \
+	examples/matmul.tile -o "$mm" 2>"$tmp/err"; then
+	mmas=$(grep -c 'asm "mma\.sync' "$mm")
+	packs=$(grep -c 'insertelement <2 x half>' "$mm")
+	[ "$mmas" -gt 0 ] && [ "$packs" -lt $((2 * mmas)) ] &&
+		ok "matmul: ldmatrix words straight into mma.sync ($mmas mma, $packs half inserts)" ||
+		bad "matmul: ldmatrix words straight into mma.sync" "$mmas mma, $packs half inserts"
+else
+	bad "matmul: --emit=llvm" "$(head -3 "$tmp/err")"
+fi
+# attention's two dots are chained: warps along M, and the probabilities
+# reach the second dot's A operand in registers: inside the loop nothing is
+# converted to an A operand (the q tile's conversion is before the loop)
+at=$tmp/attention.chain.ir
+if "$blkc" --emit=ir --passes=canonicalize,cse,dce,pipeline-dots,layouts,remove-conversions,cse,dce \
+	-D BLOCK_M=64 -D BLOCK_N=64 -D num_warps=4 --assume=q:16,k:16,v:16,o:16,stride_qd=1,stride_kd=1,stride_vd=1 \
+	examples/attention.tile -o "$at" 2>"$tmp/err"; then
+	a_ops=$(sed -n 's/^\(#dot_op[0-9]*\) = dot_operand<idx = 0,.*/\1/p' "$at")
+	in_loop=0
+	for e in $a_ops; do
+		n=$(grep -cE "^    +%[0-9]+ = convert_layout .* $e\$" "$at")
+		in_loop=$((in_loop + n))
+	done
+	grep -q '^#mma[0-9]* = mma<version = 2, wpc = \[4, 1\]>' "$at" && [ -n "$a_ops" ] && [ $in_loop = 0 ] &&
+		ok "attention: chained dots, warps along M, no A-operand conversion in the loop" ||
+		bad "attention: chained dots" "$(grep -E '^#mma|convert_layout' "$at" | head -6)"
+else
+	bad "attention: --emit=ir" "$(head -3 "$tmp/err")"
 fi
 # line tables: .loc to the .tile lines, but no DWARF sections, which would
 # make ptxas treat the PTX as a debug build (and crash on f16 atomics)

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -905,7 +906,10 @@ static bool compile_kernel(Compile *cc, Module *m, Node *k)
 	return ok;
 }
 
-static void print_times(const Options *opt, const char *path, const PhaseTimes *t, double wall, int runs)
+/* in_process: the time of all but ptxas (the median of its sums, for
+ * several runs), or < 0 to add up the phases shown */
+static void print_times(const Options *opt, const char *path, const PhaseTimes *t, double in_process, double wall,
+                        int runs)
 {
 	fprintf(stderr, "blkc: time: %s, %d kernel variant%s%s%s", path, t->variants, t->variants == 1 ? "" : "s",
 	        opt->emit >= EMIT_LLVM ? ", " : "", opt->emit >= EMIT_LLVM ? opt->arch : "");
@@ -920,14 +924,16 @@ static void print_times(const Options *opt, const char *path, const PhaseTimes *
 		{"ptx emission", t->ptx, opt->emit >= EMIT_PTX},
 		{"cubin (ptxas)", t->cubin, opt->emit == EMIT_CUBIN || (opt->emit == EMIT_C && opt->ptxas)},
 	};
-	double in_process = 0;
+	double sum = 0;
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		if (!rows[i].shown)
 			continue;
 		fprintf(stderr, "  %-16s %9.3f ms\n", rows[i].name, rows[i].ms);
 		if (i < 5)
-			in_process += rows[i].ms;
+			sum += rows[i].ms;
 	}
+	if (in_process < 0)
+		in_process = sum;
 	fprintf(stderr, "  %-16s %9.3f ms\n", "in process", in_process);
 	fprintf(stderr, "  %-16s %9.3f ms\n", "wall", wall);
 }
@@ -1059,15 +1065,19 @@ static int compile_file_timed(const Options *opt, const char *path, FILE *out)
 	if (rc && done < runs) /* a quiet run failed: show what went wrong */
 		compile_file(opt, path, out, false, &t[0], &wall[0]);
 	if (opt->time && !rc) {
+		static const size_t phase[] = {offsetof(PhaseTimes, parse), offsetof(PhaseTimes, irgen),
+		                               offsetof(PhaseTimes, passes), offsetof(PhaseTimes, llvm),
+		                               offsetof(PhaseTimes, ptx), offsetof(PhaseTimes, cubin)};
 		PhaseTimes med = t[0];
-		double *fields[] = {&med.parse, &med.irgen, &med.passes, &med.llvm, &med.ptx, &med.cubin};
-		for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
-			size_t off = (size_t)((char *)fields[f] - (char *)&med);
+		for (size_t f = 0; f < sizeof phase / sizeof phase[0]; f++) {
 			for (int r = 0; r < runs; r++)
-				v[r] = *(double *)((char *)&t[r] + off);
-			*fields[f] = median_of(v, runs);
+				memcpy(&v[r], (const char *)&t[r] + phase[f], sizeof v[r]);
+			double m = median_of(v, runs);
+			memcpy((char *)&med + phase[f], &m, sizeof m);
 		}
-		print_times(opt, path, &med, median_of(wall, runs), runs);
+		for (int r = 0; r < runs; r++) /* in process: each run's phases but ptxas */
+			v[r] = t[r].parse + t[r].irgen + t[r].passes + t[r].llvm + t[r].ptx;
+		print_times(opt, path, &med, runs > 1 ? median_of(v, runs) : -1, median_of(wall, runs), runs);
 	}
 	free(t), free(wall), free(v);
 	return rc;

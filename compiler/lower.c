@@ -1097,12 +1097,29 @@ static unsigned swizzle_const(const Encoding *s, unsigned c)
 
 static LLVMValueRef swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx)
 {
+	/* each set bit j flips swizzle[j]; bits that flip the one bit d below
+	 * them go together, idx ^ ((idx >> d) & mask), as the usual swizzles
+	 * (row bits onto 16-byte column bits) all do */
 	LLVMValueRef a = idx;
+	unsigned done = 0;
 	for (int j = 0; s && j < s->n_index_bits; j++) {
-		if (!s->swizzle[j])
+		uint32_t m = s->swizzle[j];
+		if (!m || done >> j & 1)
 			continue;
+		int p = (m & (m - 1)) ? -1 : log2i((int)m);
+		if (p >= 0 && p < j) {
+			int d = j - p;
+			unsigned from = 0;
+			for (int i = j; i < s->n_index_bits; i++)
+				if (!(done >> i & 1) && i >= d && s->swizzle[i] == 1u << (i - d))
+					from |= 1u << i;
+			done |= from;
+			LLVMValueRef f = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, idx, ci32(L, d), ""), ci32(L, (long long)(from >> d)), "");
+			a = LLVMBuildXor(L->b, a, f, "");
+			continue;
+		}
 		LLVMValueRef bit = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, idx, ci32(L, j), ""), ci32(L, 1), "");
-		a = LLVMBuildXor(L->b, a, LLVMBuildMul(L->b, bit, ci32(L, (long long)s->swizzle[j]), ""), "");
+		a = LLVMBuildXor(L->b, a, LLVMBuildMul(L->b, bit, ci32(L, (long long)m), ""), "");
 	}
 	return a;
 }
@@ -1135,6 +1152,8 @@ typedef struct LazyFrags {
 	bool owned;            /* its dot releases the scratch (not a loop's stage buffer) */
 	int pair_bit, group;
 	LLVMValueRef base_thread, fn;
+	LLVMValueRef base_sw;  /* base_thread swizzled: a group's address is it ^ its register part's */
+	unsigned thread_bits;  /* index bits base_thread may set */
 	LLVMTypeRef ft;
 } LazyFrags;
 
@@ -1174,6 +1193,11 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	else if (z->pair_bit >= 0)
 		lane_idx = LLVMBuildOr(L->b, lane_idx, LLVMBuildShl(L->b, i1, ci32(L, lo->reg[z->pair_bit]), ""), "");
 	z->base_thread = LLVMBuildOr(L->b, wpart, lane_idx, "");
+	z->thread_bits = 15u << row_bit | (!trans ? 8u : z->pair_bit >= 0 ? 1u << lo->reg[z->pair_bit] : 0u);
+	for (int i = 0; i < lo->n_warp; i++)
+		if (lo->warp[i] >= 0)
+			z->thread_bits |= 1u << lo->warp[i];
+	z->base_sw = swizzle_value(L, s, z->base_thread);
 	int x4 = !trans || z->pair_bit >= 0;
 	char text[128];
 	snprintf(text, sizeof text, "ldmatrix.sync.aligned.m8n8.%s%s.shared.b16 %s, [$%d];", x4 ? "x4" : "x2",
@@ -1225,8 +1249,14 @@ static LLVMValueRef frag(Lower *L, const Value *v, int k)
 	if (L->smem_dirty >= 0 && L->smem_dirty < end)
 		L->smem_dirty = end;
 	int c = reg_const(lo, g);
-	LLVMValueRef idx = c ? LLVMBuildOr(L->b, z->base_thread, ci32(L, c), "") : z->base_thread;
-	LLVMValueRef sw = swizzle_value(L, z->convert->scratch, idx);
+	LLVMValueRef sw;
+	if (!((unsigned)c & z->thread_bits)) { /* the swizzle is linear: the register part's at compile time */
+		unsigned cs = swizzle_const(z->convert->scratch, (unsigned)c);
+		sw = cs ? LLVMBuildXor(L->b, z->base_sw, ci32(L, cs), "") : z->base_sw;
+	} else {
+		LLVMValueRef idx = c ? LLVMBuildOr(L->b, z->base_thread, ci32(L, c), "") : z->base_thread;
+		sw = swizzle_value(L, z->convert->scratch, idx);
+	}
 	if (z->dyn) /* the stage buffer, in elements */
 		sw = LLVMBuildAdd(L->b, sw, LLVMBuildLShr(L->b, z->dyn, ci32(L, 1), ""), "");
 	LLVMValueRef addr = smem_abs(L, L->i16, z->offset, sw);

@@ -533,7 +533,8 @@ struct Encoding {
 	const Encoding *parent;   /* slice, dot_operand */
 	Lin lin;                  /* linear */
 	int vec, load_vec;        /* shared: elements a thread stores at once, and loads */
-	int ldmatrix;             /* shared: 1 the loads are ldmatrix, 2 ldmatrix.trans (a dot operand) */
+	int ldmatrix;             /* shared: 1 the loads are ldmatrix, 2 ldmatrix.trans (a dot operand), 3 ldmatrix
+	                           * of a B operand stored K-major (its K bits low in the address) */
 	uint32_t swizzle[LIN_MAX_BITS]; /* shared: address bits XORed in when index bit j is set */
 	int n_index_bits;         /* shared */
 	int id;                   /* its number in the function */

@@ -419,7 +419,7 @@ void enc_print(const Encoding *e, StrBuf *out)
 		break;
 	case ENC_SHARED: {
 		sb_printf(out, "vec = %d, load_vec = %d, %sswizzle = [", e->vec, e->load_vec,
-		          e->ldmatrix == 2 ? "ldmatrix.trans, " : e->ldmatrix ? "ldmatrix, " : "");
+		          e->ldmatrix == 3 ? "ldmatrix.kmajor, " : e->ldmatrix == 2 ? "ldmatrix.trans, " : e->ldmatrix ? "ldmatrix, " : "");
 		int n = 0;
 		for (int j = 0; j < e->n_index_bits; j++)
 			if (e->swizzle[j])

@@ -1009,21 +1009,46 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 	int eb = type_bytes(type_elem(t));
 	if (eb > 8)
 		eb = 8;
+	/* where each bit of the linear index lands in the address before the
+	 * swizzle: itself (the tile row-major), or, for a B operand stored
+	 * K-major, K's bits low and N's above them */
+	int ab[LIN_MAX_BITS];
+	for (int j = 0; j < bits; j++)
+		ab[j] = j;
 	int vb[2] = {contiguous_regs(src), contiguous_regs(dst)};
-	for (int i = 0; i < 2; i++)
-		while (vb[i] > 0 && (1 << vb[i]) * eb > 16)
-			vb[i]--;
 	/* an mma operand of 16-bit elements is read with ldmatrix: each lane
 	 * gives the address of a row of 8 elements (A: 8 k of one m; B: 8 n of
-	 * one k, transposed on the way); the 8 lanes of one matrix are its rows */
+	 * one k, transposed on the way; B K-major: 8 k of one n, as they lie);
+	 * the 8 lanes of one matrix are its rows */
 	Lin rows = *dst;
 	if (allow_ldmatrix && dst_enc && dst_enc->kind == ENC_DOT_OPERAND && dst_enc->k_width == 2 && eb == 2 &&
 	    t.shape[1] >= 8) {
+		int rows_dim = 0;
 		s.ldmatrix = dst_enc->op_idx == 0 ? 1 : 2;
+		/* a B tile whose registers run along K (attention's K^T) is
+		 * stored as it was loaded, 16 bytes a store (or a cp.async), and
+		 * read without .trans */
+		int nb = log2i(t.shape[1]), kb = log2i(t.shape[0]), along_k = 0;
+		while (s.ldmatrix == 2 && along_k < 3 && along_k < src->n_reg && src->reg[along_k] == lin_bit(t, 0, along_k))
+			along_k++;
+		if (along_k == 3 && t.shape[0] >= 16) {
+			s.ldmatrix = 3;
+			rows_dim = 1;
+			for (int j = 0; j < bits; j++)
+				ab[j] = j < nb ? j + kb : j - nb;
+		}
 		vb[1] = 3;
 		for (int i = 0; i < 5; i++)
-			rows.lane[i] = (int8_t)(i < 3 ? lin_bit(t, 0, i) : -1);
+			rows.lane[i] = (int8_t)(i < 3 ? lin_bit(t, rows_dim, i) : -1);
 	}
+	if (s.ldmatrix == 3) { /* the store's vector: registers whose addresses run on */
+		vb[0] = 0;
+		while (vb[0] < src->n_reg && ab[src->reg[vb[0]]] == vb[0])
+			vb[0]++;
+	}
+	for (int i = 0; i < 2; i++)
+		while (vb[i] > 0 && (1 << vb[i]) * eb > 16)
+			vb[i]--;
 	s.vec = 1 << vb[0];
 	s.load_vec = 1 << vb[1];
 	/* element address bits: below `sub` inside a word; the word's low 5 bits its bank */
@@ -1033,7 +1058,7 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 		lo_target = sub;
 	uint32_t img[LIN_MAX_BITS];
 	for (int j = 0; j < bits; j++)
-		img[j] = 1u << j;
+		img[j] = 1u << ab[j];
 	const Lin *side[2] = {src, &rows};
 	bool conflicts = false;
 	for (int round = 0; round < 2; round++)
@@ -1044,7 +1069,7 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 			Basis words = {.n = 0}, banks = {.n = 0};
 			for (int i = 0; i < 2 * lanes; i++) {
 				int j = l->lane[i % lanes];
-				if (j < 0 || (i < lanes) != (j < sub + 5))
+				if (j < 0 || (i < lanes) != (ab[j] < sub + 5))
 					continue;
 				uint32_t w = (img[j] >> sub) << word_shift; /* 8-byte elements: two words */
 				if (!reduce_by(&words, w))
@@ -1056,7 +1081,7 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 					continue;
 				}
 				bool fixed = false;
-				for (int tb = lo_target; tb < sub + 5 && j >= sub + 5 && !fixed; tb++) {
+				for (int tb = lo_target; tb < sub + 5 && ab[j] >= sub + 5 && !fixed; tb++) {
 					uint32_t cand = img[j] ^ (1u << tb);
 					uint32_t cw = (cand >> sub) << word_shift;
 					if (reduce_by(&banks, cw & 31)) {

@@ -1162,7 +1162,7 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	const Value *y = op->results[0];
 	const Encoding *s = op->scratch;
 	Type ty = y->type;
-	bool trans = s->ldmatrix == 2;
+	bool b_op = s->ldmatrix >= 2, trans = s->ldmatrix == 2; /* 3: B stored K-major, read as it lies */
 	LazyFrags *z = arena_alloc(&L->arena, sizeof *z);
 	bool *loaded = arena_alloc(&L->arena, (size_t)(1 << lo->n_reg) * sizeof *loaded);
 	if (!z || !loaded) {
@@ -1171,7 +1171,7 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	}
 	memset(loaded, 0, (size_t)(1 << lo->n_reg) * sizeof *loaded);
 	*z = (LazyFrags){.convert = op, .lo = lo, .t = t, .loaded = loaded, .offset = offset, .owned = true,
-	                 .pair_bit = -1, .group = trans ? 4 : 8};
+	                 .pair_bit = -1, .group = b_op ? 4 : 8};
 	int row_bit = lin_bit(ty, 0, 0); /* bit 0 of dimension 0: m for A, k for B */
 	/* the thread's warp part (lanes choose rows below, not the fragment map) */
 	Lin warps = *lo;
@@ -1183,22 +1183,28 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	LLVMValueRef i0 = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, lane, ci32(L, 3), ""), ci32(L, 1), "");
 	LLVMValueRef i1 = LLVMBuildLShr(L->b, lane, ci32(L, 4), "");
 	/* B: the register bit of the thread's next tile along N, if any */
-	for (int i = 0; trans && i < lo->n_reg && z->pair_bit < 0; i++)
+	for (int i = 0; b_op && i < lo->n_reg && z->pair_bit < 0; i++)
 		if (lo->reg[i] < row_bit && lo->reg[i] >= 3)
 			z->pair_bit = i;
-	LLVMValueRef lane_idx = LLVMBuildOr(L->b, LLVMBuildShl(L->b, r, ci32(L, row_bit), ""),
+	/* lane r of matrix i0 + 2 i1 gives row r: along dimension 0 (A's m,
+	 * B's k), or for B K-major along n (dimension 1, bit 0 of the index),
+	 * the row's 8 elements along k; i0 picks the k (B) or m (A) half */
+	LLVMValueRef lane_idx = LLVMBuildOr(L->b, LLVMBuildShl(L->b, r, ci32(L, b_op && !trans ? 0 : row_bit), ""),
 	                                    LLVMBuildShl(L->b, i0, ci32(L, row_bit + 3), ""), "");
-	if (!trans)
+	if (!b_op)
 		lane_idx = LLVMBuildOr(L->b, lane_idx, LLVMBuildShl(L->b, i1, ci32(L, 3), ""), "");
 	else if (z->pair_bit >= 0)
 		lane_idx = LLVMBuildOr(L->b, lane_idx, LLVMBuildShl(L->b, i1, ci32(L, lo->reg[z->pair_bit]), ""), "");
 	z->base_thread = LLVMBuildOr(L->b, wpart, lane_idx, "");
-	z->thread_bits = 15u << row_bit | (!trans ? 8u : z->pair_bit >= 0 ? 1u << lo->reg[z->pair_bit] : 0u);
+	/* the index bits base_thread may set: the rows (along n for B K-major),
+	 * the half picked by i0, the next tile or k half picked by i1, the warp */
+	z->thread_bits = (b_op && !trans ? 7u : 7u << row_bit) | 1u << (row_bit + 3) |
+	                 (!b_op ? 8u : z->pair_bit >= 0 ? 1u << lo->reg[z->pair_bit] : 0u);
 	for (int i = 0; i < lo->n_warp; i++)
 		if (lo->warp[i] >= 0)
 			z->thread_bits |= 1u << lo->warp[i];
 	z->base_sw = swizzle_value(L, s, z->base_thread);
-	int x4 = !trans || z->pair_bit >= 0;
+	int x4 = !b_op || z->pair_bit >= 0;
 	char text[128];
 	snprintf(text, sizeof text, "ldmatrix.sync.aligned.m8n8.%s%s.shared.b16 %s, [$%d];", x4 ? "x4" : "x2",
 	         trans ? ".trans" : "", x4 ? "{$0, $1, $2, $3}" : "{$0, $1}", x4 ? 4 : 2);
@@ -1342,8 +1348,10 @@ static void async_prescan(Lower *L, const Region *r)
 			for (const Op *o = body->first; o && !conv; o = o->next)
 				if (o->n_operands == 1 && o->operands[0] == arg)
 					conv = o;
+			/* (a K-major B scratch is filled by stores: no example has
+			 * reached it straight from a loop's load yet) */
 			if (!conv || conv->code != OP_CONVERT_LAYOUT || !conv->scratch || !conv->scratch->ldmatrix ||
-			    !only_for_dot(conv))
+			    conv->scratch->ldmatrix == 3 || !only_for_dot(conv))
 				continue;
 			int w = async_width(L, init->def, conv->scratch);
 			if (!w || async_width(L, y->def, conv->scratch) != w)
@@ -1498,8 +1506,10 @@ static void lower_convert(Lower *L, const Op *op)
 	LLVMTypeRef mt = mem_type(L, et);
 	int eb = type_bytes(et);
 	int vec = s ? s->vec : 1, load_vec = s ? s->load_vec : 1;
+	/* a vector store needs register bit i on address bit i (the scratch's
+	 * map keeps the vector's bits out of every other bit's image) */
 	for (int i = 0; (1 << i) < vec; i++)
-		if (i >= li->n_reg || li->reg[i] != i)
+		if (i >= li->n_reg || swizzle_const(s, 1u << li->reg[i]) != 1u << i)
 			vec = 1;
 	/* an operand read by its dot later is pinned below the transient uses;
 	 * it needs a barrier first only where something touched its bytes since

@@ -95,10 +95,14 @@ static void warp_access(const long *byte_addr, const bool *active, int width, lo
 	}
 }
 
-static int vector_of(const Lin *a, const Lin *b, int vec)
+static unsigned swizzled(const Encoding *s, unsigned c);
+
+/* The vector an access of l moves: vec registers when their addresses
+ * run on in the scratch (register bit i lands on address bit i), else 1. */
+static int vector_of(const Encoding *s, const Lin *l, int vec)
 {
 	for (int i = 0; (1 << i) < vec; i++)
-		if (i >= a->n_reg || i >= b->n_reg || a->reg[i] != i || b->reg[i] != i)
+		if (i >= l->n_reg || swizzled(s, 1u << l->reg[i]) != 1u << i)
 			return 1;
 	return vec;
 }
@@ -135,16 +139,20 @@ static void simulate(const Op *op, int num_warps, const char *what)
 	check(bijective, "%s%s: the swizzle is one to one (%ld, %ld elements)", name, "", n, n);
 	if (s->ldmatrix) {
 		/* ldmatrix: one 8 x 8 matrix (8 rows of 16 bytes, a lane's address
-		 * each) a phase; rows run along dimension 0, 8 elements along 1 */
+		 * each) a phase; rows run along dimension 0, 8 elements along 1
+		 * (a B operand stored K-major: rows along 1, elements along 0) */
 		long passes = 0, ideal = 0;
 		Type t = y->type;
-		int row_bit = 0, nbits1 = 0;
+		int row_bit = 0, elem_bit = 0, nbits1 = 0;
 		while ((1 << nbits1) < t.shape[1])
 			nbits1++;
-		row_bit = nbits1;
+		if (s->ldmatrix == 3)
+			elem_bit = nbits1;
+		else
+			row_bit = nbits1;
 		for (int w = 0; w < num_warps; w++)
 			for (int k = 0; k < (1 << lo.n_reg); k++) {
-				int base = index_of(&lo, k, w * 32) & ~((1 << 3) - 1); /* the fragment's row start, lanes 0 */
+				int base = index_of(&lo, k, w * 32) & ~(7 << elem_bit); /* the fragment's row start, lanes 0 */
 				for (int i = 0; i < 5; i++)
 					if (lo.lane[i] >= 0)
 						base &= ~(1 << lo.lane[i]);
@@ -165,7 +173,7 @@ static void simulate(const Op *op, int num_warps, const char *what)
 	}
 	for (int side = 0; side < 2 - (s->ldmatrix != 0); side++) {
 		const Lin *l = side ? &lo : &li;
-		int vec = side ? vector_of(&lo, &lo, s->load_vec) : vector_of(&li, &li, s->vec);
+		int vec = side ? vector_of(s, &lo, s->load_vec) : vector_of(s, &li, s->vec);
 		long passes = 0, ideal = 0;
 		for (int w = 0; w < num_warps; w++)
 			for (int k = 0; k < (1 << l->n_reg); k += vec) {

@@ -154,6 +154,19 @@ if "$blkc" --emit=ir --passes=canonicalize,cse,dce,pipeline-dots,layouts,remove-
 else
 	bad "attention: --emit=ir" "$(head -3 "$tmp/err")"
 fi
+# attention's K^T (a B operand whose tile runs along K) is stored K-major:
+# 16 bytes a store, read by ldmatrix without .trans (V, stored along N,
+# keeps .trans); no 2-byte shared stores are left
+ak=$tmp/attention.kmajor.ptx
+if "$blkc" --emit=ptx -D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=8 \
+	--assume=q:16,k:16,v:16,o:16,lse:16,stride_qd=1,stride_kd=1,stride_vd=1,stride_od=1,stride_kn:16,stride_vn:16,stride_qm:16,stride_om:16,N_CTX:16 \
+	examples/attention.tile -o "$ak" 2>"$tmp/err" && ! grep -q 'st\.shared\.b16' "$ak" &&
+	grep -q 'ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16' "$ak" &&
+	grep -q 'ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16' "$ak"; then
+	ok "attention: K^T stored K-major (no 2-byte shared stores), ldmatrix and ldmatrix.trans"
+else
+	bad "attention: K^T stored K-major" "$(grep -c 'st\.shared\.b16' "$ak") 2-byte stores"
+fi
 # line tables: .loc to the .tile lines, but no DWARF sections, which would
 # make ptxas treat the PTX as a debug build (and crash on f16 atomics)
 lt=$tmp/lines.ptx

@@ -94,7 +94,8 @@ static void usage(FILE *f)
 	      "      --max-errors=N   stop after N errors (default 20, 0: no limit)\n"
 	      "      --time[=N]       print the time of each compilation phase on stderr; with N,\n"
       "                       compile each file N times in this process and print the\n"
-      "                       median of each phase (later runs skip LLVM's one-time setup)\n"
+      "                       median of each phase (later runs skip LLVM's one-time setup;\n"
+      "                       standard input is compiled once)\n"
 	      "  -h, --help           show this help and exit\n"
 	      "  -V, --version        show the version and exit\n"
 	      "\n"
@@ -1049,7 +1050,8 @@ static double median_of(double *v, int n)
  * last), and prints its phase times: each phase's median over the runs. */
 static int compile_file_timed(const Options *opt, const char *path, FILE *out)
 {
-	int runs = opt->time && opt->time_runs > 1 ? opt->time_runs : 1;
+	/* standard input can be read once: one run */
+	int runs = opt->time && opt->time_runs > 1 && strcmp(path, "-") != 0 ? opt->time_runs : 1;
 	PhaseTimes *t = calloc((size_t)runs, sizeof *t);
 	double *wall = calloc((size_t)runs, sizeof *wall), *v = calloc((size_t)runs, sizeof *v);
 	if (!t || !wall || !v) {

@@ -340,18 +340,30 @@ static bool dot_uses_mma(const IrFunc *f, const Op *op)
 	return a.shape[0] >= 16 && a.shape[1] >= 16 && b.shape[1] >= 8;
 }
 
-/* Whether v depends on x within one region (through operands, nested
- * regions' ops included), x itself excluded; seen: a flag per value id. */
-static bool depends_on(const Value *v, const Value *x, const Region *r, bool *seen, int n)
+static bool op_depends_on(const Op *op, const Value *x, bool *seen, int n);
+
+/* Whether v depends on x: through the operands of its defining op and of
+ * the ops nested in that op's regions (an if's yields); seen: a flag per
+ * value id, so each value is looked at once. */
+static bool depends_on(const Value *v, const Value *x, bool *seen, int n)
 {
 	if (v == x)
 		return true;
-	if (!v->def || v->def->parent != r || v->id >= n || seen[v->id])
+	if (!v->def || v->id >= n || seen[v->id])
 		return false;
 	seen[v->id] = true;
-	for (int i = 0; i < v->def->n_operands; i++)
-		if (depends_on(v->def->operands[i], x, r, seen, n))
+	return op_depends_on(v->def, x, seen, n);
+}
+
+static bool op_depends_on(const Op *op, const Value *x, bool *seen, int n)
+{
+	for (int i = 0; i < op->n_operands; i++)
+		if (depends_on(op->operands[i], x, seen, n))
 			return true;
+	for (int i = 0; i < op->n_regions; i++)
+		for (const Op *o = op->regions[i].first; o; o = o->next)
+			if (op_depends_on(o, x, seen, n))
+				return true;
 	return false;
 }
 
@@ -373,11 +385,9 @@ static bool dot_is_chained(LP *P, const Op *dot)
 		if (o == dot || o->code != OP_DOT)
 			continue;
 		memset(seen, 0, (size_t)n + 1);
-		for (int i = 0; i < 3 && !chained; i++) /* o after dot, using its result */
-			chained = depends_on(o->operands[i], dot->results[0], o->parent, seen, n);
+		chained = op_depends_on(o, dot->results[0], seen, n); /* o after dot, using its result */
 		memset(seen, 0, (size_t)n + 1);
-		for (int i = 0; i < 3 && !chained; i++) /* dot after o */
-			chained = depends_on(dot->operands[i], o->results[0], dot->parent, seen, n);
+		chained = chained || op_depends_on(dot, o->results[0], seen, n); /* dot after o */
 	}
 	free(seen);
 	return chained;

@@ -93,7 +93,9 @@ static void init_nvptx(void)
 	 * (softmax, layernorm) and the SASS of every example came out the same
 	 * or smaller without them (docs/performance.md). Each option has been
 	 * in LLVM for years; an unknown one would be ignored (the errors go to
-	 * a null stream), and the LLVM inside libblk.so is libblk's own. */
+	 * a null stream). The LLVM inside libblk.so is libblk's own; a program
+	 * that links libblk.a shares these options with its own LLVM
+	 * (docs/runtime.md says so). */
 	static const char *const argv[] = {
 		"libblk",
 		"-disable-machine-cse",  /* machine CSE */

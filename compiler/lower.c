@@ -421,8 +421,10 @@ static void smem_store_if(Lower *L, LLVMValueRef pred, LLVMValueRef p, LLVMValue
 	LLVMTypeRef t = LLVMTypeOf(v);
 	LLVMTypeKind k = LLVMGetTypeKind(t);
 	int bits = k == LLVMIntegerTypeKind ? (int)LLVMGetIntTypeWidth(t) : k == LLVMDoubleTypeKind ? 64
-	         : k == LLVMFloatTypeKind ? 32 : 16;
-	LLVMValueRef w = k == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(L->b, v, LLVMIntTypeInContext(L->c, (unsigned)bits), "");
+	         : k == LLVMFloatTypeKind ? 32 : k == LLVMPointerTypeKind ? 64 : 16;
+	LLVMValueRef w = k == LLVMIntegerTypeKind ? v
+	               : k == LLVMPointerTypeKind ? LLVMBuildPtrToInt(L->b, v, L->i64, "") /* a pointer tile */
+	                                          : LLVMBuildBitCast(L->b, v, LLVMIntTypeInContext(L->c, (unsigned)bits), "");
 	if (bits < 16) /* bytes travel in 16-bit registers */
 		w = LLVMBuildZExt(L->b, w, L->i16, "");
 	char text[64], cons[16];
@@ -1217,7 +1219,6 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	return z;
 }
 
-/* Register k of a lazily read operand, loading its group first if needed. */
 /* The 32-bit register of a pair of 16-bit elements: the word they were
  * taken from when they are its halves in order (an ldmatrix result), else
  * the pair packed. */
@@ -1237,6 +1238,7 @@ static LLVMValueRef pair_word(Lower *L, LLVMValueRef lo, LLVMValueRef hi, LLVMTy
 	return LLVMBuildBitCast(L->b, v, L->i32, "");
 }
 
+/* Register k of a lazily read operand, loading its group first if needed. */
 static LLVMValueRef frag(Lower *L, const Value *v, int k)
 {
 	LazyFrags *z = L->lazy ? L->lazy[v->id] : NULL;

@@ -78,6 +78,15 @@ printf 'kernel k(x: *f32) {\n    1 + 2;\n    store(x, 1.0);\n}\n' >"$tmp/warn.ti
 "$blkc" --time=3 "$tmp/warn.tile" 2>"$tmp/time3.err"
 [ "$(grep -c "warning" "$tmp/time3.err")" = 1 ] &&
 	grep -q "medians of 3 runs" "$tmp/time3.err" && ok "--time=3: each diagnostic once" || bad "--time=3 diagnostics" "$(cat "$tmp/time3.err")"
+# standard input can be read once: --time=N compiles it once, and the PTX
+# is the file's
+if "$blkc" --time=3 --emit=ptx - <examples/softmax.tile >"$tmp/stdin.ptx" 2>"$tmp/stdin.err" &&
+	grep -q '^\.visible \.entry softmax' "$tmp/stdin.ptx" &&
+	grep -q "^blkc: time: -, 1 kernel variant, sm_90$" "$tmp/stdin.err"; then
+	ok "--time=3 on standard input: one compilation, its PTX"
+else
+	bad "--time=3 on standard input" "$(cat "$tmp/stdin.err")"
+fi
 for bad_n in 0 x -2 3x; do
 	if "$blkc" --time=$bad_n examples/softmax.tile 2>"$tmp/badn.err"; then
 		bad "--time=$bad_n refused"

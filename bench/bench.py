@@ -105,6 +105,21 @@ def max_rel_err(torch, out, ref):
     return (out - ref).abs_().max().item() / scale
 
 
+def check_with_stats(torch, what, out, ref, stats):
+    """A row's check: the output's max rel err; when that is within 1e-2, the saved
+    f32 statistics (pairs of result and reference) are held to 1e-4, and a miss makes
+    the error infinite (printed with `what`)."""
+    def check(_):
+        e = max_rel_err(torch, out, ref)
+        if e <= 1e-2:
+            e_stats = max(max_rel_err(torch, got, want) for got, want in stats)
+            if not e_stats <= 1e-4:
+                print(f"  {what} max rel err {e_stats:.3g} > 1e-4")
+                return math.inf
+        return e
+    return check
+
+
 def measure(env, row, side, run, outs, check, tol, time_it=True, quick=False, config=None):
     """Poisons `outs`, runs once, checks (check(result of run) -> error), then times.
     Records the time, "FAIL" or "ERROR" in row.ms[side]; returns True when it passed.
@@ -253,15 +268,7 @@ def row_layernorm(env):
 
     def err(o):
         y, mean, rstd = o
-        def check(_):
-            e = max_rel_err(torch, y, ref_y)
-            if e <= 1e-2:  # then the saved statistics, held to f32's standard
-                e_stats = max(max_rel_err(torch, mean, ref_mean), max_rel_err(torch, rstd, ref_rstd))
-                if not e_stats <= 1e-4:
-                    print(f"  layernorm: mean/rstd max rel err {e_stats:.3g} > 1e-4")
-                    return math.inf
-            return e
-        return check
+        return check_with_stats(torch, "layernorm: mean/rstd", y, ref_y, [(mean, ref_mean), (rstd, ref_rstd)])
 
     ob, ot = outs(), outs()
     launch = bc.layernorm(env.ctx, x.data_ptr(), ob[0].data_ptr(), w.data_ptr(), b.data_ptr(), ob[1].data_ptr(),
@@ -415,15 +422,7 @@ def row_attention(env, causal=False, Z=4, H=16, N=4096, D=64):
 
     def err(o):
         out, lse = o
-        def check(_):
-            e = max_rel_err(torch, out, ref_o)
-            if e <= 1e-2:  # then the saved logsumexp, held to f32's standard
-                e_lse = max_rel_err(torch, lse, ref_lse)
-                if not e_lse <= 1e-4:
-                    print(f"  attention: lse max rel err {e_lse:.3g} > 1e-4")
-                    return math.inf
-            return e
-        return check
+        return check_with_stats(torch, "attention: lse", out, ref_o, [(lse, ref_lse)])
 
     ob, ot = outs(), outs()
 

@@ -67,6 +67,21 @@ const Encoding *enc_blocked(IrFunc *f, int rank, const int *spt, const int *tpw,
 	return enc_intern(f, &e);
 }
 
+/* Deals n (lanes or warps) out along ord, each dimension taking what it
+ * has room for (left, which shrinks by it); the rest goes to the slowest. */
+static void spread(int n, int rank, const int *ord, int *left, int *out)
+{
+	for (int i = 0; i < rank; i++) {
+		int d = ord[i], k = 1;
+		while (k < n && k < left[d])
+			k *= 2;
+		out[d] = k;
+		n /= k;
+		left[d] /= k;
+	}
+	out[ord[rank - 1]] *= n;
+}
+
 const Encoding *enc_default(IrFunc *f, Type t, int vec, const int *order)
 {
 	int rank = t.rank, spt[BLK_MAX_RANK] = {0}, tpw[BLK_MAX_RANK] = {0}, wpc[BLK_MAX_RANK] = {0},
@@ -81,28 +96,11 @@ const Encoding *enc_default(IrFunc *f, Type t, int vec, const int *order)
 	spt[fast] = vec < 1 ? 1 : vec > t.shape[fast] ? t.shape[fast] : vec;
 	/* lanes, then warps, along order; what is left over replicates along
 	 * the slowest dimension */
-	int lanes = 32, warps = f->num_warps;
 	int left[BLK_MAX_RANK];
 	for (int i = 0; i < rank; i++)
 		left[i] = t.shape[i] / spt[i];
-	for (int i = 0; i < rank; i++) {
-		int d = ord[i], n = 1;
-		while (n < lanes && n < left[d])
-			n *= 2;
-		tpw[d] = n;
-		lanes /= n;
-		left[d] /= n;
-	}
-	tpw[ord[rank - 1]] *= lanes;
-	for (int i = 0; i < rank; i++) {
-		int d = ord[i], n = 1;
-		while (n < warps && n < left[d])
-			n *= 2;
-		wpc[d] = n;
-		warps /= n;
-		left[d] /= n;
-	}
-	wpc[ord[rank - 1]] *= warps;
+	spread(32, rank, ord, left, tpw);
+	spread(f->num_warps, rank, ord, left, wpc);
 	return enc_blocked(f, rank, spt, tpw, wpc, ord);
 }
 

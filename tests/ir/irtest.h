@@ -121,14 +121,21 @@ static inline void store(Value *p, Value *v) { emit(OP_STORE, (Value *[]){p, v},
 static inline void ret(void) { emit(OP_RETURN, NULL, 0, NULL, 0); }
 static inline void yield(Value **vs, int n) { emit(OP_YIELD, vs, n, NULL, 0); }
 
-/* Text of the whole function. Freed at exit (tests are short). */
+/* sb's text, copied into the test arena (freed at exit: tests are short);
+ * sb is emptied. */
+static inline char *take_text(StrBuf *sb)
+{
+	char *s = arena_strndup(&arena, sb->data ? sb->data : "", sb->len);
+	sb_free(sb);
+	return s;
+}
+
+/* Text of the whole function. */
 static inline char *print_fn(const IrFunc *f)
 {
 	StrBuf sb = {0};
 	ir_print(f, &sb);
-	char *s = arena_strndup(&arena, sb.data ? sb.data : "", sb.len);
-	sb_free(&sb);
-	return s;
+	return take_text(&sb);
 }
 
 /* What ir_verify reports ("" when the function is valid). */

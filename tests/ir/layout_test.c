@@ -774,18 +774,14 @@ static const char *printed(const Encoding *e)
 {
 	StrBuf sb = {0};
 	enc_print(e, &sb);
-	char *s = arena_strndup(&arena, sb.data ? sb.data : "", sb.len);
-	sb_free(&sb);
-	return s;
+	return take_text(&sb);
 }
 
 static const char *ref(const Encoding *e)
 {
 	StrBuf sb = {0};
 	enc_ref(e, &sb);
-	char *s = arena_strndup(&arena, sb.data ? sb.data : "", sb.len);
-	sb_free(&sb);
-	return s;
+	return take_text(&sb);
 }
 
 static void equivalence(void)

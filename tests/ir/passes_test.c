@@ -13,15 +13,8 @@ static char *after(const char *pipeline)
 	Diag d;
 	diag_init(&d);
 	d.max_errors = 0;
-	StrBuf sb = {0};
-	char *s;
-	if (ir_run_passes(F, pipeline, NULL, NULL, &d)) {
-		ir_print(F, &sb);
-		s = arena_strndup(&arena, sb.data ? sb.data : "", sb.len);
-	} else {
-		s = arena_strndup(&arena, d.out.data ? d.out.data : "", d.out.len);
-	}
-	sb_free(&sb);
+	char *s = ir_run_passes(F, pipeline, NULL, NULL, &d) ? print_fn(F)
+	          : arena_strndup(&arena, d.out.data ? d.out.data : "", d.out.len);
 	diag_free(&d);
 	return s;
 }

@@ -43,14 +43,17 @@ $(CONFIG): tools/deps.sh
 # ---- sources -------------------------------------------------------------
 
 LANG_SRCS := $(wildcard lang/*.c)
-COMPILER_SRCS := $(filter-out compiler/blkc.c,$(wildcard compiler/*.c))
+# compiler/STAGE/*.c: one folder a stage, found by the wildcard; blkc's own
+# folder is the command line, not the library.
+COMPILER_SRCS := $(filter-out compiler/blkc/%,$(wildcard compiler/*/*.c))
 RUNTIME_SRCS := $(wildcard runtime/*.c)
+BLKC_SRCS := $(wildcard compiler/blkc/*.c)
 GEN_SRCS := $(if $(wildcard lang/lexer.re),$(GEN)/lexer.c) $(if $(wildcard lang/parser.y),$(GEN)/parser.c)
 GEN_HDRS := $(if $(wildcard lang/parser.y),$(GEN)/parser.h)
 
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LANG_SRCS) $(COMPILER_SRCS) $(RUNTIME_SRCS)) \
             $(patsubst $(GEN)/%.c,$(OBJ)/gen/%.o,$(GEN_SRCS))
-BLKC_OBJ := $(OBJ)/compiler/blkc.o
+BLKC_OBJ := $(patsubst %.c,$(OBJ)/%.o,$(BLKC_SRCS))
 
 # Tests in C: tests/SUITE/NAME_test.c becomes $(BUILD)/tests/SUITE/NAME, one
 # source file a program. Most link our objects (libblk.a) and the system's
@@ -264,8 +267,7 @@ $(FUZZ_DIR)/fuzz_parse: $(FUZZ_SRC) $(FUZZ_OBJS) | $(FUZZ_STAMP)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_SRC) $(FUZZ_OBJS) -lm
 
 # Semantic analysis and the tile IR passes (no LLVM): tests/fuzz/fuzz_irgen.c.
-FUZZ_IR_SRCS := $(addprefix compiler/,irgen.c ir.c ir_print.c ir_verify.c passes.c canonicalize.c fpconv.c \
-                layout.c layout_pass.c axis.c pipeline.c)
+FUZZ_IR_SRCS := $(wildcard compiler/ir/*.c compiler/irgen/*.c compiler/gpu/*.c)
 FUZZ_IR_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_IR_SRCS))
 $(FUZZ_IR_OBJS): FUZZ_CFLAGS += -Icompiler $(LLVM_CFLAGS)
 

@@ -3,7 +3,9 @@
  * payload's checksum XXH64, both from xxHash (header-only). Every failure
  * is a miss: nothing here reports, prints or exits. */
 #include "runtime.h"
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 
 #include <errno.h>
 #include <fcntl.h>

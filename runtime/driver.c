@@ -3,7 +3,9 @@
  * builds, and runs on the interpreter, where there is no driver; the
  * driver's errors become messages that name the call and the error. */
 #include "runtime.h"
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 
 #include <ctype.h>
 #include <dlfcn.h>

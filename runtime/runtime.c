@@ -17,7 +17,9 @@
  * open is tuned at the first launch for each value of its key (see
  * "autotuning" below). */
 #include "blk.h"
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 #include "runtime.h"
 
 #include <dlfcn.h>

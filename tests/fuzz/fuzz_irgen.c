@@ -2,7 +2,9 @@
  * (the GPU ones too) on any input (`make fuzz-irgen`). Whatever parses must either be refused
  * with diagnostics or give IR the verifier accepts and the passes keep
  * valid; nothing may crash, leak or hang. */
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 
 #include <stdlib.h>
 #include <string.h>

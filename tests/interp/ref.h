@@ -7,7 +7,9 @@
 #ifndef BLK_TEST_REF_H
 #define BLK_TEST_REF_H
 
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 
 #include <math.h>
 #include <stdarg.h>

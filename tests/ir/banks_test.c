@@ -12,7 +12,9 @@
  * as many passes as the most distinct words one bank must serve. The test
  * counts passes against one a wavefront and also checks that the swizzle
  * maps indices to addresses one to one (no two elements share a slot). */
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 
 #include <stdio.h>
 #include <stdlib.h>

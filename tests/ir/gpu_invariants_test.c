@@ -22,7 +22,9 @@
  *    addresses one to one.
  * Cases are counted per kernel and config; a kernel that does not compile
  * (error tests, const parameters without a value) is skipped. */
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,7 +1,9 @@
 /* irtest.h: building tile IR by hand for the tests of tests/ir, and a
  * small harness: each case prints "ok   NAME" or "FAIL NAME" (with what
  * differed) and main ends with done(), "N passed, N failed". */
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 
 #include <stdio.h>
 #include <stdlib.h>

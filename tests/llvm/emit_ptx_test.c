@@ -7,7 +7,9 @@
  *
  * Prints "ok NAME" / "FAIL NAME: why" / "skip NAME: why" a case and last
  * "N passed, N failed". */
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 
 #include <llvm-c/Core.h>
 

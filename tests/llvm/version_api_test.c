@@ -1,6 +1,8 @@
 /* version_api_test: links libblk.so (only its exported blk_* functions) and
  * checks that the LLVM inside it answers. Prints one case and the counts. */
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 
 #include <stdio.h>
 #include <string.h>

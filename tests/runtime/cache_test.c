@@ -5,7 +5,9 @@
  * key), autotuning choices, where the folder is, BLK_CACHE and
  * BLK_ALWAYS_COMPILE, a folder that cannot be made. */
 #include "runtime.h"
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -17,7 +17,7 @@
  * ops, a load used once), moves what is left of a conversion up to before a
  * broadcast where the block is smaller, folds chains, drops identities, and
  * gives each conversion that crosses threads a swizzled shared scratch. */
-#include "compiler.h"
+#include "gpu/gpu.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * their kind: for + - * / sqrt of f32, f16, bf16 and fp8 operands that is the
  * correctly rounded result (a double has more than twice their precision
  * plus two bits). Integers compute in 64 bits and wrap to their width. */
-#include "interp.h"
+#include "interp/interp_int.h"
 
 #include <math.h>
 #include <stdio.h>

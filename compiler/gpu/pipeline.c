@@ -22,7 +22,7 @@
  * is left to hide their latency behind) and leaves tiles whose registers
  * would spill: matmul configs 8 to 13% faster. Copies straight into shared
  * memory (cp.async) would take no registers: the way on. */
-#include "compiler.h"
+#include "gpu/gpu.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* interp.h: what interp.c (the run, control flow, memory) and interp_ops.c
+/* interp/interp_int.h: what interp.c (the run, control flow, memory) and ops.c
  * (the computing ops) share. Internal to the interpreter.
  *
  * Every value holds a buffer of elements, one 8-byte slot each:
@@ -14,10 +14,10 @@
  * block. Element-wise ops take uniform operands as they are, and so do
  * shape ops and control flow; other ops have their operands written out in
  * full first (interp_full), but for the values memory ops read with stride 0. */
-#ifndef BLK_INTERP_H
-#define BLK_INTERP_H
+#ifndef BLK_INTERP_INT_H
+#define BLK_INTERP_INT_H
 
-#include "compiler.h"
+#include "interp/interp.h"
 
 #include <pthread.h>
 #include <string.h>

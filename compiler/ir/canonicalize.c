@@ -8,7 +8,7 @@
  * more, NaN or out-of-range float to integer, transcendental functions) is
  * left for run time. Floats compute in double and round once with the
  * interpreter's own conversions (fpconv.c), as interp_ops.c does. */
-#include "compiler.h"
+#include "ir/ir.h"
 
 #include <math.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * This file has the run, control flow, memory (loads, stores, atomics, all
  * checked against the registered buffers) and the reports; interp_ops.c has
  * the ops that compute. docs/interpreter.md is the user's view. */
-#include "interp.h"
+#include "interp/interp_int.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -8,7 +8,7 @@
  * kinds (blocked, slice, mma, dot_operand) are ways to write common ones,
  * and enc_lin expands them for a given shape. The passes that assign and
  * convert encodings are in layout_pass.c. */
-#include "compiler.h"
+#include "gpu/gpu.h"
 
 #include <stddef.h>
 #include <string.h>

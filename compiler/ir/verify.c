@@ -6,7 +6,7 @@
  *   internal error: IR invalid after PASS: WHAT at %N (op)
  * and the walk stops. Nothing here may crash on broken IR: every pointer is
  * checked before it is followed, and region nesting is bounded. */
-#include "compiler.h"
+#include "gpu/gpu.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -8,7 +8,7 @@
  * (divisibility by 16, pointers aligned to 16 bytes). The layouts pass
  * orders each load and store by contiguity and the lowering sizes vector
  * accesses from it. */
-#include "compiler.h"
+#include "gpu/gpu.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * returns the PTX as a string. Errors come back as strings: LLVM's own
  * diagnostics are caught by a handler on the module's context, so that an
  * error in code generation neither prints nor exits the process. */
-#include "compiler.h"
+#include "lower/lower.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -1,16 +1,17 @@
-/* compiler.h: the middle and back end of blk (tile IR, passes, lowering to
- * LLVM IR, PTX emission) and the few entry points libblk exports from it.
+/* ir/ir.h: the tile IR (building and editing, the printer, the verifier),
+ * the pass manager and the shape-level passes (canonicalize, cse, dce), and
+ * the float formats that constant folding and the interpreter share.
  *
- * Functions here are internal to libblk unless marked BLK_API: libblk.so is
- * built with -fvisibility=hidden and a version script that exports only
- * blk_* symbols. Nothing here prints or exits; errors come back as strings. */
-#ifndef BLK_COMPILER_H
-#define BLK_COMPILER_H
+ * Functions here and in the other compiler headers are internal to libblk
+ * unless marked BLK_API: libblk.so is built with -fvisibility=hidden and a
+ * version script that exports only blk_* symbols. Nothing here prints or
+ * exits; errors come back through a Diag or as strings. */
+#ifndef BLK_IR_H
+#define BLK_IR_H
 
 #include <stdbool.h>
 #include <stddef.h>
-
-#include <llvm-c/Types.h>
+#include <stdint.h>
 
 #include "lang.h"
 
@@ -18,43 +19,6 @@
 #ifndef BLK_API
 #define BLK_API __attribute__((visibility("default")))
 #endif
-
-/* ---- versions (llvm_ptx.c) --------------------------------------------- */
-
-/* "blk 0.1.0 (LLVM 19.1.7, NVPTX)". A static string; never NULL. */
-BLK_API const char *blk_compiler_version(void);
-
-/* The version of the LLVM linked into libblk, "19.1.7". A static string. */
-const char *llvm_version_string(void);
-
-/* ---- PTX emission (llvm_ptx.c) ----------------------------------------- */
-
-/* The PTX ISA version llvm_emit_ptx uses for `arch` (e.g. 80 for "sm_90",
- * meaning .version 8.0), or 0 when `arch` is not a target it supports.
- * Supported: sm_70 sm_72 sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a. */
-int llvm_ptx_isa_version(const char *arch);
-
-/* Compiles module `m` to PTX assembly for `arch` ("sm_80", "sm_90a", ...).
- *
- * Sets the module's target triple (nvptx64-nvidia-cuda) and data layout,
- * verifies it, runs LLVM's default<O1> or default<O2> pipeline at opt_level
- * 1 or 2, the kernel pipeline at 3 (as good as default<O3> on blk's kernels,
- * a third of its cost: llvm_ptx.c), none at 0, and emits PTX. Kernels are marked as usual for NVPTX (the
- * nvvm.annotations "kernel" metadata or the ptx_kernel calling convention).
- * Safe to call from several threads at once on different modules.
- *
- * On success returns true and sets *ptx_out to a NUL-terminated string of
- * *ptx_len bytes (ptx_len may be NULL); free it with free().
- * On failure returns false and sets *err_msg (if err_msg is not NULL) to a
- * message to free with free(); *ptx_out is then NULL. */
-bool llvm_emit_ptx(LLVMModuleRef m, const char *arch, int opt_level,
-                   char **ptx_out, size_t *ptx_len, char **err_msg);
-/* The same, timed: *ms_opt gets the milliseconds spent before code
- * generation (target machine, verifier, the optimization pipeline), *ms_emit
- * those of the code generator (either pointer may be NULL). */
-bool llvm_emit_ptx_timed(LLVMModuleRef m, const char *arch, int opt_level, char **ptx_out, size_t *ptx_len,
-                         char **err_msg, double *ms_opt, double *ms_emit);
-
 
 /* ---- tile IR (ir.c) ------------------------------------------------------
  *
@@ -264,52 +228,6 @@ void ir_print(const IrFunc *f, StrBuf *out);
 bool ir_verify(const IrFunc *f, Diag *diag, const char *after_pass);
 
 
-/* ---- IR generation (irgen.c) ---------------------------------------------
- *
- * Semantic analysis and IR construction in one walk over the tree of one
- * kernel, for one set of const values: names are resolved, types and shapes
- * inferred, Triton's promotion applied, constant expressions folded,
- * `static_range` unrolled, `if` on constants decided, and `fn` helpers
- * inlined at each call. Every semantic error is reported with its place. */
-
-typedef struct ConstBinding {
-	const char *name;
-	bool is_float;
-	int64_t i;
-	double f;
-} ConstBinding;
-
-typedef struct IrgenOptions {
-	const ConstBinding *consts; /* values of const parameters (-D, autotune configs) */
-	int n_consts;
-	int n_checked;              /* the first n_checked consts must name const parameters of the
-	                               kernel (a launch's own); the others apply where they fit */
-	int num_warps;              /* 0: the default, 4 */
-	int num_stages;             /* 0: the default, 3 */
-} IrgenOptions;
-
-/* The kernel named `name` in m (NULL: m's only kernel); reports if absent. */
-Node *irgen_find_kernel(Module *m, const char *name, Diag *diag);
-/* Builds the IR of `kernel` (declared in m). NULL on error. */
-IrFunc *irgen_kernel(Module *m, Node *kernel, const IrgenOptions *opt, Diag *diag, Arena *arena);
-/* Evaluates the kernel's grid(...) clause with the given values of its
- * scalar arguments (by name) and const parameters; missing axes are 1. */
-bool irgen_grid(Module *m, Node *kernel, const IrgenOptions *opt, const ConstBinding *args, int n_args,
-                int64_t grid[3], Diag *diag, Arena *arena);
-
-/* A kernel's @autotune: the key (parameter names) and the configs, each a
- * list of const values (num_warps and num_stages among them). */
-typedef struct AutotuneSpec {
-	const char **key;
-	int n_key;
-	ConstBinding **configs;
-	int *config_len;
-	int n_configs; /* 0: no @autotune */
-} AutotuneSpec;
-
-/* Reads the kernel's attributes (warning on unknown ones). */
-bool irgen_autotune(Module *m, Node *kernel, AutotuneSpec *out, Diag *diag, Arena *arena);
-
 /* ---- IR printer, verifier, passes (ir_print.c, ir_verify.c, passes.c,
  * canonicalize.c) ----------------------------------------------------------
  *
@@ -443,216 +361,5 @@ uint32_t fp_to_f32_bits(double x);
 double fp_from_int(ScalarKind k, int64_t v, bool is_unsigned);
 /* x * y + z of values of float kind k, rounded once to k (as fmaf for f32). */
 double fp_fma(ScalarKind k, double x, double y, double z);
-
-/* ---- interpreter (interp.c, interp_ops.c) --------------------------------
- *
- * Runs an IrFunc on the CPU, a block at a time: the reference semantics of
- * blk, with every memory access checked against the buffers it was given.
- * docs/interpreter.md describes the semantics, the reports and the output. */
-
-/* Host memory the kernel may touch; name (may be NULL) is used in reports.
- * Buffers must not overlap. */
-typedef struct InterpBuffer {
-	const char *name;
-	void *data;
-	size_t bytes;
-} InterpBuffer;
-
-/* The value of one runtime parameter: one per IrParam whose value is not
- * NULL (const parameters were folded away and take none), in order.
- * Integers and pointers (host addresses) go in i, floats in f with is_float. */
-typedef struct InterpArg {
-	bool is_float;
-	int64_t i;
-	double f;
-} InterpArg;
-
-static inline InterpArg interp_int(int64_t v) { return (InterpArg){.i = v}; }
-static inline InterpArg interp_float(double v) { return (InterpArg){.is_float = true, .f = v}; }
-static inline InterpArg interp_ptr(const void *p) { return (InterpArg){.i = (int64_t)(uintptr_t)p}; }
-
-typedef struct InterpOptions {
-	int grid[3];       /* programs along axes 0, 1, 2; an axis of 0 runs nothing */
-	int threads;       /* OS threads running programs; 0 or 1: the calling thread */
-	StrBuf *print_out; /* print appends here, a line an element; NULL: dropped */
-	bool no_ub_checks; /* integer division by zero, shifts by the width or more
-	                      and wrong hints give defined results instead of errors */
-} InterpOptions;
-
-/* Runs every program of the grid. An out-of-bounds or misaligned access, a
- * failed assert, an integer division by zero, a malformed IR or wrong
- * arguments stop the run: the error (file:line:col of the op, kernel,
- * program id, element) goes to diag and it returns false; stores made before
- * stay made. opt NULL: grid (1, 1, 1), one thread, print dropped. Never
- * prints; safe to call from several threads at once. */
-bool interp_run(const IrFunc *f, const InterpArg *args, int n_args, const InterpBuffer *bufs, int n_bufs,
-                const InterpOptions *opt, Diag *diag);
-
-/* Philox4x32 of Random123: `rounds` rounds over ctr with key (out may be ctr). */
-void philox4x32(const uint32_t ctr[4], const uint32_t key[2], int rounds, uint32_t out[4]);
-
-
-/* ---- GPU IR: encodings, axis analysis, layout passes (layout.c, axis.c) ----
- *
- * The GPU passes turn tile IR into GPU IR: every block value gets an
- * encoding that says which thread holds which element, and a change of
- * encoding is an explicit convert_layout. docs/compiler.md shows each kind.
- *
- *   blocked<spt, tpw, wpc, order>  sizePerThread, threadsPerWarp, warpsPerCTA
- *                                  per dimension; order lists the fastest first
- *   slice<dim, parent>             what a reduction along dim leaves of parent
- *   mma<v2, wpc>                   a dot's accumulator: mma.sync m16n8 tiles
- *   dot_operand<idx, parent, kw>   input idx (0: A, 1: B) of such a dot
- *   linear<reg, lane, warp>        any other bit map (from join, reshape ...)
- *   shared<vec, load_vec, swizzle> a tile in shared memory (the scratch of a
- *                                  convert_layout), XOR-swizzled; read back
- *                                  with ldmatrix for mma operands
- *
- * Every distributed encoding of a block of power-of-two shape is a map of
- * bits (Lin): each bit of a thread's register number, of its lane and of
- * its warp sets one bit of the element's row-major linear index, or none
- * (-1: the element is held by several threads, replicated). Registers never
- * repeat an element. Lowering works on Lin alone. */
-
-typedef enum EncKind { ENC_BLOCKED, ENC_SLICE, ENC_MMA, ENC_DOT_OPERAND, ENC_LINEAR, ENC_SHARED } EncKind;
-
-enum { LIN_MAX_BITS = 24, LIN_MAX_WARP_BITS = 6 };
-
-typedef struct Lin {
-	int n_reg, n_lane, n_warp;
-	int8_t reg[LIN_MAX_BITS], lane[5], warp[LIN_MAX_WARP_BITS];
-} Lin;
-
-struct Encoding {
-	EncKind kind;
-	int rank;
-	int spt[BLK_MAX_RANK], tpw[BLK_MAX_RANK], wpc[BLK_MAX_RANK], order[BLK_MAX_RANK]; /* blocked; mma: wpc[0..1] */
-	int dim;                  /* slice */
-	int op_idx, k_width;      /* dot_operand */
-	int version;              /* mma */
-	const Encoding *parent;   /* slice, dot_operand */
-	Lin lin;                  /* linear */
-	int vec, load_vec;        /* shared: elements a thread stores at once, and loads */
-	int ldmatrix;             /* shared: 1 the loads are ldmatrix, 2 ldmatrix.trans (a dot operand), 3 ldmatrix
-	                           * of a B operand stored K-major (its K bits low in the address) */
-	uint32_t swizzle[LIN_MAX_BITS]; /* shared: address bits XORed in when index bit j is set */
-	int n_index_bits;         /* shared */
-	int id;                   /* its number in the function */
-};
-
-/* The function's copy of e (equal encodings are one); NULL when out of memory. */
-const Encoding *enc_intern(IrFunc *f, const Encoding *e);
-const Encoding *enc_blocked(IrFunc *f, int rank, const int *spt, const int *tpw, const int *wpc, const int *order);
-/* A blocked encoding for blocks of type t: vec elements a thread along
- * order[0] (NULL: the last dimension fastest), threads then warps along
- * order, so that 32 * num_warps threads cover the block once where they can. */
-const Encoding *enc_default(IrFunc *f, Type t, int vec, const int *order);
-const Encoding *enc_slice(IrFunc *f, int dim, const Encoding *parent);
-const Encoding *enc_mma(IrFunc *f, int wm, int wn);
-const Encoding *enc_dot_operand(IrFunc *f, int op_idx, const Encoding *parent, int k_width);
-const Encoding *enc_linear(IrFunc *f, const Lin *lin);
-/* The bit map of encoding e over blocks of type t. False when e cannot lay
- * out t (a shape smaller than an mma tile, a linear map of another size). */
-bool enc_lin(const Encoding *e, Type t, int num_warps, Lin *out);
-/* Whether a and b lay out blocks of type t the same way (register order too). */
-bool enc_equiv(const Encoding *a, const Encoding *b, Type t, int num_warps);
-/* A named (blocked, slice, mma ...) encoding of f equal to linear e for
- * blocks of type t, or e. */
-const Encoding *enc_canonical(IrFunc *f, const Encoding *e, Type t);
-void enc_print(const Encoding *e, StrBuf *out); /* "blocked<spt = [1, 4], ...>" */
-void enc_ref(const Encoding *e, StrBuf *out);   /* "#blocked3" */
-/* What a reduction along axis of a block of type t laid out by in leaves:
- * the axis' bits gone (their lanes and warps replicas), the rest renumbered. */
-void lin_slice(const Lin *in, Type t, int axis, Lin *out);
-/* Bytes of one element of type t (pointers 8, i1 and the 8-bit kinds 1). */
-static inline int type_bytes(Type t)
-{
-	if (t.ptr)
-		return 8;
-	int b = scalar_bits((ScalarKind)t.scalar) / 8;
-	return b ? b : 1;
-}
-/* The exponent of the power of two at or above x (block sizes are powers of two). */
-static inline int log2i(int x)
-{
-	int s = 0;
-	while ((1 << s) < x)
-		s++;
-	return s;
-}
-/* The linear-index bit of bit i of dimension d in shape t. */
-int lin_bit(Type t, int d, int i);
-
-/* What is known of a block of integers or pointers along each dimension:
- * runs of contig[d] consecutive values (pointers: consecutive elements),
- * the first of each run divisible by div[d] (pointers: in bytes), and runs
- * of constancy[d] equal values. Scalars use index 0. */
-typedef struct AxisInfo {
-	int64_t contig[BLK_MAX_RANK], div[BLK_MAX_RANK], constancy[BLK_MAX_RANK];
-	bool nonneg; /* an integer known to be >= 0 (aranges, program ids, sums of such) */
-} AxisInfo;
-/* Analyzes every value of f (loop-carried ones to a fixed point); an array
- * by value id to free(), or NULL when out of memory. */
-AxisInfo *axis_analyze(const IrFunc *f);
-/* The widest access (elements, a power of two up to 16 bytes) that pointers
- * `ptr` (with `mask`, may be NULL) allow along dimension d. */
-int axis_access_width(const AxisInfo *ax, const Value *ptr, const Value *mask, int d);
-
-/* The GPU passes: layouts assigns encodings (coalesced loads and stores,
- * slices for reductions, mma for dots) and inserts conversions;
- * remove-conversions recomputes cheap values in the encoding their users
- * want, folds chains of conversions and drops those that change nothing,
- * and gives each remaining one through shared memory its swizzled scratch. */
-bool ir_layouts(IrFunc *f, Diag *diag);
-/* pipeline (pipeline.c): with num_stages >= 2, each load at the top of a
- * `for` that writes no memory is issued one iteration ahead, its block
- * carried by the loop. Tile IR to tile IR; not in the GPU pipeline (through
- * registers it measured slower: docs/performance.md), run with --passes. */
-bool ir_pipeline(IrFunc *f, Diag *diag);
-/* pipeline-dots: only loads whose block goes into dots, the next
- * iteration's issued at the top of the body, before the dot, its pointers
- * computed there again from the loop's arguments. */
-bool ir_pipeline_dots(IrFunc *f, Diag *diag);
-/* Shape ops (expand_dims, reshape, broadcast, trans, join, cat, split) as
- * maps of linear-index bits: the operand bit that result bit out_bit comes
- * from, MAP_DROP when the operand has none (a broadcast dimension), MAP_SEL
- * when it picks the operand (join, cat). shape_in_registers tells whether
- * the op moves no element between threads from Lin in to Lin out. */
-enum { MAP_DROP = -2, MAP_SEL = -3 };
-bool shape_bit_map(const Op *op, int out_bit, int *in_bit);
-bool shape_in_registers(const Op *op, const Lin *in, const Lin *out);
-bool ir_remove_conversions(IrFunc *f, Diag *diag);
-#define IR_GPU_PIPELINE "pipeline-dots,layouts,remove-conversions,cse,dce"
-
-/* ---- GPU code generation (lower.c) ----------------------------------------------
- *
- * Tile IR to LLVM IR for NVPTX, then PTX. The kernel's parameters are its
- * runtime parameters in order: pointers as 64-bit global pointers, integers
- * narrower than 32 bits and i32/u32 as 32-bit, i64/u64 as 64-bit, f16 and bf16
- * as their 16 bits, f32 and f64 as themselves. It runs with 32 * num_warps
- * threads along x and needs `shared_bytes` of dynamic shared memory. */
-bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag);
-/* PTX text (free() it) for `arch` ("sm_90"). */
-bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes, Diag *diag);
-/* The same, timed (either pointer may be NULL): *ms_llvm gets lowering to
- * LLVM IR and LLVM's O3 pipeline, *ms_ptx the NVPTX code generator. */
-bool gpu_compile_ptx_timed(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes,
-                           double *ms_llvm, double *ms_ptx, Diag *diag);
-/* Math without a GPU instruction (gpu_math.c): f32 sin, cos, tanh and f64
- * exp, exp2, log, log2, sin, cos, tanh as IR; NULL for the others. fp8
- * values are i8 bits; conversions with f32 round to nearest even and
- * saturate. */
-LLVMValueRef gpu_math(LLVMBuilderRef b, LLVMModuleRef m, MathFn fn, LLVMValueRef x);
-LLVMValueRef gpu_fp8_to_f32(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef bits);
-LLVMValueRef gpu_f32_to_fp8(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef x);
-/* Exact fmod of two floats (the result has x's sign). */
-LLVMValueRef gpu_fmod(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x, LLVMValueRef y);
-/* For blkc, which reaches LLVM only through libblk.so: PTX, or LLVM IR text. */
-BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
-                          Diag *diag);
-/* blk_gpu_emit, timed as gpu_compile_ptx_timed (for blkc --time); with
- * llvm_ir, *ms_llvm is the lowering alone and *ms_ptx 0. */
-BLK_API bool blk_gpu_emit_timed(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len,
-                                int *shared_bytes, double *ms_llvm, double *ms_ptx, Diag *diag);
 
 #endif

@@ -4,7 +4,7 @@
  * by golden tests: change it only on purpose, and the docs with it.
  * The printer never fails on broken IR (the verifier reports that): missing
  * pieces print as "<null>" and out-of-range enums as "?". */
-#include "compiler.h"
+#include "gpu/gpu.h"
 
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 /* passes.c: the pass manager, cse and dce, and the editing helpers the
  * passes share (docs/ir.md, "Passes"). canonicalize is in canonicalize.c. */
-#include "compiler.h"
+#include "gpu/gpu.h"
 
 #include <stdint.h>
 #include <stdlib.h>

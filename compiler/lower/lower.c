@@ -15,7 +15,7 @@
  * Structured control flow becomes basic blocks with phis; all conditions
  * are scalars, so all threads of a program take the same path and barriers
  * inside loops and branches are safe. */
-#include "compiler.h"
+#include "lower/lower.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* ir.c: building and editing tile IR. */
-#include "compiler.h"
+#include "ir/ir.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
  * value, a tuple, a type, a function or a module. An error makes a "void"
  * Sym that later operations pass on silently, so one mistake is reported
  * once. */
-#include "compiler.h"
+#include "irgen/irgen.h"
 
 #include <math.h>
 #include <stdlib.h>

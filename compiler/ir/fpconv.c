@@ -15,7 +15,7 @@
  * NaN: the sign and the top bits of the payload are kept (a payload that
  * would become zero sets the quiet bit), so a NaN survives a round trip
  * through a wider format bit for bit. e4m3 has one NaN per sign, S.1111.111. */
-#include "compiler.h"
+#include "ir/ir.h"
 
 #include <math.h>
 #include <string.h>

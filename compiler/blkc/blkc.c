@@ -1,6 +1,8 @@
 /* blkc: the command-line compiler. */
 #include "blk.h"
-#include "compiler.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+#include "lower/lower.h"
 #include "lang.h"
 
 #include <errno.h>

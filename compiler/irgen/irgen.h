@@ -1,0 +1,54 @@
+/* irgen/irgen.h: the syntax tree of one kernel to tile IR (semantic analysis
+ * and IR construction in one walk), its grid clause and its @autotune. */
+#ifndef BLK_IRGEN_H
+#define BLK_IRGEN_H
+
+#include "ir/ir.h"
+
+/* ---- IR generation (irgen.c) ---------------------------------------------
+ *
+ * Semantic analysis and IR construction in one walk over the tree of one
+ * kernel, for one set of const values: names are resolved, types and shapes
+ * inferred, Triton's promotion applied, constant expressions folded,
+ * `static_range` unrolled, `if` on constants decided, and `fn` helpers
+ * inlined at each call. Every semantic error is reported with its place. */
+
+typedef struct ConstBinding {
+	const char *name;
+	bool is_float;
+	int64_t i;
+	double f;
+} ConstBinding;
+
+typedef struct IrgenOptions {
+	const ConstBinding *consts; /* values of const parameters (-D, autotune configs) */
+	int n_consts;
+	int n_checked;              /* the first n_checked consts must name const parameters of the
+	                               kernel (a launch's own); the others apply where they fit */
+	int num_warps;              /* 0: the default, 4 */
+	int num_stages;             /* 0: the default, 3 */
+} IrgenOptions;
+
+/* The kernel named `name` in m (NULL: m's only kernel); reports if absent. */
+Node *irgen_find_kernel(Module *m, const char *name, Diag *diag);
+/* Builds the IR of `kernel` (declared in m). NULL on error. */
+IrFunc *irgen_kernel(Module *m, Node *kernel, const IrgenOptions *opt, Diag *diag, Arena *arena);
+/* Evaluates the kernel's grid(...) clause with the given values of its
+ * scalar arguments (by name) and const parameters; missing axes are 1. */
+bool irgen_grid(Module *m, Node *kernel, const IrgenOptions *opt, const ConstBinding *args, int n_args,
+                int64_t grid[3], Diag *diag, Arena *arena);
+
+/* A kernel's @autotune: the key (parameter names) and the configs, each a
+ * list of const values (num_warps and num_stages among them). */
+typedef struct AutotuneSpec {
+	const char **key;
+	int n_key;
+	ConstBinding **configs;
+	int *config_len;
+	int n_configs; /* 0: no @autotune */
+} AutotuneSpec;
+
+/* Reads the kernel's attributes (warning on unknown ones). */
+bool irgen_autotune(Module *m, Node *kernel, AutotuneSpec *out, Diag *diag, Arena *arena);
+
+#endif

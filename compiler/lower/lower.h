@@ -1,0 +1,78 @@
+/* lower/lower.h: GPU IR to LLVM IR for NVPTX, the math the GPU has no
+ * instruction for, and LLVM IR to PTX. */
+#ifndef BLK_LOWER_H
+#define BLK_LOWER_H
+
+#include <llvm-c/Types.h>
+
+#include "gpu/gpu.h"
+
+/* ---- versions (llvm_ptx.c) --------------------------------------------- */
+
+/* "blk 0.1.0 (LLVM 19.1.7, NVPTX)". A static string; never NULL. */
+BLK_API const char *blk_compiler_version(void);
+
+/* The version of the LLVM linked into libblk, "19.1.7". A static string. */
+const char *llvm_version_string(void);
+
+/* ---- PTX emission (llvm_ptx.c) ----------------------------------------- */
+
+/* The PTX ISA version llvm_emit_ptx uses for `arch` (e.g. 80 for "sm_90",
+ * meaning .version 8.0), or 0 when `arch` is not a target it supports.
+ * Supported: sm_70 sm_72 sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a. */
+int llvm_ptx_isa_version(const char *arch);
+
+/* Compiles module `m` to PTX assembly for `arch` ("sm_80", "sm_90a", ...).
+ *
+ * Sets the module's target triple (nvptx64-nvidia-cuda) and data layout,
+ * verifies it, runs LLVM's default<O1> or default<O2> pipeline at opt_level
+ * 1 or 2, the kernel pipeline at 3 (as good as default<O3> on blk's kernels,
+ * a third of its cost: llvm_ptx.c), none at 0, and emits PTX. Kernels are marked as usual for NVPTX (the
+ * nvvm.annotations "kernel" metadata or the ptx_kernel calling convention).
+ * Safe to call from several threads at once on different modules.
+ *
+ * On success returns true and sets *ptx_out to a NUL-terminated string of
+ * *ptx_len bytes (ptx_len may be NULL); free it with free().
+ * On failure returns false and sets *err_msg (if err_msg is not NULL) to a
+ * message to free with free(); *ptx_out is then NULL. */
+bool llvm_emit_ptx(LLVMModuleRef m, const char *arch, int opt_level,
+                   char **ptx_out, size_t *ptx_len, char **err_msg);
+/* The same, timed: *ms_opt gets the milliseconds spent before code
+ * generation (target machine, verifier, the optimization pipeline), *ms_emit
+ * those of the code generator (either pointer may be NULL). */
+bool llvm_emit_ptx_timed(LLVMModuleRef m, const char *arch, int opt_level, char **ptx_out, size_t *ptx_len,
+                         char **err_msg, double *ms_opt, double *ms_emit);
+
+
+/* ---- GPU code generation (lower.c) ----------------------------------------------
+ *
+ * Tile IR to LLVM IR for NVPTX, then PTX. The kernel's parameters are its
+ * runtime parameters in order: pointers as 64-bit global pointers, integers
+ * narrower than 32 bits and i32/u32 as 32-bit, i64/u64 as 64-bit, f16 and bf16
+ * as their 16 bits, f32 and f64 as themselves. It runs with 32 * num_warps
+ * threads along x and needs `shared_bytes` of dynamic shared memory. */
+bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag);
+/* PTX text (free() it) for `arch` ("sm_90"). */
+bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes, Diag *diag);
+/* The same, timed (either pointer may be NULL): *ms_llvm gets lowering to
+ * LLVM IR and LLVM's O3 pipeline, *ms_ptx the NVPTX code generator. */
+bool gpu_compile_ptx_timed(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes,
+                           double *ms_llvm, double *ms_ptx, Diag *diag);
+/* Math without a GPU instruction (gpu_math.c): f32 sin, cos, tanh and f64
+ * exp, exp2, log, log2, sin, cos, tanh as IR; NULL for the others. fp8
+ * values are i8 bits; conversions with f32 round to nearest even and
+ * saturate. */
+LLVMValueRef gpu_math(LLVMBuilderRef b, LLVMModuleRef m, MathFn fn, LLVMValueRef x);
+LLVMValueRef gpu_fp8_to_f32(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef bits);
+LLVMValueRef gpu_f32_to_fp8(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef x);
+/* Exact fmod of two floats (the result has x's sign). */
+LLVMValueRef gpu_fmod(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x, LLVMValueRef y);
+/* For blkc, which reaches LLVM only through libblk.so: PTX, or LLVM IR text. */
+BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
+                          Diag *diag);
+/* blk_gpu_emit, timed as gpu_compile_ptx_timed (for blkc --time); with
+ * llvm_ir, *ms_llvm is the lowering alone and *ms_ptx 0. */
+BLK_API bool blk_gpu_emit_timed(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len,
+                                int *shared_bytes, double *ms_llvm, double *ms_ptx, Diag *diag);
+
+#endif

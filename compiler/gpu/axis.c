@@ -138,75 +138,82 @@ static void constant_runs(Axis *A, const Op *op, int n, AxisInfo *out)
 	}
 }
 
+/* An op with regions (for, if, while, reduce, scan): its region arguments
+ * and results; its regions are walked. */
+static void analyze_region_op(Axis *A, const Op *op)
+{
+	const Region *r0 = &op->regions[0];
+	if (op->code == OP_FOR) {
+		AxisInfo lb = get(A, op->operands[0]), st = get(A, op->operands[2]);
+		AxisInfo iv = unknown();
+		iv.div[0] = gcd64(lb.div[0], st.div[0]);
+		/* from a start >= 0 by a positive constant step */
+		const Op *sd = op->operands[2]->def;
+		iv.nonneg = lb.nonneg && sd && sd->code == OP_CONST && sd->ival > 0;
+		set(A, r0->args[0], iv);
+		/* carried values: what holds for the initial value and for every
+		 * value yielded, to a fixed point (each step only weakens) */
+		for (int i = 0; i < op->n_results; i++)
+			set(A, r0->args[1 + i], get(A, op->operands[3 + i]));
+		for (int round = 0; round < 8; round++) {
+			walk(A, r0);
+			bool moved = false;
+			for (int i = 0; i < op->n_results; i++) {
+				AxisInfo m = meet(get(A, r0->args[1 + i]), get(A, r0->last->operands[i]));
+				if (memcmp(&m, &A->ax[r0->args[1 + i]->id], sizeof m) != 0) {
+					set(A, r0->args[1 + i], round == 7 ? unknown() : m);
+					moved = true;
+				}
+			}
+			if (!moved)
+				break;
+		}
+		for (int i = 0; i < op->n_results; i++)
+			set(A, op->results[i], get(A, r0->args[1 + i]));
+	} else if (op->code == OP_IF) {
+		walk(A, &op->regions[0]);
+		walk(A, &op->regions[1]);
+		for (int i = 0; i < op->n_results; i++)
+			set(A, op->results[i],
+			    meet(get(A, op->regions[0].last->operands[i]), get(A, op->regions[1].last->operands[i])));
+	} else if (op->code == OP_WHILE) {
+		const Region *r1 = &op->regions[1];
+		for (int i = 0; i < r0->n_args; i++)
+			set(A, r0->args[i], get(A, op->operands[i]));
+		for (int round = 0; round < 8; round++) {
+			walk(A, r0);
+			for (int i = 0; i < r1->n_args; i++)
+				set(A, r1->args[i], get(A, r0->last->operands[1 + i]));
+			walk(A, r1);
+			bool moved = false;
+			for (int i = 0; i < r0->n_args; i++) {
+				AxisInfo m = meet(get(A, r0->args[i]), get(A, r1->last->operands[i]));
+				if (memcmp(&m, &A->ax[r0->args[i]->id], sizeof m) != 0) {
+					set(A, r0->args[i], round == 7 ? unknown() : m);
+					moved = true;
+				}
+			}
+			if (!moved)
+				break;
+		}
+		for (int i = 0; i < op->n_results; i++)
+			set(A, op->results[i], get(A, r0->last->operands[1 + i]));
+	} else {
+		/* reduce and scan: their regions combine scalars */
+		for (int i = 0; i < op->n_regions; i++) {
+			for (int j = 0; j < op->regions[i].n_args; j++)
+				set(A, op->regions[i].args[j], unknown());
+			walk(A, &op->regions[i]);
+		}
+		for (int i = 0; i < op->n_results; i++)
+			set(A, op->results[i], unknown());
+	}
+}
+
 static void analyze_op(Axis *A, const Op *op)
 {
 	if (op->n_regions) {
-		const Region *r0 = &op->regions[0];
-		if (op->code == OP_FOR) {
-			AxisInfo lb = get(A, op->operands[0]), st = get(A, op->operands[2]);
-			AxisInfo iv = unknown();
-			iv.div[0] = gcd64(lb.div[0], st.div[0]);
-			/* from a start >= 0 by a positive constant step */
-			const Op *sd = op->operands[2]->def;
-			iv.nonneg = lb.nonneg && sd && sd->code == OP_CONST && sd->ival > 0;
-			set(A, r0->args[0], iv);
-			/* carried values: what holds for the initial value and for every
-			 * value yielded, to a fixed point (each step only weakens) */
-			for (int i = 0; i < op->n_results; i++)
-				set(A, r0->args[1 + i], get(A, op->operands[3 + i]));
-			for (int round = 0; round < 8; round++) {
-				walk(A, r0);
-				bool moved = false;
-				for (int i = 0; i < op->n_results; i++) {
-					AxisInfo m = meet(get(A, r0->args[1 + i]), get(A, r0->last->operands[i]));
-					if (memcmp(&m, &A->ax[r0->args[1 + i]->id], sizeof m) != 0) {
-						set(A, r0->args[1 + i], round == 7 ? unknown() : m);
-						moved = true;
-					}
-				}
-				if (!moved)
-					break;
-			}
-			for (int i = 0; i < op->n_results; i++)
-				set(A, op->results[i], get(A, r0->args[1 + i]));
-		} else if (op->code == OP_IF) {
-			walk(A, &op->regions[0]);
-			walk(A, &op->regions[1]);
-			for (int i = 0; i < op->n_results; i++)
-				set(A, op->results[i],
-				    meet(get(A, op->regions[0].last->operands[i]), get(A, op->regions[1].last->operands[i])));
-		} else if (op->code == OP_WHILE) {
-			const Region *r1 = &op->regions[1];
-			for (int i = 0; i < r0->n_args; i++)
-				set(A, r0->args[i], get(A, op->operands[i]));
-			for (int round = 0; round < 8; round++) {
-				walk(A, r0);
-				for (int i = 0; i < r1->n_args; i++)
-					set(A, r1->args[i], get(A, r0->last->operands[1 + i]));
-				walk(A, r1);
-				bool moved = false;
-				for (int i = 0; i < r0->n_args; i++) {
-					AxisInfo m = meet(get(A, r0->args[i]), get(A, r1->last->operands[i]));
-					if (memcmp(&m, &A->ax[r0->args[i]->id], sizeof m) != 0) {
-						set(A, r0->args[i], round == 7 ? unknown() : m);
-						moved = true;
-					}
-				}
-				if (!moved)
-					break;
-			}
-			for (int i = 0; i < op->n_results; i++)
-				set(A, op->results[i], get(A, r0->last->operands[1 + i]));
-		} else {
-			/* reduce and scan: their regions combine scalars */
-			for (int i = 0; i < op->n_regions; i++) {
-				for (int j = 0; j < op->regions[i].n_args; j++)
-					set(A, op->regions[i].args[j], unknown());
-				walk(A, &op->regions[i]);
-			}
-			for (int i = 0; i < op->n_results; i++)
-				set(A, op->results[i], unknown());
-		}
+		analyze_region_op(A, op);
 		return;
 	}
 	if (op->n_results != 1) {

@@ -1,6 +1,5 @@
-/* layout_pass.c: the passes that make tile IR into GPU IR.
- *
- * layouts: gives every block value an encoding, in three steps.
+/* layouts.c: the layouts pass, which makes tile IR into GPU IR. It gives
+ * every block value an encoding, in three steps.
  *   1. Forward, in program order: loads, stores and atomics take a
  *      coalesced blocked encoding (ordered by the pointers' contiguity,
  *      16 bytes a thread where the axis analysis allows); a reduction's
@@ -11,30 +10,13 @@
  *   2. Backward: a free value takes the encoding its user wants (a pointer
  *      block built from aranges takes its load's coalesced encoding).
  *   3. Every operand whose encoding is not the one its op needs gets an
- *      explicit convert_layout in front of the op.
- * remove-conversions: recomputes a converted value in the wanted encoding
- * when it comes from cheap ops (constants, aranges, element-wise and shape
- * ops, a load used once), moves what is left of a conversion up to before a
- * broadcast where the block is smaller, folds chains, drops identities, and
- * gives each conversion that crosses threads a swizzled shared scratch. */
-#include "gpu/gpu.h"
+ *      explicit convert_layout in front of the op. */
+#include "gpu/layout_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct LP {
-	IrFunc *f;
-	AxisInfo *ax;
-	const Encoding **enc; /* by value id; NULL: free */
-	int n_enc;            /* values the table covers (ops inserted later carry their own) */
-	int n_ax;             /* values ax covers */
-	int T;
-	bool oom;
-} LP;
-
-static bool is_block(const Value *v) { return v->type.rank > 0; }
-
-static const Encoding *chk(LP *P, const Encoding *e)
+const Encoding *lp_chk(LP *P, const Encoding *e)
 {
 	if (!e)
 		P->oom = true;
@@ -46,7 +28,7 @@ static const Encoding *default_enc(LP *P, Type t)
 	int n = (int)type_numel(t), vec = n / P->T;
 	if (vec > 4)
 		vec = 4;
-	return chk(P, enc_default(P->f, t, vec < 1 ? 1 : vec, NULL));
+	return lp_chk(P, enc_default(P->f, t, vec < 1 ? 1 : vec, NULL));
 }
 
 /* The coalesced encoding of accesses through pointer block p: dimensions
@@ -70,7 +52,7 @@ static const Encoding *coalesced(LP *P, const Value *p)
 	int per_thread = (int)type_numel(t) / P->T;
 	if (vec > per_thread)
 		vec = per_thread < 1 ? 1 : per_thread;
-	return chk(P, enc_default(P->f, t, vec, order));
+	return lp_chk(P, enc_default(P->f, t, vec, order));
 }
 
 /* ---- shape ops as bit maps ------------------------------------------------------
@@ -121,7 +103,7 @@ bool shape_bit_map(const Op *op, int out_bit, int *in_bit)
 	}
 }
 
-static bool is_shape_op(OpCode c)
+bool lp_is_shape_op(OpCode c)
 {
 	return c == OP_EXPAND_DIMS || c == OP_RESHAPE || c == OP_BROADCAST || c == OP_TRANS || c == OP_JOIN ||
 	       c == OP_CAT || c == OP_SPLIT;
@@ -266,7 +248,7 @@ static const Encoding *blocked_through(LP *P, const Op *op, const Encoding *e, b
 			spt[d] = e->spt[s], tpw[d] = e->tpw[s], wpc[d] = e->wpc[s];
 			ord[d] = forward ? inv[e->order[d]] : perm[e->order[d]];
 		}
-		return chk(P, enc_blocked(P->f, r, spt, tpw, wpc, ord));
+		return lp_chk(P, enc_blocked(P->f, r, spt, tpw, wpc, ord));
 	}
 	if (op->code == OP_EXPAND_DIMS && forward && r + 1 <= BLK_MAX_RANK) {
 		int axis = (int)op->attr[0];
@@ -281,7 +263,7 @@ static const Encoding *blocked_through(LP *P, const Op *op, const Encoding *e, b
 		for (int i = 0; i < r; i++)
 			ord[i] = e->order[i] >= axis ? e->order[i] + 1 : e->order[i];
 		ord[r] = axis;
-		return chk(P, enc_blocked(P->f, r + 1, spt, tpw, wpc, ord));
+		return lp_chk(P, enc_blocked(P->f, r + 1, spt, tpw, wpc, ord));
 	}
 	if (op->code == OP_BROADCAST)
 		return e;
@@ -303,16 +285,16 @@ static const Encoding *shape_forward(LP *P, const Op *op, const Encoding *in)
 		return c;
 	if (!lin_forward(op, &li, &lo))
 		return NULL;
-	return chk(P, enc_canonical(P->f, chk(P, enc_linear(P->f, &lo)), y->type));
+	return lp_chk(P, enc_canonical(P->f, lp_chk(P, enc_linear(P->f, &lo)), y->type));
 }
 
 /* The operand's encoding that keeps shape op `op` in registers, given the
  * result's; NULL when there is none. */
-static const Encoding *shape_backward(LP *P, const Op *op, const Encoding *out)
+const Encoding *lp_shape_backward(LP *P, const Op *op, const Encoding *out)
 {
 	const Value *x = op->operands[0], *y = op->results[0];
 	if (op->code == OP_EXPAND_DIMS && out->kind == ENC_BLOCKED)
-		return chk(P, enc_slice(P->f, (int)op->attr[0], out));
+		return lp_chk(P, enc_slice(P->f, (int)op->attr[0], out));
 	Lin lo, li, lc;
 	if (!enc_lin(out, y->type, P->f->num_warps, &lo))
 		return NULL;
@@ -321,7 +303,7 @@ static const Encoding *shape_backward(LP *P, const Op *op, const Encoding *out)
 		return c;
 	if (!lin_backward(op, &lo, &li))
 		return NULL;
-	return chk(P, enc_canonical(P->f, chk(P, enc_linear(P->f, &li)), x->type));
+	return lp_chk(P, enc_canonical(P->f, lp_chk(P, enc_linear(P->f, &li)), x->type));
 }
 
 /* ---- dot ----------------------------------------------------------------------- */
@@ -398,7 +380,7 @@ static const Encoding *dot_mma(LP *P, const Op *op)
 	Type c = op->results[0]->type;
 	int M = c.shape[0], N = c.shape[1], W = P->f->num_warps, wm = 1, wn = 1;
 	if (M >= 16 * W && dot_is_chained(P, op))
-		return chk(P, enc_mma(P->f, W, 1));
+		return lp_chk(P, enc_mma(P->f, W, 1));
 	while (wm * wn < W) {
 		bool m_room = M / (16 * wm) >= 2, n_room = N / (8 * wn) >= 2;
 		if (m_room && (!n_room || M / (16 * wm) >= N / (8 * wn)))
@@ -408,7 +390,7 @@ static const Encoding *dot_mma(LP *P, const Op *op)
 		else
 			wm *= 2; /* more warps than tiles: replicated */
 	}
-	return chk(P, enc_mma(P->f, wm, wn));
+	return lp_chk(P, enc_mma(P->f, wm, wn));
 }
 
 /* ---- step 1: forward ---------------------------------------------------------------- */
@@ -425,7 +407,7 @@ static void setE(LP *P, const Value *v, const Encoding *e)
 static const Encoding *slice_of(LP *P, const Encoding *e, Type t, int axis)
 {
 	if (e->kind == ENC_BLOCKED)
-		return chk(P, enc_slice(P->f, axis, e));
+		return lp_chk(P, enc_slice(P->f, axis, e));
 	Lin in, out;
 	if (!enc_lin(e, t, P->f->num_warps, &in))
 		return NULL;
@@ -434,7 +416,7 @@ static const Encoding *slice_of(LP *P, const Encoding *e, Type t, int axis)
 	st.rank--;
 	for (int d = axis; d < st.rank; d++)
 		st.shape[d] = t.shape[d + 1];
-	return chk(P, enc_canonical(P->f, chk(P, enc_linear(P->f, &out)), st));
+	return lp_chk(P, enc_canonical(P->f, lp_chk(P, enc_linear(P->f, &out)), st));
 }
 
 static const Encoding *reduce_input(LP *P, const Op *op)
@@ -550,7 +532,7 @@ static void forward_op(LP *P, const Op *op)
 	}
 	if (!res || !is_block(res))
 		return;
-	if (is_shape_op(op->code)) {
+	if (lp_is_shape_op(op->code)) {
 		const Encoding *in = E(P, op->operands[0]);
 		if (op->code == OP_CAT && (!in || E(P, op->operands[1]) != in))
 			in = in ? in : E(P, op->operands[1]);
@@ -603,7 +585,7 @@ static const Encoding *want(LP *P, const Op *op, int i)
 			const Encoding *mma = E(P, res);
 			if (!mma || mma->kind != ENC_MMA)
 				return NULL;
-			return i == 2 ? mma : chk(P, enc_dot_operand(P->f, i, mma, 2));
+			return i == 2 ? mma : lp_chk(P, enc_dot_operand(P->f, i, mma, 2));
 		}
 		return i == 2 ? E(P, res) : NULL;
 	case OP_PHILOX:
@@ -640,8 +622,8 @@ static const Encoding *want(LP *P, const Op *op, int i)
 	}
 	if (!res || !E(P, res))
 		return NULL;
-	if (is_shape_op(op->code))
-		return shape_backward(P, op, E(P, res));
+	if (lp_is_shape_op(op->code))
+		return lp_shape_backward(P, op, E(P, res));
 	return E(P, res); /* element-wise, hint, convert */
 }
 
@@ -693,7 +675,7 @@ static void fill_region(LP *P, const Region *r)
 				continue;
 			const Encoding *e = NULL;
 			if (op->n_operands && is_block(op->operands[0]) && E(P, op->operands[0])) {
-				if (is_shape_op(op->code))
+				if (lp_is_shape_op(op->code))
 					e = shape_forward(P, op, E(P, op->operands[0]));
 				else if (op_flags(op->code) & OPF_ELEMWISE || op->code == OP_HINT)
 					e = E(P, op->operands[0]);
@@ -712,7 +694,7 @@ static void fill_region(LP *P, const Region *r)
 
 /* ---- step 3: conversions ------------------------------------------------------------ */
 
-static Value *convert_before(LP *P, Op *before, Value *x, const Encoding *e)
+Value *lp_convert_before(LP *P, Op *before, Value *x, const Encoding *e)
 {
 	Op *c = ir_insert_before(P->f, before, OP_CONVERT_LAYOUT, &x, 1, &x->type, 1);
 	if (!c) {
@@ -746,7 +728,7 @@ static void materialize_region(LP *P, Region *r)
 			const Encoding *w = want(P, op, i);
 			if (!is_block(x) || !w || enc_equiv(x->enc, w, x->type, P->f->num_warps))
 				continue;
-			set_operand(op, i, convert_before(P, op, x, w));
+			set_operand(op, i, lp_convert_before(P, op, x, w));
 		}
 	}
 }
@@ -775,441 +757,4 @@ bool ir_layouts(IrFunc *f, Diag *diag)
 	if (P.oom)
 		diag_plain(diag, DIAG_ERROR, "out of memory assigning layouts to '%s'", f->name);
 	return !P.oom;
-}
-
-/* ---- remove-conversions ---------------------------------------------------------------- */
-
-enum { REMAT_BUDGET = 64 };
-
-/* What remat made: v recomputed in encoding e. */
-typedef struct Remade {
-	const Value *v;
-	const Encoding *e;
-	Value *to;
-} Remade;
-
-typedef struct RC {
-	LP P;
-	Remade *memo; /* a conversion's walk reuses what an earlier one made */
-	int n_memo, cap_memo;
-	int budget;
-	Op **moved_loads; /* loads recomputed elsewhere: removed once unused */
-	int n_moved, cap_moved;
-} RC;
-
-static Value *memo_get(RC *R, const Value *v, const Encoding *e)
-{
-	for (int i = 0; i < R->n_memo; i++)
-		if (R->memo[i].v == v && R->memo[i].e == e)
-			return R->memo[i].to;
-	return NULL;
-}
-
-static void memo_put(RC *R, Value *v, const Encoding *e, Value *to)
-{
-	if (R->n_memo == R->cap_memo) {
-		int cap = R->cap_memo ? 2 * R->cap_memo : 64;
-		Remade *m = realloc(R->memo, (size_t)cap * sizeof *m);
-		if (!m) {
-			R->P.oom = true;
-			return;
-		}
-		R->memo = m;
-		R->cap_memo = cap;
-	}
-	R->memo[R->n_memo++] = (Remade){v, e, to};
-}
-
-static bool writes_between(const Op *from, const Op *to)
-{
-	if (from->parent != to->parent)
-		return true;
-	for (const Op *o = from->next; o && o != to; o = o->next)
-		if (ir_writes_memory(o))
-			return true;
-	return false;
-}
-
-/* How many elements one access of load d takes in encoding e: the run of
- * registers along the pointers' most contiguous dimension, as far as the
- * axis analysis allows. */
-static int access_in(RC *R, const Op *d, const Encoding *e)
-{
-	const Value *p = d->operands[0];
-	Type t = p->type;
-	Lin l;
-	if (!R->P.ax || p->id >= R->P.n_ax || !enc_lin(e, t, R->P.f->num_warps, &l))
-		return 1;
-	int best = 0;
-	for (int i = 1; i < t.rank; i++)
-		if (R->P.ax[p->id].contig[i] > R->P.ax[p->id].contig[best])
-			best = i;
-	int run = 0;
-	while (run < l.n_reg && l.reg[run] == lin_bit(t, best, run) && (1 << run) < t.shape[best])
-		run++;
-	int w = axis_access_width(R->P.ax, p, NULL, best);
-	return w < (1 << run) ? w : 1 << run;
-}
-
-/* Whether loading in e would take narrower accesses than where it is (a
- * transposed store wanting the load transposed): then the data moves
- * through shared memory instead, the load keeps its coalesced accesses. */
-static bool narrower_access(RC *R, const Op *d, const Encoding *e)
-{
-	return d->operands[0]->type.rank && access_in(R, d, e) < access_in(R, d, d->results[0]->enc);
-}
-
-/* A copy of d placed right after it, with the given operands and its
- * (single) result in encoding e. */
-static Value *clone_after(RC *R, Op *d, Value **ops, const Encoding *e)
-{
-	Op *c = ir_clone_before(R->P.f, d, d->next, ops);
-	if (!c) {
-		R->P.oom = true;
-		return NULL;
-	}
-	for (int i = 0; i < c->n_results; i++)
-		c->results[i]->enc = e;
-	return c->results[0];
-}
-
-/* v in encoding e, recomputed from cheap ops where it can be; `at` is the
- * conversion being removed, `limit` the size above which a conversion left
- * on the way is no better than the one removed. NULL when it cannot. */
-static Value *remat(RC *R, Value *v, const Encoding *e, const Op *at, int64_t limit)
-{
-	if (!is_block(v) || enc_equiv(v->enc, e, v->type, R->P.f->num_warps))
-		return v;
-	Value *m = memo_get(R, v, e);
-	if (m)
-		return m;
-	Op *d = v->def;
-	if (--R->budget < 0 || !d || d->n_results != 1)
-		goto boundary;
-	Value *ops[8];
-	if (d->n_operands > 8)
-		goto boundary;
-	switch (d->code) {
-	case OP_CONVERT_LAYOUT: {
-		Value *x = remat(R, d->operands[0], e, at, limit);
-		if (x)
-			return x;
-		goto boundary;
-	}
-	case OP_CONST:
-	case OP_ARANGE:
-		break;
-	case OP_SPLAT:
-		break;
-	case OP_LOAD:
-		if (d->attr[3] || v->uses > 1 || writes_between(d, at) || narrower_access(R, d, e))
-			goto boundary;
-		break;
-	default:
-		if (!(op_flags(d->code) & OPF_ELEMWISE) && d->code != OP_HINT && !is_shape_op(d->code))
-			goto boundary;
-		if (d->code == OP_SPLIT)
-			goto boundary;
-		break;
-	}
-	for (int i = 0; i < d->n_operands; i++) {
-		Value *x = d->operands[i];
-		if (!is_block(x)) {
-			ops[i] = x;
-			continue;
-		}
-		const Encoding *w = is_shape_op(d->code) ? shape_backward(&R->P, d, e) : e;
-		if (!w)
-			goto boundary;
-		ops[i] = remat(R, x, w, at, limit);
-		if (!ops[i])
-			goto boundary;
-	}
-	Value *c = clone_after(R, d, ops, e);
-	if (c)
-		memo_put(R, v, e, c);
-	if (c && d->code == OP_LOAD) {
-		if (R->n_moved == R->cap_moved) {
-			int cap = R->cap_moved ? 2 * R->cap_moved : 16;
-			Op **n = realloc(R->moved_loads, (size_t)cap * sizeof *n);
-			if (!n) {
-				R->P.oom = true;
-				return c;
-			}
-			R->moved_loads = n;
-			R->cap_moved = cap;
-		}
-		R->moved_loads[R->n_moved++] = d;
-	}
-	return c;
-boundary:
-	/* a conversion here pays when the block is smaller than the one at `at` */
-	if (type_numel(v->type) < limit && d) {
-		Op *anchor = d->next;
-		Value *c = convert_before(&R->P, anchor, v, e);
-		memo_put(R, v, e, c);
-		return c;
-	}
-	return NULL;
-}
-
-static void replace_all(IrFunc *f, Value *from, Value *to) { ir_replace_uses(f, from, to); }
-
-/* Registers holding consecutive elements from the first: vectors a thread
- * can move to and from shared memory at once. */
-static int contiguous_regs(const Lin *l)
-{
-	int v = 0;
-	while (v < l->n_reg && l->reg[v] == v)
-		v++;
-	return v;
-}
-
-/* A basis over GF(2), kept reduced: basis_add tells whether x was
- * independent of what it holds (and then holds it too). */
-typedef struct Basis {
-	uint32_t v[32];
-	int n;
-} Basis;
-
-static uint32_t reduce_by(const Basis *b, uint32_t x)
-{
-	for (int i = 0; i < b->n; i++)
-		if ((x ^ b->v[i]) < x)
-			x ^= b->v[i];
-	return x;
-}
-
-static bool basis_add(Basis *b, uint32_t x)
-{
-	x = reduce_by(b, x);
-	if (!x)
-		return false;
-	int i = b->n++;
-	b->v[i] = x;
-	/* sorted by leading bit, highest first, so that reduce_by works */
-	for (; i > 0 && b->v[i] > b->v[i - 1]; i--) {
-		uint32_t t = b->v[i];
-		b->v[i] = b->v[i - 1];
-		b->v[i - 1] = t;
-	}
-	return true;
-}
-
-/* The scratch of a conversion: address = index XOR the swizzle of its bits.
- * One access of a warp is free of bank conflicts when its lanes that reach
- * different 4-byte words reach different banks: over GF(2), the lanes' word
- * images must stay independent once cut to the 5 bank bits (lanes of one
- * word share it). Going through each side's lanes (those on bank bits
- * first: they cannot move), a lane whose word is new but whose bank is not
- * gets a bank bit XORed into its address. Only index bits above the bank
- * bits are changed, and only bank bits are XORed in, so the map stays one
- * to one; vectors of vec elements stay whole. tests/ir/banks_test.c replays
- * every conversion of the examples against this. */
-static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const Encoding *dst_enc, Type t,
-                                   bool allow_ldmatrix)
-{
-	Encoding s;
-	memset(&s, 0, sizeof s);
-	s.kind = ENC_SHARED;
-	int bits = 0;
-	for (int d = 0; d < t.rank; d++)
-		bits += log2i(t.shape[d]);
-	s.n_index_bits = bits;
-	int eb = type_bytes(type_elem(t));
-	if (eb > 8)
-		eb = 8;
-	/* where each bit of the linear index lands in the address before the
-	 * swizzle: itself (the tile row-major), or, for a B operand stored
-	 * K-major, K's bits low and N's above them */
-	int ab[LIN_MAX_BITS];
-	for (int j = 0; j < bits; j++)
-		ab[j] = j;
-	int vb[2] = {contiguous_regs(src), contiguous_regs(dst)};
-	/* an mma operand of 16-bit elements is read with ldmatrix: each lane
-	 * gives the address of a row of 8 elements (A: 8 k of one m; B: 8 n of
-	 * one k, transposed on the way; B K-major: 8 k of one n, as they lie);
-	 * the 8 lanes of one matrix are its rows */
-	Lin rows = *dst;
-	if (allow_ldmatrix && dst_enc && dst_enc->kind == ENC_DOT_OPERAND && dst_enc->k_width == 2 && eb == 2 &&
-	    t.shape[1] >= 8) {
-		int rows_dim = 0;
-		s.ldmatrix = dst_enc->op_idx == 0 ? 1 : 2;
-		/* a B tile whose registers run along K (attention's K^T) is
-		 * stored as it was loaded, 16 bytes a store (or a cp.async), and
-		 * read without .trans */
-		int nb = log2i(t.shape[1]), kb = log2i(t.shape[0]), along_k = 0;
-		while (s.ldmatrix == 2 && along_k < 3 && along_k < src->n_reg && src->reg[along_k] == lin_bit(t, 0, along_k))
-			along_k++;
-		if (along_k == 3 && t.shape[0] >= 16) {
-			s.ldmatrix = 3;
-			rows_dim = 1;
-			for (int j = 0; j < bits; j++)
-				ab[j] = j < nb ? j + kb : j - nb;
-		}
-		vb[1] = 3;
-		for (int i = 0; i < 5; i++)
-			rows.lane[i] = (int8_t)(i < 3 ? lin_bit(t, rows_dim, i) : -1);
-	}
-	if (s.ldmatrix == 3) { /* the store's vector: registers whose addresses run on */
-		vb[0] = 0;
-		while (vb[0] < src->n_reg && ab[src->reg[vb[0]]] == vb[0])
-			vb[0]++;
-	}
-	for (int i = 0; i < 2; i++)
-		while (vb[i] > 0 && (1 << vb[i]) * eb > 16)
-			vb[i]--;
-	s.vec = 1 << vb[0];
-	s.load_vec = 1 << vb[1];
-	/* element address bits: below `sub` inside a word; the word's low 5 bits its bank */
-	int sub = eb >= 4 ? 0 : log2i(4 / eb), word_shift = eb > 4 ? 1 : 0;
-	int lo_target = vb[0] > vb[1] ? vb[0] : vb[1]; /* XOR targets keep vectors and words whole */
-	if (lo_target < sub)
-		lo_target = sub;
-	uint32_t img[LIN_MAX_BITS];
-	for (int j = 0; j < bits; j++)
-		img[j] = 1u << ab[j];
-	const Lin *side[2] = {src, &rows};
-	bool conflicts = false;
-	for (int round = 0; round < 2; round++)
-		for (int si = 0; si < 2; si++) {
-			const Lin *l = side[si];
-			int access = (1 << vb[si]) * eb;
-			int lanes = access <= 4 ? 5 : access == 8 ? 4 : 3; /* lanes of one wavefront */
-			Basis words = {.n = 0}, banks = {.n = 0};
-			for (int i = 0; i < 2 * lanes; i++) {
-				int j = l->lane[i % lanes];
-				if (j < 0 || (i < lanes) != (ab[j] < sub + 5))
-					continue;
-				uint32_t w = (img[j] >> sub) << word_shift; /* 8-byte elements: two words */
-				if (!reduce_by(&words, w))
-					continue; /* a word already reached: no new bank needed */
-				uint32_t bk = w & 31;
-				if (reduce_by(&banks, bk)) {
-					basis_add(&words, w);
-					basis_add(&banks, bk);
-					continue;
-				}
-				bool fixed = false;
-				for (int tb = lo_target; tb < sub + 5 && ab[j] >= sub + 5 && !fixed; tb++) {
-					uint32_t cand = img[j] ^ (1u << tb);
-					uint32_t cw = (cand >> sub) << word_shift;
-					if (reduce_by(&banks, cw & 31)) {
-						img[j] = cand;
-						basis_add(&words, cw);
-						basis_add(&banks, cw & 31);
-						fixed = true;
-					}
-				}
-				if (!fixed && round == 1)
-					conflicts = true;
-			}
-		}
-	/* ldmatrix keeps 8 elements of a row together, which leaves fewer bank
-	 * bits to swizzle: where that is not enough for the other side, plain
-	 * loads without conflicts are worth more */
-	if (conflicts && s.ldmatrix)
-		return scratch_for(P, src, dst, dst_enc, t, false);
-	for (int j = 0; j < bits; j++)
-		s.swizzle[j] = img[j] ^ (1u << j);
-	return chk(P, enc_intern(P->f, &s));
-}
-
-/* Conversions inside a loop of values from outside it are done once,
- * before the loop (attention's q as a dot operand). */
-static void hoist_conversions(Op *loop)
-{
-	for (int i = 0; i < loop->n_regions; i++)
-		for (Op *op = loop->regions[i].first; op;) {
-			Op *next = op->next;
-			const Value *x = op->code == OP_CONVERT_LAYOUT ? op->operands[0] : NULL;
-			bool outside = x && (x->def ? x->def->parent != &loop->regions[i] : x->owner != &loop->regions[i]);
-			/* from outside: defined in an enclosing region, before the loop */
-			if (outside && x->def) {
-				const Region *r = x->def->parent;
-				const Op *p = loop;
-				while (p && p->parent != r)
-					p = p->parent ? p->parent->parent : NULL;
-				outside = p != NULL;
-			} else if (outside) {
-				outside = false; /* a region argument of an enclosing op: leave it */
-			}
-			if (outside) {
-				ir_unlink(op);
-				ir_link_before(op, loop);
-			}
-			op = next;
-		}
-}
-
-static void rc_region(RC *R, Region *r)
-{
-	for (Op *op = r->first; op && !R->P.oom;) {
-		Op *next = op->next;
-		for (int i = 0; i < op->n_regions; i++)
-			rc_region(R, &op->regions[i]);
-		if (op->code == OP_FOR || op->code == OP_WHILE)
-			hoist_conversions(op);
-		if (op->code == OP_CONVERT_LAYOUT) {
-			Value *x = op->operands[0], *y = op->results[0];
-			Value *to = NULL;
-			if (enc_equiv(x->enc, y->enc, x->type, R->P.f->num_warps)) {
-				to = x;
-			} else {
-				R->budget = REMAT_BUDGET;
-				to = remat(R, x, y->enc, op, type_numel(y->type));
-				/* the same conversion, found again in the chain, is no gain */
-				if (to && to->def && to->def->code == OP_CONVERT_LAYOUT && to->def->operands[0] == x)
-					to = NULL;
-			}
-			if (to && to != y) {
-				replace_all(R->P.f, y, to);
-				ir_remove(op);
-			}
-		}
-		op = next;
-	}
-}
-
-static void scratch_region(RC *R, Region *r)
-{
-	for (Op *op = r->first; op && !R->P.oom; op = op->next) {
-		for (int i = 0; i < op->n_regions; i++)
-			scratch_region(R, &op->regions[i]);
-		if (op->code != OP_CONVERT_LAYOUT)
-			continue;
-		Lin a, b;
-		Type t = op->results[0]->type;
-		int w = R->P.f->num_warps;
-		op->scratch = NULL;
-		if (!enc_lin(op->operands[0]->enc, t, w, &a) || !enc_lin(op->results[0]->enc, t, w, &b))
-			continue;
-		bool same = a.n_warp == b.n_warp && memcmp(a.lane, b.lane, sizeof a.lane) == 0 &&
-		            memcmp(a.warp, b.warp, (size_t)a.n_warp) == 0;
-		if (!same)
-			op->scratch = scratch_for(&R->P, &a, &b, op->results[0]->enc, t, true);
-	}
-}
-
-bool ir_remove_conversions(IrFunc *f, Diag *diag)
-{
-	if (!f->gpu)
-		return true;
-	RC R = {.P = {.f = f, .T = 32 * f->num_warps}};
-	R.P.ax = axis_analyze(f);
-	R.P.n_ax = R.P.ax ? f->n_values : 0;
-	rc_region(&R, &f->body);
-	/* the ops left without users, then the loads they were the only users of */
-	ir_dce(f, diag);
-	for (int i = 0; i < R.n_moved; i++)
-		if (!R.moved_loads[i]->results[0]->uses)
-			ir_remove(R.moved_loads[i]);
-	ir_dce(f, diag);
-	scratch_region(&R, &f->body);
-	free(R.P.ax);
-	free(R.moved_loads);
-	free(R.memo);
-	if (R.P.oom)
-		diag_plain(diag, DIAG_ERROR, "out of memory removing conversions in '%s'", f->name);
-	return !R.P.oom;
 }

@@ -1,5 +1,5 @@
-/* interp/interp_int.h: what interp.c (the run, control flow, memory) and ops.c
- * (the computing ops) share. Internal to the interpreter.
+/* interp/interp_int.h: what interp.c (the run, control flow), memory.c
+ * (loads, stores, atomics), check.c and ops.c (the computing ops) share. Internal to the interpreter.
  *
  * Every value holds a buffer of elements, one 8-byte slot each:
  *   signed ints   int64, sign-extended from their width (canonical)
@@ -120,7 +120,17 @@ static inline void copy_elems(Elem *dst, const Slot *s, int64_t n)
 	}
 }
 
-/* ---- interp_ops.c ---- */
+/* ---- memory.c: checked against the run's buffers ---- */
+
+bool interp_load(Worker *w, const Op *op);
+bool interp_store(Worker *w, const Op *op);
+bool interp_atomic(Worker *w, const Op *op); /* atomic_rmw and atomic_cas */
+
+/* ---- check.c: the IR checked once before a run ("malformed IR" reports) ---- */
+
+bool interp_check(const IrFunc *f, Diag *diag);
+
+/* ---- ops.c ---- */
 
 bool interp_elementwise(Worker *w, const Op *op); /* every OPF_ELEMWISE op */
 bool interp_shape(Worker *w, const Op *op);       /* const, arange, splat ... split, hint */
@@ -129,6 +139,9 @@ bool interp_reduce(Worker *w, const Op *op);
 bool interp_scan(Worker *w, const Op *op);
 bool interp_philox(Worker *w, const Op *op);
 bool interp_print(Worker *w, const Op *op);
+
+/* Whether t is a float scalar or a block of floats (not a pointer). */
+static inline bool is_float_t(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
 
 /* The canonical slot value of the bits v for int kind k (i1: v != 0). */
 static inline int64_t canon_int(ScalarKind k, uint64_t v)

@@ -389,9 +389,9 @@ static void check_dot(Verifier *v, const Op *op)
 		attr_in(v, op, 0, DOT_TF32, DOT_IEEE, "precision");
 }
 
-static void check_op(Verifier *v, const Op *op)
+/* Constants, program ids and the shape ops. */
+static void check_shape_op(Verifier *v, const Op *op)
 {
-	Type buf[2 * 64];
 	switch (op->code) {
 	case OP_CONST:
 		check_const(v, op);
@@ -512,6 +512,15 @@ static void check_op(Verifier *v, const Op *op)
 			result_is(v, op, 1, a);
 		break;
 	}
+	default:
+		break;
+	}
+}
+
+/* Element-wise ops, pointer arithmetic, compares, selects and casts. */
+static void check_elementwise_op(Verifier *v, const Op *op)
+{
+	switch (op->code) {
 	case OP_ADD:
 	case OP_SUB:
 	case OP_MUL:
@@ -588,6 +597,54 @@ static void check_op(Verifier *v, const Op *op)
 			fail(v, op, "cannot bitcast %s to %s", tstr(a), tstr(r));
 		break;
 	}
+	default:
+		break;
+	}
+}
+
+static void check_op(Verifier *v, const Op *op)
+{
+	Type buf[2 * 64];
+	switch (op->code) {
+	case OP_CONST:
+	case OP_ARANGE:
+	case OP_PROGRAM_ID:
+	case OP_NUM_PROGRAMS:
+	case OP_SPLAT:
+	case OP_BROADCAST:
+	case OP_EXPAND_DIMS:
+	case OP_RESHAPE:
+	case OP_TRANS:
+	case OP_CAT:
+	case OP_JOIN:
+	case OP_SPLIT:
+		check_shape_op(v, op);
+		break;
+	case OP_ADD:
+	case OP_SUB:
+	case OP_MUL:
+	case OP_DIV:
+	case OP_REM:
+	case OP_MIN:
+	case OP_MAX:
+	case OP_AND:
+	case OP_OR:
+	case OP_XOR:
+	case OP_SHL:
+	case OP_SHR:
+	case OP_UMULHI:
+	case OP_NEG:
+	case OP_ABS:
+	case OP_NOT:
+	case OP_FMA:
+	case OP_MATH:
+	case OP_ADDPTR:
+	case OP_CMP:
+	case OP_SELECT:
+	case OP_CAST:
+	case OP_BITCAST:
+		check_elementwise_op(v, op);
+		break;
 	case OP_PTR_TO_INT:
 		if (!counts(v, op, 1, 1, 1))
 			break;

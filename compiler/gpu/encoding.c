@@ -1,4 +1,4 @@
-/* layout.c: encodings of the GPU IR and their bit maps.
+/* encoding.c: encodings of the GPU IR and their bit maps.
  *
  * An encoding says which thread of a program holds which element of a
  * block. Blocks have power-of-two shapes, so an element's row-major linear
@@ -7,7 +7,7 @@
  * element is then held by several threads). Lin is that map; the parametric
  * kinds (blocked, slice, mma, dot_operand) are ways to write common ones,
  * and enc_lin expands them for a given shape. The passes that assign and
- * convert encodings are in layout_pass.c. */
+ * convert encodings are in layouts.c and remove_conversions.c. */
 #include "gpu/gpu.h"
 
 #include <stddef.h>

@@ -5,7 +5,8 @@
 
 #include "ir/ir.h"
 
-/* ---- GPU IR: encodings, axis analysis, layout passes (layout.c, axis.c) ----
+/* ---- GPU IR: encodings, axis analysis, layout passes (encoding.c, axis.c,
+ * layouts.c, remove_conversions.c, pipeline.c) ----
  *
  * The GPU passes turn tile IR into GPU IR: every block value gets an
  * encoding that says which thread holds which element, and a change of

@@ -1,4 +1,4 @@
-/* interp_ops.c: the ops of the interpreter that compute: element-wise
+/* ops.c: the ops of the interpreter that compute: element-wise
  * arithmetic and conversions, shapes, dot, reductions and scans (running
  * their combine region over many lanes at once), philox and print.
  *

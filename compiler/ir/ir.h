@@ -20,7 +20,7 @@
 #define BLK_API __attribute__((visibility("default")))
 #endif
 
-/* ---- tile IR (ir.c) ------------------------------------------------------
+/* ---- tile IR (ir.c) ---------------------------------------------------------
  *
  * SSA over typed values: scalars, pointers, and blocks (static shapes).
  * Control flow is structured: `for`, `if`, `while`, `reduce` and `scan`
@@ -195,7 +195,7 @@ typedef struct IrFunc {
 	int num_warps;
 	int num_stages;
 	Span loc;
-	/* GPU IR (layout.c): set by the layouts pass */
+	/* GPU IR (gpu/): set by the layouts pass */
 	bool gpu;          /* every block value has an encoding */
 	int sm;            /* target compute capability (80, 90); 0: 80 */
 	Encoding **encs;   /* the distinct encodings, numbered by Encoding.id */
@@ -228,8 +228,8 @@ void ir_print(const IrFunc *f, StrBuf *out);
 bool ir_verify(const IrFunc *f, Diag *diag, const char *after_pass);
 
 
-/* ---- IR printer, verifier, passes (ir_print.c, ir_verify.c, passes.c,
- * canonicalize.c) ----------------------------------------------------------
+/* ---- IR printer, verifier, passes (print.c, verify.c, pass_manager.c,
+ * canonicalize.c, cse.c, dce.c) ----------------------------------------------------------
  *
  * docs/ir.md describes the printed form, every invariant the verifier checks,
  * and each pass with an example. */
@@ -284,7 +284,7 @@ const IrPass *ir_pass_find(const char *name);
  * then it returns false. */
 bool ir_run_passes(IrFunc *f, const char *pipeline, const char *dump_after, StrBuf *dump, Diag *diag);
 
-/* Editing (passes.c). ir_insert_before builds an op as ir_append does, with
+/* Editing (edit.c). ir_insert_before builds an op as ir_append does, with
  * the location of `before`, and places it just before `before`. ir_unlink
  * takes an op out of its region keeping its operands' use counts (to move
  * it with ir_link_before); ir_remove is for ops that go away. */

@@ -1,4 +1,4 @@
-/* ir_print.c: the printed form of tile IR (docs/ir.md, "Printed form").
+/* print.c: the printed form of tile IR (docs/ir.md, "Printed form").
  *
  * One op a line; regions indented two spaces a level. The format is pinned
  * by golden tests: change it only on purpose, and the docs with it.

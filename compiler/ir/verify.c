@@ -1,6 +1,6 @@
-/* ir_verify.c: the invariants of tile IR (docs/ir.md, "Verifier").
+/* verify.c: the invariants of tile IR (docs/ir.md, "Verifier").
  *
- * The checks follow the op table in compiler.h. A violation is the
+ * The checks follow the op table in ir/ir.h. A violation is the
  * compiler's own bug, so the first one is reported (later ones tend to be
  * its echoes) as
  *   internal error: IR invalid after PASS: WHAT at %N (op)

@@ -1,5 +1,5 @@
 /* layout_test: the GPU IR's encodings and bit maps (layout.c), shape ops as
- * maps of index bits (layout_pass.c) and the axis analysis (axis.c).
+ * maps of index bits (gpu/layouts.c) and the axis analysis (axis.c).
  *
  * Each expectation is computed here independently of the code under test:
  * blocked layouts from Triton's sizePerThread / threadsPerWarp /

@@ -1,0 +1,87 @@
+/* options.c: what the command lines of blkc share: usage errors, -D values,
+ * and where the standard library is. */
+#include "blkc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "blkc: error: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'blkc --help' for more information.\n");
+	return 2;
+}
+
+bool is_identifier(const char *s, size_t n)
+{
+	if (n == 0 || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		char c = s[i];
+		if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			return false;
+	}
+	return true;
+}
+
+/* The standard library: $BLK_STDLIB, else beside the program as installed
+ * (PREFIX/bin/blkc, PREFIX/share/blk/stdlib) or as built (build/blkc,
+ * stdlib/). */
+const char *find_stdlib(char *buf, size_t size)
+{
+	const char *env = getenv("BLK_STDLIB");
+	if (env && env[0])
+		return env;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	static const char *const rel[] = {"../share/blk/stdlib", "../stdlib", "../../stdlib"};
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+		snprintf(buf, size, "%s/%s", exe, rel[i]);
+		if (access(buf, R_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+/* VALUE of -D: an integer (decimal, 0x hex), a float, or true/false. */
+bool parse_define(const char *arg, ConstBinding *out)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || !is_identifier(arg, (size_t)(eq - arg)) || !eq[1])
+		return false;
+	const char *v = eq + 1;
+	char *end;
+	*out = (ConstBinding){.name = strndup(arg, (size_t)(eq - arg))};
+	if (!out->name)
+		return false;
+	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
+		out->i = v[0] == 't';
+		return true;
+	}
+	errno = 0;
+	long long i = strtoll(v, &end, 0);
+	if (!*end && !errno) {
+		out->i = i;
+		return true;
+	}
+	errno = 0;
+	double f = strtod(v, &end);
+	if (!*end && !errno) {
+		out->is_float = true;
+		out->f = f;
+		return true;
+	}
+	free((char *)out->name);
+	out->name = NULL;
+	return false;
+}

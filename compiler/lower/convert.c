@@ -1,0 +1,314 @@
+/* convert.c: convert_layout: registers renamed, or through a swizzled
+ * shared-memory scratch, read back with plain loads or ldmatrix (mma operands,
+ * read as their dot needs them). */
+#include "lower/lower_int.h"
+
+#include <string.h>
+
+/* The scratch address (in elements) of linear index bits c: the swizzle
+ * XORs address bits in for each index bit set. */
+static unsigned swizzle_const(const Encoding *s, unsigned c)
+{
+	unsigned a = c;
+	for (int j = 0; s && j < s->n_index_bits; j++)
+		if (c >> j & 1)
+			a ^= s->swizzle[j];
+	return a;
+}
+
+LLVMValueRef swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx)
+{
+	/* each set bit j flips swizzle[j]; bits that flip the one bit d below
+	 * them go together, idx ^ ((idx >> d) & mask), as the usual swizzles
+	 * (row bits onto 16-byte column bits) all do */
+	LLVMValueRef a = idx;
+	unsigned done = 0;
+	for (int j = 0; s && j < s->n_index_bits; j++) {
+		uint32_t m = s->swizzle[j];
+		if (!m || done >> j & 1)
+			continue;
+		int p = (m & (m - 1)) ? -1 : log2i((int)m);
+		if (p >= 0 && p < j) {
+			int d = j - p;
+			unsigned from = 0;
+			for (int i = j; i < s->n_index_bits; i++)
+				if (!(done >> i & 1) && i >= d && s->swizzle[i] == 1u << (i - d))
+					from |= 1u << i;
+			done |= from;
+			LLVMValueRef f = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, idx, ci32(L, d), ""), ci32(L, (long long)(from >> d)), "");
+			a = LLVMBuildXor(L->b, a, f, "");
+			continue;
+		}
+		LLVMValueRef bit = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, idx, ci32(L, j), ""), ci32(L, 1), "");
+		a = LLVMBuildXor(L->b, a, LLVMBuildMul(L->b, bit, ci32(L, (long long)m), ""), "");
+	}
+	return a;
+}
+
+/* Scratch addresses of register k of map l: the register part swizzled at
+ * compile time, the thread part (tsw) once per op. */
+LLVMValueRef scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValueRef tsw, int k)
+{
+	unsigned c = swizzle_const(s, (unsigned)reg_const(l, k));
+	return c ? LLVMBuildXor(L->b, tsw, ci32(L, c), "") : tsw;
+}
+
+/* Reads an mma operand (16-bit elements) from the scratch with ldmatrix:
+ * each instruction moves four 8 x 8 matrices, lane 8i + r giving the
+ * address of row r of matrix i, and leaves in each lane the two elements
+ * of each matrix that the fragment maps of layout.c put there. A (idx 0):
+ * matrices (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15)
+ * of one 16 x 16 tile = a0a1, a2a3, a4a5, a6a7. B (idx 1, transposed on the
+ * way, rows of 8 n): (k 0-7), (k 8-15) of one 16 x 8 tile = b0b1, b2b3, and
+ * the same of the thread's next tile along N when it has one. A dot reads
+ * each group when it first needs it (frag()), so that only one K step of
+ * its operands is live in registers at a time. */
+static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t, int offset)
+{
+	const Value *y = op->results[0];
+	const Encoding *s = op->scratch;
+	Type ty = y->type;
+	bool b_op = s->ldmatrix >= 2, trans = s->ldmatrix == 2; /* 3: B stored K-major, read as it lies */
+	LazyFrags *z = arena_alloc(&L->arena, sizeof *z);
+	bool *loaded = arena_alloc(&L->arena, (size_t)(1 << lo->n_reg) * sizeof *loaded);
+	if (!z || !loaded) {
+		L->failed = true;
+		return NULL;
+	}
+	memset(loaded, 0, (size_t)(1 << lo->n_reg) * sizeof *loaded);
+	*z = (LazyFrags){.convert = op, .lo = lo, .t = t, .loaded = loaded, .offset = offset, .owned = true,
+	                 .pair_bit = -1, .group = b_op ? 4 : 8};
+	int row_bit = lin_bit(ty, 0, 0); /* bit 0 of dimension 0: m for A, k for B */
+	/* the thread's warp part (lanes choose rows below, not the fragment map) */
+	Lin warps = *lo;
+	for (int i = 0; i < 5; i++)
+		warps.lane[i] = -1;
+	LLVMValueRef wpart = thread_part(L, &warps);
+	LLVMValueRef lane = LLVMBuildAnd(L->b, L->tid, ci32(L, 31), "");
+	LLVMValueRef r = LLVMBuildAnd(L->b, lane, ci32(L, 7), "");
+	LLVMValueRef i0 = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, lane, ci32(L, 3), ""), ci32(L, 1), "");
+	LLVMValueRef i1 = LLVMBuildLShr(L->b, lane, ci32(L, 4), "");
+	/* B: the register bit of the thread's next tile along N, if any */
+	for (int i = 0; b_op && i < lo->n_reg && z->pair_bit < 0; i++)
+		if (lo->reg[i] < row_bit && lo->reg[i] >= 3)
+			z->pair_bit = i;
+	/* lane r of matrix i0 + 2 i1 gives row r: along dimension 0 (A's m,
+	 * B's k), or for B K-major along n (dimension 1, bit 0 of the index),
+	 * the row's 8 elements along k; i0 picks the k (B) or m (A) half */
+	LLVMValueRef lane_idx = LLVMBuildOr(L->b, LLVMBuildShl(L->b, r, ci32(L, b_op && !trans ? 0 : row_bit), ""),
+	                                    LLVMBuildShl(L->b, i0, ci32(L, row_bit + 3), ""), "");
+	if (!b_op)
+		lane_idx = LLVMBuildOr(L->b, lane_idx, LLVMBuildShl(L->b, i1, ci32(L, 3), ""), "");
+	else if (z->pair_bit >= 0)
+		lane_idx = LLVMBuildOr(L->b, lane_idx, LLVMBuildShl(L->b, i1, ci32(L, lo->reg[z->pair_bit]), ""), "");
+	z->base_thread = LLVMBuildOr(L->b, wpart, lane_idx, "");
+	/* the index bits base_thread may set: the rows (along n for B K-major),
+	 * the half picked by i0, the next tile or k half picked by i1, the warp */
+	z->thread_bits = (b_op && !trans ? 7u : 7u << row_bit) | 1u << (row_bit + 3) |
+	                 (!b_op ? 8u : z->pair_bit >= 0 ? 1u << lo->reg[z->pair_bit] : 0u);
+	for (int i = 0; i < lo->n_warp; i++)
+		if (lo->warp[i] >= 0)
+			z->thread_bits |= 1u << lo->warp[i];
+	z->base_sw = swizzle_value(L, s, z->base_thread);
+	int x4 = !b_op || z->pair_bit >= 0;
+	char text[128];
+	snprintf(text, sizeof text, "ldmatrix.sync.aligned.m8n8.%s%s.shared.b16 %s, [$%d];", x4 ? "x4" : "x2",
+	         trans ? ".trans" : "", x4 ? "{$0, $1, $2, $3}" : "{$0, $1}", x4 ? 4 : 2);
+	const char *cons = x4 ? "=r,=r,=r,=r,l" : "=r,=r,l";
+	LLVMTypeRef fields[4] = {L->i32, L->i32, L->i32, L->i32};
+	LLVMTypeRef rt = LLVMStructTypeInContext(L->c, fields, x4 ? 4 : 2, 0);
+	z->ft = LLVMFunctionType(rt, &L->i64, 1, 0);
+	/* volatile: it reads shared memory, so it must stay between the barrier and the next store */
+	z->fn = LLVMGetInlineAsm(z->ft, text, strlen(text), (char *)cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+	return z;
+}
+
+/* Register k of a lazily read operand, loading its group first if needed. */
+LLVMValueRef frag(Lower *L, const Value *v, int k)
+{
+	LazyFrags *z = L->lazy ? L->lazy[v->id] : NULL;
+	if (!z)
+		return el(L, v, k);
+	if (z->loaded[k])
+		return z->t->e[k];
+	const Lin *lo = z->lo;
+	bool trans = z->group == 4;
+	int g = k & ~(z->group - 1);
+	if (z->pair_bit >= 0)
+		g &= ~(1 << z->pair_bit);
+	if (L->smem_unsynced)
+		smem_barrier(L); /* the operands' stores are done */
+	int end = z->offset + (int)type_numel(v->type) * 2;
+	if (L->smem_dirty >= 0 && L->smem_dirty < end)
+		L->smem_dirty = end;
+	int c = reg_const(lo, g);
+	LLVMValueRef sw;
+	if (!((unsigned)c & z->thread_bits)) { /* the swizzle is linear: the register part's at compile time */
+		unsigned cs = swizzle_const(z->convert->scratch, (unsigned)c);
+		sw = cs ? LLVMBuildXor(L->b, z->base_sw, ci32(L, cs), "") : z->base_sw;
+	} else {
+		LLVMValueRef idx = c ? LLVMBuildOr(L->b, z->base_thread, ci32(L, c), "") : z->base_thread;
+		sw = swizzle_value(L, z->convert->scratch, idx);
+	}
+	if (z->dyn) /* the stage buffer, in elements */
+		sw = LLVMBuildAdd(L->b, sw, LLVMBuildLShr(L->b, z->dyn, ci32(L, 1), ""), "");
+	LLVMValueRef addr = smem_abs(L, L->i16, z->offset, sw);
+	LLVMValueRef a = LLVMBuildPtrToInt(L->b, addr, L->i64, "");
+	LLVMValueRef res = LLVMBuildCall2(L->b, z->ft, z->fn, &a, 1, "");
+	int x4 = !trans || z->pair_bit >= 0;
+	LLVMTypeRef pair = LLVMVectorType(elem_type(L, type_elem(v->type)), 2);
+	for (int m = 0; m < (x4 ? 4 : 2); m++) {
+		LLVMValueRef w = LLVMBuildBitCast(L->b, LLVMBuildExtractValue(L->b, res, (unsigned)m, ""), pair, "");
+		/* matrix m's pair of registers */
+		int r = trans ? g + 2 * (m & 1) + (m >> 1) * (1 << (z->pair_bit < 0 ? 0 : z->pair_bit)) : g + 2 * m;
+		for (int h = 0; h < 2; h++) {
+			z->t->e[r + h] = LLVMBuildExtractElement(L->b, w, ci32(L, h), "");
+			z->loaded[r + h] = true;
+		}
+	}
+	return z->t->e[k];
+}
+
+/* Whether y's only use is a dot that comes after op in the same region. */
+bool only_for_dot(const Op *op)
+{
+	const Value *y = op->results[0];
+	if (y->uses != 1)
+		return false;
+	for (const Op *o = op->next; o; o = o->next)
+		for (int i = 0; i < o->n_operands; i++)
+			if (o->operands[i] == y)
+				return o->code == OP_DOT && i < 2;
+	return false;
+}
+
+void lower_convert(Lower *L, const Op *op)
+{
+	const Value *x = op->operands[0], *y = op->results[0];
+	const Lin *li = lin_of(L, x), *lo = lin_of(L, y);
+	Tile *in = val(L, x);
+	int n_out = 1 << lo->n_reg;
+	Tile t = tile_new(L, n_out);
+	if (L->failed)
+		return;
+	AsyncTile *as = async_of(L, NULL, x);
+	if (as) {
+		/* this iteration's copies are done (the next ones may fly on), and
+		 * every thread's are visible; then its dot reads with ldmatrix */
+		async_commit(L);
+		if (!L->async_synced) {
+			async_asm(L, "cp.async.wait_group 1;", NULL, NULL, 0, "");
+			smem_barrier(L);
+			L->async_synced = true;
+		}
+		Tile *kept = arena_alloc(&L->arena, sizeof *kept);
+		if (!kept) {
+			L->failed = true;
+			return;
+		}
+		*kept = t;
+		LazyFrags *z = ldmatrix_setup(L, op, lo, kept, as->offset);
+		if (!z)
+			return;
+		z->owned = false;
+		z->dyn = LLVMBuildMul(L->b, as->stage, ci32(L, as->bytes), "");
+		L->lazy[y->id] = z;
+		L->vals[y->id] = t;
+		return;
+	}
+	if (in->n == 1 && (1 << li->n_reg) > 1) {
+		t.e[0] = in->e[0];
+		t.n = 1;
+		L->vals[y->id] = t;
+		return;
+	}
+	bool same = memcmp(li->lane, lo->lane, 5) == 0 && li->n_warp == lo->n_warp &&
+	            memcmp(li->warp, lo->warp, (size_t)li->n_warp) == 0;
+	if (same) {
+		for (int k = 0; k < n_out; k++)
+			t.e[k] = in->n == 1 ? in->e[0] : in->e[reg_index(li, reg_const(lo, k))];
+		L->vals[y->id] = t;
+		return;
+	}
+	const Encoding *s = op->scratch;
+	Type et = type_elem(x->type);
+	LLVMTypeRef mt = mem_type(L, et);
+	int eb = type_bytes(et);
+	int vec = s ? s->vec : 1, load_vec = s ? s->load_vec : 1;
+	/* a vector store needs register bit i on address bit i (the scratch's
+	 * map keeps the vector's bits out of every other bit's image) */
+	for (int i = 0; (1 << i) < vec; i++)
+		if (i >= li->n_reg || swizzle_const(s, 1u << li->reg[i]) != 1u << i)
+			vec = 1;
+	/* an operand read by its dot later is pinned below the transient uses;
+	 * it needs a barrier first only where something touched its bytes since
+	 * the last one, and one after (before the dot reads) shared with the
+	 * other operand's */
+	bool lazy = s && s->ldmatrix && L->lazy && only_for_dot(op);
+	int bytes = numel(x->type) * eb, at; /* where the scratch starts, from byte 0 */
+	if (lazy) {
+		if (L->smem_dirty < 0 || L->smem_dirty > L->smem_base)
+			smem_barrier(L);
+		at = smem_pin(L, (bytes + 127) & ~127);
+	} else {
+		at = L->smem_base + smem_take(L, bytes);
+	}
+	LLVMBasicBlockRef owned = begin_if(L, owner_of(L, li), "own");
+	LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)vec);
+	LLVMValueRef tsw = swizzle_value(L, s, thread_part(L, li));
+	for (int k = 0, n_in = 1 << li->n_reg; k < n_in; k += vec) {
+		LLVMValueRef p = smem_abs(L, mt, at, scratch_addr(L, s, li, tsw, k));
+		LLVMValueRef st;
+		if (vec == 1) {
+			st = LLVMBuildStore(L->b, to_mem(L, et, in->e[k]), p);
+		} else {
+			LLVMValueRef v = LLVMGetUndef(vt);
+			for (int i = 0; i < vec; i++)
+				v = LLVMBuildInsertElement(L->b, v, to_mem(L, et, in->e[k + i]), ci32(L, i), "");
+			st = LLVMBuildStore(L->b, v, p);
+		}
+		LLVMSetAlignment(st, (unsigned)(vec * eb));
+	}
+	end_if(L, owned);
+	if (lazy) { /* kept until the dot has read it */
+		if (L->smem_dirty < at + bytes)
+			L->smem_dirty = at + bytes;
+		L->smem_unsynced = true;
+		Tile *kept = arena_alloc(&L->arena, sizeof *kept);
+		if (!kept) {
+			L->failed = true;
+			return;
+		}
+		*kept = t;
+		L->lazy[y->id] = ldmatrix_setup(L, op, lo, kept, at);
+		L->vals[y->id] = t;
+		return;
+	}
+	smem_sync(L, at - L->smem_base, bytes);
+	if (s && s->ldmatrix) { /* read all of it now */
+		LazyFrags *z = ldmatrix_setup(L, op, lo, &t, at);
+		L->lazy[y->id] = z;
+		for (int k = 0; k < n_out && !L->failed; k++)
+			t.e[k] = frag(L, y, k);
+		L->lazy[y->id] = NULL;
+		L->vals[y->id] = t;
+		return;
+	}
+	for (int i = 0; (1 << i) < load_vec; i++)
+		if (i >= lo->n_reg || lo->reg[i] != i)
+			load_vec = 1;
+	LLVMTypeRef lvt = LLVMVectorType(mt, (unsigned)load_vec);
+	tsw = swizzle_value(L, s, thread_part(L, lo));
+	for (int k = 0; k < n_out; k += load_vec) {
+		LLVMValueRef p = smem_abs(L, mt, at, scratch_addr(L, s, lo, tsw, k));
+		if (load_vec == 1) {
+			t.e[k] = from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
+			continue;
+		}
+		LLVMValueRef ld = LLVMBuildLoad2(L->b, lvt, p, "");
+		LLVMSetAlignment(ld, (unsigned)(load_vec * eb));
+		for (int i = 0; i < load_vec; i++)
+			t.e[k + i] = from_mem(L, et, LLVMBuildExtractElement(L->b, ld, ci32(L, i), ""));
+	}
+	L->vals[y->id] = t;
+}

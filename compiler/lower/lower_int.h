@@ -1,0 +1,245 @@
+/* lower/lower_int.h: what the files of the GPU lowering (GPU IR to LLVM IR)
+ * share: its state, the tiles of values, the helpers every op uses. Internal
+ * to compiler/lower.
+ *
+ * Layout. Every block value carries an encoding (layout.c), which the lowering
+ * reads as a bit map (Lin): element k of a thread's registers is the one
+ * whose linear index has the register bits of k, the lane bits and the
+ * warp bits placed where the map says. Per thread, a block value is an
+ * array of LLVM scalars, one per register. Element-wise ops work register
+ * by register (their operands share the result's encoding); shape ops and
+ * conversions whose lane and warp bits agree only rename registers; the
+ * others go through shared memory, conversions with a swizzled scratch.
+ * Reductions combine registers, then lanes with butterfly shuffles, then
+ * warps through shared memory. A dot whose operands are dot_operand
+ * encodings of an mma accumulator issues mma.sync; other dots use FMAs.
+ *
+ * Structured control flow becomes basic blocks with phis; all conditions
+ * are scalars, so all threads of a program take the same path and barriers
+ * inside loops and branches are safe.
+ *
+ * The files: lower.c (entry points, state, control flow, op dispatch),
+ * memory.c (shared-memory scratch, cp.async, global loads and stores,
+ * atomics), elementwise.c, shape.c, convert.c (convert_layout, ldmatrix),
+ * reduce.c (reductions, scans), dot.c (dot: FMAs, or dot_mma.c's mma.sync),
+ * print_assert.c; math.c has the math the GPU has no instruction for. */
+#ifndef BLK_LOWER_INT_H
+#define BLK_LOWER_INT_H
+
+#include "lower/lower.h"
+
+#include <llvm-c/Core.h>
+
+enum { MAX_REDUCE_OPERANDS = 8 };
+
+typedef struct Tile {
+	LLVMValueRef *e; /* the elements this thread holds */
+	int n;
+} Tile;
+
+typedef struct Lower {
+	Arena arena;      /* element arrays of tiles */
+	const IrFunc *f;
+	AxisInfo *ax;     /* by value id */
+	Lin *lins;        /* by value id, filled on first use */
+	bool *lin_done;
+	Lin scalar_lin;   /* held by every thread */
+	struct ThreadPart { Lin l; LLVMValueRef v; } *tparts; /* thread bits of an index, per map */
+	int n_tparts, cap_tparts;
+	LLVMBuilderRef pro; /* at the end of the entry block, before its branch */
+	int smem_base;      /* bytes of shared memory pinned below the transient uses */
+	int smem_dirty;     /* bytes from 0 that may have been touched since the last barrier; -1: unknown */
+	bool smem_unsynced; /* a pinned scratch written and no barrier since: one before reading it */
+	bool async_pending; /* cp.async copies issued, not committed yet */
+	bool async_synced;  /* the copies a conversion reads waited for since the last commit */
+	struct LazyFrags **lazy; /* by value id: an mma operand read from its scratch when the dot needs it */
+	struct AsyncTile *async; /* dot tiles a loop carries through shared memory with cp.async */
+	int n_async;
+	Diag *diag;
+	bool failed;
+	LLVMContextRef c;
+	LLVMModuleRef m;
+	LLVMBuilderRef b;
+	LLVMValueRef fn;
+	Tile *vals;       /* by value id */
+	int T;            /* threads */
+	LLVMValueRef tid; /* i32 */
+	LLVMValueRef smem; /* dynamic shared memory, addrspace(3) */
+	int smem_bytes;
+	int n_asserts;
+	LLVMMetadataRef scope; /* the kernel's debug subprogram: ops carry .tile lines */
+	LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, gptr, sptr, vd;
+} Lower;
+
+/* A loop "for (i = lo; i < hi; i++)" around body(); phis for n values. */
+typedef struct Loop {
+	LLVMBasicBlockRef pre, head, body, exit;
+	LLVMValueRef i;
+	LLVMValueRef phis[MAX_REDUCE_OPERANDS];
+	int n;
+} Loop;
+
+/* An mma operand read from its scratch with ldmatrix when its dot needs it
+ * (convert.c says how). */
+typedef struct LazyFrags {
+	const Op *convert;
+	const Lin *lo;
+	Tile *t;
+	bool *loaded;          /* by register */
+	int offset;            /* of the pinned scratch, bytes */
+	LLVMValueRef dyn;      /* i32 bytes added at run time (a cp.async stage), or NULL */
+	bool owned;            /* its dot releases the scratch (not a loop's stage buffer) */
+	int pair_bit, group;
+	LLVMValueRef base_thread, fn;
+	LLVMValueRef base_sw;  /* base_thread swizzled: a group's address is it ^ its register part's */
+	unsigned thread_bits;  /* index bits base_thread may set */
+	LLVMTypeRef ft;
+} LazyFrags;
+
+/* A dot tile a loop carries through shared memory with cp.async (memory.c
+ * says how). */
+typedef struct AsyncTile {
+	const Op *loop;
+	const Value *arg;        /* the carried tile */
+	const Op *first, *ahead; /* its loads: before the loop, in the body */
+	const Op *convert;       /* the tile to its dot operand */
+	int offset, bytes;       /* two stage buffers, pinned */
+	int vec;                 /* elements a copy moves: 16 bytes */
+	LLVMValueRef stage;      /* i32 in the body: the buffer the tile is in */
+} AsyncTile;
+
+/* ---- lower.c: the state, where a thread's elements lie, intrinsics ---- */
+
+void fail(Lower *L, Span at, const char *fmt, const char *what);
+LLVMTypeRef elem_type(Lower *L, Type t);
+/* The type a value takes in shared memory (i1 as a byte). */
+LLVMTypeRef mem_type(Lower *L, Type t);
+
+static inline int numel(Type t) { return (int)type_numel(t); }
+
+static inline LLVMValueRef ci32(Lower *L, long long v) { return LLVMConstInt(L->i32, (unsigned long long)v, 1); }
+
+/* Coordinate d of linear index idx in shape t (powers of two). */
+LLVMValueRef coord(Lower *L, Type t, LLVMValueRef idx, int d);
+/* Linear index of coordinates c in shape t. */
+LLVMValueRef linearize(Lower *L, Type t, LLVMValueRef *c);
+Tile tile_new(Lower *L, int n);
+
+static inline Tile *val(Lower *L, const Value *v) { return &L->vals[v->id]; }
+
+/* Element k of value v, for an op whose result has `count` elements a
+ * thread: scalars are uniform, so element 0 serves every k. */
+static inline LLVMValueRef el(Lower *L, const Value *v, int k)
+{
+	Tile *t = val(L, v);
+	return t->n == 1 ? t->e[0] : t->e[k];
+}
+
+const Lin *lin_of(Lower *L, const Value *v);
+
+/* Registers a thread holds of v. */
+static inline int ept(Lower *L, const Value *v) { return 1 << lin_of(L, v)->n_reg; }
+
+/* The linear-index bits that register k sets. */
+int reg_const(const Lin *l, int k);
+/* The register that holds the element whose register bits are c. */
+int reg_index(const Lin *l, int c);
+/* The bits of the thread id that do not change which element (replicas). */
+unsigned repl_mask(const Lin *l);
+/* The linear-index bits this thread's lane and warp set (i32), computed
+ * once per map in the entry block. */
+LLVMValueRef thread_part(Lower *L, const Lin *l);
+/* The linear index (i32) of register k of this thread in map l. */
+LLVMValueRef index_of(Lower *L, const Lin *l, int k);
+/* Whether the thread-id bits in m are all 0 here (i1; the constant true
+ * when m is empty). */
+LLVMValueRef tid_bits_zero(Lower *L, unsigned m);
+
+/* Whether this thread is the first of the replicas of what it holds. */
+static inline LLVMValueRef owner_of(Lower *L, const Lin *l) { return tid_bits_zero(L, repl_mask(l)); }
+
+LLVMValueRef call_intrinsic(Lower *L, const char *name, LLVMTypeRef *over, int n_over, LLVMValueRef *args,
+                            int n_args);
+LLVMValueRef sreg(Lower *L, const char *name);
+/* Branches to a new block when cond holds; returns the block to continue
+ * in, for end_if (NULL, and no branch, when cond is the constant true). */
+LLVMBasicBlockRef begin_if(Lower *L, LLVMValueRef cond, const char *name);
+void end_if(Lower *L, LLVMBasicBlockRef done);
+
+/* ---- lower.c: control flow, the op dispatch ---- */
+
+void loop_begin(Lower *L, Loop *lp, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef *init, int n);
+void loop_end(Lower *L, Loop *lp, LLVMValueRef *next);
+void lower_region(Lower *L, const Region *r);
+
+/* The values a region's terminator passes on. */
+static inline const Op *terminator(const Region *r) { return r->last; }
+
+/* ---- memory.c: shared memory ---- */
+
+/* Element idx of type t from byte byte_offset of shared memory. */
+LLVMValueRef smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx);
+/* The same, byte_offset from the transient uses' base. */
+LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx);
+/* Pins bytes below the transient uses (until smem_base is lowered again);
+ * returns where they start. */
+int smem_pin(Lower *L, int bytes);
+void smem_barrier(Lower *L);
+/* Transient shared memory for one use: the offset from smem_base (what
+ * smem_at takes), behind a barrier where needed. */
+int smem_take(Lower *L, int bytes);
+/* The barrier between a use's writes and its reads (of bytes at off). */
+void smem_sync(Lower *L, int off, int bytes);
+/* Where what came before is not known (region boundaries). */
+void smem_unknown(Lower *L);
+LLVMValueRef to_mem(Lower *L, Type t, LLVMValueRef v);
+LLVMValueRef from_mem(Lower *L, Type t, LLVMValueRef v);
+/* *p = v where pred holds, as one predicated st.shared. */
+void smem_store_if(Lower *L, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef v);
+/* Writes this thread's elements of x (tile v) to shared memory at
+ * byte_offset (taken with smem_take), by linear index; replicas write once. */
+void smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset);
+LLVMValueRef smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef idx);
+
+/* ---- memory.c: cp.async, global memory ---- */
+
+/* Finds the tiles loops in r carry through shared memory with cp.async
+ * (before r is lowered: the first loads come before their loop). */
+void async_prescan(Lower *L, const Region *r);
+AsyncTile *async_of(Lower *L, const Op *ld, const Value *arg);
+void async_asm(Lower *L, const char *text, LLVMValueRef *args, LLVMTypeRef *types, int n, const char *cons);
+void async_commit(Lower *L);
+void lower_load_store(Lower *L, const Op *op);
+void lower_atomic(Lower *L, const Op *op);
+
+/* ---- elementwise.c ---- */
+
+static inline bool is_float(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
+static inline bool is_fp8(Type t) { return !t.ptr && (t.scalar == SK_F8E4M3 || t.scalar == SK_F8E5M2); }
+static inline bool is_signed(Type t) { return !t.ptr && scalar_is_signed((ScalarKind)t.scalar) && t.scalar != SK_I1; }
+
+LLVMValueRef const_elem(Lower *L, const Op *op, Type t);
+LLVMValueRef cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at);
+/* An OPF_ELEMWISE op whose result has n elements a thread. */
+void lower_elementwise(Lower *L, const Op *op, int n);
+void lower_philox(Lower *L, const Op *op);
+
+/* ---- shape.c, convert.c, reduce.c, dot.c, dot_mma.c, print_assert.c ---- */
+
+void lower_shape(Lower *L, const Op *op);
+LLVMValueRef swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx);
+/* Scratch addresses of register k of map l: the register part swizzled at
+ * compile time, the thread part (tsw) once per op. */
+LLVMValueRef scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValueRef tsw, int k);
+/* Register k of a lazily read operand, loading its group first if needed. */
+LLVMValueRef frag(Lower *L, const Value *v, int k);
+/* Whether y's only use is a dot that comes after op in the same region. */
+bool only_for_dot(const Op *op);
+void lower_convert(Lower *L, const Op *op);
+void lower_reduce(Lower *L, const Op *op);
+void lower_dot(Lower *L, const Op *op);
+void lower_dot_mma(Lower *L, const Op *op);
+void lower_print(Lower *L, const Op *op);
+void lower_assert(Lower *L, const Op *op);
+
+#endif

@@ -1,0 +1,642 @@
+/* memory.c: memory: the shared-memory scratch (pinned and transient uses,
+ * barriers, element stores and loads), cp.async copies of the dot tiles loops
+ * carry, global loads and stores in inline PTX, and atomics. */
+#include "lower/lower_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- shared memory ------------------------------------------------------------------ */
+
+static void barrier(Lower *L)
+{
+	call_intrinsic(L, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
+}
+
+/* Shared memory: scratches that must outlive their op (an mma operand
+ * read by its dot, a loop's cp.async stages) are pinned at the bottom,
+ * below smem_base (smem_pin); every other use is transient and lies above
+ * it (smem_take). */
+static void need_smem(Lower *L, int bytes)
+{
+	if (L->smem_base + bytes > L->smem_bytes)
+		L->smem_bytes = L->smem_base + bytes;
+}
+
+/* Element idx of type t from byte byte_offset of shared memory. */
+LLVMValueRef smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
+{
+	LLVMValueRef base = L->smem;
+	if (byte_offset) {
+		LLVMValueRef off = ci32(L, byte_offset);
+		base = LLVMBuildGEP2(L->b, L->i8, base, &off, 1, "");
+	}
+	return LLVMBuildGEP2(L->b, t, base, &idx, 1, "");
+}
+
+/* The same, byte_offset from the transient uses' base. */
+LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
+{
+	return smem_abs(L, t, byte_offset + L->smem_base, idx);
+}
+
+/* Pins bytes below the transient uses (until smem_base is lowered again);
+ * returns where they start. */
+int smem_pin(Lower *L, int bytes)
+{
+	int at = L->smem_base;
+	L->smem_base += bytes;
+	need_smem(L, 0);
+	return at;
+}
+
+void smem_barrier(Lower *L)
+{
+	barrier(L);
+	L->smem_dirty = 0;
+	L->smem_unsynced = false;
+}
+
+/* Transient shared memory: each use (write, barrier, read) takes the next
+ * bytes after what may have been touched since the last barrier, so that
+ * it needs no barrier of its own before it writes; when those bytes would
+ * grow the kernel's shared memory past what it already uses (or 4 KB), or
+ * what came before is not known (the start of a loop's body, after an if),
+ * it starts again at the bottom behind a barrier. Returns the offset from
+ * smem_base (what smem_at takes). */
+int smem_take(Lower *L, int bytes)
+{
+	bytes = (bytes + 15) & ~15;
+	int base = L->smem_base;
+	int room = L->smem_bytes > base + 4096 ? L->smem_bytes : base + 4096;
+	int start = L->smem_dirty < 0 ? -1 : L->smem_dirty > base ? L->smem_dirty : base;
+	if (start < 0 || start + bytes > room) {
+		smem_barrier(L);
+		start = base;
+	}
+	L->smem_dirty = start + bytes;
+	need_smem(L, start - base + bytes);
+	return start - base;
+}
+
+/* The barrier between a use's writes and its reads (of bytes at off). */
+void smem_sync(Lower *L, int off, int bytes)
+{
+	smem_barrier(L);
+	L->smem_dirty = L->smem_base + off + ((bytes + 15) & ~15);
+}
+
+/* Where what came before is not known (region boundaries). */
+void smem_unknown(Lower *L)
+{
+	if (L->smem_unsynced)
+		smem_barrier(L);
+	L->smem_dirty = -1;
+}
+
+LLVMValueRef to_mem(Lower *L, Type t, LLVMValueRef v)
+{
+	return !t.ptr && t.scalar == SK_I1 ? LLVMBuildZExt(L->b, v, L->i8, "") : v;
+}
+
+LLVMValueRef from_mem(Lower *L, Type t, LLVMValueRef v)
+{
+	return !t.ptr && t.scalar == SK_I1 ? LLVMBuildTrunc(L->b, v, L->i1, "") : v;
+}
+
+/* *p = v where pred holds, as one predicated st.shared: no branch, so the
+ * kernel stays in fewer basic blocks, each of which costs the code
+ * generator a DAG of its own. */
+void smem_store_if(Lower *L, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef v)
+{
+	if (LLVMIsAConstantInt(pred) && LLVMConstIntGetZExtValue(pred)) {
+		LLVMBuildStore(L->b, v, p);
+		return;
+	}
+	LLVMTypeRef t = LLVMTypeOf(v);
+	LLVMTypeKind k = LLVMGetTypeKind(t);
+	int bits = k == LLVMIntegerTypeKind ? (int)LLVMGetIntTypeWidth(t) : k == LLVMDoubleTypeKind ? 64
+	         : k == LLVMFloatTypeKind ? 32 : k == LLVMPointerTypeKind ? 64 : 16;
+	LLVMValueRef w = k == LLVMIntegerTypeKind ? v
+	               : k == LLVMPointerTypeKind ? LLVMBuildPtrToInt(L->b, v, L->i64, "") /* a pointer tile */
+	                                          : LLVMBuildBitCast(L->b, v, LLVMIntTypeInContext(L->c, (unsigned)bits), "");
+	if (bits < 16) /* bytes travel in 16-bit registers */
+		w = LLVMBuildZExt(L->b, w, L->i16, "");
+	char text[64], cons[16];
+	snprintf(text, sizeof text, "@$0 st.shared.b%d [$1], $2;", bits);
+	snprintf(cons, sizeof cons, "b,l,%s", bits == 64 ? "l" : bits == 32 ? "r" : "h");
+	LLVMTypeRef args_t[3] = {L->i1, LLVMTypeOf(p), LLVMTypeOf(w)};
+	LLVMValueRef args[3] = {pred, p, w};
+	LLVMTypeRef ft = LLVMFunctionType(L->vd, args_t, 3, 0);
+	LLVMValueRef a = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+	LLVMBuildCall2(L->b, ft, a, args, 3, "");
+}
+
+/* Writes this thread's elements of x (tile v) to shared memory at
+ * byte_offset (taken with smem_take), by linear index; replicas write once. */
+void smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset)
+{
+	Type t = x->type;
+	const Lin *l = lin_of(L, x);
+	LLVMTypeRef mt = mem_type(L, t);
+	LLVMValueRef own = owner_of(L, l);
+	/* a uniform tile (a splat) holds one element for all the block's */
+	for (int k = 0, n = 1 << l->n_reg; k < n; k++)
+		smem_store_if(L, own, smem_at(L, mt, byte_offset, index_of(L, l, k)), to_mem(L, t, v->n == 1 ? v->e[0] : v->e[k]));
+}
+
+LLVMValueRef smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef idx)
+{
+	LLVMTypeRef mt = mem_type(L, t);
+	return from_mem(L, t, LLVMBuildLoad2(L->b, mt, smem_at(L, mt, byte_offset, idx), ""));
+}
+
+/* ---- dot tiles through shared memory with cp.async ---------------------------
+ *
+ * pipeline-dots leaves a loop that carries a dot's tile: loaded before the
+ * loop for the first iteration, loaded at the top of the body for the next,
+ * converted to its dot operand. Such a tile goes to shared memory with
+ * cp.async instead of through registers: two stage buffers (the convert's
+ * swizzled scratch, twice), the loads become 16-byte asynchronous copies
+ * into the buffer the next iteration reads (zero-filled where masked), the
+ * loop carries the buffer's number, and the conversion waits for the copies
+ * of its own iteration (cp.async.wait_group 1: the next ones stay in
+ * flight under this iteration's mma) and reads with ldmatrix. */
+
+static int access_width(Lower *L, const Value *ptr, const Value *mask);
+
+static bool zero_const(const Value *v)
+{
+	return v->def && v->def->code == OP_CONST && v->def->ival == 0 && v->def->fval == 0.0;
+}
+
+/* A load a cp.async can do: 16 bytes a copy from aligned, contiguous
+ * pointers held once, zero where masked off. */
+static int async_width(Lower *L, const Op *ld, const Encoding *s)
+{
+	const Value *ptr = ld->operands[0];
+	int flags = (int)ld->attr[0];
+	if (ld->attr[3] || !ptr->type.rank || (flags & MEMF_OTHER && !zero_const(ld->operands[2])))
+		return 0;
+	Type et = type_pointee(type_elem(ptr->type));
+	int eb = type_bytes(et);
+	const Lin *l = lin_of(L, ptr);
+	if (repl_mask(l) & (unsigned)(L->T - 1))
+		return 0;
+	int w = access_width(L, ptr, flags & MEMF_MASK ? ld->operands[1] : NULL);
+	if (w * eb != 16 || s->vec < w)
+		return 0;
+	return w;
+}
+
+/* Finds the tiles loops in r carry that way (before r is lowered: the first
+ * loads come before their loop). */
+void async_prescan(Lower *L, const Region *r)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		if (op->code != OP_FOR || (L->f->sm && L->f->sm < 80))
+			continue; /* cp.async is sm_80's */
+		const Region *body = &op->regions[0];
+		for (int j = 0; j < op->n_results; j++) {
+			const Value *arg = body->args[1 + j], *init = op->operands[3 + j], *y = body->last->operands[j];
+			if (!init->def || init->def->code != OP_LOAD || init->def->parent != r || init->uses != 1 ||
+			    !y->def || y->def->code != OP_LOAD || y->def->parent != body || y->uses != 1 || arg->uses != 1 ||
+			    op->results[j]->uses)
+				continue;
+			const Op *conv = NULL;
+			for (const Op *o = body->first; o && !conv; o = o->next)
+				if (o->n_operands == 1 && o->operands[0] == arg)
+					conv = o;
+			/* (a K-major B scratch is filled by stores: no example has
+			 * reached it straight from a loop's load yet) */
+			if (!conv || conv->code != OP_CONVERT_LAYOUT || !conv->scratch || !conv->scratch->ldmatrix ||
+			    conv->scratch->ldmatrix == 3 || !only_for_dot(conv))
+				continue;
+			int w = async_width(L, init->def, conv->scratch);
+			if (!w || async_width(L, y->def, conv->scratch) != w)
+				continue;
+			AsyncTile *n = realloc(L->async, (size_t)(L->n_async + 1) * sizeof *n);
+			if (!n) {
+				L->failed = true;
+				return;
+			}
+			L->async = n;
+			int bytes = ((int)type_numel(arg->type) * type_bytes(type_elem(arg->type)) + 127) & ~127;
+			L->async[L->n_async++] = (AsyncTile){.loop = op, .arg = arg, .first = init->def, .ahead = y->def,
+			                                     .convert = conv, .bytes = bytes, .vec = w, .offset = -1};
+		}
+	}
+}
+
+AsyncTile *async_of(Lower *L, const Op *ld, const Value *arg)
+{
+	for (int i = 0; i < L->n_async; i++)
+		if ((ld && (L->async[i].first == ld || L->async[i].ahead == ld)) || (arg && L->async[i].arg == arg))
+			return &L->async[i];
+	return NULL;
+}
+
+void async_asm(Lower *L, const char *text, LLVMValueRef *args, LLVMTypeRef *types, int n, const char *cons)
+{
+	LLVMTypeRef ft = LLVMFunctionType(L->vd, types, (unsigned)n, 0);
+	LLVMValueRef fn = LLVMGetInlineAsm(ft, (char *)text, strlen(text), (char *)cons, strlen(cons), 1, 0,
+	                                   LLVMInlineAsmDialectATT, 0);
+	LLVMBuildCall2(L->b, ft, fn, args, (unsigned)n, "");
+}
+
+/* The copies of load ld into stage buffer `stage` (an i32), uncommitted. */
+static void async_copy(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef stage)
+{
+	const Value *ptr = ld->operands[0];
+	const Value *mask = ld->attr[0] & MEMF_MASK ? ld->operands[1] : NULL;
+	const Encoding *s = a->convert->scratch;
+	const Lin *li = lin_of(L, ptr);
+	int eb = type_bytes(type_pointee(type_elem(ptr->type)));
+	/* the buffers lie below the transient uses: written only here and read
+	 * by ldmatrix, so a barrier first only where bytes were touched since */
+	if (L->smem_dirty < 0 || L->smem_dirty > a->offset)
+		smem_barrier(L);
+	LLVMValueRef tsw = swizzle_value(L, s, thread_part(L, li));
+	LLVMValueRef base = LLVMBuildAdd(L->b, ci32(L, a->offset), LLVMBuildMul(L->b, stage, ci32(L, a->bytes), ""), "");
+	const char *text = "cp.async.cg.shared.global [$0], [$1], 16, $2;";
+	LLVMTypeRef types[3] = {L->i64, L->gptr, L->i32};
+	for (int k = 0, n = ept(L, ptr); k < n && !L->failed; k += a->vec) {
+		LLVMValueRef el_idx = scratch_addr(L, s, li, tsw, k);
+		LLVMValueRef byte = LLVMBuildAdd(L->b, base, LLVMBuildMul(L->b, el_idx, ci32(L, eb), ""), "");
+		LLVMValueRef dst = LLVMBuildGEP2(L->b, L->i8, L->smem, &byte, 1, "");
+		LLVMValueRef args[3] = {LLVMBuildPtrToInt(L->b, dst, L->i64, ""), el(L, ptr, k),
+		                        mask ? LLVMBuildSelect(L->b, el(L, mask, k), ci32(L, 16), ci32(L, 0), "") : ci32(L, 16)};
+		async_asm(L, text, args, types, 3, "l,l,r");
+	}
+	L->async_pending = true;
+}
+
+void async_commit(Lower *L)
+{
+	if (L->async_pending) {
+		async_asm(L, "cp.async.commit_group;", NULL, NULL, 0, "");
+		L->async_synced = false;
+	}
+	L->async_pending = false;
+}
+
+/* A first or ahead load of a carried tile: the copies, and the buffer's
+ * number as its value. */
+static void lower_async_load(Lower *L, const Op *op, AsyncTile *a)
+{
+	Tile t = tile_new(L, 1);
+	if (L->failed)
+		return;
+	LLVMValueRef stage;
+	if (op == a->first) {
+		a->offset = smem_pin(L, 2 * a->bytes); /* two buffers, kept until after the loop */
+		stage = ci32(L, 0);
+	} else {
+		stage = LLVMBuildXor(L->b, a->stage, ci32(L, 1), ""); /* the other buffer */
+	}
+	async_copy(L, a, op, stage);
+	t.e[0] = stage;
+	L->vals[op->results[0]->id] = t;
+}
+
+/* ---- global memory ----------------------------------------------------------------- */
+
+/* How many consecutive registers one access can take: the map must hold
+ * them at consecutive positions of one dimension, and the pointers must be
+ * contiguous and aligned along it (at most 16 bytes, a mask that does not
+ * change across them). */
+/* The run of registers that hold consecutive elements along one dimension
+ * of ptr's block (from register 0): its dimension (*dim, -1 if none) and
+ * length (a power of two). */
+static int reg_run(Lower *L, const Value *ptr, int *dim)
+{
+	Type t = ptr->type;
+	const Lin *l = lin_of(L, ptr);
+	*dim = -1;
+	if (!t.rank || l->n_reg == 0)
+		return 1;
+	for (int i = 0; i < t.rank; i++)
+		if (t.shape[i] > 1 && l->reg[0] == lin_bit(t, i, 0))
+			*dim = i;
+	if (*dim < 0)
+		return 1;
+	int run = 0;
+	while (run < l->n_reg && (1 << run) < t.shape[*dim] && l->reg[run] == lin_bit(t, *dim, run))
+		run++;
+	return 1 << run;
+}
+
+/* How many consecutive registers one access can take: the map must hold
+ * them at consecutive positions of one dimension, and the pointers must be
+ * contiguous and aligned along it (at most 16 bytes, a mask that does not
+ * change across them). */
+static int access_width(Lower *L, const Value *ptr, const Value *mask)
+{
+	int d, run = reg_run(L, ptr, &d);
+	if (d < 0)
+		return 1;
+	int w = axis_access_width(L->ax, ptr, mask, d);
+	return w < run ? w : run;
+}
+
+/* How many consecutive registers load one address under one mask bit (a
+ * scale per group of weights): those after the first reuse its value. */
+static int same_address_run(Lower *L, const Value *ptr, const Value *mask)
+{
+	int d, run = reg_run(L, ptr, &d);
+	if (d < 0)
+		return 1;
+	int64_t c = L->ax[ptr->id].constancy[d];
+	if (mask && L->ax[mask->id].constancy[d] < c)
+		c = L->ax[mask->id].constancy[d];
+	while (run > c)
+		run /= 2;
+	return run;
+}
+
+/* The inline PTX register letter and bits for one word of an access. */
+static const char *reg_of(int bytes) { return bytes == 8 ? "l" : bytes == 4 ? "r" : "h"; }
+
+/* w elements of type et packed into `words` integers of word_bytes each. */
+static void pack(Lower *L, LLVMValueRef *elems, int w, LLVMTypeRef et, int eb, LLVMValueRef *words, int word_bytes)
+{
+	LLVMTypeRef wt = LLVMIntTypeInContext(L->c, (unsigned)word_bytes * 8);
+	if (eb == word_bytes) {
+		for (int i = 0; i < w; i++) {
+			LLVMValueRef x = elems[i];
+			if (LLVMGetTypeKind(et) == LLVMPointerTypeKind)
+				x = LLVMBuildPtrToInt(L->b, x, wt, "");
+			else if (et != wt)
+				x = LLVMBuildBitCast(L->b, x, wt, "");
+			words[i] = x;
+		}
+		return;
+	}
+	/* several narrow elements to a word */
+	LLVMTypeRef vt = LLVMVectorType(et, (unsigned)w);
+	LLVMValueRef v = LLVMGetUndef(vt);
+	for (int i = 0; i < w; i++)
+		v = LLVMBuildInsertElement(L->b, v, elems[i], ci32(L, i), "");
+	int n = w * eb / word_bytes;
+	LLVMValueRef wv = LLVMBuildBitCast(L->b, v, LLVMVectorType(wt, (unsigned)n), "");
+	for (int i = 0; i < n; i++)
+		words[i] = LLVMBuildExtractElement(L->b, wv, ci32(L, i), "");
+}
+
+static void unpack(Lower *L, LLVMValueRef *words, int word_bytes, LLVMTypeRef et, int eb, int w, LLVMValueRef *elems)
+{
+	LLVMTypeRef wt = LLVMIntTypeInContext(L->c, (unsigned)word_bytes * 8);
+	if (eb == word_bytes) {
+		for (int i = 0; i < w; i++) {
+			LLVMValueRef x = words[i];
+			if (LLVMGetTypeKind(et) == LLVMPointerTypeKind)
+				x = LLVMBuildIntToPtr(L->b, x, et, "");
+			else if (et != wt)
+				x = LLVMBuildBitCast(L->b, x, et, "");
+			elems[i] = x;
+		}
+		return;
+	}
+	int n = w * eb / word_bytes;
+	LLVMValueRef wv = LLVMGetUndef(LLVMVectorType(wt, (unsigned)n));
+	for (int i = 0; i < n; i++)
+		wv = LLVMBuildInsertElement(L->b, wv, words[i], ci32(L, i), "");
+	LLVMValueRef v = LLVMBuildBitCast(L->b, wv, LLVMVectorType(et, (unsigned)w), "");
+	for (int i = 0; i < w; i++)
+		elems[i] = LLVMBuildExtractElement(L->b, v, ci32(L, i), "");
+}
+
+static const char *cache_suffix(int64_t c)
+{
+	static const char *const s[] = {"", ".ca", ".cg", ".cs", ".cv", ".wb", ".wt"};
+	return c >= 0 && c < 7 ? s[c] : "";
+}
+
+/* PTX takes an L1 eviction priority only where the access may use L1:
+ * with the default cache operator or .ca. */
+static const char *evict_suffix(int64_t e, int64_t cache)
+{
+	if (cache != CACHE_DEFAULT && cache != CACHE_CA)
+		return "";
+	return e == EVICT_FIRST ? ".L1::evict_first" : e == EVICT_LAST ? ".L1::evict_last" : "";
+}
+
+/* One (possibly masked, vector) global load or store in inline PTX. */
+static void access_asm(Lower *L, bool store, LLVMValueRef ptr, LLVMValueRef pred, LLVMValueRef *words, int n_words,
+                       int word_bytes, LLVMValueRef *others, const Op *op, LLVMValueRef *out)
+{
+	char text[512], cons[256];
+	const char *r = reg_of(word_bytes);
+	int bits = word_bytes * 8;
+	int reg_bits = bits < 16 ? 16 : bits; /* bytes travel in 16-bit registers */
+	char vec[16] = "";
+	if (n_words > 1)
+		snprintf(vec, sizeof vec, ".v%d", n_words);
+	int pos = 0, cpos = 0;
+	LLVMValueRef args[16];
+	LLVMTypeRef arg_types[16];
+	int na = 0;
+	LLVMTypeRef wt = LLVMIntTypeInContext(L->c, (unsigned)reg_bits);
+	if (reg_bits != bits && words)
+		for (int i = 0; i < n_words; i++)
+			words[i] = LLVMBuildZExt(L->b, words[i], wt, "");
+	if (reg_bits != bits && others)
+		for (int i = 0; i < n_words; i++)
+			others[i] = LLVMBuildZExt(L->b, others[i], wt, "");
+	if (store) {
+		pos += snprintf(text + pos, sizeof text - (size_t)pos, "%sst.global%s%s%s.b%d [$0], {", pred ? "@$1 " : "",
+		                cache_suffix(op->attr[1]), evict_suffix(op->attr[2], op->attr[1]), vec, bits);
+		cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, "l%s", pred ? ",b" : "");
+		args[na] = ptr, arg_types[na++] = L->gptr;
+		if (pred)
+			args[na] = pred, arg_types[na++] = L->i1;
+		for (int i = 0; i < n_words; i++) {
+			pos += snprintf(text + pos, sizeof text - (size_t)pos, "%s$%d", i ? ", " : "", na);
+			cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",%s", r);
+			args[na] = words[i], arg_types[na++] = wt;
+		}
+		snprintf(text + pos, sizeof text - (size_t)pos, "};");
+		LLVMTypeRef ft = LLVMFunctionType(L->vd, arg_types, (unsigned)na, 0);
+		LLVMValueRef a = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+		LLVMBuildCall2(L->b, ft, a, args, (unsigned)na, "");
+		return;
+	}
+	/* load: outputs $0..$n-1 start as `other`, then the predicated load */
+	for (int i = 0; i < n_words; i++)
+		cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, "%s=&%s", i ? "," : "", r);
+	int p_idx = n_words, pred_idx = n_words + 1, other_idx = n_words + (pred ? 2 : 1);
+	cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",l");
+	args[na] = ptr, arg_types[na++] = L->gptr;
+	if (pred) {
+		cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",b");
+		args[na] = pred, arg_types[na++] = L->i1;
+	}
+	if (others)
+		for (int i = 0; i < n_words; i++) {
+			pos += snprintf(text + pos, sizeof text - (size_t)pos, "mov.b%d $%d, $%d; ", reg_bits, i, other_idx + i);
+			cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",%s", r);
+			args[na] = others[i], arg_types[na++] = wt;
+		}
+	if (pred)
+		pos += snprintf(text + pos, sizeof text - (size_t)pos, "@$%d ", pred_idx);
+	pos += snprintf(text + pos, sizeof text - (size_t)pos, "ld.global%s%s%s.b%d {", cache_suffix(op->attr[1]),
+	                evict_suffix(op->attr[2], op->attr[1]), vec, bits);
+	for (int i = 0; i < n_words; i++)
+		pos += snprintf(text + pos, sizeof text - (size_t)pos, "%s$%d", i ? ", " : "", i);
+	snprintf(text + pos, sizeof text - (size_t)pos, "}, [$%d];", p_idx);
+	LLVMTypeRef rt;
+	LLVMTypeRef fields[4];
+	for (int i = 0; i < n_words; i++)
+		fields[i] = wt;
+	rt = n_words == 1 ? wt : LLVMStructTypeInContext(L->c, fields, (unsigned)n_words, 0);
+	LLVMTypeRef ft = LLVMFunctionType(rt, arg_types, (unsigned)na, 0);
+	LLVMValueRef a = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+	LLVMValueRef res = LLVMBuildCall2(L->b, ft, a, args, (unsigned)na, "");
+	for (int i = 0; i < n_words; i++) {
+		out[i] = n_words == 1 ? res : LLVMBuildExtractValue(L->b, res, (unsigned)i, "");
+		if (reg_bits != bits)
+			out[i] = LLVMBuildTrunc(L->b, out[i], LLVMIntTypeInContext(L->c, (unsigned)bits), "");
+	}
+}
+
+void lower_load_store(Lower *L, const Op *op)
+{
+	AsyncTile *at = op->code == OP_LOAD ? async_of(L, op, NULL) : NULL;
+	if (at) {
+		lower_async_load(L, op, at);
+		return;
+	}
+	bool store = op->code == OP_STORE;
+	const Value *ptr = op->operands[0];
+	int flags = (int)op->attr[0];
+	const Value *mask = NULL, *other = NULL;
+	if (store && op->n_operands > 2)
+		mask = op->operands[2];
+	if (!store && (flags & MEMF_MASK))
+		mask = op->operands[1];
+	if (!store && (flags & MEMF_OTHER))
+		other = op->operands[2];
+	Type et = type_pointee(type_elem(ptr->type));
+	int eb = type_bytes(et);
+	LLVMTypeRef let = elem_type(L, et), mt = mem_type(L, et);
+	int n = ept(L, ptr);
+	int w = access_width(L, ptr, mask);
+	int total = w * eb;
+	int word_bytes = total >= 4 ? (total >= 8 && eb == 8 ? 8 : 4) : total;
+	int n_words = total / word_bytes;
+	Tile res = store ? (Tile){0} : tile_new(L, n);
+	bool replicated = ptr->type.rank && (repl_mask(lin_of(L, ptr)) & (unsigned)(L->T - 1));
+	int same = !store && w == 1 && !op->attr[3] ? same_address_run(L, ptr, mask) : 1;
+	for (int k = 0; k < n && !L->failed; k += w) {
+		if (k % same) {
+			res.e[k] = res.e[k - k % same];
+			continue;
+		}
+		LLVMValueRef pred = mask ? el(L, mask, k) : NULL;
+		if (store && replicated) { /* one owner stores each element */
+			LLVMValueRef own = owner_of(L, lin_of(L, ptr));
+			pred = pred ? LLVMBuildAnd(L->b, pred, own, "") : own;
+		}
+		LLVMValueRef elems[16], words[16], others[16];
+		if (store) {
+			for (int i = 0; i < w; i++)
+				elems[i] = to_mem(L, et, el(L, op->operands[1], k + i));
+			pack(L, elems, w, mt, eb, words, word_bytes);
+			access_asm(L, true, el(L, ptr, k), pred, words, n_words, word_bytes, NULL, op, NULL);
+			continue;
+		}
+		bool has_other = other != NULL;
+		if (has_other) {
+			for (int i = 0; i < w; i++)
+				elems[i] = to_mem(L, et, el(L, other, k + i));
+			pack(L, elems, w, mt, eb, others, word_bytes);
+		} else if (pred) {
+			for (int i = 0; i < n_words; i++)
+				others[i] = LLVMConstInt(LLVMIntTypeInContext(L->c, (unsigned)word_bytes * 8), 0, 0);
+			has_other = true;
+		}
+		access_asm(L, false, el(L, ptr, k), pred, NULL, n_words, word_bytes, has_other ? others : NULL, op, words);
+		unpack(L, words, word_bytes, mt, eb, w, elems);
+		for (int i = 0; i < w; i++)
+			res.e[k + i] = from_mem(L, et, elems[i]);
+		(void)let;
+	}
+	if (!store)
+		L->vals[op->results[0]->id] = res;
+}
+
+void lower_atomic(Lower *L, const Op *op)
+{
+	const Value *ptr = op->operands[0];
+	Type et = type_pointee(type_elem(ptr->type));
+	int n = ept(L, ptr);
+	bool cas = op->code == OP_ATOMIC_CAS;
+	const Value *mask = !cas && (op->attr[3] & MEMF_MASK) ? op->operands[2] : NULL;
+	Tile res = tile_new(L, n);
+	static const LLVMAtomicRMWBinOp int_ops[] = {LLVMAtomicRMWBinOpAdd, LLVMAtomicRMWBinOpMax, LLVMAtomicRMWBinOpMin,
+	                                             LLVMAtomicRMWBinOpAnd, LLVMAtomicRMWBinOpOr, LLVMAtomicRMWBinOpXor,
+	                                             LLVMAtomicRMWBinOpXchg};
+	LLVMAtomicOrdering ord = op->attr[1] == SEM_RELAXED ? LLVMAtomicOrderingMonotonic
+	                         : op->attr[1] == SEM_ACQUIRE ? LLVMAtomicOrderingAcquire
+	                         : op->attr[1] == SEM_RELEASE ? LLVMAtomicOrderingRelease
+	                                                      : LLVMAtomicOrderingAcquireRelease;
+	bool replicated = ptr->type.rank && (repl_mask(lin_of(L, ptr)) & (unsigned)(L->T - 1));
+	for (int k = 0; k < n && !L->failed; k++) {
+		LLVMValueRef pred = mask ? el(L, mask, k) : NULL;
+		if (replicated || !ptr->type.rank) { /* each element once: its owner (thread 0 for a scalar) */
+			LLVMValueRef own = owner_of(L, lin_of(L, ptr));
+			pred = pred ? LLVMBuildAnd(L->b, pred, own, "") : own;
+		}
+		LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b), doit = NULL, done = NULL;
+		if (pred) {
+			doit = LLVMAppendBasicBlockInContext(L->c, L->fn, "atom");
+			done = LLVMAppendBasicBlockInContext(L->c, L->fn, "atom.done");
+			LLVMBuildCondBr(L->b, pred, doit, done);
+			LLVMPositionBuilderAtEnd(L->b, doit);
+		}
+		LLVMValueRef r;
+		if (cas) {
+			r = LLVMBuildAtomicCmpXchg(L->b, el(L, ptr, k), el(L, op->operands[1], k), el(L, op->operands[2], k), ord,
+			                           LLVMAtomicOrderingMonotonic, 0);
+			r = LLVMBuildExtractValue(L->b, r, 0, "");
+		} else {
+			LLVMAtomicRMWBinOp bop = int_ops[op->attr[0]];
+			if (is_float(et))
+				bop = op->attr[0] == ATOM_ADD ? LLVMAtomicRMWBinOpFAdd : op->attr[0] == ATOM_MAX ? LLVMAtomicRMWBinOpFMax
+				    : op->attr[0] == ATOM_MIN ? LLVMAtomicRMWBinOpFMin : LLVMAtomicRMWBinOpXchg;
+			else if (!is_signed(et) && (op->attr[0] == ATOM_MAX || op->attr[0] == ATOM_MIN))
+				bop = op->attr[0] == ATOM_MAX ? LLVMAtomicRMWBinOpUMax : LLVMAtomicRMWBinOpUMin;
+			r = LLVMBuildAtomicRMW(L->b, bop, el(L, ptr, k), el(L, op->operands[1], k), ord, 0);
+		}
+		if (pred) {
+			LLVMBuildBr(L->b, done);
+			LLVMPositionBuilderAtEnd(L->b, done);
+			LLVMValueRef phi = LLVMBuildPhi(L->b, LLVMTypeOf(r), "");
+			LLVMValueRef und = LLVMGetUndef(LLVMTypeOf(r));
+			LLVMAddIncoming(phi, &r, &doit, 1);
+			LLVMAddIncoming(phi, &und, &pre, 1);
+			r = phi;
+		}
+		res.e[k] = r;
+	}
+	if (!ptr->type.rank || replicated) {
+		/* only owners hold the old values: share them through shared memory */
+		Type rt = op->results[0]->type;
+		if (!rt.rank) {
+			int off = smem_take(L, 8);
+			LLVMBasicBlockRef done = begin_if(L, tid_bits_zero(L, ~0u), "t0");
+			LLVMBuildStore(L->b, to_mem(L, rt, res.e[0]), smem_at(L, mem_type(L, rt), off, ci32(L, 0)));
+			end_if(L, done);
+			smem_sync(L, off, 8);
+			res.e[0] = smem_load(L, rt, off, ci32(L, 0));
+		} else {
+			int bytes = numel(rt) * type_bytes(rt);
+			int off = smem_take(L, bytes);
+			smem_store_block(L, op->results[0], &res, off);
+			smem_sync(L, off, bytes);
+			for (int k = 0; k < n; k++)
+				res.e[k] = smem_load(L, rt, off, index_of(L, lin_of(L, op->results[0]), k));
+		}
+	}
+	L->vals[op->results[0]->id] = res;
+}

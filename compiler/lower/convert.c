@@ -16,7 +16,7 @@ static unsigned swizzle_const(const Encoding *s, unsigned c)
 	return a;
 }
 
-LLVMValueRef swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx)
+LLVMValueRef lw_swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx)
 {
 	/* each set bit j flips swizzle[j]; bits that flip the one bit d below
 	 * them go together, idx ^ ((idx >> d) & mask), as the usual swizzles
@@ -47,9 +47,9 @@ LLVMValueRef swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx)
 
 /* Scratch addresses of register k of map l: the register part swizzled at
  * compile time, the thread part (tsw) once per op. */
-LLVMValueRef scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValueRef tsw, int k)
+LLVMValueRef lw_scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValueRef tsw, int k)
 {
-	unsigned c = swizzle_const(s, (unsigned)reg_const(l, k));
+	unsigned c = swizzle_const(s, (unsigned)lw_reg_const(l, k));
 	return c ? LLVMBuildXor(L->b, tsw, ci32(L, c), "") : tsw;
 }
 
@@ -61,7 +61,7 @@ LLVMValueRef scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValueRe
  * of one 16 x 16 tile = a0a1, a2a3, a4a5, a6a7. B (idx 1, transposed on the
  * way, rows of 8 n): (k 0-7), (k 8-15) of one 16 x 8 tile = b0b1, b2b3, and
  * the same of the thread's next tile along N when it has one. A dot reads
- * each group when it first needs it (frag()), so that only one K step of
+ * each group when it first needs it (lw_frag()), so that only one K step of
  * its operands is live in registers at a time. */
 static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t, int offset)
 {
@@ -83,7 +83,7 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	Lin warps = *lo;
 	for (int i = 0; i < 5; i++)
 		warps.lane[i] = -1;
-	LLVMValueRef wpart = thread_part(L, &warps);
+	LLVMValueRef wpart = lw_thread_part(L, &warps);
 	LLVMValueRef lane = LLVMBuildAnd(L->b, L->tid, ci32(L, 31), "");
 	LLVMValueRef r = LLVMBuildAnd(L->b, lane, ci32(L, 7), "");
 	LLVMValueRef i0 = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, lane, ci32(L, 3), ""), ci32(L, 1), "");
@@ -109,7 +109,7 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	for (int i = 0; i < lo->n_warp; i++)
 		if (lo->warp[i] >= 0)
 			z->thread_bits |= 1u << lo->warp[i];
-	z->base_sw = swizzle_value(L, s, z->base_thread);
+	z->base_sw = lw_swizzle_value(L, s, z->base_thread);
 	int x4 = !b_op || z->pair_bit >= 0;
 	char text[128];
 	snprintf(text, sizeof text, "ldmatrix.sync.aligned.m8n8.%s%s.shared.b16 %s, [$%d];", x4 ? "x4" : "x2",
@@ -124,7 +124,7 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 }
 
 /* Register k of a lazily read operand, loading its group first if needed. */
-LLVMValueRef frag(Lower *L, const Value *v, int k)
+LLVMValueRef lw_frag(Lower *L, const Value *v, int k)
 {
 	LazyFrags *z = L->lazy ? L->lazy[v->id] : NULL;
 	if (!z)
@@ -137,26 +137,26 @@ LLVMValueRef frag(Lower *L, const Value *v, int k)
 	if (z->pair_bit >= 0)
 		g &= ~(1 << z->pair_bit);
 	if (L->smem_unsynced)
-		smem_barrier(L); /* the operands' stores are done */
+		lw_smem_barrier(L); /* the operands' stores are done */
 	int end = z->offset + (int)type_numel(v->type) * 2;
 	if (L->smem_dirty >= 0 && L->smem_dirty < end)
 		L->smem_dirty = end;
-	int c = reg_const(lo, g);
+	int c = lw_reg_const(lo, g);
 	LLVMValueRef sw;
 	if (!((unsigned)c & z->thread_bits)) { /* the swizzle is linear: the register part's at compile time */
 		unsigned cs = swizzle_const(z->convert->scratch, (unsigned)c);
 		sw = cs ? LLVMBuildXor(L->b, z->base_sw, ci32(L, cs), "") : z->base_sw;
 	} else {
 		LLVMValueRef idx = c ? LLVMBuildOr(L->b, z->base_thread, ci32(L, c), "") : z->base_thread;
-		sw = swizzle_value(L, z->convert->scratch, idx);
+		sw = lw_swizzle_value(L, z->convert->scratch, idx);
 	}
 	if (z->dyn) /* the stage buffer, in elements */
 		sw = LLVMBuildAdd(L->b, sw, LLVMBuildLShr(L->b, z->dyn, ci32(L, 1), ""), "");
-	LLVMValueRef addr = smem_abs(L, L->i16, z->offset, sw);
+	LLVMValueRef addr = lw_smem_abs(L, L->i16, z->offset, sw);
 	LLVMValueRef a = LLVMBuildPtrToInt(L->b, addr, L->i64, "");
 	LLVMValueRef res = LLVMBuildCall2(L->b, z->ft, z->fn, &a, 1, "");
 	int x4 = !trans || z->pair_bit >= 0;
-	LLVMTypeRef pair = LLVMVectorType(elem_type(L, type_elem(v->type)), 2);
+	LLVMTypeRef pair = LLVMVectorType(lw_elem_type(L, type_elem(v->type)), 2);
 	for (int m = 0; m < (x4 ? 4 : 2); m++) {
 		LLVMValueRef w = LLVMBuildBitCast(L->b, LLVMBuildExtractValue(L->b, res, (unsigned)m, ""), pair, "");
 		/* matrix m's pair of registers */
@@ -170,7 +170,7 @@ LLVMValueRef frag(Lower *L, const Value *v, int k)
 }
 
 /* Whether y's only use is a dot that comes after op in the same region. */
-bool only_for_dot(const Op *op)
+bool lw_only_for_dot(const Op *op)
 {
 	const Value *y = op->results[0];
 	if (y->uses != 1)
@@ -185,20 +185,20 @@ bool only_for_dot(const Op *op)
 void lower_convert(Lower *L, const Op *op)
 {
 	const Value *x = op->operands[0], *y = op->results[0];
-	const Lin *li = lin_of(L, x), *lo = lin_of(L, y);
+	const Lin *li = lw_lin_of(L, x), *lo = lw_lin_of(L, y);
 	Tile *in = val(L, x);
 	int n_out = 1 << lo->n_reg;
-	Tile t = tile_new(L, n_out);
+	Tile t = lw_tile_new(L, n_out);
 	if (L->failed)
 		return;
-	AsyncTile *as = async_of(L, NULL, x);
+	AsyncTile *as = lw_async_of(L, NULL, x);
 	if (as) {
 		/* this iteration's copies are done (the next ones may fly on), and
 		 * every thread's are visible; then its dot reads with ldmatrix */
-		async_commit(L);
+		lw_async_commit(L);
 		if (!L->async_synced) {
-			async_asm(L, "cp.async.wait_group 1;", NULL, NULL, 0, "");
-			smem_barrier(L);
+			lw_async_asm(L, "cp.async.wait_group 1;", NULL, NULL, 0, "");
+			lw_smem_barrier(L);
 			L->async_synced = true;
 		}
 		Tile *kept = arena_alloc(&L->arena, sizeof *kept);
@@ -226,13 +226,13 @@ void lower_convert(Lower *L, const Op *op)
 	            memcmp(li->warp, lo->warp, (size_t)li->n_warp) == 0;
 	if (same) {
 		for (int k = 0; k < n_out; k++)
-			t.e[k] = in->n == 1 ? in->e[0] : in->e[reg_index(li, reg_const(lo, k))];
+			t.e[k] = in->n == 1 ? in->e[0] : in->e[lw_reg_index(li, lw_reg_const(lo, k))];
 		L->vals[y->id] = t;
 		return;
 	}
 	const Encoding *s = op->scratch;
 	Type et = type_elem(x->type);
-	LLVMTypeRef mt = mem_type(L, et);
+	LLVMTypeRef mt = lw_mem_type(L, et);
 	int eb = type_bytes(et);
 	int vec = s ? s->vec : 1, load_vec = s ? s->load_vec : 1;
 	/* a vector store needs register bit i on address bit i (the scratch's
@@ -244,32 +244,32 @@ void lower_convert(Lower *L, const Op *op)
 	 * it needs a barrier first only where something touched its bytes since
 	 * the last one, and one after (before the dot reads) shared with the
 	 * other operand's */
-	bool lazy = s && s->ldmatrix && L->lazy && only_for_dot(op);
+	bool lazy = s && s->ldmatrix && L->lazy && lw_only_for_dot(op);
 	int bytes = numel(x->type) * eb, at; /* where the scratch starts, from byte 0 */
 	if (lazy) {
 		if (L->smem_dirty < 0 || L->smem_dirty > L->smem_base)
-			smem_barrier(L);
-		at = smem_pin(L, (bytes + 127) & ~127);
+			lw_smem_barrier(L);
+		at = lw_smem_pin(L, (bytes + 127) & ~127);
 	} else {
-		at = L->smem_base + smem_take(L, bytes);
+		at = L->smem_base + lw_smem_take(L, bytes);
 	}
-	LLVMBasicBlockRef owned = begin_if(L, owner_of(L, li), "own");
+	LLVMBasicBlockRef owned = lw_begin_if(L, owner_of(L, li), "own");
 	LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)vec);
-	LLVMValueRef tsw = swizzle_value(L, s, thread_part(L, li));
+	LLVMValueRef tsw = lw_swizzle_value(L, s, lw_thread_part(L, li));
 	for (int k = 0, n_in = 1 << li->n_reg; k < n_in; k += vec) {
-		LLVMValueRef p = smem_abs(L, mt, at, scratch_addr(L, s, li, tsw, k));
+		LLVMValueRef p = lw_smem_abs(L, mt, at, lw_scratch_addr(L, s, li, tsw, k));
 		LLVMValueRef st;
 		if (vec == 1) {
-			st = LLVMBuildStore(L->b, to_mem(L, et, in->e[k]), p);
+			st = LLVMBuildStore(L->b, lw_to_mem(L, et, in->e[k]), p);
 		} else {
 			LLVMValueRef v = LLVMGetUndef(vt);
 			for (int i = 0; i < vec; i++)
-				v = LLVMBuildInsertElement(L->b, v, to_mem(L, et, in->e[k + i]), ci32(L, i), "");
+				v = LLVMBuildInsertElement(L->b, v, lw_to_mem(L, et, in->e[k + i]), ci32(L, i), "");
 			st = LLVMBuildStore(L->b, v, p);
 		}
 		LLVMSetAlignment(st, (unsigned)(vec * eb));
 	}
-	end_if(L, owned);
+	lw_end_if(L, owned);
 	if (lazy) { /* kept until the dot has read it */
 		if (L->smem_dirty < at + bytes)
 			L->smem_dirty = at + bytes;
@@ -284,12 +284,12 @@ void lower_convert(Lower *L, const Op *op)
 		L->vals[y->id] = t;
 		return;
 	}
-	smem_sync(L, at - L->smem_base, bytes);
+	lw_smem_sync(L, at - L->smem_base, bytes);
 	if (s && s->ldmatrix) { /* read all of it now */
 		LazyFrags *z = ldmatrix_setup(L, op, lo, &t, at);
 		L->lazy[y->id] = z;
 		for (int k = 0; k < n_out && !L->failed; k++)
-			t.e[k] = frag(L, y, k);
+			t.e[k] = lw_frag(L, y, k);
 		L->lazy[y->id] = NULL;
 		L->vals[y->id] = t;
 		return;
@@ -298,17 +298,17 @@ void lower_convert(Lower *L, const Op *op)
 		if (i >= lo->n_reg || lo->reg[i] != i)
 			load_vec = 1;
 	LLVMTypeRef lvt = LLVMVectorType(mt, (unsigned)load_vec);
-	tsw = swizzle_value(L, s, thread_part(L, lo));
+	tsw = lw_swizzle_value(L, s, lw_thread_part(L, lo));
 	for (int k = 0; k < n_out; k += load_vec) {
-		LLVMValueRef p = smem_abs(L, mt, at, scratch_addr(L, s, lo, tsw, k));
+		LLVMValueRef p = lw_smem_abs(L, mt, at, lw_scratch_addr(L, s, lo, tsw, k));
 		if (load_vec == 1) {
-			t.e[k] = from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
+			t.e[k] = lw_from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
 			continue;
 		}
 		LLVMValueRef ld = LLVMBuildLoad2(L->b, lvt, p, "");
 		LLVMSetAlignment(ld, (unsigned)(load_vec * eb));
 		for (int i = 0; i < load_vec; i++)
-			t.e[k + i] = from_mem(L, et, LLVMBuildExtractElement(L->b, ld, ci32(L, i), ""));
+			t.e[k + i] = lw_from_mem(L, et, LLVMBuildExtractElement(L->b, ld, ci32(L, i), ""));
 	}
 	L->vals[y->id] = t;
 }

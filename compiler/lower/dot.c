@@ -10,35 +10,35 @@ static void lower_dot_fma(Lower *L, const Op *op)
 	int K = at.shape[1];
 	int a_bytes = (numel(at) * type_bytes(at) + 15) & ~15;
 	int b_bytes = numel(bt) * type_bytes(bt);
-	int base = smem_take(L, a_bytes + b_bytes);
-	smem_store_block(L, a, val(L, a), base);
-	smem_store_block(L, b, val(L, b), base + a_bytes);
-	smem_sync(L, base, a_bytes + b_bytes);
-	const Lin *lo = lin_of(L, y);
+	int base = lw_smem_take(L, a_bytes + b_bytes);
+	lw_smem_store_block(L, a, val(L, a), base);
+	lw_smem_store_block(L, b, val(L, b), base + a_bytes);
+	lw_smem_sync(L, base, a_bytes + b_bytes);
+	const Lin *lo = lw_lin_of(L, y);
 	int count = 1 << lo->n_reg;
-	Tile t = tile_new(L, count);
+	Tile t = lw_tile_new(L, count);
 	Type acc_t = type_elem(ct);
 	bool fl = is_float(acc_t);
 	Type in_e = type_elem(at);
 	for (int k = 0; k < count && !L->failed; k++) {
-		LLVMValueRef oidx = index_of(L, lo, k);
-		LLVMValueRef i = coord(L, ct, oidx, 0), j = coord(L, ct, oidx, 1);
+		LLVMValueRef oidx = lw_index_of(L, lo, k);
+		LLVMValueRef i = lw_coord(L, ct, oidx, 0), j = lw_coord(L, ct, oidx, 1);
 		LLVMValueRef acc = el(L, op->operands[2], k);
 		Loop lp;
-		loop_begin(L, &lp, ci32(L, 0), ci32(L, K), &acc, 1);
+		lw_loop_begin(L, &lp, ci32(L, 0), ci32(L, K), &acc, 1);
 		LLVMValueRef ai = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, i, ci32(L, K), ""), lp.i, "");
 		LLVMValueRef bi = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, lp.i, ci32(L, bt.shape[1]), ""), j, "");
-		LLVMValueRef xv = cast(L, in_e, acc_t, smem_load(L, in_e, base, ai), op->loc);
-		LLVMValueRef yv = cast(L, in_e, acc_t, smem_load(L, in_e, base + a_bytes, bi), op->loc);
+		LLVMValueRef xv = lw_cast(L, in_e, acc_t, lw_smem_load(L, in_e, base, ai), op->loc);
+		LLVMValueRef yv = lw_cast(L, in_e, acc_t, lw_smem_load(L, in_e, base + a_bytes, bi), op->loc);
 		LLVMValueRef next;
 		if (fl) {
 			LLVMTypeRef ty = LLVMTypeOf(xv);
 			LLVMValueRef args[3] = {xv, yv, lp.phis[0]};
-			next = call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
+			next = lw_call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
 		} else {
 			next = LLVMBuildAdd(L->b, lp.phis[0], LLVMBuildMul(L->b, xv, yv, ""), "");
 		}
-		loop_end(L, &lp, &next);
+		lw_loop_end(L, &lp, &next);
 		t.e[k] = lp.phis[0];
 	}
 	L->vals[y->id] = t;

@@ -30,12 +30,12 @@ static LLVMValueRef pair_word(Lower *L, LLVMValueRef lo, LLVMValueRef hi, LLVMTy
 void lower_dot_mma(Lower *L, const Op *op)
 {
 	const Value *a = op->operands[0], *b = op->operands[1], *y = op->results[0];
-	const Lin *la = lin_of(L, a), *lb = lin_of(L, b), *lc = lin_of(L, y);
+	const Lin *la = lw_lin_of(L, a), *lb = lw_lin_of(L, b), *lc = lw_lin_of(L, y);
 	Type at = a->type, ct = y->type;
 	int K = at.shape[1], N = ct.shape[1], kb = log2i(K), nb = log2i(N);
 	bool bf = at.scalar == SK_BF16;
 	int n_c = 1 << lc->n_reg;
-	Tile t = tile_new(L, n_c);
+	Tile t = lw_tile_new(L, n_c);
 	if (L->failed)
 		return;
 	for (int k = 0; k < n_c; k++)
@@ -59,15 +59,15 @@ void lower_dot_mma(Lower *L, const Op *op)
 	/* K steps outside: one step of the operands is live at a time */
 	for (int kk = 0; kk < K / 16 && !L->failed; kk++)
 		for (int g = 0; g < n_c / 4 && !L->failed; g++) {
-			int cc = reg_const(lc, 4 * g);
+			int cc = lw_reg_const(lc, 4 * g);
 			int row_c = cc >> nb, col_c = cc & (N - 1);
-			int ka = reg_index(la, (row_c << kb) | (kk * 16));
-			int kbb = reg_index(lb, ((kk * 16) << nb) | col_c);
+			int ka = lw_reg_index(la, (row_c << kb) | (kk * 16));
+			int kbb = lw_reg_index(lb, ((kk * 16) << nb) | col_c);
 			LLVMValueRef args[10];
 			for (int i = 0; i < 6; i++) {
 				const Value *src = i < 4 ? a : b;
 				int r0 = i < 4 ? ka + 2 * i : kbb + 2 * (i - 4);
-				args[i] = pair_word(L, frag(L, src, r0), frag(L, src, r0 + 1), pair);
+				args[i] = pair_word(L, lw_frag(L, src, r0), lw_frag(L, src, r0 + 1), pair);
 			}
 			for (int i = 0; i < 4; i++)
 				args[6 + i] = t.e[4 * g + i];

@@ -12,12 +12,12 @@ static LLVMValueRef approx_f32(Lower *L, const char *fn, LLVMValueRef x)
 {
 	char name[64];
 	snprintf(name, sizeof name, "llvm.nvvm.%s.approx.f", fn);
-	return call_intrinsic(L, name, NULL, 0, &x, 1);
+	return lw_call_intrinsic(L, name, NULL, 0, &x, 1);
 }
 
-LLVMValueRef const_elem(Lower *L, const Op *op, Type t)
+LLVMValueRef lw_const_elem(Lower *L, const Op *op, Type t)
 {
-	LLVMTypeRef lt = elem_type(L, t);
+	LLVMTypeRef lt = lw_elem_type(L, t);
 	if (is_float(t)) {
 		if (t.scalar == SK_F8E4M3 || t.scalar == SK_F8E5M2)
 			return LLVMConstInt(L->i8, fp_encode((ScalarKind)t.scalar, op->fval), 0);
@@ -62,7 +62,7 @@ static LLVMValueRef binary(Lower *L, OpCode code, Type t, LLVMValueRef a, LLVMVa
 			LLVMValueRef args[2] = {a, b};
 			const char *name = code == OP_MIN ? (attr0 ? "llvm.minimum" : "llvm.minnum")
 			                                  : (attr0 ? "llvm.maximum" : "llvm.maxnum");
-			return call_intrinsic(L, name, &ty, 1, args, 2);
+			return lw_call_intrinsic(L, name, &ty, 1, args, 2);
 		}
 		LLVMIntPredicate p = code == OP_MIN ? (s ? LLVMIntSLT : LLVMIntULT) : (s ? LLVMIntSGT : LLVMIntUGT);
 		return LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, p, a, b, ""), a, b, "");
@@ -93,16 +93,16 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 	if (t.scalar == SK_F64) {
 		LLVMTypeRef ty = L->f64;
 		switch (fn) {
-		case MATH_SQRT: return call_intrinsic(L, "llvm.sqrt", &ty, 1, &x, 1);
-		case MATH_FLOOR: return call_intrinsic(L, "llvm.floor", &ty, 1, &x, 1);
-		case MATH_CEIL: return call_intrinsic(L, "llvm.ceil", &ty, 1, &x, 1);
+		case MATH_SQRT: return lw_call_intrinsic(L, "llvm.sqrt", &ty, 1, &x, 1);
+		case MATH_FLOOR: return lw_call_intrinsic(L, "llvm.floor", &ty, 1, &x, 1);
+		case MATH_CEIL: return lw_call_intrinsic(L, "llvm.ceil", &ty, 1, &x, 1);
 		case MATH_RSQRT:
-			return LLVMBuildFDiv(L->b, LLVMConstReal(ty, 1.0), call_intrinsic(L, "llvm.sqrt", &ty, 1, &x, 1), "");
+			return LLVMBuildFDiv(L->b, LLVMConstReal(ty, 1.0), lw_call_intrinsic(L, "llvm.sqrt", &ty, 1, &x, 1), "");
 		default: {
 			LLVMValueRef r = gpu_math(L->b, L->m, fn, x);
 			if (r)
 				return r;
-			fail(L, at, "%s of f64 is not supported on the GPU yet", math_fn_name(fn));
+			lw_fail(L, at, "%s of f64 is not supported on the GPU yet", math_fn_name(fn));
 			return LLVMGetUndef(ty);
 		}
 		}
@@ -118,16 +118,16 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 	case MATH_EXP2: r = approx_f32(L, "ex2", x); break;
 	case MATH_LOG: r = LLVMBuildFMul(L->b, approx_f32(L, "lg2", x), LLVMConstReal(f32, 0.6931471805599453), ""); break;
 	case MATH_LOG2: r = approx_f32(L, "lg2", x); break;
-	case MATH_SQRT: r = call_intrinsic(L, "llvm.sqrt", &f32, 1, &x, 1); break;
+	case MATH_SQRT: r = lw_call_intrinsic(L, "llvm.sqrt", &f32, 1, &x, 1); break;
 	case MATH_RSQRT: r = approx_f32(L, "rsqrt", x); break;
 	case MATH_SIN:
 	case MATH_COS:
 	case MATH_TANH: r = gpu_math(L->b, L->m, fn, x); break; /* accurate: the .approx forms are 2^-11 to 2^-21 off */
-	case MATH_FLOOR: r = call_intrinsic(L, "llvm.floor", &f32, 1, &x, 1); break;
-	case MATH_CEIL: r = call_intrinsic(L, "llvm.ceil", &f32, 1, &x, 1); break;
+	case MATH_FLOOR: r = lw_call_intrinsic(L, "llvm.floor", &f32, 1, &x, 1); break;
+	case MATH_CEIL: r = lw_call_intrinsic(L, "llvm.ceil", &f32, 1, &x, 1); break;
 	case MATH_ERF: {
 		/* erf(x) = sign(x) (1 - p(t) e^(-x^2)), t = 1 / (1 + 0.3275911 |x|): 1.5e-7 absolute */
-		LLVMValueRef ax = call_intrinsic(L, "llvm.fabs", &f32, 1, &x, 1);
+		LLVMValueRef ax = lw_call_intrinsic(L, "llvm.fabs", &f32, 1, &x, 1);
 		LLVMValueRef t = LLVMBuildFDiv(L->b, LLVMConstReal(f32, 1.0),
 		                               LLVMBuildFAdd(L->b, LLVMConstReal(f32, 1.0),
 		                                             LLVMBuildFMul(L->b, ax, LLVMConstReal(f32, 0.3275911), ""), ""), "");
@@ -141,7 +141,7 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 		                                       LLVMConstReal(f32, 1.4426950408889634), ""));
 		LLVMValueRef y = LLVMBuildFSub(L->b, LLVMConstReal(f32, 1.0), LLVMBuildFMul(L->b, p, e, ""), "");
 		LLVMValueRef args[2] = {y, x};
-		r = call_intrinsic(L, "llvm.copysign", &f32, 1, args, 2);
+		r = lw_call_intrinsic(L, "llvm.copysign", &f32, 1, args, 2);
 		/* below |x| = 0.5 that absolute error is a large relative one: the
 		 * series 2/sqrt(pi) sum (-1)^k x^(2k+1) / (k! (2k+1)), to k = 6 */
 		LLVMValueRef x2 = LLVMBuildFMul(L->b, x, x, "");
@@ -159,9 +159,9 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 	return narrow ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
 }
 
-LLVMValueRef cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at)
+LLVMValueRef lw_cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at)
 {
-	LLVMTypeRef lt = elem_type(L, to);
+	LLVMTypeRef lt = lw_elem_type(L, to);
 	bool ff = is_float(from), ft = is_float(to);
 	if (is_fp8(from) || is_fp8(to)) { /* through f32, which holds every fp8 value */
 		Type f32 = type_scalar(SK_F32);
@@ -181,9 +181,9 @@ LLVMValueRef cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at)
 			bits = LLVMBuildSelect(L->b, inexact, LLVMBuildOr(L->b, bits, ci32(L, 1), ""), bits, "");
 			mid = LLVMBuildBitCast(L->b, bits, L->f32, "");
 		} else {
-			mid = cast(L, from, f32, v, at);
+			mid = lw_cast(L, from, f32, v, at);
 		}
-		return is_fp8(to) ? gpu_f32_to_fp8(L->b, L->m, (ScalarKind)to.scalar, mid) : cast(L, f32, to, mid, at);
+		return is_fp8(to) ? gpu_f32_to_fp8(L->b, L->m, (ScalarKind)to.scalar, mid) : lw_cast(L, f32, to, mid, at);
 	}
 	if (ff && ft) {
 		int bf = scalar_bits((ScalarKind)from.scalar), bt = scalar_bits((ScalarKind)to.scalar);
@@ -198,7 +198,7 @@ LLVMValueRef cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at)
 			return LLVMBuildFCmp(L->b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
 		/* saturating, NaN to 0, as the interpreter and cvt.rzi.sat do */
 		LLVMTypeRef over[2] = {lt, LLVMTypeOf(v)};
-		return call_intrinsic(L, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", over, 2, &v, 1);
+		return lw_call_intrinsic(L, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", over, 2, &v, 1);
 	}
 	if (ft)
 		return is_signed(from) ? LLVMBuildSIToFP(L->b, v, lt, "") : LLVMBuildUIToFP(L->b, v, lt, "");
@@ -243,11 +243,11 @@ static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LL
 			r = LLVMBuildAnd(L->b, a, LLVMConstInt(L->i8, 0x7F, 0), "");
 		} else if (is_float(in_t)) {
 			LLVMTypeRef ty = LLVMTypeOf(a);
-			r = call_intrinsic(L, "llvm.fabs", &ty, 1, &a, 1);
+			r = lw_call_intrinsic(L, "llvm.fabs", &ty, 1, &a, 1);
 		} else {
 			LLVMTypeRef ty = LLVMTypeOf(a);
 			LLVMValueRef args[2] = {a, LLVMConstInt(L->i1, 0, 0)};
-			r = call_intrinsic(L, "llvm.abs", &ty, 1, args, 2);
+			r = lw_call_intrinsic(L, "llvm.abs", &ty, 1, args, 2);
 		}
 		break;
 	case OP_FMA: {
@@ -255,7 +255,7 @@ static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LL
 		if (fp8)
 			c = gpu_fp8_to_f32(L->b, L->m, (ScalarKind)fp8_t.scalar, c);
 		LLVMValueRef args[3] = {a, b, c};
-		r = call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
+		r = lw_call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
 		break;
 	}
 	case OP_MATH: r = math(L, (MathFn)op->attr[0], in_t, a, op->loc); break;
@@ -270,13 +270,13 @@ static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LL
 		break;
 	}
 	case OP_ADDPTR: {
-		LLVMTypeRef pt = mem_type(L, type_pointee(type_elem(op->operands[0]->type)));
+		LLVMTypeRef pt = lw_mem_type(L, type_pointee(type_elem(op->operands[0]->type)));
 		r = LLVMBuildGEP2(L->b, pt, a, &b, 1, "");
 		break;
 	}
-	case OP_CAST: r = cast(L, in_t, type_elem(rt), a, op->loc); break;
+	case OP_CAST: r = lw_cast(L, in_t, type_elem(rt), a, op->loc); break;
 	case OP_BITCAST: {
-		LLVMTypeRef to = elem_type(L, type_elem(rt));
+		LLVMTypeRef to = lw_elem_type(L, type_elem(rt));
 		if (LLVMGetTypeKind(to) == LLVMPointerTypeKind || LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMPointerTypeKind)
 			r = LLVMGetTypeKind(to) == LLVMPointerTypeKind
 			        ? (LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMPointerTypeKind ? a : LLVMBuildIntToPtr(L->b, a, to, ""))
@@ -285,12 +285,12 @@ static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LL
 			r = LLVMBuildBitCast(L->b, a, to, "");
 		break;
 	}
-	case OP_PTR_TO_INT: r = LLVMBuildPtrToInt(L->b, a, elem_type(L, type_elem(rt)), ""); break;
+	case OP_PTR_TO_INT: r = LLVMBuildPtrToInt(L->b, a, lw_elem_type(L, type_elem(rt)), ""); break;
 	case OP_INT_TO_PTR: r = LLVMBuildIntToPtr(L->b, a, L->gptr, ""); break;
 	default: r = binary(L, op->code, in_t, a, b, op->attr[0]); break;
 	}
 	if (!r) {
-		fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));
+		lw_fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));
 		return NULL;
 	}
 	if (fp8 && is_fp8(type_elem(rt)))
@@ -301,7 +301,7 @@ static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LL
 void lower_elementwise(Lower *L, const Op *op, int n)
 {
 	const Value *res = op->results[0];
-	Tile t = tile_new(L, n);
+	Tile t = lw_tile_new(L, n);
 	for (int k = 0; k < n && !L->failed; k++) {
 		LLVMValueRef a = op->n_operands > 0 ? el(L, op->operands[0], k) : NULL;
 		LLVMValueRef b = op->n_operands > 1 ? el(L, op->operands[1], k) : NULL;
@@ -320,7 +320,7 @@ void lower_philox(Lower *L, const Op *op)
 	int n = ept(L, op->results[0]);
 	Tile out[4];
 	for (int i = 0; i < 4; i++)
-		out[i] = tile_new(L, n);
+		out[i] = lw_tile_new(L, n);
 	LLVMValueRef seed = el(L, op->operands[0], 0);
 	LLVMValueRef k0 = LLVMBuildTrunc(L->b, seed, L->i32, "");
 	LLVMValueRef k1 = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, seed, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");

@@ -9,7 +9,7 @@
 
 #include <llvm-c/DebugInfo.h>
 
-void fail(Lower *L, Span at, const char *fmt, const char *what)
+void lw_fail(Lower *L, Span at, const char *fmt, const char *what)
 {
 	if (!L->failed)
 		diag_report(L->diag, DIAG_ERROR, at, fmt, what);
@@ -18,7 +18,7 @@ void fail(Lower *L, Span at, const char *fmt, const char *what)
 
 /* ---- types and layout ----------------------------------------------------------- */
 
-LLVMTypeRef elem_type(Lower *L, Type t)
+LLVMTypeRef lw_elem_type(Lower *L, Type t)
 {
 	if (t.ptr)
 		return L->gptr;
@@ -36,13 +36,13 @@ LLVMTypeRef elem_type(Lower *L, Type t)
 }
 
 /* The type a value takes in shared memory (i1 as a byte). */
-LLVMTypeRef mem_type(Lower *L, Type t)
+LLVMTypeRef lw_mem_type(Lower *L, Type t)
 {
-	return !t.ptr && t.scalar == SK_I1 ? L->i8 : elem_type(L, t);
+	return !t.ptr && t.scalar == SK_I1 ? L->i8 : lw_elem_type(L, t);
 }
 
 /* Coordinate d of linear index idx in shape t (powers of two). */
-LLVMValueRef coord(Lower *L, Type t, LLVMValueRef idx, int d)
+LLVMValueRef lw_coord(Lower *L, Type t, LLVMValueRef idx, int d)
 {
 	int shift = 0;
 	for (int i = d + 1; i < t.rank; i++)
@@ -52,7 +52,7 @@ LLVMValueRef coord(Lower *L, Type t, LLVMValueRef idx, int d)
 }
 
 /* Linear index of coordinates c in shape t. */
-LLVMValueRef linearize(Lower *L, Type t, LLVMValueRef *c)
+LLVMValueRef lw_linearize(Lower *L, Type t, LLVMValueRef *c)
 {
 	LLVMValueRef idx = ci32(L, 0);
 	for (int d = 0; d < t.rank; d++) {
@@ -62,7 +62,7 @@ LLVMValueRef linearize(Lower *L, Type t, LLVMValueRef *c)
 	return idx;
 }
 
-Tile tile_new(Lower *L, int n)
+Tile lw_tile_new(Lower *L, int n)
 {
 	Tile t = {.n = n};
 	t.e = arena_alloc(&L->arena, (size_t)(n ? n : 1) * sizeof *t.e);
@@ -73,14 +73,14 @@ Tile tile_new(Lower *L, int n)
 
 /* ---- layouts ------------------------------------------------------------------- */
 
-const Lin *lin_of(Lower *L, const Value *v)
+const Lin *lw_lin_of(Lower *L, const Value *v)
 {
 	if (!v->type.rank)
 		return &L->scalar_lin;
 	if (!L->lin_done[v->id]) {
 		L->lin_done[v->id] = true;
 		if (!v->enc || !enc_lin(v->enc, v->type, L->f->num_warps, &L->lins[v->id])) {
-			fail(L, v->def ? v->def->loc : L->f->loc, "internal error: %s without a layout on the GPU",
+			lw_fail(L, v->def ? v->def->loc : L->f->loc, "internal error: %s without a layout on the GPU",
 			     "a block");
 			L->lins[v->id] = L->scalar_lin;
 		}
@@ -89,7 +89,7 @@ const Lin *lin_of(Lower *L, const Value *v)
 }
 
 /* The linear-index bits that register k sets. */
-int reg_const(const Lin *l, int k)
+int lw_reg_const(const Lin *l, int k)
 {
 	int c = 0;
 	for (int i = 0; i < l->n_reg; i++)
@@ -99,7 +99,7 @@ int reg_const(const Lin *l, int k)
 }
 
 /* The register that holds the element whose register bits are c. */
-int reg_index(const Lin *l, int c)
+int lw_reg_index(const Lin *l, int c)
 {
 	int k = 0;
 	for (int i = 0; i < l->n_reg; i++)
@@ -109,7 +109,7 @@ int reg_index(const Lin *l, int c)
 }
 
 /* The bits of the thread id that do not change which element (replicas). */
-unsigned repl_mask(const Lin *l)
+unsigned lw_repl_mask(const Lin *l)
 {
 	unsigned m = 0;
 	for (int i = 0; i < 5; i++)
@@ -123,7 +123,7 @@ unsigned repl_mask(const Lin *l)
 
 /* The linear-index bits this thread's lane and warp set (i32), computed
  * once per map in the entry block. */
-LLVMValueRef thread_part(Lower *L, const Lin *l)
+LLVMValueRef lw_thread_part(Lower *L, const Lin *l)
 {
 	for (int i = 0; i < L->n_tparts; i++) {
 		const Lin *o = &L->tparts[i].l;
@@ -169,16 +169,16 @@ LLVMValueRef thread_part(Lower *L, const Lin *l)
 }
 
 /* The linear index (i32) of register k of this thread in map l. */
-LLVMValueRef index_of(Lower *L, const Lin *l, int k)
+LLVMValueRef lw_index_of(Lower *L, const Lin *l, int k)
 {
-	int c = reg_const(l, k);
-	LLVMValueRef t = thread_part(L, l);
+	int c = lw_reg_const(l, k);
+	LLVMValueRef t = lw_thread_part(L, l);
 	return c ? LLVMBuildOr(L->b, t, ci32(L, c), "") : t;
 }
 
 /* Whether the thread-id bits in m are all 0 here (i1; the constant true
  * when m is empty). */
-LLVMValueRef tid_bits_zero(Lower *L, unsigned m)
+LLVMValueRef lw_tid_bits_zero(Lower *L, unsigned m)
 {
 	m &= (unsigned)(L->T - 1);
 	if (!m)
@@ -188,7 +188,7 @@ LLVMValueRef tid_bits_zero(Lower *L, unsigned m)
 
 /* ---- intrinsics and inline PTX ----------------------------------------------------- */
 
-LLVMValueRef call_intrinsic(Lower *L, const char *name, LLVMTypeRef *over, int n_over, LLVMValueRef *args,
+LLVMValueRef lw_call_intrinsic(Lower *L, const char *name, LLVMTypeRef *over, int n_over, LLVMValueRef *args,
                             int n_args)
 {
 	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
@@ -197,14 +197,14 @@ LLVMValueRef call_intrinsic(Lower *L, const char *name, LLVMTypeRef *over, int n
 	return LLVMBuildCall2(L->b, ft, fn, args, (unsigned)n_args, "");
 }
 
-LLVMValueRef sreg(Lower *L, const char *name)
+LLVMValueRef lw_sreg(Lower *L, const char *name)
 {
-	return call_intrinsic(L, name, NULL, 0, NULL, 0);
+	return lw_call_intrinsic(L, name, NULL, 0, NULL, 0);
 }
 
 /* Branches to a new block when cond holds; returns the block to continue
- * in, for end_if (NULL, and no branch, when cond is the constant true). */
-LLVMBasicBlockRef begin_if(Lower *L, LLVMValueRef cond, const char *name)
+ * in, for lw_end_if (NULL, and no branch, when cond is the constant true). */
+LLVMBasicBlockRef lw_begin_if(Lower *L, LLVMValueRef cond, const char *name)
 {
 	if (LLVMIsAConstantInt(cond) && LLVMConstIntGetZExtValue(cond))
 		return NULL;
@@ -215,7 +215,7 @@ LLVMBasicBlockRef begin_if(Lower *L, LLVMValueRef cond, const char *name)
 	return done;
 }
 
-void end_if(Lower *L, LLVMBasicBlockRef done)
+void lw_end_if(Lower *L, LLVMBasicBlockRef done)
 {
 	if (!done)
 		return;
@@ -226,7 +226,7 @@ void end_if(Lower *L, LLVMBasicBlockRef done)
 /* ---- control flow ------------------------------------------------------------------ */
 
 /* A loop "for (i = lo; i < hi; i++)" around body(); phis for n values. */
-void loop_begin(Lower *L, Loop *lp, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef *init, int n)
+void lw_loop_begin(Lower *L, Loop *lp, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef *init, int n)
 {
 	lp->n = n;
 	lp->pre = LLVMGetInsertBlock(L->b);
@@ -245,7 +245,7 @@ void loop_begin(Lower *L, Loop *lp, LLVMValueRef lo, LLVMValueRef hi, LLVMValueR
 	LLVMPositionBuilderAtEnd(L->b, lp->body);
 }
 
-void loop_end(Lower *L, Loop *lp, LLVMValueRef *next)
+void lw_loop_end(Lower *L, Loop *lp, LLVMValueRef *next)
 {
 	LLVMValueRef inc = LLVMBuildAdd(L->b, lp->i, ci32(L, 1), "");
 	LLVMBasicBlockRef end = LLVMGetInsertBlock(L->b);
@@ -261,12 +261,12 @@ static void make_phis(Lower *L, const Region *r, const Value *const *init, LLVMB
 {
 	for (int i = 0; i < r->n_args; i++) {
 		const Value *a = r->args[i];
-		AsyncTile *at = async_of(L, NULL, a); /* a tile in shared memory: its buffer's number */
+		AsyncTile *at = lw_async_of(L, NULL, a); /* a tile in shared memory: its buffer's number */
 		int n = at ? 1 : ept(L, a);
-		phis[i] = tile_new(L, n);
+		phis[i] = lw_tile_new(L, n);
 		for (int k = 0; k < n && !L->failed; k++) {
 			LLVMValueRef in = el(L, init[i], k);
-			phis[i].e[k] = LLVMBuildPhi(L->b, at ? L->i32 : elem_type(L, a->type), "");
+			phis[i].e[k] = LLVMBuildPhi(L->b, at ? L->i32 : lw_elem_type(L, a->type), "");
 			LLVMAddIncoming(phis[i].e[k], &in, &from, 1);
 		}
 		if (at && !L->failed)
@@ -288,7 +288,7 @@ static void lower_for(Lower *L, const Op *op)
 {
 	const Region *body = &op->regions[0];
 	int nc = op->n_results;
-	async_commit(L); /* the first iteration's copies: a group of their own */
+	lw_async_commit(L); /* the first iteration's copies: a group of their own */
 	LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b);
 	LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(L->c, L->fn, "for");
 	LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.body");
@@ -297,7 +297,7 @@ static void lower_for(Lower *L, const Op *op)
 	LLVMPositionBuilderAtEnd(L->b, head);
 	const Value *init[1 + 64];
 	if (nc > 64) {
-		fail(L, op->loc, "%s", "a loop carrying more than 64 values");
+		lw_fail(L, op->loc, "%s", "a loop carrying more than 64 values");
 		return;
 	}
 	init[0] = op->operands[0];
@@ -320,7 +320,7 @@ static void lower_for(Lower *L, const Op *op)
 	}
 	LLVMBuildCondBr(L->b, cond, bb, exit);
 	LLVMPositionBuilderAtEnd(L->b, bb);
-	smem_unknown(L); /* after the previous iteration, or what came before the loop */
+	lw_smem_unknown(L); /* after the previous iteration, or what came before the loop */
 	L->async_synced = false; /* this iteration's tiles: not waited for yet */
 	lower_region(L, body);
 	if (L->failed)
@@ -340,9 +340,9 @@ static void lower_for(Lower *L, const Op *op)
 		if (L->async[i].loop == op && L->async[i].offset >= 0 && (lowest < 0 || L->async[i].offset < lowest))
 			lowest = L->async[i].offset;
 	if (lowest >= 0) {
-		async_commit(L);
-		async_asm(L, "cp.async.wait_group 0;", NULL, NULL, 0, "");
-		smem_barrier(L);
+		lw_async_commit(L);
+		lw_async_asm(L, "cp.async.wait_group 0;", NULL, NULL, 0, "");
+		lw_smem_barrier(L);
 		L->smem_base = lowest;
 	}
 }
@@ -358,7 +358,7 @@ static void lower_if(Lower *L, const Op *op)
 	LLVMBasicBlockRef starts[2] = {tb, eb};
 	for (int r = 0; r < 2; r++) {
 		LLVMPositionBuilderAtEnd(L->b, starts[r]);
-		smem_unknown(L);
+		lw_smem_unknown(L);
 		lower_region(L, &op->regions[r]);
 		if (L->failed)
 			return;
@@ -370,9 +370,9 @@ static void lower_if(Lower *L, const Op *op)
 	for (int i = 0; i < op->n_results; i++) {
 		const Value *res = op->results[i];
 		int n = ept(L, res);
-		Tile t = tile_new(L, n);
+		Tile t = lw_tile_new(L, n);
 		for (int k = 0; k < n && !L->failed; k++) {
-			t.e[k] = LLVMBuildPhi(L->b, elem_type(L, res->type), "");
+			t.e[k] = LLVMBuildPhi(L->b, lw_elem_type(L, res->type), "");
 			LLVMValueRef in[2] = {el(L, ys[0]->operands[i], k), el(L, ys[1]->operands[i], k)};
 			LLVMAddIncoming(t.e[k], in, ends, 2);
 		}
@@ -391,12 +391,12 @@ static void lower_while(Lower *L, const Op *op)
 	LLVMPositionBuilderAtEnd(L->b, head);
 	int n = before->n_args;
 	if (n > 64) {
-		fail(L, op->loc, "%s", "a loop carrying more than 64 values");
+		lw_fail(L, op->loc, "%s", "a loop carrying more than 64 values");
 		return;
 	}
 	Tile phis[64];
 	make_phis(L, before, (const Value *const *)op->operands, pre, phis);
-	smem_unknown(L);
+	lw_smem_unknown(L);
 	lower_region(L, before);
 	if (L->failed)
 		return;
@@ -405,7 +405,7 @@ static void lower_while(Lower *L, const Op *op)
 	LLVMPositionBuilderAtEnd(L->b, bb);
 	for (int i = 0; i < after->n_args; i++)
 		L->vals[after->args[i]->id] = *val(L, cond->operands[1 + i]);
-	smem_unknown(L);
+	lw_smem_unknown(L);
 	lower_region(L, after);
 	if (L->failed)
 		return;
@@ -431,17 +431,17 @@ static void lower_op(Lower *L, const Op *op)
 	}
 	switch (op->code) {
 	case OP_CONST: {
-		Tile t = tile_new(L, 1);
+		Tile t = lw_tile_new(L, 1);
 		if (!L->failed)
-			t.e[0] = const_elem(L, op, type_elem(res->type));
+			t.e[0] = lw_const_elem(L, op, type_elem(res->type));
 		L->vals[res->id] = t;
 		break;
 	}
 	case OP_ARANGE: {
-		Tile t = tile_new(L, n);
+		Tile t = lw_tile_new(L, n);
 		for (int k = 0; k < n && !L->failed; k++)
-			t.e[k] = op->attr[0] ? LLVMBuildAdd(L->b, index_of(L, lin_of(L, res), k), ci32(L, op->attr[0]), "")
-			                     : index_of(L, lin_of(L, res), k);
+			t.e[k] = op->attr[0] ? LLVMBuildAdd(L->b, lw_index_of(L, lw_lin_of(L, res), k), ci32(L, op->attr[0]), "")
+			                     : lw_index_of(L, lw_lin_of(L, res), k);
 		L->vals[res->id] = t;
 		break;
 	}
@@ -451,9 +451,9 @@ static void lower_op(Lower *L, const Op *op)
 		                                   "llvm.nvvm.read.ptx.sreg.ctaid.z"};
 		static const char *const ns[3] = {"llvm.nvvm.read.ptx.sreg.nctaid.x", "llvm.nvvm.read.ptx.sreg.nctaid.y",
 		                                  "llvm.nvvm.read.ptx.sreg.nctaid.z"};
-		Tile t = tile_new(L, 1);
+		Tile t = lw_tile_new(L, 1);
 		if (!L->failed)
-			t.e[0] = sreg(L, (op->code == OP_PROGRAM_ID ? ids : ns)[op->attr[0]]);
+			t.e[0] = lw_sreg(L, (op->code == OP_PROGRAM_ID ? ids : ns)[op->attr[0]]);
 		L->vals[res->id] = t;
 		break;
 	}
@@ -494,9 +494,9 @@ static void lower_op(Lower *L, const Op *op)
 	case OP_FOR:
 	case OP_IF:
 	case OP_WHILE:
-		smem_unknown(L); /* a barrier inside may come from either side */
+		lw_smem_unknown(L); /* a barrier inside may come from either side */
 		(op->code == OP_FOR ? lower_for : op->code == OP_IF ? lower_if : lower_while)(L, op);
-		smem_unknown(L);
+		lw_smem_unknown(L);
 		break;
 	case OP_YIELD:
 	case OP_CONDITION:
@@ -511,14 +511,14 @@ static void lower_op(Lower *L, const Op *op)
 		lower_assert(L, op);
 		break;
 	default:
-		fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));
+		lw_fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));
 		break;
 	}
 }
 
 void lower_region(Lower *L, const Region *r)
 {
-	async_prescan(L, r);
+	lw_async_prescan(L, r);
 	for (const Op *op = r->first; op && !L->failed; op = op->next) {
 		if (L->scope && op->loc.line)
 			LLVMSetCurrentDebugLocation2(L->b, LLVMDIBuilderCreateDebugLocation(L->c, op->loc.line, op->loc.col,
@@ -633,7 +633,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 		L.smem = smem;
 		LLVMDIBuilderRef di = debug_info(&L);
 		LLVMPositionBuilderAtEnd(L.b, LLVMAppendBasicBlockInContext(ctx, L.fn, "entry"));
-		L.tid = sreg(&L, "llvm.nvvm.read.ptx.sreg.tid.x");
+		L.tid = lw_sreg(&L, "llvm.nvvm.read.ptx.sreg.tid.x");
 		for (int i = 0, a = 0; i < f->n_params && !L.failed; i++) {
 			const IrParam *p = &f->params[i];
 			if (!p->value)
@@ -641,10 +641,10 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 			LLVMValueRef v = LLVMGetParam(L.fn, (unsigned)a++);
 			Type t = p->type;
 			if (!t.ptr && (t.scalar == SK_F16 || t.scalar == SK_BF16))
-				v = LLVMBuildBitCast(L.b, v, elem_type(&L, t), "");
-			else if (!t.ptr && LLVMTypeOf(v) != elem_type(&L, t))
-				v = LLVMBuildTrunc(L.b, v, elem_type(&L, t), "");
-			Tile tl = tile_new(&L, 1);
+				v = LLVMBuildBitCast(L.b, v, lw_elem_type(&L, t), "");
+			else if (!t.ptr && LLVMTypeOf(v) != lw_elem_type(&L, t))
+				v = LLVMBuildTrunc(L.b, v, lw_elem_type(&L, t), "");
+			Tile tl = lw_tile_new(&L, 1);
 			if (L.failed)
 				break;
 			tl.e[0] = v;

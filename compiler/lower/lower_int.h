@@ -110,20 +110,20 @@ typedef struct AsyncTile {
 
 /* ---- lower.c: the state, where a thread's elements lie, intrinsics ---- */
 
-void fail(Lower *L, Span at, const char *fmt, const char *what);
-LLVMTypeRef elem_type(Lower *L, Type t);
+void lw_fail(Lower *L, Span at, const char *fmt, const char *what);
+LLVMTypeRef lw_elem_type(Lower *L, Type t);
 /* The type a value takes in shared memory (i1 as a byte). */
-LLVMTypeRef mem_type(Lower *L, Type t);
+LLVMTypeRef lw_mem_type(Lower *L, Type t);
 
 static inline int numel(Type t) { return (int)type_numel(t); }
 
 static inline LLVMValueRef ci32(Lower *L, long long v) { return LLVMConstInt(L->i32, (unsigned long long)v, 1); }
 
 /* Coordinate d of linear index idx in shape t (powers of two). */
-LLVMValueRef coord(Lower *L, Type t, LLVMValueRef idx, int d);
+LLVMValueRef lw_coord(Lower *L, Type t, LLVMValueRef idx, int d);
 /* Linear index of coordinates c in shape t. */
-LLVMValueRef linearize(Lower *L, Type t, LLVMValueRef *c);
-Tile tile_new(Lower *L, int n);
+LLVMValueRef lw_linearize(Lower *L, Type t, LLVMValueRef *c);
+Tile lw_tile_new(Lower *L, int n);
 
 static inline Tile *val(Lower *L, const Value *v) { return &L->vals[v->id]; }
 
@@ -135,41 +135,41 @@ static inline LLVMValueRef el(Lower *L, const Value *v, int k)
 	return t->n == 1 ? t->e[0] : t->e[k];
 }
 
-const Lin *lin_of(Lower *L, const Value *v);
+const Lin *lw_lin_of(Lower *L, const Value *v);
 
 /* Registers a thread holds of v. */
-static inline int ept(Lower *L, const Value *v) { return 1 << lin_of(L, v)->n_reg; }
+static inline int ept(Lower *L, const Value *v) { return 1 << lw_lin_of(L, v)->n_reg; }
 
 /* The linear-index bits that register k sets. */
-int reg_const(const Lin *l, int k);
+int lw_reg_const(const Lin *l, int k);
 /* The register that holds the element whose register bits are c. */
-int reg_index(const Lin *l, int c);
+int lw_reg_index(const Lin *l, int c);
 /* The bits of the thread id that do not change which element (replicas). */
-unsigned repl_mask(const Lin *l);
+unsigned lw_repl_mask(const Lin *l);
 /* The linear-index bits this thread's lane and warp set (i32), computed
  * once per map in the entry block. */
-LLVMValueRef thread_part(Lower *L, const Lin *l);
+LLVMValueRef lw_thread_part(Lower *L, const Lin *l);
 /* The linear index (i32) of register k of this thread in map l. */
-LLVMValueRef index_of(Lower *L, const Lin *l, int k);
+LLVMValueRef lw_index_of(Lower *L, const Lin *l, int k);
 /* Whether the thread-id bits in m are all 0 here (i1; the constant true
  * when m is empty). */
-LLVMValueRef tid_bits_zero(Lower *L, unsigned m);
+LLVMValueRef lw_tid_bits_zero(Lower *L, unsigned m);
 
 /* Whether this thread is the first of the replicas of what it holds. */
-static inline LLVMValueRef owner_of(Lower *L, const Lin *l) { return tid_bits_zero(L, repl_mask(l)); }
+static inline LLVMValueRef owner_of(Lower *L, const Lin *l) { return lw_tid_bits_zero(L, lw_repl_mask(l)); }
 
-LLVMValueRef call_intrinsic(Lower *L, const char *name, LLVMTypeRef *over, int n_over, LLVMValueRef *args,
+LLVMValueRef lw_call_intrinsic(Lower *L, const char *name, LLVMTypeRef *over, int n_over, LLVMValueRef *args,
                             int n_args);
-LLVMValueRef sreg(Lower *L, const char *name);
+LLVMValueRef lw_sreg(Lower *L, const char *name);
 /* Branches to a new block when cond holds; returns the block to continue
  * in, for end_if (NULL, and no branch, when cond is the constant true). */
-LLVMBasicBlockRef begin_if(Lower *L, LLVMValueRef cond, const char *name);
-void end_if(Lower *L, LLVMBasicBlockRef done);
+LLVMBasicBlockRef lw_begin_if(Lower *L, LLVMValueRef cond, const char *name);
+void lw_end_if(Lower *L, LLVMBasicBlockRef done);
 
 /* ---- lower.c: control flow, the op dispatch ---- */
 
-void loop_begin(Lower *L, Loop *lp, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef *init, int n);
-void loop_end(Lower *L, Loop *lp, LLVMValueRef *next);
+void lw_loop_begin(Lower *L, Loop *lp, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef *init, int n);
+void lw_loop_end(Lower *L, Loop *lp, LLVMValueRef *next);
 void lower_region(Lower *L, const Region *r);
 
 /* The values a region's terminator passes on. */
@@ -178,37 +178,37 @@ static inline const Op *terminator(const Region *r) { return r->last; }
 /* ---- memory.c: shared memory ---- */
 
 /* Element idx of type t from byte byte_offset of shared memory. */
-LLVMValueRef smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx);
+LLVMValueRef lw_smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx);
 /* The same, byte_offset from the transient uses' base. */
-LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx);
+LLVMValueRef lw_smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx);
 /* Pins bytes below the transient uses (until smem_base is lowered again);
  * returns where they start. */
-int smem_pin(Lower *L, int bytes);
-void smem_barrier(Lower *L);
+int lw_smem_pin(Lower *L, int bytes);
+void lw_smem_barrier(Lower *L);
 /* Transient shared memory for one use: the offset from smem_base (what
  * smem_at takes), behind a barrier where needed. */
-int smem_take(Lower *L, int bytes);
+int lw_smem_take(Lower *L, int bytes);
 /* The barrier between a use's writes and its reads (of bytes at off). */
-void smem_sync(Lower *L, int off, int bytes);
+void lw_smem_sync(Lower *L, int off, int bytes);
 /* Where what came before is not known (region boundaries). */
-void smem_unknown(Lower *L);
-LLVMValueRef to_mem(Lower *L, Type t, LLVMValueRef v);
-LLVMValueRef from_mem(Lower *L, Type t, LLVMValueRef v);
+void lw_smem_unknown(Lower *L);
+LLVMValueRef lw_to_mem(Lower *L, Type t, LLVMValueRef v);
+LLVMValueRef lw_from_mem(Lower *L, Type t, LLVMValueRef v);
 /* *p = v where pred holds, as one predicated st.shared. */
-void smem_store_if(Lower *L, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef v);
+void lw_smem_store_if(Lower *L, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef v);
 /* Writes this thread's elements of x (tile v) to shared memory at
  * byte_offset (taken with smem_take), by linear index; replicas write once. */
-void smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset);
-LLVMValueRef smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef idx);
+void lw_smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset);
+LLVMValueRef lw_smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef idx);
 
 /* ---- memory.c: cp.async, global memory ---- */
 
 /* Finds the tiles loops in r carry through shared memory with cp.async
  * (before r is lowered: the first loads come before their loop). */
-void async_prescan(Lower *L, const Region *r);
-AsyncTile *async_of(Lower *L, const Op *ld, const Value *arg);
-void async_asm(Lower *L, const char *text, LLVMValueRef *args, LLVMTypeRef *types, int n, const char *cons);
-void async_commit(Lower *L);
+void lw_async_prescan(Lower *L, const Region *r);
+AsyncTile *lw_async_of(Lower *L, const Op *ld, const Value *arg);
+void lw_async_asm(Lower *L, const char *text, LLVMValueRef *args, LLVMTypeRef *types, int n, const char *cons);
+void lw_async_commit(Lower *L);
 void lower_load_store(Lower *L, const Op *op);
 void lower_atomic(Lower *L, const Op *op);
 
@@ -218,8 +218,8 @@ static inline bool is_float(Type t) { return !t.ptr && scalar_is_float((ScalarKi
 static inline bool is_fp8(Type t) { return !t.ptr && (t.scalar == SK_F8E4M3 || t.scalar == SK_F8E5M2); }
 static inline bool is_signed(Type t) { return !t.ptr && scalar_is_signed((ScalarKind)t.scalar) && t.scalar != SK_I1; }
 
-LLVMValueRef const_elem(Lower *L, const Op *op, Type t);
-LLVMValueRef cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at);
+LLVMValueRef lw_const_elem(Lower *L, const Op *op, Type t);
+LLVMValueRef lw_cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at);
 /* An OPF_ELEMWISE op whose result has n elements a thread. */
 void lower_elementwise(Lower *L, const Op *op, int n);
 void lower_philox(Lower *L, const Op *op);
@@ -227,14 +227,14 @@ void lower_philox(Lower *L, const Op *op);
 /* ---- shape.c, convert.c, reduce.c, dot.c, dot_mma.c, print_assert.c ---- */
 
 void lower_shape(Lower *L, const Op *op);
-LLVMValueRef swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx);
+LLVMValueRef lw_swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx);
 /* Scratch addresses of register k of map l: the register part swizzled at
  * compile time, the thread part (tsw) once per op. */
-LLVMValueRef scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValueRef tsw, int k);
+LLVMValueRef lw_scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValueRef tsw, int k);
 /* Register k of a lazily read operand, loading its group first if needed. */
-LLVMValueRef frag(Lower *L, const Value *v, int k);
+LLVMValueRef lw_frag(Lower *L, const Value *v, int k);
 /* Whether y's only use is a dot that comes after op in the same region. */
-bool only_for_dot(const Op *op);
+bool lw_only_for_dot(const Op *op);
 void lower_convert(Lower *L, const Op *op);
 void lower_reduce(Lower *L, const Op *op);
 void lower_dot(Lower *L, const Op *op);

@@ -10,13 +10,13 @@
 
 static void barrier(Lower *L)
 {
-	call_intrinsic(L, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
+	lw_call_intrinsic(L, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
 }
 
 /* Shared memory: scratches that must outlive their op (an mma operand
  * read by its dot, a loop's cp.async stages) are pinned at the bottom,
- * below smem_base (smem_pin); every other use is transient and lies above
- * it (smem_take). */
+ * below smem_base (lw_smem_pin); every other use is transient and lies above
+ * it (lw_smem_take). */
 static void need_smem(Lower *L, int bytes)
 {
 	if (L->smem_base + bytes > L->smem_bytes)
@@ -24,7 +24,7 @@ static void need_smem(Lower *L, int bytes)
 }
 
 /* Element idx of type t from byte byte_offset of shared memory. */
-LLVMValueRef smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
+LLVMValueRef lw_smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
 {
 	LLVMValueRef base = L->smem;
 	if (byte_offset) {
@@ -35,14 +35,14 @@ LLVMValueRef smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx
 }
 
 /* The same, byte_offset from the transient uses' base. */
-LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
+LLVMValueRef lw_smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
 {
-	return smem_abs(L, t, byte_offset + L->smem_base, idx);
+	return lw_smem_abs(L, t, byte_offset + L->smem_base, idx);
 }
 
 /* Pins bytes below the transient uses (until smem_base is lowered again);
  * returns where they start. */
-int smem_pin(Lower *L, int bytes)
+int lw_smem_pin(Lower *L, int bytes)
 {
 	int at = L->smem_base;
 	L->smem_base += bytes;
@@ -50,7 +50,7 @@ int smem_pin(Lower *L, int bytes)
 	return at;
 }
 
-void smem_barrier(Lower *L)
+void lw_smem_barrier(Lower *L)
 {
 	barrier(L);
 	L->smem_dirty = 0;
@@ -63,15 +63,15 @@ void smem_barrier(Lower *L)
  * grow the kernel's shared memory past what it already uses (or 4 KB), or
  * what came before is not known (the start of a loop's body, after an if),
  * it starts again at the bottom behind a barrier. Returns the offset from
- * smem_base (what smem_at takes). */
-int smem_take(Lower *L, int bytes)
+ * smem_base (what lw_smem_at takes). */
+int lw_smem_take(Lower *L, int bytes)
 {
 	bytes = (bytes + 15) & ~15;
 	int base = L->smem_base;
 	int room = L->smem_bytes > base + 4096 ? L->smem_bytes : base + 4096;
 	int start = L->smem_dirty < 0 ? -1 : L->smem_dirty > base ? L->smem_dirty : base;
 	if (start < 0 || start + bytes > room) {
-		smem_barrier(L);
+		lw_smem_barrier(L);
 		start = base;
 	}
 	L->smem_dirty = start + bytes;
@@ -80,26 +80,26 @@ int smem_take(Lower *L, int bytes)
 }
 
 /* The barrier between a use's writes and its reads (of bytes at off). */
-void smem_sync(Lower *L, int off, int bytes)
+void lw_smem_sync(Lower *L, int off, int bytes)
 {
-	smem_barrier(L);
+	lw_smem_barrier(L);
 	L->smem_dirty = L->smem_base + off + ((bytes + 15) & ~15);
 }
 
 /* Where what came before is not known (region boundaries). */
-void smem_unknown(Lower *L)
+void lw_smem_unknown(Lower *L)
 {
 	if (L->smem_unsynced)
-		smem_barrier(L);
+		lw_smem_barrier(L);
 	L->smem_dirty = -1;
 }
 
-LLVMValueRef to_mem(Lower *L, Type t, LLVMValueRef v)
+LLVMValueRef lw_to_mem(Lower *L, Type t, LLVMValueRef v)
 {
 	return !t.ptr && t.scalar == SK_I1 ? LLVMBuildZExt(L->b, v, L->i8, "") : v;
 }
 
-LLVMValueRef from_mem(Lower *L, Type t, LLVMValueRef v)
+LLVMValueRef lw_from_mem(Lower *L, Type t, LLVMValueRef v)
 {
 	return !t.ptr && t.scalar == SK_I1 ? LLVMBuildTrunc(L->b, v, L->i1, "") : v;
 }
@@ -107,7 +107,7 @@ LLVMValueRef from_mem(Lower *L, Type t, LLVMValueRef v)
 /* *p = v where pred holds, as one predicated st.shared: no branch, so the
  * kernel stays in fewer basic blocks, each of which costs the code
  * generator a DAG of its own. */
-void smem_store_if(Lower *L, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef v)
+void lw_smem_store_if(Lower *L, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef v)
 {
 	if (LLVMIsAConstantInt(pred) && LLVMConstIntGetZExtValue(pred)) {
 		LLVMBuildStore(L->b, v, p);
@@ -133,22 +133,22 @@ void smem_store_if(Lower *L, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef v)
 }
 
 /* Writes this thread's elements of x (tile v) to shared memory at
- * byte_offset (taken with smem_take), by linear index; replicas write once. */
-void smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset)
+ * byte_offset (taken with lw_smem_take), by linear index; replicas write once. */
+void lw_smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset)
 {
 	Type t = x->type;
-	const Lin *l = lin_of(L, x);
-	LLVMTypeRef mt = mem_type(L, t);
+	const Lin *l = lw_lin_of(L, x);
+	LLVMTypeRef mt = lw_mem_type(L, t);
 	LLVMValueRef own = owner_of(L, l);
 	/* a uniform tile (a splat) holds one element for all the block's */
 	for (int k = 0, n = 1 << l->n_reg; k < n; k++)
-		smem_store_if(L, own, smem_at(L, mt, byte_offset, index_of(L, l, k)), to_mem(L, t, v->n == 1 ? v->e[0] : v->e[k]));
+		lw_smem_store_if(L, own, lw_smem_at(L, mt, byte_offset, lw_index_of(L, l, k)), lw_to_mem(L, t, v->n == 1 ? v->e[0] : v->e[k]));
 }
 
-LLVMValueRef smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef idx)
+LLVMValueRef lw_smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef idx)
 {
-	LLVMTypeRef mt = mem_type(L, t);
-	return from_mem(L, t, LLVMBuildLoad2(L->b, mt, smem_at(L, mt, byte_offset, idx), ""));
+	LLVMTypeRef mt = lw_mem_type(L, t);
+	return lw_from_mem(L, t, LLVMBuildLoad2(L->b, mt, lw_smem_at(L, mt, byte_offset, idx), ""));
 }
 
 /* ---- dot tiles through shared memory with cp.async ---------------------------
@@ -180,8 +180,8 @@ static int async_width(Lower *L, const Op *ld, const Encoding *s)
 		return 0;
 	Type et = type_pointee(type_elem(ptr->type));
 	int eb = type_bytes(et);
-	const Lin *l = lin_of(L, ptr);
-	if (repl_mask(l) & (unsigned)(L->T - 1))
+	const Lin *l = lw_lin_of(L, ptr);
+	if (lw_repl_mask(l) & (unsigned)(L->T - 1))
 		return 0;
 	int w = access_width(L, ptr, flags & MEMF_MASK ? ld->operands[1] : NULL);
 	if (w * eb != 16 || s->vec < w)
@@ -191,7 +191,7 @@ static int async_width(Lower *L, const Op *ld, const Encoding *s)
 
 /* Finds the tiles loops in r carry that way (before r is lowered: the first
  * loads come before their loop). */
-void async_prescan(Lower *L, const Region *r)
+void lw_async_prescan(Lower *L, const Region *r)
 {
 	for (const Op *op = r->first; op; op = op->next) {
 		if (op->code != OP_FOR || (L->f->sm && L->f->sm < 80))
@@ -210,7 +210,7 @@ void async_prescan(Lower *L, const Region *r)
 			/* (a K-major B scratch is filled by stores: no example has
 			 * reached it straight from a loop's load yet) */
 			if (!conv || conv->code != OP_CONVERT_LAYOUT || !conv->scratch || !conv->scratch->ldmatrix ||
-			    conv->scratch->ldmatrix == 3 || !only_for_dot(conv))
+			    conv->scratch->ldmatrix == 3 || !lw_only_for_dot(conv))
 				continue;
 			int w = async_width(L, init->def, conv->scratch);
 			if (!w || async_width(L, y->def, conv->scratch) != w)
@@ -228,7 +228,7 @@ void async_prescan(Lower *L, const Region *r)
 	}
 }
 
-AsyncTile *async_of(Lower *L, const Op *ld, const Value *arg)
+AsyncTile *lw_async_of(Lower *L, const Op *ld, const Value *arg)
 {
 	for (int i = 0; i < L->n_async; i++)
 		if ((ld && (L->async[i].first == ld || L->async[i].ahead == ld)) || (arg && L->async[i].arg == arg))
@@ -236,7 +236,7 @@ AsyncTile *async_of(Lower *L, const Op *ld, const Value *arg)
 	return NULL;
 }
 
-void async_asm(Lower *L, const char *text, LLVMValueRef *args, LLVMTypeRef *types, int n, const char *cons)
+void lw_async_asm(Lower *L, const char *text, LLVMValueRef *args, LLVMTypeRef *types, int n, const char *cons)
 {
 	LLVMTypeRef ft = LLVMFunctionType(L->vd, types, (unsigned)n, 0);
 	LLVMValueRef fn = LLVMGetInlineAsm(ft, (char *)text, strlen(text), (char *)cons, strlen(cons), 1, 0,
@@ -250,31 +250,31 @@ static void async_copy(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef stage)
 	const Value *ptr = ld->operands[0];
 	const Value *mask = ld->attr[0] & MEMF_MASK ? ld->operands[1] : NULL;
 	const Encoding *s = a->convert->scratch;
-	const Lin *li = lin_of(L, ptr);
+	const Lin *li = lw_lin_of(L, ptr);
 	int eb = type_bytes(type_pointee(type_elem(ptr->type)));
 	/* the buffers lie below the transient uses: written only here and read
 	 * by ldmatrix, so a barrier first only where bytes were touched since */
 	if (L->smem_dirty < 0 || L->smem_dirty > a->offset)
-		smem_barrier(L);
-	LLVMValueRef tsw = swizzle_value(L, s, thread_part(L, li));
+		lw_smem_barrier(L);
+	LLVMValueRef tsw = lw_swizzle_value(L, s, lw_thread_part(L, li));
 	LLVMValueRef base = LLVMBuildAdd(L->b, ci32(L, a->offset), LLVMBuildMul(L->b, stage, ci32(L, a->bytes), ""), "");
 	const char *text = "cp.async.cg.shared.global [$0], [$1], 16, $2;";
 	LLVMTypeRef types[3] = {L->i64, L->gptr, L->i32};
 	for (int k = 0, n = ept(L, ptr); k < n && !L->failed; k += a->vec) {
-		LLVMValueRef el_idx = scratch_addr(L, s, li, tsw, k);
+		LLVMValueRef el_idx = lw_scratch_addr(L, s, li, tsw, k);
 		LLVMValueRef byte = LLVMBuildAdd(L->b, base, LLVMBuildMul(L->b, el_idx, ci32(L, eb), ""), "");
 		LLVMValueRef dst = LLVMBuildGEP2(L->b, L->i8, L->smem, &byte, 1, "");
 		LLVMValueRef args[3] = {LLVMBuildPtrToInt(L->b, dst, L->i64, ""), el(L, ptr, k),
 		                        mask ? LLVMBuildSelect(L->b, el(L, mask, k), ci32(L, 16), ci32(L, 0), "") : ci32(L, 16)};
-		async_asm(L, text, args, types, 3, "l,l,r");
+		lw_async_asm(L, text, args, types, 3, "l,l,r");
 	}
 	L->async_pending = true;
 }
 
-void async_commit(Lower *L)
+void lw_async_commit(Lower *L)
 {
 	if (L->async_pending) {
-		async_asm(L, "cp.async.commit_group;", NULL, NULL, 0, "");
+		lw_async_asm(L, "cp.async.commit_group;", NULL, NULL, 0, "");
 		L->async_synced = false;
 	}
 	L->async_pending = false;
@@ -284,12 +284,12 @@ void async_commit(Lower *L)
  * number as its value. */
 static void lower_async_load(Lower *L, const Op *op, AsyncTile *a)
 {
-	Tile t = tile_new(L, 1);
+	Tile t = lw_tile_new(L, 1);
 	if (L->failed)
 		return;
 	LLVMValueRef stage;
 	if (op == a->first) {
-		a->offset = smem_pin(L, 2 * a->bytes); /* two buffers, kept until after the loop */
+		a->offset = lw_smem_pin(L, 2 * a->bytes); /* two buffers, kept until after the loop */
 		stage = ci32(L, 0);
 	} else {
 		stage = LLVMBuildXor(L->b, a->stage, ci32(L, 1), ""); /* the other buffer */
@@ -311,7 +311,7 @@ static void lower_async_load(Lower *L, const Op *op, AsyncTile *a)
 static int reg_run(Lower *L, const Value *ptr, int *dim)
 {
 	Type t = ptr->type;
-	const Lin *l = lin_of(L, ptr);
+	const Lin *l = lw_lin_of(L, ptr);
 	*dim = -1;
 	if (!t.rank || l->n_reg == 0)
 		return 1;
@@ -501,7 +501,7 @@ static void access_asm(Lower *L, bool store, LLVMValueRef ptr, LLVMValueRef pred
 
 void lower_load_store(Lower *L, const Op *op)
 {
-	AsyncTile *at = op->code == OP_LOAD ? async_of(L, op, NULL) : NULL;
+	AsyncTile *at = op->code == OP_LOAD ? lw_async_of(L, op, NULL) : NULL;
 	if (at) {
 		lower_async_load(L, op, at);
 		return;
@@ -518,14 +518,14 @@ void lower_load_store(Lower *L, const Op *op)
 		other = op->operands[2];
 	Type et = type_pointee(type_elem(ptr->type));
 	int eb = type_bytes(et);
-	LLVMTypeRef let = elem_type(L, et), mt = mem_type(L, et);
+	LLVMTypeRef let = lw_elem_type(L, et), mt = lw_mem_type(L, et);
 	int n = ept(L, ptr);
 	int w = access_width(L, ptr, mask);
 	int total = w * eb;
 	int word_bytes = total >= 4 ? (total >= 8 && eb == 8 ? 8 : 4) : total;
 	int n_words = total / word_bytes;
-	Tile res = store ? (Tile){0} : tile_new(L, n);
-	bool replicated = ptr->type.rank && (repl_mask(lin_of(L, ptr)) & (unsigned)(L->T - 1));
+	Tile res = store ? (Tile){0} : lw_tile_new(L, n);
+	bool replicated = ptr->type.rank && (lw_repl_mask(lw_lin_of(L, ptr)) & (unsigned)(L->T - 1));
 	int same = !store && w == 1 && !op->attr[3] ? same_address_run(L, ptr, mask) : 1;
 	for (int k = 0; k < n && !L->failed; k += w) {
 		if (k % same) {
@@ -534,13 +534,13 @@ void lower_load_store(Lower *L, const Op *op)
 		}
 		LLVMValueRef pred = mask ? el(L, mask, k) : NULL;
 		if (store && replicated) { /* one owner stores each element */
-			LLVMValueRef own = owner_of(L, lin_of(L, ptr));
+			LLVMValueRef own = owner_of(L, lw_lin_of(L, ptr));
 			pred = pred ? LLVMBuildAnd(L->b, pred, own, "") : own;
 		}
 		LLVMValueRef elems[16], words[16], others[16];
 		if (store) {
 			for (int i = 0; i < w; i++)
-				elems[i] = to_mem(L, et, el(L, op->operands[1], k + i));
+				elems[i] = lw_to_mem(L, et, el(L, op->operands[1], k + i));
 			pack(L, elems, w, mt, eb, words, word_bytes);
 			access_asm(L, true, el(L, ptr, k), pred, words, n_words, word_bytes, NULL, op, NULL);
 			continue;
@@ -548,7 +548,7 @@ void lower_load_store(Lower *L, const Op *op)
 		bool has_other = other != NULL;
 		if (has_other) {
 			for (int i = 0; i < w; i++)
-				elems[i] = to_mem(L, et, el(L, other, k + i));
+				elems[i] = lw_to_mem(L, et, el(L, other, k + i));
 			pack(L, elems, w, mt, eb, others, word_bytes);
 		} else if (pred) {
 			for (int i = 0; i < n_words; i++)
@@ -558,7 +558,7 @@ void lower_load_store(Lower *L, const Op *op)
 		access_asm(L, false, el(L, ptr, k), pred, NULL, n_words, word_bytes, has_other ? others : NULL, op, words);
 		unpack(L, words, word_bytes, mt, eb, w, elems);
 		for (int i = 0; i < w; i++)
-			res.e[k + i] = from_mem(L, et, elems[i]);
+			res.e[k + i] = lw_from_mem(L, et, elems[i]);
 		(void)let;
 	}
 	if (!store)
@@ -572,7 +572,7 @@ void lower_atomic(Lower *L, const Op *op)
 	int n = ept(L, ptr);
 	bool cas = op->code == OP_ATOMIC_CAS;
 	const Value *mask = !cas && (op->attr[3] & MEMF_MASK) ? op->operands[2] : NULL;
-	Tile res = tile_new(L, n);
+	Tile res = lw_tile_new(L, n);
 	static const LLVMAtomicRMWBinOp int_ops[] = {LLVMAtomicRMWBinOpAdd, LLVMAtomicRMWBinOpMax, LLVMAtomicRMWBinOpMin,
 	                                             LLVMAtomicRMWBinOpAnd, LLVMAtomicRMWBinOpOr, LLVMAtomicRMWBinOpXor,
 	                                             LLVMAtomicRMWBinOpXchg};
@@ -580,11 +580,11 @@ void lower_atomic(Lower *L, const Op *op)
 	                         : op->attr[1] == SEM_ACQUIRE ? LLVMAtomicOrderingAcquire
 	                         : op->attr[1] == SEM_RELEASE ? LLVMAtomicOrderingRelease
 	                                                      : LLVMAtomicOrderingAcquireRelease;
-	bool replicated = ptr->type.rank && (repl_mask(lin_of(L, ptr)) & (unsigned)(L->T - 1));
+	bool replicated = ptr->type.rank && (lw_repl_mask(lw_lin_of(L, ptr)) & (unsigned)(L->T - 1));
 	for (int k = 0; k < n && !L->failed; k++) {
 		LLVMValueRef pred = mask ? el(L, mask, k) : NULL;
 		if (replicated || !ptr->type.rank) { /* each element once: its owner (thread 0 for a scalar) */
-			LLVMValueRef own = owner_of(L, lin_of(L, ptr));
+			LLVMValueRef own = owner_of(L, lw_lin_of(L, ptr));
 			pred = pred ? LLVMBuildAnd(L->b, pred, own, "") : own;
 		}
 		LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b), doit = NULL, done = NULL;
@@ -623,19 +623,19 @@ void lower_atomic(Lower *L, const Op *op)
 		/* only owners hold the old values: share them through shared memory */
 		Type rt = op->results[0]->type;
 		if (!rt.rank) {
-			int off = smem_take(L, 8);
-			LLVMBasicBlockRef done = begin_if(L, tid_bits_zero(L, ~0u), "t0");
-			LLVMBuildStore(L->b, to_mem(L, rt, res.e[0]), smem_at(L, mem_type(L, rt), off, ci32(L, 0)));
-			end_if(L, done);
-			smem_sync(L, off, 8);
-			res.e[0] = smem_load(L, rt, off, ci32(L, 0));
+			int off = lw_smem_take(L, 8);
+			LLVMBasicBlockRef done = lw_begin_if(L, lw_tid_bits_zero(L, ~0u), "t0");
+			LLVMBuildStore(L->b, lw_to_mem(L, rt, res.e[0]), lw_smem_at(L, lw_mem_type(L, rt), off, ci32(L, 0)));
+			lw_end_if(L, done);
+			lw_smem_sync(L, off, 8);
+			res.e[0] = lw_smem_load(L, rt, off, ci32(L, 0));
 		} else {
 			int bytes = numel(rt) * type_bytes(rt);
-			int off = smem_take(L, bytes);
-			smem_store_block(L, op->results[0], &res, off);
-			smem_sync(L, off, bytes);
+			int off = lw_smem_take(L, bytes);
+			lw_smem_store_block(L, op->results[0], &res, off);
+			lw_smem_sync(L, off, bytes);
 			for (int k = 0; k < n; k++)
-				res.e[k] = smem_load(L, rt, off, index_of(L, lin_of(L, op->results[0]), k));
+				res.e[k] = lw_smem_load(L, rt, off, lw_index_of(L, lw_lin_of(L, op->results[0]), k));
 		}
 	}
 	L->vals[op->results[0]->id] = res;

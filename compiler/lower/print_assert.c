@@ -34,7 +34,7 @@ void lower_print(Lower *L, const Op *op)
 	Type t = op->n_operands ? op->operands[0]->type : type_scalar(SK_I32);
 	for (int i = 1; i < op->n_operands; i++)
 		if (numel(op->operands[i]->type) != numel(t)) {
-			fail(L, op->loc, "%s", "print of blocks of different sizes is not supported on the GPU yet");
+			lw_fail(L, op->loc, "%s", "print of blocks of different sizes is not supported on the GPU yet");
 			return;
 		}
 	char fmt[512];
@@ -52,21 +52,21 @@ void lower_print(Lower *L, const Op *op)
 	}
 	snprintf(fmt + pos, sizeof fmt - (size_t)pos, "\n");
 	LLVMValueRef fstr = cstring(L, fmt);
-	const Lin *ol = op->n_operands ? lin_of(L, op->operands[0]) : &L->scalar_lin;
+	const Lin *ol = op->n_operands ? lw_lin_of(L, op->operands[0]) : &L->scalar_lin;
 	int n = 1 << ol->n_reg;
 	for (int k = 0; k < n && !L->failed; k++) {
 		LLVMValueRef own = owner_of(L, ol);
-		LLVMBasicBlockRef done = begin_if(L, own, "print");
+		LLVMBasicBlockRef done = lw_begin_if(L, own, "print");
 		LLVMTypeRef fields[3 + BLK_MAX_RANK + 16];
 		LLVMValueRef vals[3 + BLK_MAX_RANK + 16];
 		int nf = 0;
 		static const char *const ids[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
 		                                   "llvm.nvvm.read.ptx.sreg.ctaid.z"};
 		for (int d = 0; d < 3; d++)
-			fields[nf] = L->i32, vals[nf++] = sreg(L, ids[d]);
-		LLVMValueRef idx = t.rank ? index_of(L, ol, k) : NULL;
+			fields[nf] = L->i32, vals[nf++] = lw_sreg(L, ids[d]);
+		LLVMValueRef idx = t.rank ? lw_index_of(L, ol, k) : NULL;
 		for (int d = 0; d < t.rank; d++)
-			fields[nf] = L->i32, vals[nf++] = coord(L, t, idx, d);
+			fields[nf] = L->i32, vals[nf++] = lw_coord(L, t, idx, d);
 		for (int i = 0; i < op->n_operands && i < 16; i++) {
 			Type et = type_elem(op->operands[i]->type);
 			LLVMValueRef v = el(L, op->operands[i], k);
@@ -86,7 +86,7 @@ void lower_print(Lower *L, const Op *op)
 			LLVMBuildStore(L->b, vals[f], LLVMBuildStructGEP2(L->b, st, buf, (unsigned)f, ""));
 		LLVMValueRef args[2] = {fstr, buf};
 		LLVMBuildCall2(L->b, LLVMFunctionType(L->i32, vp, 2, 0), vprintf, args, 2, "");
-		end_if(L, done);
+		lw_end_if(L, done);
 	}
 }
 
@@ -108,28 +108,28 @@ void lower_assert(Lower *L, const Op *op)
 	}
 	int id = ++L->n_asserts;
 	const Value *c = op->operands[0];
-	const Lin *cl = lin_of(L, c);
+	const Lin *cl = lw_lin_of(L, c);
 	int n = 1 << cl->n_reg;
 	for (int k = 0; k < n && !L->failed; k++) {
 		LLVMValueRef bad = LLVMBuildNot(L->b, el(L, c, k), "");
 		LLVMValueRef own = owner_of(L, cl);
-		LLVMBasicBlockRef done = begin_if(L, LLVMBuildAnd(L->b, bad, own, ""), "assert");
+		LLVMBasicBlockRef done = lw_begin_if(L, LLVMBuildAnd(L->b, bad, own, ""), "assert");
 		LLVMValueRef old = LLVMBuildAtomicCmpXchg(L->b, state, ci32(L, 0), ci32(L, id), LLVMAtomicOrderingMonotonic,
 		                                          LLVMAtomicOrderingMonotonic, 0);
 		old = LLVMBuildExtractValue(L->b, old, 0, "");
-		LLVMBasicBlockRef won = begin_if(L, LLVMBuildICmp(L->b, LLVMIntEQ, old, ci32(L, 0), ""), "assert.first");
+		LLVMBasicBlockRef won = lw_begin_if(L, LLVMBuildICmp(L->b, LLVMIntEQ, old, ci32(L, 0), ""), "assert.first");
 		static const char *const ids[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
 		                                   "llvm.nvvm.read.ptx.sreg.ctaid.z"};
 		for (int d = 0; d < 3; d++) {
 			LLVMValueRef at = ci32(L, 1 + d);
 			LLVMValueRef zero = ci32(L, 0);
 			LLVMValueRef idx[2] = {zero, at};
-			LLVMBuildStore(L->b, sreg(L, ids[d]), LLVMBuildGEP2(L->b, LLVMArrayType(L->i32, 8), state, idx, 2, ""));
+			LLVMBuildStore(L->b, lw_sreg(L, ids[d]), LLVMBuildGEP2(L->b, LLVMArrayType(L->i32, 8), state, idx, 2, ""));
 		}
 		LLVMValueRef idx[2] = {ci32(L, 0), ci32(L, 4)};
-		LLVMBuildStore(L->b, c->type.rank ? index_of(L, cl, k) : ci32(L, 0),
+		LLVMBuildStore(L->b, c->type.rank ? lw_index_of(L, cl, k) : ci32(L, 0),
 		               LLVMBuildGEP2(L->b, LLVMArrayType(L->i32, 8), state, idx, 2, ""));
-		end_if(L, won);
-		end_if(L, done);
+		lw_end_if(L, won);
+		lw_end_if(L, done);
 	}
 }

@@ -9,7 +9,7 @@
 static void combine(Lower *L, const Region *r, int n, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out)
 {
 	for (int i = 0; i < n; i++) {
-		Tile ta = tile_new(L, 1), tb = tile_new(L, 1);
+		Tile ta = lw_tile_new(L, 1), tb = lw_tile_new(L, 1);
 		if (L->failed)
 			return;
 		ta.e[0] = a[i];
@@ -29,7 +29,7 @@ static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef v, int lane_mask)
 	LLVMValueRef full = LLVMConstInt(L->i32, 0xFFFFFFFFu, 0);
 	if (t == L->f32) { /* the f32 form: no bitcasts for the code generator to fold */
 		LLVMValueRef a[4] = {full, v, ci32(L, lane_mask), ci32(L, 31)};
-		return call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.f32", NULL, 0, a, 4);
+		return lw_call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.f32", NULL, 0, a, 4);
 	}
 	unsigned bits = LLVMGetTypeKind(t) == LLVMPointerTypeKind ? 64 : LLVMGetTypeKind(t) == LLVMIntegerTypeKind
 	                                                                 ? LLVMGetIntTypeWidth(t)
@@ -43,14 +43,14 @@ static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef v, int lane_mask)
 		LLVMValueRef hi = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, as_int, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
 		LLVMValueRef a1[4] = {full, lo, ci32(L, lane_mask), ci32(L, 31)};
 		LLVMValueRef a2[4] = {full, hi, ci32(L, lane_mask), ci32(L, 31)};
-		lo = call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a1, 4);
-		hi = call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a2, 4);
+		lo = lw_call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a1, 4);
+		hi = lw_call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a2, 4);
 		r = LLVMBuildOr(L->b, LLVMBuildZExt(L->b, lo, L->i64, ""),
 		                LLVMBuildShl(L->b, LLVMBuildZExt(L->b, hi, L->i64, ""), LLVMConstInt(L->i64, 32, 0), ""), "");
 	} else {
 		LLVMValueRef x = bits < 32 ? LLVMBuildZExt(L->b, as_int, L->i32, "") : as_int;
 		LLVMValueRef a[4] = {full, x, ci32(L, lane_mask), ci32(L, 31)};
-		r = call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a, 4);
+		r = lw_call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a, 4);
 		if (bits < 32)
 			r = LLVMBuildTrunc(L->b, r, LLVMIntTypeInContext(L->c, bits), "");
 	}
@@ -72,44 +72,44 @@ static void lower_scan(Lower *L, const Op *op)
 		off += numel(op->operands[i]->type) * type_bytes(op->operands[i]->type);
 		off = (off + 7) & ~7;
 	}
-	int base = smem_take(L, off);
+	int base = lw_smem_take(L, off);
 	for (int i = 0; i < n; i++) {
 		offs[i] += base;
-		smem_store_block(L, op->operands[i], val(L, op->operands[i]), offs[i]);
+		lw_smem_store_block(L, op->operands[i], val(L, op->operands[i]), offs[i]);
 	}
-	smem_sync(L, base, off);
+	lw_smem_sync(L, base, off);
 	const Value *res = op->results[0];
-	const Lin *lo = lin_of(L, res);
+	const Lin *lo = lw_lin_of(L, res);
 	int count = 1 << lo->n_reg;
 	Tile outs[MAX_REDUCE_OPERANDS];
 	for (int i = 0; i < n; i++)
-		outs[i] = tile_new(L, count);
+		outs[i] = lw_tile_new(L, count);
 	for (int k = 0; k < count && !L->failed; k++) {
 		LLVMValueRef c[BLK_MAX_RANK];
-		LLVMValueRef oidx = index_of(L, lo, k);
+		LLVMValueRef oidx = lw_index_of(L, lo, k);
 		for (int d = 0; d < in_t.rank; d++)
-			c[d] = coord(L, in_t, oidx, d);
+			c[d] = lw_coord(L, in_t, oidx, d);
 		LLVMValueRef pos = c[axis]; /* this element's position along the axis */
 		c[axis] = ci32(L, reverse ? len - 1 : 0);
-		LLVMValueRef base = linearize(L, in_t, c);
+		LLVMValueRef base = lw_linearize(L, in_t, c);
 		int st = 1; /* the axis' stride in linear indices */
 		for (int d = axis + 1; d < in_t.rank; d++)
 			st *= in_t.shape[d];
 		LLVMValueRef stride = ci32(L, st);
 		LLVMValueRef init[MAX_REDUCE_OPERANDS];
 		for (int i = 0; i < n; i++)
-			init[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], base);
+			init[i] = lw_smem_load(L, type_elem(op->operands[i]->type), offs[i], base);
 		LLVMValueRef steps = reverse ? LLVMBuildSub(L->b, ci32(L, len - 1), pos, "") : pos;
 		Loop lp;
-		loop_begin(L, &lp, ci32(L, 0), steps, init, n);
+		lw_loop_begin(L, &lp, ci32(L, 0), steps, init, n);
 		LLVMValueRef j = LLVMBuildAdd(L->b, lp.i, ci32(L, 1), "");
 		LLVMValueRef idx = reverse ? LLVMBuildSub(L->b, base, LLVMBuildMul(L->b, j, stride, ""), "")
 		                           : LLVMBuildAdd(L->b, base, LLVMBuildMul(L->b, j, stride, ""), "");
 		LLVMValueRef nxt[MAX_REDUCE_OPERANDS], r[MAX_REDUCE_OPERANDS];
 		for (int i = 0; i < n; i++)
-			nxt[i] = smem_load(L, type_elem(op->operands[i]->type), offs[i], idx);
+			nxt[i] = lw_smem_load(L, type_elem(op->operands[i]->type), offs[i], idx);
 		combine(L, &op->regions[0], n, lp.phis, nxt, r);
-		loop_end(L, &lp, r);
+		lw_loop_end(L, &lp, r);
 		for (int i = 0; i < n; i++)
 			outs[i].e[k] = lp.phis[i];
 	}
@@ -126,7 +126,7 @@ void lower_reduce(Lower *L, const Op *op)
 {
 	int n = op->n_operands, axis = (int)op->attr[0];
 	if (n > MAX_REDUCE_OPERANDS) {
-		fail(L, op->loc, "%s of more than 8 blocks", op_name(op->code));
+		lw_fail(L, op->loc, "%s of more than 8 blocks", op_name(op->code));
 		return;
 	}
 	if (op->code == OP_SCAN) {
@@ -135,7 +135,7 @@ void lower_reduce(Lower *L, const Op *op)
 	}
 	const Region *r = &op->regions[0];
 	Type in_t = op->operands[0]->type;
-	const Lin *li = lin_of(L, op->operands[0]);
+	const Lin *li = lw_lin_of(L, op->operands[0]);
 	int lo_bit = lin_bit(in_t, axis, 0), nbits = log2i(in_t.shape[axis]);
 	unsigned amask = ((1u << nbits) - 1) << lo_bit;
 	/* ls: the operand's map without the axis (its result's slice) */
@@ -158,8 +158,8 @@ void lower_reduce(Lower *L, const Op *op)
 	memset(have, 0, (size_t)n_acc * sizeof *have);
 	LLVMValueRef nxt[MAX_REDUCE_OPERANDS], res[MAX_REDUCE_OPERANDS];
 	for (int k = 0, n_in = 1 << li->n_reg; k < n_in && !L->failed; k++) {
-		int c = reg_const(li, k) & (int)~amask;
-		int ks = reg_index(&ls, (c & ((1 << lo_bit) - 1)) | ((c >> nbits) & ~((1 << lo_bit) - 1)));
+		int c = lw_reg_const(li, k) & (int)~amask;
+		int ks = lw_reg_index(&ls, (c & ((1 << lo_bit) - 1)) | ((c >> nbits) & ~((1 << lo_bit) - 1)));
 		LLVMValueRef *a = acc + ks * n;
 		if (!have[ks]) {
 			for (int i = 0; i < n; i++)
@@ -186,7 +186,7 @@ void lower_reduce(Lower *L, const Op *op)
 	if (L->failed)
 		return;
 	const Value *out0 = op->results[0];
-	const Lin *lo = lin_of(L, out0);
+	const Lin *lo = lw_lin_of(L, out0);
 	bool same = memcmp(lo->lane, ls.lane, 5) == 0 && memcmp(lo->warp, ls.warp, (size_t)ls.n_warp) == 0 &&
 	            lo->n_reg == ls.n_reg;
 	for (int i = 0; same && i < lo->n_reg; i++) {
@@ -198,13 +198,13 @@ void lower_reduce(Lower *L, const Op *op)
 	int n_out = 1 << lo->n_reg;
 	Tile outs[MAX_REDUCE_OPERANDS];
 	for (int i = 0; i < n; i++)
-		outs[i] = tile_new(L, n_out);
+		outs[i] = lw_tile_new(L, n_out);
 	if (L->failed)
 		return;
 	if (same && !n_axis_warps) {
 		for (int k = 0; k < n_out; k++)
 			for (int i = 0; i < n; i++)
-				outs[i].e[k] = acc[reg_index(&ls, reg_const(lo, k)) * n + i];
+				outs[i].e[k] = acc[lw_reg_index(&ls, lw_reg_const(lo, k)) * n + i];
 	} else {
 		/* partials by (result element, warp along the axis) */
 		int G = 1 << n_axis_warps, N = out0->type.rank ? numel(out0->type) : 1;
@@ -213,7 +213,7 @@ void lower_reduce(Lower *L, const Op *op)
 			offs[i] = off;
 			off += (N * G * type_bytes(op->operands[i]->type) + 15) & ~15;
 		}
-		int base = smem_take(L, off);
+		int base = lw_smem_take(L, off);
 		for (int i = 0; i < n; i++)
 			offs[i] += base;
 		LLVMValueRef g = ci32(L, 0);
@@ -223,15 +223,15 @@ void lower_reduce(Lower *L, const Op *op)
 				g = LLVMBuildOr(L->b, g, LLVMBuildShl(L->b, bit, ci32(L, j++), ""), "");
 			}
 		/* one writer per partial: the first of its replicas, warps along the axis apart */
-		LLVMValueRef writer = tid_bits_zero(L, repl_mask(&ls) & ~axis_warps);
+		LLVMValueRef writer = lw_tid_bits_zero(L, lw_repl_mask(&ls) & ~axis_warps);
 		for (int ks = 0; ks < n_acc; ks++) {
-			LLVMValueRef slot = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, index_of(L, &ls, ks), ci32(L, G), ""), g, "");
+			LLVMValueRef slot = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, lw_index_of(L, &ls, ks), ci32(L, G), ""), g, "");
 			for (int i = 0; i < n; i++) {
 				Type t = type_elem(op->operands[i]->type);
-				smem_store_if(L, writer, smem_at(L, mem_type(L, t), offs[i], slot), to_mem(L, t, acc[ks * n + i]));
+				lw_smem_store_if(L, writer, lw_smem_at(L, lw_mem_type(L, t), offs[i], slot), lw_to_mem(L, t, acc[ks * n + i]));
 			}
 		}
-		smem_sync(L, base, off);
+		lw_smem_sync(L, base, off);
 		/* each element's G partials are adjacent: read them V at a time,
 		 * up to 16 bytes a load where the scratch's alignment allows */
 		int V[MAX_REDUCE_OPERANDS];
@@ -242,20 +242,20 @@ void lower_reduce(Lower *L, const Op *op)
 		}
 		LLVMValueRef *part = arena_alloc(&L->arena, (size_t)(G * n) * sizeof *part);
 		for (int k = 0; k < n_out && part && !L->failed; k++) {
-			LLVMValueRef idx = index_of(L, lo, k);
+			LLVMValueRef idx = lw_index_of(L, lo, k);
 			for (int i = 0; i < n; i++) {
 				Type t = type_elem(op->operands[i]->type);
-				LLVMTypeRef vt = LLVMVectorType(mem_type(L, t), (unsigned)V[i]);
+				LLVMTypeRef vt = LLVMVectorType(lw_mem_type(L, t), (unsigned)V[i]);
 				LLVMValueRef vidx = LLVMBuildMul(L->b, idx, ci32(L, G / V[i]), "");
 				for (int w = 0; w < G; w += V[i]) {
 					LLVMValueRef slot = w ? LLVMBuildAdd(L->b, vidx, ci32(L, w / V[i]), "") : vidx;
 					if (V[i] == 1) {
-						part[w * n + i] = smem_load(L, t, offs[i], slot);
+						part[w * n + i] = lw_smem_load(L, t, offs[i], slot);
 						continue;
 					}
-					LLVMValueRef v = LLVMBuildLoad2(L->b, vt, smem_at(L, vt, offs[i], slot), "");
+					LLVMValueRef v = LLVMBuildLoad2(L->b, vt, lw_smem_at(L, vt, offs[i], slot), "");
 					for (int j = 0; j < V[i]; j++)
-						part[(w + j) * n + i] = from_mem(L, t, LLVMBuildExtractElement(L->b, v, ci32(L, j), ""));
+						part[(w + j) * n + i] = lw_from_mem(L, t, LLVMBuildExtractElement(L->b, v, ci32(L, j), ""));
 				}
 			}
 			LLVMValueRef a[MAX_REDUCE_OPERANDS];

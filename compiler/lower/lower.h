@@ -7,7 +7,7 @@
 
 #include "gpu/gpu.h"
 
-/* ---- versions (llvm_ptx.c) --------------------------------------------- */
+/* ---- versions (ptx.c) --------------------------------------------- */
 
 /* "blk 0.1.0 (LLVM 19.1.7, NVPTX)". A static string; never NULL. */
 BLK_API const char *blk_compiler_version(void);
@@ -15,7 +15,7 @@ BLK_API const char *blk_compiler_version(void);
 /* The version of the LLVM linked into libblk, "19.1.7". A static string. */
 const char *llvm_version_string(void);
 
-/* ---- PTX emission (llvm_ptx.c) ----------------------------------------- */
+/* ---- PTX emission (ptx.c) ----------------------------------------- */
 
 /* The PTX ISA version llvm_emit_ptx uses for `arch` (e.g. 80 for "sm_90",
  * meaning .version 8.0), or 0 when `arch` is not a target it supports.
@@ -27,7 +27,7 @@ int llvm_ptx_isa_version(const char *arch);
  * Sets the module's target triple (nvptx64-nvidia-cuda) and data layout,
  * verifies it, runs LLVM's default<O1> or default<O2> pipeline at opt_level
  * 1 or 2, the kernel pipeline at 3 (as good as default<O3> on blk's kernels,
- * a third of its cost: llvm_ptx.c), none at 0, and emits PTX. Kernels are marked as usual for NVPTX (the
+ * a third of its cost: ptx.c), none at 0, and emits PTX. Kernels are marked as usual for NVPTX (the
  * nvvm.annotations "kernel" metadata or the ptx_kernel calling convention).
  * Safe to call from several threads at once on different modules.
  *
@@ -44,7 +44,7 @@ bool llvm_emit_ptx_timed(LLVMModuleRef m, const char *arch, int opt_level, char 
                          char **err_msg, double *ms_opt, double *ms_emit);
 
 
-/* ---- GPU code generation (lower.c) ----------------------------------------------
+/* ---- GPU code generation (lower.c and the files lower_int.h lists) ----------------------------------------------
  *
  * Tile IR to LLVM IR for NVPTX, then PTX. The kernel's parameters are its
  * runtime parameters in order: pointers as 64-bit global pointers, integers
@@ -58,7 +58,7 @@ bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, i
  * LLVM IR and LLVM's O3 pipeline, *ms_ptx the NVPTX code generator. */
 bool gpu_compile_ptx_timed(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes,
                            double *ms_llvm, double *ms_ptx, Diag *diag);
-/* Math without a GPU instruction (gpu_math.c): f32 sin, cos, tanh and f64
+/* Math without a GPU instruction (math.c): f32 sin, cos, tanh and f64
  * exp, exp2, log, log2, sin, cos, tanh as IR; NULL for the others. fp8
  * values are i8 bits; conversions with f32 round to nearest even and
  * saturate. */

@@ -1,4 +1,4 @@
-/* gpu_math.c: math the GPU has no instruction for, written in LLVM IR.
+/* math.c: math the GPU has no instruction for, written in LLVM IR.
  *
  * f32 sin and cos reduce by pi/2 in three parts with FMAs (Cody and Waite)
  * and evaluate Taylor polynomials on [-pi/4, pi/4]: a few ulp for |x| up to

@@ -1,4 +1,4 @@
-/* llvm_ptx.c: from an LLVM module to PTX text, through LLVM's NVPTX backend.
+/* ptx.c: from an LLVM module to PTX text, through LLVM's NVPTX backend.
  *
  * The last step of the compiler: lowering hands over an LLVM module whose
  * kernels are marked for NVPTX; this file picks the PTX ISA version for the

@@ -5,7 +5,7 @@
 
 #include "ir/ir.h"
 
-/* ---- IR generation (irgen.c) ---------------------------------------------
+/* ---- IR generation (irgen.c and the files beside it) -----------------
  *
  * Semantic analysis and IR construction in one walk over the tree of one
  * kernel, for one set of const values: names are resolved, types and shapes

@@ -1,0 +1,478 @@
+/* irgen/expr.c: expressions: the operators (with Triton's type promotion and
+ * constant folding), conditions, indexing, fields and tuples. */
+#include "irgen/irgen_int.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- operators ------------------------------------------------------------ */
+
+static bool is_cmp(int tok)
+{
+	return tok == T_EQ || tok == T_NE || tok == T_LT || tok == T_LE || tok == T_GT || tok == T_GE;
+}
+
+static CmpPred cmp_pred(int tok)
+{
+	switch (tok) {
+	case T_EQ: return CMP_EQ;
+	case T_NE: return CMP_NE;
+	case T_LT: return CMP_LT;
+	case T_LE: return CMP_LE;
+	case T_GT: return CMP_GT;
+	default: return CMP_GE;
+	}
+}
+
+static OpCode arith_code(int tok)
+{
+	switch (tok) {
+	case T_PLUS: return OP_ADD;
+	case T_MINUS: return OP_SUB;
+	case T_STAR: return OP_MUL;
+	case T_SLASH: return OP_DIV;
+	case T_PERCENT: return OP_REM;
+	case T_AMP: return OP_AND;
+	case T_PIPE: return OP_OR;
+	case T_CARET: return OP_XOR;
+	case T_SHL: return OP_SHL;
+	case T_SHR: return OP_SHR;
+	default: return OP_COUNT;
+	}
+}
+
+static bool is_bitwise(int tok) { return tok == T_AMP || tok == T_PIPE || tok == T_CARET || tok == T_SHL || tok == T_SHR; }
+
+/* Folds a binary operator over two constants. */
+static Sym fold_binary(Gen *g, int tok, Sym a, Sym b, ScalarKind k, Span at)
+{
+	bool weak = a.weak && b.weak;
+	if (is_cmp(tok)) {
+		bool r;
+		if (scalar_is_float(k)) {
+			/* the operands converted to k first, as at run time (literals exact) */
+			double x = weak ? const_as_double(a) : const_in_kind(a, k);
+			double y = weak ? const_as_double(b) : const_in_kind(b, k);
+			r = tok == T_EQ ? x == y : tok == T_NE ? x != y : tok == T_LT ? x < y : tok == T_LE ? x <= y
+			  : tok == T_GT ? x > y : x >= y;
+		} else {
+			__int128 x = int_value(a), y = int_value(b);
+			r = tok == T_EQ ? x == y : tok == T_NE ? x != y : tok == T_LT ? x < y : tok == T_LE ? x <= y
+			  : tok == T_GT ? x > y : x >= y;
+		}
+		return const_int(SK_I1, r, weak);
+	}
+	if (scalar_is_float(k)) {
+		double x = weak ? const_as_double(a) : const_in_kind(a, k);
+		double y = weak ? const_as_double(b) : const_in_kind(b, k), r;
+		switch (tok) {
+		case T_PLUS: r = x + y; break;
+		case T_MINUS: r = x - y; break;
+		case T_STAR: r = x * y; break;
+		case T_SLASH: r = x / y; break;
+		case T_PERCENT: r = fmod(x, y); break;
+		default:
+			error(g, at, "operator '%s' needs integer operands, found %s", token_kind_spelling(tok), scalar_name(k));
+			return VOID;
+		}
+		return weak ? weak_float(r) : const_float(k, r, false);
+	}
+	__int128 x = int_value(a), y = int_value(b), r;
+	int bits = weak ? 64 : scalar_bits(k);
+	switch (tok) {
+	case T_PLUS: r = x + y; break;
+	case T_MINUS: r = x - y; break;
+	case T_STAR: r = x * y; break;
+	case T_SLASH:
+	case T_PERCENT:
+		if (y == 0) {
+			error(g, at, "division by zero in a constant expression");
+			return VOID;
+		}
+		r = tok == T_SLASH ? x / y : x % y;
+		break;
+	case T_AMP: r = x & y; break;
+	case T_PIPE: r = x | y; break;
+	case T_CARET: r = x ^ y; break;
+	case T_SHL:
+	case T_SHR:
+		if (y < 0 || y >= bits) {
+			error(g, at, "shift by %lld is out of range for %d-bit values", (long long)y, bits);
+			return VOID;
+		}
+		/* << through unsigned: shifting a negative value is undefined in C */
+		r = tok == T_SHL ? (__int128)((unsigned __int128)x << (int)y) : x >> (int)y;
+		break;
+	default:
+		return VOID;
+	}
+	if (weak) {
+		if (!fits(SK_I64, r) && !fits(SK_U64, r)) {
+			error(g, at, "constant expression overflows 64 bits");
+			return VOID;
+		}
+		return weak_int(r);
+	}
+	return const_int(k, r, false);
+}
+
+/* a OP b for pointers: ptr + int, int + ptr, ptr - int, comparisons of equal pointers. */
+static Sym pointer_arith(Gen *g, int tok, Sym a, Sym b, Span at)
+{
+	Type ta = sym_type(a), tb = sym_type(b);
+	if (is_cmp(tok) && ta.ptr && tb.ptr && ta.ptr == tb.ptr && ta.scalar == tb.scalar) {
+		int rank;
+		int32_t shape[BLK_MAX_RANK];
+		if (!common_shape(g, ta, tb, &rank, shape, at, "the operands"))
+			return VOID;
+		Value *x = broadcast_to(g, materialize(g, a, at), rank, shape, at);
+		Value *y = broadcast_to(g, materialize(g, b, at), rank, shape, at);
+		Value *cx = x ? emit(g, OP_PTR_TO_INT, at, type_block(type_scalar(SK_U64), rank, shape), x, NULL, NULL) : NULL;
+		Value *cy = y ? emit(g, OP_PTR_TO_INT, at, type_block(type_scalar(SK_U64), rank, shape), y, NULL, NULL) : NULL;
+		if (!cx || !cy)
+			return VOID;
+		Value *r = emit(g, OP_CMP, at, type_block(type_scalar(SK_I1), rank, shape), cx, cy, NULL);
+		if (r)
+			r->def->attr[0] = cmp_pred(tok);
+		return value_sym(r);
+	}
+	if (tok == T_PLUS && !ta.ptr) { /* int + ptr */
+		Sym t = a;
+		a = b;
+		b = t;
+		ta = sym_type(a);
+		tb = sym_type(b);
+	}
+	if ((tok != T_PLUS && tok != T_MINUS) || !ta.ptr || tb.ptr || !scalar_is_int((ScalarKind)tb.scalar) ||
+	    tb.scalar == SK_I1) {
+		error(g, at, "invalid operands to '%s': %s and %s", token_kind_spelling(tok), sym_desc(g, a), sym_desc(g, b));
+		return VOID;
+	}
+	int rank;
+	int32_t shape[BLK_MAX_RANK];
+	if (!common_shape(g, ta, tb, &rank, shape, at, "the pointer and the offset"))
+		return VOID;
+	Value *off;
+	if (b.kind == S_CONST) {
+		Sym c = b;
+		if (tok == T_MINUS)
+			c = const_int((ScalarKind)(c.weak ? literal_int_kind(-int_value(c)) : c.type.scalar), -int_value(c), c.weak);
+		off = emit_const(g, c, c.type, at);
+	} else {
+		off = b.v;
+		if (tok == T_MINUS)
+			off = emit(g, OP_NEG, at, off->type, off, NULL, NULL);
+	}
+	/* unsigned offsets narrower than 64 bits are zero-extended: addptr is signed */
+	if (off && scalar_is_unsigned((ScalarKind)off->type.scalar) && off->type.scalar != SK_U64)
+		off = cast_value(g, off, SK_I64, at);
+	Value *p = broadcast_to(g, materialize(g, a, at), rank, shape, at);
+	off = broadcast_to(g, off, rank, shape, at);
+	if (!p || !off)
+		return VOID;
+	return value_sym(emit(g, OP_ADDPTR, at, type_block(ta, rank, shape), p, off, NULL));
+}
+
+Sym gen_binary(Gen *g, int tok, Sym a, Sym b, Span at)
+{
+	if (a.kind == S_VOID || b.kind == S_VOID)
+		return VOID;
+	if (!is_valueish(a) || !is_valueish(b)) {
+		error(g, at, "invalid operands to '%s': %s and %s", token_kind_spelling(tok), sym_desc(g, a), sym_desc(g, b));
+		return VOID;
+	}
+	Type ta = sym_type(a), tb = sym_type(b);
+	if (ta.ptr || tb.ptr)
+		return pointer_arith(g, tok, a, b, at);
+	ScalarKind ka = (ScalarKind)ta.scalar, kb = (ScalarKind)tb.scalar, k;
+	bool div_or_mod = tok == T_SLASH || tok == T_PERCENT;
+	const char *why;
+	if (!promote_arith(ka, a.kind == S_CONST, kb, b.kind == S_CONST, div_or_mod, &k, &why)) {
+		error(g, at, "invalid operands to '%s' (%s and %s): %s", token_kind_spelling(tok), sym_desc(g, a),
+		      sym_desc(g, b), why);
+		return VOID;
+	}
+	if (is_bitwise(tok) && !scalar_is_int(k)) {
+		error(g, at, "operator '%s' needs integer operands, found %s and %s", token_kind_spelling(tok),
+		      sym_desc(g, a), sym_desc(g, b));
+		return VOID;
+	}
+	if (a.kind == S_CONST && b.kind == S_CONST)
+		return fold_binary(g, tok, a, b, k, at);
+	int rank;
+	int32_t shape[BLK_MAX_RANK];
+	if (!common_shape(g, ta, tb, &rank, shape, at, "the operands"))
+		return VOID;
+	Value *x = broadcast_to(g, to_elem(g, a, k, at), rank, shape, at);
+	Value *y = broadcast_to(g, to_elem(g, b, k, at), rank, shape, at);
+	if (!x || !y)
+		return VOID;
+	if (is_cmp(tok)) {
+		Value *r = emit(g, OP_CMP, at, type_block(type_scalar(SK_I1), rank, shape), x, y, NULL);
+		if (r)
+			r->def->attr[0] = cmp_pred(tok);
+		return value_sym(r);
+	}
+	return value_sym(emit(g, arith_code(tok), at, x->type, x, y, NULL));
+}
+
+/* Scalar condition of if/while/&&/||: an i1, or an integer compared with 0. */
+Sym truth(Gen *g, Sym s, Span at)
+{
+	if (s.kind == S_VOID)
+		return VOID;
+	if (!is_valueish(s) || s.type.ptr) {
+		error(g, at, "expected a condition, found %s", sym_desc(g, s));
+		return VOID;
+	}
+	if (s.type.scalar == SK_I1)
+		return s;
+	if (s.kind == S_CONST)
+		return const_int(SK_I1, is_const_true(s), s.weak);
+	Sym zero = weak_int(0);
+	return gen_binary(g, T_NE, s, zero, at);
+}
+
+static Sym gen_logical(Gen *g, int tok, Sym a, Sym b, Span at)
+{
+	a = truth(g, a, at);
+	b = truth(g, b, at);
+	if (a.kind == S_VOID || b.kind == S_VOID)
+		return VOID;
+	if (a.type.rank || b.type.rank) {
+		error(g, at, "'%s' takes scalar conditions; combine masks with '%s'", token_kind_spelling(tok),
+		      tok == T_ANDAND ? "&" : "|");
+		return VOID;
+	}
+	return gen_binary(g, tok == T_ANDAND ? T_AMP : T_PIPE, a, b, at);
+}
+
+Sym gen_unary(Gen *g, int tok, Sym a, Span at)
+{
+	if (a.kind == S_VOID)
+		return VOID;
+	if (!is_valueish(a) || a.type.ptr) {
+		error(g, at, "invalid operand to unary '%s': %s", token_kind_spelling(tok), sym_desc(g, a));
+		return VOID;
+	}
+	ScalarKind k = (ScalarKind)a.type.scalar;
+	switch (tok) {
+	case T_PLUS:
+		return a;
+	case T_MINUS:
+		if (a.kind == S_CONST) {
+			if (scalar_is_float(k))
+				return a.weak ? weak_float(-a.f) : const_float(k, -a.f, false);
+			return a.weak ? weak_int(-int_value(a)) : const_int(k, -int_value(a), false);
+		}
+		return value_sym(emit(g, OP_NEG, at, a.type, a.v, NULL, NULL));
+	case T_TILDE:
+		if (!scalar_is_int(k)) {
+			error(g, at, "'~' needs an integer operand, found %s", sym_desc(g, a));
+			return VOID;
+		}
+		if (a.kind == S_CONST)
+			return a.weak ? weak_int(~int_value(a)) : const_int(k, ~int_value(a), false);
+		return value_sym(emit(g, OP_NOT, at, a.type, a.v, NULL, NULL));
+	case T_BANG:
+		if (scalar_is_float(k)) {
+			error(g, at, "'!' needs an i1 or integer operand, found %s", sym_desc(g, a));
+			return VOID;
+		}
+		if (k != SK_I1)
+			return gen_binary(g, T_EQ, a, weak_int(0), at);
+		if (a.kind == S_CONST)
+			return const_int(SK_I1, !a.i, a.weak);
+		return value_sym(emit(g, OP_NOT, at, a.type, a.v, NULL, NULL));
+	}
+	return VOID;
+}
+
+/* ---- expressions ------------------------------------------------------------ */
+
+/* base[...]: a tuple item, or a block with new axes (None) between kept ones (:). */
+static Sym gen_index(Gen *g, Node *n)
+{
+	Sym base = gen_expr(g, n->a);
+	if (base.kind == S_VOID)
+		return VOID;
+	if (base.kind == S_TUPLE) {
+		if (n->list.len != 1 || ((Node *)n->list.items[0])->kind == N_SLICE) {
+			error(g, n->span, "a tuple takes one integer index");
+			return VOID;
+		}
+		Sym i = gen_expr(g, n->list.items[0]);
+		if (i.kind != S_CONST || scalar_is_float((ScalarKind)i.type.scalar)) {
+			if (i.kind != S_VOID)
+				error(g, ((Node *)n->list.items[0])->span, "a tuple index must be a constant integer");
+			return VOID;
+		}
+		__int128 k = int_value(i);
+		if (k < 0)
+			k += base.n;
+		if (k < 0 || k >= base.n) {
+			error(g, ((Node *)n->list.items[0])->span, "index %lld is out of range for a tuple of %d",
+			      (long long)int_value(i), base.n);
+			return VOID;
+		}
+		return base.items[(int)k];
+	}
+	if (!is_valueish(base)) {
+		error(g, n->a->span, "%s cannot be indexed", sym_desc(g, base));
+		return VOID;
+	}
+	int kept = 0, rank = 0;
+	int32_t shape[BLK_MAX_RANK];
+	for (int i = 0; i < n->list.len; i++) {
+		Node *it = n->list.items[i];
+		if (it->kind == N_NONE) {
+			if (rank >= BLK_MAX_RANK) {
+				error(g, it->span, "blocks have at most %d dimensions", BLK_MAX_RANK);
+				return VOID;
+			}
+			shape[rank++] = 1;
+		} else if (it->kind == N_SLICE && !it->a && !it->b && !it->c) {
+			if (kept >= base.type.rank) {
+				error(g, it->span, "too many ':' for %s", sym_desc(g, base));
+				return VOID;
+			}
+			if (rank >= BLK_MAX_RANK) {
+				error(g, it->span, "blocks have at most %d dimensions", BLK_MAX_RANK);
+				return VOID;
+			}
+			shape[rank++] = base.type.shape[kept++];
+		} else {
+			error(g, it->span, "a block can only be indexed with ':' and None (to add an axis); select elements "
+			                   "with a mask or a pointer offset instead");
+			return VOID;
+		}
+	}
+	if (kept != base.type.rank) {
+		error(g, n->span, "%s needs %d ':' in its index, found %d", sym_desc(g, base), base.type.rank, kept);
+		return VOID;
+	}
+	if (rank == base.type.rank)
+		return base;
+	Value *v = materialize(g, base, n->a->span);
+	if (!v)
+		return VOID;
+	Type t = type_block(v->type, rank, shape);
+	return value_sym(emit(g, v->type.rank ? OP_RESHAPE : OP_SPLAT, n->span, t, v, NULL, NULL));
+}
+
+static Sym gen_field(Gen *g, Node *n)
+{
+	if (n->a->kind == N_IDENT && !lookup_local(g, n->a->name)) {
+		Module *m = module_alias(g->mod, n->a->name);
+		if (m) {
+			Module *owner;
+			Node *decl = module_lookup(m, n->name, &owner);
+			if (!decl) {
+				error(g, n->span, "the module '%s' has no '%s'", n->a->name, n->name);
+				return VOID;
+			}
+			return decl_sym(g, decl, owner, n->span);
+		}
+	}
+	Sym base = gen_expr(g, n->a);
+	if (base.kind == S_VOID)
+		return VOID;
+	if (is_valueish(base) && strcmp(n->name, "shape") == 0)
+		return shape_sym(g, base.type);
+	if (is_valueish(base) && strcmp(n->name, "dtype") == 0)
+		return (Sym){.kind = S_TYPE, .type = type_elem(base.type)};
+	if (is_valueish(base) && strcmp(n->name, "T") == 0) {
+		Args a = {.fname = "trans", .call = n->span, .n = 2};
+		a.v[0] = base;
+		a.at[0] = n->a->span;
+		a.given[0] = true;
+		return bi_trans(g, &a, 0);
+	}
+	error(g, n->span, "%s has no field '%s'", sym_desc(g, base), n->name);
+	return VOID;
+}
+
+static Sym gen_tuple(Gen *g, Node *n)
+{
+	Sym t = {.kind = S_TUPLE, .n = n->list.len};
+	t.items = arena_alloc(g->arena, (size_t)(t.n ? t.n : 1) * sizeof *t.items);
+	if (!t.items)
+		return VOID;
+	for (int i = 0; i < t.n; i++) {
+		Node *it = n->list.items[i];
+		if (it->kind == N_CONFIG) {
+			error(g, it->span, "a configuration '{...}' is only allowed in an attribute");
+			return VOID;
+		}
+		t.items[i] = gen_expr(g, it);
+		if (t.items[i].kind == S_VOID)
+			return VOID;
+	}
+	return t;
+}
+
+Sym gen_expr(Gen *g, Node *n)
+{
+	switch (n->kind) {
+	case N_IDENT:
+		return gen_ident(g, n);
+	case N_INT:
+		return weak_int(n->ival);
+	case N_FLOAT:
+		return weak_float(n->fval);
+	case N_STRING:
+		return (Sym){.kind = S_STRING, .str = n->str, .len = n->len};
+	case N_BOOL:
+		return const_int(SK_I1, n->ival, true);
+	case N_NONE:
+		return (Sym){.kind = S_NONE};
+	case N_UNARY:
+		return gen_unary(g, n->op, gen_expr(g, n->a), n->span);
+	case N_BINARY:
+		if (n->op == T_ANDAND || n->op == T_OROR) {
+			Sym a = truth(g, gen_expr(g, n->a), n->a->span);
+			/* constants short-circuit: the other side is not evaluated */
+			if (a.kind == S_CONST && (n->op == T_ANDAND ? !a.i : a.i))
+				return a;
+			if (a.kind == S_CONST)
+				return truth(g, gen_expr(g, n->b), n->b->span);
+			return gen_logical(g, n->op, a, gen_expr(g, n->b), n->span);
+		}
+		return gen_binary(g, n->op, gen_expr(g, n->a), gen_expr(g, n->b), n->span);
+	case N_TERNARY: {
+		Sym c = truth(g, gen_expr(g, n->a), n->a->span);
+		if (c.kind == S_VOID)
+			return VOID;
+		if (c.kind == S_CONST)
+			return gen_expr(g, c.i ? n->b : n->c);
+		Args a = {.fname = "?:", .call = n->span, .n = 3};
+		a.v[0] = c;
+		a.v[1] = gen_expr(g, n->b);
+		a.v[2] = gen_expr(g, n->c);
+		a.at[0] = n->a->span;
+		a.at[1] = n->b->span;
+		a.at[2] = n->c->span;
+		if (a.v[1].kind == S_VOID || a.v[2].kind == S_VOID)
+			return VOID;
+		return bi_where(g, &a, 0);
+	}
+	case N_CALL:
+		return gen_call(g, n);
+	case N_INDEX:
+		return gen_index(g, n);
+	case N_FIELD:
+		return gen_field(g, n);
+	case N_TUPLE:
+	case N_LIST:
+		return gen_tuple(g, n);
+	case N_SLICE:
+		error(g, n->span, "a slice is only allowed inside '[...]'");
+		return VOID;
+	case N_CONFIG:
+		error(g, n->span, "a configuration '{...}' is only allowed in an attribute");
+		return VOID;
+	default:
+		error(g, n->span, "expected an expression");
+		return VOID;
+	}
+}

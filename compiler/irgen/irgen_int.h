@@ -1,0 +1,254 @@
+/* irgen/irgen_int.h: what the files of irgen share: the Sym an expression
+ * evaluates to, scopes, the generator's state, call arguments, and the
+ * functions the files call across each other. Internal to irgen. */
+#ifndef BLK_IRGEN_INT_H
+#define BLK_IRGEN_INT_H
+
+#include "irgen/irgen.h"
+
+enum {
+	MAX_INLINE_DEPTH = 64,
+	MAX_UNROLL = 4096,     /* static_range iterations */
+};
+
+typedef enum SymKind {
+	S_VOID,   /* the result of an error, or of a call that returns nothing */
+	S_VALUE,  /* an IR value */
+	S_CONST,  /* a compile-time scalar */
+	S_TUPLE,
+	S_TYPE,   /* f16, *f32 ... used as a value */
+	S_FN,
+	S_MODULE,
+	S_STRING,
+	S_NONE,
+} SymKind;
+
+typedef struct Sym Sym;
+struct Sym {
+	SymKind kind;
+	bool weak;   /* S_CONST written without a type (a literal, or folded from literals) */
+	Type type;   /* S_VALUE: v->type; S_CONST: its scalar type; S_TYPE: the type */
+	int64_t i;   /* S_CONST integer, canonical for its type (unsigned zero-extended) */
+	double f;    /* S_CONST float */
+	Value *v;
+	Sym *items;  /* S_TUPLE */
+	int n;
+	Node *fn;    /* S_FN */
+	Module *mod; /* S_FN: the defining module; S_MODULE */
+	const char *str;
+	size_t len;
+};
+
+typedef struct Binding {
+	const char *name;
+	Sym sym;
+	bool is_var;
+	Span span;
+} Binding;
+
+typedef struct Scope Scope;
+struct Scope {
+	Binding *items;
+	int len, cap;
+	Scope *parent;
+	bool fn_boundary; /* the outermost scope of an inlined fn or the kernel */
+};
+
+/* A global const being evaluated or evaluated, by declaration. */
+typedef struct GlobalConst {
+	Node *decl;
+	Sym value;
+	bool busy, done;
+} GlobalConst;
+
+typedef struct Gen {
+	Diag *diag;
+	Arena *arena;
+	IrFunc *f;
+	Region *region; /* where new ops go */
+	Scope *scope;
+	Module *mod;    /* the module whose code is being generated */
+	int inline_depth;
+	Node *cur_fn;      /* the fn being inlined now, NULL in the kernel's own body */
+	int runtime_depth; /* runtime if/for/while around this point, within the current fn */
+	bool in_fn;
+	bool returned;
+	Sym ret;
+	GlobalConst *globals;
+	int n_globals, cap_globals;
+	const char *no_ir; /* set while evaluating what must be constant: why no IR may be made */
+} Gen;
+
+static const Sym VOID = {.kind = S_VOID};
+
+#define error(g, sp, ...) diag_error((g)->diag, (sp), __VA_ARGS__)
+
+enum { MAX_ARGS = 16 };
+
+typedef struct Args {
+	Span call;          /* the whole call */
+	const char *fname;  /* for messages */
+	int n;              /* parameters bound */
+	Sym v[MAX_ARGS];    /* by parameter position; S_VOID where not given */
+	bool given[MAX_ARGS];
+	Span at[MAX_ARGS];  /* where each argument was written (the call when absent) */
+} Args;
+
+typedef struct RawArgs {
+	Sym pos[MAX_ARGS];
+	Span pos_at[MAX_ARGS];
+	int n_pos;
+	const char *names[MAX_ARGS];
+	Sym named[MAX_ARGS];
+	Span named_at[MAX_ARGS];
+	int n_named;
+	Span call;
+} RawArgs;
+
+typedef Sym (*BuiltinFn)(Gen *g, Args *a, int which);
+
+typedef struct Builtin {
+	const char *name;
+	const char *params;
+	BuiltinFn fn;
+	int which; /* a MathFn, AtomicOp ... for handlers shared by several names */
+} Builtin;
+
+/* Combine kinds of built-in reductions and scans. */
+enum { COMBINE_ADD, COMBINE_MUL, COMBINE_MAX, COMBINE_MIN, COMBINE_ARGMAX, COMBINE_ARGMIN, COMBINE_FN };
+
+/* rand, randn, randint, randint4x: (seed, offsets, n_rounds = 10) over Philox 4x32. */
+enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT, RAND_INT4X };
+
+/* ---- irgen.c ----------------------------------------------------------------- */
+
+/* Scopes: a fn_boundary scope ends the names an inlined fn sees. Names:
+ * types, global consts (evaluated once), what a module declares. */
+Scope *scope_push(Gen *g, bool fn_boundary);
+Binding *scope_bind(Gen *g, const char *name, Sym sym, bool is_var, Span sp);
+Binding *lookup_local(Gen *g, const char *name);
+bool resolve_type(Gen *g, Node *n, Type *out, bool *is_const);
+Sym const_to_type(Gen *g, Sym v, Type t, Span at);
+Sym decl_sym(Gen *g, Node *decl, Module *owner, Span at);
+Sym gen_ident(Gen *g, Node *n);
+bool bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const ConstBinding *args, int n_args);
+
+static inline void scope_pop(Gen *g) { g->scope = g->scope->parent; }
+
+/* ---- sym.c ------------------------------------------------------------------- */
+
+/* Constants: an integer is canonical for its type (wrap); a weak constant
+ * (a literal) takes the type of what it meets. */
+const char *sym_desc(Gen *g, Sym s);
+bool fits(ScalarKind k, __int128 v);
+int64_t wrap(ScalarKind k, __int128 v);
+__int128 int_value(Sym s);
+Sym const_int(ScalarKind k, __int128 v, bool weak);
+ScalarKind literal_int_kind(__int128 v);
+Sym const_float(ScalarKind k, double x, bool weak);
+Sym weak_float(double x);
+double const_as_double(Sym s);
+double const_in_kind(Sym s, ScalarKind k);
+
+static inline const char *tstr(Gen *g, Type t) { return type_str(t, g->arena); }
+
+static inline Sym weak_int(__int128 v) { return const_int(literal_int_kind(v), v, true); }
+
+static inline bool is_const_true(Sym s)
+{
+	return s.kind == S_CONST && (scalar_is_float(s.type.scalar) ? s.f != 0 : s.i != 0);
+}
+
+/* ---- emit.c ------------------------------------------------------------------ */
+
+/* IR construction in g->region; NULL after an error (reported). */
+Value *emit(Gen *g, OpCode code, Span at, Type rt, Value *a, Value *b, Value *c);
+Op *emit_op(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results);
+Sym value_sym(Value *v);
+Value *emit_const(Gen *g, Sym s, Type t, Span at);
+bool const_fits(Gen *g, Sym s, ScalarKind k, Span at);
+Value *cast_value(Gen *g, Value *v, ScalarKind k, Span at);
+Value *to_elem(Gen *g, Sym s, ScalarKind k, Span at);
+Value *materialize(Gen *g, Sym s, Span at);
+Value *broadcast_to(Gen *g, Value *v, int rank, const int32_t *shape, Span at);
+bool common_shape(Gen *g, Type a, Type b, int *rank, int32_t *shape, Span at, const char *what);
+
+static inline bool is_valueish(Sym s) { return s.kind == S_VALUE || s.kind == S_CONST; }
+
+/* The type of a value-like Sym (a constant is a scalar). */
+static inline Type sym_type(Sym s) { return s.type; }
+
+/* ---- expr.c ------------------------------------------------------------------ */
+
+/* Operators with Triton's promotion; truth() makes a scalar condition. */
+Sym gen_binary(Gen *g, int tok, Sym a, Sym b, Span at);
+Sym truth(Gen *g, Sym s, Span at);
+Sym gen_unary(Gen *g, int tok, Sym a, Span at);
+Sym gen_expr(Gen *g, Node *n);
+
+/* ---- call.c ------------------------------------------------------------------ */
+
+Sym gen_call(Gen *g, Node *call);
+Sym call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw);
+
+/* ---- stmt.c ------------------------------------------------------------------ */
+
+void gen_block(Gen *g, Node *block);
+
+/* ---- builtins.c -------------------------------------------------------------- */
+
+/* Arguments of builtins, reported by position when they are not what is
+ * needed; the builtin of a name (NULL: none). */
+bool arg_int(Gen *g, const Args *a, int i, int64_t *out);
+bool arg_bool(Gen *g, const Args *a, int i, bool dflt, bool *out);
+bool arg_type(Gen *g, const Args *a, int i, Type *out);
+int arg_choice(Gen *g, const Args *a, int i, const char *choices, int dflt);
+Value *value_arg(Gen *g, Args *a, int i);
+Value *block_arg(Gen *g, Args *a, int i);
+bool axis_arg(Gen *g, Args *a, int i, int rank, int *axis);
+const Builtin *find_builtin(const char *name);
+
+/* ---- builtins_memory.c ------------------------------------------------------- */
+
+/* The handlers of the builtin table (builtins.c), by family; expr.c calls
+ * bi_where (for ?:) and bi_trans (for .T) too. */
+Sym bi_load(Gen *g, Args *a, int which);
+Sym bi_store(Gen *g, Args *a, int which);
+Sym bi_atomic(Gen *g, Args *a, int which);
+Sym bi_atomic_cas(Gen *g, Args *a, int which);
+
+/* ---- builtins_shape.c -------------------------------------------------------- */
+
+Sym shape_sym(Gen *g, Type t);
+Sym bi_arange(Gen *g, Args *a, int which);
+Sym bi_full(Gen *g, Args *a, int zeros);
+Sym bi_zeros_like(Gen *g, Args *a, int which);
+Sym bi_reshape(Gen *g, Args *a, int which);
+Sym bi_trans(Gen *g, Args *a, int which);
+Sym bi_expand_dims(Gen *g, Args *a, int which);
+Sym bi_broadcast_to(Gen *g, Args *a, int which);
+Sym bi_join_cat(Gen *g, Args *a, int join);
+Sym bi_split(Gen *g, Args *a, int which);
+
+/* ---- builtins_math.c --------------------------------------------------------- */
+
+Sym bi_inf(Gen *g, Args *a, int which);
+Sym bi_where(Gen *g, Args *a, int which);
+Sym bi_math(Gen *g, Args *a, int fn);
+Sym bi_sigmoid(Gen *g, Args *a, int which);
+Sym bi_abs(Gen *g, Args *a, int which);
+Sym bi_minmax(Gen *g, Args *a, int code);
+Sym bi_clamp(Gen *g, Args *a, int which);
+Sym bi_fma(Gen *g, Args *a, int which);
+Sym bi_umulhi(Gen *g, Args *a, int which);
+Sym bi_to(Gen *g, Args *a, int which);
+Sym bi_rand(Gen *g, Args *a, int kind);
+
+/* ---- builtins_reduce.c ------------------------------------------------------- */
+
+Sym bi_reduction(Gen *g, Args *a, int kind);
+Sym bi_reduce(Gen *g, Args *a, int which);
+Sym bi_scan(Gen *g, Args *a, int kind);
+Sym bi_dot(Gen *g, Args *a, int which);
+
+#endif

@@ -1,0 +1,140 @@
+/* irgen/kernel_attrs.c: what a kernel declares for its launch: the grid(...)
+ * clause, evaluated from the arguments, and the @autotune attribute. */
+#include "irgen/irgen_int.h"
+
+#include <string.h>
+
+/* ---- the grid clause ----------------------------------------------------- */
+
+bool irgen_grid(Module *m, Node *k, const IrgenOptions *opt, const ConstBinding *args, int n_args, int64_t grid[3],
+                Diag *diag, Arena *arena)
+{
+	int errors = diag->errors;
+	if (!k->a) {
+		diag_plain(diag, DIAG_ERROR, "kernel '%s' has no grid(...) clause: give the grid explicitly", k->name);
+		return false;
+	}
+	Gen g = {.diag = diag, .arena = arena, .mod = m};
+	scope_push(&g, true);
+	if (!bind_params_of_kernel(&g, k, opt, args, n_args))
+		return false;
+	g.no_ir = "a grid clause must be computable from the kernel's scalar arguments";
+	if (k->a->list.len > 3) {
+		error(&g, k->a->span, "a grid has at most 3 dimensions");
+		return false;
+	}
+	for (int i = 0; i < 3; i++)
+		grid[i] = 1;
+	for (int i = 0; i < k->a->list.len; i++) {
+		Node *e = k->a->list.items[i];
+		Sym v = gen_expr(&g, e);
+		if (v.kind == S_VOID)
+			return false;
+		if (v.kind != S_CONST || scalar_is_float((ScalarKind)v.type.scalar) || int_value(v) < 0 ||
+		    int_value(v) > INT32_MAX) {
+			error(&g, e->span, "a grid dimension must be a non-negative integer below 2^31, found %s",
+			      v.kind == S_CONST ? arena_printf(arena, "%lld", (long long)int_value(v)) : sym_desc(&g, v));
+			return false;
+		}
+		grid[i] = (int64_t)int_value(v);
+	}
+	return diag->errors == errors;
+}
+
+/* ---- attributes ------------------------------------------------------------- */
+
+static bool is_const_param(Node *k, const char *name)
+{
+	for (int j = 0; j < k->list.len; j++) {
+		Node *p = k->list.items[j];
+		if (strcmp(p->name, name) == 0)
+			return p->a && p->a->kind == N_TYPE_CONST;
+	}
+	return false;
+}
+
+static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *len)
+{
+	*len = cfg->list.len;
+	*out = arena_alloc(g->arena, (size_t)(*len ? *len : 1) * sizeof **out);
+	if (!*out)
+		return false;
+	for (int i = 0; i < cfg->list.len; i++) {
+		Node *nv = cfg->list.items[i];
+		if (!is_const_param(k, nv->name) && strcmp(nv->name, "num_warps") != 0 &&
+		    strcmp(nv->name, "num_stages") != 0) {
+			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor num_warps or num_stages)",
+			      nv->name, k->name);
+			return false;
+		}
+		Sym v = gen_expr(g, nv->a);
+		if (v.kind != S_CONST) {
+			if (v.kind != S_VOID)
+				error(g, nv->a->span, "a configuration value must be a constant number, found %s", sym_desc(g, v));
+			return false;
+		}
+		bool is_float = scalar_is_float((ScalarKind)v.type.scalar);
+		(*out)[i] = (ConstBinding){.name = nv->name, .is_float = is_float, .i = is_float ? 0 : (int64_t)int_value(v),
+		                           .f = is_float ? v.f : (double)int_value(v)};
+	}
+	return true;
+}
+
+bool irgen_autotune(Module *m, Node *k, AutotuneSpec *out, Diag *diag, Arena *arena)
+{
+	*out = (AutotuneSpec){0};
+	int errors = diag->errors;
+	Gen g = {.diag = diag, .arena = arena, .mod = m, .no_ir = "attribute arguments must be known at compile time"};
+	scope_push(&g, true);
+	for (int i = 0; i < k->attrs.len; i++) {
+		Node *attr = k->attrs.items[i];
+		if (strcmp(attr->name, "autotune") != 0) {
+			diag_warning(diag, attr->span, "unknown attribute '@%s' is ignored", attr->name);
+			continue;
+		}
+		for (int j = 0; j < attr->list.len; j++) {
+			Node *arg = attr->list.items[j];
+			if (arg->kind != N_NAMED_ARG || (strcmp(arg->name, "key") != 0 && strcmp(arg->name, "configs") != 0)) {
+				error(&g, arg->span, "@autotune takes 'key = [...]' and 'configs = [{...}, ...]'");
+				continue;
+			}
+			Node *list = arg->a;
+			if (list->kind != N_LIST) {
+				error(&g, list->span, "'%s' must be a list '[...]'", arg->name);
+				continue;
+			}
+			if (strcmp(arg->name, "key") == 0) {
+				out->key = arena_alloc(arena, (size_t)(list->list.len ? list->list.len : 1) * sizeof *out->key);
+				for (int e = 0; out->key && e < list->list.len; e++) {
+					Node *name = list->list.items[e];
+					bool param = false;
+					for (int p = 0; name->kind == N_IDENT && p < k->list.len && !param; p++)
+						param = strcmp(((Node *)k->list.items[p])->name, name->name) == 0;
+					if (!param) {
+						error(&g, name->span, "an autotune key must name a parameter of '%s'", k->name);
+						continue;
+					}
+					out->key[out->n_key++] = name->name;
+				}
+				continue;
+			}
+			int n = list->list.len;
+			out->configs = arena_alloc(arena, (size_t)(n ? n : 1) * sizeof *out->configs);
+			out->config_len = arena_alloc(arena, (size_t)(n ? n : 1) * sizeof *out->config_len);
+			if (!out->configs || !out->config_len)
+				return false;
+			for (int e = 0; e < n; e++) {
+				Node *cfg = list->list.items[e];
+				if (cfg->kind != N_CONFIG) {
+					error(&g, cfg->span, "each autotune config is written '{NAME = value, ...}'");
+					continue;
+				}
+				if (parse_config(&g, k, cfg, &out->configs[out->n_configs], &out->config_len[out->n_configs]))
+					out->n_configs++;
+			}
+			if (n == 0)
+				error(&g, list->span, "@autotune needs at least one config");
+		}
+	}
+	return diag->errors == errors;
+}

@@ -1,0 +1,632 @@
+/* irgen/stmt.c: statements: let/var, assignment, and control flow (if, for over
+ * range and static_range, while), with the variables they carry. */
+#include "irgen/irgen_int.h"
+
+#include <math.h>
+#include <string.h>
+
+static void gen_stmt(Gen *g, Node *n);
+
+/* ---- statements -------------------------------------------------------------- */
+
+static void bind_names(Gen *g, Node *let, Sym v)
+{
+	int n = let->list.len;
+	if (v.kind == S_VOID) { /* bound to nothing: later uses stay silent */
+		for (int i = 0; i < n; i++) {
+			Node *id = let->list.items[i];
+			scope_bind(g, id->name, VOID, let->flag, id->span);
+		}
+		return;
+	}
+	if (n == 1) {
+		Node *id = let->list.items[0];
+		scope_bind(g, id->name, v, let->flag, id->span);
+		return;
+	}
+	if (v.kind != S_TUPLE || v.n != n) {
+		error(g, let->b->span, "%d names are bound but the value is %s", n, sym_desc(g, v));
+		bind_names(g, let, VOID);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		Node *id = let->list.items[i];
+		scope_bind(g, id->name, v.items[i], let->flag, id->span);
+	}
+}
+
+static void gen_let(Gen *g, Node *n)
+{
+	Sym v = gen_expr(g, n->b);
+	if (v.kind != S_VOID && n->a) {
+		Type t;
+		if (!resolve_type(g, n->a, &t, NULL))
+			v = VOID;
+		else if (v.kind == S_CONST)
+			v = const_to_type(g, v, t, n->b->span);
+		else if (v.kind == S_VALUE && !(v.type.scalar == t.scalar && v.type.ptr == t.ptr)) {
+			error(g, n->b->span, "declared %s, but the value is %s; convert it with .to(%s)", tstr(g, t),
+			      sym_desc(g, v), tstr(g, t));
+			v = VOID;
+		}
+	}
+	bind_names(g, n, v);
+}
+
+static Binding *assignable(Gen *g, Node *target)
+{
+	Binding *b = lookup_local(g, target->name);
+	if (!b) {
+		Module *owner;
+		if (module_lookup(g->mod, target->name, &owner))
+			error(g, target->span, "cannot assign to the global '%s'", target->name);
+		else
+			error(g, target->span, "use of undeclared identifier '%s'", target->name);
+		return NULL;
+	}
+	if (!b->is_var) {
+		error(g, target->span, "cannot assign to '%s': it is declared with 'let'", target->name);
+		diag_note(g->diag, b->span, "declared here; use 'var' for a variable that changes");
+		return NULL;
+	}
+	return b;
+}
+
+static int compound_op(int op)
+{
+	switch (op) {
+	case T_PLUS_ASSIGN: return T_PLUS;
+	case T_MINUS_ASSIGN: return T_MINUS;
+	case T_STAR_ASSIGN: return T_STAR;
+	case T_SLASH_ASSIGN: return T_SLASH;
+	case T_PERCENT_ASSIGN: return T_PERCENT;
+	case T_AMP_ASSIGN: return T_AMP;
+	case T_PIPE_ASSIGN: return T_PIPE;
+	case T_CARET_ASSIGN: return T_CARET;
+	case T_SHL_ASSIGN: return T_SHL;
+	default: return T_SHR;
+	}
+}
+
+static void gen_assign(Gen *g, Node *n)
+{
+	int nt = n->list.len;
+	Binding *bs[MAX_ARGS];
+	if (nt > MAX_ARGS) {
+		error(g, n->span, "too many assignment targets");
+		return;
+	}
+	for (int i = 0; i < nt; i++)
+		if (!(bs[i] = assignable(g, n->list.items[i])))
+			return;
+	Sym v = gen_expr(g, n->b);
+	if (v.kind == S_VOID)
+		return;
+	if (n->op != T_ASSIGN) {
+		v = gen_binary(g, compound_op(n->op), bs[0]->sym, v, n->span);
+		if (v.kind != S_VOID)
+			bs[0]->sym = v;
+		return;
+	}
+	if (nt == 1) {
+		bs[0]->sym = v;
+		return;
+	}
+	if (v.kind != S_TUPLE || v.n != nt) {
+		error(g, n->b->span, "%d targets are assigned but the value is %s", nt, sym_desc(g, v));
+		return;
+	}
+	for (int i = 0; i < nt; i++)
+		bs[i]->sym = v.items[i];
+}
+
+/* ---- control flow ------------------------------------------------------------ */
+
+/* Names assigned anywhere in n (targets of '=' and 'op='). */
+static void collect_assigned(Gen *g, Node *n, PtrVec *out)
+{
+	if (!n)
+		return;
+	if (n->kind == N_ASSIGN)
+		for (int i = 0; i < n->list.len; i++) {
+			Node *t = n->list.items[i];
+			if (t->kind != N_IDENT)
+				continue;
+			bool seen = false;
+			for (int j = 0; j < out->len && !seen; j++)
+				seen = strcmp(out->items[j], t->name) == 0;
+			if (!seen)
+				ptrvec_push(g->arena, out, (void *)t->name);
+		}
+	collect_assigned(g, n->a, out);
+	collect_assigned(g, n->b, out);
+	collect_assigned(g, n->c, out);
+	for (int i = 0; i < n->list.len; i++)
+		collect_assigned(g, n->list.items[i], out);
+}
+
+/* The variables declared outside `body` that it may assign: they flow into
+ * and out of the region as arguments and results. */
+static int carried_vars(Gen *g, Node *body, Node *other, Binding **out)
+{
+	PtrVec names = {0};
+	collect_assigned(g, body, &names);
+	collect_assigned(g, other, &names);
+	int n = 0;
+	for (int i = 0; i < names.len && n < MAX_ARGS * 4; i++) {
+		Binding *b = lookup_local(g, names.items[i]);
+		if (b && b->is_var)
+			out[n++] = b;
+	}
+	return n;
+}
+
+static bool sym_same(Sym a, Sym b)
+{
+	if (a.kind != b.kind)
+		return false;
+	if (a.kind == S_VALUE)
+		return a.v == b.v;
+	if (a.kind == S_CONST)
+		return type_eq(a.type, b.type) && a.weak == b.weak && a.i == b.i &&
+		       (a.f == b.f || (isnan(a.f) && isnan(b.f)));
+	return false;
+}
+
+/* s as a value of exactly type t, in the current region: constants are
+ * made in t, scalars broadcast; anything else must already be t. */
+static Value *coerce(Gen *g, Sym s, Type t, Span at)
+{
+	if (s.kind == S_CONST && !t.ptr) {
+		if (!const_fits(g, s, (ScalarKind)t.scalar, at))
+			return NULL;
+		return emit_const(g, s, t, at);
+	}
+	if (s.kind != S_VALUE)
+		return NULL;
+	if (type_eq(s.v->type, t))
+		return s.v;
+	if (s.v->type.rank == 0 && t.rank && s.v->type.scalar == t.scalar && s.v->type.ptr == t.ptr)
+		return broadcast_to(g, s.v, t.rank, t.shape, at);
+	return NULL;
+}
+
+/* The type a carried variable has in IR: a constant's own type. */
+static bool carried_type(Gen *g, Binding *b, Span at, Type *t)
+{
+	Sym s = b->sym;
+	if (s.kind == S_VALUE || s.kind == S_CONST) {
+		*t = s.type;
+		return true;
+	}
+	error(g, at, "'%s' is %s and cannot change inside a loop or a runtime 'if'", b->name, sym_desc(g, s));
+	return false;
+}
+
+static void gen_if(Gen *g, Node *n)
+{
+	Sym c = truth(g, gen_expr(g, n->a), n->a->span);
+	if (c.kind == S_VOID)
+		return;
+	if (c.kind == S_CONST) { /* decided now: only the taken branch exists */
+		if (c.i)
+			gen_block(g, n->b);
+		else if (n->c)
+			gen_stmt(g, n->c);
+		return;
+	}
+	if (c.type.rank) {
+		error(g, n->a->span, "an 'if' condition must be a scalar, found %s; use where() for blocks", sym_desc(g, c));
+		return;
+	}
+	Binding *vars[MAX_ARGS * 4];
+	int nv = carried_vars(g, n->b, n->c, vars);
+	Sym before[MAX_ARGS * 4], after_then[MAX_ARGS * 4], after_else[MAX_ARGS * 4];
+	for (int i = 0; i < nv; i++)
+		before[i] = vars[i]->sym;
+	Region *saved = g->region;
+	Region then_r = {0}, else_r = {0};
+	g->runtime_depth++;
+	g->region = &then_r;
+	gen_block(g, n->b);
+	for (int i = 0; i < nv; i++) {
+		after_then[i] = vars[i]->sym;
+		vars[i]->sym = before[i];
+	}
+	g->region = &else_r;
+	if (n->c)
+		gen_stmt(g, n->c);
+	for (int i = 0; i < nv; i++) {
+		after_else[i] = vars[i]->sym;
+		vars[i]->sym = before[i];
+	}
+	g->runtime_depth--;
+	/* The variables that differ between the branches become results. */
+	Type types[MAX_ARGS * 4];
+	Value *then_v[MAX_ARGS * 4], *else_v[MAX_ARGS * 4];
+	Binding *res_vars[MAX_ARGS * 4];
+	int nr = 0;
+	bool ok = true;
+	for (int i = 0; i < nv; i++) {
+		Sym a = after_then[i], b = after_else[i];
+		if (sym_same(a, b)) {
+			vars[i]->sym = a;
+			continue;
+		}
+		if (a.kind == S_VOID || b.kind == S_VOID) {
+			ok = false;
+			continue;
+		}
+		Type t;
+		if (!is_valueish(a) || !is_valueish(b)) {
+			error(g, n->span, "'%s' is %s after one branch and %s after the other", vars[i]->name, sym_desc(g, a),
+			      sym_desc(g, b));
+			ok = false;
+			continue;
+		}
+		if (a.kind == S_VALUE)
+			t = a.type;
+		else if (b.kind == S_VALUE)
+			t = b.type;
+		else {
+			ScalarKind k;
+			const char *why;
+			if (!promote_arith((ScalarKind)a.type.scalar, false, (ScalarKind)b.type.scalar, false, false, &k, &why)) {
+				error(g, n->span, "'%s': %s", vars[i]->name, why);
+				ok = false;
+				continue;
+			}
+			t = type_scalar(k);
+		}
+		if (a.kind == S_VALUE && b.kind == S_VALUE && b.v->type.rank > a.v->type.rank)
+			t = b.type;
+		g->region = &then_r;
+		then_v[nr] = coerce(g, a, t, n->span);
+		g->region = &else_r;
+		else_v[nr] = coerce(g, b, t, n->span);
+		if (!then_v[nr] || !else_v[nr]) {
+			error(g, n->span, "'%s' is %s after the 'then' branch but %s after the 'else' branch", vars[i]->name,
+			      sym_desc(g, a), sym_desc(g, b));
+			ok = false;
+			continue;
+		}
+		types[nr] = t;
+		res_vars[nr++] = vars[i];
+	}
+	g->region = saved;
+	if (!ok)
+		return;
+	g->region = &then_r;
+	emit_op(g, OP_YIELD, n->span, then_v, nr, NULL, 0);
+	g->region = &else_r;
+	emit_op(g, OP_YIELD, n->span, else_v, nr, NULL, 0);
+	g->region = saved;
+	Value *cv = materialize(g, c, n->a->span);
+	Op *op = cv ? emit_op(g, OP_IF, n->span, &cv, 1, types, nr) : NULL;
+	if (!op)
+		return;
+	ir_move_region(&op->regions[0], &then_r);
+	ir_move_region(&op->regions[1], &else_r);
+	for (int i = 0; i < nr; i++)
+		res_vars[i]->sym = value_sym(op->results[i]);
+}
+
+/* The loop-carried variables' entry values as IR values. */
+static bool materialize_inits(Gen *g, Binding **vars, int nv, Value **init, Type *types, Span at)
+{
+	for (int i = 0; i < nv; i++) {
+		if (!carried_type(g, vars[i], at, &types[i]))
+			return false;
+		init[i] = materialize(g, vars[i]->sym, at);
+		if (!init[i])
+			return false;
+	}
+	return true;
+}
+
+/* Generates a loop body into r (whose first `skip` arguments are not
+ * carried), then yields the carried variables' values. On a type change
+ * of a variable that entered as a constant, sets *retype and its new type
+ * so that the caller can try again. */
+static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int nv, Value **args, Type *types,
+                          Value **init, bool *retype, Span at)
+{
+	Sym before[MAX_ARGS * 4];
+	for (int i = 0; i < nv; i++) {
+		before[i] = vars[i]->sym;
+		vars[i]->sym = value_sym(args[i]);
+	}
+	Region *saved = g->region;
+	g->region = r;
+	int errors = g->diag->errors;
+	gen_block(g, body);
+	Value *yield[MAX_ARGS * 4];
+	bool ok = g->diag->errors == errors;
+	*retype = false;
+	for (int i = 0; ok && i < nv; i++) {
+		Sym s = vars[i]->sym;
+		yield[i] = coerce(g, s, types[i], at);
+		if (yield[i])
+			continue;
+		if (is_valueish(s) && before[i].kind == S_CONST && init[i]->def && init[i]->def->code == OP_CONST &&
+		    (s.kind == S_VALUE || s.kind == S_CONST)) {
+			types[i] = s.type; /* entered as a constant: take the type the body gives */
+			*retype = true;
+			continue;
+		}
+		error(g, at, "'%s' is %s before the loop but %s after an iteration", vars[i]->name, tstr(g, types[i]),
+		      sym_desc(g, s));
+		ok = false;
+	}
+	if (ok && !*retype)
+		ok = emit_op(g, OP_YIELD, at, yield, nv, NULL, 0) != NULL;
+	g->region = saved;
+	for (int i = 0; i < nv; i++)
+		vars[i]->sym = before[i];
+	return ok;
+}
+
+static bool range_args(Gen *g, Node *call, Sym out[3], Span at[3])
+{
+	int n = call->list.len;
+	if (n < 1 || n > 3) {
+		error(g, call->span, "range takes 1 to 3 arguments: range(end), range(start, end), range(start, end, step)");
+		return false;
+	}
+	for (int i = 0; i < n; i++)
+		if (((Node *)call->list.items[i])->kind == N_NAMED_ARG) {
+			error(g, ((Node *)call->list.items[i])->span, "range takes positional arguments");
+			return false;
+		}
+	Sym v[3];
+	for (int i = 0; i < n; i++) {
+		Node *arg = call->list.items[i];
+		v[i] = gen_expr(g, arg);
+		at[i] = arg->span;
+		if (v[i].kind == S_VOID)
+			return false;
+		if (!is_valueish(v[i]) || v[i].type.rank || v[i].type.ptr || !scalar_is_int((ScalarKind)v[i].type.scalar)) {
+			error(g, arg->span, "range bounds must be integer scalars, found %s", sym_desc(g, v[i]));
+			return false;
+		}
+	}
+	out[0] = n == 1 ? weak_int(0) : v[0];
+	out[1] = n == 1 ? v[0] : v[1];
+	out[2] = n == 3 ? v[2] : weak_int(1);
+	if (n == 1) {
+		at[1] = at[0];
+		at[2] = at[0];
+	} else if (n == 2) {
+		at[2] = call->span;
+	}
+	return true;
+}
+
+static void gen_static_for(Gen *g, Node *n, Sym r[3], Span at[3])
+{
+	for (int i = 0; i < 3; i++)
+		if (r[i].kind != S_CONST) {
+			error(g, at[i], "static_range bounds must be known at compile time");
+			return;
+		}
+	__int128 lo = int_value(r[0]), hi = int_value(r[1]), step = int_value(r[2]);
+	if (step == 0) {
+		error(g, at[2], "the step of static_range cannot be 0");
+		return;
+	}
+	__int128 count = step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0) : (lo > hi ? (lo - hi - step - 1) / -step : 0);
+	if (count > MAX_UNROLL) {
+		error(g, n->a->span, "static_range of %lld iterations is more than the limit of %d", (long long)count,
+		      MAX_UNROLL);
+		return;
+	}
+	for (__int128 i = 0; i < count && !g->returned; i++) {
+		scope_push(g, false);
+		scope_bind(g, n->name, weak_int(lo + i * step), false, n->span);
+		gen_block(g, n->b);
+		scope_pop(g);
+	}
+}
+
+static void gen_for(Gen *g, Node *n)
+{
+	Node *it = n->a;
+	if (it->kind != N_CALL || it->a->kind != N_IDENT ||
+	    (strcmp(it->a->name, "range") != 0 && strcmp(it->a->name, "static_range") != 0)) {
+		error(g, it->span, "a for loop iterates over range(...) or static_range(...)");
+		return;
+	}
+	Sym r[3];
+	Span at[3];
+	if (!range_args(g, it, r, at))
+		return;
+	if (strcmp(it->a->name, "static_range") == 0) {
+		gen_static_for(g, n, r, at);
+		return;
+	}
+	if (r[2].kind == S_CONST && int_value(r[2]) <= 0) {
+		error(g, at[2], "the step of range must be positive");
+		return;
+	}
+	/* The induction variable's type: i32, or i64 when a bound is 64-bit. */
+	ScalarKind k = SK_I32;
+	for (int i = 0; i < 3; i++)
+		if (!r[i].weak && scalar_bits((ScalarKind)r[i].type.scalar) == 64)
+			k = SK_I64;
+	Value *bounds[3];
+	for (int i = 0; i < 3; i++)
+		if (!(bounds[i] = to_elem(g, r[i], k, at[i])))
+			return;
+	Binding *vars[MAX_ARGS * 4];
+	int nv = carried_vars(g, n->b, NULL, vars);
+	Value *init[MAX_ARGS * 4];
+	Type types[MAX_ARGS * 4];
+	if (!materialize_inits(g, vars, nv, init, types, n->span))
+		return;
+	Region body = {0};
+	Value *args[MAX_ARGS * 4];
+	for (int attempt = 0;; attempt++) {
+		body = (Region){0};
+		Value *iv = ir_region_arg(g->f, &body, type_scalar(k));
+		for (int i = 0; i < nv; i++)
+			args[i] = ir_region_arg(g->f, &body, types[i]);
+		scope_push(g, false);
+		scope_bind(g, n->name, value_sym(iv), false, n->span);
+		g->runtime_depth++;
+		bool retype;
+		bool ok = gen_loop_body(g, &body, n->b, vars, nv, args, types, init, &retype, n->span);
+		g->runtime_depth--;
+		scope_pop(g);
+		if (!ok)
+			return;
+		if (!retype)
+			break;
+		ir_clear_region(&body);
+		if (attempt == 1) {
+			error(g, n->span, "the types of the loop's variables do not settle");
+			return;
+		}
+		for (int i = 0; i < nv; i++)
+			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, vars[i]->sym, types[i], n->span))) {
+				error(g, n->span, "'%s' enters the loop as %s but becomes %s", vars[i]->name,
+				      sym_desc(g, vars[i]->sym), tstr(g, types[i]));
+				return;
+			}
+	}
+	Value *operands[3 + MAX_ARGS * 4] = {bounds[0], bounds[1], bounds[2]};
+	for (int i = 0; i < nv; i++)
+		operands[3 + i] = init[i];
+	Op *op = emit_op(g, OP_FOR, n->span, operands, 3 + nv, types, nv);
+	if (!op)
+		return;
+	ir_move_region(&op->regions[0], &body);
+	for (int i = 0; i < nv; i++)
+		vars[i]->sym = value_sym(op->results[i]);
+}
+
+static void gen_while(Gen *g, Node *n)
+{
+	Binding *vars[MAX_ARGS * 4];
+	int nv = carried_vars(g, n->b, NULL, vars);
+	Value *init[MAX_ARGS * 4];
+	Type types[MAX_ARGS * 4];
+	if (!materialize_inits(g, vars, nv, init, types, n->span))
+		return;
+	Region before = {0}, after = {0};
+	Region *saved = g->region;
+	for (int attempt = 0;; attempt++) {
+		before = (Region){0};
+		after = (Region){0};
+		/* region 0: the condition over the carried values */
+		Value *bargs[MAX_ARGS * 4], *aargs[MAX_ARGS * 4];
+		Sym entry[MAX_ARGS * 4];
+		for (int i = 0; i < nv; i++) {
+			bargs[i] = ir_region_arg(g->f, &before, types[i]);
+			entry[i] = vars[i]->sym;
+			vars[i]->sym = value_sym(bargs[i]);
+		}
+		g->region = &before;
+		g->runtime_depth++;
+		Sym c = truth(g, gen_expr(g, n->a), n->a->span);
+		Value *cv = c.kind == S_VOID ? NULL : materialize(g, c, n->a->span);
+		if (cv && cv->type.rank) {
+			error(g, n->a->span, "a 'while' condition must be a scalar, found %s", tstr(g, cv->type));
+			cv = NULL;
+		}
+		Value *fwd[1 + MAX_ARGS * 4] = {cv};
+		for (int i = 0; i < nv; i++) {
+			fwd[1 + i] = bargs[i];
+			vars[i]->sym = entry[i];
+		}
+		if (cv)
+			emit_op(g, OP_CONDITION, n->span, fwd, 1 + nv, NULL, 0);
+		g->region = saved;
+		if (!cv) {
+			g->runtime_depth--;
+			return;
+		}
+		/* region 1: the body */
+		for (int i = 0; i < nv; i++)
+			aargs[i] = ir_region_arg(g->f, &after, types[i]);
+		scope_push(g, false);
+		bool retype;
+		bool ok = gen_loop_body(g, &after, n->b, vars, nv, aargs, types, init, &retype, n->span);
+		scope_pop(g);
+		g->runtime_depth--;
+		if (!ok)
+			return;
+		if (!retype)
+			break;
+		ir_clear_region(&before);
+		ir_clear_region(&after);
+		if (attempt == 1) {
+			error(g, n->span, "the types of the loop's variables do not settle");
+			return;
+		}
+		for (int i = 0; i < nv; i++)
+			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, vars[i]->sym, types[i], n->span))) {
+				error(g, n->span, "'%s' enters the loop as %s but becomes %s", vars[i]->name,
+				      sym_desc(g, vars[i]->sym), tstr(g, types[i]));
+				return;
+			}
+	}
+	Op *op = emit_op(g, OP_WHILE, n->span, init, nv, types, nv);
+	if (!op)
+		return;
+	ir_move_region(&op->regions[0], &before);
+	ir_move_region(&op->regions[1], &after);
+	for (int i = 0; i < nv; i++)
+		vars[i]->sym = value_sym(op->results[i]);
+}
+
+static void gen_stmt(Gen *g, Node *n)
+{
+	switch (n->kind) {
+	case N_LET:
+		gen_let(g, n);
+		break;
+	case N_ASSIGN:
+		gen_assign(g, n);
+		break;
+	case N_EXPR_STMT:
+		gen_expr(g, n->a);
+		break;
+	case N_IF:
+		gen_if(g, n);
+		break;
+	case N_FOR:
+		gen_for(g, n);
+		break;
+	case N_WHILE:
+		gen_while(g, n);
+		break;
+	case N_BREAK:
+	case N_CONTINUE:
+		error(g, n->span, "'%s' is not supported yet: a loop runs to its end (use a 'while' condition)",
+		      n->kind == N_BREAK ? "break" : "continue");
+		break;
+	case N_RETURN:
+		if (g->runtime_depth > 0) {
+			error(g, n->span, "'return' inside a runtime 'if' or loop is not supported; compute the value and "
+			                  "return it at the end");
+			break;
+		}
+		g->ret = n->a ? gen_expr(g, n->a) : (Sym){.kind = S_NONE};
+		g->returned = true;
+		break;
+	case N_BLOCK:
+		gen_block(g, n);
+		break;
+	default:
+		error(g, n->span, "expected a statement");
+		break;
+	}
+}
+
+void gen_block(Gen *g, Node *block)
+{
+	scope_push(g, false);
+	for (int i = 0; i < block->list.len && !g->returned && !g->diag->stopped; i++)
+		gen_stmt(g, block->list.items[i]);
+	scope_pop(g);
+}

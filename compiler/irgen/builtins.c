@@ -8,36 +8,36 @@
 /* ---- arguments ---------------------------------------------------------- */
 
 /* Argument i as a compile-time integer. */
-bool arg_int(Gen *g, const Args *a, int i, int64_t *out)
+bool ig_arg_int(Gen *g, const Args *a, int i, int64_t *out)
 {
 	Sym s = a->v[i];
 	if (s.kind != S_CONST || scalar_is_float((ScalarKind)s.type.scalar)) {
 		error(g, a->at[i], "argument %d of '%s' must be a constant integer, found %s", i + 1, a->fname,
-		      sym_desc(g, s));
+		      ig_sym_desc(g, s));
 		return false;
 	}
-	*out = (int64_t)int_value(s);
+	*out = (int64_t)ig_int_value(s);
 	return true;
 }
 
-bool arg_bool(Gen *g, const Args *a, int i, bool dflt, bool *out)
+bool ig_arg_bool(Gen *g, const Args *a, int i, bool dflt, bool *out)
 {
 	if (!a->given[i]) {
 		*out = dflt;
 		return true;
 	}
 	int64_t v;
-	if (!arg_int(g, a, i, &v))
+	if (!ig_arg_int(g, a, i, &v))
 		return false;
 	*out = v != 0;
 	return true;
 }
 
-bool arg_type(Gen *g, const Args *a, int i, Type *out)
+bool ig_arg_type(Gen *g, const Args *a, int i, Type *out)
 {
 	if (a->v[i].kind != S_TYPE) {
 		error(g, a->at[i], "argument %d of '%s' must be a type (such as f32), found %s", i + 1, a->fname,
-		      sym_desc(g, a->v[i]));
+		      ig_sym_desc(g, a->v[i]));
 		return false;
 	}
 	*out = a->v[i].type;
@@ -45,7 +45,7 @@ bool arg_type(Gen *g, const Args *a, int i, Type *out)
 }
 
 /* A string argument matched against choices "a|b|c": the index, or -1. */
-int arg_choice(Gen *g, const Args *a, int i, const char *choices, int dflt)
+int ig_arg_choice(Gen *g, const Args *a, int i, const char *choices, int dflt)
 {
 	if (!a->given[i])
 		return dflt;
@@ -70,35 +70,35 @@ int arg_choice(Gen *g, const Args *a, int i, const char *choices, int dflt)
 	return -1;
 }
 
-Value *value_arg(Gen *g, Args *a, int i)
+Value *ig_value_arg(Gen *g, Args *a, int i)
 {
 	if (a->v[i].kind == S_VALUE || a->v[i].kind == S_CONST)
-		return materialize(g, a->v[i], a->at[i]);
+		return ig_materialize(g, a->v[i], a->at[i]);
 	error(g, a->at[i], "argument %d of '%s' must be a scalar or block, found %s", i + 1, a->fname,
-	      sym_desc(g, a->v[i]));
+	      ig_sym_desc(g, a->v[i]));
 	return NULL;
 }
 
-Value *block_arg(Gen *g, Args *a, int i)
+Value *ig_block_arg(Gen *g, Args *a, int i)
 {
 	Sym x = a->v[i];
 	if (x.kind != S_VALUE || x.type.rank == 0) {
 		if (x.kind != S_VOID)
-			error(g, a->at[i], "'%s' needs a block, found %s", a->fname, sym_desc(g, x));
+			error(g, a->at[i], "'%s' needs a block, found %s", a->fname, ig_sym_desc(g, x));
 		return NULL;
 	}
 	return x.v;
 }
 
-bool axis_arg(Gen *g, Args *a, int i, int rank, int *axis)
+bool ig_axis_arg(Gen *g, Args *a, int i, int rank, int *axis)
 {
 	int64_t v;
-	if (!arg_int(g, a, i, &v))
+	if (!ig_arg_int(g, a, i, &v))
 		return false;
 	if (v < 0)
 		v += rank;
 	if (v < 0 || v >= rank) {
-		error(g, a->at[i], "axis %lld is out of range for a block of rank %d", (long long)int_value(a->v[i]), rank);
+		error(g, a->at[i], "axis %lld is out of range for a block of rank %d", (long long)ig_int_value(a->v[i]), rank);
 		return false;
 	}
 	*axis = (int)v;
@@ -110,16 +110,16 @@ bool axis_arg(Gen *g, Args *a, int i, int rank, int *axis)
 static Sym bi_program_id(Gen *g, Args *a, int which)
 {
 	int64_t axis;
-	if (!arg_int(g, a, 0, &axis))
+	if (!ig_arg_int(g, a, 0, &axis))
 		return VOID;
 	if (axis < 0 || axis > 2) {
 		error(g, a->at[0], "grid axis must be 0, 1 or 2, found %lld", (long long)axis);
 		return VOID;
 	}
-	Value *v = emit(g, which ? OP_NUM_PROGRAMS : OP_PROGRAM_ID, a->call, type_scalar(SK_I32), NULL, NULL, NULL);
+	Value *v = ig_emit(g, which ? OP_NUM_PROGRAMS : OP_PROGRAM_ID, a->call, type_scalar(SK_I32), NULL, NULL, NULL);
 	if (v)
 		v->def->attr[0] = axis;
-	return value_sym(v);
+	return ig_value_sym(v);
 }
 
 static Sym bi_cdiv(Gen *g, Args *a, int which)
@@ -128,19 +128,19 @@ static Sym bi_cdiv(Gen *g, Args *a, int which)
 	Sym x = a->v[0], y = a->v[1];
 	if (!is_valueish(x) || !is_valueish(y) || !scalar_is_int((ScalarKind)x.type.scalar) ||
 	    !scalar_is_int((ScalarKind)y.type.scalar) || x.type.ptr || y.type.ptr) {
-		error(g, a->call, "cdiv needs integer operands, found %s and %s", sym_desc(g, x), sym_desc(g, y));
+		error(g, a->call, "cdiv needs integer operands, found %s and %s", ig_sym_desc(g, x), ig_sym_desc(g, y));
 		return VOID;
 	}
-	Sym s = gen_binary(g, T_PLUS, x, y, a->call);
-	s = gen_binary(g, T_MINUS, s, weak_int(1), a->call);
-	return gen_binary(g, T_SLASH, s, y, a->call);
+	Sym s = ig_gen_binary(g, T_PLUS, x, y, a->call);
+	s = ig_gen_binary(g, T_MINUS, s, weak_int(1), a->call);
+	return ig_gen_binary(g, T_SLASH, s, y, a->call);
 }
 
 static Sym bi_next_power_of_2(Gen *g, Args *a, int which)
 {
 	(void)which;
 	int64_t n;
-	if (!arg_int(g, a, 0, &n))
+	if (!ig_arg_int(g, a, 0, &n))
 		return VOID;
 	int64_t p = 1;
 	while (p < n && p < ((int64_t)1 << 62))
@@ -159,7 +159,7 @@ static Sym bi_hint(Gen *g, Args *a, int slot)
 {
 	Sym x = a->v[0];
 	int64_t n;
-	if (!arg_int(g, a, 1, &n))
+	if (!ig_arg_int(g, a, 1, &n))
 		return VOID;
 	if (n <= 0) {
 		error(g, a->at[1], "'%s' needs a positive value", a->fname);
@@ -168,13 +168,13 @@ static Sym bi_hint(Gen *g, Args *a, int slot)
 	if (x.kind == S_CONST)
 		return x;
 	if (x.kind != S_VALUE || (!scalar_is_int((ScalarKind)x.type.scalar) && !x.type.ptr)) {
-		error(g, a->at[0], "'%s' applies to integers and pointers, found %s", a->fname, sym_desc(g, x));
+		error(g, a->at[0], "'%s' applies to integers and pointers, found %s", a->fname, ig_sym_desc(g, x));
 		return VOID;
 	}
-	Value *v = emit(g, OP_HINT, a->call, x.type, x.v, NULL, NULL);
+	Value *v = ig_emit(g, OP_HINT, a->call, x.type, x.v, NULL, NULL);
 	if (v)
 		v->def->attr[slot] = n;
-	return value_sym(v);
+	return ig_value_sym(v);
 }
 
 static Sym bi_static_assert(Gen *g, Args *a, int which)
@@ -182,7 +182,7 @@ static Sym bi_static_assert(Gen *g, Args *a, int which)
 	(void)which;
 	Sym c = a->v[0];
 	if (c.kind != S_CONST) {
-		error(g, a->at[0], "static_assert needs a condition known at compile time, found %s", sym_desc(g, c));
+		error(g, a->at[0], "static_assert needs a condition known at compile time, found %s", ig_sym_desc(g, c));
 		return VOID;
 	}
 	if (a->given[1] && a->v[1].kind != S_STRING) {
@@ -201,15 +201,15 @@ static Sym bi_static_assert(Gen *g, Args *a, int which)
 static Sym bi_assert(Gen *g, Args *a, int which)
 {
 	(void)which;
-	Sym c = truth(g, a->v[0], a->at[0]);
+	Sym c = ig_truth(g, a->v[0], a->at[0]);
 	if (c.kind == S_VOID)
 		return VOID;
 	if (a->given[1] && a->v[1].kind != S_STRING) {
 		error(g, a->at[1], "the message of assert must be a string");
 		return VOID;
 	}
-	Value *v = materialize(g, c, a->at[0]);
-	Op *op = v ? emit_op(g, OP_ASSERT, a->call, &v, 1, NULL, 0) : NULL;
+	Value *v = ig_materialize(g, c, a->at[0]);
+	Op *op = v ? ig_emit_op(g, OP_ASSERT, a->call, &v, 1, NULL, 0) : NULL;
 	if (!op)
 		return VOID;
 	op->str = a->given[1] ? arena_strndup(g->arena, a->v[1].str, a->v[1].len) : "assertion failed";
@@ -219,76 +219,76 @@ static Sym bi_assert(Gen *g, Args *a, int which)
 static const Builtin builtins[] = {
 	{"program_id", "axis", bi_program_id, 0},
 	{"num_programs", "axis", bi_program_id, 1},
-	{"arange", "start end", bi_arange, 0},
-	{"full", "shape value dtype", bi_full, 0},
-	{"zeros", "shape dtype", bi_full, 1},
-	{"zeros_like", "x", bi_zeros_like, 0},
-	{"inf", "dtype", bi_inf, 0},
+	{"arange", "start end", ig_bi_arange, 0},
+	{"full", "shape value dtype", ig_bi_full, 0},
+	{"zeros", "shape dtype", ig_bi_full, 1},
+	{"zeros_like", "x", ig_bi_zeros_like, 0},
+	{"inf", "dtype", ig_bi_inf, 0},
 	{"cdiv", "a b", bi_cdiv, 0},
 	{"next_power_of_2", "n", bi_next_power_of_2, 0},
 	{"range", "a b? c?", bi_range, 0},
 	{"static_range", "a b? c?", bi_range, 0},
-	{"load", "ptr mask? other? cache? eviction? volatile?", bi_load, 0},
-	{"store", "ptr value mask? cache? eviction?", bi_store, 0},
-	{"atomic_add", "ptr val mask? sem? scope?", bi_atomic, ATOM_ADD},
-	{"atomic_max", "ptr val mask? sem? scope?", bi_atomic, ATOM_MAX},
-	{"atomic_min", "ptr val mask? sem? scope?", bi_atomic, ATOM_MIN},
-	{"atomic_and", "ptr val mask? sem? scope?", bi_atomic, ATOM_AND},
-	{"atomic_or", "ptr val mask? sem? scope?", bi_atomic, ATOM_OR},
-	{"atomic_xor", "ptr val mask? sem? scope?", bi_atomic, ATOM_XOR},
-	{"atomic_xchg", "ptr val mask? sem? scope?", bi_atomic, ATOM_XCHG},
-	{"atomic_cas", "ptr cmp val sem? scope?", bi_atomic_cas, 0},
-	{"where", "condition x y", bi_where, 0},
-	{"to", "x dtype bitcast?", bi_to, 0},
-	{"bitcast", "x dtype", bi_to, 1},
-	{"exp", "x", bi_math, MATH_EXP},
-	{"exp2", "x", bi_math, MATH_EXP2},
-	{"log", "x", bi_math, MATH_LOG},
-	{"log2", "x", bi_math, MATH_LOG2},
-	{"sqrt", "x", bi_math, MATH_SQRT},
-	{"rsqrt", "x", bi_math, MATH_RSQRT},
-	{"sin", "x", bi_math, MATH_SIN},
-	{"cos", "x", bi_math, MATH_COS},
-	{"tanh", "x", bi_math, MATH_TANH},
-	{"erf", "x", bi_math, MATH_ERF},
-	{"floor", "x", bi_math, MATH_FLOOR},
-	{"ceil", "x", bi_math, MATH_CEIL},
-	{"sigmoid", "x", bi_sigmoid, 0},
-	{"abs", "x", bi_abs, 0},
-	{"fma", "a b c", bi_fma, 0},
-	{"maximum", "a b propagate_nan?", bi_minmax, OP_MAX},
-	{"minimum", "a b propagate_nan?", bi_minmax, OP_MIN},
-	{"clamp", "x lo hi", bi_clamp, 0},
-	{"umulhi", "a b", bi_umulhi, 0},
-	{"sum", "x axis? keep_dims? dtype?", bi_reduction, COMBINE_ADD},
-	{"max", "x axis? keep_dims?", bi_reduction, COMBINE_MAX},
-	{"min", "x axis? keep_dims?", bi_reduction, COMBINE_MIN},
-	{"argmax", "x axis keep_dims?", bi_reduction, COMBINE_ARGMAX},
-	{"argmin", "x axis keep_dims?", bi_reduction, COMBINE_ARGMIN},
-	{"reduce", "x axis combine_fn keep_dims?", bi_reduce, 0},
-	{"cumsum", "x axis? reverse?", bi_scan, COMBINE_ADD},
-	{"cumprod", "x axis? reverse?", bi_scan, COMBINE_MUL},
-	{"associative_scan", "x axis combine_fn reverse?", bi_scan, COMBINE_FN},
-	{"dot", "a b acc? input_precision? out_dtype?", bi_dot, 0},
-	{"reshape", "x shape", bi_reshape, 0},
-	{"trans", "x dims?", bi_trans, 0},
-	{"permute", "x dims", bi_trans, 0},
-	{"expand_dims", "x axis", bi_expand_dims, 0},
-	{"broadcast_to", "x shape", bi_broadcast_to, 0},
-	{"join", "a b", bi_join_cat, 1},
-	{"cat", "a b axis?", bi_join_cat, 0},
-	{"split", "x", bi_split, 0},
-	{"rand", "seed offsets n_rounds?", bi_rand, RAND_UNIFORM},
-	{"randn", "seed offsets n_rounds?", bi_rand, RAND_NORMAL},
-	{"randint", "seed offsets n_rounds?", bi_rand, RAND_INT},
-	{"randint4x", "seed offsets n_rounds?", bi_rand, RAND_INT4X},
+	{"load", "ptr mask? other? cache? eviction? volatile?", ig_bi_load, 0},
+	{"store", "ptr value mask? cache? eviction?", ig_bi_store, 0},
+	{"atomic_add", "ptr val mask? sem? scope?", ig_bi_atomic, ATOM_ADD},
+	{"atomic_max", "ptr val mask? sem? scope?", ig_bi_atomic, ATOM_MAX},
+	{"atomic_min", "ptr val mask? sem? scope?", ig_bi_atomic, ATOM_MIN},
+	{"atomic_and", "ptr val mask? sem? scope?", ig_bi_atomic, ATOM_AND},
+	{"atomic_or", "ptr val mask? sem? scope?", ig_bi_atomic, ATOM_OR},
+	{"atomic_xor", "ptr val mask? sem? scope?", ig_bi_atomic, ATOM_XOR},
+	{"atomic_xchg", "ptr val mask? sem? scope?", ig_bi_atomic, ATOM_XCHG},
+	{"atomic_cas", "ptr cmp val sem? scope?", ig_bi_atomic_cas, 0},
+	{"where", "condition x y", ig_bi_where, 0},
+	{"to", "x dtype bitcast?", ig_bi_to, 0},
+	{"bitcast", "x dtype", ig_bi_to, 1},
+	{"exp", "x", ig_bi_math, MATH_EXP},
+	{"exp2", "x", ig_bi_math, MATH_EXP2},
+	{"log", "x", ig_bi_math, MATH_LOG},
+	{"log2", "x", ig_bi_math, MATH_LOG2},
+	{"sqrt", "x", ig_bi_math, MATH_SQRT},
+	{"rsqrt", "x", ig_bi_math, MATH_RSQRT},
+	{"sin", "x", ig_bi_math, MATH_SIN},
+	{"cos", "x", ig_bi_math, MATH_COS},
+	{"tanh", "x", ig_bi_math, MATH_TANH},
+	{"erf", "x", ig_bi_math, MATH_ERF},
+	{"floor", "x", ig_bi_math, MATH_FLOOR},
+	{"ceil", "x", ig_bi_math, MATH_CEIL},
+	{"sigmoid", "x", ig_bi_sigmoid, 0},
+	{"abs", "x", ig_bi_abs, 0},
+	{"fma", "a b c", ig_bi_fma, 0},
+	{"maximum", "a b propagate_nan?", ig_bi_minmax, OP_MAX},
+	{"minimum", "a b propagate_nan?", ig_bi_minmax, OP_MIN},
+	{"clamp", "x lo hi", ig_bi_clamp, 0},
+	{"umulhi", "a b", ig_bi_umulhi, 0},
+	{"sum", "x axis? keep_dims? dtype?", ig_bi_reduction, COMBINE_ADD},
+	{"max", "x axis? keep_dims?", ig_bi_reduction, COMBINE_MAX},
+	{"min", "x axis? keep_dims?", ig_bi_reduction, COMBINE_MIN},
+	{"argmax", "x axis keep_dims?", ig_bi_reduction, COMBINE_ARGMAX},
+	{"argmin", "x axis keep_dims?", ig_bi_reduction, COMBINE_ARGMIN},
+	{"reduce", "x axis combine_fn keep_dims?", ig_bi_reduce, 0},
+	{"cumsum", "x axis? reverse?", ig_bi_scan, COMBINE_ADD},
+	{"cumprod", "x axis? reverse?", ig_bi_scan, COMBINE_MUL},
+	{"associative_scan", "x axis combine_fn reverse?", ig_bi_scan, COMBINE_FN},
+	{"dot", "a b acc? input_precision? out_dtype?", ig_bi_dot, 0},
+	{"reshape", "x shape", ig_bi_reshape, 0},
+	{"trans", "x dims?", ig_bi_trans, 0},
+	{"permute", "x dims", ig_bi_trans, 0},
+	{"expand_dims", "x axis", ig_bi_expand_dims, 0},
+	{"broadcast_to", "x shape", ig_bi_broadcast_to, 0},
+	{"join", "a b", ig_bi_join_cat, 1},
+	{"cat", "a b axis?", ig_bi_join_cat, 0},
+	{"split", "x", ig_bi_split, 0},
+	{"rand", "seed offsets n_rounds?", ig_bi_rand, RAND_UNIFORM},
+	{"randn", "seed offsets n_rounds?", ig_bi_rand, RAND_NORMAL},
+	{"randint", "seed offsets n_rounds?", ig_bi_rand, RAND_INT},
+	{"randint4x", "seed offsets n_rounds?", ig_bi_rand, RAND_INT4X},
 	{"multiple_of", "x value", bi_hint, 0},
 	{"max_contiguous", "x value", bi_hint, 1},
 	{"static_assert", "condition msg?", bi_static_assert, 0},
 	{"assert", "condition msg?", bi_assert, 0},
 };
 
-const Builtin *find_builtin(const char *name)
+const Builtin *ig_find_builtin(const char *name)
 {
 	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
 		if (strcmp(builtins[i].name, name) == 0)

@@ -10,12 +10,12 @@ static bool mask_arg(Gen *g, Args *a, int i, Value **out)
 	*out = NULL;
 	if (!a->given[i] || a->v[i].kind == S_NONE)
 		return true;
-	Sym m = truth(g, a->v[i], a->at[i]);
+	Sym m = ig_truth(g, a->v[i], a->at[i]);
 	if (m.kind == S_VOID)
 		return false;
 	if (m.kind == S_CONST && m.i)
 		return true;
-	*out = materialize(g, m, a->at[i]);
+	*out = ig_materialize(g, m, a->at[i]);
 	return *out != NULL;
 }
 
@@ -23,7 +23,7 @@ static bool pointer_arg(Gen *g, Args *a, int i, Value **out)
 {
 	Sym p = a->v[i];
 	if (p.kind != S_VALUE || !p.type.ptr) {
-		error(g, a->at[i], "'%s' needs a pointer or block of pointers, found %s", a->fname, sym_desc(g, p));
+		error(g, a->at[i], "'%s' needs a pointer or block of pointers, found %s", a->fname, ig_sym_desc(g, p));
 		return false;
 	}
 	*out = p.v;
@@ -33,59 +33,59 @@ static bool pointer_arg(Gen *g, Args *a, int i, Value **out)
 static const char *const cache_names = "|ca|cg|cs|cv|wb|wt";
 static const char *const eviction_names = "evict_normal|evict_first|evict_last";
 
-Sym bi_load(Gen *g, Args *a, int which)
+Sym ig_bi_load(Gen *g, Args *a, int which)
 {
 	(void)which;
 	Value *ptr, *mask;
 	if (!pointer_arg(g, a, 0, &ptr) || !mask_arg(g, a, 1, &mask))
 		return VOID;
-	int cache = arg_choice(g, a, 3, cache_names, 0), evict = arg_choice(g, a, 4, eviction_names, 0);
+	int cache = ig_arg_choice(g, a, 3, cache_names, 0), evict = ig_arg_choice(g, a, 4, eviction_names, 0);
 	bool vol;
-	if (cache < 0 || evict < 0 || !arg_bool(g, a, 5, false, &vol))
+	if (cache < 0 || evict < 0 || !ig_arg_bool(g, a, 5, false, &vol))
 		return VOID;
 	Sym other = a->given[2] ? a->v[2] : (Sym){.kind = S_NONE};
 	if (other.kind != S_NONE && !is_valueish(other)) {
-		error(g, a->at[2], "'other' must be a scalar or block, found %s", sym_desc(g, other));
+		error(g, a->at[2], "'other' must be a scalar or block, found %s", ig_sym_desc(g, other));
 		return VOID;
 	}
 	int rank = ptr->type.rank;
 	int32_t shape[BLK_MAX_RANK];
 	memcpy(shape, ptr->type.shape, sizeof shape);
 	Type shape_t = ptr->type;
-	if (mask && !common_shape(g, shape_t, mask->type, &rank, shape, a->call, "the pointer and the mask"))
+	if (mask && !ig_common_shape(g, shape_t, mask->type, &rank, shape, a->call, "the pointer and the mask"))
 		return VOID;
 	shape_t = type_block(shape_t, rank, shape);
-	if (other.kind != S_NONE && !common_shape(g, shape_t, other.type, &rank, shape, a->call, "the pointer and 'other'"))
+	if (other.kind != S_NONE && !ig_common_shape(g, shape_t, other.type, &rank, shape, a->call, "the pointer and 'other'"))
 		return VOID;
 	Type rt = type_block(type_pointee(type_elem(ptr->type)), rank, shape);
 	Value *ops[3];
 	int n = 0;
-	ops[n++] = broadcast_to(g, ptr, rank, shape, a->at[0]);
+	ops[n++] = ig_broadcast_to(g, ptr, rank, shape, a->at[0]);
 	int flags = 0;
 	if (mask) {
-		ops[n++] = broadcast_to(g, mask, rank, shape, a->at[1]);
+		ops[n++] = ig_broadcast_to(g, mask, rank, shape, a->at[1]);
 		flags |= MEMF_MASK;
 		if (other.kind != S_NONE) {
-			Value *o = rt.ptr ? materialize(g, other, a->at[2]) : to_elem(g, other, (ScalarKind)rt.scalar, a->at[2]);
+			Value *o = rt.ptr ? ig_materialize(g, other, a->at[2]) : ig_to_elem(g, other, (ScalarKind)rt.scalar, a->at[2]);
 			if (o && rt.ptr && !(o->type.ptr == rt.ptr && o->type.scalar == rt.scalar)) {
 				error(g, a->at[2], "'other' must be a %s, found %s", tstr(g, type_elem(rt)), tstr(g, o->type));
 				return VOID;
 			}
-			ops[n++] = broadcast_to(g, o, rank, shape, a->at[2]);
+			ops[n++] = ig_broadcast_to(g, o, rank, shape, a->at[2]);
 			flags |= MEMF_OTHER;
 		}
 	}
 	for (int i = 0; i < n; i++)
 		if (!ops[i])
 			return VOID;
-	Op *op = emit_op(g, OP_LOAD, a->call, ops, n, &rt, 1);
+	Op *op = ig_emit_op(g, OP_LOAD, a->call, ops, n, &rt, 1);
 	if (!op)
 		return VOID;
 	op->attr[0] = flags;
 	op->attr[1] = cache;
 	op->attr[2] = evict;
 	op->attr[3] = vol;
-	return value_sym(op->results[0]);
+	return ig_value_sym(op->results[0]);
 }
 
 /* value converted to the pointee type of ptr and broadcast with it. */
@@ -93,51 +93,51 @@ static bool store_operands(Gen *g, Args *a, Value **ptr, int vi, Value **val, Va
 {
 	Sym v = a->v[vi];
 	if (!is_valueish(v)) {
-		error(g, a->at[vi], "the value to store must be a scalar or block, found %s", sym_desc(g, v));
+		error(g, a->at[vi], "the value to store must be a scalar or block, found %s", ig_sym_desc(g, v));
 		return false;
 	}
 	Type elem = type_pointee(type_elem((*ptr)->type));
 	int rank;
 	int32_t shape[BLK_MAX_RANK];
-	if (!common_shape(g, (*ptr)->type, v.type, &rank, shape, a->call, "the pointer and the value"))
+	if (!ig_common_shape(g, (*ptr)->type, v.type, &rank, shape, a->call, "the pointer and the value"))
 		return false;
 	if (*mask) {
 		Type t = type_block((*ptr)->type, rank, shape);
-		if (!common_shape(g, t, (*mask)->type, &rank, shape, a->call, "the pointer and the mask"))
+		if (!ig_common_shape(g, t, (*mask)->type, &rank, shape, a->call, "the pointer and the mask"))
 			return false;
 	}
 	Value *x;
 	if (elem.ptr) {
-		x = materialize(g, v, a->at[vi]);
+		x = ig_materialize(g, v, a->at[vi]);
 		if (x && (x->type.ptr != elem.ptr || x->type.scalar != elem.scalar)) {
 			error(g, a->at[vi], "cannot store %s through %s", tstr(g, x->type), tstr(g, (*ptr)->type));
 			return false;
 		}
 	} else {
 		if (v.type.ptr) {
-			error(g, a->at[vi], "cannot store %s through %s", sym_desc(g, v), tstr(g, (*ptr)->type));
+			error(g, a->at[vi], "cannot store %s through %s", ig_sym_desc(g, v), tstr(g, (*ptr)->type));
 			return false;
 		}
-		x = to_elem(g, v, (ScalarKind)elem.scalar, a->at[vi]);
+		x = ig_to_elem(g, v, (ScalarKind)elem.scalar, a->at[vi]);
 	}
-	*val = broadcast_to(g, x, rank, shape, a->at[vi]);
-	*ptr = broadcast_to(g, *ptr, rank, shape, a->at[0]);
+	*val = ig_broadcast_to(g, x, rank, shape, a->at[vi]);
+	*ptr = ig_broadcast_to(g, *ptr, rank, shape, a->at[0]);
 	if (*mask)
-		*mask = broadcast_to(g, *mask, rank, shape, a->at[mi]);
+		*mask = ig_broadcast_to(g, *mask, rank, shape, a->at[mi]);
 	return *val && *ptr && (!*mask || *mask);
 }
 
-Sym bi_store(Gen *g, Args *a, int which)
+Sym ig_bi_store(Gen *g, Args *a, int which)
 {
 	(void)which;
 	Value *ptr, *mask, *val;
 	if (!pointer_arg(g, a, 0, &ptr) || !mask_arg(g, a, 2, &mask))
 		return VOID;
-	int cache = arg_choice(g, a, 3, cache_names, 0), evict = arg_choice(g, a, 4, eviction_names, 0);
+	int cache = ig_arg_choice(g, a, 3, cache_names, 0), evict = ig_arg_choice(g, a, 4, eviction_names, 0);
 	if (cache < 0 || evict < 0 || !store_operands(g, a, &ptr, 1, &val, &mask, 2))
 		return VOID;
 	Value *ops[3] = {ptr, val, mask};
-	Op *op = emit_op(g, OP_STORE, a->call, ops, mask ? 3 : 2, NULL, 0);
+	Op *op = ig_emit_op(g, OP_STORE, a->call, ops, mask ? 3 : 2, NULL, 0);
 	if (!op)
 		return VOID;
 	op->attr[0] = mask ? MEMF_MASK : 0;
@@ -149,12 +149,12 @@ Sym bi_store(Gen *g, Args *a, int which)
 static const char *const sem_names = "acq_rel|acquire|release|relaxed";
 static const char *const scope_names = "gpu|cta|sys";
 
-Sym bi_atomic(Gen *g, Args *a, int which)
+Sym ig_bi_atomic(Gen *g, Args *a, int which)
 {
 	Value *ptr, *mask, *val;
 	if (!pointer_arg(g, a, 0, &ptr) || !mask_arg(g, a, 2, &mask))
 		return VOID;
-	int sem = arg_choice(g, a, 3, sem_names, 0), scope = arg_choice(g, a, 4, scope_names, 0);
+	int sem = ig_arg_choice(g, a, 3, sem_names, 0), scope = ig_arg_choice(g, a, 4, scope_names, 0);
 	if (sem < 0 || scope < 0)
 		return VOID;
 	Type elem = type_pointee(type_elem(ptr->type));
@@ -169,23 +169,23 @@ Sym bi_atomic(Gen *g, Args *a, int which)
 		return VOID;
 	Type rt = type_block(elem, ptr->type.rank, ptr->type.shape);
 	Value *ops[3] = {ptr, val, mask};
-	Op *op = emit_op(g, OP_ATOMIC_RMW, a->call, ops, mask ? 3 : 2, &rt, 1);
+	Op *op = ig_emit_op(g, OP_ATOMIC_RMW, a->call, ops, mask ? 3 : 2, &rt, 1);
 	if (!op)
 		return VOID;
 	op->attr[0] = which;
 	op->attr[1] = sem;
 	op->attr[2] = scope;
 	op->attr[3] = mask ? MEMF_MASK : 0;
-	return value_sym(op->results[0]);
+	return ig_value_sym(op->results[0]);
 }
 
-Sym bi_atomic_cas(Gen *g, Args *a, int which)
+Sym ig_bi_atomic_cas(Gen *g, Args *a, int which)
 {
 	(void)which;
 	Value *ptr, *no_mask = NULL, *cmp, *val;
 	if (!pointer_arg(g, a, 0, &ptr))
 		return VOID;
-	int sem = arg_choice(g, a, 3, sem_names, 0), scope = arg_choice(g, a, 4, scope_names, 0);
+	int sem = ig_arg_choice(g, a, 3, sem_names, 0), scope = ig_arg_choice(g, a, 4, scope_names, 0);
 	if (sem < 0 || scope < 0)
 		return VOID;
 	Type elem = type_pointee(type_elem(ptr->type));
@@ -202,10 +202,10 @@ Sym bi_atomic_cas(Gen *g, Args *a, int which)
 	}
 	Type rt = type_block(elem, ptr->type.rank, ptr->type.shape);
 	Value *ops[3] = {ptr, cmp, val};
-	Op *op = emit_op(g, OP_ATOMIC_CAS, a->call, ops, 3, &rt, 1);
+	Op *op = ig_emit_op(g, OP_ATOMIC_CAS, a->call, ops, 3, &rt, 1);
 	if (!op)
 		return VOID;
 	op->attr[1] = sem;
 	op->attr[2] = scope;
-	return value_sym(op->results[0]);
+	return ig_value_sym(op->results[0]);
 }

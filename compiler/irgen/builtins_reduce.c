@@ -22,37 +22,37 @@ static bool build_combine(Gen *g, Op *op, int n, int kind, Sym fn, Span at)
 	switch (kind) {
 	case COMBINE_ADD:
 	case COMBINE_MUL:
-		out[0] = emit(g, kind == COMBINE_ADD ? OP_ADD : OP_MUL, at, t, args[0], args[1], NULL);
+		out[0] = ig_emit(g, kind == COMBINE_ADD ? OP_ADD : OP_MUL, at, t, args[0], args[1], NULL);
 		break;
 	case COMBINE_MAX:
 	case COMBINE_MIN:
-		out[0] = emit(g, kind == COMBINE_MAX ? OP_MAX : OP_MIN, at, t, args[0], args[1], NULL);
+		out[0] = ig_emit(g, kind == COMBINE_MAX ? OP_MAX : OP_MIN, at, t, args[0], args[1], NULL);
 		break;
 	case COMBINE_ARGMAX:
 	case COMBINE_ARGMIN: {
 		/* take b when it is better, or equal with a smaller index */
 		Type i1 = type_scalar(SK_I1);
-		Value *better = emit(g, OP_CMP, at, i1, args[2], args[0], NULL);
-		Value *equal = emit(g, OP_CMP, at, i1, args[2], args[0], NULL);
-		Value *earlier = emit(g, OP_CMP, at, i1, args[3], args[1], NULL);
+		Value *better = ig_emit(g, OP_CMP, at, i1, args[2], args[0], NULL);
+		Value *equal = ig_emit(g, OP_CMP, at, i1, args[2], args[0], NULL);
+		Value *earlier = ig_emit(g, OP_CMP, at, i1, args[3], args[1], NULL);
 		if (!better || !equal || !earlier)
 			break;
 		better->def->attr[0] = kind == COMBINE_ARGMAX ? CMP_GT : CMP_LT;
 		equal->def->attr[0] = CMP_EQ;
 		earlier->def->attr[0] = CMP_LT;
-		Value *tie = emit(g, OP_AND, at, i1, equal, earlier, NULL);
-		Value *take = tie ? emit(g, OP_OR, at, i1, better, tie, NULL) : NULL;
-		out[0] = take ? emit(g, OP_SELECT, at, t, take, args[2], args[0]) : NULL;
-		out[1] = take ? emit(g, OP_SELECT, at, args[1]->type, take, args[3], args[1]) : NULL;
+		Value *tie = ig_emit(g, OP_AND, at, i1, equal, earlier, NULL);
+		Value *take = tie ? ig_emit(g, OP_OR, at, i1, better, tie, NULL) : NULL;
+		out[0] = take ? ig_emit(g, OP_SELECT, at, t, take, args[2], args[0]) : NULL;
+		out[1] = take ? ig_emit(g, OP_SELECT, at, args[1]->type, take, args[3], args[1]) : NULL;
 		break;
 	}
 	case COMBINE_FN: {
 		RawArgs raw = {.call = at, .n_pos = 2 * n};
 		for (int i = 0; i < 2 * n; i++) {
-			raw.pos[i] = value_sym(args[i]);
+			raw.pos[i] = ig_value_sym(args[i]);
 			raw.pos_at[i] = at;
 		}
-		Sym res = call_fn(g, fn.fn, fn.mod, &raw);
+		Sym res = ig_call_fn(g, fn.fn, fn.mod, &raw);
 		const Sym *items = res.kind == S_TUPLE ? res.items : &res;
 		int m = res.kind == S_TUPLE ? res.n : 1;
 		if (res.kind == S_VOID) {
@@ -61,18 +61,18 @@ static bool build_combine(Gen *g, Op *op, int n, int kind, Sym fn, Span at)
 		}
 		if (m != n) {
 			error(g, at, "the combine function '%s' must return %d value%s, it returns %s", fn.fn->name, n,
-			      n == 1 ? "" : "s", sym_desc(g, res));
+			      n == 1 ? "" : "s", ig_sym_desc(g, res));
 			ok = false;
 			break;
 		}
 		for (int i = 0; i < n; i++) {
 			Sym it = items[i];
 			if (!is_valueish(it) || it.type.rank) {
-				error(g, at, "the combine function '%s' must return scalars, found %s", fn.fn->name, sym_desc(g, it));
+				error(g, at, "the combine function '%s' must return scalars, found %s", fn.fn->name, ig_sym_desc(g, it));
 				ok = false;
 				break;
 			}
-			out[i] = to_elem(g, it, (ScalarKind)args[i]->type.scalar, at);
+			out[i] = ig_to_elem(g, it, (ScalarKind)args[i]->type.scalar, at);
 		}
 		break;
 	}
@@ -81,7 +81,7 @@ static bool build_combine(Gen *g, Op *op, int n, int kind, Sym fn, Span at)
 	for (int i = 0; ok && i < results; i++)
 		ok = out[i] != NULL;
 	if (ok)
-		ok = emit_op(g, OP_YIELD, at, out, results, NULL, 0) != NULL;
+		ok = ig_emit_op(g, OP_YIELD, at, out, results, NULL, 0) != NULL;
 	g->region = saved;
 	return ok;
 }
@@ -103,7 +103,7 @@ static Sym reduce_blocks(Gen *g, OpCode code, Value **in, int n, int axis, bool 
 		}
 		rts[i] = t;
 	}
-	Op *op = emit_op(g, code, at, in, n, rts, n);
+	Op *op = ig_emit_op(g, code, at, in, n, rts, n);
 	if (!op)
 		return VOID;
 	op->attr[0] = axis;
@@ -120,12 +120,12 @@ static Sym reduce_blocks(Gen *g, OpCode code, Value **in, int n, int axis, bool 
 			int32_t shape[BLK_MAX_RANK] = {0};
 			for (int d = 0, s = 0; d < in[i]->type.rank; d++)
 				shape[d] = d == axis ? 1 : v->type.shape[s++];
-			Value *e = emit(g, OP_EXPAND_DIMS, at, type_block(v->type, in[i]->type.rank, shape), v, NULL, NULL);
+			Value *e = ig_emit(g, OP_EXPAND_DIMS, at, type_block(v->type, in[i]->type.rank, shape), v, NULL, NULL);
 			if (e)
 				e->def->attr[0] = axis;
 			v = e;
 		}
-		out.items[i] = value_sym(v);
+		out.items[i] = ig_value_sym(v);
 	}
 	return n == 1 ? out.items[0] : out;
 }
@@ -136,14 +136,14 @@ static Value *flatten(Gen *g, Value *x, Span at)
 	if (x->type.rank == 1)
 		return x;
 	int32_t n = (int32_t)type_numel(x->type);
-	return emit(g, OP_RESHAPE, at, type_block(x->type, 1, &n), x, NULL, NULL);
+	return ig_emit(g, OP_RESHAPE, at, type_block(x->type, 1, &n), x, NULL, NULL);
 }
 
 /* The i32 index of each element along axis, broadcast to shape t. */
 static Value *axis_index(Gen *g, Type t, int axis, Span at)
 {
 	int32_t n = t.shape[axis];
-	Value *r = emit(g, OP_ARANGE, at, type_block(type_scalar(SK_I32), 1, &n), NULL, NULL, NULL);
+	Value *r = ig_emit(g, OP_ARANGE, at, type_block(type_scalar(SK_I32), 1, &n), NULL, NULL, NULL);
 	if (!r)
 		return NULL;
 	r->def->attr[0] = 0;
@@ -152,16 +152,16 @@ static Value *axis_index(Gen *g, Type t, int axis, Span at)
 	for (int d = 0; d < t.rank; d++)
 		shape[d] = d == axis ? n : 1;
 	if (t.rank > 1)
-		r = emit(g, OP_RESHAPE, at, type_block(r->type, t.rank, shape), r, NULL, NULL);
-	return r ? broadcast_to(g, r, t.rank, t.shape, at) : NULL;
+		r = ig_emit(g, OP_RESHAPE, at, type_block(r->type, t.rank, shape), r, NULL, NULL);
+	return r ? ig_broadcast_to(g, r, t.rank, t.shape, at) : NULL;
 }
 
 /* sum max min argmax argmin: (x, axis = None, keep_dims = false[, dtype]) */
-Sym bi_reduction(Gen *g, Args *a, int kind)
+Sym ig_bi_reduction(Gen *g, Args *a, int kind)
 {
-	Value *x = block_arg(g, a, 0);
+	Value *x = ig_block_arg(g, a, 0);
 	bool keep;
-	if (!x || !arg_bool(g, a, 2, false, &keep))
+	if (!x || !ig_arg_bool(g, a, 2, false, &keep))
 		return VOID;
 	int axis = 0;
 	bool all = !a->given[1] || a->v[1].kind == S_NONE;
@@ -172,7 +172,7 @@ Sym bi_reduction(Gen *g, Args *a, int kind)
 		}
 		x = flatten(g, x, a->call);
 		keep = false;
-	} else if (!axis_arg(g, a, 1, x->type.rank, &axis)) {
+	} else if (!ig_axis_arg(g, a, 1, x->type.rank, &axis)) {
 		return VOID;
 	}
 	if (!x)
@@ -185,7 +185,7 @@ Sym bi_reduction(Gen *g, Args *a, int kind)
 	if (kind == COMBINE_ADD) {
 		Type dt;
 		if (a->given[3] && a->v[3].kind != S_NONE) {
-			if (!arg_type(g, a, 3, &dt))
+			if (!ig_arg_type(g, a, 3, &dt))
 				return VOID;
 			acc = (ScalarKind)dt.scalar;
 			k = acc;
@@ -194,7 +194,7 @@ Sym bi_reduction(Gen *g, Args *a, int kind)
 		} else if (k == SK_F16 || k == SK_BF16 || k == SK_F8E4M3 || k == SK_F8E5M2) {
 			acc = SK_F32;
 		}
-		x = cast_value(g, x, acc, a->call);
+		x = ig_cast_value(g, x, acc, a->call);
 	}
 	Value *in[2] = {x, NULL};
 	int n = 1;
@@ -208,7 +208,7 @@ Sym bi_reduction(Gen *g, Args *a, int kind)
 	if (r.kind == S_TUPLE)
 		r = r.items[1]; /* argmax/argmin: the index */
 	if (kind == COMBINE_ADD && acc != k && r.kind == S_VALUE)
-		r = value_sym(cast_value(g, r.v, k, a->call));
+		r = ig_value_sym(ig_cast_value(g, r.v, k, a->call));
 	return r;
 }
 
@@ -225,7 +225,7 @@ static bool blocks_of(Gen *g, Args *a, int i, Value **in, int *n)
 		if (items[j].kind != S_VALUE || items[j].type.rank == 0 ||
 		    (j && !type_eq(type_block(type_scalar(SK_I1), items[j].type.rank, items[j].type.shape),
 		                   type_block(type_scalar(SK_I1), in[0]->type.rank, in[0]->type.shape)))) {
-			error(g, a->at[i], "'%s' needs blocks of one shape, found %s", a->fname, sym_desc(g, items[j]));
+			error(g, a->at[i], "'%s' needs blocks of one shape, found %s", a->fname, ig_sym_desc(g, items[j]));
 			return false;
 		}
 		in[j] = items[j].v;
@@ -236,7 +236,7 @@ static bool blocks_of(Gen *g, Args *a, int i, Value **in, int *n)
 static bool fn_arg(Gen *g, Args *a, int i, Sym *fn)
 {
 	if (a->v[i].kind != S_FN) {
-		error(g, a->at[i], "argument %d of '%s' must be a fn, found %s", i + 1, a->fname, sym_desc(g, a->v[i]));
+		error(g, a->at[i], "argument %d of '%s' must be a fn, found %s", i + 1, a->fname, ig_sym_desc(g, a->v[i]));
 		return false;
 	}
 	*fn = a->v[i];
@@ -244,14 +244,14 @@ static bool fn_arg(Gen *g, Args *a, int i, Sym *fn)
 }
 
 /* reduce(x, axis, combine, keep_dims = false) */
-Sym bi_reduce(Gen *g, Args *a, int which)
+Sym ig_bi_reduce(Gen *g, Args *a, int which)
 {
 	(void)which;
 	Value *in[MAX_ARGS];
 	int n, axis;
 	Sym fn;
 	bool keep;
-	if (!blocks_of(g, a, 0, in, &n) || !fn_arg(g, a, 2, &fn) || !arg_bool(g, a, 3, false, &keep))
+	if (!blocks_of(g, a, 0, in, &n) || !fn_arg(g, a, 2, &fn) || !ig_arg_bool(g, a, 3, false, &keep))
 		return VOID;
 	if (a->v[1].kind == S_NONE) {
 		for (int i = 0; i < n; i++)
@@ -259,14 +259,14 @@ Sym bi_reduce(Gen *g, Args *a, int which)
 				return VOID;
 		axis = 0;
 		keep = false;
-	} else if (!axis_arg(g, a, 1, in[0]->type.rank, &axis)) {
+	} else if (!ig_axis_arg(g, a, 1, in[0]->type.rank, &axis)) {
 		return VOID;
 	}
 	return reduce_blocks(g, OP_REDUCE, in, n, axis, keep, false, COMBINE_FN, fn, a->call);
 }
 
 /* cumsum/cumprod(x, axis = 0, reverse = false); associative_scan(x, axis, combine, reverse = false) */
-Sym bi_scan(Gen *g, Args *a, int kind)
+Sym ig_bi_scan(Gen *g, Args *a, int kind)
 {
 	Value *in[MAX_ARGS];
 	int n = 1, axis = 0;
@@ -276,25 +276,25 @@ Sym bi_scan(Gen *g, Args *a, int kind)
 	if (kind == COMBINE_FN) {
 		if (!blocks_of(g, a, 0, in, &n) || !fn_arg(g, a, 2, &fn))
 			return VOID;
-	} else if (!(in[0] = block_arg(g, a, 0))) {
+	} else if (!(in[0] = ig_block_arg(g, a, 0))) {
 		return VOID;
 	}
-	if (!arg_bool(g, a, rev_i, false, &reverse))
+	if (!ig_arg_bool(g, a, rev_i, false, &reverse))
 		return VOID;
-	if (a->given[1] && !axis_arg(g, a, 1, in[0]->type.rank, &axis))
+	if (a->given[1] && !ig_axis_arg(g, a, 1, in[0]->type.rank, &axis))
 		return VOID;
 	if (kind == COMBINE_ADD) {
 		ScalarKind k = (ScalarKind)in[0]->type.scalar;
 		if (scalar_is_int(k) && scalar_bits(k) < 32)
-			in[0] = cast_value(g, in[0], scalar_is_unsigned(k) ? SK_U32 : SK_I32, a->call);
+			in[0] = ig_cast_value(g, in[0], scalar_is_unsigned(k) ? SK_U32 : SK_I32, a->call);
 	}
 	return reduce_blocks(g, OP_SCAN, in, n, axis, false, reverse, kind, fn, a->call);
 }
 
-Sym bi_dot(Gen *g, Args *a, int which)
+Sym ig_bi_dot(Gen *g, Args *a, int which)
 {
 	(void)which;
-	Value *x = block_arg(g, a, 0), *y = block_arg(g, a, 1);
+	Value *x = ig_block_arg(g, a, 0), *y = ig_block_arg(g, a, 1);
 	if (!x || !y)
 		return VOID;
 	if (x->type.rank != 2 || y->type.rank != 2 || x->type.shape[1] != y->type.shape[0]) {
@@ -316,20 +316,20 @@ Sym bi_dot(Gen *g, Args *a, int which)
 		      tstr(g, y->type));
 		return VOID;
 	}
-	int prec = arg_choice(g, a, 3, "tf32|tf32x3|ieee", DOT_TF32);
+	int prec = ig_arg_choice(g, a, 3, "tf32|tf32x3|ieee", DOT_TF32);
 	if (prec < 0)
 		return VOID;
 	ScalarKind acc_k = kx == SK_I8 ? SK_I32 : SK_F32;
 	if (a->given[4] && a->v[4].kind != S_NONE) {
 		Type t;
-		if (!arg_type(g, a, 4, &t))
+		if (!ig_arg_type(g, a, 4, &t))
 			return VOID;
 		acc_k = (ScalarKind)t.scalar;
 	}
 	int32_t shape[2] = {M, N};
 	Value *acc;
 	if (a->given[2] && a->v[2].kind != S_NONE) {
-		acc = value_arg(g, a, 2);
+		acc = ig_value_arg(g, a, 2);
 		if (!acc)
 			return VOID;
 		if (acc->type.rank != 2 || acc->type.shape[0] != M || acc->type.shape[1] != N || acc->type.ptr) {
@@ -337,12 +337,12 @@ Sym bi_dot(Gen *g, Args *a, int which)
 			return VOID;
 		}
 	} else {
-		acc = emit_const(g, weak_int(0), type_block(type_scalar(acc_k), 2, shape), a->call);
+		acc = ig_emit_const(g, weak_int(0), type_block(type_scalar(acc_k), 2, shape), a->call);
 	}
 	if (!acc)
 		return VOID;
-	Value *r = emit(g, OP_DOT, a->call, acc->type, x, y, acc);
+	Value *r = ig_emit(g, OP_DOT, a->call, acc->type, x, y, acc);
 	if (r)
 		r->def->attr[0] = kx == SK_F32 ? prec : DOT_IEEE;
-	return value_sym(r);
+	return ig_value_sym(r);
 }

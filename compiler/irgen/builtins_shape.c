@@ -17,10 +17,10 @@ static bool sym_shape(Gen *g, Sym s, Span at, int *rank, int32_t shape[BLK_MAX_R
 	int64_t numel = 1;
 	for (int i = 0; i < n; i++) {
 		if (items[i].kind != S_CONST || scalar_is_float((ScalarKind)items[i].type.scalar)) {
-			error(g, at, "a shape must be a tuple of constant integers, found %s", sym_desc(g, items[i]));
+			error(g, at, "a shape must be a tuple of constant integers, found %s", ig_sym_desc(g, items[i]));
 			return false;
 		}
-		int64_t d = (int64_t)int_value(items[i]);
+		int64_t d = (int64_t)ig_int_value(items[i]);
 		if (d <= 0 || (d & (d - 1)) || d > BLK_MAX_NUMEL) {
 			error(g, at, "block dimensions must be powers of two, found %lld", (long long)d);
 			return false;
@@ -36,7 +36,7 @@ static bool sym_shape(Gen *g, Sym s, Span at, int *rank, int32_t shape[BLK_MAX_R
 	return true;
 }
 
-Sym shape_sym(Gen *g, Type t)
+Sym ig_shape_sym(Gen *g, Type t)
 {
 	Sym s = {.kind = S_TUPLE, .n = t.rank};
 	s.items = arena_alloc(g->arena, (size_t)(t.rank ? t.rank : 1) * sizeof *s.items);
@@ -47,11 +47,11 @@ Sym shape_sym(Gen *g, Type t)
 	return s;
 }
 
-Sym bi_arange(Gen *g, Args *a, int which)
+Sym ig_bi_arange(Gen *g, Args *a, int which)
 {
 	(void)which;
 	int64_t lo, hi;
-	if (!arg_int(g, a, 0, &lo) || !arg_int(g, a, 1, &hi))
+	if (!ig_arg_int(g, a, 0, &lo) || !ig_arg_int(g, a, 1, &hi))
 		return VOID;
 	int64_t n = hi - lo;
 	if (n <= 0 || (n & (n - 1)) || n > BLK_MAX_NUMEL) {
@@ -59,17 +59,17 @@ Sym bi_arange(Gen *g, Args *a, int which)
 		      (long long)lo, (long long)hi, (long long)n, BLK_MAX_NUMEL);
 		return VOID;
 	}
-	if (!fits(SK_I32, lo) || !fits(SK_I32, hi)) {
+	if (!ig_fits(SK_I32, lo) || !ig_fits(SK_I32, hi)) {
 		error(g, a->call, "arange bounds must fit in i32");
 		return VOID;
 	}
 	int32_t shape[1] = {(int32_t)n};
-	Value *v = emit(g, OP_ARANGE, a->call, type_block(type_scalar(SK_I32), 1, shape), NULL, NULL, NULL);
+	Value *v = ig_emit(g, OP_ARANGE, a->call, type_block(type_scalar(SK_I32), 1, shape), NULL, NULL, NULL);
 	if (v) {
 		v->def->attr[0] = lo;
 		v->def->attr[1] = hi;
 	}
-	return value_sym(v);
+	return ig_value_sym(v);
 }
 
 /* A block of `shape` filled with s (a constant or a runtime scalar) as type t. */
@@ -78,45 +78,45 @@ static Sym fill(Gen *g, Sym s, Type t, int rank, const int32_t *shape, Span at)
 	if (s.kind == S_VOID)
 		return VOID;
 	if (!is_valueish(s) || s.type.rank) {
-		error(g, at, "the fill value must be a scalar, found %s", sym_desc(g, s));
+		error(g, at, "the fill value must be a scalar, found %s", ig_sym_desc(g, s));
 		return VOID;
 	}
 	Type bt = type_block(t, rank, shape);
 	if (s.kind == S_CONST) {
-		if (!const_fits(g, s, (ScalarKind)t.scalar, at))
+		if (!ig_const_fits(g, s, (ScalarKind)t.scalar, at))
 			return VOID;
-		return value_sym(emit_const(g, s, bt, at));
+		return ig_value_sym(ig_emit_const(g, s, bt, at));
 	}
-	Value *v = t.ptr ? s.v : cast_value(g, s.v, (ScalarKind)t.scalar, at);
-	return value_sym(broadcast_to(g, v, rank, shape, at));
+	Value *v = t.ptr ? s.v : ig_cast_value(g, s.v, (ScalarKind)t.scalar, at);
+	return ig_value_sym(ig_broadcast_to(g, v, rank, shape, at));
 }
 
-Sym bi_full(Gen *g, Args *a, int zeros)
+Sym ig_bi_full(Gen *g, Args *a, int zeros)
 {
 	int rank;
 	int32_t shape[BLK_MAX_RANK];
 	Type t;
 	int ti = zeros ? 1 : 2;
-	if (!sym_shape(g, a->v[0], a->at[0], &rank, shape) || !arg_type(g, a, ti, &t))
+	if (!sym_shape(g, a->v[0], a->at[0], &rank, shape) || !ig_arg_type(g, a, ti, &t))
 		return VOID;
 	return fill(g, zeros ? weak_int(0) : a->v[1], t, rank, shape, a->call);
 }
 
-Sym bi_zeros_like(Gen *g, Args *a, int which)
+Sym ig_bi_zeros_like(Gen *g, Args *a, int which)
 {
 	(void)which;
 	Sym x = a->v[0];
 	if (!is_valueish(x)) {
-		error(g, a->at[0], "zeros_like needs a block, found %s", sym_desc(g, x));
+		error(g, a->at[0], "zeros_like needs a block, found %s", ig_sym_desc(g, x));
 		return VOID;
 	}
 	return fill(g, weak_int(0), type_elem(x.type), x.type.rank, x.type.shape, a->call);
 }
 
-Sym bi_reshape(Gen *g, Args *a, int which)
+Sym ig_bi_reshape(Gen *g, Args *a, int which)
 {
 	(void)which;
-	Value *x = value_arg(g, a, 0);
+	Value *x = ig_value_arg(g, a, 0);
 	int rank;
 	int32_t shape[BLK_MAX_RANK];
 	if (!x || !sym_shape(g, a->v[1], a->at[1], &rank, shape))
@@ -128,14 +128,14 @@ Sym bi_reshape(Gen *g, Args *a, int which)
 		return VOID;
 	}
 	if (type_eq(t, x->type))
-		return value_sym(x);
-	return value_sym(rank == 0 ? NULL : emit(g, OP_RESHAPE, a->call, t, x, NULL, NULL));
+		return ig_value_sym(x);
+	return ig_value_sym(rank == 0 ? NULL : ig_emit(g, OP_RESHAPE, a->call, t, x, NULL, NULL));
 }
 
-Sym bi_trans(Gen *g, Args *a, int which)
+Sym ig_bi_trans(Gen *g, Args *a, int which)
 {
 	(void)which;
-	Value *x = block_arg(g, a, 0);
+	Value *x = ig_block_arg(g, a, 0);
 	if (!x)
 		return VOID;
 	int rank = x->type.rank;
@@ -150,12 +150,12 @@ Sym bi_trans(Gen *g, Args *a, int which)
 		}
 		bool seen[BLK_MAX_RANK] = {0};
 		for (int i = 0; i < rank; i++) {
-			if (p.items[i].kind != S_CONST || int_value(p.items[i]) < 0 || int_value(p.items[i]) >= rank ||
-			    seen[(int)int_value(p.items[i])]) {
+			if (p.items[i].kind != S_CONST || ig_int_value(p.items[i]) < 0 || ig_int_value(p.items[i]) >= rank ||
+			    seen[(int)ig_int_value(p.items[i])]) {
 				error(g, a->at[1], "trans needs a permutation of 0..%d", rank - 1);
 				return VOID;
 			}
-			perm[i] = (int64_t)int_value(p.items[i]);
+			perm[i] = (int64_t)ig_int_value(p.items[i]);
 			seen[perm[i]] = true;
 		}
 	} else if (rank != 2) {
@@ -165,39 +165,39 @@ Sym bi_trans(Gen *g, Args *a, int which)
 	int32_t shape[BLK_MAX_RANK];
 	for (int i = 0; i < rank; i++)
 		shape[i] = x->type.shape[perm[i]];
-	Value *r = emit(g, OP_TRANS, a->call, type_block(x->type, rank, shape), x, NULL, NULL);
+	Value *r = ig_emit(g, OP_TRANS, a->call, type_block(x->type, rank, shape), x, NULL, NULL);
 	if (r)
 		memcpy(r->def->attr, perm, sizeof perm);
-	return value_sym(r);
+	return ig_value_sym(r);
 }
 
-Sym bi_expand_dims(Gen *g, Args *a, int which)
+Sym ig_bi_expand_dims(Gen *g, Args *a, int which)
 {
 	(void)which;
-	Value *x = value_arg(g, a, 0);
+	Value *x = ig_value_arg(g, a, 0);
 	int64_t axis;
-	if (!x || !arg_int(g, a, 1, &axis))
+	if (!x || !ig_arg_int(g, a, 1, &axis))
 		return VOID;
 	int rank = x->type.rank;
 	if (axis < 0)
 		axis += rank + 1;
 	if (axis < 0 || axis > rank || rank >= BLK_MAX_RANK) {
-		error(g, a->at[1], "cannot insert an axis at %lld into %s", (long long)int_value(a->v[1]), tstr(g, x->type));
+		error(g, a->at[1], "cannot insert an axis at %lld into %s", (long long)ig_int_value(a->v[1]), tstr(g, x->type));
 		return VOID;
 	}
 	int32_t shape[BLK_MAX_RANK] = {0};
 	for (int d = 0, s = 0; d <= rank; d++)
 		shape[d] = d == axis ? 1 : x->type.shape[s++];
-	Value *r = emit(g, rank ? OP_EXPAND_DIMS : OP_SPLAT, a->call, type_block(x->type, rank + 1, shape), x, NULL, NULL);
+	Value *r = ig_emit(g, rank ? OP_EXPAND_DIMS : OP_SPLAT, a->call, type_block(x->type, rank + 1, shape), x, NULL, NULL);
 	if (r)
 		r->def->attr[0] = axis;
-	return value_sym(r);
+	return ig_value_sym(r);
 }
 
-Sym bi_broadcast_to(Gen *g, Args *a, int which)
+Sym ig_bi_broadcast_to(Gen *g, Args *a, int which)
 {
 	(void)which;
-	Value *x = value_arg(g, a, 0);
+	Value *x = ig_value_arg(g, a, 0);
 	int rank, r2;
 	int32_t shape[BLK_MAX_RANK], check[BLK_MAX_RANK];
 	if (!x || !sym_shape(g, a->v[1], a->at[1], &rank, shape))
@@ -207,12 +207,12 @@ Sym bi_broadcast_to(Gen *g, Args *a, int which)
 		error(g, a->call, "cannot broadcast %s to %s", tstr(g, x->type), tstr(g, want));
 		return VOID;
 	}
-	return value_sym(broadcast_to(g, x, rank, shape, a->call));
+	return ig_value_sym(ig_broadcast_to(g, x, rank, shape, a->call));
 }
 
-Sym bi_join_cat(Gen *g, Args *a, int join)
+Sym ig_bi_join_cat(Gen *g, Args *a, int join)
 {
-	Value *x = value_arg(g, a, 0), *y = value_arg(g, a, 1);
+	Value *x = ig_value_arg(g, a, 0), *y = ig_value_arg(g, a, 1);
 	if (!x || !y)
 		return VOID;
 	if (!type_eq(x->type, y->type)) {
@@ -233,7 +233,7 @@ Sym bi_join_cat(Gen *g, Args *a, int join)
 			error(g, a->call, "cat needs blocks, found scalars");
 			return VOID;
 		}
-		if (a->given[2] && !axis_arg(g, a, 2, t.rank, &axis))
+		if (a->given[2] && !ig_axis_arg(g, a, 2, t.rank, &axis))
 			return VOID;
 		t.shape[axis] *= 2;
 	}
@@ -256,29 +256,29 @@ Sym bi_join_cat(Gen *g, Args *a, int join)
 			xs[d] = x->type.shape[perm[d]];
 			rs[d] = t.shape[perm[d]];
 		}
-		Value *xt = emit(g, OP_TRANS, a->call, type_block(x->type, t.rank, xs), x, NULL, NULL);
-		Value *yt = emit(g, OP_TRANS, a->call, type_block(y->type, t.rank, xs), y, NULL, NULL);
+		Value *xt = ig_emit(g, OP_TRANS, a->call, type_block(x->type, t.rank, xs), x, NULL, NULL);
+		Value *yt = ig_emit(g, OP_TRANS, a->call, type_block(y->type, t.rank, xs), y, NULL, NULL);
 		if (!xt || !yt)
 			return VOID;
 		memcpy(xt->def->attr, perm, sizeof perm);
 		memcpy(yt->def->attr, perm, sizeof perm);
-		Value *c = emit(g, OP_CAT, a->call, type_block(t, t.rank, rs), xt, yt, NULL);
-		Value *r = c ? emit(g, OP_TRANS, a->call, t, c, NULL, NULL) : NULL;
+		Value *c = ig_emit(g, OP_CAT, a->call, type_block(t, t.rank, rs), xt, yt, NULL);
+		Value *r = c ? ig_emit(g, OP_TRANS, a->call, t, c, NULL, NULL) : NULL;
 		if (!r)
 			return VOID;
 		memcpy(r->def->attr, inv, sizeof inv);
-		return value_sym(r);
+		return ig_value_sym(r);
 	}
-	Value *r = emit(g, join ? OP_JOIN : OP_CAT, a->call, t, x, y, NULL);
+	Value *r = ig_emit(g, join ? OP_JOIN : OP_CAT, a->call, t, x, y, NULL);
 	if (r)
 		r->def->attr[0] = axis;
-	return value_sym(r);
+	return ig_value_sym(r);
 }
 
-Sym bi_split(Gen *g, Args *a, int which)
+Sym ig_bi_split(Gen *g, Args *a, int which)
 {
 	(void)which;
-	Value *x = block_arg(g, a, 0);
+	Value *x = ig_block_arg(g, a, 0);
 	if (!x)
 		return VOID;
 	Type t = x->type;
@@ -288,14 +288,14 @@ Sym bi_split(Gen *g, Args *a, int which)
 	}
 	t.shape[--t.rank] = 0;
 	Type rts[2] = {t, t};
-	Op *op = emit_op(g, OP_SPLIT, a->call, &x, 1, rts, 2);
+	Op *op = ig_emit_op(g, OP_SPLIT, a->call, &x, 1, rts, 2);
 	if (!op)
 		return VOID;
 	Sym out = {.kind = S_TUPLE, .n = 2};
 	out.items = arena_alloc(g->arena, 2 * sizeof *out.items);
 	if (!out.items)
 		return VOID;
-	out.items[0] = value_sym(op->results[0]);
-	out.items[1] = value_sym(op->results[1]);
+	out.items[0] = ig_value_sym(op->results[0]);
+	out.items[1] = ig_value_sym(op->results[1]);
 	return out;
 }

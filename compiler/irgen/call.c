@@ -78,9 +78,9 @@ static Sym gen_print(Gen *g, RawArgs *raw)
 	Value *vals[MAX_ARGS];
 	int n = 0;
 	for (int i = 1; i < raw->n_pos; i++)
-		if (!(vals[n++] = materialize(g, raw->pos[i], raw->pos_at[i])))
+		if (!(vals[n++] = ig_materialize(g, raw->pos[i], raw->pos_at[i])))
 			return VOID;
-	Op *op = emit_op(g, OP_PRINT, raw->call, vals, n, NULL, 0);
+	Op *op = ig_emit_op(g, OP_PRINT, raw->call, vals, n, NULL, 0);
 	if (!op)
 		return VOID;
 	op->str = arena_strndup(g->arena, raw->pos[0].str, raw->pos[0].len);
@@ -96,7 +96,7 @@ static Sym call_builtin(Gen *g, const Builtin *b, RawArgs *raw)
 	return b->fn(g, &a, b->which);
 }
 
-Sym gen_call(Gen *g, Node *call)
+Sym ig_gen_call(Gen *g, Node *call)
 {
 	Node *callee = call->a;
 	RawArgs raw = {.call = call->span};
@@ -105,10 +105,10 @@ Sym gen_call(Gen *g, Node *call)
 	if (callee->kind == N_FIELD) {
 		name = callee->name;
 		Node *base = callee->a;
-		if (base->kind == N_IDENT && !lookup_local(g, base->name) && (in_mod = module_alias(g->mod, base->name))) {
+		if (base->kind == N_IDENT && !ig_lookup_local(g, base->name) && (in_mod = module_alias(g->mod, base->name))) {
 			/* m.f(...) with m an imported module */
 		} else {
-			Sym self = gen_expr(g, base);
+			Sym self = ig_gen_expr(g, base);
 			if (self.kind == S_VOID)
 				return VOID;
 			raw.pos[0] = self;
@@ -131,11 +131,11 @@ Sym gen_call(Gen *g, Node *call)
 		if (arg->kind == N_NAMED_ARG) {
 			raw.names[raw.n_named] = arg->name;
 			raw.named_at[raw.n_named] = arg->span;
-			raw.named[raw.n_named] = gen_expr(g, arg->a);
+			raw.named[raw.n_named] = ig_gen_expr(g, arg->a);
 			failed |= raw.named[raw.n_named++].kind == S_VOID;
 		} else {
 			raw.pos_at[raw.n_pos] = arg->span;
-			raw.pos[raw.n_pos] = gen_expr(g, arg);
+			raw.pos[raw.n_pos] = ig_gen_expr(g, arg);
 			failed |= raw.pos[raw.n_pos++].kind == S_VOID;
 		}
 	}
@@ -148,25 +148,25 @@ Sym gen_call(Gen *g, Node *call)
 			error(g, callee->span, "the module '%s' has no function '%s'", callee->a->name, name);
 			return VOID;
 		}
-		return call_fn(g, decl, owner, &raw);
+		return ig_call_fn(g, decl, owner, &raw);
 	}
-	Binding *b = lookup_local(g, name);
+	Binding *b = ig_lookup_local(g, name);
 	if (b && callee->kind == N_IDENT) {
 		if (b->sym.kind == S_FN)
-			return call_fn(g, b->sym.fn, b->sym.mod, &raw);
-		error(g, callee->span, "'%s' is %s, not a function", name, sym_desc(g, b->sym));
+			return ig_call_fn(g, b->sym.fn, b->sym.mod, &raw);
+		error(g, callee->span, "'%s' is %s, not a function", name, ig_sym_desc(g, b->sym));
 		return VOID;
 	}
 	Node *decl = module_lookup(g->mod, name, &owner);
 	if (decl && decl->kind == N_FN)
-		return call_fn(g, decl, owner, &raw);
+		return ig_call_fn(g, decl, owner, &raw);
 	if (decl && decl->kind == N_KERNEL) {
 		error(g, callee->span, "cannot call kernel '%s' from a kernel", name);
 		return VOID;
 	}
 	if (strcmp(name, "print") == 0)
 		return gen_print(g, &raw);
-	const Builtin *bi = find_builtin(name);
+	const Builtin *bi = ig_find_builtin(name);
 	if (bi)
 		return call_builtin(g, bi, &raw);
 	if (decl)
@@ -184,15 +184,15 @@ Sym gen_call(Gen *g, Node *call)
 static Sym check_declared(Gen *g, Sym s, Type t, Span at, const char *what)
 {
 	if (s.kind == S_CONST && !t.ptr)
-		return const_to_type(g, s, t, at);
+		return ig_const_to_type(g, s, t, at);
 	if (s.kind == S_VALUE && s.type.scalar == t.scalar && s.type.ptr == t.ptr)
 		return s;
 	if (s.kind != S_VOID)
-		error(g, at, "%s must be %s, found %s", what, tstr(g, t), sym_desc(g, s));
+		error(g, at, "%s must be %s, found %s", what, tstr(g, t), ig_sym_desc(g, s));
 	return VOID;
 }
 
-Sym call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
+Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 {
 	if (g->inline_depth >= MAX_INLINE_DEPTH) {
 		error(g, raw->call, "calls nested more than %d deep (is '%s' recursive?)", MAX_INLINE_DEPTH, fn->name);
@@ -231,7 +231,7 @@ Sym call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	Sym ret = g->ret;
 	int runtime_depth = g->runtime_depth;
 	g->scope = NULL;
-	scope_push(g, true);
+	ig_scope_push(g, true);
 	g->mod = mod;
 	g->inline_depth++;
 	bool ok = true;
@@ -245,18 +245,18 @@ Sym call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 				ok = false;
 				break;
 			}
-			v = gen_expr(g, p->b); /* defaults see the parameters before them */
+			v = ig_gen_expr(g, p->b); /* defaults see the parameters before them */
 			at[i] = p->b->span;
 		}
 		Type t;
 		if (p->a) {
-			if (!resolve_type(g, p->a, &t, NULL)) {
+			if (!ig_resolve_type(g, p->a, &t, NULL)) {
 				ok = false;
 				break;
 			}
 			v = check_declared(g, v, t, at[i], arena_printf(g->arena, "argument '%s' of '%s'", p->name, fn->name));
 		}
-		ok = v.kind != S_VOID && scope_bind(g, p->name, v, false, p->span);
+		ok = v.kind != S_VOID && ig_scope_bind(g, p->name, v, false, p->span);
 	}
 	g->in_fn = true;
 	g->returned = false;
@@ -266,7 +266,7 @@ Sym call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	Node *caller = g->cur_fn;
 	g->cur_fn = fn;
 	if (ok)
-		gen_block(g, fn->b);
+		ig_gen_block(g, fn->b);
 	g->cur_fn = caller;
 	/* errors in the body point at the fn; say which call it was inlined for
 	 * (once for a recursion: at the call from outside) */
@@ -275,7 +275,7 @@ Sym call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	Sym result = ok ? g->ret : VOID;
 	if (ok && fn->a) {
 		Type t;
-		result = resolve_type(g, fn->a, &t, NULL) ? check_declared(g, result, t, fn->a->span,
+		result = ig_resolve_type(g, fn->a, &t, NULL) ? check_declared(g, result, t, fn->a->span,
 		                                                           arena_printf(g->arena, "the result of '%s'", fn->name))
 		                                          : VOID;
 	}

@@ -12,7 +12,7 @@ static bool ir_allowed(Gen *g, Span at)
 	return false;
 }
 
-Value *emit(Gen *g, OpCode code, Span at, Type rt, Value *a, Value *b, Value *c)
+Value *ig_emit(Gen *g, OpCode code, Span at, Type rt, Value *a, Value *b, Value *c)
 {
 	if (!ir_allowed(g, at))
 		return NULL;
@@ -22,14 +22,14 @@ Value *emit(Gen *g, OpCode code, Span at, Type rt, Value *a, Value *b, Value *c)
 	return op ? op->results[0] : NULL;
 }
 
-Op *emit_op(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results)
+Op *ig_emit_op(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results)
 {
 	if (!ir_allowed(g, at))
 		return NULL;
 	return ir_append(g->f, g->region, code, at, operands, n, rt, n_results);
 }
 
-Sym value_sym(Value *v)
+Sym ig_value_sym(Value *v)
 {
 	if (!v)
 		return VOID;
@@ -37,7 +37,7 @@ Sym value_sym(Value *v)
 }
 
 /* An IR constant of type t (scalar or splatted block) with s's value. */
-Value *emit_const(Gen *g, Sym s, Type t, Span at)
+Value *ig_emit_const(Gen *g, Sym s, Type t, Span at)
 {
 	if (!ir_allowed(g, at))
 		return NULL;
@@ -46,65 +46,65 @@ Value *emit_const(Gen *g, Sym s, Type t, Span at)
 		return NULL;
 	ScalarKind k = (ScalarKind)t.scalar;
 	if (scalar_is_float(k))
-		op->fval = const_in_kind(s, k);
+		op->fval = ig_const_in_kind(s, k);
 	else
-		op->ival = scalar_is_float((ScalarKind)s.type.scalar) ? wrap(k, (__int128)s.f) : wrap(k, int_value(s));
+		op->ival = scalar_is_float((ScalarKind)s.type.scalar) ? ig_wrap(k, (__int128)s.f) : ig_wrap(k, ig_int_value(s));
 	return op->results[0];
 }
 
 /* A constant converted to element type k, checking that it fits. */
-bool const_fits(Gen *g, Sym s, ScalarKind k, Span at)
+bool ig_const_fits(Gen *g, Sym s, ScalarKind k, Span at)
 {
 	ScalarKind from = (ScalarKind)s.type.scalar;
 	if (scalar_is_float(k) || scalar_is_float(from))
 		return true;
 	if (k == SK_I1)
 		return true;
-	if (!fits(k, int_value(s))) {
-		error(g, at, "constant %lld does not fit in %s", (long long)int_value(s), scalar_name(k));
+	if (!ig_fits(k, ig_int_value(s))) {
+		error(g, at, "constant %lld does not fit in %s", (long long)ig_int_value(s), scalar_name(k));
 		return false;
 	}
 	return true;
 }
 
-Value *cast_value(Gen *g, Value *v, ScalarKind k, Span at)
+Value *ig_cast_value(Gen *g, Value *v, ScalarKind k, Span at)
 {
 	if (v->type.scalar == k && v->type.ptr == 0)
 		return v;
 	Type t = v->type;
 	t.scalar = (uint8_t)k;
 	t.ptr = 0;
-	return emit(g, OP_CAST, at, t, v, NULL, NULL);
+	return ig_emit(g, OP_CAST, at, t, v, NULL, NULL);
 }
 
 /* s as an IR value of element type k (shape kept). */
-Value *to_elem(Gen *g, Sym s, ScalarKind k, Span at)
+Value *ig_to_elem(Gen *g, Sym s, ScalarKind k, Span at)
 {
 	if (s.kind == S_CONST) {
-		if (!const_fits(g, s, k, at))
+		if (!ig_const_fits(g, s, k, at))
 			return NULL;
-		return emit_const(g, s, type_scalar(k), at);
+		return ig_emit_const(g, s, type_scalar(k), at);
 	}
 	if (s.kind != S_VALUE)
 		return NULL;
-	return cast_value(g, s.v, k, at);
+	return ig_cast_value(g, s.v, k, at);
 }
 
 /* The IR value of s, materializing a constant in its own type. */
-Value *materialize(Gen *g, Sym s, Span at)
+Value *ig_materialize(Gen *g, Sym s, Span at)
 {
 	if (s.kind == S_VALUE)
 		return s.v;
 	if (s.kind == S_CONST)
-		return emit_const(g, s, s.type, at);
+		return ig_emit_const(g, s, s.type, at);
 	if (s.kind != S_VOID)
-		error(g, at, "expected a scalar or block value, found %s", sym_desc(g, s));
+		error(g, at, "expected a scalar or block value, found %s", ig_sym_desc(g, s));
 	return NULL;
 }
 
 /* v broadcast to shape (rank dims): scalars splat, missing leading dims are
  * added, size-1 dims repeat. */
-Value *broadcast_to(Gen *g, Value *v, int rank, const int32_t *shape, Span at)
+Value *ig_broadcast_to(Gen *g, Value *v, int rank, const int32_t *shape, Span at)
 {
 	if (!v)
 		return NULL;
@@ -112,22 +112,22 @@ Value *broadcast_to(Gen *g, Value *v, int rank, const int32_t *shape, Span at)
 	if (rank == 0)
 		return v;
 	if (v->type.rank == 0)
-		return emit(g, OP_SPLAT, at, want, v, NULL, NULL);
+		return ig_emit(g, OP_SPLAT, at, want, v, NULL, NULL);
 	while (v && v->type.rank < rank) {
 		int32_t sh[BLK_MAX_RANK] = {1};
 		for (int i = 0; i < v->type.rank; i++)
 			sh[i + 1] = v->type.shape[i];
-		Value *e = emit(g, OP_EXPAND_DIMS, at, type_block(v->type, v->type.rank + 1, sh), v, NULL, NULL);
+		Value *e = ig_emit(g, OP_EXPAND_DIMS, at, type_block(v->type, v->type.rank + 1, sh), v, NULL, NULL);
 		if (e)
 			e->def->attr[0] = 0;
 		v = e;
 	}
 	if (v && !type_eq(v->type, want))
-		v = emit(g, OP_BROADCAST, at, want, v, NULL, NULL);
+		v = ig_emit(g, OP_BROADCAST, at, want, v, NULL, NULL);
 	return v;
 }
 
-bool common_shape(Gen *g, Type a, Type b, int *rank, int32_t *shape, Span at, const char *what)
+bool ig_common_shape(Gen *g, Type a, Type b, int *rank, int32_t *shape, Span at, const char *what)
 {
 	if (broadcast_shapes(a, b, rank, shape))
 		return true;

@@ -51,20 +51,20 @@ static Sym fold_binary(Gen *g, int tok, Sym a, Sym b, ScalarKind k, Span at)
 		bool r;
 		if (scalar_is_float(k)) {
 			/* the operands converted to k first, as at run time (literals exact) */
-			double x = weak ? const_as_double(a) : const_in_kind(a, k);
-			double y = weak ? const_as_double(b) : const_in_kind(b, k);
+			double x = weak ? ig_const_as_double(a) : ig_const_in_kind(a, k);
+			double y = weak ? ig_const_as_double(b) : ig_const_in_kind(b, k);
 			r = tok == T_EQ ? x == y : tok == T_NE ? x != y : tok == T_LT ? x < y : tok == T_LE ? x <= y
 			  : tok == T_GT ? x > y : x >= y;
 		} else {
-			__int128 x = int_value(a), y = int_value(b);
+			__int128 x = ig_int_value(a), y = ig_int_value(b);
 			r = tok == T_EQ ? x == y : tok == T_NE ? x != y : tok == T_LT ? x < y : tok == T_LE ? x <= y
 			  : tok == T_GT ? x > y : x >= y;
 		}
-		return const_int(SK_I1, r, weak);
+		return ig_const_int(SK_I1, r, weak);
 	}
 	if (scalar_is_float(k)) {
-		double x = weak ? const_as_double(a) : const_in_kind(a, k);
-		double y = weak ? const_as_double(b) : const_in_kind(b, k), r;
+		double x = weak ? ig_const_as_double(a) : ig_const_in_kind(a, k);
+		double y = weak ? ig_const_as_double(b) : ig_const_in_kind(b, k), r;
 		switch (tok) {
 		case T_PLUS: r = x + y; break;
 		case T_MINUS: r = x - y; break;
@@ -75,9 +75,9 @@ static Sym fold_binary(Gen *g, int tok, Sym a, Sym b, ScalarKind k, Span at)
 			error(g, at, "operator '%s' needs integer operands, found %s", token_kind_spelling(tok), scalar_name(k));
 			return VOID;
 		}
-		return weak ? weak_float(r) : const_float(k, r, false);
+		return weak ? ig_weak_float(r) : ig_const_float(k, r, false);
 	}
-	__int128 x = int_value(a), y = int_value(b), r;
+	__int128 x = ig_int_value(a), y = ig_int_value(b), r;
 	int bits = weak ? 64 : scalar_bits(k);
 	switch (tok) {
 	case T_PLUS: r = x + y; break;
@@ -107,13 +107,13 @@ static Sym fold_binary(Gen *g, int tok, Sym a, Sym b, ScalarKind k, Span at)
 		return VOID;
 	}
 	if (weak) {
-		if (!fits(SK_I64, r) && !fits(SK_U64, r)) {
+		if (!ig_fits(SK_I64, r) && !ig_fits(SK_U64, r)) {
 			error(g, at, "constant expression overflows 64 bits");
 			return VOID;
 		}
 		return weak_int(r);
 	}
-	return const_int(k, r, false);
+	return ig_const_int(k, r, false);
 }
 
 /* a OP b for pointers: ptr + int, int + ptr, ptr - int, comparisons of equal pointers. */
@@ -123,18 +123,18 @@ static Sym pointer_arith(Gen *g, int tok, Sym a, Sym b, Span at)
 	if (is_cmp(tok) && ta.ptr && tb.ptr && ta.ptr == tb.ptr && ta.scalar == tb.scalar) {
 		int rank;
 		int32_t shape[BLK_MAX_RANK];
-		if (!common_shape(g, ta, tb, &rank, shape, at, "the operands"))
+		if (!ig_common_shape(g, ta, tb, &rank, shape, at, "the operands"))
 			return VOID;
-		Value *x = broadcast_to(g, materialize(g, a, at), rank, shape, at);
-		Value *y = broadcast_to(g, materialize(g, b, at), rank, shape, at);
-		Value *cx = x ? emit(g, OP_PTR_TO_INT, at, type_block(type_scalar(SK_U64), rank, shape), x, NULL, NULL) : NULL;
-		Value *cy = y ? emit(g, OP_PTR_TO_INT, at, type_block(type_scalar(SK_U64), rank, shape), y, NULL, NULL) : NULL;
+		Value *x = ig_broadcast_to(g, ig_materialize(g, a, at), rank, shape, at);
+		Value *y = ig_broadcast_to(g, ig_materialize(g, b, at), rank, shape, at);
+		Value *cx = x ? ig_emit(g, OP_PTR_TO_INT, at, type_block(type_scalar(SK_U64), rank, shape), x, NULL, NULL) : NULL;
+		Value *cy = y ? ig_emit(g, OP_PTR_TO_INT, at, type_block(type_scalar(SK_U64), rank, shape), y, NULL, NULL) : NULL;
 		if (!cx || !cy)
 			return VOID;
-		Value *r = emit(g, OP_CMP, at, type_block(type_scalar(SK_I1), rank, shape), cx, cy, NULL);
+		Value *r = ig_emit(g, OP_CMP, at, type_block(type_scalar(SK_I1), rank, shape), cx, cy, NULL);
 		if (r)
 			r->def->attr[0] = cmp_pred(tok);
-		return value_sym(r);
+		return ig_value_sym(r);
 	}
 	if (tok == T_PLUS && !ta.ptr) { /* int + ptr */
 		Sym t = a;
@@ -145,40 +145,40 @@ static Sym pointer_arith(Gen *g, int tok, Sym a, Sym b, Span at)
 	}
 	if ((tok != T_PLUS && tok != T_MINUS) || !ta.ptr || tb.ptr || !scalar_is_int((ScalarKind)tb.scalar) ||
 	    tb.scalar == SK_I1) {
-		error(g, at, "invalid operands to '%s': %s and %s", token_kind_spelling(tok), sym_desc(g, a), sym_desc(g, b));
+		error(g, at, "invalid operands to '%s': %s and %s", token_kind_spelling(tok), ig_sym_desc(g, a), ig_sym_desc(g, b));
 		return VOID;
 	}
 	int rank;
 	int32_t shape[BLK_MAX_RANK];
-	if (!common_shape(g, ta, tb, &rank, shape, at, "the pointer and the offset"))
+	if (!ig_common_shape(g, ta, tb, &rank, shape, at, "the pointer and the offset"))
 		return VOID;
 	Value *off;
 	if (b.kind == S_CONST) {
 		Sym c = b;
 		if (tok == T_MINUS)
-			c = const_int((ScalarKind)(c.weak ? literal_int_kind(-int_value(c)) : c.type.scalar), -int_value(c), c.weak);
-		off = emit_const(g, c, c.type, at);
+			c = ig_const_int((ScalarKind)(c.weak ? ig_literal_int_kind(-ig_int_value(c)) : c.type.scalar), -ig_int_value(c), c.weak);
+		off = ig_emit_const(g, c, c.type, at);
 	} else {
 		off = b.v;
 		if (tok == T_MINUS)
-			off = emit(g, OP_NEG, at, off->type, off, NULL, NULL);
+			off = ig_emit(g, OP_NEG, at, off->type, off, NULL, NULL);
 	}
 	/* unsigned offsets narrower than 64 bits are zero-extended: addptr is signed */
 	if (off && scalar_is_unsigned((ScalarKind)off->type.scalar) && off->type.scalar != SK_U64)
-		off = cast_value(g, off, SK_I64, at);
-	Value *p = broadcast_to(g, materialize(g, a, at), rank, shape, at);
-	off = broadcast_to(g, off, rank, shape, at);
+		off = ig_cast_value(g, off, SK_I64, at);
+	Value *p = ig_broadcast_to(g, ig_materialize(g, a, at), rank, shape, at);
+	off = ig_broadcast_to(g, off, rank, shape, at);
 	if (!p || !off)
 		return VOID;
-	return value_sym(emit(g, OP_ADDPTR, at, type_block(ta, rank, shape), p, off, NULL));
+	return ig_value_sym(ig_emit(g, OP_ADDPTR, at, type_block(ta, rank, shape), p, off, NULL));
 }
 
-Sym gen_binary(Gen *g, int tok, Sym a, Sym b, Span at)
+Sym ig_gen_binary(Gen *g, int tok, Sym a, Sym b, Span at)
 {
 	if (a.kind == S_VOID || b.kind == S_VOID)
 		return VOID;
 	if (!is_valueish(a) || !is_valueish(b)) {
-		error(g, at, "invalid operands to '%s': %s and %s", token_kind_spelling(tok), sym_desc(g, a), sym_desc(g, b));
+		error(g, at, "invalid operands to '%s': %s and %s", token_kind_spelling(tok), ig_sym_desc(g, a), ig_sym_desc(g, b));
 		return VOID;
 	}
 	Type ta = sym_type(a), tb = sym_type(b);
@@ -188,55 +188,55 @@ Sym gen_binary(Gen *g, int tok, Sym a, Sym b, Span at)
 	bool div_or_mod = tok == T_SLASH || tok == T_PERCENT;
 	const char *why;
 	if (!promote_arith(ka, a.kind == S_CONST, kb, b.kind == S_CONST, div_or_mod, &k, &why)) {
-		error(g, at, "invalid operands to '%s' (%s and %s): %s", token_kind_spelling(tok), sym_desc(g, a),
-		      sym_desc(g, b), why);
+		error(g, at, "invalid operands to '%s' (%s and %s): %s", token_kind_spelling(tok), ig_sym_desc(g, a),
+		      ig_sym_desc(g, b), why);
 		return VOID;
 	}
 	if (is_bitwise(tok) && !scalar_is_int(k)) {
 		error(g, at, "operator '%s' needs integer operands, found %s and %s", token_kind_spelling(tok),
-		      sym_desc(g, a), sym_desc(g, b));
+		      ig_sym_desc(g, a), ig_sym_desc(g, b));
 		return VOID;
 	}
 	if (a.kind == S_CONST && b.kind == S_CONST)
 		return fold_binary(g, tok, a, b, k, at);
 	int rank;
 	int32_t shape[BLK_MAX_RANK];
-	if (!common_shape(g, ta, tb, &rank, shape, at, "the operands"))
+	if (!ig_common_shape(g, ta, tb, &rank, shape, at, "the operands"))
 		return VOID;
-	Value *x = broadcast_to(g, to_elem(g, a, k, at), rank, shape, at);
-	Value *y = broadcast_to(g, to_elem(g, b, k, at), rank, shape, at);
+	Value *x = ig_broadcast_to(g, ig_to_elem(g, a, k, at), rank, shape, at);
+	Value *y = ig_broadcast_to(g, ig_to_elem(g, b, k, at), rank, shape, at);
 	if (!x || !y)
 		return VOID;
 	if (is_cmp(tok)) {
-		Value *r = emit(g, OP_CMP, at, type_block(type_scalar(SK_I1), rank, shape), x, y, NULL);
+		Value *r = ig_emit(g, OP_CMP, at, type_block(type_scalar(SK_I1), rank, shape), x, y, NULL);
 		if (r)
 			r->def->attr[0] = cmp_pred(tok);
-		return value_sym(r);
+		return ig_value_sym(r);
 	}
-	return value_sym(emit(g, arith_code(tok), at, x->type, x, y, NULL));
+	return ig_value_sym(ig_emit(g, arith_code(tok), at, x->type, x, y, NULL));
 }
 
 /* Scalar condition of if/while/&&/||: an i1, or an integer compared with 0. */
-Sym truth(Gen *g, Sym s, Span at)
+Sym ig_truth(Gen *g, Sym s, Span at)
 {
 	if (s.kind == S_VOID)
 		return VOID;
 	if (!is_valueish(s) || s.type.ptr) {
-		error(g, at, "expected a condition, found %s", sym_desc(g, s));
+		error(g, at, "expected a condition, found %s", ig_sym_desc(g, s));
 		return VOID;
 	}
 	if (s.type.scalar == SK_I1)
 		return s;
 	if (s.kind == S_CONST)
-		return const_int(SK_I1, is_const_true(s), s.weak);
+		return ig_const_int(SK_I1, is_const_true(s), s.weak);
 	Sym zero = weak_int(0);
-	return gen_binary(g, T_NE, s, zero, at);
+	return ig_gen_binary(g, T_NE, s, zero, at);
 }
 
 static Sym gen_logical(Gen *g, int tok, Sym a, Sym b, Span at)
 {
-	a = truth(g, a, at);
-	b = truth(g, b, at);
+	a = ig_truth(g, a, at);
+	b = ig_truth(g, b, at);
 	if (a.kind == S_VOID || b.kind == S_VOID)
 		return VOID;
 	if (a.type.rank || b.type.rank) {
@@ -244,15 +244,15 @@ static Sym gen_logical(Gen *g, int tok, Sym a, Sym b, Span at)
 		      tok == T_ANDAND ? "&" : "|");
 		return VOID;
 	}
-	return gen_binary(g, tok == T_ANDAND ? T_AMP : T_PIPE, a, b, at);
+	return ig_gen_binary(g, tok == T_ANDAND ? T_AMP : T_PIPE, a, b, at);
 }
 
-Sym gen_unary(Gen *g, int tok, Sym a, Span at)
+Sym ig_gen_unary(Gen *g, int tok, Sym a, Span at)
 {
 	if (a.kind == S_VOID)
 		return VOID;
 	if (!is_valueish(a) || a.type.ptr) {
-		error(g, at, "invalid operand to unary '%s': %s", token_kind_spelling(tok), sym_desc(g, a));
+		error(g, at, "invalid operand to unary '%s': %s", token_kind_spelling(tok), ig_sym_desc(g, a));
 		return VOID;
 	}
 	ScalarKind k = (ScalarKind)a.type.scalar;
@@ -262,28 +262,28 @@ Sym gen_unary(Gen *g, int tok, Sym a, Span at)
 	case T_MINUS:
 		if (a.kind == S_CONST) {
 			if (scalar_is_float(k))
-				return a.weak ? weak_float(-a.f) : const_float(k, -a.f, false);
-			return a.weak ? weak_int(-int_value(a)) : const_int(k, -int_value(a), false);
+				return a.weak ? ig_weak_float(-a.f) : ig_const_float(k, -a.f, false);
+			return a.weak ? weak_int(-ig_int_value(a)) : ig_const_int(k, -ig_int_value(a), false);
 		}
-		return value_sym(emit(g, OP_NEG, at, a.type, a.v, NULL, NULL));
+		return ig_value_sym(ig_emit(g, OP_NEG, at, a.type, a.v, NULL, NULL));
 	case T_TILDE:
 		if (!scalar_is_int(k)) {
-			error(g, at, "'~' needs an integer operand, found %s", sym_desc(g, a));
+			error(g, at, "'~' needs an integer operand, found %s", ig_sym_desc(g, a));
 			return VOID;
 		}
 		if (a.kind == S_CONST)
-			return a.weak ? weak_int(~int_value(a)) : const_int(k, ~int_value(a), false);
-		return value_sym(emit(g, OP_NOT, at, a.type, a.v, NULL, NULL));
+			return a.weak ? weak_int(~ig_int_value(a)) : ig_const_int(k, ~ig_int_value(a), false);
+		return ig_value_sym(ig_emit(g, OP_NOT, at, a.type, a.v, NULL, NULL));
 	case T_BANG:
 		if (scalar_is_float(k)) {
-			error(g, at, "'!' needs an i1 or integer operand, found %s", sym_desc(g, a));
+			error(g, at, "'!' needs an i1 or integer operand, found %s", ig_sym_desc(g, a));
 			return VOID;
 		}
 		if (k != SK_I1)
-			return gen_binary(g, T_EQ, a, weak_int(0), at);
+			return ig_gen_binary(g, T_EQ, a, weak_int(0), at);
 		if (a.kind == S_CONST)
-			return const_int(SK_I1, !a.i, a.weak);
-		return value_sym(emit(g, OP_NOT, at, a.type, a.v, NULL, NULL));
+			return ig_const_int(SK_I1, !a.i, a.weak);
+		return ig_value_sym(ig_emit(g, OP_NOT, at, a.type, a.v, NULL, NULL));
 	}
 	return VOID;
 }
@@ -293,7 +293,7 @@ Sym gen_unary(Gen *g, int tok, Sym a, Span at)
 /* base[...]: a tuple item, or a block with new axes (None) between kept ones (:). */
 static Sym gen_index(Gen *g, Node *n)
 {
-	Sym base = gen_expr(g, n->a);
+	Sym base = ig_gen_expr(g, n->a);
 	if (base.kind == S_VOID)
 		return VOID;
 	if (base.kind == S_TUPLE) {
@@ -301,24 +301,24 @@ static Sym gen_index(Gen *g, Node *n)
 			error(g, n->span, "a tuple takes one integer index");
 			return VOID;
 		}
-		Sym i = gen_expr(g, n->list.items[0]);
+		Sym i = ig_gen_expr(g, n->list.items[0]);
 		if (i.kind != S_CONST || scalar_is_float((ScalarKind)i.type.scalar)) {
 			if (i.kind != S_VOID)
 				error(g, ((Node *)n->list.items[0])->span, "a tuple index must be a constant integer");
 			return VOID;
 		}
-		__int128 k = int_value(i);
+		__int128 k = ig_int_value(i);
 		if (k < 0)
 			k += base.n;
 		if (k < 0 || k >= base.n) {
 			error(g, ((Node *)n->list.items[0])->span, "index %lld is out of range for a tuple of %d",
-			      (long long)int_value(i), base.n);
+			      (long long)ig_int_value(i), base.n);
 			return VOID;
 		}
 		return base.items[(int)k];
 	}
 	if (!is_valueish(base)) {
-		error(g, n->a->span, "%s cannot be indexed", sym_desc(g, base));
+		error(g, n->a->span, "%s cannot be indexed", ig_sym_desc(g, base));
 		return VOID;
 	}
 	int kept = 0, rank = 0;
@@ -333,7 +333,7 @@ static Sym gen_index(Gen *g, Node *n)
 			shape[rank++] = 1;
 		} else if (it->kind == N_SLICE && !it->a && !it->b && !it->c) {
 			if (kept >= base.type.rank) {
-				error(g, it->span, "too many ':' for %s", sym_desc(g, base));
+				error(g, it->span, "too many ':' for %s", ig_sym_desc(g, base));
 				return VOID;
 			}
 			if (rank >= BLK_MAX_RANK) {
@@ -348,21 +348,21 @@ static Sym gen_index(Gen *g, Node *n)
 		}
 	}
 	if (kept != base.type.rank) {
-		error(g, n->span, "%s needs %d ':' in its index, found %d", sym_desc(g, base), base.type.rank, kept);
+		error(g, n->span, "%s needs %d ':' in its index, found %d", ig_sym_desc(g, base), base.type.rank, kept);
 		return VOID;
 	}
 	if (rank == base.type.rank)
 		return base;
-	Value *v = materialize(g, base, n->a->span);
+	Value *v = ig_materialize(g, base, n->a->span);
 	if (!v)
 		return VOID;
 	Type t = type_block(v->type, rank, shape);
-	return value_sym(emit(g, v->type.rank ? OP_RESHAPE : OP_SPLAT, n->span, t, v, NULL, NULL));
+	return ig_value_sym(ig_emit(g, v->type.rank ? OP_RESHAPE : OP_SPLAT, n->span, t, v, NULL, NULL));
 }
 
 static Sym gen_field(Gen *g, Node *n)
 {
-	if (n->a->kind == N_IDENT && !lookup_local(g, n->a->name)) {
+	if (n->a->kind == N_IDENT && !ig_lookup_local(g, n->a->name)) {
 		Module *m = module_alias(g->mod, n->a->name);
 		if (m) {
 			Module *owner;
@@ -371,14 +371,14 @@ static Sym gen_field(Gen *g, Node *n)
 				error(g, n->span, "the module '%s' has no '%s'", n->a->name, n->name);
 				return VOID;
 			}
-			return decl_sym(g, decl, owner, n->span);
+			return ig_decl_sym(g, decl, owner, n->span);
 		}
 	}
-	Sym base = gen_expr(g, n->a);
+	Sym base = ig_gen_expr(g, n->a);
 	if (base.kind == S_VOID)
 		return VOID;
 	if (is_valueish(base) && strcmp(n->name, "shape") == 0)
-		return shape_sym(g, base.type);
+		return ig_shape_sym(g, base.type);
 	if (is_valueish(base) && strcmp(n->name, "dtype") == 0)
 		return (Sym){.kind = S_TYPE, .type = type_elem(base.type)};
 	if (is_valueish(base) && strcmp(n->name, "T") == 0) {
@@ -386,9 +386,9 @@ static Sym gen_field(Gen *g, Node *n)
 		a.v[0] = base;
 		a.at[0] = n->a->span;
 		a.given[0] = true;
-		return bi_trans(g, &a, 0);
+		return ig_bi_trans(g, &a, 0);
 	}
-	error(g, n->span, "%s has no field '%s'", sym_desc(g, base), n->name);
+	error(g, n->span, "%s has no field '%s'", ig_sym_desc(g, base), n->name);
 	return VOID;
 }
 
@@ -404,60 +404,60 @@ static Sym gen_tuple(Gen *g, Node *n)
 			error(g, it->span, "a configuration '{...}' is only allowed in an attribute");
 			return VOID;
 		}
-		t.items[i] = gen_expr(g, it);
+		t.items[i] = ig_gen_expr(g, it);
 		if (t.items[i].kind == S_VOID)
 			return VOID;
 	}
 	return t;
 }
 
-Sym gen_expr(Gen *g, Node *n)
+Sym ig_gen_expr(Gen *g, Node *n)
 {
 	switch (n->kind) {
 	case N_IDENT:
-		return gen_ident(g, n);
+		return ig_gen_ident(g, n);
 	case N_INT:
 		return weak_int(n->ival);
 	case N_FLOAT:
-		return weak_float(n->fval);
+		return ig_weak_float(n->fval);
 	case N_STRING:
 		return (Sym){.kind = S_STRING, .str = n->str, .len = n->len};
 	case N_BOOL:
-		return const_int(SK_I1, n->ival, true);
+		return ig_const_int(SK_I1, n->ival, true);
 	case N_NONE:
 		return (Sym){.kind = S_NONE};
 	case N_UNARY:
-		return gen_unary(g, n->op, gen_expr(g, n->a), n->span);
+		return ig_gen_unary(g, n->op, ig_gen_expr(g, n->a), n->span);
 	case N_BINARY:
 		if (n->op == T_ANDAND || n->op == T_OROR) {
-			Sym a = truth(g, gen_expr(g, n->a), n->a->span);
+			Sym a = ig_truth(g, ig_gen_expr(g, n->a), n->a->span);
 			/* constants short-circuit: the other side is not evaluated */
 			if (a.kind == S_CONST && (n->op == T_ANDAND ? !a.i : a.i))
 				return a;
 			if (a.kind == S_CONST)
-				return truth(g, gen_expr(g, n->b), n->b->span);
-			return gen_logical(g, n->op, a, gen_expr(g, n->b), n->span);
+				return ig_truth(g, ig_gen_expr(g, n->b), n->b->span);
+			return gen_logical(g, n->op, a, ig_gen_expr(g, n->b), n->span);
 		}
-		return gen_binary(g, n->op, gen_expr(g, n->a), gen_expr(g, n->b), n->span);
+		return ig_gen_binary(g, n->op, ig_gen_expr(g, n->a), ig_gen_expr(g, n->b), n->span);
 	case N_TERNARY: {
-		Sym c = truth(g, gen_expr(g, n->a), n->a->span);
+		Sym c = ig_truth(g, ig_gen_expr(g, n->a), n->a->span);
 		if (c.kind == S_VOID)
 			return VOID;
 		if (c.kind == S_CONST)
-			return gen_expr(g, c.i ? n->b : n->c);
+			return ig_gen_expr(g, c.i ? n->b : n->c);
 		Args a = {.fname = "?:", .call = n->span, .n = 3};
 		a.v[0] = c;
-		a.v[1] = gen_expr(g, n->b);
-		a.v[2] = gen_expr(g, n->c);
+		a.v[1] = ig_gen_expr(g, n->b);
+		a.v[2] = ig_gen_expr(g, n->c);
 		a.at[0] = n->a->span;
 		a.at[1] = n->b->span;
 		a.at[2] = n->c->span;
 		if (a.v[1].kind == S_VOID || a.v[2].kind == S_VOID)
 			return VOID;
-		return bi_where(g, &a, 0);
+		return ig_bi_where(g, &a, 0);
 	}
 	case N_CALL:
-		return gen_call(g, n);
+		return ig_gen_call(g, n);
 	case N_INDEX:
 		return gen_index(g, n);
 	case N_FIELD:

@@ -16,7 +16,7 @@
 
 /* ---- scopes -------------------------------------------------------------- */
 
-Scope *scope_push(Gen *g, bool fn_boundary)
+Scope *ig_scope_push(Gen *g, bool fn_boundary)
 {
 	Scope *s = arena_alloc(g->arena, sizeof *s);
 	if (!s)
@@ -27,7 +27,7 @@ Scope *scope_push(Gen *g, bool fn_boundary)
 	return s;
 }
 
-Binding *scope_bind(Gen *g, const char *name, Sym sym, bool is_var, Span sp)
+Binding *ig_scope_bind(Gen *g, const char *name, Sym sym, bool is_var, Span sp)
 {
 	Scope *s = g->scope;
 	for (int i = 0; i < s->len; i++)
@@ -51,7 +51,7 @@ Binding *scope_bind(Gen *g, const char *name, Sym sym, bool is_var, Span sp)
 }
 
 /* The binding of a local name, up to the enclosing fn's boundary. */
-Binding *lookup_local(Gen *g, const char *name)
+Binding *ig_lookup_local(Gen *g, const char *name)
 {
 	for (Scope *s = g->scope; s; s = s->parent) {
 		for (int i = s->len - 1; i >= 0; i--)
@@ -65,7 +65,7 @@ Binding *lookup_local(Gen *g, const char *name)
 
 /* ---- names ------------------------------------------------------------- */
 
-bool resolve_type(Gen *g, Node *n, Type *out, bool *is_const)
+bool ig_resolve_type(Gen *g, Node *n, Type *out, bool *is_const)
 {
 	if (is_const)
 		*is_const = false;
@@ -75,10 +75,10 @@ bool resolve_type(Gen *g, Node *n, Type *out, bool *is_const)
 			return false;
 		}
 		*is_const = true;
-		return resolve_type(g, n->a, out, NULL);
+		return ig_resolve_type(g, n->a, out, NULL);
 	}
 	if (n->kind == N_TYPE_PTR) {
-		if (!resolve_type(g, n->a, out, NULL))
+		if (!ig_resolve_type(g, n->a, out, NULL))
 			return false;
 		if (out->ptr >= BLK_MAX_PTR_DEPTH) {
 			error(g, n->span, "pointers nest at most %d deep", BLK_MAX_PTR_DEPTH);
@@ -116,22 +116,22 @@ static GlobalConst *global_entry(Gen *g, Node *decl)
 }
 
 /* A constant converted to a declared type (const globals, const params). */
-Sym const_to_type(Gen *g, Sym v, Type t, Span at)
+Sym ig_const_to_type(Gen *g, Sym v, Type t, Span at)
 {
 	if (v.kind != S_CONST || t.ptr) {
-		error(g, at, "expected a constant %s, found %s", tstr(g, t), sym_desc(g, v));
+		error(g, at, "expected a constant %s, found %s", tstr(g, t), ig_sym_desc(g, v));
 		return VOID;
 	}
 	ScalarKind k = (ScalarKind)t.scalar;
 	if (scalar_is_float(k))
-		return const_float(k, const_in_kind(v, k), false);
+		return ig_const_float(k, ig_const_in_kind(v, k), false);
 	if (scalar_is_float((ScalarKind)v.type.scalar)) {
-		error(g, at, "expected an integer constant of type %s, found %s", scalar_name(k), sym_desc(g, v));
+		error(g, at, "expected an integer constant of type %s, found %s", scalar_name(k), ig_sym_desc(g, v));
 		return VOID;
 	}
-	if (!const_fits(g, v, k, at))
+	if (!ig_const_fits(g, v, k, at))
 		return VOID;
-	return const_int(k, int_value(v), false);
+	return ig_const_int(k, ig_int_value(v), false);
 }
 
 static Sym global_const(Gen *g, Node *decl, Module *owner)
@@ -150,17 +150,17 @@ static Sym global_const(Gen *g, Node *decl, Module *owner)
 	Module *mod = g->mod;
 	const char *no_ir = g->no_ir;
 	g->scope = NULL;
-	scope_push(g, true);
+	ig_scope_push(g, true);
 	g->mod = owner;
 	g->no_ir = "the value of a const must be known at compile time";
-	Sym v = gen_expr(g, decl->b);
+	Sym v = ig_gen_expr(g, decl->b);
 	if (v.kind == S_VALUE) {
 		error(g, decl->b->span, "the value of const '%s' is not known at compile time", decl->name);
 		v = VOID;
 	}
 	Type t;
 	if (v.kind != S_VOID && decl->a) {
-		v = resolve_type(g, decl->a, &t, NULL) ? const_to_type(g, v, t, decl->b->span) : VOID;
+		v = ig_resolve_type(g, decl->a, &t, NULL) ? ig_const_to_type(g, v, t, decl->b->span) : VOID;
 	}
 	g->scope = scope;
 	g->mod = mod;
@@ -175,7 +175,7 @@ static Sym global_const(Gen *g, Node *decl, Module *owner)
 }
 
 /* A declaration found in a module as a Sym. */
-Sym decl_sym(Gen *g, Node *decl, Module *owner, Span at)
+Sym ig_decl_sym(Gen *g, Node *decl, Module *owner, Span at)
 {
 	if (decl->kind == N_CONST)
 		return global_const(g, decl, owner);
@@ -185,22 +185,22 @@ Sym decl_sym(Gen *g, Node *decl, Module *owner, Span at)
 	return VOID;
 }
 
-Sym gen_ident(Gen *g, Node *n)
+Sym ig_gen_ident(Gen *g, Node *n)
 {
-	Binding *b = lookup_local(g, n->name);
+	Binding *b = ig_lookup_local(g, n->name);
 	if (b)
 		return b->sym;
 	Module *owner;
 	Node *decl = module_lookup(g->mod, n->name, &owner);
 	if (decl)
-		return decl_sym(g, decl, owner, n->span);
+		return ig_decl_sym(g, decl, owner, n->span);
 	Module *alias = module_alias(g->mod, n->name);
 	if (alias)
 		return (Sym){.kind = S_MODULE, .mod = alias};
 	ScalarKind k;
 	if (scalar_from_name(n->name, &k))
 		return (Sym){.kind = S_TYPE, .type = type_scalar(k)};
-	if (find_builtin(n->name) || strcmp(n->name, "print") == 0)
+	if (ig_find_builtin(n->name) || strcmp(n->name, "print") == 0)
 		error(g, n->span, "'%s' is a builtin function; call it", n->name);
 	else
 		error(g, n->span, "use of undeclared identifier '%s'", n->name);
@@ -245,7 +245,7 @@ static const ConstBinding *find_binding(const ConstBinding *b, int n, const char
 static Sym binding_sym(const ConstBinding *b, Type t)
 {
 	if (b->is_float)
-		return weak_float(b->f);
+		return ig_weak_float(b->f);
 	if (t.scalar == SK_U64 && !t.ptr && b->i < 0)
 		return weak_int((__int128)(uint64_t)b->i);
 	return weak_int(b->i);
@@ -253,7 +253,7 @@ static Sym binding_sym(const ConstBinding *b, Type t)
 
 /* Binds the kernel's parameters: const ones to their values, the others to
  * the body's arguments (or, for a grid clause, to given argument values). */
-bool bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const ConstBinding *args, int n_args)
+bool ig_bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const ConstBinding *args, int n_args)
 {
 	bool ok = true;
 	int n = k->list.len;
@@ -266,7 +266,7 @@ bool bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const Const
 		Node *p = k->list.items[i];
 		Type t;
 		bool is_const;
-		if (!p->a || !resolve_type(g, p->a, &t, &is_const)) {
+		if (!p->a || !ig_resolve_type(g, p->a, &t, &is_const)) {
 			ok = false;
 			continue;
 		}
@@ -279,13 +279,13 @@ bool bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const Const
 			}
 			const ConstBinding *b = find_binding(opt->consts, opt->n_consts, p->name);
 			if (b) {
-				v = const_to_type(g, binding_sym(b, t), t, p->span);
+				v = ig_const_to_type(g, binding_sym(b, t), t, p->span);
 			} else if (p->b) {
 				const char *no_ir = g->no_ir;
 				g->no_ir = "the default of a const parameter must be known at compile time";
-				v = gen_expr(g, p->b);
+				v = ig_gen_expr(g, p->b);
 				g->no_ir = no_ir;
-				v = v.kind == S_VOID ? VOID : const_to_type(g, v, t, p->b->span);
+				v = v.kind == S_VOID ? VOID : ig_const_to_type(g, v, t, p->b->span);
 			} else {
 				error(g, p->span, "the const parameter '%s' has no value: give it a default, -D %s=VALUE, or an "
 				                  "@autotune config", p->name, p->name);
@@ -308,12 +308,12 @@ bool bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const Const
 			if (!arg)
 				return false;
 			g->f->params[i] = (IrParam){.name = p->name, .value = arg, .type = t};
-			v = value_sym(arg);
+			v = ig_value_sym(arg);
 		} else {
 			const ConstBinding *b = find_binding(args, n_args, p->name);
-			v = b && !t.ptr ? const_to_type(g, binding_sym(b, t), t, p->span) : VOID;
+			v = b && !t.ptr ? ig_const_to_type(g, binding_sym(b, t), t, p->span) : VOID;
 		}
-		scope_bind(g, p->name, v, false, p->span);
+		ig_scope_bind(g, p->name, v, false, p->span);
 	}
 	if (g->f)
 		g->f->n_params = n;
@@ -358,13 +358,13 @@ IrFunc *irgen_kernel(Module *m, Node *k, const IrgenOptions *opt, Diag *diag, Ar
 		return NULL;
 	}
 	g.region = &g.f->body;
-	scope_push(&g, true);
-	if (!bind_params_of_kernel(&g, k, opt, NULL, 0))
+	ig_scope_push(&g, true);
+	if (!ig_bind_params_of_kernel(&g, k, opt, NULL, 0))
 		return NULL;
-	gen_block(&g, k->b);
+	ig_gen_block(&g, k->b);
 	g.region = &g.f->body;
 	g.no_ir = NULL;
-	emit_op(&g, OP_RETURN, k->span, NULL, 0, NULL, 0);
+	ig_emit_op(&g, OP_RETURN, k->span, NULL, 0, NULL, 0);
 	if (diag->errors != errors)
 		return NULL;
 	ir_renumber(g.f);

@@ -124,14 +124,14 @@ enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT, RAND_INT4X };
 
 /* Scopes: a fn_boundary scope ends the names an inlined fn sees. Names:
  * types, global consts (evaluated once), what a module declares. */
-Scope *scope_push(Gen *g, bool fn_boundary);
-Binding *scope_bind(Gen *g, const char *name, Sym sym, bool is_var, Span sp);
-Binding *lookup_local(Gen *g, const char *name);
-bool resolve_type(Gen *g, Node *n, Type *out, bool *is_const);
-Sym const_to_type(Gen *g, Sym v, Type t, Span at);
-Sym decl_sym(Gen *g, Node *decl, Module *owner, Span at);
-Sym gen_ident(Gen *g, Node *n);
-bool bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const ConstBinding *args, int n_args);
+Scope *ig_scope_push(Gen *g, bool fn_boundary);
+Binding *ig_scope_bind(Gen *g, const char *name, Sym sym, bool is_var, Span sp);
+Binding *ig_lookup_local(Gen *g, const char *name);
+bool ig_resolve_type(Gen *g, Node *n, Type *out, bool *is_const);
+Sym ig_const_to_type(Gen *g, Sym v, Type t, Span at);
+Sym ig_decl_sym(Gen *g, Node *decl, Module *owner, Span at);
+Sym ig_gen_ident(Gen *g, Node *n);
+bool ig_bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const ConstBinding *args, int n_args);
 
 static inline void scope_pop(Gen *g) { g->scope = g->scope->parent; }
 
@@ -139,20 +139,20 @@ static inline void scope_pop(Gen *g) { g->scope = g->scope->parent; }
 
 /* Constants: an integer is canonical for its type (wrap); a weak constant
  * (a literal) takes the type of what it meets. */
-const char *sym_desc(Gen *g, Sym s);
-bool fits(ScalarKind k, __int128 v);
-int64_t wrap(ScalarKind k, __int128 v);
-__int128 int_value(Sym s);
-Sym const_int(ScalarKind k, __int128 v, bool weak);
-ScalarKind literal_int_kind(__int128 v);
-Sym const_float(ScalarKind k, double x, bool weak);
-Sym weak_float(double x);
-double const_as_double(Sym s);
-double const_in_kind(Sym s, ScalarKind k);
+const char *ig_sym_desc(Gen *g, Sym s);
+bool ig_fits(ScalarKind k, __int128 v);
+int64_t ig_wrap(ScalarKind k, __int128 v);
+__int128 ig_int_value(Sym s);
+Sym ig_const_int(ScalarKind k, __int128 v, bool weak);
+ScalarKind ig_literal_int_kind(__int128 v);
+Sym ig_const_float(ScalarKind k, double x, bool weak);
+Sym ig_weak_float(double x);
+double ig_const_as_double(Sym s);
+double ig_const_in_kind(Sym s, ScalarKind k);
 
 static inline const char *tstr(Gen *g, Type t) { return type_str(t, g->arena); }
 
-static inline Sym weak_int(__int128 v) { return const_int(literal_int_kind(v), v, true); }
+static inline Sym weak_int(__int128 v) { return ig_const_int(ig_literal_int_kind(v), v, true); }
 
 static inline bool is_const_true(Sym s)
 {
@@ -162,16 +162,16 @@ static inline bool is_const_true(Sym s)
 /* ---- emit.c ------------------------------------------------------------------ */
 
 /* IR construction in g->region; NULL after an error (reported). */
-Value *emit(Gen *g, OpCode code, Span at, Type rt, Value *a, Value *b, Value *c);
-Op *emit_op(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results);
-Sym value_sym(Value *v);
-Value *emit_const(Gen *g, Sym s, Type t, Span at);
-bool const_fits(Gen *g, Sym s, ScalarKind k, Span at);
-Value *cast_value(Gen *g, Value *v, ScalarKind k, Span at);
-Value *to_elem(Gen *g, Sym s, ScalarKind k, Span at);
-Value *materialize(Gen *g, Sym s, Span at);
-Value *broadcast_to(Gen *g, Value *v, int rank, const int32_t *shape, Span at);
-bool common_shape(Gen *g, Type a, Type b, int *rank, int32_t *shape, Span at, const char *what);
+Value *ig_emit(Gen *g, OpCode code, Span at, Type rt, Value *a, Value *b, Value *c);
+Op *ig_emit_op(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results);
+Sym ig_value_sym(Value *v);
+Value *ig_emit_const(Gen *g, Sym s, Type t, Span at);
+bool ig_const_fits(Gen *g, Sym s, ScalarKind k, Span at);
+Value *ig_cast_value(Gen *g, Value *v, ScalarKind k, Span at);
+Value *ig_to_elem(Gen *g, Sym s, ScalarKind k, Span at);
+Value *ig_materialize(Gen *g, Sym s, Span at);
+Value *ig_broadcast_to(Gen *g, Value *v, int rank, const int32_t *shape, Span at);
+bool ig_common_shape(Gen *g, Type a, Type b, int *rank, int32_t *shape, Span at, const char *what);
 
 static inline bool is_valueish(Sym s) { return s.kind == S_VALUE || s.kind == S_CONST; }
 
@@ -180,75 +180,75 @@ static inline Type sym_type(Sym s) { return s.type; }
 
 /* ---- expr.c ------------------------------------------------------------------ */
 
-/* Operators with Triton's promotion; truth() makes a scalar condition. */
-Sym gen_binary(Gen *g, int tok, Sym a, Sym b, Span at);
-Sym truth(Gen *g, Sym s, Span at);
-Sym gen_unary(Gen *g, int tok, Sym a, Span at);
-Sym gen_expr(Gen *g, Node *n);
+/* Operators with Triton's promotion; ig_truth() makes a scalar condition. */
+Sym ig_gen_binary(Gen *g, int tok, Sym a, Sym b, Span at);
+Sym ig_truth(Gen *g, Sym s, Span at);
+Sym ig_gen_unary(Gen *g, int tok, Sym a, Span at);
+Sym ig_gen_expr(Gen *g, Node *n);
 
 /* ---- call.c ------------------------------------------------------------------ */
 
-Sym gen_call(Gen *g, Node *call);
-Sym call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw);
+Sym ig_gen_call(Gen *g, Node *call);
+Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw);
 
 /* ---- stmt.c ------------------------------------------------------------------ */
 
-void gen_block(Gen *g, Node *block);
+void ig_gen_block(Gen *g, Node *block);
 
 /* ---- builtins.c -------------------------------------------------------------- */
 
 /* Arguments of builtins, reported by position when they are not what is
  * needed; the builtin of a name (NULL: none). */
-bool arg_int(Gen *g, const Args *a, int i, int64_t *out);
-bool arg_bool(Gen *g, const Args *a, int i, bool dflt, bool *out);
-bool arg_type(Gen *g, const Args *a, int i, Type *out);
-int arg_choice(Gen *g, const Args *a, int i, const char *choices, int dflt);
-Value *value_arg(Gen *g, Args *a, int i);
-Value *block_arg(Gen *g, Args *a, int i);
-bool axis_arg(Gen *g, Args *a, int i, int rank, int *axis);
-const Builtin *find_builtin(const char *name);
+bool ig_arg_int(Gen *g, const Args *a, int i, int64_t *out);
+bool ig_arg_bool(Gen *g, const Args *a, int i, bool dflt, bool *out);
+bool ig_arg_type(Gen *g, const Args *a, int i, Type *out);
+int ig_arg_choice(Gen *g, const Args *a, int i, const char *choices, int dflt);
+Value *ig_value_arg(Gen *g, Args *a, int i);
+Value *ig_block_arg(Gen *g, Args *a, int i);
+bool ig_axis_arg(Gen *g, Args *a, int i, int rank, int *axis);
+const Builtin *ig_find_builtin(const char *name);
 
 /* ---- builtins_memory.c ------------------------------------------------------- */
 
 /* The handlers of the builtin table (builtins.c), by family; expr.c calls
- * bi_where (for ?:) and bi_trans (for .T) too. */
-Sym bi_load(Gen *g, Args *a, int which);
-Sym bi_store(Gen *g, Args *a, int which);
-Sym bi_atomic(Gen *g, Args *a, int which);
-Sym bi_atomic_cas(Gen *g, Args *a, int which);
+ * ig_bi_where (for ?:) and ig_bi_trans (for .T) too. */
+Sym ig_bi_load(Gen *g, Args *a, int which);
+Sym ig_bi_store(Gen *g, Args *a, int which);
+Sym ig_bi_atomic(Gen *g, Args *a, int which);
+Sym ig_bi_atomic_cas(Gen *g, Args *a, int which);
 
 /* ---- builtins_shape.c -------------------------------------------------------- */
 
-Sym shape_sym(Gen *g, Type t);
-Sym bi_arange(Gen *g, Args *a, int which);
-Sym bi_full(Gen *g, Args *a, int zeros);
-Sym bi_zeros_like(Gen *g, Args *a, int which);
-Sym bi_reshape(Gen *g, Args *a, int which);
-Sym bi_trans(Gen *g, Args *a, int which);
-Sym bi_expand_dims(Gen *g, Args *a, int which);
-Sym bi_broadcast_to(Gen *g, Args *a, int which);
-Sym bi_join_cat(Gen *g, Args *a, int join);
-Sym bi_split(Gen *g, Args *a, int which);
+Sym ig_shape_sym(Gen *g, Type t);
+Sym ig_bi_arange(Gen *g, Args *a, int which);
+Sym ig_bi_full(Gen *g, Args *a, int zeros);
+Sym ig_bi_zeros_like(Gen *g, Args *a, int which);
+Sym ig_bi_reshape(Gen *g, Args *a, int which);
+Sym ig_bi_trans(Gen *g, Args *a, int which);
+Sym ig_bi_expand_dims(Gen *g, Args *a, int which);
+Sym ig_bi_broadcast_to(Gen *g, Args *a, int which);
+Sym ig_bi_join_cat(Gen *g, Args *a, int join);
+Sym ig_bi_split(Gen *g, Args *a, int which);
 
 /* ---- builtins_math.c --------------------------------------------------------- */
 
-Sym bi_inf(Gen *g, Args *a, int which);
-Sym bi_where(Gen *g, Args *a, int which);
-Sym bi_math(Gen *g, Args *a, int fn);
-Sym bi_sigmoid(Gen *g, Args *a, int which);
-Sym bi_abs(Gen *g, Args *a, int which);
-Sym bi_minmax(Gen *g, Args *a, int code);
-Sym bi_clamp(Gen *g, Args *a, int which);
-Sym bi_fma(Gen *g, Args *a, int which);
-Sym bi_umulhi(Gen *g, Args *a, int which);
-Sym bi_to(Gen *g, Args *a, int which);
-Sym bi_rand(Gen *g, Args *a, int kind);
+Sym ig_bi_inf(Gen *g, Args *a, int which);
+Sym ig_bi_where(Gen *g, Args *a, int which);
+Sym ig_bi_math(Gen *g, Args *a, int fn);
+Sym ig_bi_sigmoid(Gen *g, Args *a, int which);
+Sym ig_bi_abs(Gen *g, Args *a, int which);
+Sym ig_bi_minmax(Gen *g, Args *a, int code);
+Sym ig_bi_clamp(Gen *g, Args *a, int which);
+Sym ig_bi_fma(Gen *g, Args *a, int which);
+Sym ig_bi_umulhi(Gen *g, Args *a, int which);
+Sym ig_bi_to(Gen *g, Args *a, int which);
+Sym ig_bi_rand(Gen *g, Args *a, int kind);
 
 /* ---- builtins_reduce.c ------------------------------------------------------- */
 
-Sym bi_reduction(Gen *g, Args *a, int kind);
-Sym bi_reduce(Gen *g, Args *a, int which);
-Sym bi_scan(Gen *g, Args *a, int kind);
-Sym bi_dot(Gen *g, Args *a, int which);
+Sym ig_bi_reduction(Gen *g, Args *a, int kind);
+Sym ig_bi_reduce(Gen *g, Args *a, int which);
+Sym ig_bi_scan(Gen *g, Args *a, int kind);
+Sym ig_bi_dot(Gen *g, Args *a, int which);
 
 #endif

@@ -15,8 +15,8 @@ bool irgen_grid(Module *m, Node *k, const IrgenOptions *opt, const ConstBinding 
 		return false;
 	}
 	Gen g = {.diag = diag, .arena = arena, .mod = m};
-	scope_push(&g, true);
-	if (!bind_params_of_kernel(&g, k, opt, args, n_args))
+	ig_scope_push(&g, true);
+	if (!ig_bind_params_of_kernel(&g, k, opt, args, n_args))
 		return false;
 	g.no_ir = "a grid clause must be computable from the kernel's scalar arguments";
 	if (k->a->list.len > 3) {
@@ -27,16 +27,16 @@ bool irgen_grid(Module *m, Node *k, const IrgenOptions *opt, const ConstBinding 
 		grid[i] = 1;
 	for (int i = 0; i < k->a->list.len; i++) {
 		Node *e = k->a->list.items[i];
-		Sym v = gen_expr(&g, e);
+		Sym v = ig_gen_expr(&g, e);
 		if (v.kind == S_VOID)
 			return false;
-		if (v.kind != S_CONST || scalar_is_float((ScalarKind)v.type.scalar) || int_value(v) < 0 ||
-		    int_value(v) > INT32_MAX) {
+		if (v.kind != S_CONST || scalar_is_float((ScalarKind)v.type.scalar) || ig_int_value(v) < 0 ||
+		    ig_int_value(v) > INT32_MAX) {
 			error(&g, e->span, "a grid dimension must be a non-negative integer below 2^31, found %s",
-			      v.kind == S_CONST ? arena_printf(arena, "%lld", (long long)int_value(v)) : sym_desc(&g, v));
+			      v.kind == S_CONST ? arena_printf(arena, "%lld", (long long)ig_int_value(v)) : ig_sym_desc(&g, v));
 			return false;
 		}
-		grid[i] = (int64_t)int_value(v);
+		grid[i] = (int64_t)ig_int_value(v);
 	}
 	return diag->errors == errors;
 }
@@ -67,15 +67,15 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 			      nv->name, k->name);
 			return false;
 		}
-		Sym v = gen_expr(g, nv->a);
+		Sym v = ig_gen_expr(g, nv->a);
 		if (v.kind != S_CONST) {
 			if (v.kind != S_VOID)
-				error(g, nv->a->span, "a configuration value must be a constant number, found %s", sym_desc(g, v));
+				error(g, nv->a->span, "a configuration value must be a constant number, found %s", ig_sym_desc(g, v));
 			return false;
 		}
 		bool is_float = scalar_is_float((ScalarKind)v.type.scalar);
-		(*out)[i] = (ConstBinding){.name = nv->name, .is_float = is_float, .i = is_float ? 0 : (int64_t)int_value(v),
-		                           .f = is_float ? v.f : (double)int_value(v)};
+		(*out)[i] = (ConstBinding){.name = nv->name, .is_float = is_float, .i = is_float ? 0 : (int64_t)ig_int_value(v),
+		                           .f = is_float ? v.f : (double)ig_int_value(v)};
 	}
 	return true;
 }
@@ -85,7 +85,7 @@ bool irgen_autotune(Module *m, Node *k, AutotuneSpec *out, Diag *diag, Arena *ar
 	*out = (AutotuneSpec){0};
 	int errors = diag->errors;
 	Gen g = {.diag = diag, .arena = arena, .mod = m, .no_ir = "attribute arguments must be known at compile time"};
-	scope_push(&g, true);
+	ig_scope_push(&g, true);
 	for (int i = 0; i < k->attrs.len; i++) {
 		Node *attr = k->attrs.items[i];
 		if (strcmp(attr->name, "autotune") != 0) {

@@ -15,38 +15,38 @@ static void bind_names(Gen *g, Node *let, Sym v)
 	if (v.kind == S_VOID) { /* bound to nothing: later uses stay silent */
 		for (int i = 0; i < n; i++) {
 			Node *id = let->list.items[i];
-			scope_bind(g, id->name, VOID, let->flag, id->span);
+			ig_scope_bind(g, id->name, VOID, let->flag, id->span);
 		}
 		return;
 	}
 	if (n == 1) {
 		Node *id = let->list.items[0];
-		scope_bind(g, id->name, v, let->flag, id->span);
+		ig_scope_bind(g, id->name, v, let->flag, id->span);
 		return;
 	}
 	if (v.kind != S_TUPLE || v.n != n) {
-		error(g, let->b->span, "%d names are bound but the value is %s", n, sym_desc(g, v));
+		error(g, let->b->span, "%d names are bound but the value is %s", n, ig_sym_desc(g, v));
 		bind_names(g, let, VOID);
 		return;
 	}
 	for (int i = 0; i < n; i++) {
 		Node *id = let->list.items[i];
-		scope_bind(g, id->name, v.items[i], let->flag, id->span);
+		ig_scope_bind(g, id->name, v.items[i], let->flag, id->span);
 	}
 }
 
 static void gen_let(Gen *g, Node *n)
 {
-	Sym v = gen_expr(g, n->b);
+	Sym v = ig_gen_expr(g, n->b);
 	if (v.kind != S_VOID && n->a) {
 		Type t;
-		if (!resolve_type(g, n->a, &t, NULL))
+		if (!ig_resolve_type(g, n->a, &t, NULL))
 			v = VOID;
 		else if (v.kind == S_CONST)
-			v = const_to_type(g, v, t, n->b->span);
+			v = ig_const_to_type(g, v, t, n->b->span);
 		else if (v.kind == S_VALUE && !(v.type.scalar == t.scalar && v.type.ptr == t.ptr)) {
 			error(g, n->b->span, "declared %s, but the value is %s; convert it with .to(%s)", tstr(g, t),
-			      sym_desc(g, v), tstr(g, t));
+			      ig_sym_desc(g, v), tstr(g, t));
 			v = VOID;
 		}
 	}
@@ -55,7 +55,7 @@ static void gen_let(Gen *g, Node *n)
 
 static Binding *assignable(Gen *g, Node *target)
 {
-	Binding *b = lookup_local(g, target->name);
+	Binding *b = ig_lookup_local(g, target->name);
 	if (!b) {
 		Module *owner;
 		if (module_lookup(g->mod, target->name, &owner))
@@ -99,11 +99,11 @@ static void gen_assign(Gen *g, Node *n)
 	for (int i = 0; i < nt; i++)
 		if (!(bs[i] = assignable(g, n->list.items[i])))
 			return;
-	Sym v = gen_expr(g, n->b);
+	Sym v = ig_gen_expr(g, n->b);
 	if (v.kind == S_VOID)
 		return;
 	if (n->op != T_ASSIGN) {
-		v = gen_binary(g, compound_op(n->op), bs[0]->sym, v, n->span);
+		v = ig_gen_binary(g, compound_op(n->op), bs[0]->sym, v, n->span);
 		if (v.kind != S_VOID)
 			bs[0]->sym = v;
 		return;
@@ -113,7 +113,7 @@ static void gen_assign(Gen *g, Node *n)
 		return;
 	}
 	if (v.kind != S_TUPLE || v.n != nt) {
-		error(g, n->b->span, "%d targets are assigned but the value is %s", nt, sym_desc(g, v));
+		error(g, n->b->span, "%d targets are assigned but the value is %s", nt, ig_sym_desc(g, v));
 		return;
 	}
 	for (int i = 0; i < nt; i++)
@@ -154,7 +154,7 @@ static int carried_vars(Gen *g, Node *body, Node *other, Binding **out)
 	collect_assigned(g, other, &names);
 	int n = 0;
 	for (int i = 0; i < names.len && n < MAX_ARGS * 4; i++) {
-		Binding *b = lookup_local(g, names.items[i]);
+		Binding *b = ig_lookup_local(g, names.items[i]);
 		if (b && b->is_var)
 			out[n++] = b;
 	}
@@ -178,16 +178,16 @@ static bool sym_same(Sym a, Sym b)
 static Value *coerce(Gen *g, Sym s, Type t, Span at)
 {
 	if (s.kind == S_CONST && !t.ptr) {
-		if (!const_fits(g, s, (ScalarKind)t.scalar, at))
+		if (!ig_const_fits(g, s, (ScalarKind)t.scalar, at))
 			return NULL;
-		return emit_const(g, s, t, at);
+		return ig_emit_const(g, s, t, at);
 	}
 	if (s.kind != S_VALUE)
 		return NULL;
 	if (type_eq(s.v->type, t))
 		return s.v;
 	if (s.v->type.rank == 0 && t.rank && s.v->type.scalar == t.scalar && s.v->type.ptr == t.ptr)
-		return broadcast_to(g, s.v, t.rank, t.shape, at);
+		return ig_broadcast_to(g, s.v, t.rank, t.shape, at);
 	return NULL;
 }
 
@@ -199,24 +199,24 @@ static bool carried_type(Gen *g, Binding *b, Span at, Type *t)
 		*t = s.type;
 		return true;
 	}
-	error(g, at, "'%s' is %s and cannot change inside a loop or a runtime 'if'", b->name, sym_desc(g, s));
+	error(g, at, "'%s' is %s and cannot change inside a loop or a runtime 'if'", b->name, ig_sym_desc(g, s));
 	return false;
 }
 
 static void gen_if(Gen *g, Node *n)
 {
-	Sym c = truth(g, gen_expr(g, n->a), n->a->span);
+	Sym c = ig_truth(g, ig_gen_expr(g, n->a), n->a->span);
 	if (c.kind == S_VOID)
 		return;
 	if (c.kind == S_CONST) { /* decided now: only the taken branch exists */
 		if (c.i)
-			gen_block(g, n->b);
+			ig_gen_block(g, n->b);
 		else if (n->c)
 			gen_stmt(g, n->c);
 		return;
 	}
 	if (c.type.rank) {
-		error(g, n->a->span, "an 'if' condition must be a scalar, found %s; use where() for blocks", sym_desc(g, c));
+		error(g, n->a->span, "an 'if' condition must be a scalar, found %s; use where() for blocks", ig_sym_desc(g, c));
 		return;
 	}
 	Binding *vars[MAX_ARGS * 4];
@@ -228,7 +228,7 @@ static void gen_if(Gen *g, Node *n)
 	Region then_r = {0}, else_r = {0};
 	g->runtime_depth++;
 	g->region = &then_r;
-	gen_block(g, n->b);
+	ig_gen_block(g, n->b);
 	for (int i = 0; i < nv; i++) {
 		after_then[i] = vars[i]->sym;
 		vars[i]->sym = before[i];
@@ -259,8 +259,8 @@ static void gen_if(Gen *g, Node *n)
 		}
 		Type t;
 		if (!is_valueish(a) || !is_valueish(b)) {
-			error(g, n->span, "'%s' is %s after one branch and %s after the other", vars[i]->name, sym_desc(g, a),
-			      sym_desc(g, b));
+			error(g, n->span, "'%s' is %s after one branch and %s after the other", vars[i]->name, ig_sym_desc(g, a),
+			      ig_sym_desc(g, b));
 			ok = false;
 			continue;
 		}
@@ -286,7 +286,7 @@ static void gen_if(Gen *g, Node *n)
 		else_v[nr] = coerce(g, b, t, n->span);
 		if (!then_v[nr] || !else_v[nr]) {
 			error(g, n->span, "'%s' is %s after the 'then' branch but %s after the 'else' branch", vars[i]->name,
-			      sym_desc(g, a), sym_desc(g, b));
+			      ig_sym_desc(g, a), ig_sym_desc(g, b));
 			ok = false;
 			continue;
 		}
@@ -297,18 +297,18 @@ static void gen_if(Gen *g, Node *n)
 	if (!ok)
 		return;
 	g->region = &then_r;
-	emit_op(g, OP_YIELD, n->span, then_v, nr, NULL, 0);
+	ig_emit_op(g, OP_YIELD, n->span, then_v, nr, NULL, 0);
 	g->region = &else_r;
-	emit_op(g, OP_YIELD, n->span, else_v, nr, NULL, 0);
+	ig_emit_op(g, OP_YIELD, n->span, else_v, nr, NULL, 0);
 	g->region = saved;
-	Value *cv = materialize(g, c, n->a->span);
-	Op *op = cv ? emit_op(g, OP_IF, n->span, &cv, 1, types, nr) : NULL;
+	Value *cv = ig_materialize(g, c, n->a->span);
+	Op *op = cv ? ig_emit_op(g, OP_IF, n->span, &cv, 1, types, nr) : NULL;
 	if (!op)
 		return;
 	ir_move_region(&op->regions[0], &then_r);
 	ir_move_region(&op->regions[1], &else_r);
 	for (int i = 0; i < nr; i++)
-		res_vars[i]->sym = value_sym(op->results[i]);
+		res_vars[i]->sym = ig_value_sym(op->results[i]);
 }
 
 /* The loop-carried variables' entry values as IR values. */
@@ -317,7 +317,7 @@ static bool materialize_inits(Gen *g, Binding **vars, int nv, Value **init, Type
 	for (int i = 0; i < nv; i++) {
 		if (!carried_type(g, vars[i], at, &types[i]))
 			return false;
-		init[i] = materialize(g, vars[i]->sym, at);
+		init[i] = ig_materialize(g, vars[i]->sym, at);
 		if (!init[i])
 			return false;
 	}
@@ -334,12 +334,12 @@ static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int nv,
 	Sym before[MAX_ARGS * 4];
 	for (int i = 0; i < nv; i++) {
 		before[i] = vars[i]->sym;
-		vars[i]->sym = value_sym(args[i]);
+		vars[i]->sym = ig_value_sym(args[i]);
 	}
 	Region *saved = g->region;
 	g->region = r;
 	int errors = g->diag->errors;
-	gen_block(g, body);
+	ig_gen_block(g, body);
 	Value *yield[MAX_ARGS * 4];
 	bool ok = g->diag->errors == errors;
 	*retype = false;
@@ -355,11 +355,11 @@ static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int nv,
 			continue;
 		}
 		error(g, at, "'%s' is %s before the loop but %s after an iteration", vars[i]->name, tstr(g, types[i]),
-		      sym_desc(g, s));
+		      ig_sym_desc(g, s));
 		ok = false;
 	}
 	if (ok && !*retype)
-		ok = emit_op(g, OP_YIELD, at, yield, nv, NULL, 0) != NULL;
+		ok = ig_emit_op(g, OP_YIELD, at, yield, nv, NULL, 0) != NULL;
 	g->region = saved;
 	for (int i = 0; i < nv; i++)
 		vars[i]->sym = before[i];
@@ -381,12 +381,12 @@ static bool range_args(Gen *g, Node *call, Sym out[3], Span at[3])
 	Sym v[3];
 	for (int i = 0; i < n; i++) {
 		Node *arg = call->list.items[i];
-		v[i] = gen_expr(g, arg);
+		v[i] = ig_gen_expr(g, arg);
 		at[i] = arg->span;
 		if (v[i].kind == S_VOID)
 			return false;
 		if (!is_valueish(v[i]) || v[i].type.rank || v[i].type.ptr || !scalar_is_int((ScalarKind)v[i].type.scalar)) {
-			error(g, arg->span, "range bounds must be integer scalars, found %s", sym_desc(g, v[i]));
+			error(g, arg->span, "range bounds must be integer scalars, found %s", ig_sym_desc(g, v[i]));
 			return false;
 		}
 	}
@@ -409,7 +409,7 @@ static void gen_static_for(Gen *g, Node *n, Sym r[3], Span at[3])
 			error(g, at[i], "static_range bounds must be known at compile time");
 			return;
 		}
-	__int128 lo = int_value(r[0]), hi = int_value(r[1]), step = int_value(r[2]);
+	__int128 lo = ig_int_value(r[0]), hi = ig_int_value(r[1]), step = ig_int_value(r[2]);
 	if (step == 0) {
 		error(g, at[2], "the step of static_range cannot be 0");
 		return;
@@ -421,9 +421,9 @@ static void gen_static_for(Gen *g, Node *n, Sym r[3], Span at[3])
 		return;
 	}
 	for (__int128 i = 0; i < count && !g->returned; i++) {
-		scope_push(g, false);
-		scope_bind(g, n->name, weak_int(lo + i * step), false, n->span);
-		gen_block(g, n->b);
+		ig_scope_push(g, false);
+		ig_scope_bind(g, n->name, weak_int(lo + i * step), false, n->span);
+		ig_gen_block(g, n->b);
 		scope_pop(g);
 	}
 }
@@ -444,7 +444,7 @@ static void gen_for(Gen *g, Node *n)
 		gen_static_for(g, n, r, at);
 		return;
 	}
-	if (r[2].kind == S_CONST && int_value(r[2]) <= 0) {
+	if (r[2].kind == S_CONST && ig_int_value(r[2]) <= 0) {
 		error(g, at[2], "the step of range must be positive");
 		return;
 	}
@@ -455,7 +455,7 @@ static void gen_for(Gen *g, Node *n)
 			k = SK_I64;
 	Value *bounds[3];
 	for (int i = 0; i < 3; i++)
-		if (!(bounds[i] = to_elem(g, r[i], k, at[i])))
+		if (!(bounds[i] = ig_to_elem(g, r[i], k, at[i])))
 			return;
 	Binding *vars[MAX_ARGS * 4];
 	int nv = carried_vars(g, n->b, NULL, vars);
@@ -470,8 +470,8 @@ static void gen_for(Gen *g, Node *n)
 		Value *iv = ir_region_arg(g->f, &body, type_scalar(k));
 		for (int i = 0; i < nv; i++)
 			args[i] = ir_region_arg(g->f, &body, types[i]);
-		scope_push(g, false);
-		scope_bind(g, n->name, value_sym(iv), false, n->span);
+		ig_scope_push(g, false);
+		ig_scope_bind(g, n->name, ig_value_sym(iv), false, n->span);
 		g->runtime_depth++;
 		bool retype;
 		bool ok = gen_loop_body(g, &body, n->b, vars, nv, args, types, init, &retype, n->span);
@@ -489,19 +489,19 @@ static void gen_for(Gen *g, Node *n)
 		for (int i = 0; i < nv; i++)
 			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, vars[i]->sym, types[i], n->span))) {
 				error(g, n->span, "'%s' enters the loop as %s but becomes %s", vars[i]->name,
-				      sym_desc(g, vars[i]->sym), tstr(g, types[i]));
+				      ig_sym_desc(g, vars[i]->sym), tstr(g, types[i]));
 				return;
 			}
 	}
 	Value *operands[3 + MAX_ARGS * 4] = {bounds[0], bounds[1], bounds[2]};
 	for (int i = 0; i < nv; i++)
 		operands[3 + i] = init[i];
-	Op *op = emit_op(g, OP_FOR, n->span, operands, 3 + nv, types, nv);
+	Op *op = ig_emit_op(g, OP_FOR, n->span, operands, 3 + nv, types, nv);
 	if (!op)
 		return;
 	ir_move_region(&op->regions[0], &body);
 	for (int i = 0; i < nv; i++)
-		vars[i]->sym = value_sym(op->results[i]);
+		vars[i]->sym = ig_value_sym(op->results[i]);
 }
 
 static void gen_while(Gen *g, Node *n)
@@ -523,12 +523,12 @@ static void gen_while(Gen *g, Node *n)
 		for (int i = 0; i < nv; i++) {
 			bargs[i] = ir_region_arg(g->f, &before, types[i]);
 			entry[i] = vars[i]->sym;
-			vars[i]->sym = value_sym(bargs[i]);
+			vars[i]->sym = ig_value_sym(bargs[i]);
 		}
 		g->region = &before;
 		g->runtime_depth++;
-		Sym c = truth(g, gen_expr(g, n->a), n->a->span);
-		Value *cv = c.kind == S_VOID ? NULL : materialize(g, c, n->a->span);
+		Sym c = ig_truth(g, ig_gen_expr(g, n->a), n->a->span);
+		Value *cv = c.kind == S_VOID ? NULL : ig_materialize(g, c, n->a->span);
 		if (cv && cv->type.rank) {
 			error(g, n->a->span, "a 'while' condition must be a scalar, found %s", tstr(g, cv->type));
 			cv = NULL;
@@ -539,7 +539,7 @@ static void gen_while(Gen *g, Node *n)
 			vars[i]->sym = entry[i];
 		}
 		if (cv)
-			emit_op(g, OP_CONDITION, n->span, fwd, 1 + nv, NULL, 0);
+			ig_emit_op(g, OP_CONDITION, n->span, fwd, 1 + nv, NULL, 0);
 		g->region = saved;
 		if (!cv) {
 			g->runtime_depth--;
@@ -548,7 +548,7 @@ static void gen_while(Gen *g, Node *n)
 		/* region 1: the body */
 		for (int i = 0; i < nv; i++)
 			aargs[i] = ir_region_arg(g->f, &after, types[i]);
-		scope_push(g, false);
+		ig_scope_push(g, false);
 		bool retype;
 		bool ok = gen_loop_body(g, &after, n->b, vars, nv, aargs, types, init, &retype, n->span);
 		scope_pop(g);
@@ -566,17 +566,17 @@ static void gen_while(Gen *g, Node *n)
 		for (int i = 0; i < nv; i++)
 			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, vars[i]->sym, types[i], n->span))) {
 				error(g, n->span, "'%s' enters the loop as %s but becomes %s", vars[i]->name,
-				      sym_desc(g, vars[i]->sym), tstr(g, types[i]));
+				      ig_sym_desc(g, vars[i]->sym), tstr(g, types[i]));
 				return;
 			}
 	}
-	Op *op = emit_op(g, OP_WHILE, n->span, init, nv, types, nv);
+	Op *op = ig_emit_op(g, OP_WHILE, n->span, init, nv, types, nv);
 	if (!op)
 		return;
 	ir_move_region(&op->regions[0], &before);
 	ir_move_region(&op->regions[1], &after);
 	for (int i = 0; i < nv; i++)
-		vars[i]->sym = value_sym(op->results[i]);
+		vars[i]->sym = ig_value_sym(op->results[i]);
 }
 
 static void gen_stmt(Gen *g, Node *n)
@@ -589,7 +589,7 @@ static void gen_stmt(Gen *g, Node *n)
 		gen_assign(g, n);
 		break;
 	case N_EXPR_STMT:
-		gen_expr(g, n->a);
+		ig_gen_expr(g, n->a);
 		break;
 	case N_IF:
 		gen_if(g, n);
@@ -611,11 +611,11 @@ static void gen_stmt(Gen *g, Node *n)
 			                  "return it at the end");
 			break;
 		}
-		g->ret = n->a ? gen_expr(g, n->a) : (Sym){.kind = S_NONE};
+		g->ret = n->a ? ig_gen_expr(g, n->a) : (Sym){.kind = S_NONE};
 		g->returned = true;
 		break;
 	case N_BLOCK:
-		gen_block(g, n);
+		ig_gen_block(g, n);
 		break;
 	default:
 		error(g, n->span, "expected a statement");
@@ -623,9 +623,9 @@ static void gen_stmt(Gen *g, Node *n)
 	}
 }
 
-void gen_block(Gen *g, Node *block)
+void ig_gen_block(Gen *g, Node *block)
 {
-	scope_push(g, false);
+	ig_scope_push(g, false);
 	for (int i = 0; i < block->list.len && !g->returned && !g->diag->stopped; i++)
 		gen_stmt(g, block->list.items[i]);
 	scope_pop(g);

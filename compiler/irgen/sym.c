@@ -7,7 +7,7 @@
 
 /* ---- messages ----------------------------------------------------------- */
 
-const char *sym_desc(Gen *g, Sym s)
+const char *ig_sym_desc(Gen *g, Sym s)
 {
 	switch (s.kind) {
 	case S_VOID: return "nothing";
@@ -25,7 +25,7 @@ const char *sym_desc(Gen *g, Sym s)
 
 /* ---- constants -------------------------------------------------------- */
 
-bool fits(ScalarKind k, __int128 v)
+bool ig_fits(ScalarKind k, __int128 v)
 {
 	if (k == SK_I1)
 		return v == 0 || v == 1;
@@ -36,7 +36,7 @@ bool fits(ScalarKind k, __int128 v)
 }
 
 /* v wrapped to k's width, canonical (sign- or zero-extended). */
-int64_t wrap(ScalarKind k, __int128 v)
+int64_t ig_wrap(ScalarKind k, __int128 v)
 {
 	int bits = scalar_bits(k);
 	uint64_t u = (uint64_t)v;
@@ -50,58 +50,58 @@ int64_t wrap(ScalarKind k, __int128 v)
 }
 
 /* The value of an integer constant as a mathematical integer. */
-__int128 int_value(Sym s)
+__int128 ig_int_value(Sym s)
 {
 	if (s.type.scalar == SK_U64)
 		return (__int128)(uint64_t)s.i;
 	return s.i;
 }
 
-Sym const_int(ScalarKind k, __int128 v, bool weak)
+Sym ig_const_int(ScalarKind k, __int128 v, bool weak)
 {
-	return (Sym){.kind = S_CONST, .type = type_scalar(k), .i = wrap(k, v), .weak = weak};
+	return (Sym){.kind = S_CONST, .type = type_scalar(k), .i = ig_wrap(k, v), .weak = weak};
 }
 
 /* The type of an integer literal: the first of i32, u32, i64, u64 it fits in. */
-ScalarKind literal_int_kind(__int128 v)
+ScalarKind ig_literal_int_kind(__int128 v)
 {
-	if (fits(SK_I32, v))
+	if (ig_fits(SK_I32, v))
 		return SK_I32;
-	if (fits(SK_U32, v))
+	if (ig_fits(SK_U32, v))
 		return SK_U32;
-	if (fits(SK_I64, v))
+	if (ig_fits(SK_I64, v))
 		return SK_I64;
 	return SK_U64;
 }
 
 static double round_float(ScalarKind k, double x);
 
-Sym const_float(ScalarKind k, double x, bool weak)
+Sym ig_const_float(ScalarKind k, double x, bool weak)
 {
 	return (Sym){.kind = S_CONST, .type = type_scalar(k), .f = weak ? x : round_float(k, x), .weak = weak};
 }
 
-Sym weak_float(double x)
+Sym ig_weak_float(double x)
 {
 	double a = fabs(x);
 	bool f32 = a == 0 || isinf(x) || isnan(x) || (a >= 0x1p-126 && a <= 0x1.fffffep127);
-	return const_float(f32 ? SK_F32 : SK_F64, x, true);
+	return ig_const_float(f32 ? SK_F32 : SK_F64, x, true);
 }
 
-double const_as_double(Sym s)
+double ig_const_as_double(Sym s)
 {
 	if (scalar_is_float((ScalarKind)s.type.scalar))
 		return s.f;
-	return (double)int_value(s);
+	return (double)ig_int_value(s);
 }
 
 /* s's value in float kind k, rounded once: an integer straight from its
  * bits (through a double it would round twice: 2^62 + 2^38 + 1 to f32). */
-double const_in_kind(Sym s, ScalarKind k)
+double ig_const_in_kind(Sym s, ScalarKind k)
 {
 	if (scalar_is_float((ScalarKind)s.type.scalar))
 		return fp_round(k, s.f);
-	__int128 v = int_value(s);
+	__int128 v = ig_int_value(s);
 	return v < 0 ? fp_from_int(k, (int64_t)v, false) : fp_from_int(k, (int64_t)(uint64_t)v, true);
 }
 

@@ -1,11 +1,9 @@
 /* cache.c: the disk cache of compiled GPU variants and of autotuning
- * choices (runtime.h describes the files). Keys are XXH3-128 hashes, the
+ * choices (cache.h describes the files). Keys are XXH3-128 hashes, the
  * payload's checksum XXH64, both from xxHash (header-only). Every failure
  * is a miss: nothing here reports, prints or exits. */
-#include "runtime.h"
-#include "interp/interp.h"
+#include "cache.h"
 #include "irgen/irgen.h"
-#include "lower/lower.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* header-only; hashing is off the launch path, so small code over fast */
@@ -22,27 +19,6 @@
 #include <xxhash.h>
 
 /* ---- small things ------------------------------------------------------------ */
-
-double monotonic_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-double median_of(double *v, int n)
-{
-	if (n <= 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static bool env_is(const char *name, const char *value)
 {

@@ -1,13 +1,10 @@
-/* driver.c: the CUDA driver layer. libcuda.so.1 is opened with dlopen at
- * first use and its functions looked up by their exact names, so libblk
- * builds, and runs on the interpreter, where there is no driver; the
- * driver's errors become messages that name the call and the error. */
-#include "runtime.h"
-#include "interp/interp.h"
-#include "irgen/irgen.h"
-#include "lower/lower.h"
+/* driver.c: the CUDA driver layer (driver.h). libcuda.so.1 is opened with
+ * dlopen at first use and its functions looked up by their exact names, so
+ * libblk builds, and runs on the interpreter, where there is no driver; the
+ * driver's errors become messages that name the call and the error. It
+ * knows nothing of the runtime: driver.h and libc only. */
+#include "driver.h"
 
-#include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -204,34 +201,6 @@ bool cuda_error_is_sticky(CUresult r)
 	}
 }
 
-blk_status cuda_blk_status(CUresult r)
-{
-	switch (r) {
-	case CUDA_SUCCESS:
-		return BLK_SUCCESS;
-	case CUDA_ERROR_OUT_OF_MEMORY:
-		return BLK_ERROR_OUT_OF_MEMORY;
-	case CUDA_ERROR_NOT_INITIALIZED:
-	case CUDA_ERROR_DEINITIALIZED:
-	case 34:  /* STUB_LIBRARY */
-	case 36:  /* CALL_REQUIRES_NEWER_DRIVER */
-	case 46:  /* DEVICE_UNAVAILABLE */
-	case CUDA_ERROR_NO_DEVICE:
-	case CUDA_ERROR_INVALID_DEVICE:
-	case 102: /* DEVICE_NOT_LICENSED */
-	case 216: /* CONTEXT_ALREADY_IN_USE */
-	case 221: /* JIT_COMPILER_NOT_FOUND */
-	case 222: /* UNSUPPORTED_PTX_VERSION: the driver is older than the PTX */
-	case 223: /* JIT_COMPILATION_DISABLED */
-	case 802: /* SYSTEM_NOT_READY */
-	case 803: /* SYSTEM_DRIVER_MISMATCH */
-	case 804: /* COMPAT_NOT_SUPPORTED_ON_DEVICE */
-		return BLK_ERROR_NO_DEVICE;
-	default:
-		return BLK_ERROR_LAUNCH;
-	}
-}
-
 /* ---- loading ------------------------------------------------------------------- */
 
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
@@ -289,140 +258,4 @@ const CudaDriver *cuda_driver(const char **why)
 	if (why)
 		*why = driver_ok ? "" : driver_why;
 	return driver_ok;
-}
-
-/* ---- targets and kernels ------------------------------------------------------------- */
-
-bool cuda_arch_for(int major, int minor, char *buf, size_t size)
-{
-	static const int targets[] = {90, 89, 87, 86, 80, 75, 72, 70};
-	int cc = major * 10 + minor;
-	for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
-		if (targets[i] > cc)
-			continue;
-		char arch[16];
-		snprintf(arch, sizeof arch, "sm_%d", targets[i]);
-		if (!llvm_ptx_isa_version(arch))
-			continue;
-		snprintf(buf, size, "%s", arch);
-		return true;
-	}
-	if (size)
-		buf[0] = '\0';
-	return false;
-}
-
-/* The size in bytes of a PTX type token (".u32" -> 4), or 0. */
-static int ptx_type_size(const char *t, size_t n)
-{
-	static const struct {
-		const char *name;
-		int size;
-	} types[] = {
-		{".u8", 1},  {".s8", 1},  {".b8", 1},  {".u16", 2}, {".s16", 2}, {".b16", 2}, {".f16", 2},
-		{".bf16", 2}, {".u32", 4}, {".s32", 4}, {".b32", 4}, {".f32", 4}, {".u64", 8}, {".s64", 8},
-		{".b64", 8}, {".f64", 8}, {".pred", 1},
-	};
-	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-		if (strlen(types[i].name) == n && memcmp(types[i].name, t, n) == 0)
-			return types[i].size;
-	return 0;
-}
-
-static const char *skip_space(const char *p, const char *end)
-{
-	for (;;) {
-		while (p < end && isspace((unsigned char)*p))
-			p++;
-		if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
-			while (p < end && *p != '\n')
-				p++;
-			continue;
-		}
-		if (end - p >= 2 && p[0] == '/' && p[1] == '*') {
-			const char *q = p + 2;
-			while (q + 1 < end && !(q[0] == '*' && q[1] == '/'))
-				q++;
-			p = q + 1 < end ? q + 2 : end;
-			continue;
-		}
-		return p;
-	}
-}
-
-static bool is_ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
-
-/* Reads the parameter list after '(' at p; returns the count or -1. */
-static int read_params(const char *p, const char *end, int *sizes, int max)
-{
-	int n = 0;
-	p = skip_space(p, end);
-	if (p < end && *p == ')')
-		return 0;
-	for (;;) {
-		/* one parameter: tokens up to ',' or ')' */
-		int elem = 0, count = 1;
-		bool saw_param = false;
-		for (;;) {
-			p = skip_space(p, end);
-			if (p >= end)
-				return -1;
-			if (*p == ',' || *p == ')')
-				break;
-			const char *t = p;
-			while (p < end && !isspace((unsigned char)*p) && *p != ',' && *p != ')')
-				p++;
-			size_t len = (size_t)(p - t);
-			if (len == 6 && memcmp(t, ".param", 6) == 0) {
-				saw_param = true;
-			} else if (t[0] == '.') {
-				int s = ptx_type_size(t, len);
-				if (s && !elem)
-					elem = s;
-			} else if (is_ident_char(t[0]) && !isdigit((unsigned char)t[0])) {
-				/* the name, maybe with [N] */
-				const char *br = memchr(t, '[', len);
-				if (br) {
-					char *e;
-					long v = strtol(br + 1, &e, 10);
-					if (e > t + len || *e != ']' || v <= 0 || v > (1 << 20))
-						return -1;
-					count = (int)v;
-				}
-			}
-		}
-		if (!saw_param || !elem)
-			return -1;
-		if (n < max)
-			sizes[n] = elem * count;
-		n++;
-		if (*p == ')')
-			return n;
-		p++; /* ',' */
-	}
-}
-
-int ptx_entry_params(const char *ptx, size_t len, const char *name, int *sizes, int max)
-{
-	if (!ptx || !name)
-		return -1;
-	const char *end = ptx + len, *p = ptx;
-	size_t nl = strlen(name);
-	while ((p = memmem(p, (size_t)(end - p), ".entry", 6)) != NULL) {
-		const char *q = p + 6;
-		p = q;
-		if (q >= end || !isspace((unsigned char)*q))
-			continue;
-		q = skip_space(q, end);
-		if ((size_t)(end - q) < nl || memcmp(q, name, nl) != 0)
-			continue;
-		q += nl;
-		if (q < end && is_ident_char(*q))
-			continue; /* a longer name */
-		q = skip_space(q, end);
-		if (q >= end || *q != '(')
-			continue;
-		return read_params(q + 1, end, sizes, max);
-	}
-	return -1;
 }

@@ -1,154 +1,165 @@
-/* runtime.h: internal to runtime/ (blk.h is the public header). The CUDA
- * driver layer (driver.c): the driver's types and the few functions libblk
- * calls, declared here, so that no CUDA header is needed to build; the
- * driver itself is loaded with dlopen at first use.
+/* runtime.h: internal to runtime/ (blk.h is the public header): the
+ * handles' structs and what the runtime's files share. The runtime is the
+ * public API of libblk: errors, contexts, memory, modules, kernels,
+ * variants and launches, on two backends.
  *
- * Every function that takes a driver struct expects the one cuda_driver()
- * returned. Nothing here prints or exits. */
+ * The interpreter runs kernels on the CPU with every access checked. The
+ * GPU backend (driver.c loads the CUDA driver) compiles each variant to PTX
+ * at its first launch (gpu_compile_ptx_timed), links it in process
+ * (cuLink*) or takes the cubin from the disk cache (cache.c), keeps the
+ * CUfunction with the variant, and launches with cuLaunchKernel,
+ * asynchronously (BLK_DEBUG=1: synchronizing after each launch, to name
+ * the kernel that faulted). Device printf goes to the process's stdout;
+ * blk_context_printed gives "" there. Copies are synchronous and ordered
+ * after earlier work on the default stream.
+ *
+ * Timing (blk_time_launch, autotuning) uses CUDA events on the launch's
+ * stream with the L2 cache flushed between runs, or the wall clock on the
+ * interpreter. An @autotune kernel whose launch leaves a config's const
+ * open is tuned at the first launch for each value of its key (see
+ * autotune.c).
+ *
+ * One job a file: error.c, context.c, memory.c, modules.c (modules and
+ * their kernels), variant.c (a kernel's compiled variants), jit.c (a
+ * variant compiled for the GPU and loaded), launch.c, timing.c,
+ * autotune.c. driver.c (driver.h) and cache.c (cache.h) know nothing of
+ * the rest. Nothing here prints or exits. */
 #ifndef BLK_RUNTIME_H
 #define BLK_RUNTIME_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "blk.h"
+#include "cache.h"
+#include "driver.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
 
-/* ---- the driver's types (as cuda.h has them on 64-bit Linux) -------------- */
+/* ---- the handles ------------------------------------------------------------------ */
 
-typedef int CUresult;
-typedef int CUdevice;
-typedef unsigned long long CUdeviceptr;
-typedef struct CUctx_st *CUcontext;
-typedef struct CUmod_st *CUmodule;
-typedef struct CUfunc_st *CUfunction;
-typedef struct CUstream_st *CUstream;
-typedef struct CUevent_st *CUevent;
-typedef struct CUlinkState_st *CUlinkState;
-typedef int CUjit_option;
-
-enum {
-	CUDA_SUCCESS = 0,
-	CUDA_ERROR_INVALID_VALUE = 1,
-	CUDA_ERROR_OUT_OF_MEMORY = 2,
-	CUDA_ERROR_NOT_INITIALIZED = 3,
-	CUDA_ERROR_DEINITIALIZED = 4,
-	CUDA_ERROR_NO_DEVICE = 100,
-	CUDA_ERROR_INVALID_DEVICE = 101,
-	CUDA_ERROR_INVALID_PTX = 218,
-	CUDA_ERROR_NOT_FOUND = 500,
-	CUDA_ERROR_ILLEGAL_ADDRESS = 700,
-	CUDA_ERROR_ASSERT = 710,
-	CUDA_ERROR_LAUNCH_FAILED = 719,
-	CUDA_ERROR_UNKNOWN = 999,
+struct blk_context {
+	blk_backend backend;
+	int device;
+	pthread_mutex_t lock;
+	InterpBuffer *bufs; /* memory from blk_malloc (device addresses on a GPU); few */
+	int n_bufs, cap_bufs;
+	StrBuf printed;      /* print output collected by launches */
+	StrBuf printed_out;  /* what blk_context_printed returned last */
+	blk_module *modules; /* loaded on this context, linked through next_module */
+	/* the GPU backend */
+	const CudaDriver *cu;
+	CUdevice dev;
+	CUcontext cuctx;
+	bool retained_primary; /* cuctx is the device's primary context, retained by us (released
+	                          on destroy); false for a context borrowed from the caller */
+	bool debug;            /* BLK_DEBUG=1: synchronize after each launch, name the kernel that failed */
+	char arch[16];         /* "sm_90" */
+	char device_name[128];
+	int cc_major, cc_minor;
+	int sm_count;
+	int smem_optin;        /* shared memory a block may opt in to, bytes */
+	int max_threads;
+	unsigned max_grid[3];
+	int l2_bytes;          /* the L2 cache's size (0: unknown) */
+	int driver_version;    /* cuDriverGetVersion: 13000 for CUDA 13.0 */
+	/* timing: a buffer of twice the L2 cache's size, written between timed
+	 * runs to flush it; made at the first timing */
+	pthread_mutex_t flush_lock;
+	CUdeviceptr flush_buf;
+	size_t flush_bytes;
 };
 
-/* CUdevice_attribute */
-enum {
-	CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
-	CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
-	CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
-	CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
-	CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
-	CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
-	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
-	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
-	CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+/* How a runtime argument goes into a GPU launch. */
+enum { PK_PTR, PK_INT, PK_FLOAT };
+
+/* One compiled specialization of a kernel. Never moves once made. */
+typedef struct Variant {
+	ConstBinding *consts; /* what it was compiled with (launch consts, defines, config) */
+	int n_consts;
+	uint64_t spec;        /* GPU: runtime arguments known to be multiples of 16 (bit i: argument i) */
+	IrFunc *f;
+	/* the grid its clause gave for the scalar arguments of grid_args */
+	blk_arg *grid_args;   /* NULL until the clause was evaluated */
+	unsigned grid[3];
+	/* GPU: loaded at its first launch */
+	CUmodule cumod;
+	CUfunction fn;
+	int shared_bytes;     /* dynamic shared memory a program needs */
+	unsigned block;       /* threads a program: 32 * num_warps */
+	uint8_t *pkind;       /* per runtime argument: PK_* */
+	uint8_t *pscalar;     /* per runtime argument: its ScalarKind */
+	CUdeviceptr assert_state; /* GPU: the kernel's record of a failed assert, or 0 without asserts */
+	const char *ptx;      /* GPU: its PTX (in the module's arena), for blk_kernel_compile */
+	size_t ptx_len;
+	/* how it was made: milliseconds of each phase (blk_compile_info) */
+	double ms_irgen, ms_passes, ms_llvm, ms_ptx, ms_cubin;
+	bool from_disk;       /* GPU: the cubin came from the disk cache */
+} Variant;
+
+/* The config an @autotune kernel runs for some values of its key (and a
+ * specialization of its arguments). */
+typedef struct Tuned {
+	int64_t *key;         /* one value per key name (key_values) */
+	uint64_t spec;
+	int best;             /* index into the kernel's configs */
+} Tuned;
+
+struct blk_kernel {
+	blk_module *m;
+	Node *node;
+	AutotuneSpec autotune;
+	blk_param_info *params;
+	uint8_t *param_sk;    /* ScalarKind of each parameter (of the pointee for a pointer) */
+	int n_params;
+	int n_args;           /* parameters that are not const: blk_launch's arguments */
+	Variant **variants;
+	int n_variants, cap_variants;
+	/* @autotune: for each key name, the runtime argument that gives it, or
+	 * -1 for a const parameter; the choices made so far */
+	int *key_arg;
+	Tuned *tuned;
+	int n_tuned, cap_tuned;
+	/* The last launch's request (its consts, num_warps, num_stages) and the
+	 * variant it got: a launch asking the same skips the search. */
+	struct {
+		blk_const *consts; /* one malloc'd block with the names */
+		size_t cap;        /* its bytes */
+		int n_consts, num_warps, num_stages;
+		uint64_t spec;
+		Variant *v;
+		bool tuned;        /* it chose among the configs for its key values: */
+		int64_t *key;      /* these (n_key, allocated with the kernel) */
+	} last;
 };
 
-/* CUfunction_attribute */
-enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
-
-/* CUjit_option and CUjitInputType */
-enum {
-	CU_JIT_INFO_LOG_BUFFER = 3,
-	CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
-	CU_JIT_ERROR_LOG_BUFFER = 5,
-	CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-	CU_JIT_LOG_VERBOSE = 12,
+struct blk_module {
+	blk_context *ctx;     /* NULL once the context was destroyed */
+	blk_module *next_module;
+	Arena arena;
+	ModuleSet set;
+	Module *mod;
+	ConstBinding *defines;
+	int n_defines;
+	blk_kernel *kernels;
+	int n_kernels;
+	double ms_parse;      /* loading: reading, parsing and checking the sources */
+	pthread_mutex_t lock;
 };
-enum { CU_JIT_INPUT_PTX = 1 };
 
-enum { CU_EVENT_DEFAULT = 0 };
+/* ---- errors (error.c) -------------------------------------------------------------- */
 
-/* ---- the driver's functions ------------------------------------------------
- *
- * Each is looked up by its exact exported name, given beside it: where
- * cuda.h maps a name onto a versioned one (cuMemAlloc -> cuMemAlloc_v2) we
- * take that version, and nowhere else a _v2 (cuCtxSynchronize_v2 is another
- * function, taking a context). */
-#define CUDA_DRIVER_FUNCTIONS(X) \
-	X(cuInit, "cuInit", CUresult, (unsigned flags)) \
-	X(cuDeviceGet, "cuDeviceGet", CUresult, (CUdevice *dev, int ordinal)) \
-	X(cuDeviceGetCount, "cuDeviceGetCount", CUresult, (int *count)) \
-	X(cuDeviceGetAttribute, "cuDeviceGetAttribute", CUresult, (int *value, int attrib, CUdevice dev)) \
-	X(cuDeviceGetName, "cuDeviceGetName", CUresult, (char *name, int len, CUdevice dev)) \
-	X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult, (CUcontext *ctx, CUdevice dev)) \
-	X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", CUresult, (CUdevice dev)) \
-	X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult, (CUcontext ctx)) \
-	X(cuCtxGetCurrent, "cuCtxGetCurrent", CUresult, (CUcontext *ctx)) \
-	X(cuCtxSynchronize, "cuCtxSynchronize", CUresult, (void)) \
-	X(cuCtxGetDevice, "cuCtxGetDevice", CUresult, (CUdevice *dev)) \
-	X(cuDriverGetVersion, "cuDriverGetVersion", CUresult, (int *version)) \
-	X(cuMemAlloc, "cuMemAlloc_v2", CUresult, (CUdeviceptr *ptr, size_t bytes)) \
-	X(cuMemFree, "cuMemFree_v2", CUresult, (CUdeviceptr ptr)) \
-	X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", CUresult, (CUdeviceptr dst, const void *src, size_t bytes)) \
-	X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", CUresult, (void *dst, CUdeviceptr src, size_t bytes)) \
-	X(cuMemcpyDtoD, "cuMemcpyDtoD_v2", CUresult, (CUdeviceptr dst, CUdeviceptr src, size_t bytes)) \
-	X(cuMemsetD8, "cuMemsetD8_v2", CUresult, (CUdeviceptr dst, unsigned char value, size_t n)) \
-	X(cuMemsetD8Async, "cuMemsetD8Async", CUresult, (CUdeviceptr dst, unsigned char value, size_t n, CUstream stream)) \
-	X(cuMemGetAddressRange, "cuMemGetAddressRange_v2", CUresult, (CUdeviceptr *base, size_t *bytes, CUdeviceptr p)) \
-	X(cuLinkCreate, "cuLinkCreate_v2", CUresult, \
-	  (unsigned n_options, CUjit_option *options, void **values, CUlinkState *state)) \
-	X(cuLinkAddData, "cuLinkAddData_v2", CUresult, \
-	  (CUlinkState state, int type, void *data, size_t size, const char *name, unsigned n_options, \
-	   CUjit_option *options, void **values)) \
-	X(cuLinkComplete, "cuLinkComplete", CUresult, (CUlinkState state, void **cubin, size_t *size)) \
-	X(cuLinkDestroy, "cuLinkDestroy", CUresult, (CUlinkState state)) \
-	X(cuModuleLoadData, "cuModuleLoadData", CUresult, (CUmodule *mod, const void *image)) \
-	X(cuModuleGetFunction, "cuModuleGetFunction", CUresult, (CUfunction *fn, CUmodule mod, const char *name)) \
-	X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule mod)) \
-	X(cuModuleGetGlobal, "cuModuleGetGlobal_v2", CUresult, (CUdeviceptr *ptr, size_t *bytes, CUmodule mod, const char *name)) \
-	X(cuFuncSetAttribute, "cuFuncSetAttribute", CUresult, (CUfunction fn, int attrib, int value)) \
-	X(cuLaunchKernel, "cuLaunchKernel", CUresult, \
-	  (CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
-	   unsigned shared_bytes, CUstream stream, void **params, void **extra)) \
-	X(cuStreamSynchronize, "cuStreamSynchronize", CUresult, (CUstream stream)) \
-	X(cuEventCreate, "cuEventCreate", CUresult, (CUevent *ev, unsigned flags)) \
-	X(cuEventRecord, "cuEventRecord", CUresult, (CUevent ev, CUstream stream)) \
-	X(cuEventSynchronize, "cuEventSynchronize", CUresult, (CUevent ev)) \
-	X(cuEventElapsedTime, "cuEventElapsedTime", CUresult, (float *ms, CUevent start, CUevent end)) \
-	X(cuEventDestroy, "cuEventDestroy_v2", CUresult, (CUevent ev)) \
-	X(cuGetErrorName, "cuGetErrorName", CUresult, (CUresult err, const char **name)) \
-	X(cuGetErrorString, "cuGetErrorString", CUresult, (CUresult err, const char **text))
+/* Sets this thread's last error (blk_last_error) to the message; returns
+ * status. */
+blk_status rt_fail(blk_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-typedef struct CudaDriver {
-#define CUDA_FIELD(field, symbol, ret, params) ret (*field) params;
-	CUDA_DRIVER_FUNCTIONS(CUDA_FIELD)
-#undef CUDA_FIELD
-	void *handle;     /* from dlopen */
-	const char *path; /* what was opened: "libcuda.so.1" or $BLK_CUDA_DRIVER */
-} CudaDriver;
+/* Clears this thread's last error; returns BLK_SUCCESS. */
+blk_status rt_ok(void);
 
-/* The driver, loaded and initialized (cuInit) once per process: the
- * library named by $BLK_CUDA_DRIVER (read at the first call), else
- * "libcuda.so.1". NULL when it cannot be used; then *why (if why is not
- * NULL) is a static message, e.g. "no CUDA driver found (libcuda.so.1:
- * cannot open shared object file: No such file or directory)" or "cuInit
- * failed: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)". */
-const CudaDriver *cuda_driver(const char **why);
-
-/* ---- errors ---------------------------------------------------------------- */
-
-/* "CUDA_ERROR_OUT_OF_MEMORY" and "out of memory" for the codes of cuda.h
- * (CUDA 13); NULL for a code not in the table. Need no driver. */
-const char *cuda_error_name(CUresult r);
-const char *cuda_error_string(CUresult r);
-
-/* Writes "CALL failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)" into buf:
- * the driver's own name and description when it knows the code (drv may be
- * NULL), else the table's, else "CUDA error 1234". Returns buf. */
-char *cuda_describe(const CudaDriver *drv, CUresult r, const char *call, char *buf, size_t size);
+/* Reports a failed driver call made for `fn` (ctx may be NULL). */
+blk_status cuda_fail(blk_context *ctx, CUresult r, const char *fn, const char *call);
 
 /* What a failed driver call means to a caller of blk.h (a blk_status):
  * out of memory; no device (no driver, no GPU, the driver too old); a
@@ -156,11 +167,47 @@ char *cuda_describe(const CudaDriver *drv, CUresult r, const char *call, char *b
  * context is unusable afterwards); else BLK_ERROR_LAUNCH as well. */
 blk_status cuda_blk_status(CUresult r);
 
-/* True when r leaves the context unusable (a kernel faulted): every later
- * call in the process fails with the same code. */
-bool cuda_error_is_sticky(CUresult r);
+/* ---- contexts (context.c) and memory (memory.c) ------------------------------------ */
 
-/* ---- targets and kernels ------------------------------------------------------ */
+/* Makes ctx's CUDA context current on this thread (a check when it is). */
+blk_status gpu_enter(blk_context *ctx, const char *fn);
+
+/* The buffer of ctx holding [p, p + bytes), or -1. Caller holds ctx->lock. */
+int find_buffer(blk_context *ctx, blk_devptr p, size_t bytes);
+
+/* ---- modules (modules.c) ----------------------------------------------------------- */
+
+/* Detaches ctx's modules as ctx is destroyed: their GPU code is unloaded
+ * and their kernels fail to launch from then on. */
+void orphan_modules(blk_context *ctx);
+
+/* ---- variants (variant.c) ---------------------------------------------------------- */
+
+enum { SPEC_ARGS = 32 }; /* arguments specialized (arg_spec) */
+
+typedef enum FindMode {
+	FIND_LAUNCH,  /* a launch: tune when the choice for the key is not known */
+	FIND_COMPILE, /* compiling ahead: the known choice, else the first config */
+} FindMode;
+
+/* The variant this launch runs (for an @autotune kernel, tuning first when
+ * needed); args may be NULL when compiling ahead. Caller holds m->lock. */
+blk_status find_variant(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                        uint64_t spec, FindMode mode, Variant **out);
+
+/* The variant of config `cfg` (of an @autotune kernel; any index for one
+ * without) for this launch's options. Caller holds m->lock. */
+blk_status config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec, Variant **out);
+
+/* The arguments' specialization (GPU only): bit i when argument i is a
+ * multiple of 16 or 16-byte aligned, bit SPEC_ARGS + i when it equals 1. */
+uint64_t arg_spec(const blk_kernel *k, const blk_arg *args);
+
+/* ---- the GPU's code (jit.c) -------------------------------------------------------- */
+
+/* Compiles (or takes from the disk cache) and loads v for its context's
+ * device. Caller holds m->lock. */
+blk_status gpu_load_variant(blk_kernel *k, Variant *v);
 
 /* The PTX target for a device of compute capability major.minor: the
  * newest target the PTX back end supports (llvm_ptx_isa_version) that is
@@ -176,106 +223,54 @@ bool cuda_arch_for(int major, int minor, char *buf, size_t size);
  * read. */
 int ptx_entry_params(const char *ptx, size_t len, const char *name, int *sizes, int max);
 
-/* ---- the disk cache (cache.c) --------------------------------------------------
- *
- * Compiled GPU variants and autotuning choices, one file each in one folder:
- * $BLK_CACHE_DIR, else $XDG_CACHE_HOME/blk, else $HOME/.cache/blk (made when
- * missing). A file is named after its key, a 128-bit XXH3 hash in hex:
- * KEY.variant holds a header (magic, format version, key, lengths, shared
- * memory, XXH64 of the payload) and the payload (the cubin, then the PTX);
- * KEY.tune is four lines of text. Files are written to a temporary file in
- * the folder and renamed over the old one, so a reader sees a whole file or
- * none; a file that is short, damaged, of another format or another key is
- * refused (and rewritten by the caller). Nothing here reports errors: a
- * cache that cannot be used is a miss. */
+/* ---- launches (launch.c) ----------------------------------------------------------- */
 
-enum { CACHE_FORMAT_VERSION = 1 };
+/* The launch's arguments against the kernel's parameters. */
+blk_status check_args(blk_kernel *k, const blk_arg *args, int n_args);
 
-typedef struct CacheKey {
-	uint8_t b[16];
-} CacheKey;
+/* The launch's grid: given, or from the kernel's grid clause. Caller holds
+ * m->lock. */
+blk_status launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                       unsigned grid[3]);
 
-/* The environment's wish: BLK_CACHE=0 neither reads nor writes;
- * BLK_ALWAYS_COMPILE=1 (not 0) writes but never reads. Read at each call. */
-typedef enum CacheMode { CACHE_OFF, CACHE_READ_WRITE, CACHE_WRITE_ONLY } CacheMode;
-CacheMode cache_mode(void);
+/* Starts a launch: the variant (compiled and loaded) and the grid. */
+blk_status prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                          blk_context **ctx_out, Variant **v_out, unsigned grid[3]);
 
-/* The cache folder (made with its parents when missing) into buf; false
- * when there is none (no variable says where, or it cannot be made). */
-bool cache_dir(char *buf, size_t size);
+/* One launch of a prepared variant, on each backend. */
+blk_status gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
+                      const blk_launch_options *opt);
+blk_status interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, const blk_arg *args, int n_args,
+                         const unsigned grid[3], const blk_launch_options *opt);
 
-/* A key, built field by field: each field is hashed with its length, so
- * that ("ab", "c") and ("a", "bc") differ. key_begin returns NULL when out
- * of memory; the other calls accept NULL (key_end then gives all zeros and
- * returns false). */
-typedef struct KeyHasher KeyHasher;
-KeyHasher *key_begin(const char *purpose);
-void key_bytes(KeyHasher *h, const void *data, size_t len);
-void key_str(KeyHasher *h, const char *s); /* NULL hashes as "" with a mark of its own */
-void key_i64(KeyHasher *h, int64_t v);
-bool key_end(KeyHasher *h, CacheKey *out);
+/* ---- timing (timing.c) ------------------------------------------------------------- */
 
-/* "0123...ef": 32 hex digits and a NUL. */
-void cache_key_hex(const CacheKey *key, char out[33]);
-
-struct Source;
-struct ConstBinding;
-/* The sources' names and texts, in order; const values by name (their
- * order does not count). */
-void key_sources(KeyHasher *h, const struct Source *const *sources, int n);
-void key_consts(KeyHasher *h, const struct ConstBinding *consts, int n);
-
-/* What a compiled variant's key is made of. */
-typedef struct VariantKeyInput {
-	const char *compiler_version;        /* blk_compiler_version() */
-	const struct Source *const *sources; /* the module's and its imports', in the order loaded */
-	int n_sources;
-	const char *kernel;
-	const struct ConstBinding *consts;   /* every const value it was compiled with, in any order */
-	int n_consts;
-	uint64_t spec;                       /* arguments specialized (multiples of 16; equal to 1) */
-	const char *passes;                  /* BLK_PASSES, or NULL: the tile passes that ran */
-	int num_warps, num_stages;
-	const char *arch;                    /* the PTX target, "sm_90" */
-	int cc_major, cc_minor;              /* the device's: the driver builds the cubin for it */
-	int driver_version;                  /* cuDriverGetVersion: the driver that builds it */
-} VariantKeyInput;
-bool cache_variant_key(const VariantKeyInput *in, CacheKey *out);
-
-/* An entry read back: data is the whole file (free with cache_entry_free);
- * the cubin starts 8-byte aligned; ptx is NUL-terminated. */
-typedef struct CacheEntry {
-	void *data;
-	const void *cubin;
-	size_t cubin_len;
-	const char *ptx;
-	size_t ptx_len;
-	int shared_bytes;
-} CacheEntry;
-
-/* Reads DIR/KEY.variant: true when the file is whole and is the entry of
- * key. */
-bool cache_read_variant(const char *dir, const CacheKey *key, CacheEntry *out);
-void cache_entry_free(CacheEntry *e);
-/* Writes DIR/KEY.variant (atomically); false when it could not. */
-bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin, size_t cubin_len, const char *ptx,
-                         size_t ptx_len, int shared_bytes);
-/* Checks an entry file as cache_read_variant does: NULL when it is whole
- * (and of `key` when key is not NULL), else why not ("short", "bad magic",
- * "format version", "checksum", "key", "cannot be read"). For tests. */
-const char *cache_check_variant_file(const char *path, const CacheKey *key);
-
-/* Autotuning choices: DIR/KEY.tune holds the index of the best config and
- * its text ("BLOCK=1024 num_warps=4"). Reading gives both (config of at
- * most `size` bytes); the caller checks that the index and text still name
- * one of the kernel's configs. */
-bool cache_read_tune(const char *dir, const CacheKey *key, int *index, char *config, size_t size);
-bool cache_write_tune(const char *dir, const CacheKey *key, int index, const char *config);
+/* CLOCK_MONOTONIC in milliseconds. */
+double monotonic_ms(void);
 
 /* The median of n values (sorts them). 0 for n == 0. */
 double median_of(double *v, int n);
 
-/* CLOCK_MONOTONIC in milliseconds. */
-double monotonic_ms(void);
+/* The median time of v on the GPU in milliseconds, of `reps` launches
+ * after `warmups`, the L2 cache flushed before each. */
+blk_status time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
+                    const blk_launch_options *opt, int warmups, int reps, double *median);
+
+/* ---- autotuning (autotune.c) ------------------------------------------------------- */
+
+/* Does this launch leave the choice among the kernel's configs open? */
+bool needs_tuning(const blk_kernel *k, const blk_launch_options *opt);
+
+/* The values of the kernel's autotune key in this launch (k->autotune.n_key
+ * of them). */
+void key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_options *opt, int64_t *out);
+
+/* Do the arguments give the key the values the last launch's did? */
+bool same_key(const blk_kernel *k, const blk_arg *args);
+
+/* The config for these key values: remembered, on disk, or (for a launch)
+ * tuned now; *known is false for a guess. Caller holds m->lock. */
+blk_status choose_config(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                         uint64_t spec, const int64_t *key, FindMode mode, int *cfg, bool *known);
 
 #endif

@@ -1,6 +1,7 @@
-/* The CUDA driver layer's pure parts (runtime/driver.c), no driver needed:
- * error names and descriptions, messages, what an error means to blk.h,
- * the PTX target for a compute capability, the parameters of a PTX entry. */
+/* The CUDA driver layer's pure parts (runtime/driver.c) and the runtime's
+ * use of them, no driver needed: error names and descriptions, messages,
+ * what an error means to blk.h (error.c), the PTX target for a compute
+ * capability and the parameters of a PTX entry (jit.c). */
 #include "runtime.h"
 
 #include <stdio.h>

@@ -1,0 +1,460 @@
+/* autotune.c: @autotune kernels: whether a launch leaves the config open,
+ * the values of the kernel's key, and the best config for each:
+ * remembered, from the disk cache, or timed now (blk_autotune). */
+#include "runtime.h"
+#include "lower/lower.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- autotuning ------------------------------------------------------------------------ *
+ *
+ * A launch of an @autotune kernel that leaves a config's name open
+ * (needs_tuning) runs the config chosen for the values of the kernel's key:
+ * remembered in memory (k->tuned), else in the disk cache (KEY.tune), else
+ * chosen now by timing each config on the launch's own arguments. The
+ * memory of every pointer argument is saved first and put back after each
+ * config, so the launch itself runs on what it was given. On the
+ * interpreter nothing is timed: the first config that compiles is taken. */
+
+/* Does the launch give `name` (its consts, the module's defines; for
+ * num_warps and num_stages, its options too)? */
+static bool launch_gives(const blk_kernel *k, const blk_launch_options *opt, const char *name)
+{
+	if (opt && opt->num_warps > 0 && strcmp(name, "num_warps") == 0)
+		return true;
+	if (opt && opt->num_stages > 0 && strcmp(name, "num_stages") == 0)
+		return true;
+	for (int i = 0; opt && i < opt->n_consts; i++)
+		if (opt->consts[i].name && strcmp(opt->consts[i].name, name) == 0)
+			return true;
+	for (int i = 0; i < k->m->n_defines; i++)
+		if (strcmp(k->m->defines[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Does this launch leave the choice among the kernel's configs open? With
+ * two configs or more: when the configs set const parameters, one of
+ * those the launch does not give (a launch that gives them all runs as
+ * given, num_warps and num_stages from the first config unless given);
+ * when they set only num_warps or num_stages, one of those. */
+bool needs_tuning(const blk_kernel *k, const blk_launch_options *opt)
+{
+	if (k->autotune.n_configs < 2)
+		return false;
+	bool consts = false, open_const = false, open_option = false;
+	for (int c = 0; c < k->autotune.n_configs; c++)
+		for (int i = 0; i < k->autotune.config_len[c]; i++) {
+			const char *name = k->autotune.configs[c][i].name;
+			bool option = strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0;
+			bool given = launch_gives(k, opt, name);
+			consts |= !option;
+			open_const |= !option && !given;
+			open_option |= option && !given;
+		}
+	return consts ? open_const : open_option;
+}
+
+/* The value of the kernel's key name i in this launch: an integer
+ * argument's value, a float's bits, for a pointer whether it is 16-byte
+ * aligned; a const parameter's value as the launch gives it (INT64_MIN
+ * when it does not). */
+static int64_t key_arg_value(const blk_arg *a)
+{
+	int64_t v;
+	switch (a->kind) {
+	case BLK_ARG_PTR:
+		return (a->v.ptr & 15) == 0;
+	case BLK_ARG_FLOAT:
+		memcpy(&v, &a->v.f, sizeof v);
+		return v;
+	default:
+		return a->v.i;
+	}
+}
+
+void key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_options *opt, int64_t *out)
+{
+	for (int i = 0; i < k->autotune.n_key; i++) {
+		if (k->key_arg[i] >= 0) {
+			out[i] = key_arg_value(&args[k->key_arg[i]]);
+			continue;
+		}
+		out[i] = INT64_MIN;
+		const char *name = k->autotune.key[i];
+		const blk_const *c = NULL;
+		for (int j = 0; opt && j < opt->n_consts && !c; j++)
+			if (opt->consts[j].name && strcmp(opt->consts[j].name, name) == 0)
+				c = &opt->consts[j];
+		if (c) {
+			if (c->is_float)
+				memcpy(&out[i], &c->f, sizeof out[i]);
+			else
+				out[i] = c->i;
+			continue;
+		}
+		for (int j = 0; j < k->m->n_defines; j++)
+			if (strcmp(k->m->defines[j].name, name) == 0) {
+				if (k->m->defines[j].is_float)
+					memcpy(&out[i], &k->m->defines[j].f, sizeof out[i]);
+				else
+					out[i] = k->m->defines[j].i;
+				break;
+			}
+	}
+}
+
+/* Do the arguments give the key the values the last launch's did? (Its
+ * const names were compared with the request.) */
+bool same_key(const blk_kernel *k, const blk_arg *args)
+{
+	for (int i = 0; i < k->autotune.n_key; i++)
+		if (k->key_arg[i] >= 0 && key_arg_value(&args[k->key_arg[i]]) != k->last.key[i])
+			return false;
+	return true;
+}
+
+static Tuned *find_tuned(blk_kernel *k, const int64_t *key, uint64_t spec)
+{
+	size_t bytes = (size_t)k->autotune.n_key * sizeof *key;
+	for (int i = 0; i < k->n_tuned; i++)
+		if (k->tuned[i].spec == spec && memcmp(k->tuned[i].key, key, bytes) == 0)
+			return &k->tuned[i];
+	return NULL;
+}
+
+static void remember_tuned(blk_kernel *k, const int64_t *key, uint64_t spec, int best)
+{
+	Tuned *t = find_tuned(k, key, spec);
+	if (!t) {
+		if (k->n_tuned == k->cap_tuned) {
+			int cap = k->cap_tuned ? 2 * k->cap_tuned : 8;
+			Tuned *nt = arena_alloc(&k->m->arena, (size_t)cap * sizeof *nt);
+			if (!nt)
+				return; /* no memory: the next launch tunes again */
+			if (k->n_tuned)
+				memcpy(nt, k->tuned, (size_t)k->n_tuned * sizeof *nt);
+			k->tuned = nt;
+			k->cap_tuned = cap;
+		}
+		int64_t *copy = arena_alloc(&k->m->arena, (size_t)(k->autotune.n_key ? k->autotune.n_key : 1) * sizeof *copy);
+		if (!copy)
+			return;
+		memcpy(copy, key, (size_t)k->autotune.n_key * sizeof *key);
+		t = &k->tuned[k->n_tuned++];
+		t->key = copy;
+		t->spec = spec;
+	}
+	t->best = best;
+	/* launches that remembered another choice look again */
+	k->last.v = NULL;
+}
+
+/* "BLOCK=1024 num_warps=4": config c as text (the disk cache checks it). */
+static void config_text(const blk_kernel *k, int c, char *buf, size_t size)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; c < k->autotune.n_configs && i < k->autotune.config_len[c] && n < size; i++) {
+		const ConstBinding *b = &k->autotune.configs[c][i];
+		int w = b->is_float ? snprintf(buf + n, size - n, "%s%s=%.17g", i ? " " : "", b->name, b->f)
+		                    : snprintf(buf + n, size - n, "%s%s=%lld", i ? " " : "", b->name, (long long)b->i);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+}
+
+/* The disk cache's key of the choice for these key values: the sources,
+ * the kernel, what the launch gives (defines, consts, num_warps,
+ * num_stages), the key's values, the specialization, the device. */
+static bool tune_key(blk_kernel *k, const blk_launch_options *opt, const int64_t *key, uint64_t spec, CacheKey *out)
+{
+	blk_module *m = k->m;
+	int n = m->set.modules.len, nc = opt ? opt->n_consts : 0;
+	const Source **srcs = malloc((size_t)(n ? n : 1) * sizeof *srcs);
+	ConstBinding *given = malloc((size_t)(nc ? nc : 1) * sizeof *given);
+	KeyHasher *h = srcs && given ? key_begin("blk autotune") : NULL;
+	if (h) {
+		for (int i = 0; i < n; i++)
+			srcs[i] = ((Module *)m->set.modules.items[i])->src;
+		for (int i = 0; i < nc; i++)
+			given[i] = (ConstBinding){opt->consts[i].name ? opt->consts[i].name : "", opt->consts[i].is_float != 0,
+			                          opt->consts[i].i, opt->consts[i].f};
+		key_str(h, blk_compiler_version());
+		key_sources(h, srcs, n);
+		key_str(h, k->node->name);
+		key_consts(h, m->defines, m->n_defines);
+		key_consts(h, given, nc);
+		key_i64(h, opt ? opt->num_warps : 0);
+		key_i64(h, opt ? opt->num_stages : 0);
+		key_bytes(h, key, (size_t)k->autotune.n_key * sizeof *key);
+		key_i64(h, (int64_t)spec);
+		key_str(h, m->ctx->device_name);
+		key_str(h, m->ctx->arch);
+	}
+	free(srcs);
+	free(given);
+	return key_end(h, out);
+}
+
+/* The memory of a pointer argument, saved while configs are timed. */
+typedef struct Saved {
+	CUdeviceptr base, copy;
+	size_t bytes;
+} Saved;
+
+static void free_saved(blk_context *ctx, Saved *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		ctx->cu->cuMemFree(s[i].copy);
+	free(s);
+}
+
+/* Copies (on the device) the whole allocation holding each pointer
+ * argument, each allocation once. */
+static blk_status save_buffers(blk_context *ctx, const blk_kernel *k, const blk_arg *args, int n_args, Saved **out,
+                               int *n_out)
+{
+	const CudaDriver *cu = ctx->cu;
+	const char *fn = "blk_autotune";
+	*out = NULL;
+	*n_out = 0;
+	CUresult r = cu->cuCtxSynchronize(); /* what the arguments hold is final */
+	if (r != CUDA_SUCCESS)
+		return cuda_fail(ctx, r, fn, "cuCtxSynchronize");
+	Saved *s = calloc((size_t)(n_args ? n_args : 1), sizeof *s);
+	if (!s)
+		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+	int n = 0;
+	blk_status st = BLK_SUCCESS;
+	for (int a = 0; a < n_args && st == BLK_SUCCESS; a++) {
+		if (args[a].kind != BLK_ARG_PTR)
+			continue;
+		CUdeviceptr base = 0;
+		size_t bytes = 0;
+		if ((r = cu->cuMemGetAddressRange(&base, &bytes, (CUdeviceptr)args[a].v.ptr)) != CUDA_SUCCESS) {
+			char msg[512];
+			st = rt_fail(cuda_blk_status(r), "%s: argument %d of '%s' (0x%llx) is not device memory: %s", fn, a + 1,
+			             k->node->name, (unsigned long long)args[a].v.ptr,
+			             cuda_describe(cu, r, "cuMemGetAddressRange_v2", msg, sizeof msg));
+			break;
+		}
+		bool seen = false;
+		for (int j = 0; j < n && !seen; j++)
+			seen = s[j].base == base;
+		if (seen)
+			continue;
+		if ((r = cu->cuMemAlloc(&s[n].copy, bytes)) != CUDA_SUCCESS) {
+			char msg[512];
+			st = rt_fail(cuda_blk_status(r),
+			             "%s: saving the %zu bytes argument %d of '%s' points into, to put them back "
+			             "after each config: %s (give the kernel's consts to launch without tuning)",
+			             fn, bytes, a + 1, k->node->name, cuda_describe(cu, r, "cuMemAlloc_v2", msg, sizeof msg));
+			break;
+		}
+		s[n].base = base;
+		s[n].bytes = bytes;
+		n++;
+		if ((r = cu->cuMemcpyDtoD(s[n - 1].copy, base, bytes)) != CUDA_SUCCESS)
+			st = cuda_fail(ctx, r, fn, "cuMemcpyDtoD_v2");
+	}
+	if (st != BLK_SUCCESS) {
+		free_saved(ctx, s, n);
+		return st;
+	}
+	*out = s;
+	*n_out = n;
+	return BLK_SUCCESS;
+}
+
+static blk_status restore_buffers(blk_context *ctx, const Saved *s, int n)
+{
+	const CudaDriver *cu = ctx->cu;
+	CUresult r = cu->cuCtxSynchronize();
+	for (int i = 0; i < n && r == CUDA_SUCCESS; i++)
+		r = cu->cuMemcpyDtoD(s[i].base, s[i].copy, s[i].bytes);
+	if (r == CUDA_SUCCESS)
+		r = cu->cuCtxSynchronize(); /* before launches on streams that do not wait for the default one */
+	return r == CUDA_SUCCESS ? BLK_SUCCESS : cuda_fail(ctx, r, "blk_autotune", "cuMemcpyDtoD_v2");
+}
+
+/* Why config c could not run, from the last error: one line, without
+ * "blk_launch: ", cut to fit. */
+static void note_failure(blk_tune_result *res, int c)
+{
+	if (!res || c >= 64)
+		return;
+	const char *e = blk_last_error();
+	if (strncmp(e, "blk_launch: ", 12) == 0)
+		e += 12;
+	size_t size = sizeof res->note[c], n = 0;
+	for (; e[n] && n + 1 < size; n++)
+		res->note[c][n] = e[n] == '\n' ? ' ' : e[n];
+	res->note[c][n] = '\0';
+}
+
+/* Runs every config of k on these arguments and sets *best to the fastest
+ * (a kernel without configs: the one launch). Caller holds m->lock. */
+static blk_status tune(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt, uint64_t spec,
+                       blk_tune_result *res, int *best)
+{
+	blk_context *ctx = k->m->ctx;
+	int nc = k->autotune.n_configs > 1 ? k->autotune.n_configs : 1;
+	if (res) {
+		memset(res, 0, sizeof *res);
+		res->n_configs = nc;
+		res->best = -1;
+		for (int c = 0; c < 64; c++)
+			res->ms[c] = -1;
+	}
+	*best = -1;
+	blk_status st = BLK_SUCCESS, first_failure = BLK_SUCCESS;
+	StrBuf first_msg = {0};
+	double best_ms = 0;
+	Saved *saved = NULL;
+	int n_saved = 0;
+	bool gpu = ctx->backend == BLK_BACKEND_GPU;
+	if (gpu && (st = save_buffers(ctx, k, args, n_args, &saved, &n_saved)) != BLK_SUCCESS)
+		return st;
+	for (int c = 0; c < nc; c++) {
+		Variant *v = NULL;
+		unsigned grid[3] = {1, 1, 1};
+		double ms = 0;
+		bool ran = false;
+		if (!gpu && *best >= 0) {
+			if (res && c < 64)
+				snprintf(res->note[c], sizeof res->note[c], "not timed on the interpreter");
+			continue;
+		}
+		st = config_variant(k, opt, c, spec, &v);
+		if (st == BLK_SUCCESS && gpu && !v->fn)
+			st = gpu_load_variant(k, v);
+		if (st == BLK_SUCCESS && gpu)
+			st = launch_grid(k, v, args, n_args, opt, grid);
+		if (st == BLK_SUCCESS && gpu) {
+			ran = true;
+			st = time_gpu(ctx, v, args, n_args, grid, opt, 3, 10, &ms);
+		}
+		if (st == BLK_SUCCESS) {
+			if (res && c < 64)
+				res->ms[c] = ms;
+			if (*best < 0 || ms < best_ms) {
+				*best = c;
+				best_ms = ms;
+			}
+		} else {
+			note_failure(res, c);
+			if (first_failure == BLK_SUCCESS) {
+				first_failure = st;
+				sb_puts(&first_msg, blk_last_error());
+			}
+		}
+		if (ran) {
+			/* a fault leaves the context unusable: no config can run after it */
+			CUresult r = ctx->cu->cuCtxSynchronize();
+			blk_status rs = cuda_error_is_sticky(r) ? st : restore_buffers(ctx, saved, n_saved);
+			if (rs != BLK_SUCCESS) {
+				st = rs;
+				*best = -1;
+				break;
+			}
+		}
+		st = BLK_SUCCESS;
+	}
+	if (gpu)
+		free_saved(ctx, saved, n_saved);
+	if (st == BLK_SUCCESS && *best < 0) {
+		st = first_failure != BLK_SUCCESS ? first_failure : BLK_ERROR_LAUNCH;
+		rt_fail(st, "no config of kernel '%s' can run; the first: %s", k->node->name,
+		        first_msg.data ? first_msg.data : "?");
+	}
+	sb_free(&first_msg);
+	if (res)
+		res->best = *best;
+	return st;
+}
+
+/* The config for these key values: remembered, on disk, or (for a launch)
+ * tuned now. *known is false when it is only a guess (compiling ahead
+ * before any tuning: the first config). Caller holds m->lock. */
+blk_status choose_config(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                         uint64_t spec, const int64_t *key, FindMode mode, int *cfg, bool *known)
+{
+	*known = true;
+	*cfg = 0;
+	Tuned *t = find_tuned(k, key, spec);
+	if (t) {
+		*cfg = t->best;
+		return BLK_SUCCESS;
+	}
+	bool gpu = k->m->ctx->backend == BLK_BACKEND_GPU;
+	char dir[4096], text[512], stored[512];
+	CacheKey ck;
+	bool disk = gpu && cache_mode() != CACHE_OFF && cache_dir(dir, sizeof dir) && tune_key(k, opt, key, spec, &ck);
+	int index;
+	if (disk && cache_read_tune(dir, &ck, &index, stored, sizeof stored) && index < k->autotune.n_configs) {
+		config_text(k, index, text, sizeof text);
+		if (strcmp(text, stored) == 0) {
+			remember_tuned(k, key, spec, index);
+			*cfg = index;
+			return BLK_SUCCESS;
+		}
+	}
+	if (mode == FIND_COMPILE) {
+		*known = false;
+		return BLK_SUCCESS;
+	}
+	blk_status st = tune(k, args, n_args, opt, spec, NULL, cfg);
+	if (st != BLK_SUCCESS)
+		return st;
+	remember_tuned(k, key, spec, *cfg);
+	if (disk) {
+		config_text(k, *cfg, text, sizeof text);
+		cache_write_tune(dir, &ck, *cfg, text);
+	}
+	return BLK_SUCCESS;
+}
+
+blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                        blk_tune_result *result)
+{
+	if (!k)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_autotune: kernel is NULL");
+	blk_status st = check_args(k, args, n_args);
+	if (st != BLK_SUCCESS)
+		return st;
+	blk_module *m = k->m;
+	pthread_mutex_lock(&m->lock);
+	blk_context *ctx = m->ctx;
+	if (!ctx)
+		st = rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_autotune: the context of kernel '%s' was destroyed",
+		             k->node->name);
+	int best = -1;
+	uint64_t spec = ctx && ctx->backend == BLK_BACKEND_GPU ? arg_spec(k, args) : 0;
+	if (st == BLK_SUCCESS)
+		st = tune(k, args, n_args, opt, spec, result, &best);
+	if (st == BLK_SUCCESS && k->autotune.n_configs > 1) {
+		int n_key = k->autotune.n_key;
+		int64_t kbuf[16];
+		int64_t *key = n_key <= 16 ? kbuf : malloc((size_t)n_key * sizeof *key);
+		if (key) {
+			key_values(k, args, opt, key);
+			remember_tuned(k, key, spec, best);
+			char dir[4096], text[512];
+			CacheKey ck;
+			if (ctx->backend == BLK_BACKEND_GPU && cache_mode() != CACHE_OFF && cache_dir(dir, sizeof dir) &&
+			    tune_key(k, opt, key, spec, &ck)) {
+				config_text(k, best, text, sizeof text);
+				cache_write_tune(dir, &ck, best, text);
+			}
+			if (key != kbuf)
+				free(key);
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	return st == BLK_SUCCESS ? rt_ok() : st;
+}

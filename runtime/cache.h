@@ -1,0 +1,103 @@
+/* cache.h: the disk cache (cache.c), internal to runtime/.
+ *
+ * Compiled GPU variants and autotuning choices, one file each in one folder:
+ * $BLK_CACHE_DIR, else $XDG_CACHE_HOME/blk, else $HOME/.cache/blk (made when
+ * missing). A file is named after its key, a 128-bit XXH3 hash in hex:
+ * KEY.variant holds a header (magic, format version, key, lengths, shared
+ * memory, XXH64 of the payload) and the payload (the cubin, then the PTX);
+ * KEY.tune is four lines of text. Files are written to a temporary file in
+ * the folder and renamed over the old one, so a reader sees a whole file or
+ * none; a file that is short, damaged, of another format or another key is
+ * refused (and rewritten by the caller). Nothing here reports errors: a
+ * cache that cannot be used is a miss. */
+#ifndef BLK_CACHE_H
+#define BLK_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { CACHE_FORMAT_VERSION = 1 };
+
+typedef struct CacheKey {
+	uint8_t b[16];
+} CacheKey;
+
+/* The environment's wish: BLK_CACHE=0 neither reads nor writes;
+ * BLK_ALWAYS_COMPILE=1 (not 0) writes but never reads. Read at each call. */
+typedef enum CacheMode { CACHE_OFF, CACHE_READ_WRITE, CACHE_WRITE_ONLY } CacheMode;
+CacheMode cache_mode(void);
+
+/* The cache folder (made with its parents when missing) into buf; false
+ * when there is none (no variable says where, or it cannot be made). */
+bool cache_dir(char *buf, size_t size);
+
+/* A key, built field by field: each field is hashed with its length, so
+ * that ("ab", "c") and ("a", "bc") differ. key_begin returns NULL when out
+ * of memory; the other calls accept NULL (key_end then gives all zeros and
+ * returns false). */
+typedef struct KeyHasher KeyHasher;
+KeyHasher *key_begin(const char *purpose);
+void key_bytes(KeyHasher *h, const void *data, size_t len);
+void key_str(KeyHasher *h, const char *s); /* NULL hashes as "" with a mark of its own */
+void key_i64(KeyHasher *h, int64_t v);
+bool key_end(KeyHasher *h, CacheKey *out);
+
+/* "0123...ef": 32 hex digits and a NUL. */
+void cache_key_hex(const CacheKey *key, char out[33]);
+
+struct Source;
+struct ConstBinding;
+/* The sources' names and texts, in order; const values by name (their
+ * order does not count). */
+void key_sources(KeyHasher *h, const struct Source *const *sources, int n);
+void key_consts(KeyHasher *h, const struct ConstBinding *consts, int n);
+
+/* What a compiled variant's key is made of. */
+typedef struct VariantKeyInput {
+	const char *compiler_version;        /* blk_compiler_version() */
+	const struct Source *const *sources; /* the module's and its imports', in the order loaded */
+	int n_sources;
+	const char *kernel;
+	const struct ConstBinding *consts;   /* every const value it was compiled with, in any order */
+	int n_consts;
+	uint64_t spec;                       /* arguments specialized (multiples of 16; equal to 1) */
+	const char *passes;                  /* BLK_PASSES, or NULL: the tile passes that ran */
+	int num_warps, num_stages;
+	const char *arch;                    /* the PTX target, "sm_90" */
+	int cc_major, cc_minor;              /* the device's: the driver builds the cubin for it */
+	int driver_version;                  /* cuDriverGetVersion: the driver that builds it */
+} VariantKeyInput;
+bool cache_variant_key(const VariantKeyInput *in, CacheKey *out);
+
+/* An entry read back: data is the whole file (free with cache_entry_free);
+ * the cubin starts 8-byte aligned; ptx is NUL-terminated. */
+typedef struct CacheEntry {
+	void *data;
+	const void *cubin;
+	size_t cubin_len;
+	const char *ptx;
+	size_t ptx_len;
+	int shared_bytes;
+} CacheEntry;
+
+/* Reads DIR/KEY.variant: true when the file is whole and is the entry of
+ * key. */
+bool cache_read_variant(const char *dir, const CacheKey *key, CacheEntry *out);
+void cache_entry_free(CacheEntry *e);
+/* Writes DIR/KEY.variant (atomically); false when it could not. */
+bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin, size_t cubin_len, const char *ptx,
+                         size_t ptx_len, int shared_bytes);
+/* Checks an entry file as cache_read_variant does: NULL when it is whole
+ * (and of `key` when key is not NULL), else why not ("short", "bad magic",
+ * "format version", "checksum", "key", "cannot be read"). For tests. */
+const char *cache_check_variant_file(const char *path, const CacheKey *key);
+
+/* Autotuning choices: DIR/KEY.tune holds the index of the best config and
+ * its text ("BLOCK=1024 num_warps=4"). Reading gives both (config of at
+ * most `size` bytes); the caller checks that the index and text still name
+ * one of the kernel's configs. */
+bool cache_read_tune(const char *dir, const CacheKey *key, int *index, char *config, size_t size);
+bool cache_write_tune(const char *dir, const CacheKey *key, int index, const char *config);
+
+#endif

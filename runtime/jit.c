@@ -1,0 +1,439 @@
+/* jit.c: a variant compiled for the GPU and loaded: the PTX target for a
+ * device, PTX from the compiler, the parameters' layout read back from it,
+ * the cubin linked in process or taken from the disk cache; blk_kernel_compile. */
+#include "runtime.h"
+#include "lower/lower.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the PTX target, a PTX entry's parameters ------------------------------------------ */
+
+bool cuda_arch_for(int major, int minor, char *buf, size_t size)
+{
+	static const int targets[] = {90, 89, 87, 86, 80, 75, 72, 70};
+	int cc = major * 10 + minor;
+	for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+		if (targets[i] > cc)
+			continue;
+		char arch[16];
+		snprintf(arch, sizeof arch, "sm_%d", targets[i]);
+		if (!llvm_ptx_isa_version(arch))
+			continue;
+		snprintf(buf, size, "%s", arch);
+		return true;
+	}
+	if (size)
+		buf[0] = '\0';
+	return false;
+}
+
+/* The size in bytes of a PTX type token (".u32" -> 4), or 0. */
+static int ptx_type_size(const char *t, size_t n)
+{
+	static const struct {
+		const char *name;
+		int size;
+	} types[] = {
+		{".u8", 1},  {".s8", 1},  {".b8", 1},  {".u16", 2}, {".s16", 2}, {".b16", 2}, {".f16", 2},
+		{".bf16", 2}, {".u32", 4}, {".s32", 4}, {".b32", 4}, {".f32", 4}, {".u64", 8}, {".s64", 8},
+		{".b64", 8}, {".f64", 8}, {".pred", 1},
+	};
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		if (strlen(types[i].name) == n && memcmp(types[i].name, t, n) == 0)
+			return types[i].size;
+	return 0;
+}
+
+static const char *skip_space(const char *p, const char *end)
+{
+	for (;;) {
+		while (p < end && isspace((unsigned char)*p))
+			p++;
+		if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
+			while (p < end && *p != '\n')
+				p++;
+			continue;
+		}
+		if (end - p >= 2 && p[0] == '/' && p[1] == '*') {
+			const char *q = p + 2;
+			while (q + 1 < end && !(q[0] == '*' && q[1] == '/'))
+				q++;
+			p = q + 1 < end ? q + 2 : end;
+			continue;
+		}
+		return p;
+	}
+}
+
+static bool is_ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
+
+/* Reads the parameter list after '(' at p; returns the count or -1. */
+static int read_params(const char *p, const char *end, int *sizes, int max)
+{
+	int n = 0;
+	p = skip_space(p, end);
+	if (p < end && *p == ')')
+		return 0;
+	for (;;) {
+		/* one parameter: tokens up to ',' or ')' */
+		int elem = 0, count = 1;
+		bool saw_param = false;
+		for (;;) {
+			p = skip_space(p, end);
+			if (p >= end)
+				return -1;
+			if (*p == ',' || *p == ')')
+				break;
+			const char *t = p;
+			while (p < end && !isspace((unsigned char)*p) && *p != ',' && *p != ')')
+				p++;
+			size_t len = (size_t)(p - t);
+			if (len == 6 && memcmp(t, ".param", 6) == 0) {
+				saw_param = true;
+			} else if (t[0] == '.') {
+				int s = ptx_type_size(t, len);
+				if (s && !elem)
+					elem = s;
+			} else if (is_ident_char(t[0]) && !isdigit((unsigned char)t[0])) {
+				/* the name, maybe with [N] */
+				const char *br = memchr(t, '[', len);
+				if (br) {
+					char *e;
+					long v = strtol(br + 1, &e, 10);
+					if (e > t + len || *e != ']' || v <= 0 || v > (1 << 20))
+						return -1;
+					count = (int)v;
+				}
+			}
+		}
+		if (!saw_param || !elem)
+			return -1;
+		if (n < max)
+			sizes[n] = elem * count;
+		n++;
+		if (*p == ')')
+			return n;
+		p++; /* ',' */
+	}
+}
+
+int ptx_entry_params(const char *ptx, size_t len, const char *name, int *sizes, int max)
+{
+	if (!ptx || !name)
+		return -1;
+	const char *end = ptx + len, *p = ptx;
+	size_t nl = strlen(name);
+	while ((p = memmem(p, (size_t)(end - p), ".entry", 6)) != NULL) {
+		const char *q = p + 6;
+		p = q;
+		if (q >= end || !isspace((unsigned char)*q))
+			continue;
+		q = skip_space(q, end);
+		if ((size_t)(end - q) < nl || memcmp(q, name, nl) != 0)
+			continue;
+		q += nl;
+		if (q < end && is_ident_char(*q))
+			continue; /* a longer name */
+		q = skip_space(q, end);
+		if (q >= end || *q != '(')
+			continue;
+		return read_params(q + 1, end, sizes, max);
+	}
+	return -1;
+}
+
+/* ---- compiling and loading ---------------------------------------------------------- */
+
+/* The disk cache's key of v (cache.h: what it is made of). */
+static bool variant_key(blk_kernel *k, Variant *v, CacheKey *out)
+{
+	blk_module *m = k->m;
+	blk_context *ctx = m->ctx;
+	int n = m->set.modules.len;
+	const Source *buf[16];
+	const Source **srcs = n <= 16 ? buf : malloc((size_t)n * sizeof *srcs);
+	if (!srcs)
+		return false;
+	for (int i = 0; i < n; i++)
+		srcs[i] = ((Module *)m->set.modules.items[i])->src;
+	VariantKeyInput in = {
+		.compiler_version = blk_compiler_version(),
+		.sources = srcs,
+		.n_sources = n,
+		.kernel = k->node->name,
+		.consts = v->consts,
+		.n_consts = v->n_consts,
+		.spec = v->spec,
+		.passes = getenv("BLK_PASSES"),
+		.num_warps = v->f->num_warps,
+		.num_stages = v->f->num_stages,
+		.arch = ctx->arch,
+		.cc_major = ctx->cc_major,
+		.cc_minor = ctx->cc_minor,
+		.driver_version = ctx->driver_version,
+	};
+	bool ok = cache_variant_key(&in, out);
+	if (srcs != buf)
+		free(srcs);
+	return ok;
+}
+
+/* PTX to a loaded module, in process (cuLink*); the cubin goes into the
+ * disk cache as DIR/KEY.variant when dir is not NULL. *ms gets the time of
+ * linking and loading. */
+static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, size_t len, int smem, const char *dir,
+                           const CacheKey *key, CUmodule *out, double *ms)
+{
+	const CudaDriver *cu = ctx->cu;
+	char info[4096] = "", errlog[16384] = "", msg[512];
+	CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+	                       CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
+	void *vals[] = {info, (void *)(uintptr_t)sizeof info, errlog, (void *)(uintptr_t)sizeof errlog,
+	                (void *)(uintptr_t)(ctx->debug ? 1 : 0)};
+	double t0 = monotonic_ms(), t_write = 0;
+	CUlinkState ls = NULL;
+	CUresult r = cu->cuLinkCreate(sizeof opts / sizeof opts[0], opts, vals, &ls);
+	if (r != CUDA_SUCCESS)
+		return rt_fail(cuda_blk_status(r), "blk_launch: kernel '%s': %s", kn,
+		               cuda_describe(cu, r, "cuLinkCreate_v2", msg, sizeof msg));
+	const char *call = "cuLinkAddData_v2";
+	r = cu->cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, kn, 0, NULL, NULL);
+	void *cubin = NULL;
+	size_t cubin_size = 0;
+	if (r == CUDA_SUCCESS) {
+		call = "cuLinkComplete";
+		r = cu->cuLinkComplete(ls, &cubin, &cubin_size);
+	}
+	if (r == CUDA_SUCCESS && dir) {
+		/* a cache that cannot be written is no error: the next process compiles again */
+		double tw = monotonic_ms();
+		cache_write_variant(dir, key, cubin, cubin_size, ptx, len, smem);
+		t_write = monotonic_ms() - tw;
+	}
+	if (r == CUDA_SUCCESS) {
+		call = "cuModuleLoadData";
+		r = cu->cuModuleLoadData(out, cubin);
+	}
+	blk_status st = BLK_SUCCESS;
+	if (r != CUDA_SUCCESS) {
+		errlog[sizeof errlog - 1] = '\0';
+		size_t n = strlen(errlog);
+		while (n && (errlog[n - 1] == '\n' || errlog[n - 1] == '\r'))
+			errlog[--n] = '\0';
+		st = rt_fail(cuda_blk_status(r), "blk_launch: kernel '%s' for %s: %s%s%s", kn, ctx->arch,
+		             cuda_describe(cu, r, call, msg, sizeof msg), n ? "\n" : "", errlog);
+	}
+	cu->cuLinkDestroy(ls);
+	*ms = monotonic_ms() - t0 - t_write;
+	return st;
+}
+
+/* Compiles and loads v for ctx's device: PTX, the parameters' layout,
+ * shared memory, a CUfunction. The cubin comes from the disk cache when it
+ * has it (BLK_CACHE, BLK_ALWAYS_COMPILE); else it is compiled and put
+ * there. Caller holds m->lock. */
+blk_status gpu_load_variant(blk_kernel *k, Variant *v)
+{
+	blk_module *m = k->m;
+	blk_context *ctx = m->ctx;
+	IrFunc *f = v->f;
+	const char *kn = f->name;
+	blk_status st = gpu_enter(ctx, "blk_launch");
+	if (st != BLK_SUCCESS)
+		return st;
+	int warps = f->num_warps;
+	if (warps < 1 || 32 * (long)warps > ctx->max_threads)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: kernel '%s' with num_warps %d needs %ld threads a "
+		                                           "program; the device allows %d", kn, warps, 32 * (long)warps,
+		               ctx->max_threads);
+
+	/* the disk cache */
+	CacheMode mode = cache_mode();
+	char dir[4096];
+	CacheKey key;
+	bool cached = mode != CACHE_OFF && cache_dir(dir, sizeof dir) && variant_key(k, v, &key);
+	CacheEntry entry = {0};
+	CUmodule mod = NULL;
+	char *ptx = NULL;
+	size_t len = 0;
+	int smem = 0;
+	v->from_disk = false;
+	v->ms_llvm = v->ms_ptx = v->ms_cubin = 0;
+	double t0 = monotonic_ms();
+	if (cached && mode == CACHE_READ_WRITE && cache_read_variant(dir, &key, &entry)) {
+		if (ctx->cu->cuModuleLoadData(&mod, entry.cubin) == CUDA_SUCCESS) {
+			ptx = (char *)entry.ptx;
+			len = entry.ptx_len;
+			smem = entry.shared_bytes;
+			v->from_disk = true;
+			v->ms_cubin = monotonic_ms() - t0;
+		} else {
+			/* a cubin this driver refuses: compiled again, and the entry rewritten */
+			mod = NULL;
+			cache_entry_free(&entry);
+		}
+	}
+	if (!mod) {
+		Diag diag;
+		diag_init(&diag);
+		bool compiled = gpu_compile_ptx_timed(f, ctx->arch, &ptx, &len, &smem, &v->ms_llvm, &v->ms_ptx, &diag);
+		if (!compiled || !ptx) {
+			st = rt_fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
+			             diag.out.data && diag.out.len ? diag.out.data : "blk_launch: the kernel could not be compiled");
+			diag_free(&diag);
+			free(ptx);
+			return st;
+		}
+		diag_free(&diag);
+	}
+	if (smem < 0 || smem > ctx->smem_optin)
+		st = rt_fail(BLK_ERROR_LAUNCH, "blk_launch: kernel '%s' needs %d bytes of shared memory; the device allows %d",
+		             kn, smem, ctx->smem_optin);
+
+	/* The arguments' layout: what the IR says each is, in the sizes the PTX declares. */
+	int n_rt = 0;
+	for (int i = 0; i < f->n_params; i++)
+		n_rt += f->params[i].value != NULL;
+	int sbuf[32];
+	int *sizes = n_rt < 32 ? sbuf : malloc((size_t)(n_rt + 1) * sizeof *sizes);
+	if (!v->pkind)
+		v->pkind = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
+	if (!v->pscalar)
+		v->pscalar = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
+	int np = sizes ? ptx_entry_params(ptx, len, kn, sizes, n_rt + 1) : 0;
+	if (st != BLK_SUCCESS)
+		;
+	else if (!sizes || !v->pkind || !v->pscalar)
+		st = rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	else if (n_rt != k->n_args)
+		st = rt_fail(BLK_ERROR_LAUNCH, "blk_launch: internal error: kernel '%s' has %d runtime parameters in its IR, "
+		                               "%d in its source", kn, n_rt, k->n_args);
+	else if (np < 0)
+		st = rt_fail(BLK_ERROR_LAUNCH, "blk_launch: internal error: the PTX of kernel '%s' has no readable .entry %s",
+		             kn, kn);
+	else if (np != n_rt)
+		st = rt_fail(BLK_ERROR_LAUNCH,
+		             "blk_launch: internal error: the PTX of kernel '%s' takes %d parameters; it has %d "
+		             "runtime parameters", kn, np, n_rt);
+	for (int i = 0, j = 0; st == BLK_SUCCESS && i < f->n_params; i++) {
+		const IrParam *p = &f->params[i];
+		if (!p->value)
+			continue;
+		ScalarKind sk = (ScalarKind)p->type.scalar;
+		int bits = p->type.ptr ? 64 : scalar_bits(sk), size = sizes[j];
+		bool fits = (size == 1 || size == 2 || size == 4 || size == 8) && size * 8 >= bits &&
+		            (p->type.ptr || !scalar_is_float(sk) || sk < SK_F32 || size * 8 == bits);
+		if (!fits) {
+			StrBuf t = {0};
+			type_print(p->type, &t);
+			st = rt_fail(BLK_ERROR_LAUNCH,
+			             "blk_launch: internal error: parameter '%s: %s' of kernel '%s' takes %d bytes "
+			             "in its PTX", p->name, t.data ? t.data : "?", kn, size);
+			sb_free(&t);
+			break;
+		}
+		v->pkind[j] = p->type.ptr ? PK_PTR : scalar_is_float(sk) ? PK_FLOAT : PK_INT;
+		v->pscalar[j] = (uint8_t)sk;
+		j++;
+	}
+	if (sizes != sbuf)
+		free(sizes);
+
+	if (st == BLK_SUCCESS && !mod)
+		st = gpu_link(ctx, kn, ptx, len, smem, cached ? dir : NULL, &key, &mod, &v->ms_cubin);
+	if (st == BLK_SUCCESS) {
+		/* kept for blk_kernel_compile */
+		v->ptx = arena_strndup(&m->arena, ptx, len);
+		v->ptx_len = v->ptx ? len : 0;
+		if (!v->ptx)
+			st = rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	}
+	if (v->from_disk)
+		cache_entry_free(&entry);
+	else
+		free(ptx);
+	if (st != BLK_SUCCESS) {
+		if (mod)
+			ctx->cu->cuModuleUnload(mod);
+		return st;
+	}
+	char msg[512];
+	CUfunction fn = NULL;
+	CUresult r = ctx->cu->cuModuleGetFunction(&fn, mod, kn);
+	if (r == CUDA_SUCCESS && smem > 48 * 1024) {
+		r = ctx->cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem);
+		if (r != CUDA_SUCCESS)
+			cuda_describe(ctx->cu, r, "cuFuncSetAttribute", msg, sizeof msg);
+	} else if (r != CUDA_SUCCESS) {
+		cuda_describe(ctx->cu, r, "cuModuleGetFunction", msg, sizeof msg);
+	}
+	if (r != CUDA_SUCCESS) {
+		ctx->cu->cuModuleUnload(mod);
+		return rt_fail(cuda_blk_status(r), "blk_launch: kernel '%s': %s", kn, msg);
+	}
+	v->cumod = mod;
+	v->fn = fn;
+	v->assert_state = 0;
+	if (ir_assert_ops(v->f, NULL, 0) > 0) {
+		size_t bytes;
+		if (ctx->cu->cuModuleGetGlobal(&v->assert_state, &bytes, mod, "blk_assert_state") != CUDA_SUCCESS)
+			v->assert_state = 0;
+	}
+	v->shared_bytes = smem;
+	v->block = 32u * (unsigned)warps;
+	return BLK_SUCCESS;
+}
+
+blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                              blk_compile_info *info)
+{
+	if (!k)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_compile: kernel is NULL");
+	if (info)
+		memset(info, 0, sizeof *info);
+	blk_status st = BLK_SUCCESS;
+	if (args || n_args) {
+		if ((st = check_args(k, args, n_args)) != BLK_SUCCESS)
+			return st;
+	}
+	blk_module *m = k->m;
+	Variant *v = NULL;
+	pthread_mutex_lock(&m->lock);
+	blk_context *ctx = m->ctx;
+	if (!ctx)
+		st = rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_compile: the context of kernel '%s' was destroyed",
+		             k->node->name);
+	int before = k->n_variants;
+	bool gpu = ctx && ctx->backend == BLK_BACKEND_GPU, loaded = false;
+	if (st == BLK_SUCCESS)
+		st = find_variant(k, args, n_args, opt, gpu && args ? arg_spec(k, args) : 0, FIND_COMPILE, &v);
+	if (st == BLK_SUCCESS && gpu && !v->fn) {
+		st = gpu_load_variant(k, v);
+		loaded = true;
+	}
+	if (st == BLK_SUCCESS && info) {
+		bool made = k->n_variants > before && k->variants[k->n_variants - 1] == v;
+		info->ptx = gpu ? v->ptx : NULL;
+		info->ptx_len = gpu ? v->ptx_len : 0;
+		info->shared_bytes = gpu ? v->shared_bytes : 0;
+		info->num_warps = v->f->num_warps;
+		info->num_stages = v->f->num_stages;
+		if (made) {
+			info->ms_parse = m->ms_parse;
+			info->ms_irgen = v->ms_irgen;
+			info->ms_passes = v->ms_passes;
+		}
+		if (loaded) {
+			info->ms_llvm = v->ms_llvm;
+			info->ms_ptx = v->ms_ptx;
+			info->ms_cubin = v->ms_cubin;
+		}
+		info->from_disk_cache = gpu && v->from_disk;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return st == BLK_SUCCESS ? rt_ok() : st;
+}

@@ -1,0 +1,327 @@
+/* modules.c: modules loaded from a file or a string (their imports found
+ * on the include path and in the standard library), their kernels and the
+ * kernels' parameters; blk_check_source. */
+#include "runtime.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+blk_status blk_check_source(const char *name, const char *text, size_t len)
+{
+	if (!name || (!text && len))
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_check_source: %s is NULL", name ? "text" : "name");
+	if (len > UINT32_MAX / 2)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_check_source: '%s' is too large (%zu bytes)", name, len);
+	Arena arena = {0};
+	Diag diag;
+	diag_init(&diag);
+	Source src;
+	source_from_string(&src, name, text ? text : "", len, &arena);
+	blk_status status = BLK_SUCCESS;
+	if (len && src.len != len) {
+		status = rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_check_source: out of memory reading '%s'", name);
+	} else {
+		parse_source(&src, &diag, &arena);
+		if (diag.out.failed)
+			status = rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_check_source: out of memory checking '%s'", name);
+		else if (diag.errors)
+			status = rt_fail(BLK_ERROR_SOURCE, "%s", diag.out.data ? diag.out.data : "");
+	}
+	if (status == BLK_SUCCESS)
+		rt_ok();
+	diag_free(&diag);
+	arena_free(&arena);
+	return status;
+}
+
+/* The standard library: $BLK_STDLIB, else beside libblk as installed
+ * (PREFIX/lib/libblk.so, PREFIX/share/blk/stdlib) or as built
+ * (build/libblk.so, stdlib/). */
+static pthread_once_t stdlib_once = PTHREAD_ONCE_INIT;
+static char stdlib_path[4096];
+
+static void find_stdlib(void)
+{
+	Dl_info info;
+	if (!dladdr((void *)blk_version, &info) || !info.dli_fname)
+		return;
+	char dir[3500];
+	snprintf(dir, sizeof dir, "%s", info.dli_fname);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	static const char *const rel[] = {"../share/blk/stdlib", "../stdlib", "../../stdlib"};
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+		snprintf(stdlib_path, sizeof stdlib_path, "%s/%s", dir, rel[i]);
+		if (access(stdlib_path, R_OK) == 0)
+			return;
+	}
+	stdlib_path[0] = '\0';
+}
+
+static const char *stdlib_dir(void)
+{
+	const char *env = getenv("BLK_STDLIB");
+	if (env && env[0])
+		return env;
+	pthread_once(&stdlib_once, find_stdlib);
+	return stdlib_path[0] ? stdlib_path : NULL;
+}
+
+/* Unloads m's GPU code (its context current). Caller holds m->lock. */
+static void gpu_unload_module(blk_module *m)
+{
+	for (int i = 0; m->kernels && i < m->n_kernels; i++)
+		for (int j = 0; j < m->kernels[i].n_variants; j++) {
+			Variant *v = m->kernels[i].variants[j];
+			if (v->cumod)
+				m->ctx->cu->cuModuleUnload(v->cumod);
+			v->cumod = NULL;
+			v->fn = NULL;
+		}
+}
+
+void orphan_modules(blk_context *ctx)
+{
+	bool current = ctx->backend == BLK_BACKEND_GPU && gpu_enter(ctx, "blk_context_destroy") == BLK_SUCCESS;
+	pthread_mutex_lock(&ctx->lock);
+	for (blk_module *m = ctx->modules; m; m = m->next_module) {
+		pthread_mutex_lock(&m->lock);
+		if (current)
+			gpu_unload_module(m);
+		m->ctx = NULL;
+		pthread_mutex_unlock(&m->lock);
+	}
+	ctx->modules = NULL;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+static int elem_bytes(Type t)
+{
+	Type e = type_pointee(type_elem(t));
+	if (e.ptr)
+		return 8;
+	int bits = scalar_bits((ScalarKind)e.scalar);
+	return bits < 8 ? 1 : bits / 8;
+}
+
+static bool describe_params(blk_module *m, blk_kernel *k, Diag *diag)
+{
+	Node *n = k->node;
+	k->n_params = n->list.len;
+	k->params = arena_alloc(&m->arena, (size_t)(k->n_params ? k->n_params : 1) * sizeof *k->params);
+	k->param_sk = arena_alloc(&m->arena, (size_t)(k->n_params ? k->n_params : 1));
+	if (!k->params || !k->param_sk)
+		return false;
+	for (int i = 0; i < k->n_params; i++) {
+		Node *p = n->list.items[i];
+		Node *t = p->a;
+		bool is_const = t && t->kind == N_TYPE_CONST;
+		Node *base = is_const ? t->a : t;
+		int depth = 0;
+		while (base && base->kind == N_TYPE_PTR) {
+			base = base->a;
+			depth++;
+		}
+		ScalarKind sk;
+		if (!base || base->kind != N_TYPE_NAME || !scalar_from_name(base->name, &sk)) {
+			diag_error(diag, p->span, "parameter '%s' has no valid type", p->name);
+			return false;
+		}
+		Type ty = type_scalar(sk);
+		ty.ptr = (uint8_t)depth;
+		StrBuf sb = {0};
+		if (is_const)
+			sb_puts(&sb, "const ");
+		type_print(ty, &sb);
+		k->params[i] = (blk_param_info){
+			.name = p->name,
+			.type = sb.data ? arena_strndup(&m->arena, sb.data, sb.len) : "?",
+			.kind = depth ? BLK_PARAM_POINTER : scalar_is_float(sk) ? BLK_PARAM_FLOAT : BLK_PARAM_INT,
+			.is_const = is_const,
+			.elem_bytes = depth ? elem_bytes(ty) : (scalar_bits(sk) < 8 ? 1 : scalar_bits(sk) / 8),
+		};
+		sb_free(&sb);
+		k->param_sk[i] = (uint8_t)sk;
+		k->n_args += !is_const;
+	}
+	return true;
+}
+
+/* Where each name of the kernel's autotune key comes from. */
+static bool describe_key(blk_module *m, blk_kernel *k)
+{
+	int n = k->autotune.n_key;
+	k->key_arg = arena_alloc(&m->arena, (size_t)(n ? n : 1) * sizeof *k->key_arg);
+	k->last.key = arena_alloc(&m->arena, (size_t)(n ? n : 1) * sizeof *k->last.key);
+	if (!k->key_arg || !k->last.key)
+		return false;
+	for (int i = 0; i < n; i++) {
+		k->key_arg[i] = -1;
+		for (int p = 0, a = 0; p < k->n_params; p++) {
+			if (strcmp(k->params[p].name, k->autotune.key[i]) == 0) {
+				if (!k->params[p].is_const)
+					k->key_arg[i] = a;
+				break;
+			}
+			a += !k->params[p].is_const;
+		}
+	}
+	return true;
+}
+
+static blk_status load_module(blk_context *ctx, const Source *given, const char *path, const blk_module_options *opt,
+                              blk_module **out)
+{
+	if (!ctx || !out)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load: %s is NULL", ctx ? "out" : "ctx");
+	*out = NULL;
+	double t0 = monotonic_ms();
+	blk_module *m = calloc(1, sizeof *m);
+	if (!m)
+		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_module_load: out of memory");
+	m->ctx = ctx;
+	pthread_mutex_init(&m->lock, NULL);
+	Diag diag;
+	diag_init(&diag);
+	m->set = (ModuleSet){.arena = &m->arena, .diag = &diag};
+	m->set.stdlib_dir = stdlib_dir();
+	if (opt) {
+		m->set.include_dirs = opt->include_dirs;
+		m->set.n_include_dirs = opt->n_include_dirs;
+		m->defines = arena_alloc(&m->arena, (size_t)(opt->n_defines ? opt->n_defines : 1) * sizeof *m->defines);
+		for (int i = 0; m->defines && i < opt->n_defines; i++)
+			m->defines[i] = (ConstBinding){arena_strndup(&m->arena, opt->defines[i].name, strlen(opt->defines[i].name)),
+			                               opt->defines[i].is_float != 0, opt->defines[i].i, opt->defines[i].f};
+		m->n_defines = opt->n_defines;
+	}
+	if (given) {
+		Source *src = arena_alloc(&m->arena, sizeof *src);
+		if (src) {
+			source_from_string(src, arena_strndup(&m->arena, given->name, strlen(given->name)), given->text, given->len,
+			                   &m->arena);
+			m->mod = module_load_source(&m->set, src);
+		}
+	} else {
+		m->mod = module_load_file(&m->set, path);
+	}
+	blk_status status = BLK_SUCCESS;
+	if (!m->mod || diag.errors) {
+		status = rt_fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_NOT_FOUND, "%s",
+		                 diag.out.data ? diag.out.data : "cannot load the module");
+	} else {
+		for (int i = 0; i < m->mod->file->list.len; i++)
+			m->n_kernels += ((Node *)m->mod->file->list.items[i])->kind == N_KERNEL;
+		m->kernels = arena_alloc(&m->arena, (size_t)(m->n_kernels ? m->n_kernels : 1) * sizeof *m->kernels);
+		int j = 0;
+		for (int i = 0; m->kernels && i < m->mod->file->list.len; i++) {
+			Node *n = m->mod->file->list.items[i];
+			if (n->kind != N_KERNEL)
+				continue;
+			blk_kernel *k = &m->kernels[j++];
+			k->m = m;
+			k->node = n;
+			if (!describe_params(m, k, &diag) || !irgen_autotune(m->mod, n, &k->autotune, &diag, &m->arena))
+				break;
+			if (!describe_key(m, k)) {
+				m->kernels = NULL;
+				break;
+			}
+		}
+		if (diag.errors)
+			status = rt_fail(BLK_ERROR_SOURCE, "%s", diag.out.data ? diag.out.data : "");
+		else if (!m->kernels)
+			status = rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_module_load: out of memory");
+	}
+	diag_free(&diag);
+	m->set.diag = NULL;
+	if (status != BLK_SUCCESS) {
+		blk_module_destroy(m);
+		return status;
+	}
+	m->ms_parse = monotonic_ms() - t0;
+	pthread_mutex_lock(&ctx->lock);
+	m->next_module = ctx->modules;
+	ctx->modules = m;
+	pthread_mutex_unlock(&ctx->lock);
+	*out = m;
+	return rt_ok();
+}
+
+blk_status blk_module_load_file(blk_context *ctx, const char *path, const blk_module_options *opt, blk_module **out)
+{
+	if (!path)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load_file: path is NULL");
+	if (out)
+		*out = NULL;
+	if (access(path, R_OK) != 0)
+		return rt_fail(BLK_ERROR_NOT_FOUND, "blk_module_load_file: cannot open '%s': %s", path, strerror(errno));
+	return load_module(ctx, NULL, path, opt, out);
+}
+
+blk_status blk_module_load_source(blk_context *ctx, const char *name, const char *text, size_t len,
+                                  const blk_module_options *opt, blk_module **out)
+{
+	if (!name || (!text && len))
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load_source: %s is NULL", name ? "text" : "name");
+	if (len > UINT32_MAX / 2)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load_source: '%s' is too large", name);
+	Source src = {.name = name, .text = text ? text : "", .len = (uint32_t)len};
+	return load_module(ctx, &src, NULL, opt, out);
+}
+
+void blk_module_destroy(blk_module *m)
+{
+	if (!m)
+		return;
+	blk_context *ctx = m->ctx;
+	if (ctx) {
+		pthread_mutex_lock(&ctx->lock);
+		for (blk_module **p = &ctx->modules; *p; p = &(*p)->next_module)
+			if (*p == m) {
+				*p = m->next_module;
+				break;
+			}
+		pthread_mutex_unlock(&ctx->lock);
+		if (ctx->backend == BLK_BACKEND_GPU && gpu_enter(ctx, "blk_module_destroy") == BLK_SUCCESS)
+			gpu_unload_module(m);
+	}
+	for (int i = 0; m->kernels && i < m->n_kernels; i++)
+		free(m->kernels[i].last.consts);
+	pthread_mutex_destroy(&m->lock);
+	arena_free(&m->arena);
+	free(m);
+}
+
+blk_status blk_kernel_get(blk_module *m, const char *name, blk_kernel **out)
+{
+	if (!m || !out)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_get: %s is NULL", m ? "out" : "the module");
+	*out = NULL;
+	for (int i = 0; i < m->n_kernels; i++)
+		if (!name || strcmp(m->kernels[i].node->name, name) == 0) {
+			if (!name && m->n_kernels > 1)
+				return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_get: '%s' has %d kernels; name one",
+				               m->mod->src->name, m->n_kernels);
+			*out = &m->kernels[i];
+			return rt_ok();
+		}
+	return rt_fail(BLK_ERROR_NOT_FOUND, "blk_kernel_get: '%s' has no kernel%s%s", m->mod->src->name,
+	               name ? " named " : "", name ? name : "");
+}
+
+int blk_kernel_num_params(const blk_kernel *k) { return k ? k->n_params : 0; }
+
+blk_status blk_kernel_param(const blk_kernel *k, int i, blk_param_info *out)
+{
+	if (!k || !out || i < 0 || i >= k->n_params)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_param: no parameter %d", i);
+	*out = k->params[i];
+	return rt_ok();
+}

@@ -1,0 +1,269 @@
+/* variant.c: a kernel's variants, each compiled to tile IR (irgen, the
+ * tile passes) for a set of const values, num_warps, num_stages and an
+ * argument specialization; the one a launch asks for, found or made. */
+#include "runtime.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- variants and launches --------------------------------------------------------
+ *
+ * The cached path of a launch (the same request and specialization as the
+ * kernel's last launch, the grid clause given the same scalars as last
+ * time, or an explicit grid) compiles nothing, allocates nothing for up to
+ * 16 arguments, and compares no strings but the names of the launch's own
+ * consts: argument checks, one uncontended lock, packing, cuLaunchKernel.
+ * A request unlike the last searches the kernel's variants (string
+ * compares of const names) but allocates only when the launch's consts
+ * outgrow what the kernel remembered before. */
+
+/* The const values of a launch: the launch's own, then the module's
+ * defines, then (for names still missing) the kernel's autotune config
+ * `cfg` (when it has configs); defaults in the source come last, in irgen. */
+static int launch_consts(blk_kernel *k, const blk_launch_options *opt, int cfg, ConstBinding *out)
+{
+	int n = 0;
+	for (int i = 0; opt && i < opt->n_consts; i++)
+		out[n++] = (ConstBinding){opt->consts[i].name, opt->consts[i].is_float != 0, opt->consts[i].i,
+		                          opt->consts[i].f};
+	bool has = cfg >= 0 && cfg < k->autotune.n_configs;
+	const ConstBinding *more[2] = {k->m->defines, has ? k->autotune.configs[cfg] : NULL};
+	int counts[2] = {k->m->n_defines, has ? k->autotune.config_len[cfg] : 0};
+	for (int s = 0; s < 2; s++)
+		for (int i = 0; i < counts[s]; i++) {
+			bool seen = false;
+			for (int j = 0; j < n && !seen; j++)
+				seen = strcmp(out[j].name, more[s][i].name) == 0;
+			if (!seen)
+				out[n++] = more[s][i];
+		}
+	return n;
+}
+
+static bool same_consts(const Variant *v, const ConstBinding *c, int n)
+{
+	if (v->n_consts != n)
+		return false;
+	for (int i = 0; i < n; i++) {
+		bool found = false;
+		for (int j = 0; j < n && !found; j++)
+			found = strcmp(v->consts[j].name, c[i].name) == 0 && v->consts[j].is_float == c[i].is_float &&
+			        (c[i].is_float ? v->consts[j].f == c[i].f : v->consts[j].i == c[i].i);
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* num_warps or num_stages as irgen settles it: given (> 0), else a const
+ * of that name, else the default. */
+static int settled(const ConstBinding *c, int n, const char *name, int given, int dflt)
+{
+	if (given > 0)
+		return given;
+	for (int i = 0; i < n; i++)
+		if (strcmp(c[i].name, name) == 0)
+			return !c[i].is_float && c[i].i > 0 && c[i].i <= 64 ? (int)c[i].i : dflt;
+	return dflt;
+}
+
+/* Integer arguments known to equal 1 (bit i: runtime argument i) become
+ * the constant 1 in the IR, so that the passes fold them (x * stride is x). */
+static bool constant_ones(IrFunc *f, uint64_t ones)
+{
+	for (int i = 0, j = 0; i < f->n_params; i++) {
+		IrParam *p = &f->params[i];
+		if (!p->value)
+			continue;
+		if (j < SPEC_ARGS && (ones >> j & 1) && !ir_param_is_one(f, p))
+			return false;
+		j++;
+	}
+	return true;
+}
+
+/* The compiled variant for these consts, made on first use. Caller holds m->lock. */
+static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, int num_warps, int num_stages,
+                              uint64_t spec, Variant **out)
+{
+	blk_module *m = k->m;
+	int warps = settled(consts, n, "num_warps", num_warps, 4), stages = settled(consts, n, "num_stages", num_stages, 3);
+	for (int i = 0; i < k->n_variants; i++)
+		if (k->variants[i]->spec == spec && same_consts(k->variants[i], consts, n) &&
+		    k->variants[i]->f->num_warps == warps && k->variants[i]->f->num_stages == stages) {
+			*out = k->variants[i];
+			return BLK_SUCCESS;
+		}
+	if (k->n_variants == k->cap_variants) {
+		int cap = k->cap_variants ? k->cap_variants * 2 : 4;
+		Variant **v = arena_alloc(&m->arena, (size_t)cap * sizeof *v);
+		if (!v)
+			return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory compiling '%s'", k->node->name);
+		if (k->n_variants)
+			memcpy(v, k->variants, (size_t)k->n_variants * sizeof *v);
+		k->variants = v;
+		k->cap_variants = cap;
+	}
+	Diag diag;
+	diag_init(&diag);
+	m->set.diag = &diag;
+	ConstBinding *copy = arena_alloc(&m->arena, (size_t)(n ? n : 1) * sizeof *copy);
+	for (int i = 0; copy && i < n; i++) {
+		copy[i] = consts[i];
+		copy[i].name = arena_strndup(&m->arena, consts[i].name, strlen(consts[i].name));
+	}
+	Variant *v = arena_alloc(&m->arena, sizeof *v);
+	IrgenOptions io = {.consts = copy, .n_consts = n, .num_warps = num_warps, .num_stages = num_stages};
+	double t0 = monotonic_ms();
+	IrFunc *f = copy && v ? irgen_kernel(m->mod, k->node, &io, &diag, &m->arena) : NULL;
+	if (f && spec >> SPEC_ARGS && !constant_ones(f, spec >> SPEC_ARGS))
+		f = NULL;
+	double t1 = monotonic_ms();
+	/* BLK_PASSES replaces the tile passes (for tests of a pass on the
+	 * interpreter: the examples' references hold whatever runs) */
+	const char *passes = getenv("BLK_PASSES");
+	if (f && !ir_run_passes(f, passes && *passes ? passes : NULL, NULL, NULL, &diag))
+		f = NULL;
+	double t2 = monotonic_ms();
+	blk_status status = BLK_SUCCESS;
+	if (!f) {
+		status = rt_fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
+		                 diag.out.data ? diag.out.data : "out of memory");
+	} else {
+		/* what the arguments promise, for the GPU back end to use (16-byte accesses) */
+		for (int i = 0, j = 0; i < f->n_params; i++)
+			if (f->params[i].value) {
+				if (j < SPEC_ARGS && (spec >> j & 1))
+					f->params[i].divisibility = 16;
+				j++;
+			}
+		*v = (Variant){.consts = copy, .n_consts = n, .spec = spec, .f = f, .ms_irgen = t1 - t0, .ms_passes = t2 - t1};
+		k->variants[k->n_variants++] = v;
+	}
+	m->set.diag = NULL;
+	diag_free(&diag);
+	*out = f ? v : NULL;
+	return status;
+}
+
+/* Does this launch ask what the kernel's last one asked? */
+static bool same_request(const blk_kernel *k, const blk_launch_options *opt, uint64_t spec)
+{
+	int n = opt ? opt->n_consts : 0;
+	if (!k->last.v || k->last.spec != spec || k->last.n_consts != n || k->last.num_warps != (opt ? opt->num_warps : 0) ||
+	    k->last.num_stages != (opt ? opt->num_stages : 0))
+		return false;
+	for (int i = 0; i < n; i++) {
+		const blk_const *a = &opt->consts[i], *b = &k->last.consts[i];
+		if ((a->is_float != 0) != (b->is_float != 0) || (a->is_float ? a->f != b->f : a->i != b->i) ||
+		    !a->name || strcmp(a->name, b->name) != 0)
+			return false;
+	}
+	return true;
+}
+
+static void remember_request(blk_kernel *k, const blk_launch_options *opt, uint64_t spec, Variant *v)
+{
+	int n = opt ? opt->n_consts : 0;
+	size_t bytes = (size_t)n * sizeof(blk_const);
+	for (int i = 0; i < n; i++)
+		bytes += strlen(opt->consts[i].name) + 1;
+	k->last.v = NULL;
+	if (bytes > k->last.cap || !k->last.consts) {
+		free(k->last.consts);
+		k->last.cap = bytes > 64 ? bytes : 64;
+		if (!(k->last.consts = malloc(k->last.cap))) {
+			k->last.cap = 0;
+			return; /* no memory: the next launch searches */
+		}
+	}
+	blk_const *c = k->last.consts;
+	char *names = (char *)(c + n);
+	for (int i = 0; i < n; i++) {
+		c[i] = opt->consts[i];
+		size_t len = strlen(opt->consts[i].name) + 1;
+		memcpy(names, opt->consts[i].name, len);
+		c[i].name = names;
+		names += len;
+	}
+	k->last.n_consts = n;
+	k->last.num_warps = opt ? opt->num_warps : 0;
+	k->last.num_stages = opt ? opt->num_stages : 0;
+	k->last.spec = spec;
+	k->last.v = v;
+}
+
+/* The variant of config `cfg` (of an @autotune kernel; any index for one
+ * without) for this launch's options. Caller holds m->lock. */
+blk_status config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec, Variant **out)
+{
+	int cap = (opt ? opt->n_consts : 0) + k->m->n_defines +
+	          (cfg >= 0 && cfg < k->autotune.n_configs ? k->autotune.config_len[cfg] : 0);
+	ConstBinding buf[32];
+	ConstBinding *consts = cap <= 32 ? buf : malloc((size_t)cap * sizeof *consts);
+	if (!consts)
+		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	int n = launch_consts(k, opt, cfg, consts);
+	blk_status st = get_variant(k, consts, n, opt ? opt->num_warps : 0, opt ? opt->num_stages : 0, spec, out);
+	if (consts != buf)
+		free(consts);
+	return st;
+}
+
+/* The variant this launch runs (for an @autotune kernel, tuning first when
+ * needed). Caller holds m->lock. */
+blk_status find_variant(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                        uint64_t spec, FindMode mode, Variant **out)
+{
+	if (same_request(k, opt, spec) && (!k->last.tuned || (args && same_key(k, args)))) {
+		*out = k->last.v;
+		return BLK_SUCCESS;
+	}
+	bool tuned = needs_tuning(k, opt), known = true;
+	int cfg = 0, n_key = k->autotune.n_key;
+	int64_t kbuf[16];
+	int64_t *key = n_key <= 16 ? kbuf : malloc((size_t)n_key * sizeof *key);
+	if (!key)
+		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	blk_status st = BLK_SUCCESS;
+	if (tuned && !args) {
+		known = false; /* compiling ahead without arguments: the first config */
+	} else if (tuned) {
+		key_values(k, args, opt, key);
+		st = choose_config(k, args, n_args, opt, spec, key, mode, &cfg, &known);
+	}
+	if (st == BLK_SUCCESS)
+		st = config_variant(k, opt, cfg, spec, out);
+	if (st == BLK_SUCCESS && known) {
+		remember_request(k, opt, spec, *out);
+		k->last.tuned = tuned;
+		if (tuned)
+			memcpy(k->last.key, key, (size_t)n_key * sizeof *key);
+	}
+	if (key != kbuf)
+		free(key);
+	return st;
+}
+
+/* Specialization, as Triton does it: which arguments are multiples of 16
+ * (integers) or 16-byte aligned (pointers), bit i for argument i, and which
+ * integers equal 1, bit 32 + i (a stride of 1 makes a block of pointers
+ * contiguous); the first 32 arguments. Each pattern is a variant of its
+ * own. GPU only: the interpreter gains nothing from it. */
+uint64_t arg_spec(const blk_kernel *k, const blk_arg *args)
+{
+	uint64_t spec = 0;
+	for (int i = 0, a = 0; i < k->n_params && a < SPEC_ARGS; i++) {
+		if (k->params[i].is_const)
+			continue;
+		const blk_arg *arg = &args[a];
+		bool is_int = arg->kind == BLK_ARG_INT && k->params[i].kind == BLK_PARAM_INT;
+		if ((arg->kind == BLK_ARG_PTR && k->params[i].kind == BLK_PARAM_POINTER && (arg->v.ptr & 15) == 0) ||
+		    (is_int && (arg->v.i & 15) == 0))
+			spec |= (uint64_t)1 << a;
+		if (is_int && arg->v.i == 1)
+			spec |= (uint64_t)1 << (SPEC_ARGS + a);
+		a++;
+	}
+	return spec;
+}

@@ -41,7 +41,7 @@ static bool launch_gives(const blk_kernel *k, const blk_launch_options *opt, con
  * those the launch does not give (a launch that gives them all runs as
  * given, num_warps and num_stages from the first config unless given);
  * when they set only num_warps or num_stages, one of those. */
-bool needs_tuning(const blk_kernel *k, const blk_launch_options *opt)
+bool rt_needs_tuning(const blk_kernel *k, const blk_launch_options *opt)
 {
 	if (k->autotune.n_configs < 2)
 		return false;
@@ -76,7 +76,7 @@ static int64_t key_arg_value(const blk_arg *a)
 	}
 }
 
-void key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_options *opt, int64_t *out)
+void rt_key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_options *opt, int64_t *out)
 {
 	for (int i = 0; i < k->autotune.n_key; i++) {
 		if (k->key_arg[i] >= 0) {
@@ -109,7 +109,7 @@ void key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_optio
 
 /* Do the arguments give the key the values the last launch's did? (Its
  * const names were compared with the request.) */
-bool same_key(const blk_kernel *k, const blk_arg *args)
+bool rt_same_key(const blk_kernel *k, const blk_arg *args)
 {
 	for (int i = 0; i < k->autotune.n_key; i++)
 		if (k->key_arg[i] >= 0 && key_arg_value(&args[k->key_arg[i]]) != k->last.key[i])
@@ -177,28 +177,28 @@ static bool tune_key(blk_kernel *k, const blk_launch_options *opt, const int64_t
 	int n = m->set.modules.len, nc = opt ? opt->n_consts : 0;
 	const Source **srcs = malloc((size_t)(n ? n : 1) * sizeof *srcs);
 	ConstBinding *given = malloc((size_t)(nc ? nc : 1) * sizeof *given);
-	KeyHasher *h = srcs && given ? key_begin("blk autotune") : NULL;
+	KeyHasher *h = srcs && given ? rt_key_begin("blk autotune") : NULL;
 	if (h) {
 		for (int i = 0; i < n; i++)
 			srcs[i] = ((Module *)m->set.modules.items[i])->src;
 		for (int i = 0; i < nc; i++)
 			given[i] = (ConstBinding){opt->consts[i].name ? opt->consts[i].name : "", opt->consts[i].is_float != 0,
 			                          opt->consts[i].i, opt->consts[i].f};
-		key_str(h, blk_compiler_version());
-		key_sources(h, srcs, n);
-		key_str(h, k->node->name);
-		key_consts(h, m->defines, m->n_defines);
-		key_consts(h, given, nc);
-		key_i64(h, opt ? opt->num_warps : 0);
-		key_i64(h, opt ? opt->num_stages : 0);
-		key_bytes(h, key, (size_t)k->autotune.n_key * sizeof *key);
-		key_i64(h, (int64_t)spec);
-		key_str(h, m->ctx->device_name);
-		key_str(h, m->ctx->arch);
+		rt_key_str(h, blk_compiler_version());
+		rt_key_sources(h, srcs, n);
+		rt_key_str(h, k->node->name);
+		rt_key_consts(h, m->defines, m->n_defines);
+		rt_key_consts(h, given, nc);
+		rt_key_i64(h, opt ? opt->num_warps : 0);
+		rt_key_i64(h, opt ? opt->num_stages : 0);
+		rt_key_bytes(h, key, (size_t)k->autotune.n_key * sizeof *key);
+		rt_key_i64(h, (int64_t)spec);
+		rt_key_str(h, m->ctx->device_name);
+		rt_key_str(h, m->ctx->arch);
 	}
 	free(srcs);
 	free(given);
-	return key_end(h, out);
+	return rt_key_end(h, out);
 }
 
 /* The memory of a pointer argument, saved while configs are timed. */
@@ -330,14 +330,14 @@ static blk_status tune(blk_kernel *k, const blk_arg *args, int n_args, const blk
 				snprintf(res->note[c], sizeof res->note[c], "not timed on the interpreter");
 			continue;
 		}
-		st = config_variant(k, opt, c, spec, &v);
+		st = rt_config_variant(k, opt, c, spec, &v);
 		if (st == BLK_SUCCESS && gpu && !v->fn)
-			st = gpu_load_variant(k, v);
+			st = rt_gpu_load_variant(k, v);
 		if (st == BLK_SUCCESS && gpu)
-			st = launch_grid(k, v, args, n_args, opt, grid);
+			st = rt_launch_grid(k, v, args, n_args, opt, grid);
 		if (st == BLK_SUCCESS && gpu) {
 			ran = true;
-			st = time_gpu(ctx, v, args, n_args, grid, opt, 3, 10, &ms);
+			st = rt_time_gpu(ctx, v, args, n_args, grid, opt, 3, 10, &ms);
 		}
 		if (st == BLK_SUCCESS) {
 			if (res && c < 64)
@@ -381,7 +381,7 @@ static blk_status tune(blk_kernel *k, const blk_arg *args, int n_args, const blk
 /* The config for these key values: remembered, on disk, or (for a launch)
  * tuned now. *known is false when it is only a guess (compiling ahead
  * before any tuning: the first config). Caller holds m->lock. */
-blk_status choose_config(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+blk_status rt_choose_config(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                          uint64_t spec, const int64_t *key, FindMode mode, int *cfg, bool *known)
 {
 	*known = true;
@@ -424,7 +424,7 @@ blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const bl
 {
 	if (!k)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_autotune: kernel is NULL");
-	blk_status st = check_args(k, args, n_args);
+	blk_status st = rt_check_args(k, args, n_args);
 	if (st != BLK_SUCCESS)
 		return st;
 	blk_module *m = k->m;
@@ -434,7 +434,7 @@ blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const bl
 		st = rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_autotune: the context of kernel '%s' was destroyed",
 		             k->node->name);
 	int best = -1;
-	uint64_t spec = ctx && ctx->backend == BLK_BACKEND_GPU ? arg_spec(k, args) : 0;
+	uint64_t spec = ctx && ctx->backend == BLK_BACKEND_GPU ? rt_arg_spec(k, args) : 0;
 	if (st == BLK_SUCCESS)
 		st = tune(k, args, n_args, opt, spec, result, &best);
 	if (st == BLK_SUCCESS && k->autotune.n_configs > 1) {
@@ -442,7 +442,7 @@ blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const bl
 		int64_t kbuf[16];
 		int64_t *key = n_key <= 16 ? kbuf : malloc((size_t)n_key * sizeof *key);
 		if (key) {
-			key_values(k, args, opt, key);
+			rt_key_values(k, args, opt, key);
 			remember_tuned(k, key, spec, best);
 			char dir[4096], text[512];
 			CacheKey ck;

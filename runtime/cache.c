@@ -83,7 +83,7 @@ struct KeyHasher {
 	bool oom; /* a field could not be hashed */
 };
 
-KeyHasher *key_begin(const char *purpose)
+KeyHasher *rt_key_begin(const char *purpose)
 {
 	/* XXH3_state_t wants 64-byte alignment */
 	KeyHasher *h = aligned_alloc(64, (sizeof *h + 63) & ~(size_t)63);
@@ -92,12 +92,12 @@ KeyHasher *key_begin(const char *purpose)
 	XXH3_INITSTATE(&h->st);
 	XXH3_128bits_reset(&h->st);
 	h->oom = false;
-	key_str(h, purpose);
-	key_i64(h, CACHE_FORMAT_VERSION);
+	rt_key_str(h, purpose);
+	rt_key_i64(h, CACHE_FORMAT_VERSION);
 	return h;
 }
 
-void key_bytes(KeyHasher *h, const void *data, size_t len)
+void rt_key_bytes(KeyHasher *h, const void *data, size_t len)
 {
 	if (!h)
 		return;
@@ -107,20 +107,20 @@ void key_bytes(KeyHasher *h, const void *data, size_t len)
 		XXH3_128bits_update(&h->st, data, len);
 }
 
-void key_str(KeyHasher *h, const char *s)
+void rt_key_str(KeyHasher *h, const char *s)
 {
 	if (s) {
-		key_bytes(h, s, strlen(s));
+		rt_key_bytes(h, s, strlen(s));
 	} else {
 		static const uint8_t null_mark = 0xff;
-		key_bytes(h, &null_mark, 1);
-		key_bytes(h, NULL, 0);
+		rt_key_bytes(h, &null_mark, 1);
+		rt_key_bytes(h, NULL, 0);
 	}
 }
 
-void key_i64(KeyHasher *h, int64_t v) { key_bytes(h, &v, sizeof v); }
+void rt_key_i64(KeyHasher *h, int64_t v) { rt_key_bytes(h, &v, sizeof v); }
 
-bool key_end(KeyHasher *h, CacheKey *out)
+bool rt_key_end(KeyHasher *h, CacheKey *out)
 {
 	memset(out, 0, sizeof *out);
 	if (!h)
@@ -151,16 +151,16 @@ static int cmp_const(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-void key_sources(KeyHasher *h, const struct Source *const *sources, int n)
+void rt_key_sources(KeyHasher *h, const struct Source *const *sources, int n)
 {
-	key_i64(h, n);
+	rt_key_i64(h, n);
 	for (int i = 0; i < n; i++) {
-		key_str(h, sources[i]->name);
-		key_bytes(h, sources[i]->text, sources[i]->len);
+		rt_key_str(h, sources[i]->name);
+		rt_key_bytes(h, sources[i]->text, sources[i]->len);
 	}
 }
 
-void key_consts(KeyHasher *h, const struct ConstBinding *consts, int n)
+void rt_key_consts(KeyHasher *h, const struct ConstBinding *consts, int n)
 {
 	/* by name, so that their order does not matter (nor does it to irgen) */
 	const ConstBinding *buf[32];
@@ -174,15 +174,15 @@ void key_consts(KeyHasher *h, const struct ConstBinding *consts, int n)
 	for (int i = 0; i < n; i++)
 		sorted[i] = &consts[i];
 	qsort(sorted, (size_t)n, sizeof *sorted, cmp_const);
-	key_i64(h, n);
+	rt_key_i64(h, n);
 	for (int i = 0; i < n; i++) {
-		key_str(h, sorted[i]->name);
-		key_i64(h, sorted[i]->is_float);
+		rt_key_str(h, sorted[i]->name);
+		rt_key_i64(h, sorted[i]->is_float);
 		if (sorted[i]->is_float) {
 			double f = sorted[i]->f;
-			key_bytes(h, &f, sizeof f);
+			rt_key_bytes(h, &f, sizeof f);
 		} else {
-			key_i64(h, sorted[i]->i);
+			rt_key_i64(h, sorted[i]->i);
 		}
 	}
 	if (sorted != buf)
@@ -191,20 +191,20 @@ void key_consts(KeyHasher *h, const struct ConstBinding *consts, int n)
 
 bool cache_variant_key(const VariantKeyInput *in, CacheKey *out)
 {
-	KeyHasher *h = key_begin("blk variant");
-	key_str(h, in->compiler_version);
-	key_sources(h, in->sources, in->n_sources);
-	key_str(h, in->kernel);
-	key_consts(h, in->consts, in->n_consts);
-	key_i64(h, (int64_t)in->spec);
-	key_str(h, in->passes ? in->passes : "");
-	key_i64(h, in->num_warps);
-	key_i64(h, in->num_stages);
-	key_str(h, in->arch);
-	key_i64(h, in->cc_major);
-	key_i64(h, in->cc_minor);
-	key_i64(h, in->driver_version);
-	return key_end(h, out);
+	KeyHasher *h = rt_key_begin("blk variant");
+	rt_key_str(h, in->compiler_version);
+	rt_key_sources(h, in->sources, in->n_sources);
+	rt_key_str(h, in->kernel);
+	rt_key_consts(h, in->consts, in->n_consts);
+	rt_key_i64(h, (int64_t)in->spec);
+	rt_key_str(h, in->passes ? in->passes : "");
+	rt_key_i64(h, in->num_warps);
+	rt_key_i64(h, in->num_stages);
+	rt_key_str(h, in->arch);
+	rt_key_i64(h, in->cc_major);
+	rt_key_i64(h, in->cc_minor);
+	rt_key_i64(h, in->driver_version);
+	return rt_key_end(h, out);
 }
 
 /* ---- files ----------------------------------------------------------------------- */

@@ -37,11 +37,11 @@ bool cache_dir(char *buf, size_t size);
  * of memory; the other calls accept NULL (key_end then gives all zeros and
  * returns false). */
 typedef struct KeyHasher KeyHasher;
-KeyHasher *key_begin(const char *purpose);
-void key_bytes(KeyHasher *h, const void *data, size_t len);
-void key_str(KeyHasher *h, const char *s); /* NULL hashes as "" with a mark of its own */
-void key_i64(KeyHasher *h, int64_t v);
-bool key_end(KeyHasher *h, CacheKey *out);
+KeyHasher *rt_key_begin(const char *purpose);
+void rt_key_bytes(KeyHasher *h, const void *data, size_t len);
+void rt_key_str(KeyHasher *h, const char *s); /* NULL hashes as "" with a mark of its own */
+void rt_key_i64(KeyHasher *h, int64_t v);
+bool rt_key_end(KeyHasher *h, CacheKey *out);
 
 /* "0123...ef": 32 hex digits and a NUL. */
 void cache_key_hex(const CacheKey *key, char out[33]);
@@ -50,8 +50,8 @@ struct Source;
 struct ConstBinding;
 /* The sources' names and texts, in order; const values by name (their
  * order does not count). */
-void key_sources(KeyHasher *h, const struct Source *const *sources, int n);
-void key_consts(KeyHasher *h, const struct ConstBinding *consts, int n);
+void rt_key_sources(KeyHasher *h, const struct Source *const *sources, int n);
+void rt_key_consts(KeyHasher *h, const struct ConstBinding *consts, int n);
 
 /* What a compiled variant's key is made of. */
 typedef struct VariantKeyInput {

@@ -17,7 +17,7 @@ const char *blk_version(void)
 }
 
 /* Makes ctx's CUDA context current on this thread (a check when it is). */
-blk_status gpu_enter(blk_context *ctx, const char *fn)
+blk_status rt_gpu_enter(blk_context *ctx, const char *fn)
 {
 	CUcontext cur = NULL;
 	if (ctx->cu->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx->cuctx)
@@ -199,8 +199,8 @@ void blk_context_destroy(blk_context *ctx)
 		return;
 	/* modules that outlive their context lose their GPU code and fail to
 	 * launch rather than crash */
-	orphan_modules(ctx);
-	if (ctx->backend == BLK_BACKEND_GPU && gpu_enter(ctx, "blk_context_destroy") == BLK_SUCCESS) {
+	rt_orphan_modules(ctx);
+	if (ctx->backend == BLK_BACKEND_GPU && rt_gpu_enter(ctx, "blk_context_destroy") == BLK_SUCCESS) {
 		for (int i = 0; i < ctx->n_bufs; i++)
 			ctx->cu->cuMemFree((CUdeviceptr)(uintptr_t)ctx->bufs[i].data);
 		if (ctx->flush_buf)
@@ -242,7 +242,7 @@ blk_status blk_synchronize(blk_context *ctx)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_synchronize: ctx is NULL");
 	if (ctx->backend != BLK_BACKEND_GPU)
 		return rt_ok();
-	blk_status st = gpu_enter(ctx, "blk_synchronize");
+	blk_status st = rt_gpu_enter(ctx, "blk_synchronize");
 	if (st != BLK_SUCCESS)
 		return st;
 	CUresult r = ctx->cu->cuCtxSynchronize();

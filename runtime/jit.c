@@ -121,7 +121,7 @@ static int read_params(const char *p, const char *end, int *sizes, int max)
 	}
 }
 
-int ptx_entry_params(const char *ptx, size_t len, const char *name, int *sizes, int max)
+int rt_ptx_entry_params(const char *ptx, size_t len, const char *name, int *sizes, int max)
 {
 	if (!ptx || !name)
 		return -1;
@@ -194,7 +194,7 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
 	                       CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
 	void *vals[] = {info, (void *)(uintptr_t)sizeof info, errlog, (void *)(uintptr_t)sizeof errlog,
 	                (void *)(uintptr_t)(ctx->debug ? 1 : 0)};
-	double t0 = monotonic_ms(), t_write = 0;
+	double t0 = rt_monotonic_ms(), t_write = 0;
 	CUlinkState ls = NULL;
 	CUresult r = cu->cuLinkCreate(sizeof opts / sizeof opts[0], opts, vals, &ls);
 	if (r != CUDA_SUCCESS)
@@ -210,9 +210,9 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
 	}
 	if (r == CUDA_SUCCESS && dir) {
 		/* a cache that cannot be written is no error: the next process compiles again */
-		double tw = monotonic_ms();
+		double tw = rt_monotonic_ms();
 		cache_write_variant(dir, key, cubin, cubin_size, ptx, len, smem);
-		t_write = monotonic_ms() - tw;
+		t_write = rt_monotonic_ms() - tw;
 	}
 	if (r == CUDA_SUCCESS) {
 		call = "cuModuleLoadData";
@@ -228,7 +228,7 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
 		             cuda_describe(cu, r, call, msg, sizeof msg), n ? "\n" : "", errlog);
 	}
 	cu->cuLinkDestroy(ls);
-	*ms = monotonic_ms() - t0 - t_write;
+	*ms = rt_monotonic_ms() - t0 - t_write;
 	return st;
 }
 
@@ -236,13 +236,13 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
  * shared memory, a CUfunction. The cubin comes from the disk cache when it
  * has it (BLK_CACHE, BLK_ALWAYS_COMPILE); else it is compiled and put
  * there. Caller holds m->lock. */
-blk_status gpu_load_variant(blk_kernel *k, Variant *v)
+blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 {
 	blk_module *m = k->m;
 	blk_context *ctx = m->ctx;
 	IrFunc *f = v->f;
 	const char *kn = f->name;
-	blk_status st = gpu_enter(ctx, "blk_launch");
+	blk_status st = rt_gpu_enter(ctx, "blk_launch");
 	if (st != BLK_SUCCESS)
 		return st;
 	int warps = f->num_warps;
@@ -263,14 +263,14 @@ blk_status gpu_load_variant(blk_kernel *k, Variant *v)
 	int smem = 0;
 	v->from_disk = false;
 	v->ms_llvm = v->ms_ptx = v->ms_cubin = 0;
-	double t0 = monotonic_ms();
+	double t0 = rt_monotonic_ms();
 	if (cached && mode == CACHE_READ_WRITE && cache_read_variant(dir, &key, &entry)) {
 		if (ctx->cu->cuModuleLoadData(&mod, entry.cubin) == CUDA_SUCCESS) {
 			ptx = (char *)entry.ptx;
 			len = entry.ptx_len;
 			smem = entry.shared_bytes;
 			v->from_disk = true;
-			v->ms_cubin = monotonic_ms() - t0;
+			v->ms_cubin = rt_monotonic_ms() - t0;
 		} else {
 			/* a cubin this driver refuses: compiled again, and the entry rewritten */
 			mod = NULL;
@@ -304,7 +304,7 @@ blk_status gpu_load_variant(blk_kernel *k, Variant *v)
 		v->pkind = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
 	if (!v->pscalar)
 		v->pscalar = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
-	int np = sizes ? ptx_entry_params(ptx, len, kn, sizes, n_rt + 1) : 0;
+	int np = sizes ? rt_ptx_entry_params(ptx, len, kn, sizes, n_rt + 1) : 0;
 	if (st != BLK_SUCCESS)
 		;
 	else if (!sizes || !v->pkind || !v->pscalar)
@@ -397,7 +397,7 @@ blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, co
 		memset(info, 0, sizeof *info);
 	blk_status st = BLK_SUCCESS;
 	if (args || n_args) {
-		if ((st = check_args(k, args, n_args)) != BLK_SUCCESS)
+		if ((st = rt_check_args(k, args, n_args)) != BLK_SUCCESS)
 			return st;
 	}
 	blk_module *m = k->m;
@@ -410,9 +410,9 @@ blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, co
 	int before = k->n_variants;
 	bool gpu = ctx && ctx->backend == BLK_BACKEND_GPU, loaded = false;
 	if (st == BLK_SUCCESS)
-		st = find_variant(k, args, n_args, opt, gpu && args ? arg_spec(k, args) : 0, FIND_COMPILE, &v);
+		st = rt_find_variant(k, args, n_args, opt, gpu && args ? rt_arg_spec(k, args) : 0, FIND_COMPILE, &v);
 	if (st == BLK_SUCCESS && gpu && !v->fn) {
-		st = gpu_load_variant(k, v);
+		st = rt_gpu_load_variant(k, v);
 		loaded = true;
 	}
 	if (st == BLK_SUCCESS && info) {

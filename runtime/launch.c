@@ -9,7 +9,7 @@
 
 /* ---- the arguments and the grid ---- */
 
-blk_status check_args(blk_kernel *k, const blk_arg *args, int n_args)
+blk_status rt_check_args(blk_kernel *k, const blk_arg *args, int n_args)
 {
 	const char *kn = k->node->name;
 	int want = k->n_args;
@@ -68,7 +68,7 @@ static bool same_scalars(const blk_kernel *k, const blk_arg *a, const blk_arg *b
 
 /* The launch's grid: given, or from the kernel's grid clause (evaluated
  * again only when its scalar arguments changed). Caller holds m->lock. */
-blk_status launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_args,
+blk_status rt_launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_args,
                        const blk_launch_options *opt, unsigned grid[3])
 {
 	if (opt && (opt->grid[0] || opt->grid[1] || opt->grid[2])) {
@@ -155,10 +155,10 @@ static blk_status check_asserts(blk_context *ctx, Variant *v)
 	               st[1], st[2], st[3], st[4]);
 }
 
-blk_status gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
+blk_status rt_gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
                       const blk_launch_options *opt)
 {
-	blk_status st = gpu_enter(ctx, "blk_launch");
+	blk_status st = rt_gpu_enter(ctx, "blk_launch");
 	if (st != BLK_SUCCESS)
 		return st;
 	if (!grid[0] || !grid[1] || !grid[2])
@@ -226,7 +226,7 @@ blk_status gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int n_a
 
 /* ---- the interpreter backend ---- */
 
-blk_status interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, const blk_arg *args, int n_args,
+blk_status rt_interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, const blk_arg *args, int n_args,
                          const unsigned grid[3], const blk_launch_options *opt)
 {
 	if (grid[0] > INT32_MAX || grid[1] > INT32_MAX || grid[2] > INT32_MAX)
@@ -254,7 +254,7 @@ blk_status interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, const blk_
 			if (k->params[i].is_const)
 				continue;
 			const blk_arg *arg = &args[a++];
-			int b = arg->kind == BLK_ARG_PTR ? find_buffer(ctx, arg->v.ptr, 0) : -1;
+			int b = arg->kind == BLK_ARG_PTR ? rt_find_buffer(ctx, arg->v.ptr, 0) : -1;
 			if (b >= 0 && !bufs[b].name)
 				bufs[b].name = k->params[i].name;
 		}
@@ -284,7 +284,7 @@ blk_status interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, const blk_
 }
 
 /* Starts a launch: the variant (compiled and loaded) and the grid. */
-blk_status prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+blk_status rt_prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                           blk_context **ctx_out, Variant **v_out, unsigned grid[3])
 {
 	blk_module *m = k->m;
@@ -295,12 +295,12 @@ blk_status prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, const 
 	if (!ctx)
 		st = rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: the context of kernel '%s' was destroyed", k->node->name);
 	if (st == BLK_SUCCESS)
-		st = find_variant(k, args, n_args, opt, ctx->backend == BLK_BACKEND_GPU ? arg_spec(k, args) : 0, FIND_LAUNCH,
+		st = rt_find_variant(k, args, n_args, opt, ctx->backend == BLK_BACKEND_GPU ? rt_arg_spec(k, args) : 0, FIND_LAUNCH,
 		                  &v);
 	if (st == BLK_SUCCESS)
-		st = launch_grid(k, v, args, n_args, opt, grid);
+		st = rt_launch_grid(k, v, args, n_args, opt, grid);
 	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_GPU && !v->fn)
-		st = gpu_load_variant(k, v);
+		st = rt_gpu_load_variant(k, v);
 	pthread_mutex_unlock(&m->lock);
 	*ctx_out = ctx;
 	*v_out = v;
@@ -311,15 +311,15 @@ blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_
 {
 	if (!k)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: kernel is NULL");
-	blk_status st = check_args(k, args, n_args);
+	blk_status st = rt_check_args(k, args, n_args);
 	if (st != BLK_SUCCESS)
 		return st;
 	unsigned grid[3] = {1, 1, 1};
 	Variant *v = NULL;
 	blk_context *ctx = NULL;
-	if ((st = prepare_launch(k, args, n_args, opt, &ctx, &v, grid)) != BLK_SUCCESS)
+	if ((st = rt_prepare_launch(k, args, n_args, opt, &ctx, &v, grid)) != BLK_SUCCESS)
 		return st;
 	if (ctx->backend == BLK_BACKEND_GPU)
-		return gpu_launch(ctx, v, args, n_args, grid, opt);
-	return interp_launch(ctx, k, v, args, n_args, grid, opt);
+		return rt_gpu_launch(ctx, v, args, n_args, grid, opt);
+	return rt_interp_launch(ctx, k, v, args, n_args, grid, opt);
 }

@@ -33,7 +33,7 @@ blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_devptr *out)
 	if (bytes == 0 || bytes > ((size_t)1 << 40))
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_malloc: cannot allocate %zu bytes", bytes);
 	if (ctx->backend == BLK_BACKEND_GPU) {
-		blk_status st = gpu_enter(ctx, "blk_malloc");
+		blk_status st = rt_gpu_enter(ctx, "blk_malloc");
 		if (st != BLK_SUCCESS)
 			return st;
 		CUdeviceptr p = 0;
@@ -71,7 +71,7 @@ blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_devptr *out)
 }
 
 /* The buffer holding [p, p + bytes), or -1. Caller holds the lock. */
-int find_buffer(blk_context *ctx, blk_devptr p, size_t bytes)
+int rt_find_buffer(blk_context *ctx, blk_devptr p, size_t bytes)
 {
 	for (int i = 0; i < ctx->n_bufs; i++) {
 		uintptr_t lo = (uintptr_t)ctx->bufs[i].data;
@@ -93,7 +93,7 @@ blk_status blk_free(blk_context *ctx, blk_devptr ptr)
 			ctx->bufs[i] = ctx->bufs[--ctx->n_bufs];
 			pthread_mutex_unlock(&ctx->lock);
 			if (ctx->backend == BLK_BACKEND_GPU) {
-				blk_status st = gpu_enter(ctx, "blk_free");
+				blk_status st = rt_gpu_enter(ctx, "blk_free");
 				if (st != BLK_SUCCESS)
 					return st;
 				CUresult r = ctx->cu->cuMemFree((CUdeviceptr)ptr);
@@ -114,7 +114,7 @@ static blk_status copy(blk_context *ctx, void *host, blk_devptr dev, size_t byte
 	if (!ctx || (!host && bytes))
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, ctx ? "the host pointer" : "ctx");
 	pthread_mutex_lock(&ctx->lock);
-	int b = find_buffer(ctx, dev, bytes);
+	int b = rt_find_buffer(ctx, dev, bytes);
 	pthread_mutex_unlock(&ctx->lock);
 	if (b < 0)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "%s: [0x%llx, +%zu bytes) is not inside memory from blk_malloc", fn,
@@ -123,7 +123,7 @@ static blk_status copy(blk_context *ctx, void *host, blk_devptr dev, size_t byte
 		return rt_ok();
 	if (ctx->backend == BLK_BACKEND_GPU) {
 		/* synchronous; ordered after earlier work on the default stream */
-		blk_status st = gpu_enter(ctx, fn);
+		blk_status st = rt_gpu_enter(ctx, fn);
 		if (st != BLK_SUCCESS)
 			return st;
 		CUresult r = to_device ? ctx->cu->cuMemcpyHtoD((CUdeviceptr)dev, host, bytes)

@@ -87,9 +87,9 @@ static void gpu_unload_module(blk_module *m)
 		}
 }
 
-void orphan_modules(blk_context *ctx)
+void rt_orphan_modules(blk_context *ctx)
 {
-	bool current = ctx->backend == BLK_BACKEND_GPU && gpu_enter(ctx, "blk_context_destroy") == BLK_SUCCESS;
+	bool current = ctx->backend == BLK_BACKEND_GPU && rt_gpu_enter(ctx, "blk_context_destroy") == BLK_SUCCESS;
 	pthread_mutex_lock(&ctx->lock);
 	for (blk_module *m = ctx->modules; m; m = m->next_module) {
 		pthread_mutex_lock(&m->lock);
@@ -182,7 +182,7 @@ static blk_status load_module(blk_context *ctx, const Source *given, const char 
 	if (!ctx || !out)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load: %s is NULL", ctx ? "out" : "ctx");
 	*out = NULL;
-	double t0 = monotonic_ms();
+	double t0 = rt_monotonic_ms();
 	blk_module *m = calloc(1, sizeof *m);
 	if (!m)
 		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_module_load: out of memory");
@@ -245,7 +245,7 @@ static blk_status load_module(blk_context *ctx, const Source *given, const char 
 		blk_module_destroy(m);
 		return status;
 	}
-	m->ms_parse = monotonic_ms() - t0;
+	m->ms_parse = rt_monotonic_ms() - t0;
 	pthread_mutex_lock(&ctx->lock);
 	m->next_module = ctx->modules;
 	ctx->modules = m;
@@ -289,7 +289,7 @@ void blk_module_destroy(blk_module *m)
 				break;
 			}
 		pthread_mutex_unlock(&ctx->lock);
-		if (ctx->backend == BLK_BACKEND_GPU && gpu_enter(ctx, "blk_module_destroy") == BLK_SUCCESS)
+		if (ctx->backend == BLK_BACKEND_GPU && rt_gpu_enter(ctx, "blk_module_destroy") == BLK_SUCCESS)
 			gpu_unload_module(m);
 	}
 	for (int i = 0; m->kernels && i < m->n_kernels; i++)

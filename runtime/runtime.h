@@ -170,16 +170,16 @@ blk_status cuda_blk_status(CUresult r);
 /* ---- contexts (context.c) and memory (memory.c) ------------------------------------ */
 
 /* Makes ctx's CUDA context current on this thread (a check when it is). */
-blk_status gpu_enter(blk_context *ctx, const char *fn);
+blk_status rt_gpu_enter(blk_context *ctx, const char *fn);
 
 /* The buffer of ctx holding [p, p + bytes), or -1. Caller holds ctx->lock. */
-int find_buffer(blk_context *ctx, blk_devptr p, size_t bytes);
+int rt_find_buffer(blk_context *ctx, blk_devptr p, size_t bytes);
 
 /* ---- modules (modules.c) ----------------------------------------------------------- */
 
 /* Detaches ctx's modules as ctx is destroyed: their GPU code is unloaded
  * and their kernels fail to launch from then on. */
-void orphan_modules(blk_context *ctx);
+void rt_orphan_modules(blk_context *ctx);
 
 /* ---- variants (variant.c) ---------------------------------------------------------- */
 
@@ -192,22 +192,22 @@ typedef enum FindMode {
 
 /* The variant this launch runs (for an @autotune kernel, tuning first when
  * needed); args may be NULL when compiling ahead. Caller holds m->lock. */
-blk_status find_variant(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+blk_status rt_find_variant(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                         uint64_t spec, FindMode mode, Variant **out);
 
 /* The variant of config `cfg` (of an @autotune kernel; any index for one
  * without) for this launch's options. Caller holds m->lock. */
-blk_status config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec, Variant **out);
+blk_status rt_config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec, Variant **out);
 
 /* The arguments' specialization (GPU only): bit i when argument i is a
  * multiple of 16 or 16-byte aligned, bit SPEC_ARGS + i when it equals 1. */
-uint64_t arg_spec(const blk_kernel *k, const blk_arg *args);
+uint64_t rt_arg_spec(const blk_kernel *k, const blk_arg *args);
 
 /* ---- the GPU's code (jit.c) -------------------------------------------------------- */
 
 /* Compiles (or takes from the disk cache) and loads v for its context's
  * device. Caller holds m->lock. */
-blk_status gpu_load_variant(blk_kernel *k, Variant *v);
+blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v);
 
 /* The PTX target for a device of compute capability major.minor: the
  * newest target the PTX back end supports (llvm_ptx_isa_version) that is
@@ -221,56 +221,56 @@ bool cuda_arch_for(int major, int minor, char *buf, size_t size);
  * 8-bit: 1; `.align A .b8 x[N]`: N). Returns the count (at most `max` sizes
  * are written), or -1 when there is no such entry or its list cannot be
  * read. */
-int ptx_entry_params(const char *ptx, size_t len, const char *name, int *sizes, int max);
+int rt_ptx_entry_params(const char *ptx, size_t len, const char *name, int *sizes, int max);
 
 /* ---- launches (launch.c) ----------------------------------------------------------- */
 
 /* The launch's arguments against the kernel's parameters. */
-blk_status check_args(blk_kernel *k, const blk_arg *args, int n_args);
+blk_status rt_check_args(blk_kernel *k, const blk_arg *args, int n_args);
 
 /* The launch's grid: given, or from the kernel's grid clause. Caller holds
  * m->lock. */
-blk_status launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_args, const blk_launch_options *opt,
+blk_status rt_launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_args, const blk_launch_options *opt,
                        unsigned grid[3]);
 
 /* Starts a launch: the variant (compiled and loaded) and the grid. */
-blk_status prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+blk_status rt_prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                           blk_context **ctx_out, Variant **v_out, unsigned grid[3]);
 
 /* One launch of a prepared variant, on each backend. */
-blk_status gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
+blk_status rt_gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
                       const blk_launch_options *opt);
-blk_status interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, const blk_arg *args, int n_args,
+blk_status rt_interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, const blk_arg *args, int n_args,
                          const unsigned grid[3], const blk_launch_options *opt);
 
 /* ---- timing (timing.c) ------------------------------------------------------------- */
 
 /* CLOCK_MONOTONIC in milliseconds. */
-double monotonic_ms(void);
+double rt_monotonic_ms(void);
 
 /* The median of n values (sorts them). 0 for n == 0. */
-double median_of(double *v, int n);
+double rt_median_of(double *v, int n);
 
 /* The median time of v on the GPU in milliseconds, of `reps` launches
  * after `warmups`, the L2 cache flushed before each. */
-blk_status time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
+blk_status rt_time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
                     const blk_launch_options *opt, int warmups, int reps, double *median);
 
 /* ---- autotuning (autotune.c) ------------------------------------------------------- */
 
 /* Does this launch leave the choice among the kernel's configs open? */
-bool needs_tuning(const blk_kernel *k, const blk_launch_options *opt);
+bool rt_needs_tuning(const blk_kernel *k, const blk_launch_options *opt);
 
 /* The values of the kernel's autotune key in this launch (k->autotune.n_key
  * of them). */
-void key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_options *opt, int64_t *out);
+void rt_key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_options *opt, int64_t *out);
 
 /* Do the arguments give the key the values the last launch's did? */
-bool same_key(const blk_kernel *k, const blk_arg *args);
+bool rt_same_key(const blk_kernel *k, const blk_arg *args);
 
 /* The config for these key values: remembered, on disk, or (for a launch)
  * tuned now; *known is false for a guess. Caller holds m->lock. */
-blk_status choose_config(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+blk_status rt_choose_config(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                          uint64_t spec, const int64_t *key, FindMode mode, int *cfg, bool *known);
 
 #endif

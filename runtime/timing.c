@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-double monotonic_ms(void)
+double rt_monotonic_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -20,7 +20,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-double median_of(double *v, int n)
+double rt_median_of(double *v, int n)
 {
 	if (n <= 0)
 		return 0;
@@ -49,7 +49,7 @@ static void flush_buffer(blk_context *ctx, CUdeviceptr *p, size_t *bytes)
 /* Times v on the GPU: `warmups` launches, then `reps` launches each
  * between two events on the launch's stream, the L2 cache flushed before
  * each; the median in milliseconds. */
-blk_status time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
+blk_status rt_time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
                     const blk_launch_options *opt, int warmups, int reps, double *median)
 {
 	const CudaDriver *cu = ctx->cu;
@@ -57,7 +57,7 @@ blk_status time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_arg
 	CUstream stream = opt ? (CUstream)opt->stream : NULL;
 	blk_status st = BLK_SUCCESS;
 	for (int i = 0; i < warmups && st == BLK_SUCCESS; i++)
-		st = gpu_launch(ctx, v, args, n_args, grid, opt);
+		st = rt_gpu_launch(ctx, v, args, n_args, grid, opt);
 	if (st != BLK_SUCCESS)
 		return st;
 	CUdeviceptr flush;
@@ -82,7 +82,7 @@ blk_status time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_arg
 		call = "cuEventRecord";
 		if ((r = cu->cuEventRecord(ev[2 * i], stream)) != CUDA_SUCCESS)
 			break;
-		if ((st = gpu_launch(ctx, v, args, n_args, grid, opt)) != BLK_SUCCESS)
+		if ((st = rt_gpu_launch(ctx, v, args, n_args, grid, opt)) != BLK_SUCCESS)
 			break;
 		r = cu->cuEventRecord(ev[2 * i + 1], stream);
 	}
@@ -101,7 +101,7 @@ blk_status time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_arg
 	if (st == BLK_SUCCESS && r != CUDA_SUCCESS)
 		st = cuda_fail(ctx, r, fn, call);
 	if (st == BLK_SUCCESS)
-		*median = median_of(ms, reps);
+		*median = rt_median_of(ms, reps);
 	free(ev);
 	free(ms);
 	return st;
@@ -114,14 +114,14 @@ static blk_status time_interp(blk_context *ctx, blk_kernel *k, Variant *v, const
 	double *ms = malloc((size_t)reps * sizeof *ms);
 	if (!ms)
 		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_time_launch: out of memory");
-	blk_status st = interp_launch(ctx, k, v, args, n_args, grid, opt);
+	blk_status st = rt_interp_launch(ctx, k, v, args, n_args, grid, opt);
 	for (int i = 0; i < reps && st == BLK_SUCCESS; i++) {
-		double t0 = monotonic_ms();
-		st = interp_launch(ctx, k, v, args, n_args, grid, opt);
-		ms[i] = monotonic_ms() - t0;
+		double t0 = rt_monotonic_ms();
+		st = rt_interp_launch(ctx, k, v, args, n_args, grid, opt);
+		ms[i] = rt_monotonic_ms() - t0;
 	}
 	if (st == BLK_SUCCESS)
-		*median = median_of(ms, reps);
+		*median = rt_median_of(ms, reps);
 	free(ms);
 	return st;
 }
@@ -134,16 +134,16 @@ blk_status blk_time_launch(blk_kernel *k, const blk_arg *args, int n_args, const
 	if (reps < 1 || reps > 100000)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_time_launch: reps is %d (1 to 100000)", reps);
 	*median_ms = 0;
-	blk_status st = check_args(k, args, n_args);
+	blk_status st = rt_check_args(k, args, n_args);
 	if (st != BLK_SUCCESS)
 		return st;
 	unsigned grid[3] = {1, 1, 1};
 	Variant *v = NULL;
 	blk_context *ctx = NULL;
-	if ((st = prepare_launch(k, args, n_args, opt, &ctx, &v, grid)) != BLK_SUCCESS)
+	if ((st = rt_prepare_launch(k, args, n_args, opt, &ctx, &v, grid)) != BLK_SUCCESS)
 		return st;
 	if (ctx->backend == BLK_BACKEND_GPU)
-		st = time_gpu(ctx, v, args, n_args, grid, opt, 3, reps, median_ms);
+		st = rt_time_gpu(ctx, v, args, n_args, grid, opt, 3, reps, median_ms);
 	else
 		st = time_interp(ctx, k, v, args, n_args, grid, opt, reps, median_ms);
 	return st == BLK_SUCCESS ? rt_ok() : st;

@@ -114,17 +114,17 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 	}
 	Variant *v = arena_alloc(&m->arena, sizeof *v);
 	IrgenOptions io = {.consts = copy, .n_consts = n, .num_warps = num_warps, .num_stages = num_stages};
-	double t0 = monotonic_ms();
+	double t0 = rt_monotonic_ms();
 	IrFunc *f = copy && v ? irgen_kernel(m->mod, k->node, &io, &diag, &m->arena) : NULL;
 	if (f && spec >> SPEC_ARGS && !constant_ones(f, spec >> SPEC_ARGS))
 		f = NULL;
-	double t1 = monotonic_ms();
+	double t1 = rt_monotonic_ms();
 	/* BLK_PASSES replaces the tile passes (for tests of a pass on the
 	 * interpreter: the examples' references hold whatever runs) */
 	const char *passes = getenv("BLK_PASSES");
 	if (f && !ir_run_passes(f, passes && *passes ? passes : NULL, NULL, NULL, &diag))
 		f = NULL;
-	double t2 = monotonic_ms();
+	double t2 = rt_monotonic_ms();
 	blk_status status = BLK_SUCCESS;
 	if (!f) {
 		status = rt_fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
@@ -195,7 +195,7 @@ static void remember_request(blk_kernel *k, const blk_launch_options *opt, uint6
 
 /* The variant of config `cfg` (of an @autotune kernel; any index for one
  * without) for this launch's options. Caller holds m->lock. */
-blk_status config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec, Variant **out)
+blk_status rt_config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec, Variant **out)
 {
 	int cap = (opt ? opt->n_consts : 0) + k->m->n_defines +
 	          (cfg >= 0 && cfg < k->autotune.n_configs ? k->autotune.config_len[cfg] : 0);
@@ -212,14 +212,14 @@ blk_status config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg,
 
 /* The variant this launch runs (for an @autotune kernel, tuning first when
  * needed). Caller holds m->lock. */
-blk_status find_variant(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+blk_status rt_find_variant(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                         uint64_t spec, FindMode mode, Variant **out)
 {
-	if (same_request(k, opt, spec) && (!k->last.tuned || (args && same_key(k, args)))) {
+	if (same_request(k, opt, spec) && (!k->last.tuned || (args && rt_same_key(k, args)))) {
 		*out = k->last.v;
 		return BLK_SUCCESS;
 	}
-	bool tuned = needs_tuning(k, opt), known = true;
+	bool tuned = rt_needs_tuning(k, opt), known = true;
 	int cfg = 0, n_key = k->autotune.n_key;
 	int64_t kbuf[16];
 	int64_t *key = n_key <= 16 ? kbuf : malloc((size_t)n_key * sizeof *key);
@@ -229,11 +229,11 @@ blk_status find_variant(blk_kernel *k, const blk_arg *args, int n_args, const bl
 	if (tuned && !args) {
 		known = false; /* compiling ahead without arguments: the first config */
 	} else if (tuned) {
-		key_values(k, args, opt, key);
-		st = choose_config(k, args, n_args, opt, spec, key, mode, &cfg, &known);
+		rt_key_values(k, args, opt, key);
+		st = rt_choose_config(k, args, n_args, opt, spec, key, mode, &cfg, &known);
 	}
 	if (st == BLK_SUCCESS)
-		st = config_variant(k, opt, cfg, spec, out);
+		st = rt_config_variant(k, opt, cfg, spec, out);
 	if (st == BLK_SUCCESS && known) {
 		remember_request(k, opt, spec, *out);
 		k->last.tuned = tuned;
@@ -250,7 +250,7 @@ blk_status find_variant(blk_kernel *k, const blk_arg *args, int n_args, const bl
  * integers equal 1, bit 32 + i (a stride of 1 makes a block of pointers
  * contiguous); the first 32 arguments. Each pattern is a variant of its
  * own. GPU only: the interpreter gains nothing from it. */
-uint64_t arg_spec(const blk_kernel *k, const blk_arg *args)
+uint64_t rt_arg_spec(const blk_kernel *k, const blk_arg *args)
 {
 	uint64_t spec = 0;
 	for (int i = 0, a = 0; i < k->n_params && a < SPEC_ARGS; i++) {

@@ -157,38 +157,38 @@ static void test_keys(void)
 	expect(cache_variant_key(&in, &k1) && !same(&k0, &k1), "key: a const's name changes it");
 
 	/* fields are hashed with their lengths */
-	KeyHasher *h = key_begin("t");
-	key_str(h, "ab");
-	key_str(h, "c");
-	key_end(h, &k0);
-	h = key_begin("t");
-	key_str(h, "a");
-	key_str(h, "bc");
-	key_end(h, &k1);
+	KeyHasher *h = rt_key_begin("t");
+	rt_key_str(h, "ab");
+	rt_key_str(h, "c");
+	rt_key_end(h, &k0);
+	h = rt_key_begin("t");
+	rt_key_str(h, "a");
+	rt_key_str(h, "bc");
+	rt_key_end(h, &k1);
 	expect(!same(&k0, &k1), "key: (\"ab\", \"c\") and (\"a\", \"bc\") differ");
-	h = key_begin("t");
-	key_str(h, NULL);
-	key_end(h, &k0);
-	h = key_begin("t");
-	key_str(h, "");
-	key_end(h, &k1);
+	h = rt_key_begin("t");
+	rt_key_str(h, NULL);
+	rt_key_end(h, &k0);
+	h = rt_key_begin("t");
+	rt_key_str(h, "");
+	rt_key_end(h, &k1);
 	expect(!same(&k0, &k1), "key: NULL and \"\" differ");
-	h = key_begin("variant");
-	key_end(h, &k0);
-	h = key_begin("tune");
-	key_end(h, &k1);
+	h = rt_key_begin("variant");
+	rt_key_end(h, &k0);
+	h = rt_key_begin("tune");
+	rt_key_end(h, &k1);
 	expect(!same(&k0, &k1), "key: the purpose is part of it");
 }
 
 static void test_entries(void)
 {
 	CacheKey key, other;
-	KeyHasher *h = key_begin("entry");
-	key_str(h, "one");
-	key_end(h, &key);
-	h = key_begin("entry");
-	key_str(h, "two");
-	key_end(h, &other);
+	KeyHasher *h = rt_key_begin("entry");
+	rt_key_str(h, "one");
+	rt_key_end(h, &key);
+	h = rt_key_begin("entry");
+	rt_key_str(h, "two");
+	rt_key_end(h, &other);
 	char cubin[300], hex[33], path[512], opath[512];
 	for (int i = 0; i < (int)sizeof cubin; i++)
 		cubin[i] = (char)(i * 7 + 1);
@@ -278,8 +278,8 @@ static void test_entries(void)
 static void test_tune(void)
 {
 	CacheKey key;
-	KeyHasher *h = key_begin("tune");
-	key_end(h, &key);
+	KeyHasher *h = rt_key_begin("tune");
+	rt_key_end(h, &key);
 	int index = -1;
 	char config[128];
 	expect(!cache_read_tune(tmpdir, &key, &index, config, sizeof config), "tune: none yet");
@@ -366,7 +366,7 @@ static void test_dirs(void)
 static void test_median(void)
 {
 	double a[] = {5, 1, 4, 2, 3}, b[] = {4, 1, 3, 2}, c[] = {7};
-	expect(median_of(a, 5) == 3 && median_of(b, 4) == 2.5 && median_of(c, 1) == 7 && median_of(c, 0) == 0,
+	expect(rt_median_of(a, 5) == 3 && rt_median_of(b, 4) == 2.5 && rt_median_of(c, 1) == 7 && rt_median_of(c, 0) == 0,
 	       "median: odd, even, one, none");
 }
 

@@ -23,7 +23,7 @@ static const char *params_of(const char *ptx, const char *name)
 {
 	static char out[256];
 	int sizes[16];
-	int n = ptx_entry_params(ptx, strlen(ptx), name, sizes, 16);
+	int n = rt_ptx_entry_params(ptx, strlen(ptx), name, sizes, 16);
 	if (n < 0)
 		return "-1";
 	out[0] = '\0';
@@ -122,7 +122,7 @@ int main(void)
 	expect(streq(params_of(".entry bad(.param a)", "bad"), "-1") &&
 	           streq(params_of(".entry cut(.param .u32 a,", "cut"), "-1"), "an unreadable list is -1");
 	int few[2];
-	expect(ptx_entry_params(kinds, strlen(kinds), "k", few, 2) == 8 && few[0] == 1 && few[1] == 2,
+	expect(rt_ptx_entry_params(kinds, strlen(kinds), "k", few, 2) == 8 && few[0] == 1 && few[1] == 2,
 	       "the count is returned in full when fewer sizes fit");
 
 	printf("%d passed, %d failed\n", passed, failed);

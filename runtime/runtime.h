@@ -19,7 +19,7 @@
  * open is tuned at the first launch for each value of its key (see
  * autotune.c).
  *
- * One job a file: error.c, context.c, memory.c, modules.c (modules and
+ * One job a file: error.c, context.c, buffers.c, modules.c (modules and
  * their kernels), variant.c (a kernel's compiled variants), jit.c (a
  * variant compiled for the GPU and loaded), launch.c, timing.c,
  * autotune.c. driver.c (driver.h) and cache.c (cache.h) know nothing of
@@ -167,7 +167,7 @@ blk_status cuda_fail(blk_context *ctx, CUresult r, const char *fn, const char *c
  * context is unusable afterwards); else BLK_ERROR_LAUNCH as well. */
 blk_status cuda_blk_status(CUresult r);
 
-/* ---- contexts (context.c) and memory (memory.c) ------------------------------------ */
+/* ---- contexts (context.c) and memory (buffers.c) ------------------------------------ */
 
 /* Makes ctx's CUDA context current on this thread (a check when it is). */
 blk_status rt_gpu_enter(blk_context *ctx, const char *fn);

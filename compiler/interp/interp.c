@@ -4,7 +4,7 @@
  * every program of the grid, on the calling thread or on a few OS threads,
  * each of which claims programs in increasing order. A program runs its ops
  * one at a time, each over a whole block (interp.h has the representation).
- * This file has the run, control flow and the reports; memory.c has loads,
+ * This file has the run, control flow and the reports; access.c has loads,
  * stores and atomics (all checked against the registered buffers), check.c
  * the check of the IR, ops.c the ops that compute. docs/interpreter.md is the user's view. */
 #include "interp/interp_int.h"

@@ -1,4 +1,4 @@
-/* interp/interp_int.h: what interp.c (the run, control flow), memory.c
+/* interp/interp_int.h: what interp.c (the run, control flow), access.c
  * (loads, stores, atomics), check.c and ops.c (the computing ops) share. Internal to the interpreter.
  *
  * Every value holds a buffer of elements, one 8-byte slot each:
@@ -120,7 +120,7 @@ static inline void copy_elems(Elem *dst, const Slot *s, int64_t n)
 	}
 }
 
-/* ---- memory.c: checked against the run's buffers ---- */
+/* ---- access.c: checked against the run's buffers ---- */
 
 bool interp_load(Worker *w, const Op *op);
 bool interp_store(Worker *w, const Op *op);

@@ -7,7 +7,8 @@
 #    runtime/ or LLVM; compiler/ir, irgen, interp and gpu know nothing of
 #    LLVM or the runtime; compiler/ never includes runtime/ headers but
 #    blk.h; runtime/driver.c knows only the driver (driver.h);
-#  - a folder's internal header (NAME_int.h) is included from that folder alone.
+#  - a folder's internal header (NAME_int.h) is included from that folder alone;
+#  - the library's .c files have distinct names (libblk.a's members).
 # usage: tests/layout/run.sh [BUILD_DIR]   (the build is not used)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -30,6 +31,11 @@ long=$(awk '
 	/^\}/ { if (start) { if (FNR - start > 250) printf "%s:%d: %d lines: %s\n", FILENAME, start, FNR - start, name; start = 0 } }
 	{ prev = $0 }' $(printf '%s\n' "${srcs[@]}" | grep '\.c$'))
 [ -z "$long" ] && ok "no function over 250 lines" || bad "functions over 250 lines" "$long"
+
+# libblk.a names its members by file name alone: two sources of the library
+# with one name would make members that `ar x` or `ar r` confuse
+dups=$(printf '%s\n' "${srcs[@]}" | grep '\.c$' | grep -v '^compiler/blkc/' | xargs -n1 basename | sort | uniq -d)
+[ -z "$dups" ] && ok "the library's source files have distinct names (libblk.a members)" || bad "source files of one name" "$dups"
 
 # the project's includes: FILE -> the header it names, resolved as the
 # compiler does (beside the file, then -Ilang -Icompiler -Iruntime)

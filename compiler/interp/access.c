@@ -1,4 +1,4 @@
-/* memory.c: the interpreter's loads, stores and atomics, each access checked
+/* access.c: the interpreter's loads, stores and atomics, each access checked
  * against the buffers the run was given (docs/interpreter.md, "Memory"). */
 #include "interp/interp_int.h"
 

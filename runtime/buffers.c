@@ -1,4 +1,4 @@
-/* memory.c: memory on a context (blk_malloc, blk_free: device memory on a
+/* buffers.c: memory on a context (blk_malloc, blk_free: device memory on a
  * GPU, aligned host memory on the interpreter), the record of each
  * context's buffers, and copies to and from them. */
 #include "runtime.h"

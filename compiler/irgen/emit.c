@@ -27,13 +27,24 @@ static bool fits_limit(Gen *g, const Type *rt, int n, Span at)
 	return true;
 }
 
+/* ir_append, reporting its failure (out of memory) once. */
+static Op *append(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results)
+{
+	Op *op = ir_append(g->f, g->region, code, at, operands, n, rt, n_results);
+	if (!op && !g->oom) {
+		error(g, at, "out of memory while generating the kernel's code");
+		g->oom = true;
+	}
+	return op;
+}
+
 Value *ig_emit(Gen *g, OpCode code, Span at, Type rt, Value *a, Value *b, Value *c)
 {
 	if (!ir_allowed(g, at) || !fits_limit(g, &rt, 1, at))
 		return NULL;
 	Value *ops[3] = {a, b, c};
 	int n = c ? 3 : b ? 2 : a ? 1 : 0;
-	Op *op = ir_append(g->f, g->region, code, at, ops, n, &rt, 1);
+	Op *op = append(g, code, at, ops, n, &rt, 1);
 	return op ? op->results[0] : NULL;
 }
 
@@ -41,7 +52,7 @@ Op *ig_emit_op(Gen *g, OpCode code, Span at, Value **operands, int n, const Type
 {
 	if (!ir_allowed(g, at) || !fits_limit(g, rt, n_results, at))
 		return NULL;
-	return ir_append(g->f, g->region, code, at, operands, n, rt, n_results);
+	return append(g, code, at, operands, n, rt, n_results);
 }
 
 Sym ig_value_sym(Value *v)
@@ -56,7 +67,7 @@ Value *ig_emit_const(Gen *g, Sym s, Type t, Span at)
 {
 	if (!ir_allowed(g, at) || !fits_limit(g, &t, 1, at))
 		return NULL;
-	Op *op = ir_append(g->f, g->region, OP_CONST, at, NULL, 0, &t, 1);
+	Op *op = append(g, OP_CONST, at, NULL, 0, &t, 1);
 	if (!op)
 		return NULL;
 	ScalarKind k = (ScalarKind)t.scalar;

@@ -194,8 +194,18 @@ static Sym check_declared(Gen *g, Sym s, Type t, Span at, const char *what)
 
 Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 {
+	if (g->inline_limit)
+		return VOID; /* reported: stop inlining at once */
 	if (g->inline_depth >= MAX_INLINE_DEPTH) {
 		error(g, raw->call, "calls nested more than %d deep (is '%s' recursive?)", MAX_INLINE_DEPTH, fn->name);
+		g->inline_limit = true;
+		return VOID;
+	}
+	if (++g->inlined_calls > MAX_INLINED_CALLS) {
+		error(g, raw->call, "inlining '%s' goes over the limit of %d fn calls inlined into one kernel (do fns call "
+		                    "each other several times in a chain?)",
+		      fn->name, MAX_INLINED_CALLS);
+		g->inline_limit = true;
 		return VOID;
 	}
 	int n = fn->list.len;
@@ -226,6 +236,7 @@ Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	}
 
 	Scope *scope = g->scope;
+	int scope_depth = g->scope_depth;
 	Module *saved_mod = g->mod;
 	bool returned = g->returned, in_fn = g->in_fn;
 	Sym ret = g->ret;
@@ -270,7 +281,7 @@ Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	g->cur_fn = caller;
 	/* errors in the body point at the fn; say which call it was inlined for
 	 * (once for a recursion: at the call from outside) */
-	if (g->diag->errors != errors && caller != fn)
+	if (g->diag->errors != errors && caller != fn && (!g->inline_limit || g->inline_depth == 1))
 		diag_note(g->diag, raw->call, "in this call of '%s'", fn->name);
 	Sym result = ok ? g->ret : VOID;
 	if (ok && fn->a) {
@@ -281,6 +292,7 @@ Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	}
 	g->inline_depth--;
 	g->scope = scope;
+	g->scope_depth = scope_depth;
 	g->mod = saved_mod;
 	g->returned = returned;
 	g->in_fn = in_fn;

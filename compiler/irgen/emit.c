@@ -12,21 +12,47 @@ static bool ir_allowed(Gen *g, Span at)
 	return false;
 }
 
+/* A result over BLK_MAX_NUMEL elements is an error at the expression that
+ * makes it (a broadcast, a dot, a reshape ...), not a verifier failure. */
+static bool fits_limit(Gen *g, const Type *rt, int n, Span at)
+{
+	for (int i = 0; i < n; i++) {
+		int64_t numel = type_numel(rt[i]);
+		if (numel > BLK_MAX_NUMEL) {
+			error(g, at, "this makes a block of shape %s, %lld elements: more than the limit of %d", tstr(g, rt[i]),
+			      (long long)numel, BLK_MAX_NUMEL);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ir_append, reporting its failure (out of memory) once. */
+static Op *append(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results)
+{
+	Op *op = ir_append(g->f, g->region, code, at, operands, n, rt, n_results);
+	if (!op && !g->oom) {
+		error(g, at, "out of memory while generating the kernel's code");
+		g->oom = true;
+	}
+	return op;
+}
+
 Value *ig_emit(Gen *g, OpCode code, Span at, Type rt, Value *a, Value *b, Value *c)
 {
-	if (!ir_allowed(g, at))
+	if (!ir_allowed(g, at) || !fits_limit(g, &rt, 1, at))
 		return NULL;
 	Value *ops[3] = {a, b, c};
 	int n = c ? 3 : b ? 2 : a ? 1 : 0;
-	Op *op = ir_append(g->f, g->region, code, at, ops, n, &rt, 1);
+	Op *op = append(g, code, at, ops, n, &rt, 1);
 	return op ? op->results[0] : NULL;
 }
 
 Op *ig_emit_op(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results)
 {
-	if (!ir_allowed(g, at))
+	if (!ir_allowed(g, at) || !fits_limit(g, rt, n_results, at))
 		return NULL;
-	return ir_append(g->f, g->region, code, at, operands, n, rt, n_results);
+	return append(g, code, at, operands, n, rt, n_results);
 }
 
 Sym ig_value_sym(Value *v)
@@ -39,9 +65,9 @@ Sym ig_value_sym(Value *v)
 /* An IR constant of type t (scalar or splatted block) with s's value. */
 Value *ig_emit_const(Gen *g, Sym s, Type t, Span at)
 {
-	if (!ir_allowed(g, at))
+	if (!ir_allowed(g, at) || !fits_limit(g, &t, 1, at))
 		return NULL;
-	Op *op = ir_append(g->f, g->region, OP_CONST, at, NULL, 0, &t, 1);
+	Op *op = append(g, OP_CONST, at, NULL, 0, &t, 1);
 	if (!op)
 		return NULL;
 	ScalarKind k = (ScalarKind)t.scalar;
@@ -129,8 +155,10 @@ Value *ig_broadcast_to(Gen *g, Value *v, int rank, const int32_t *shape, Span at
 
 bool ig_common_shape(Gen *g, Type a, Type b, int *rank, int32_t *shape, Span at, const char *what)
 {
-	if (broadcast_shapes(a, b, rank, shape))
-		return true;
+	if (broadcast_shapes(a, b, rank, shape)) {
+		Type t = type_block(a, *rank, shape);
+		return fits_limit(g, &t, 1, at);
+	}
 	error(g, at, "cannot broadcast %s: shapes %s and %s", what, tstr(g, a), tstr(g, b));
 	return false;
 }

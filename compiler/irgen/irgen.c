@@ -18,11 +18,17 @@
 
 Scope *ig_scope_push(Gen *g, bool fn_boundary)
 {
+	g->scope_depth++;
 	Scope *s = arena_alloc(g->arena, sizeof *s);
-	if (!s)
+	if (!s) {
+		if (!g->oom)
+			diag_plain(g->diag, DIAG_ERROR, "out of memory while generating the kernel's code");
+		g->oom = true;
 		return g->scope;
+	}
 	s->parent = g->scope;
 	s->fn_boundary = fn_boundary;
+	s->depth = g->scope_depth;
 	g->scope = s;
 	return s;
 }
@@ -30,6 +36,8 @@ Scope *ig_scope_push(Gen *g, bool fn_boundary)
 Binding *ig_scope_bind(Gen *g, const char *name, Sym sym, bool is_var, Span sp)
 {
 	Scope *s = g->scope;
+	if (!s)
+		return NULL; /* its push failed: out of memory, reported */
 	for (int i = 0; i < s->len; i++)
 		if (strcmp(s->items[i].name, name) == 0) {
 			/* a new let of the same name in the same block shadows the old one */
@@ -149,6 +157,7 @@ static Sym global_const(Gen *g, Node *decl, Module *owner)
 	Scope *scope = g->scope;
 	Module *mod = g->mod;
 	const char *no_ir = g->no_ir;
+	int scope_depth = g->scope_depth;
 	g->scope = NULL;
 	ig_scope_push(g, true);
 	g->mod = owner;
@@ -163,6 +172,7 @@ static Sym global_const(Gen *g, Node *decl, Module *owner)
 		v = ig_resolve_type(g, decl->a, &t, NULL) ? ig_const_to_type(g, v, t, decl->b->span) : VOID;
 	}
 	g->scope = scope;
+	g->scope_depth = scope_depth;
 	g->mod = mod;
 	g->no_ir = no_ir;
 	gc = global_entry(g, decl); /* the table may have grown */

@@ -8,6 +8,7 @@
 
 enum {
 	MAX_INLINE_DEPTH = 64,
+	MAX_INLINED_CALLS = 16384, /* fn calls inlined into one kernel */
 	MAX_UNROLL = 4096,     /* static_range iterations */
 };
 
@@ -52,6 +53,7 @@ struct Scope {
 	int len, cap;
 	Scope *parent;
 	bool fn_boundary; /* the outermost scope of an inlined fn or the kernel */
+	int depth;        /* g->scope_depth just after this scope's push */
 };
 
 /* A global const being evaluated or evaluated, by declaration. */
@@ -69,6 +71,10 @@ typedef struct Gen {
 	Scope *scope;
 	Module *mod;    /* the module whose code is being generated */
 	int inline_depth;
+	int inlined_calls;  /* fn calls inlined so far, against MAX_INLINED_CALLS */
+	bool inline_limit;  /* an inlining limit was reported: notes only at the outermost call */
+	int scope_depth;    /* pushes minus pops, failed pushes included */
+	bool oom;           /* out of memory was reported */
 	Node *cur_fn;      /* the fn being inlined now, NULL in the kernel's own body */
 	int runtime_depth; /* runtime if/for/while around this point, within the current fn */
 	bool in_fn;
@@ -133,7 +139,14 @@ Sym ig_decl_sym(Gen *g, Node *decl, Module *owner, Span at);
 Sym ig_gen_ident(Gen *g, Node *n);
 bool ig_bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const ConstBinding *args, int n_args);
 
-static inline void scope_pop(Gen *g) { g->scope = g->scope->parent; }
+/* Undoes the matching ig_scope_push, also when that push failed (out of
+ * memory: then no scope was added, and none is removed). */
+static inline void scope_pop(Gen *g)
+{
+	g->scope_depth--;
+	if (g->scope && g->scope->depth > g->scope_depth)
+		g->scope = g->scope->parent;
+}
 
 /* ---- sym.c ------------------------------------------------------------------- */
 

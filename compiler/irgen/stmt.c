@@ -3,6 +3,7 @@
 #include "irgen/irgen_int.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static void gen_stmt(Gen *g, Node *n);
@@ -88,6 +89,95 @@ static int compound_op(int op)
 	}
 }
 
+/* A shape as a tuple literal: (64,) or (64, 32). */
+static const char *shape_tuple(Gen *g, Type t)
+{
+	StrBuf sb = {0};
+	sb_putc(&sb, '(');
+	for (int i = 0; i < t.rank; i++)
+		sb_printf(&sb, i ? ", %d" : "%d", (int)t.shape[i]);
+	sb_puts(&sb, t.rank == 1 ? ",)" : ")");
+	const char *s = sb.data ? arena_strndup(g->arena, sb.data, sb.len) : "(...)";
+	sb_free(&sb);
+	return s ? s : "(...)";
+}
+
+/* A weak literal converts to the var's element type: an integer literal to
+ * any integer or float type it fits, a float literal to any float type. */
+static bool literal_converts(Sym v, Type t)
+{
+	if (v.kind != S_CONST || !v.weak || t.ptr || t.rank || v.type.scalar == SK_I1 || t.scalar == SK_I1)
+		return false;
+	return scalar_is_float((ScalarKind)t.scalar) || !scalar_is_float((ScalarKind)v.type.scalar);
+}
+
+static void assign_mismatch(Gen *g, const char *name, Sym v, Type t, Span at)
+{
+	Type vt = v.type;
+	const char *vs = tstr(g, vt), *ts = tstr(g, t);
+	if (vt.rank != t.rank || (vt.rank && !type_eq(type_block(vt, t.rank, t.shape), vt))) {
+		if (t.rank == 0)
+			error(g, at, "cannot assign %s to '%s' of type %s: a var keeps its shape; declare it as a block, "
+			             "e.g. var %s = zeros(%s, %s)",
+			      vs, name, ts, name, shape_tuple(g, vt), scalar_name((ScalarKind)vt.scalar));
+		else
+			error(g, at, "cannot assign %s to '%s' of type %s: a var keeps its shape", vs, name, ts);
+		return;
+	}
+	if (v.kind == S_CONST && !scalar_is_float((ScalarKind)t.scalar) && scalar_is_float((ScalarKind)vt.scalar)) {
+		char lit[64];
+		snprintf(lit, sizeof lit, "%.17g", v.f);
+		if (!strpbrk(lit, ".eni"))
+			strcat(lit, ".0");
+		const char *decl = v.weak && vt.scalar == SK_F32 ? arena_printf(g->arena, "var %s = 0.0", name)
+		                                                 : arena_printf(g->arena, "var %s: %s = ...", name, vs);
+		error(g, at, "cannot assign %s to '%s' of type %s; write %s = (%s).to(%s), or declare '%s' as %s (%s)", vs,
+		      name, ts, name, lit, ts, name, vs, decl);
+	} else if (t.ptr || vt.ptr)
+		error(g, at, "cannot assign %s to '%s' of type %s", vs, name, ts);
+	else
+		error(g, at, "cannot assign %s to '%s' of type %s; convert the value with .to(%s), or declare '%s' as %s", vs,
+		      name, ts, scalar_name((ScalarKind)t.scalar), name, vs);
+}
+
+/* v as the new value of the var `name` that holds old: a var keeps its
+ * element type and shape (a literal is converted). VOID after an error. */
+static Sym assign_value(Gen *g, const char *name, Sym old, Sym v, Span at)
+{
+	if (v.kind == S_VOID || old.kind == S_VOID)
+		return v;
+	if (old.kind == S_TUPLE) {
+		if (v.kind != S_TUPLE || v.n != old.n) {
+			error(g, at, "cannot assign %s to '%s', which holds %s", ig_sym_desc(g, v), name, ig_sym_desc(g, old));
+			return VOID;
+		}
+		Sym t = v;
+		t.items = arena_alloc(g->arena, (size_t)(v.n ? v.n : 1) * sizeof *t.items);
+		if (!t.items)
+			return VOID;
+		for (int i = 0; i < v.n; i++)
+			if ((t.items[i] = assign_value(g, name, old.items[i], v.items[i], at)).kind == S_VOID)
+				return VOID;
+		return t;
+	}
+	if (!is_valueish(old))
+		return v;
+	Type t = old.type;
+	if (!is_valueish(v)) {
+		error(g, at, "cannot assign %s to '%s' of type %s", ig_sym_desc(g, v), name, tstr(g, t));
+		return VOID;
+	}
+	if (type_eq(v.type, t))
+		return v;
+	if (literal_converts(v, t)) {
+		Sym c = ig_const_to_type(g, v, t, at);
+		c.weak = c.kind == S_CONST && old.weak;
+		return c;
+	}
+	assign_mismatch(g, name, v, t, at);
+	return VOID;
+}
+
 static void gen_assign(Gen *g, Node *n)
 {
 	int nt = n->list.len;
@@ -102,22 +192,26 @@ static void gen_assign(Gen *g, Node *n)
 	Sym v = ig_gen_expr(g, n->b);
 	if (v.kind == S_VOID)
 		return;
-	if (n->op != T_ASSIGN) {
+	if (n->op != T_ASSIGN)
 		v = ig_gen_binary(g, compound_op(n->op), bs[0]->sym, v, n->span);
+	if (nt == 1) {
+		v = assign_value(g, bs[0]->name, bs[0]->sym, v, n->span);
 		if (v.kind != S_VOID)
 			bs[0]->sym = v;
-		return;
-	}
-	if (nt == 1) {
-		bs[0]->sym = v;
 		return;
 	}
 	if (v.kind != S_TUPLE || v.n != nt) {
 		error(g, n->b->span, "%d targets are assigned but the value is %s", nt, ig_sym_desc(g, v));
 		return;
 	}
+	Sym vs[MAX_ARGS];
+	for (int i = 0; i < nt; i++) {
+		Node *t = n->list.items[i];
+		if ((vs[i] = assign_value(g, bs[i]->name, bs[i]->sym, v.items[i], t->span)).kind == S_VOID)
+			return;
+	}
 	for (int i = 0; i < nt; i++)
-		bs[i]->sym = v.items[i];
+		bs[i]->sym = vs[i];
 }
 
 /* ---- control flow ------------------------------------------------------------ */

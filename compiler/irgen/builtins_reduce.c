@@ -349,8 +349,17 @@ Sym ig_bi_dot(Gen *g, Args *a, int which)
 	}
 	if (!acc)
 		return VOID;
+	/* an f16, bf16 or fp8 accumulator: the products are summed in f32 from
+	 * acc's value and the result is rounded once to acc's type (on the GPU,
+	 * f16 and bf16 inputs then run on tensor cores with f32 accumulators) */
+	ScalarKind kc = (ScalarKind)acc->type.scalar;
+	bool narrow = kc == SK_F16 || kc == SK_BF16 || kc == SK_F8E4M3 || kc == SK_F8E5M2;
+	if (narrow && !(acc = ig_cast_value(g, acc, SK_F32, a->call)))
+		return VOID;
 	Value *r = ig_emit(g, OP_DOT, a->call, acc->type, x, y, acc);
 	if (r)
 		r->def->attr[0] = kx == SK_F32 ? prec : DOT_IEEE;
+	if (r && narrow)
+		r = ig_cast_value(g, r, kc, a->call);
 	return ig_value_sym(r);
 }

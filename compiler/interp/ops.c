@@ -638,7 +638,10 @@ bool interp_dot(Worker *w, const Op *op)
 		return false;
 	copy_elems(r, acc, M * N);
 	bool fa = scalar_is_float(ka), fb = scalar_is_float(kb);
-	if (kc == SK_F32 && fa && fb && ka != SK_F64 && kb != SK_F64) {
+	/* a float accumulator narrower than f32 sums in f32 and rounds once at
+	 * the end (irgen casts such an acc to f32 around the dot already) */
+	bool narrow = kc == SK_F16 || kc == SK_BF16 || kc == SK_F8E4M3 || kc == SK_F8E5M2;
+	if ((kc == SK_F32 || narrow) && fa && fb && ka != SK_F64 && kb != SK_F64) {
 		/* f32 accumulation in k order; products of f16 and fp8 are exact in
 		 * f32, those of bf16 and f32 are fused (fmaf: exact, then one rounding) */
 		float *A = (float *)interp_scratch(w, (M * K + 1) / 2), *B = (float *)interp_scratch(w, (K * N + 1) / 2),
@@ -666,7 +669,7 @@ bool interp_dot(Worker *w, const Op *op)
 			}
 		}
 		for (int64_t i = 0; i < M * N; i++)
-			r[i].f = C[i];
+			r[i].f = narrow ? fp_round(kc, C[i]) : C[i];
 	} else if (!fa && !fb && scalar_is_int(kc)) {
 		/* integers wrap: summing in 64 bits and wrapping once is the same */
 		for (int64_t i = 0; i < M; i++)
@@ -678,18 +681,20 @@ bool interp_dot(Worker *w, const Op *op)
 		for (int64_t i = 0; i < M * N; i++)
 			r[i].i = canon_int(kc, r[i].u);
 	} else {
-		/* any other mix: in double, rounded to acc's kind after each step */
+		/* any other mix: in double, rounded to acc's kind (f32 for a
+		 * narrow one, rounded once at the end) after each step */
+		ScalarKind step = narrow ? SK_F32 : kc;
 		for (int64_t i = 0; i < M; i++)
 			for (int64_t j = 0; j < N; j++) {
 				double s = r[i * N + j].f;
 				for (int64_t kk = 0; kk < K; kk++) {
 					double x = fa ? a[i * K + kk].f : (double)a[i * K + kk].i;
 					double y = fb ? b[kk * N + j].f : (double)b[kk * N + j].i;
-					/* float factors up to f32: fp_fma rounds once to a narrow kc */
-					bool once = fa && fb && ka != SK_F64 && kb != SK_F64 && kc != SK_F32 && kc != SK_F64;
-					s = once ? fp_fma(kc, x, y, s) : fp_round(kc, fma(x, y, s));
+					/* float factors up to f32 into another kind: fp_fma rounds once */
+					bool once = fa && fb && ka != SK_F64 && kb != SK_F64 && step != SK_F32 && step != SK_F64;
+					s = once ? fp_fma(step, x, y, s) : fp_round(step, fma(x, y, s));
 				}
-				r[i * N + j].f = s;
+				r[i * N + j].f = narrow ? fp_round(kc, s) : s;
 			}
 	}
 	Elem *d = interp_def(w, op->results[0], M * N);

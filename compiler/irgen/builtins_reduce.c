@@ -283,12 +283,20 @@ Sym ig_bi_scan(Gen *g, Args *a, int kind)
 		return VOID;
 	if (a->given[1] && !ig_axis_arg(g, a, 1, in[0]->type.rank, &axis))
 		return VOID;
-	if (kind == COMBINE_ADD) {
-		ScalarKind k = (ScalarKind)in[0]->type.scalar;
-		if (scalar_is_int(k) && scalar_bits(k) < 32)
-			in[0] = ig_cast_value(g, in[0], scalar_is_unsigned(k) ? SK_U32 : SK_I32, a->call);
-	}
-	return reduce_blocks(g, OP_SCAN, in, n, axis, false, reverse, kind, fn, a->call);
+	ScalarKind k = (ScalarKind)in[0]->type.scalar;
+	if (kind == COMBINE_ADD && scalar_is_int(k) && scalar_bits(k) < 32)
+		in[0] = ig_cast_value(g, in[0], scalar_is_unsigned(k) ? SK_U32 : SK_I32, a->call);
+	/* cumsum and cumprod of f16, bf16 and fp8 accumulate in f32 and round
+	 * each output once to x's type, as sum does */
+	bool narrow = k == SK_F16 || k == SK_BF16 || k == SK_F8E4M3 || k == SK_F8E5M2;
+	if ((kind == COMBINE_ADD || kind == COMBINE_MUL) && narrow && !in[0]->type.ptr)
+		in[0] = ig_cast_value(g, in[0], SK_F32, a->call);
+	if (!in[0])
+		return VOID;
+	Sym r = reduce_blocks(g, OP_SCAN, in, n, axis, false, reverse, kind, fn, a->call);
+	if ((kind == COMBINE_ADD || kind == COMBINE_MUL) && narrow && r.kind == S_VALUE)
+		r = ig_value_sym(ig_cast_value(g, r.v, k, a->call));
+	return r;
 }
 
 Sym ig_bi_dot(Gen *g, Args *a, int which)
@@ -341,8 +349,17 @@ Sym ig_bi_dot(Gen *g, Args *a, int which)
 	}
 	if (!acc)
 		return VOID;
+	/* an f16, bf16 or fp8 accumulator: the products are summed in f32 from
+	 * acc's value and the result is rounded once to acc's type (on the GPU,
+	 * f16 and bf16 inputs then run on tensor cores with f32 accumulators) */
+	ScalarKind kc = (ScalarKind)acc->type.scalar;
+	bool narrow = kc == SK_F16 || kc == SK_BF16 || kc == SK_F8E4M3 || kc == SK_F8E5M2;
+	if (narrow && !(acc = ig_cast_value(g, acc, SK_F32, a->call)))
+		return VOID;
 	Value *r = ig_emit(g, OP_DOT, a->call, acc->type, x, y, acc);
 	if (r)
 		r->def->attr[0] = kx == SK_F32 ? prec : DOT_IEEE;
+	if (r && narrow)
+		r = ig_cast_value(g, r, kc, a->call);
 	return ig_value_sym(r);
 }

@@ -17,13 +17,17 @@ static void lower_dot_fma(Lower *L, const Op *op)
 	const Lin *lo = lw_lin_of(L, y);
 	int count = 1 << lo->n_reg;
 	Tile t = lw_tile_new(L, count);
-	Type acc_t = type_elem(ct);
+	/* a float accumulator narrower than f32 sums in f32 and rounds once at
+	 * the end (irgen casts such an acc to f32 around the dot already) */
+	Type res_t = type_elem(ct), acc_t = res_t;
+	if (res_t.scalar == SK_F16 || res_t.scalar == SK_BF16 || res_t.scalar == SK_F8E4M3 || res_t.scalar == SK_F8E5M2)
+		acc_t = type_scalar(SK_F32);
 	bool fl = is_float(acc_t);
 	Type in_e = type_elem(at);
 	for (int k = 0; k < count && !L->failed; k++) {
 		LLVMValueRef oidx = lw_index_of(L, lo, k);
 		LLVMValueRef i = lw_coord(L, ct, oidx, 0), j = lw_coord(L, ct, oidx, 1);
-		LLVMValueRef acc = el(L, op->operands[2], k);
+		LLVMValueRef acc = lw_cast(L, res_t, acc_t, el(L, op->operands[2], k), op->loc);
 		Loop lp;
 		lw_loop_begin(L, &lp, ci32(L, 0), ci32(L, K), &acc, 1);
 		LLVMValueRef ai = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, i, ci32(L, K), ""), lp.i, "");
@@ -39,7 +43,7 @@ static void lower_dot_fma(Lower *L, const Op *op)
 			next = LLVMBuildAdd(L->b, lp.phis[0], LLVMBuildMul(L->b, xv, yv, ""), "");
 		}
 		lw_loop_end(L, &lp, &next);
-		t.e[k] = lp.phis[0];
+		t.e[k] = lw_cast(L, acc_t, res_t, lp.phis[0], op->loc);
 	}
 	L->vals[y->id] = t;
 }

@@ -244,7 +244,8 @@ static void test_shapes(void)
 /* ---- dot ---------------------------------------------------------------------- */
 
 /* c = a[M, K] @ b[K, N] + acc for input kind ka, acc kind kc; reference: k in
- * order, f32 accumulation with fused products (exact for f16 and fp8). */
+ * order, f32 accumulation with fused products (exact for f16 and fp8); an
+ * f16 accumulator sums in f32 too and rounds once at the end. */
 static void test_dot_kind(ScalarKind ka, ScalarKind kc)
 {
 	enum { M = 16, K = 32, N = 8 };
@@ -304,13 +305,13 @@ static void test_dot_kind(ScalarKind ka, ScalarKind kc)
 					float g;
 					memcpy(&g, O + (i * N + j) * 4, 4);
 					want = s, got = g;
-				} else { /* f16 accumulator: rounded to f16 after each step */
-					quad s = cv[i * N + j];
+				} else { /* f16 accumulator: summed in f32, rounded once to f16 */
+					float s = (float)cv[i * N + j];
 					for (int k = 0; k < K; k++)
-						s = (quad)ref_round(SK_F16, s + (quad)av[i * K + k] * (quad)bv[k * N + j]);
+						s = fmaf((float)av[i * K + k], (float)bv[k * N + j], s);
 					uint16_t g;
 					memcpy(&g, O + (i * N + j) * 2, 2);
-					want = (double)s, got = fp_decode(SK_F16, g);
+					want = ref_round(SK_F16, s), got = fp_decode(SK_F16, g);
 				}
 				if (want != got)
 					snprintf(why, sizeof why, "[%d, %d] = %.9g, want %.9g", i, j, got, want);

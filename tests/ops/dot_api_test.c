@@ -10,7 +10,11 @@
  *     order, as tensor cores add them);
  *   - tf32 and tf32x3: 2^-10 S on top (each input rounded to tf32's 10
  *     fraction bits: a product is within 2^-10 relative);
- *   - out_dtype f16: the result rounds to f16 after each step: K 2^-11 S;
+ *   - an f16 or bf16 accumulator (acc or out_dtype): the products are summed
+ *     in f32 from acc's value and the result rounds once to acc's type:
+ *     K 2^-24 S plus half an ulp of the type (an ulp in dot_case). On
+ *     inputs whose sums are exact in f32 (narrow_case, exact), the result
+ *     must be the exact sum rounded once, bit for bit;
  *   - i8 -> i32: exact. */
 #include "ops.h"
 
@@ -67,8 +71,6 @@ static void dot_case(dt t, int M, int N, int K, bool with_acc, prec p, dt out_dt
 			double rel = K * 0x1p-24;
 			if (p == PREC_TF32 || p == PREC_TF32X3 || (p == PREC_DEFAULT && t == DT_F32))
 				rel += 0x1p-10;
-			if (acc_t == DT_F16)
-				rel = K * 0x1p-11;
 			tol[i * N + j] = rel * (double)S + ulp_of(acc_t, (double)s);
 		}
 	const char *prec_text = p == PREC_IEEE ? ", input_precision = \"ieee\"" : p == PREC_TF32 ? ", input_precision = \"tf32\""
@@ -152,6 +154,57 @@ static void loop_case(dt t, int K, bool trans_b)
 	       dts[t].name);
 }
 
+/* dot with an f16 or bf16 accumulator: acc + sum of the products in f32,
+ * rounded once to acc's type. exact: the inputs are multiples of 1/8 of at
+ * most 2 in magnitude and acc's of at most 32, so every partial sum (a
+ * multiple of 2^-6 below 2^10) is exact in f32, in any order: the result
+ * must be the exact sum rounded once. Else random inputs in [-1, 1], within
+ * half an ulp of acc's type plus K 2^-24 S. Rounding to f16 after each
+ * product (an f16 FMA chain) is off by several ulps. */
+static void narrow_case(dt t, dt acc_t, int M, int N, int K, bool with_acc, bool exact)
+{
+	arr a = arr_new(t, M * K), b = arr_new(t, K * N), c = arr_new(acc_t, M * N), want = arr_new(acc_t, M * N);
+	for (int i = 0; i < M * K; i++)
+		set_f(a, i, exact ? (double)rng_range(-16, 16) / 8 : rng_uniform(-1, 1));
+	for (int i = 0; i < K * N; i++)
+		set_f(b, i, exact ? (double)rng_range(-16, 16) / 8 : rng_uniform(-1, 1));
+	for (int i = 0; i < M * N; i++)
+		set_f(c, i, !with_acc ? 0 : exact ? (double)rng_range(-255, 255) / 8 : rng_uniform(-4, 4));
+	double *wantf = calloc((size_t)(M * N), sizeof(double)), *tol = calloc((size_t)(M * N), sizeof(double));
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			long double s = get_f(c, i * N + j), S = fabsl(s);
+			for (int k = 0; k < K; k++) {
+				long double pr = (long double)get_f(a, i * K + k) * get_f(b, k * N + j);
+				s += pr;
+				S += fabsl(pr);
+			}
+			set_f(want, i * N + j, (double)s);
+			wantf[i * N + j] = (double)s;
+			tol[i * N + j] = K * 0x1p-24 * (double)S + 0.5 * ulp_of(acc_t, (double)s);
+		}
+	char dot[96], ms[8], ns[8], ks[8];
+	if (with_acc)
+		snprintf(dot, sizeof dot, "dot(x, y, load(c + cm))");
+	else
+		snprintf(dot, sizeof dot, "dot(x, y, out_dtype = %s)", dts[acc_t].name);
+	snprintf(ms, sizeof ms, "%d", M);
+	snprintf(ns, sizeof ns, "%d", N);
+	snprintf(ks, sizeof ks, "%d", K);
+	const char *src = render(DOT_SRC, "T", dts[t].name, "C", dts[acc_t].name, "R", dts[acc_t].name, "M", ms, "N", ns,
+	                         "K", ks, "DOT", dot, NULL);
+	blk_devptr da = dev_from(a), db = dev_from(b), dc = dev_from(c), dout = dev_zeros(acc_t, M * N);
+	bool ok = run_kernel(src, NULL, ARGS(P(da), P(db), P(dc), P(dout)), NO_CONSTS, GRID(1, 1, 1)) == BLK_SUCCESS;
+	if (ok) {
+		arr got = dev_read(dout, acc_t, M * N);
+		ok = exact ? check_exact(got, want, NULL, 0) : check_close_each(got, wantf, tol);
+	}
+	free(wantf);
+	free(tol);
+	result(ok, "%s %s (%d x %d) @ (%d x %d) -> %s, summed in f32 and rounded once%s", dot, dts[t].name, M, K, K, N,
+	       dts[acc_t].name, exact ? " (exact inputs)" : "");
+}
+
 int main(int argc, char **argv)
 {
 	ops_init(argc, argv);
@@ -169,6 +222,12 @@ int main(int argc, char **argv)
 	dot_case(DT_E5M2, 16, 32, 64, true, PREC_DEFAULT, DT_COUNT);
 	dot_case(DT_F16, 32, 32, 32, false, PREC_DEFAULT, DT_F16);
 	dot_case(DT_F16, 16, 16, 64, true, PREC_DEFAULT, DT_F16);
+	for (int exact = 0; exact < 2; exact++)
+		for (int acc = 0; acc < 2; acc++) {
+			narrow_case(DT_F16, DT_F16, 64, 64, 64, acc, exact);
+			narrow_case(DT_BF16, DT_BF16, 64, 64, 64, acc, exact);
+			narrow_case(DT_F16, DT_F16, 16, 32, 128, acc, exact);
+		}
 	loop_case(DT_F16, 128, false);
 	loop_case(DT_BF16, 96, false);
 	loop_case(DT_F32, 64, false);

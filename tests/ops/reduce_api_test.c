@@ -12,7 +12,10 @@
  * bound is n eps sum|x| (eps of the accumulator: f32 for f16, bf16, f32),
  * plus an ulp of the result type. max, min, argmax, argmin exact. Float
  * scans likewise, with n eps sum|x| of the prefix; cumprod of f32 over
- * factors near 1 gets n eps |prod|. */
+ * factors near 1 gets n eps |prod|. f16 and bf16 scans accumulate in f32
+ * (eps 2^-24) and round each output once (plus an ulp of the type); long
+ * f16 and bf16 cumsums on inputs whose prefix sums are exact in f32 must
+ * match the rounded exact sums bit for bit. */
 #include "ops.h"
 
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
@@ -330,7 +333,8 @@ static void scan_case(const char *kind, dt t, layout l, bool rev)
 		fill_random(x, 10);
 	else
 		fill_random(x, 0);
-	double eps = t == DT_F64 ? 0x1p-53 : 0x1p-24;
+	double eps = t == DT_F64 ? 0x1p-53 : 0x1p-24; /* f16 and bf16 accumulate in f32 */
+	bool narrow = t == DT_F16 || t == DT_BF16;
 	for (int p = 0; p < PROGS; p++)
 		for (int o = 0; o < outs; o++) {
 			long double s = prod ? 1 : 0, sa = 0;
@@ -348,7 +352,7 @@ static void scan_case(const char *kind, dt t, layout l, bool rev)
 					} else if (prod) {
 						s *= v.f;
 						wantf[e] = (double)s;
-						tol[e] = 2 * (s_ + 1) * eps * fabs((double)s);
+						tol[e] = 2 * (s_ + 1) * eps * fabs((double)s) + (narrow ? ulp_of(t, (double)s) : 0);
 					} else {
 						s += v.f;
 						sa += fabs(v.f);
@@ -380,6 +384,38 @@ static void scan_case(const char *kind, dt t, layout l, bool rev)
 	free(wantf);
 	free(tol);
 	result(ok, "%s %s %s%s", sc, dts[t].name, layout_name(l), rev ? " reverse" : "");
+}
+
+/* cumsum of f16 and bf16 over long lines: the scan accumulates in f32 and
+ * rounds each output once to the element type. The inputs are multiples of
+ * 1/8 below 8 in magnitude, so every prefix sum (a multiple of 2^-3 below
+ * 4096 * 8 = 2^15) is exact in f32, whatever the order of the additions:
+ * each output must be the exact prefix sum rounded once, bit for bit (a scan
+ * that accumulates in bf16 or f16 drifts by many ulps). */
+static void scan_narrow_case(dt t, layout l, bool rev)
+{
+	int per = l.rows * l.cols, total = PROGS * per, outs = n_out(l), len = line_len(l);
+	arr x = arr_new(t, total), want = arr_new(t, total);
+	for (int i = 0; i < total; i++)
+		set_f(x, i, (double)rng_range(-63, 63) / 8);
+	for (int p = 0; p < PROGS; p++)
+		for (int o = 0; o < outs; o++) {
+			double s = 0; /* exact: integers times 2^-3 below 2^15 */
+			for (int s_ = 0; s_ < len; s_++) {
+				int e = p * per + line_elem(l, o, rev ? len - 1 - s_ : s_);
+				s += get_f(x, e);
+				set_f(want, e, s);
+			}
+		}
+	char ob[256], sc[160];
+	snprintf(sc, sizeof sc, "cumsum(v, axis = %d%s)", l.rank == 1 ? 0 : l.axis, rev ? ", reverse = true" : "");
+	const char *src = render(SCAN_SRC, "T", dts[t].name, "R", dts[t].name, "BODY", "a + b", "OFFS",
+	                         offs_expr(l, ob, sizeof ob), "SCAN", sc, NULL);
+	blk_devptr dx = dev_from(x), dout = dev_zeros(t, total);
+	bool ok = run_kernel(src, NULL, ARGS(P(dx), P(dout)), NO_CONSTS, GRID(PROGS, 1, 1)) == BLK_SUCCESS;
+	if (ok)
+		ok = check_exact(dev_read(dout, t, total), want, &x, 1);
+	result(ok, "%s %s %s%s, accumulated in f32", sc, dts[t].name, layout_name(l), rev ? " reverse" : "");
 }
 
 /* A scan of a tuple: the running (largest value, its first index). */
@@ -595,8 +631,8 @@ int main(int argc, char **argv)
 	}
 
 	const layout scan_layouts[] = {{1, 1, 64, 0}, {2, 8, 32, 0}, {2, 8, 32, 1}};
-	const dt sum_types[] = {DT_I8, DT_U16, DT_I32, DT_I64, DT_F32, DT_F64};
-	const dt prod_types[] = {DT_I32, DT_U32, DT_I64, DT_F32};
+	const dt sum_types[] = {DT_I8, DT_U16, DT_I32, DT_I64, DT_F16, DT_BF16, DT_F32, DT_F64};
+	const dt prod_types[] = {DT_I32, DT_U32, DT_I64, DT_F16, DT_BF16, DT_F32};
 	for (int l = 0; l < COUNT(scan_layouts); l++)
 		for (int rev = 0; rev < 2; rev++) {
 			for (int t = 0; t < COUNT(sum_types); t++)
@@ -607,6 +643,12 @@ int main(int argc, char **argv)
 			scan_case("scan+", DT_U64, scan_layouts[l], rev);
 			scan_case("scanM", DT_F32, scan_layouts[l], rev);
 			scan_tuple_case(scan_layouts[l], rev);
+		}
+	const layout long_layouts[] = {{1, 1, 1024, 0}, {1, 1, 4096, 0}, {2, 1024, 4, 0}, {2, 2, 2048, 1}};
+	for (int l = 0; l < COUNT(long_layouts); l++)
+		for (int rev = 0; rev < 2; rev++) {
+			scan_narrow_case(DT_F16, long_layouts[l], rev);
+			scan_narrow_case(DT_BF16, long_layouts[l], rev);
 		}
 	return ops_finish();
 }

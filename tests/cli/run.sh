@@ -337,5 +337,16 @@ usage "bench without a file" "blkc bench needs a .tile file" "$blkc" bench
 out=$("$blkc" run tests/cli/kernels/scale.tile x=8:arange out=8 n=8 alpha=2 --print=out 2>&1)
 [ "$out" = "out: 0 2 4 6 8 10 12 14" ] && ok "blkc run as before" || bad "blkc run" "$out"
 
+# ---- inputs that are not regular files ------------------------------------------------
+mkfifo "$tmp/fifo.tile"
+timeout 10 "$blkc" --emit=ptx "$tmp/fifo.tile" -o "$tmp/fifo.ptx" >/dev/null 2>"$tmp/err"
+st=$?
+[ $st -ne 0 ] && [ $st -ne 124 ] && grep -qF "cannot read '$tmp/fifo.tile': it is not a regular file" "$tmp/err" &&
+	ok "blkc on a FIFO: refused at once, naming the path" || bad "blkc on a FIFO" "status $st: $(cat "$tmp/err")"
+timeout 10 "$blkc" --emit=ptx "$tmp" -o "$tmp/dir.ptx" >/dev/null 2>"$tmp/err"
+st=$?
+[ $st -ne 0 ] && [ $st -ne 124 ] && grep -qF "it is not a regular file" "$tmp/err" &&
+	ok "blkc on a folder: refused, naming the path" || bad "blkc on a folder" "status $st: $(cat "$tmp/err")"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -52,6 +52,28 @@ blk_status rt_check_args(blk_kernel *k, const blk_arg *args, int n_args)
 	return BLK_SUCCESS;
 }
 
+blk_status rt_check_options(const blk_kernel *k, const blk_launch_options *opt, const char *fn)
+{
+	if (!opt)
+		return BLK_SUCCESS;
+	if (opt->n_consts < 0 || (opt->n_consts > 0 && !opt->consts))
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "%s: opt->n_consts is %d and opt->consts is %s", fn, opt->n_consts,
+		               opt->consts ? "not NULL" : "NULL");
+	for (int i = 0; i < opt->n_consts; i++) {
+		const char *name = opt->consts[i].name;
+		if (!name)
+			return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "%s: opt->consts[%d].name is NULL", fn, i);
+		if (strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0)
+			continue;
+		bool found = false;
+		for (int p = 0; p < k->n_params && !found; p++)
+			found = k->params[p].is_const && strcmp(k->params[p].name, name) == 0;
+		if (!found)
+			return rt_fail(BLK_ERROR_SOURCE, "%s: kernel '%s' has no const parameter '%s'", fn, k->node->name, name);
+	}
+	return BLK_SUCCESS;
+}
+
 /* Do a and b give the kernel's scalar (not pointer) arguments the same values? */
 static bool same_scalars(const blk_kernel *k, const blk_arg *a, const blk_arg *b)
 {
@@ -311,7 +333,10 @@ blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_
 {
 	if (!k)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: kernel is NULL");
-	blk_status st = rt_check_args(k, args, n_args);
+	blk_status st = rt_check_options(k, opt, "blk_launch");
+	if (st != BLK_SUCCESS)
+		return st;
+	st = rt_check_args(k, args, n_args);
 	if (st != BLK_SUCCESS)
 		return st;
 	unsigned grid[3] = {1, 1, 1};

@@ -305,6 +305,25 @@ blk_status rt_interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, const b
 	return st == BLK_SUCCESS ? rt_ok() : st;
 }
 
+/* The interpreter's grid limits: CUDA's along each axis, and a total that
+ * a CPU runs in reasonable time (docs/runtime.md). */
+static blk_status interp_grid_limits(const blk_kernel *k, const unsigned grid[3])
+{
+	static const unsigned axis_max[3] = {2147483647u, 65535u, 65535u};
+	for (int i = 0; i < 3; i++)
+		if (grid[i] > axis_max[i])
+			return rt_fail(BLK_ERROR_INVALID_ARGUMENT,
+			               "blk_launch: the grid (%u, %u, %u) of '%s' is larger than the interpreter allows along "
+			               "axis %d (%u)", grid[0], grid[1], grid[2], k->node->name, i, axis_max[i]);
+	uint64_t total = (uint64_t)grid[0] * grid[1] * grid[2];
+	if (total > RT_INTERP_MAX_PROGRAMS)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT,
+		               "blk_launch: the grid (%u, %u, %u) of '%s' has %llu programs, more than the interpreter "
+		               "runs (%u)", grid[0], grid[1], grid[2], k->node->name, (unsigned long long)total,
+		               (unsigned)RT_INTERP_MAX_PROGRAMS);
+	return BLK_SUCCESS;
+}
+
 /* Starts a launch: the variant (compiled and loaded) and the grid. */
 blk_status rt_prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                           blk_context **ctx_out, Variant **v_out, unsigned grid[3])
@@ -321,6 +340,8 @@ blk_status rt_prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, con
 		                  &v);
 	if (st == BLK_SUCCESS)
 		st = rt_launch_grid(k, v, args, n_args, opt, grid);
+	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_INTERPRETER)
+		st = interp_grid_limits(k, grid);
 	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_GPU && !v->fn)
 		st = rt_gpu_load_variant(k, v);
 	pthread_mutex_unlock(&m->lock);

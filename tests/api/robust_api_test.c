@@ -77,6 +77,32 @@ static void bad_options(blk_context *ctx)
 	blk_module_destroy(m);
 }
 
+static void grid_limits(blk_context *ctx)
+{
+	blk_module *m = NULL;
+	blk_module_load_source(ctx, "s.tile", source, strlen(source), NULL, &m);
+	blk_kernel *k = NULL;
+	blk_kernel_get(m, NULL, &k);
+	blk_devptr dx;
+	blk_malloc(ctx, 256 * sizeof(float), &dx);
+	blk_arg args[2] = {blk_arg_ptr(dx), blk_arg_int(0)};
+	blk_launch_options huge = {.grid = {65535, 65535, 65535}};
+	alarm(20); /* accepted, it would run for hours */
+	expect(blk_launch(k, args, 2, &huge) == BLK_ERROR_INVALID_ARGUMENT &&
+	           has("the grid (65535, 65535, 65535) of 'scale'") && has("more than the interpreter runs (16777216)"),
+	       "a grid of 65535^3 on the interpreter: refused at once, naming the grid and the limit");
+	blk_launch_options tall = {.grid = {1, 70000, 1}};
+	expect(blk_launch(k, args, 2, &tall) == BLK_ERROR_INVALID_ARGUMENT && has("along axis 1 (65535)"),
+	       "70000 programs along y: refused, naming the axis limit");
+	double ms;
+	expect(blk_time_launch(k, args, 2, &huge, 1, &ms) == BLK_ERROR_INVALID_ARGUMENT, "... blk_time_launch too");
+	alarm(0);
+	blk_launch_options fine = {.grid = {4096, 16, 1}};
+	expect(blk_launch(k, args, 2, &fine) == BLK_SUCCESS, "a grid of 65536 programs (n = 0: each does nothing) runs");
+	blk_free(ctx, dx);
+	blk_module_destroy(m);
+}
+
 static void fifo_input(blk_context *ctx)
 {
 	char dir[] = "/tmp/blk_robust_XXXXXX";
@@ -105,6 +131,7 @@ int main(void)
 	expect(blk_context_create(BLK_BACKEND_INTERPRETER, 0, &ctx) == BLK_SUCCESS, "interpreter context");
 	fifo_input(ctx);
 	bad_options(ctx);
+	grid_limits(ctx);
 	blk_context_destroy(ctx);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;

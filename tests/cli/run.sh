@@ -136,6 +136,8 @@ for tile in examples/*.tile tests/cli/kernels/*.tile; do
 	fi
 	if grep -qE '#include <cuda' "$tmp/c/$name.c" "$tmp/c/$name.h"; then
 		bad "--emit=c $name: no CUDA header"
+	elif sed -n '1,/\*\//p' "$tmp/c/$name.c" | grep '%s' >"$tmp/err"; then
+		bad "--emit=c $name: a format's %s left in the opening comment" "$(head -3 "$tmp/err")"
 	elif ! (cd "$tmp/c" && gcc "${cflags[@]}" "$name.c" -o "$name.o") 2>"$tmp/err"; then
 		bad "--emit=c $name: gcc -c -Wall -Werror" "$(head -5 "$tmp/err")"
 	elif ! (cd "$tmp/c" && gcc "${strict[@]}" "$name.c" -o "$name.o") 2>"$tmp/err"; then

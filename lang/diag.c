@@ -8,6 +8,9 @@
 #include "lang.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,10 +229,34 @@ void source_from_string(Source *out, const char *name, const char *text, size_t 
 bool source_read_file(Source *out, const char *path, Arena *arena, Diag *d)
 {
 	bool is_stdin = strcmp(path, "-") == 0;
-	FILE *f = is_stdin ? stdin : fopen(path, "rb");
-	if (!f) {
-		diag_plain(d, DIAG_ERROR, "cannot open '%s': %s", path, strerror(errno));
-		return false;
+	FILE *f = stdin;
+	if (!is_stdin) {
+		/* O_NONBLOCK: opening a FIFO must not wait for a writer; anything
+		 * but a regular file is refused before a read could hang. */
+		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0) {
+			diag_plain(d, DIAG_ERROR, "cannot open '%s': %s", path, strerror(errno));
+			return false;
+		}
+		struct stat st;
+		bool stat_ok = fstat(fd, &st) == 0;
+		if (!stat_ok || !S_ISREG(st.st_mode)) {
+			if (stat_ok)
+				diag_plain(d, DIAG_ERROR, "cannot read '%s': it is not a regular file", path);
+			else
+				diag_plain(d, DIAG_ERROR, "cannot read '%s': %s", path, strerror(errno));
+			close(fd);
+			return false;
+		}
+		int flags = fcntl(fd, F_GETFL);
+		if (flags >= 0)
+			fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+		f = fdopen(fd, "rb");
+		if (!f) {
+			diag_plain(d, DIAG_ERROR, "cannot open '%s': %s", path, strerror(errno));
+			close(fd);
+			return false;
+		}
 	}
 	StrBuf buf = {0};
 	char chunk[65536];

@@ -424,7 +424,10 @@ blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const bl
 {
 	if (!k)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_autotune: kernel is NULL");
-	blk_status st = rt_check_args(k, args, n_args);
+	blk_status st = rt_check_options(k, opt, "blk_autotune");
+	if (st != BLK_SUCCESS)
+		return st;
+	st = rt_check_args(k, args, n_args);
 	if (st != BLK_SUCCESS)
 		return st;
 	blk_module *m = k->m;

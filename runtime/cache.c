@@ -250,7 +250,9 @@ static bool write_atomically(const char *dir, const char *name, const void *a, s
  * NUL after it. */
 static void *read_file(const char *path, size_t max, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: an entry replaced by a FIFO must not hang the open; the
+	 * fstat below refuses it (a damaged entry: the variant is recompiled). */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	struct stat st;

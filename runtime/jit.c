@@ -395,7 +395,9 @@ blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, co
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_compile: kernel is NULL");
 	if (info)
 		memset(info, 0, sizeof *info);
-	blk_status st = BLK_SUCCESS;
+	blk_status st = rt_check_options(k, opt, "blk_kernel_compile");
+	if (st != BLK_SUCCESS)
+		return st;
 	if (args || n_args) {
 		if ((st = rt_check_args(k, args, n_args)) != BLK_SUCCESS)
 			return st;

@@ -52,6 +52,28 @@ blk_status rt_check_args(blk_kernel *k, const blk_arg *args, int n_args)
 	return BLK_SUCCESS;
 }
 
+blk_status rt_check_options(const blk_kernel *k, const blk_launch_options *opt, const char *fn)
+{
+	if (!opt)
+		return BLK_SUCCESS;
+	if (opt->n_consts < 0 || (opt->n_consts > 0 && !opt->consts))
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "%s: opt->n_consts is %d and opt->consts is %s", fn, opt->n_consts,
+		               opt->consts ? "not NULL" : "NULL");
+	for (int i = 0; i < opt->n_consts; i++) {
+		const char *name = opt->consts[i].name;
+		if (!name)
+			return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "%s: opt->consts[%d].name is NULL", fn, i);
+		if (strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0)
+			continue;
+		bool found = false;
+		for (int p = 0; p < k->n_params && !found; p++)
+			found = k->params[p].is_const && strcmp(k->params[p].name, name) == 0;
+		if (!found)
+			return rt_fail(BLK_ERROR_SOURCE, "%s: kernel '%s' has no const parameter '%s'", fn, k->node->name, name);
+	}
+	return BLK_SUCCESS;
+}
+
 /* Do a and b give the kernel's scalar (not pointer) arguments the same values? */
 static bool same_scalars(const blk_kernel *k, const blk_arg *a, const blk_arg *b)
 {
@@ -283,6 +305,25 @@ blk_status rt_interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, const b
 	return st == BLK_SUCCESS ? rt_ok() : st;
 }
 
+/* The interpreter's grid limits: CUDA's along each axis, and a total that
+ * a CPU runs in reasonable time (docs/runtime.md). */
+static blk_status interp_grid_limits(const blk_kernel *k, const unsigned grid[3])
+{
+	static const unsigned axis_max[3] = {2147483647u, 65535u, 65535u};
+	for (int i = 0; i < 3; i++)
+		if (grid[i] > axis_max[i])
+			return rt_fail(BLK_ERROR_INVALID_ARGUMENT,
+			               "blk_launch: the grid (%u, %u, %u) of '%s' is larger than the interpreter allows along "
+			               "axis %d (%u)", grid[0], grid[1], grid[2], k->node->name, i, axis_max[i]);
+	uint64_t total = (uint64_t)grid[0] * grid[1] * grid[2];
+	if (total > RT_INTERP_MAX_PROGRAMS)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT,
+		               "blk_launch: the grid (%u, %u, %u) of '%s' has %llu programs, more than the interpreter "
+		               "runs (%u)", grid[0], grid[1], grid[2], k->node->name, (unsigned long long)total,
+		               (unsigned)RT_INTERP_MAX_PROGRAMS);
+	return BLK_SUCCESS;
+}
+
 /* Starts a launch: the variant (compiled and loaded) and the grid. */
 blk_status rt_prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                           blk_context **ctx_out, Variant **v_out, unsigned grid[3])
@@ -299,6 +340,8 @@ blk_status rt_prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, con
 		                  &v);
 	if (st == BLK_SUCCESS)
 		st = rt_launch_grid(k, v, args, n_args, opt, grid);
+	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_INTERPRETER)
+		st = interp_grid_limits(k, grid);
 	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_GPU && !v->fn)
 		st = rt_gpu_load_variant(k, v);
 	pthread_mutex_unlock(&m->lock);
@@ -311,7 +354,10 @@ blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_
 {
 	if (!k)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: kernel is NULL");
-	blk_status st = rt_check_args(k, args, n_args);
+	blk_status st = rt_check_options(k, opt, "blk_launch");
+	if (st != BLK_SUCCESS)
+		return st;
+	st = rt_check_args(k, args, n_args);
 	if (st != BLK_SUCCESS)
 		return st;
 	unsigned grid[3] = {1, 1, 1};

@@ -182,6 +182,20 @@ static blk_status load_module(blk_context *ctx, const Source *given, const char 
 	if (!ctx || !out)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load: %s is NULL", ctx ? "out" : "ctx");
 	*out = NULL;
+	if (opt) {
+		if (opt->n_include_dirs < 0 || (opt->n_include_dirs > 0 && !opt->include_dirs))
+			return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load: opt->n_include_dirs is %d and "
+			               "opt->include_dirs is %s", opt->n_include_dirs, opt->include_dirs ? "not NULL" : "NULL");
+		for (int i = 0; i < opt->n_include_dirs; i++)
+			if (!opt->include_dirs[i])
+				return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load: opt->include_dirs[%d] is NULL", i);
+		if (opt->n_defines < 0 || (opt->n_defines > 0 && !opt->defines))
+			return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load: opt->n_defines is %d and opt->defines is %s",
+			               opt->n_defines, opt->defines ? "not NULL" : "NULL");
+		for (int i = 0; i < opt->n_defines; i++)
+			if (!opt->defines[i].name)
+				return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load: opt->defines[%d].name is NULL", i);
+	}
 	double t0 = rt_monotonic_ms();
 	blk_module *m = calloc(1, sizeof *m);
 	if (!m)

@@ -228,6 +228,13 @@ int rt_ptx_entry_params(const char *ptx, size_t len, const char *name, int *size
 /* The launch's arguments against the kernel's parameters. */
 blk_status rt_check_args(blk_kernel *k, const blk_arg *args, int n_args);
 
+/* The most programs one interpreter launch runs (2^24). */
+#define RT_INTERP_MAX_PROGRAMS (1u << 24)
+
+/* Checks a launch's options: consts given where n_consts says, each with a
+ * name, each naming a const parameter of k (or num_warps, num_stages). */
+blk_status rt_check_options(const blk_kernel *k, const blk_launch_options *opt, const char *fn);
+
 /* The launch's grid: given, or from the kernel's grid clause. Caller holds
  * m->lock. */
 blk_status rt_launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_args, const blk_launch_options *opt,

@@ -41,6 +41,8 @@ typedef struct Options {
 /* Compiles a file (with --time=N, N times) and prints its phase times
  * with --time; returns 0, or 1 when it had errors. */
 int compile_file_timed(const Options *opt, const char *path, FILE *out);
+/* The errno of the first write to the output that fell short (0: none). */
+int compile_write_errno(void);
 
 /* ---- one file's compilation (compile.c), --emit=c (aot.c) --------------- */
 
@@ -84,7 +86,16 @@ bool write_aot(const Compile *cc, const char *src_path);
 /* ---- ptxas and files (ptxas.c) ------------------------------------------ */
 
 const char *find_ptxas(char *buf, size_t size);
+/* Writes a whole file: through a temporary file renamed into place when the
+ * path is a regular file or none, else (a device, a FIFO) directly; every
+ * write checked. false with errno set on failure. */
 bool write_file(const char *path, const void *data, size_t len);
+/* A temporary file beside path to write it through (tmp gets its name), or
+ * path itself where it exists and is not a regular file (tmp = ""). */
+FILE *open_output(const char *path, char *tmp, size_t size);
+/* Closes f (from open_output), checking every write; renames tmp over
+ * path on success, removes it otherwise. false with errno set on failure. */
+bool close_output(FILE *f, const char *path, const char *tmp, bool keep);
 bool run_ptxas(const char *ptxas, const char *arch, const char *kernel, const char *ptx, size_t len,
                unsigned char **cubin, size_t *cubin_len, Diag *diag);
 

@@ -1,6 +1,8 @@
 /* compile.c: the plain compile: each file through the front end, irgen, the
  * passes and the GPU back end to what --emit asks for; --time's phase times. */
 #include "blkc.h"
+
+#include <errno.h>
 #include "lower/lower.h"
 
 #include <stddef.h>
@@ -13,6 +15,15 @@ static double now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+
+/* The errno of the first short write of the output (0: none). */
+static int write_errno;
+
+int compile_write_errno(void)
+{
+	return write_errno;
 }
 
 /* The const values for one compilation: an autotune config (if any) with
@@ -267,8 +278,8 @@ static int compile_file(const Options *opt, const char *path, FILE *out, bool qu
 		fprintf(stderr, "blkc: error: out of memory compiling '%s'\n", path);
 		rc = 1;
 	}
-	if (text.len && diag.errors == 0 && !quiet)
-		fwrite(text.data, 1, text.len, out);
+	if (text.len && diag.errors == 0 && !quiet && fwrite(text.data, 1, text.len, out) != text.len && !write_errno)
+		write_errno = errno ? errno : EIO;
 	sb_free(&text);
 	if (diag.errors)
 		rc = 1;

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
@@ -238,12 +239,49 @@ static int settle_options(Options *opt, int n_files, char *stdlib_buf, size_t st
 
 /* Compiles argv[first..argc) to -o FILE, else standard output; returns the
  * exit status. */
+/* Is an output the same file as an input? (Checked before anything is
+ * opened for writing: `-o f.tile` must not destroy f.tile.) */
+static bool output_is_input(const Options *opt, int argc, char **argv, int first)
+{
+	if (!opt->output || strcmp(opt->output, "-") == 0)
+		return false;
+	char outs[2][4200];
+	int n = 1;
+	snprintf(outs[0], sizeof outs[0], "%s", opt->output);
+	if (opt->emit == EMIT_C) { /* NAME.c and NAME.h, as write_aot names them */
+		char base[4096];
+		snprintf(base, sizeof base, "%s", opt->output);
+		size_t bl = strlen(base);
+		if (bl > 2 && (strcmp(base + bl - 2, ".c") == 0 || strcmp(base + bl - 2, ".h") == 0))
+			base[bl - 2] = '\0';
+		snprintf(outs[0], sizeof outs[0], "%s.c", base);
+		snprintf(outs[1], sizeof outs[1], "%s.h", base);
+		n = 2;
+	}
+	for (int o = 0; o < n; o++) {
+		struct stat so, si;
+		if (stat(outs[o], &so) != 0)
+			continue;
+		for (int i = first; i < argc; i++)
+			if (strcmp(argv[i], "-") != 0 && stat(argv[i], &si) == 0 && si.st_dev == so.st_dev &&
+			    si.st_ino == so.st_ino) {
+				fprintf(stderr, "blkc: error: the output '%s' is the input '%s': refusing to overwrite it\n",
+				        outs[o], argv[i]);
+				return true;
+			}
+	}
+	return false;
+}
+
 static int compile_files(const Options *opt, int argc, char **argv, int first)
 {
+	if (output_is_input(opt, argc, argv, first))
+		return 1;
 	int status = 0;
 	FILE *out = stdout;
+	char tmp[4200] = "";
 	if (opt->output && strcmp(opt->output, "-") != 0 && opt->emit != EMIT_C) {
-		out = fopen(opt->output, "wb");
+		out = open_output(opt->output, tmp, sizeof tmp);
 		if (!out) {
 			fprintf(stderr, "blkc: error: cannot open '%s' for writing: %s\n", opt->output, strerror(errno));
 			return 1;
@@ -252,12 +290,14 @@ static int compile_files(const Options *opt, int argc, char **argv, int first)
 	for (int i = first; i < argc; i++)
 		if (compile_file_timed(opt, argv[i], out))
 			status = 1;
-	if (out != stdout && fclose(out) != 0) {
-		fprintf(stderr, "blkc: error: cannot write '%s': %s\n", opt->output, strerror(errno));
-		status = 1;
-	}
-	if (out == stdout && fflush(stdout) != 0) {
-		fprintf(stderr, "blkc: error: cannot write standard output: %s\n", strerror(errno));
+	int werr = compile_write_errno();
+	const char *name = out == stdout ? "standard output" : opt->output;
+	bool closed = out == stdout ? !ferror(stdout) && fflush(stdout) == 0
+	                            : close_output(out, opt->output, tmp, status == 0 && !werr);
+	if (!closed || werr) {
+		int err = werr ? werr : errno ? errno : EIO;
+		fprintf(stderr, "blkc: error: cannot write %s%s%s: %s\n", out == stdout ? "" : "'", name,
+		        out == stdout ? "" : "'", strerror(err));
 		status = 1;
 	}
 	return status;

@@ -32,13 +32,65 @@ const char *find_ptxas(char *buf, size_t size)
 	return access(buf, X_OK) == 0 ? buf : NULL;
 }
 
+FILE *open_output(const char *path, char *tmp, size_t size)
+{
+	struct stat st;
+	tmp[0] = '\0';
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return fopen(path, "wb"); /* /dev/stdout, /dev/full, a FIFO: written in place */
+	if ((size_t)snprintf(tmp, size, "%s.tmp.XXXXXX", path) >= size) {
+		tmp[0] = '\0';
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		tmp[0] = '\0';
+		return NULL;
+	}
+	/* the mode a new file gets (mkstemp makes it 0600) */
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	FILE *f = fdopen(fd, "wb");
+	if (!f) {
+		int err = errno;
+		close(fd);
+		unlink(tmp);
+		tmp[0] = '\0';
+		errno = err;
+	}
+	return f;
+}
+
+bool close_output(FILE *f, const char *path, const char *tmp, bool keep)
+{
+	int err = 0;
+	if (ferror(f))
+		err = EIO;
+	if (fflush(f) != 0 && !err)
+		err = errno;
+	if (fclose(f) != 0 && !err)
+		err = errno;
+	if (!err && keep && tmp[0] && rename(tmp, path) != 0)
+		err = errno;
+	if (tmp[0] && (err || !keep))
+		unlink(tmp);
+	errno = err;
+	return err == 0;
+}
+
 bool write_file(const char *path, const void *data, size_t len)
 {
-	FILE *f = fopen(path, "wb");
+	char tmp[4200];
+	FILE *f = open_output(path, tmp, sizeof tmp);
 	if (!f)
 		return false;
-	bool ok = fwrite(data, 1, len, f) == len;
-	return fclose(f) == 0 && ok;
+	int err = fwrite(data, 1, len, f) == len ? 0 : errno ? errno : EIO;
+	bool ok = close_output(f, path, tmp, err == 0);
+	if (err)
+		errno = err;
+	return ok && !err;
 }
 
 /* The whole file, malloc'd, NUL-terminated; NULL when it cannot be read. */

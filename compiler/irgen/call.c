@@ -13,14 +13,17 @@ static bool bind_params(Gen *g, const char *fname, const char *spec, const RawAr
 	const char *names[MAX_ARGS];
 	bool optional[MAX_ARGS];
 	int n = 0;
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", spec);
-	for (char *tok = strtok(buf, " "); tok && n < MAX_ARGS; tok = strtok(NULL, " ")) {
-		size_t len = strlen(tok);
-		optional[n] = tok[len - 1] == '?';
-		if (optional[n])
-			tok[len - 1] = '\0';
-		names[n++] = arena_strndup(g->arena, tok, strlen(tok));
+	/* A hand scan, not strtok: several threads compile at once. */
+	for (const char *p = spec; *p && n < MAX_ARGS;) {
+		while (*p == ' ')
+			p++;
+		size_t len = strcspn(p, " ");
+		if (len == 0)
+			break;
+		optional[n] = p[len - 1] == '?';
+		names[n] = arena_strndup(g->arena, p, optional[n] ? len - 1 : len);
+		n++;
+		p += len;
 	}
 	*out = (Args){.call = raw->call, .fname = fname, .n = n};
 	for (int i = 0; i < n; i++)

@@ -136,6 +136,8 @@ for tile in examples/*.tile tests/cli/kernels/*.tile; do
 	fi
 	if grep -qE '#include <cuda' "$tmp/c/$name.c" "$tmp/c/$name.h"; then
 		bad "--emit=c $name: no CUDA header"
+	elif sed -n '1,/\*\//p' "$tmp/c/$name.c" | grep '%s' >"$tmp/err"; then
+		bad "--emit=c $name: a format's %s left in the opening comment" "$(head -3 "$tmp/err")"
 	elif ! (cd "$tmp/c" && gcc "${cflags[@]}" "$name.c" -o "$name.o") 2>"$tmp/err"; then
 		bad "--emit=c $name: gcc -c -Wall -Werror" "$(head -5 "$tmp/err")"
 	elif ! (cd "$tmp/c" && gcc "${strict[@]}" "$name.c" -o "$name.o") 2>"$tmp/err"; then
@@ -336,6 +338,48 @@ usage "tune --config not NAME=V" "--config expects NAME=VALUE" "$blkc" tune --co
 usage "bench without a file" "blkc bench needs a .tile file" "$blkc" bench
 out=$("$blkc" run tests/cli/kernels/scale.tile x=8:arange out=8 n=8 alpha=2 --print=out 2>&1)
 [ "$out" = "out: 0 2 4 6 8 10 12 14" ] && ok "blkc run as before" || bad "blkc run" "$out"
+
+# ---- inputs that are not regular files ------------------------------------------------
+mkfifo "$tmp/fifo.tile"
+timeout 10 "$blkc" --emit=ptx "$tmp/fifo.tile" -o "$tmp/fifo.ptx" >/dev/null 2>"$tmp/err"
+st=$?
+[ $st -ne 0 ] && [ $st -ne 124 ] && grep -qF "cannot read '$tmp/fifo.tile': it is not a regular file" "$tmp/err" &&
+	ok "blkc on a FIFO: refused at once, naming the path" || bad "blkc on a FIFO" "status $st: $(cat "$tmp/err")"
+timeout 10 "$blkc" --emit=ptx "$tmp" -o "$tmp/dir.ptx" >/dev/null 2>"$tmp/err"
+st=$?
+[ $st -ne 0 ] && [ $st -ne 124 ] && grep -qF "it is not a regular file" "$tmp/err" &&
+	ok "blkc on a folder: refused, naming the path" || bad "blkc on a folder" "status $st: $(cat "$tmp/err")"
+
+# ---- outputs: every write checked, an input never overwritten ---------------------------
+if [ -w /dev/full ]; then
+	"$blkc" --emit=ptx examples/vector_add.tile -o /dev/full >/dev/null 2>"$tmp/err"
+	st=$?
+	[ $st -ne 0 ] && grep -qF "cannot write '/dev/full': No space left on device" "$tmp/err" &&
+		ok "--emit=ptx -o /dev/full: an error naming the path and the reason" || bad "-o /dev/full" "status $st: $(cat "$tmp/err")"
+fi
+mkdir -p "$tmp/w" "$tmp/w/out.h"
+"$blkc" --emit=c examples/vector_add.tile -o "$tmp/w/out" >/dev/null 2>"$tmp/err"
+st=$?
+[ $st -ne 0 ] && grep -qF "cannot write '$tmp/w/out.h'" "$tmp/err" &&
+	ok "--emit=c to a header path that is a folder: an error naming it" || bad "--emit=c unwritable" "status $st: $(cat "$tmp/err")"
+cp examples/vector_add.tile "$tmp/w/same.tile"
+"$blkc" --emit=ptx "$tmp/w/same.tile" -o "$tmp/w/same.tile" >/dev/null 2>"$tmp/err"
+st=$?
+[ $st -ne 0 ] && grep -qF "the output '$tmp/w/same.tile' is the input" "$tmp/err" && cmp -s examples/vector_add.tile "$tmp/w/same.tile" &&
+	ok "-o naming the input: refused, the source untouched" || bad "-o the input" "status $st: $(cat "$tmp/err")"
+ln -s same.tile "$tmp/w/link.ptx"
+"$blkc" --emit=ptx "$tmp/w/same.tile" -o "$tmp/w/link.ptx" >/dev/null 2>"$tmp/err"
+[ $? -ne 0 ] && cmp -s examples/vector_add.tile "$tmp/w/same.tile" &&
+	ok "-o a link to the input: refused, the source untouched" || bad "-o a link to the input" "$(cat "$tmp/err")"
+cp examples/vector_add.tile "$tmp/w/k.c"
+"$blkc" --emit=c "$tmp/w/k.c" -o "$tmp/w/k" >/dev/null 2>"$tmp/err"
+[ $? -ne 0 ] && cmp -s examples/vector_add.tile "$tmp/w/k.c" &&
+	ok "--emit=c whose NAME.c is the input: refused, the source untouched" || bad "--emit=c over the input" "$(cat "$tmp/err")"
+printf 'old\n' >"$tmp/w/keep.ptx"
+printf 'kernel k(x: *f32) { let a = ; }\n' >"$tmp/w/broken.tile"
+"$blkc" --emit=ptx "$tmp/w/broken.tile" -o "$tmp/w/keep.ptx" >/dev/null 2>&1
+[ $? -ne 0 ] && [ "$(cat "$tmp/w/keep.ptx")" = old ] && [ -z "$(ls "$tmp/w" | grep '\.tmp\.')" ] &&
+	ok "a failed compile leaves the old output and no temporary file" || bad "a failed compile's output" "$(ls "$tmp/w")"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -37,6 +37,8 @@ static const Encoding *default_enc(LP *P, Type t)
  * over all threads first. */
 static const Encoding *coalesced(LP *P, const Value *p)
 {
+	if (p->id >= P->n_enc) /* made by this pass: no axis facts; it has its encoding */
+		return p->enc;
 	Type t = p->type;
 	int order[BLK_MAX_RANK], n = 0;
 	bool used[BLK_MAX_RANK] = {0};
@@ -723,13 +725,26 @@ static void materialize_region(LP *P, Region *r)
 				op->results[i]->enc = E(P, op->results[i]);
 		for (int i = 0; i < op->n_regions; i++)
 			materialize_region(P, &op->regions[i]);
+		/* every operand's want first: a store wants the coalesced encoding
+		 * of its pointer operand, which must be asked of the pointer
+		 * analysed (a conversion inserted for it is a new value the axis
+		 * analysis never saw), or the value and mask would be laid out for
+		 * another pointer than the one the store is given */
+		const Encoding *ws[16], **w = op->n_operands <= 16 ? ws : malloc((size_t)op->n_operands * sizeof *w);
+		if (!w) {
+			P->oom = true;
+			return;
+		}
+		for (int i = 0; i < op->n_operands; i++)
+			w[i] = want(P, op, i);
 		for (int i = 0; i < op->n_operands; i++) {
 			Value *x = op->operands[i];
-			const Encoding *w = want(P, op, i);
-			if (!is_block(x) || !w || enc_equiv(x->enc, w, x->type, P->f->num_warps))
+			if (!is_block(x) || !w[i] || enc_equiv(x->enc, w[i], x->type, P->f->num_warps))
 				continue;
-			set_operand(op, i, lp_convert_before(P, op, x, w));
+			set_operand(op, i, lp_convert_before(P, op, x, w[i]));
 		}
+		if (w != ws)
+			free(w);
 	}
 }
 

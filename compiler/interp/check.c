@@ -314,6 +314,9 @@ static bool check_op(Check *c, const Op *op)
 	case OP_PRINT:
 		want_res = 0;
 		break;
+	case OP_BARRIER:
+		want_ops = 0, want_res = 0;
+		break;
 	case OP_ASSERT:
 		if (no != 1 || nr || !is_i1(o0))
 			return bad(c, op, "takes one i1 condition");

@@ -317,6 +317,7 @@ static bool exec(Worker *w, const Op *op)
 	case OP_PHILOX: return interp_philox(w, op);
 	case OP_PRINT: return interp_print(w, op);
 	case OP_ASSERT: return exec_assert(w, op);
+	case OP_BARRIER: return true; /* programs run one at a time: nothing to wait for */
 	case OP_IF: return exec_if(w, op);
 	case OP_FOR: return exec_for(w, op);
 	case OP_WHILE: return exec_while(w, op);

@@ -98,6 +98,7 @@ enum { OPF_PURE = 1, OPF_TERM = 2, OPF_ELEMWISE = 4 };
 	OP(PHILOX, "philox", 0, OPF_PURE)          /* seed (u64), counter (u32 block) -> four u32 blocks; attr[0] rounds */ \
 	/* debugging */ \
 	OP(PRINT, "print", 0, 0)                   /* values...; str prefix; attr[0] 1 for hex */ \
+	OP(BARRIER, "barrier", 0, 0)               /* every thread of the program waits for the others (bar.sync 0) */ \
 	OP(ASSERT, "assert", 0, 0)                 /* i1 cond (scalar or block); str message; loc the source */ \
 	/* structured control flow */ \
 	OP(FOR, "for", 1, 0)                       /* lb, ub, step, init... -> results; region (iv, iters...) */ \

@@ -723,6 +723,9 @@ static void check_op(Verifier *v, const Op *op)
 		if (counts(v, op, 0, INT32_MAX, 0))
 			attr_in(v, op, 0, 0, 1, "hex");
 		break;
+	case OP_BARRIER:
+		counts(v, op, 0, 0, 0);
+		break;
 	case OP_ASSERT:
 		if (counts(v, op, 1, 1, 0) && (OPT(0).ptr || sk(OPT(0)) != SK_I1))
 			fail(v, op, "condition has type %s, not i1", tstr(OPT(0)));

@@ -216,8 +216,16 @@ static Sym bi_assert(Gen *g, Args *a, int which)
 	return (Sym){.kind = S_NONE};
 }
 
+static Sym bi_debug_barrier(Gen *g, Args *a, int which)
+{
+	(void)which;
+	ig_emit_op(g, OP_BARRIER, a->call, NULL, 0, NULL, 0);
+	return (Sym){.kind = S_NONE};
+}
+
 static const Builtin builtins[] = {
 	{"program_id", "axis", bi_program_id, 0},
+	{"debug_barrier", "", bi_debug_barrier, 0},
 	{"num_programs", "axis", bi_program_id, 1},
 	{"arange", "start end", ig_bi_arange, 0},
 	{"full", "shape value dtype", ig_bi_full, 0},

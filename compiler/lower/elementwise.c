@@ -159,6 +159,28 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 	return narrow ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
 }
 
+/* f32 or f64 v to bf16. cvt.rn.bf16 turns every NaN into 0x7FFF; the
+ * interpreter (compiler/ir/fpconv.c) and numpy keep the sign and the top 7
+ * bits of the payload (0x40, the quiet bit, where those are zero), 0x7FC0 for
+ * the usual NaN: so does this, by a select on NaN. */
+static LLVMValueRef to_bf16(Lower *L, LLVMValueRef v)
+{
+	LLVMTypeRef vt = LLVMTypeOf(v);
+	bool d = vt == L->f64;
+	LLVMTypeRef it = d ? L->i64 : L->i32;
+	LLVMValueRef bits = LLVMBuildBitCast(L->b, v, it, "");
+	LLVMValueRef top = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, bits, LLVMConstInt(it, d ? 48 : 16, 0), ""), L->i16, "");
+	LLVMValueRef m = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, bits, LLVMConstInt(it, d ? 45 : 16, 0), ""), L->i16, "");
+	m = LLVMBuildAnd(L->b, m, LLVMConstInt(L->i16, 0x7F, 0), "");
+	LLVMValueRef zero = LLVMBuildICmp(L->b, LLVMIntEQ, m, LLVMConstInt(L->i16, 0, 0), "");
+	m = LLVMBuildSelect(L->b, zero, LLVMConstInt(L->i16, 0x40, 0), m, "");
+	LLVMValueRef nan = LLVMBuildOr(L->b, LLVMBuildAnd(L->b, top, LLVMConstInt(L->i16, 0x8000, 0), ""),
+	                               LLVMBuildOr(L->b, m, LLVMConstInt(L->i16, 0x7F80, 0), ""), "");
+	LLVMValueRef isnan = LLVMBuildFCmp(L->b, LLVMRealUNO, v, v, "");
+	LLVMValueRef r = LLVMBuildFPTrunc(L->b, v, L->bf16, "");
+	return LLVMBuildSelect(L->b, isnan, LLVMBuildBitCast(L->b, nan, L->bf16, ""), r, "");
+}
+
 LLVMValueRef lw_cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at)
 {
 	LLVMTypeRef lt = lw_elem_type(L, to);
@@ -189,8 +211,12 @@ LLVMValueRef lw_cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at)
 		int bf = scalar_bits((ScalarKind)from.scalar), bt = scalar_bits((ScalarKind)to.scalar);
 		if (from.scalar == to.scalar)
 			return v;
-		if ((from.scalar == SK_F16 && to.scalar == SK_BF16) || (from.scalar == SK_BF16 && to.scalar == SK_F16))
+		if (from.scalar == SK_F16 && to.scalar == SK_BF16)
+			return to_bf16(L, LLVMBuildFPExt(L->b, v, L->f32, ""));
+		if (from.scalar == SK_BF16 && to.scalar == SK_F16)
 			return LLVMBuildFPTrunc(L->b, LLVMBuildFPExt(L->b, v, L->f32, ""), lt, "");
+		if (to.scalar == SK_BF16)
+			return to_bf16(L, v);
 		return bt > bf ? LLVMBuildFPExt(L->b, v, lt, "") : LLVMBuildFPTrunc(L->b, v, lt, "");
 	}
 	if (ff) {

@@ -510,6 +510,9 @@ static void lower_op(Lower *L, const Op *op)
 	case OP_ASSERT:
 		lower_assert(L, op);
 		break;
+	case OP_BARRIER:
+		lw_smem_barrier(L);
+		break;
 	default:
 		lw_fail(L, op->loc, "internal error: cannot lower '%s' to the GPU", op_name(op->code));
 		break;

@@ -565,6 +565,87 @@ void lower_load_store(Lower *L, const Op *op)
 		L->vals[op->results[0]->id] = res;
 }
 
+/* ---- atomics ------------------------------------------------------------------------
+ *
+ * LLVM's NVPTX back end drops an atomic's ordering and scope (it prints a
+ * relaxed atom.global), so atomics are PTX of their own, sm_70's ordered
+ * forms: atom.<sem>.<scope>.global.<op>.<type>, with sem and scope as the
+ * program gave them. The few kinds with no such instruction (8- and 16-bit
+ * read-modify-write, float min and max, bf16 add below sm_90) keep LLVM's
+ * atomic (a relaxed atom or a loop of cas) between fence.acq_rel fences of
+ * the scope: one before where sem releases, one after where it acquires. */
+
+static const char *sem_ptx(int64_t s)
+{
+	return s == SEM_RELAXED ? ".relaxed" : s == SEM_ACQUIRE ? ".acquire" : s == SEM_RELEASE ? ".release" : ".acq_rel";
+}
+
+static const char *scope_ptx(int64_t s) { return s == SCOPE_CTA ? ".cta" : s == SCOPE_SYS ? ".sys" : ".gpu"; }
+
+static void atomic_fence(Lower *L, int64_t scope)
+{
+	char text[64];
+	snprintf(text, sizeof text, "fence.acq_rel%s;", scope_ptx(scope));
+	LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(L->c), NULL, 0, 0);
+	LLVMValueRef a = LLVMGetInlineAsm(ft, text, strlen(text), "~{memory}", 9, 1, 0, LLVMInlineAsmDialectATT, 0);
+	LLVMBuildCall2(L->b, ft, a, NULL, 0, "");
+}
+
+/* The PTX "op.type" of atomic op on et with an ordered form, or NULL. */
+static const char *atomic_form(const Lower *L, const Op *op, Type et, char *buf, size_t n)
+{
+	int bits = type_bytes(et) * 8;
+	bool f = is_float(et);
+	if (op->code == OP_ATOMIC_CAS) {
+		snprintf(buf, n, "cas.b%d", bits);
+		return bits >= 16 ? buf : NULL;
+	}
+	static const char *const names[] = {"add", "max", "min", "and", "or", "xor", "exch"};
+	int64_t a = op->attr[0];
+	if (a < 0 || a > ATOM_XCHG)
+		return NULL;
+	if (f && a == ATOM_ADD && bits == 16) {
+		bool bf = et.scalar == SK_BF16;
+		if (bf && L->f->sm < 90)
+			return NULL;
+		snprintf(buf, n, "add.noftz.%s", bf ? "bf16" : "f16");
+		return buf;
+	}
+	if (bits < 32)
+		return NULL;
+	if (f && a == ATOM_ADD)
+		snprintf(buf, n, "add.f%d", bits);
+	else if (f && a != ATOM_XCHG)
+		return NULL; /* float min, max */
+	else if (a == ATOM_MAX || a == ATOM_MIN)
+		snprintf(buf, n, "%s.%c%d", names[a], is_signed(et) ? 's' : 'u', bits);
+	else if (a == ATOM_ADD)
+		snprintf(buf, n, "add.u%d", bits);
+	else
+		snprintf(buf, n, "%s.b%d", names[a], bits);
+	return buf;
+}
+
+/* atom.<sem>.<scope>.global.<form> on ptr with operands b (and c for cas). */
+static LLVMValueRef atomic_asm(Lower *L, const Op *op, Type et, const char *form, LLVMValueRef ptr, LLVMValueRef b,
+                               LLVMValueRef c)
+{
+	int bits = type_bytes(et) * 8;
+	bool f = is_float(et) && bits >= 32 && strncmp(form, "add", 3) == 0; /* f32, f64 add in float registers */
+	LLVMTypeRef vt = f ? lw_elem_type(L, et) : LLVMIntTypeInContext(L->c, (unsigned)bits);
+	const char *r = f ? (bits == 64 ? "d" : "f") : bits == 64 ? "l" : bits == 16 ? "h" : "r";
+	LLVMValueRef args[3] = {ptr, LLVMBuildBitCast(L->b, b, vt, ""), c ? LLVMBuildBitCast(L->b, c, vt, "") : NULL};
+	LLVMTypeRef types[3] = {L->gptr, vt, vt};
+	char text[128], cons[64];
+	snprintf(text, sizeof text, "atom%s%s.global.%s $0, [$1], $2%s;", sem_ptx(op->attr[1]), scope_ptx(op->attr[2]), form,
+	         c ? ", $3" : "");
+	snprintf(cons, sizeof cons, "=%s,l,%s%s%s,~{memory}", r, r, c ? "," : "", c ? r : "");
+	LLVMTypeRef ft = LLVMFunctionType(vt, types, c ? 3 : 2, 0);
+	LLVMValueRef a = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+	LLVMValueRef old = LLVMBuildCall2(L->b, ft, a, args, c ? 3 : 2, "");
+	return LLVMBuildBitCast(L->b, old, lw_elem_type(L, et), "");
+}
+
 void lower_atomic(Lower *L, const Op *op)
 {
 	const Value *ptr = op->operands[0];
@@ -595,11 +676,24 @@ void lower_atomic(Lower *L, const Op *op)
 			LLVMPositionBuilderAtEnd(L->b, doit);
 		}
 		LLVMValueRef r;
-		if (cas) {
+		char buf[32];
+		const char *form = atomic_form(L, op, et, buf, sizeof buf);
+		bool rel = op->attr[1] == SEM_RELEASE || op->attr[1] == SEM_ACQ_REL;
+		bool acq = op->attr[1] == SEM_ACQUIRE || op->attr[1] == SEM_ACQ_REL;
+		if (form) {
+			r = atomic_asm(L, op, et, form, el(L, ptr, k), el(L, op->operands[1], k),
+			               cas ? el(L, op->operands[2], k) : NULL);
+		} else if (cas) {
+			if (rel)
+				atomic_fence(L, op->attr[2]);
 			r = LLVMBuildAtomicCmpXchg(L->b, el(L, ptr, k), el(L, op->operands[1], k), el(L, op->operands[2], k), ord,
 			                           LLVMAtomicOrderingMonotonic, 0);
 			r = LLVMBuildExtractValue(L->b, r, 0, "");
+			if (acq)
+				atomic_fence(L, op->attr[2]);
 		} else {
+			if (rel)
+				atomic_fence(L, op->attr[2]);
 			LLVMAtomicRMWBinOp bop = int_ops[op->attr[0]];
 			if (is_float(et))
 				bop = op->attr[0] == ATOM_ADD ? LLVMAtomicRMWBinOpFAdd : op->attr[0] == ATOM_MAX ? LLVMAtomicRMWBinOpFMax
@@ -607,6 +701,8 @@ void lower_atomic(Lower *L, const Op *op)
 			else if (!is_signed(et) && (op->attr[0] == ATOM_MAX || op->attr[0] == ATOM_MIN))
 				bop = op->attr[0] == ATOM_MAX ? LLVMAtomicRMWBinOpUMax : LLVMAtomicRMWBinOpUMin;
 			r = LLVMBuildAtomicRMW(L->b, bop, el(L, ptr, k), el(L, op->operands[1], k), ord, 0);
+			if (acq)
+				atomic_fence(L, op->attr[2]);
 		}
 		if (pred) {
 			LLVMBuildBr(L->b, done);

@@ -2,7 +2,7 @@
  * masked tail and const variants, every scalar argument type, a 3-D grid,
  * reductions, a transpose through more than 48 KiB of shared memory, many
  * launches from several threads, errors from the driver by name, the
- * shared-memory limit, launch overhead against a raw cuLaunchKernel, and
+ * shared-memory limit, a spin lock of acquire and release atomics, launch overhead against a raw cuLaunchKernel, and
  * last (it ruins the context) a faulting kernel under BLK_DEBUG=1.
  *
  * Where no GPU can be used it prints one line "SKIP: no GPU (reason)" and
@@ -75,6 +75,13 @@ static const char *source =
 	"kernel fill(out: *i32, base: i32, BLOCK: const i32 = 256) {\n"
 	"    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
 	"    store(out + offs, base + offs);\n"
+	"}\n"
+	"kernel spin_lock(lock: *i32, x: *f32) {\n"
+	"    let c = arange(0, 128);\n"
+	"    while atomic_cas(lock, 0, 1, sem = \"acquire\") == 1 { }\n"
+	"    store(x + c, load(x + c) + 1.0);\n"
+	"    debug_barrier();\n"
+	"    atomic_xchg(lock, 0, sem = \"release\");\n"
 	"}\n"
 	"kernel wild(x: *f32) {\n"
 	"    store(x + 1099511627776, 1.0);\n"
@@ -326,6 +333,40 @@ typedef struct Worker {
 	int index, launches, errors;
 } Worker;
 
+/* A spin lock: 2000 programs each add 1 to 128 floats under the lock, taken
+ * by an acquiring cas and freed by a releasing exchange after a barrier; with
+ * relaxed atomics the increments race and some are lost. */
+static void lock_cases(blk_context *ctx, blk_module *m)
+{
+	enum { N = 128, PROGRAMS = 2000 };
+	blk_devptr lock, x;
+	float got[N];
+	int32_t zero = 0;
+	blk_status st = blk_malloc(ctx, 4, &lock);
+	if (st == BLK_SUCCESS)
+		st = blk_malloc(ctx, N * sizeof(float), &x);
+	float zeros[N] = {0};
+	if (st == BLK_SUCCESS)
+		st = blk_copy_to_device(ctx, lock, &zero, 4);
+	if (st == BLK_SUCCESS)
+		st = blk_copy_to_device(ctx, x, zeros, sizeof zeros);
+	blk_arg a[2] = {blk_arg_ptr(lock), blk_arg_ptr(x)};
+	blk_launch_options o = {.grid = {PROGRAMS, 1, 1}};
+	if (st == BLK_SUCCESS)
+		st = blk_launch(kernel(m, "spin_lock"), a, 2, &o);
+	int wrong = -1;
+	if (st == BLK_SUCCESS && blk_copy_from_device(ctx, got, x, sizeof got) == BLK_SUCCESS) {
+		wrong = 0;
+		for (int i = 0; i < N; i++)
+			wrong += got[i] != (float)PROGRAMS;
+		if (wrong)
+			printf("     x[0] = %g, want %d\n", (double)got[0], PROGRAMS);
+	}
+	expect(st == BLK_SUCCESS && wrong == 0, "a spin lock (acquire cas, release exchange, debug_barrier): 2000 programs add 1 to 128 floats");
+	blk_free(ctx, lock);
+	blk_free(ctx, x);
+}
+
 static void *worker(void *p)
 {
 	Worker *w = p;
@@ -524,6 +565,7 @@ int main(void)
 	scalar_cases(ctx, m);
 	grid_and_reduction_cases(ctx, m);
 	thread_cases(ctx, m);
+	lock_cases(ctx, m);
 	if (!interp) {
 		gpu_only_cases(ctx, m);
 		fault_cases(ctx);

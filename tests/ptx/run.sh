@@ -185,7 +185,8 @@ else
 	bad "softmax: .loc lines into the .tile, no debug target"
 fi
 # patterns/NAME.tile: the first line "// blkc: ARGS" gives blkc's arguments,
-# then "// require: REGEX" or "// forbid: REGEX" (grep -E) on the PTX. A file
+# then "// require: REGEX" lines (each must match) or "// forbid: REGEX"
+# (grep -E) on the PTX, which ptxas (where there is one) must accept. A file
 # that says KNOWN BUG exposes a fault not fixed yet: while its pattern fails
 # it prints "bug  NAME" and is not counted, unless BLK_KNOWN_BUGS=1.
 for tile in tests/ptx/patterns/*.tile; do
@@ -200,9 +201,17 @@ for tile in tests/ptx/patterns/*.tile; do
 		bad "$name: blkc" "$(head -3 "$tmp/err")"
 		continue
 	fi
+	target=$(sed -n 's/^\.target \(sm_[0-9a-z]*\).*/\1/p' "$out")
+	if [ -n "$ptxas" ] && [ -n "$target" ] && ! "$ptxas" -arch="$target" "$out" -o "$tmp/pattern.cubin" 2>"$tmp/err"; then
+		bad "$name: ptxas ($target)" "$(head -3 "$tmp/err")"
+		continue
+	fi
 	if [ -n "$req" ]; then
-		what="has /$req/"
-		grep -qE "$req" "$out" && good=1 || good=0
+		what="has /$(echo "$req" | paste -sd '&' | sed 's|&|/ and /|g')/"
+		good=1
+		while IFS= read -r re; do
+			grep -qE "$re" "$out" || good=0
+		done <<<"$req"
 	else
 		what="has no /$forbid/"
 		grep -qE "$forbid" "$out" && good=0 || good=1

@@ -2,7 +2,8 @@
  * masked tail and const variants, every scalar argument type, a 3-D grid,
  * reductions, a transpose through more than 48 KiB of shared memory, many
  * launches from several threads, errors from the driver by name, the
- * shared-memory limit, a spin lock of acquire and release atomics, launch overhead against a raw cuLaunchKernel, and
+ * shared-memory limit, a spin lock of acquire and release atomics, NaNs
+ * narrowed to bf16, launch overhead against a raw cuLaunchKernel, and
  * last (it ruins the context) a faulting kernel under BLK_DEBUG=1.
  *
  * Where no GPU can be used it prints one line "SKIP: no GPU (reason)" and
@@ -82,6 +83,10 @@ static const char *source =
 	"    store(x + c, load(x + c) + 1.0);\n"
 	"    debug_barrier();\n"
 	"    atomic_xchg(lock, 0, sem = \"release\");\n"
+	"}\n"
+	"kernel to_bf16(x: *f32, y: *bf16) {\n"
+	"    let c = arange(0, 8);\n"
+	"    store(y + c, load(x + c).to(bf16));\n"
 	"}\n"
 	"kernel wild(x: *f32) {\n"
 	"    store(x + 1099511627776, 1.0);\n"
@@ -367,6 +372,38 @@ static void lock_cases(blk_context *ctx, blk_module *m)
 	blk_free(ctx, x);
 }
 
+/* f32 to bf16 keeps a NaN's sign and the top bits of its payload, as the
+ * interpreter and numpy do (cvt.rn.bf16.f32 alone gives 0x7FFF); ordinary
+ * values round to nearest even. */
+static void bf16_cases(blk_context *ctx, blk_module *m)
+{
+	const uint32_t in[8] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0x7FA00000u,
+	                        0x3F800000u, 0x3F808000u, 0x3F818000u, 0xFF800000u};
+	const uint16_t want[8] = {0x7FC0, 0xFFC0, 0x7FC0, 0x7FA0, 0x3F80, 0x3F80, 0x3F82, 0xFF80};
+	uint16_t got[8] = {0};
+	blk_devptr x = 0, y = 0;
+	blk_status st = blk_malloc(ctx, sizeof in, &x);
+	if (st == BLK_SUCCESS)
+		st = blk_malloc(ctx, sizeof got, &y);
+	if (st == BLK_SUCCESS)
+		st = blk_copy_to_device(ctx, x, in, sizeof in);
+	blk_arg a[2] = {blk_arg_ptr(x), blk_arg_ptr(y)};
+	blk_launch_options o = {.grid = {1, 1, 1}};
+	if (st == BLK_SUCCESS)
+		st = blk_launch(kernel(m, "to_bf16"), a, 2, &o);
+	if (st == BLK_SUCCESS)
+		st = blk_copy_from_device(ctx, got, y, sizeof got);
+	int wrong = 0;
+	for (int i = 0; i < 8; i++)
+		if (got[i] != want[i]) {
+			printf("     bf16 of 0x%08X: got 0x%04X, want 0x%04X\n", (unsigned)in[i], got[i], want[i]);
+			wrong++;
+		}
+	expect(st == BLK_SUCCESS && !wrong, "f32 to bf16: NaNs keep sign and payload (0x7FC0, not 0x7FFF), values round to even");
+	blk_free(ctx, x);
+	blk_free(ctx, y);
+}
+
 static void *worker(void *p)
 {
 	Worker *w = p;
@@ -566,6 +603,7 @@ int main(void)
 	grid_and_reduction_cases(ctx, m);
 	thread_cases(ctx, m);
 	lock_cases(ctx, m);
+	bf16_cases(ctx, m);
 	if (!interp) {
 		gpu_only_cases(ctx, m);
 		fault_cases(ctx);

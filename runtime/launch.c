@@ -324,13 +324,21 @@ static blk_status interp_grid_limits(const blk_kernel *k, const unsigned grid[3]
 	return BLK_SUCCESS;
 }
 
-/* Starts a launch: the variant (compiled and loaded) and the grid. */
+/* Starts a launch for `fn` (blk_launch, blk_time_launch): the options and
+ * arguments checked, the variant (compiled and loaded) and the grid. */
 blk_status rt_prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
-                          blk_context **ctx_out, Variant **v_out, unsigned grid[3])
+                             const char *fn, blk_context **ctx_out, Variant **v_out, unsigned grid[3])
 {
+	*ctx_out = NULL;
+	*v_out = NULL;
+	grid[0] = grid[1] = grid[2] = 1;
+	blk_status st = rt_check_options(k, opt, fn);
+	if (st == BLK_SUCCESS)
+		st = rt_check_args(k, args, n_args);
+	if (st != BLK_SUCCESS)
+		return st;
 	blk_module *m = k->m;
 	Variant *v = NULL;
-	blk_status st = BLK_SUCCESS;
 	pthread_mutex_lock(&m->lock);
 	blk_context *ctx = m->ctx;
 	if (!ctx)
@@ -354,16 +362,11 @@ blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_
 {
 	if (!k)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: kernel is NULL");
-	blk_status st = rt_check_options(k, opt, "blk_launch");
+	unsigned grid[3];
+	Variant *v;
+	blk_context *ctx;
+	blk_status st = rt_prepare_launch(k, args, n_args, opt, "blk_launch", &ctx, &v, grid);
 	if (st != BLK_SUCCESS)
-		return st;
-	st = rt_check_args(k, args, n_args);
-	if (st != BLK_SUCCESS)
-		return st;
-	unsigned grid[3] = {1, 1, 1};
-	Variant *v = NULL;
-	blk_context *ctx = NULL;
-	if ((st = rt_prepare_launch(k, args, n_args, opt, &ctx, &v, grid)) != BLK_SUCCESS)
 		return st;
 	if (ctx->backend == BLK_BACKEND_GPU)
 		return rt_gpu_launch(ctx, v, args, n_args, grid, opt);

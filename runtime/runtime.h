@@ -240,9 +240,10 @@ blk_status rt_check_options(const blk_kernel *k, const blk_launch_options *opt, 
 blk_status rt_launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_args, const blk_launch_options *opt,
                        unsigned grid[3]);
 
-/* Starts a launch: the variant (compiled and loaded) and the grid. */
+/* Starts a launch for `fn` (blk_launch, blk_time_launch): the options and
+ * arguments checked, the variant (compiled and loaded) and the grid. */
 blk_status rt_prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
-                          blk_context **ctx_out, Variant **v_out, unsigned grid[3]);
+                             const char *fn, blk_context **ctx_out, Variant **v_out, unsigned grid[3]);
 
 /* One launch of a prepared variant, on each backend. */
 blk_status rt_gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],

@@ -134,16 +134,11 @@ blk_status blk_time_launch(blk_kernel *k, const blk_arg *args, int n_args, const
 	if (reps < 1 || reps > 100000)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_time_launch: reps is %d (1 to 100000)", reps);
 	*median_ms = 0;
-	blk_status st = rt_check_options(k, opt, "blk_time_launch");
+	unsigned grid[3];
+	Variant *v;
+	blk_context *ctx;
+	blk_status st = rt_prepare_launch(k, args, n_args, opt, "blk_time_launch", &ctx, &v, grid);
 	if (st != BLK_SUCCESS)
-		return st;
-	st = rt_check_args(k, args, n_args);
-	if (st != BLK_SUCCESS)
-		return st;
-	unsigned grid[3] = {1, 1, 1};
-	Variant *v = NULL;
-	blk_context *ctx = NULL;
-	if ((st = rt_prepare_launch(k, args, n_args, opt, &ctx, &v, grid)) != BLK_SUCCESS)
 		return st;
 	if (ctx->backend == BLK_BACKEND_GPU)
 		st = rt_time_gpu(ctx, v, args, n_args, grid, opt, 3, reps, median_ms);

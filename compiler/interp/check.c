@@ -146,6 +146,8 @@ static bool check_elementwise(Check *c, const Op *op)
 	default: /* add sub mul div rem min max neg abs fma */
 		if (r0.ptr)
 			return bad(c, op, "does not take pointers");
+		if (op->code == OP_DIV && (op->attr[0] < 0 || op->attr[0] > 1 || (op->attr[0] && !is_float_t(r0))))
+			return bad(c, op, "rounds to nearest (rn) only floats");
 		for (int i = 0; i < no; i++)
 			if (!same_elem(op->operands[i]->type, r0))
 				return bad(c, op, "takes operands of the result's type");

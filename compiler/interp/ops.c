@@ -102,7 +102,8 @@ static double math1(int64_t fn, double x)
 	case MATH_EXP2: return exp2(x);
 	case MATH_LOG: return log(x);
 	case MATH_LOG2: return log2(x);
-	case MATH_SQRT: return sqrt(x);
+	case MATH_SQRT:
+	case MATH_SQRT_RN: return sqrt(x); /* rounded once to the type: correctly rounded */
 	case MATH_RSQRT: return 1.0 / sqrt(x);
 	case MATH_SIN: return sin(x);
 	case MATH_COS: return cos(x);
@@ -305,7 +306,7 @@ static bool compute_float(Worker *w, const Op *op, Elem *restrict r, const Elem 
 	case OP_ADD: FLOOP(x + y); break;
 	case OP_SUB: FLOOP(x - y); break;
 	case OP_MUL: FLOOP(x * y); break;
-	case OP_DIV: FLOOP(x / y); break;
+	case OP_DIV: FLOOP(x / y); break; /* rn or not: correctly rounded (53 >= 2 * 24 + 2 bits) */
 	case OP_REM: FLOOP(fmod(x, y)); break;
 	case OP_MIN: XLOOP(fmin_blk(x, y, prop)); break;
 	case OP_MAX: XLOOP(fmax_blk(x, y, prop)); break;

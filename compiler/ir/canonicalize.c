@@ -132,6 +132,7 @@ common:
 		case MATH_FLOOR: r = floor(a[0]); break;
 		case MATH_CEIL: r = ceil(a[0]); break;
 		case MATH_SQRT:
+		case MATH_SQRT_RN:
 			return round_to(k, sqrt(a[0]), out);
 		default:
 			return false;

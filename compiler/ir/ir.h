@@ -56,7 +56,7 @@ enum { OPF_PURE = 1, OPF_TERM = 2, OPF_ELEMWISE = 4 };
 	OP(ADD, "add", 0, OPF_PE) \
 	OP(SUB, "sub", 0, OPF_PE) \
 	OP(MUL, "mul", 0, OPF_PE) \
-	OP(DIV, "div", 0, OPF_PE) \
+	OP(DIV, "div", 0, OPF_PE)                  /* floats: attr[0] 1 rounds to nearest even (div_rn) */ \
 	OP(REM, "rem", 0, OPF_PE)                  /* floats: fmod */ \
 	OP(AND, "and", 0, OPF_PE)                  /* ints and i1 */ \
 	OP(OR, "or", 0, OPF_PE) \
@@ -120,7 +120,8 @@ typedef enum CmpPred { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } CmpPred;
 
 #define BLK_MATH_FNS(M) \
 	M(EXP, "exp") M(EXP2, "exp2") M(LOG, "log") M(LOG2, "log2") M(SQRT, "sqrt") M(RSQRT, "rsqrt") \
-	M(SIN, "sin") M(COS, "cos") M(TANH, "tanh") M(ERF, "erf") M(FLOOR, "floor") M(CEIL, "ceil")
+	M(SIN, "sin") M(COS, "cos") M(TANH, "tanh") M(ERF, "erf") M(FLOOR, "floor") M(CEIL, "ceil") \
+	M(SQRT_RN, "sqrt_rn")
 typedef enum MathFn {
 #define MATH_ENUM(name, spelling) MATH_##name,
 	BLK_MATH_FNS(MATH_ENUM)

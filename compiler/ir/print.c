@@ -263,6 +263,10 @@ static void put_op_line(const Op *op, StrBuf *out)
 		if (op->attr[0])
 			attr(&a, "propagate_nan");
 		break;
+	case OP_DIV:
+		if (op->attr[0])
+			attr(&a, "rn");
+		break;
 	case OP_CONVERT_LAYOUT:
 		if (op->scratch) {
 			sb_puts(out, a.n++ ? ", " : " {");

@@ -531,6 +531,8 @@ static void check_elementwise_op(Verifier *v, const Op *op)
 		elementwise(v, op, 2, is_num, "an integer or a float");
 		if ((op->code == OP_MIN || op->code == OP_MAX) && !v->failed)
 			attr_in(v, op, 0, 0, 1, "propagate_nan");
+		if (op->code == OP_DIV && !v->failed && attr_in(v, op, 0, 0, 1, "rn") && op->attr[0] && !is_float(OPT(0)))
+			fail(v, op, "rn divides floats, not %s", tstr(OPT(0)));
 		break;
 	case OP_AND:
 	case OP_OR:

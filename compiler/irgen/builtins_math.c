@@ -90,7 +90,8 @@ static double math_eval(MathFn fn, double x)
 	case MATH_EXP2: return exp2(x);
 	case MATH_LOG: return log(x);
 	case MATH_LOG2: return log2(x);
-	case MATH_SQRT: return sqrt(x);
+	case MATH_SQRT:
+	case MATH_SQRT_RN: return sqrt(x);
 	case MATH_RSQRT: return 1 / sqrt(x);
 	case MATH_SIN: return sin(x);
 	case MATH_COS: return cos(x);
@@ -230,6 +231,18 @@ Sym ig_bi_minmax(Gen *g, Args *a, int code)
 	Sym r = elementwise(g, a, 2, (OpCode)code, false, false);
 	if (r.kind == S_VALUE && r.v->def && r.v->def->code == (OpCode)code)
 		r.v->def->attr[0] = nan;
+	return r;
+}
+
+/* div_rn(a, b): a / b rounded to nearest even on every backend (an OP_DIV
+ * with attr[0] 1); the operands promote as for maximum, so f16 and bf16
+ * keep their type (the GPU divides in f32 and rounds once). */
+Sym ig_bi_div_rn(Gen *g, Args *a, int which)
+{
+	(void)which;
+	Sym r = elementwise(g, a, 2, OP_DIV, true, false);
+	if (r.kind == S_VALUE && r.v->def && r.v->def->code == OP_DIV)
+		r.v->def->attr[0] = 1;
 	return r;
 }
 

@@ -253,6 +253,7 @@ Sym ig_bi_abs(Gen *g, Args *a, int which);
 Sym ig_bi_minmax(Gen *g, Args *a, int code);
 Sym ig_bi_clamp(Gen *g, Args *a, int which);
 Sym ig_bi_fma(Gen *g, Args *a, int which);
+Sym ig_bi_div_rn(Gen *g, Args *a, int which);
 Sym ig_bi_umulhi(Gen *g, Args *a, int which);
 Sym ig_bi_to(Gen *g, Args *a, int which);
 Sym ig_bi_rand(Gen *g, Args *a, int kind);

@@ -26,6 +26,24 @@ LLVMValueRef lw_const_elem(Lower *L, const Op *op, Type t)
 	return LLVMConstInt(lt, (unsigned long long)op->ival, 0);
 }
 
+/* a / b rounded to nearest even, div_rn (an OP_DIV with attr[0] 1):
+ * div.rn.f32 or div.rn.f64 through llvm.nvvm.div.rn.f / .d; f16 and bf16
+ * divide in f32 and round once (24 >= 2 * 11 + 2 bits: no double-rounding
+ * error). */
+static LLVMValueRef div_rn(Lower *L, LLVMValueRef a, LLVMValueRef b)
+{
+	LLVMTypeRef ty = LLVMTypeOf(a);
+	if (ty == L->f64) {
+		LLVMValueRef args[2] = {a, b};
+		return lw_call_intrinsic(L, "llvm.nvvm.div.rn.d", NULL, 0, args, 2);
+	}
+	bool narrow = ty != L->f32;
+	LLVMValueRef args[2] = {narrow ? LLVMBuildFPExt(L->b, a, L->f32, "") : a,
+	                        narrow ? LLVMBuildFPExt(L->b, b, L->f32, "") : b};
+	LLVMValueRef r = lw_call_intrinsic(L, "llvm.nvvm.div.rn.f", NULL, 0, args, 2);
+	return narrow ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
+}
+
 static LLVMValueRef binary(Lower *L, OpCode code, Type t, LLVMValueRef a, LLVMValueRef b, int64_t attr0)
 {
 	bool f = is_float(t), s = is_signed(t);
@@ -34,6 +52,8 @@ static LLVMValueRef binary(Lower *L, OpCode code, Type t, LLVMValueRef a, LLVMVa
 	case OP_SUB: return f ? LLVMBuildFSub(L->b, a, b, "") : LLVMBuildSub(L->b, a, b, "");
 	case OP_MUL: return f ? LLVMBuildFMul(L->b, a, b, "") : LLVMBuildMul(L->b, a, b, "");
 	case OP_DIV:
+		if (f && attr0)
+			return div_rn(L, a, b);
 		if (f && LLVMTypeOf(a) == L->f32) {
 			/* as Triton's '/': div.full.f32, within 2 ulp over the whole range
 			 * (div.rn.f32 is a dozen instructions and a branch) */
@@ -94,6 +114,7 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 		LLVMTypeRef ty = L->f64;
 		switch (fn) {
 		case MATH_SQRT: return lw_call_intrinsic(L, "llvm.sqrt", &ty, 1, &x, 1);
+		case MATH_SQRT_RN: return lw_call_intrinsic(L, "llvm.nvvm.sqrt.rn.d", NULL, 0, &x, 1);
 		case MATH_FLOOR: return lw_call_intrinsic(L, "llvm.floor", &ty, 1, &x, 1);
 		case MATH_CEIL: return lw_call_intrinsic(L, "llvm.ceil", &ty, 1, &x, 1);
 		case MATH_RSQRT:
@@ -118,7 +139,8 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 	case MATH_EXP2: r = approx_f32(L, "ex2", x); break;
 	case MATH_LOG: r = LLVMBuildFMul(L->b, approx_f32(L, "lg2", x), LLVMConstReal(f32, 0.6931471805599453), ""); break;
 	case MATH_LOG2: r = approx_f32(L, "lg2", x); break;
-	case MATH_SQRT: r = lw_call_intrinsic(L, "llvm.sqrt", &f32, 1, &x, 1); break;
+	case MATH_SQRT: r = lw_call_intrinsic(L, "llvm.sqrt", &f32, 1, &x, 1); break; /* sqrt.rn.f32 */
+	case MATH_SQRT_RN: r = lw_call_intrinsic(L, "llvm.nvvm.sqrt.rn.f", NULL, 0, &x, 1); break;
 	case MATH_RSQRT: r = approx_f32(L, "rsqrt", x); break;
 	case MATH_SIN:
 	case MATH_COS:

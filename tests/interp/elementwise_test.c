@@ -390,7 +390,8 @@ static Val ref_math(const Case *c, const Val *in)
 	case MATH_EXP2: y = exp2(x); break;
 	case MATH_LOG: y = log(x); break;
 	case MATH_LOG2: y = log2(x); break;
-	case MATH_SQRT: y = sqrt(x); break;
+	case MATH_SQRT:
+	case MATH_SQRT_RN: y = sqrt(x); break;
 	case MATH_RSQRT: y = 1 / sqrt(x); break;
 	case MATH_SIN: y = sin(x); break;
 	case MATH_COS: y = cos(x); break;
@@ -523,6 +524,7 @@ static void test_arith(void)
 	test_op("sub: every int and float kind", OP_SUB, 0, 2, all, na, NULL, false);
 	test_op("mul: every int and float kind", OP_MUL, 0, 2, all, na, NULL, false);
 	test_op("div: every int and float kind (MIN / -1 wraps)", OP_DIV, 0, 2, all, na, prep_div, false);
+	test_op("div rn (div_rn): every float kind, in double, rounded once", OP_DIV, 1, 2, floats, COUNT(floats), NULL, false);
 	test_op("rem: every int and float kind (MIN % -1 is 0)", OP_REM, 0, 2, all, na, prep_div, false);
 	test_op("div, rem by zero with no_ub_checks: all ones, x", OP_DIV, 0, 2, ints, COUNT(ints), prep_div, true);
 	test_op("rem by zero with no_ub_checks: x", OP_REM, 0, 2, ints, COUNT(ints), prep_div, true);
@@ -581,7 +583,7 @@ static void test_select(void)
 
 static void test_math(void)
 {
-	static const char *names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "floor", "ceil"};
+	static const char *names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "floor", "ceil", "sqrt_rn"};
 	char why[512];
 	for (int fn = 0; fn < MATH_COUNT; fn++) {
 		bool ok = true;

@@ -187,6 +187,10 @@ static void float_folding(void)
 	          0x1p-20, true, 1 + 0x1p-9);
 	float_row("exp is left for run time", OP_MATH, MATH_EXP, f32, 1, 1, 0, 0, false, 0);
 	float_row("sqrt(2)", OP_MATH, MATH_SQRT, f32, 1, 2, 0, 0, true, 0x1.6a09e6p0);
+	float_row("sqrt_rn(2)", OP_MATH, MATH_SQRT_RN, f32, 1, 2, 0, 0, true, 0x1.6a09e6p0);
+	float_row("sqrt_rn(-1) is nan", OP_MATH, MATH_SQRT_RN, f64, 1, -1, 0, 0, true, NAN);
+	float_row("div rn: 1 / 3", OP_DIV, 1, f32, 2, 1, 3, 0, true, 0x1.555556p-2);
+	float_row("div rn: 1 / 3 in bf16", OP_DIV, 1, bf16, 2, 1, 3, 0, true, 0x1.56p-2);
 	float_row("sqrt(2)", OP_MATH, MATH_SQRT, f16, 1, 2, 0, 0, true, 0x1.6ap0);
 	float_row("floor(-2.5)", OP_MATH, MATH_FLOOR, f32, 1, -2.5, 0, 0, true, -3);
 	float_row("ceil(-2.5) is -2", OP_MATH, MATH_CEIL, f64, 1, -2.5, 0, 0, true, -2);

@@ -358,12 +358,35 @@ static void names(void)
 	      "print: enum names, and ? out of range");
 }
 
+/* div_rn and sqrt_rn: a div with {rn}, math sqrt_rn. */
+static void rounding(void)
+{
+	begin("rn");
+	Type f32 = T(SK_F32);
+	Value *x = param("x", B1(f32, 8));
+	Value *y = param("y", B1(f32, 8));
+	opa(OP_DIV, x, y, B1(f32, 8), 1);
+	opa(OP_DIV, x, y, B1(f32, 8), 0);
+	opa(OP_MATH, x, NULL, B1(f32, 8), MATH_SQRT_RN);
+	ret();
+	check_text(print_fn(F),
+	           "kernel @rn(%0: f32[8], %1: f32[8]) num_warps = 4, num_stages = 3 {\n"
+	           "  %2 = div %0, %1 {rn} : f32[8]\n"
+	           "  %3 = div %0, %1 : f32[8]\n"
+	           "  %4 = math sqrt_rn %0 : f32[8]\n"
+	           "  return\n"
+	           "}\n",
+	           "print: div {rn} (div_rn), math sqrt_rn");
+	check(ir_verify(F, &(Diag){0}, "test"), "print: div rn and sqrt_rn verify");
+}
+
 int main(void)
 {
 	vector_add();
 	regions();
 	constants();
 	op_lines();
+	rounding();
 	locations();
 	broken();
 	names();

@@ -72,6 +72,11 @@ static void elementwise_types(void)
 	expect("operand type i32 is not a float at %2 (math)", "verify: math takes floats");
 
 	start();
+	opa(OP_DIV, ci(i32, 7), ci(i32, 2), i32, 1);
+	ret();
+	expect("rn divides floats, not i32 at %3 (div)", "verify: div rn takes floats");
+
+	start();
 	op2(OP_AND, cf(f32, 1), cf(f32, 1), f32);
 	ret();
 	expect("operand type f32 is not an integer or i1 at %3 (and)", "verify: bitwise ops take integers or i1");

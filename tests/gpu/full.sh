@@ -4,7 +4,8 @@
 # Carry build/libblk.so, build/blkc, build/tests, build/examples and build/bench.
 #   tests     tests/gpu/run.sh with BLK_GPU_OPS=1: the API tests, every example
 #             and tests/ops on the GPU
-#   sanitize  tests/gpu/sanitize.sh: compute-sanitizer and ncu over the examples
+#   sanitize  tests/gpu/sanitize.sh: compute-sanitizer memcheck, racecheck and
+#             synccheck over the examples and gpu_api_test, ncu over the examples
 #   bench     bench/run with the arguments that follow
 # Logs go to $OUT (when set); failures and the summaries are printed last.
 set -u

@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
-# tests/gpu/sanitize.sh BUILD_DIR: compute-sanitizer memcheck and racecheck
-# over every example host program on the GPU, and the shared-memory bank
-# conflicts ncu counts for the examples that move data through shared
-# memory. Run on the GPU machine; prints a line per check and last
-# "N passed, N failed".
+# tests/gpu/sanitize.sh BUILD_DIR: compute-sanitizer memcheck, racecheck and
+# synccheck over every example host program and over the GPU API test
+# (BUILD_DIR/tests/gpu/gpu_api_test), then the shared-memory bank conflicts
+# ncu counts for the examples that move data through shared memory. Run on
+# the GPU machine; prints a line per check as it goes and last "N passed, N
+# failed". Where there is no compute-sanitizer it prints one SKIP line and
+# "0 passed, 0 failed".
+#
+# The API test runs with BLK_GPU_TEST_NO_FAULT=1 (its last case is a kernel
+# that stores out of bounds on purpose, which memcheck would report) and
+# BLK_GPU_TEST_NO_TIMING=1 (a sanitizer slows every launch, so its
+# launch-overhead target cannot hold), and with --report-api-errors no: it
+# provokes driver errors on purpose (a 1 TiB cuMemAlloc, a launch over the
+# shared-memory limit) and checks that blk reports them. A check passes when
+# the sanitizer finds nothing and the program itself passes.
 set -u
 build=${1:?usage: tests/gpu/sanitize.sh BUILD_DIR}
 cd "$(dirname "$0")/../.." || exit 2
@@ -15,23 +25,44 @@ if [ ! -x "$cs" ]; then
 	echo "0 passed, 0 failed"
 	exit 0
 fi
+tools="memcheck racecheck synccheck"
+
+# check NAME TOOL COMMAND...: one sanitizer run, one line.
+check() {
+	local name=$1 tool=$2
+	shift 2
+	local out status summary count
+	out=$("$cs" --tool "$tool" --error-exitcode 9 "$@" 2>&1)
+	status=$?
+	summary=$(printf '%s\n' "$out" | grep -m1 'SUMMARY' || echo "no summary")
+	count=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1)
+	if [ $status -eq 0 ]; then
+		echo "ok   $name $tool: $summary${count:+ ($count)}"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name $tool (status $status): $summary${count:+ ($count)}"
+		printf '%s\n' "$out" | grep -v -e '^=========  *$' -e '^ok ' | head -20 | sed 's/^/     /'
+		failed=$((failed + 1))
+	fi
+}
+
 for prog in "$build"/examples/*; do
 	[ -x "$prog" ] || continue
-	name=$(basename "$prog")
-	for tool in memcheck racecheck; do
-		out=$("$cs" --tool $tool --error-exitcode 9 "$prog" 2>&1)
-		status=$?
-		summary=$(printf '%s\n' "$out" | grep -m1 'SUMMARY' || echo "no summary")
-		if [ $status -eq 0 ]; then
-			echo "ok   $name $tool: $summary"
-			passed=$((passed + 1))
-		else
-			echo "FAIL $name $tool (status $status): $summary"
-			printf '%s\n' "$out" | grep -v '^=========  *$' | head -15 | sed 's/^/     /'
-			failed=$((failed + 1))
-		fi
+	for tool in $tools; do
+		check "$(basename "$prog")" "$tool" "$prog"
 	done
 done
+
+api="$build/tests/gpu/gpu_api_test"
+if [ -x "$api" ]; then
+	for tool in $tools; do
+		BLK_GPU_TEST_NO_FAULT=1 BLK_GPU_TEST_NO_TIMING=1 check gpu_api_test "$tool" --report-api-errors no "$api"
+	done
+else
+	echo "FAIL gpu_api_test: not built ($api; run make test-bins)"
+	failed=$((failed + 1))
+fi
+
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 if [ -x "$ncu" ]; then
 	for name in matmul w4a16_gemv attention; do

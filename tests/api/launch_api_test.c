@@ -67,7 +67,7 @@ int main(void)
 		x[i] = frand();
 		y[i] = frand();
 	}
-	blk_devptr dx, dy, dout;
+	blk_devptr dx = 0, dy = 0, dout = 0;
 	expect(blk_malloc(ctx, sizeof x, &dx) == BLK_SUCCESS && blk_malloc(ctx, sizeof y, &dy) == BLK_SUCCESS &&
 	           blk_malloc(ctx, sizeof out, &dout) == BLK_SUCCESS, "blk_malloc");
 	blk_copy_to_device(ctx, dx, x, sizeof x);

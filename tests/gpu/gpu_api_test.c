@@ -132,7 +132,7 @@ static void vector_add_cases(blk_context *ctx, blk_module *m)
 	float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *out = malloc(N * sizeof *out);
 	for (int i = 0; i < N; i++)
 		x[i] = frand(), y[i] = frand();
-	blk_devptr dx, dy, dout;
+	blk_devptr dx = 0, dy = 0, dout = 0;
 	expect(blk_malloc(ctx, N * 4, &dx) == BLK_SUCCESS && blk_malloc(ctx, N * 4, &dy) == BLK_SUCCESS &&
 	           blk_malloc(ctx, N * 4, &dout) == BLK_SUCCESS, "blk_malloc, 3 x 400 KB");
 	blk_copy_from_device(ctx, out, dout, N * 4);
@@ -349,7 +349,7 @@ typedef struct Worker {
 static void lock_cases(blk_context *ctx, blk_module *m)
 {
 	enum { N = 128, PROGRAMS = 2000 };
-	blk_devptr lock, x;
+	blk_devptr lock = 0, x = 0;
 	float got[N];
 	int32_t zero = 0;
 	blk_status st = blk_malloc(ctx, 4, &lock);

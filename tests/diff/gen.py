@@ -109,6 +109,11 @@ class Kernel:
         self.body = []
         self.grid = ""
         self.nv = 0
+        self.tolt = None  # the least precise float type an inexact value went through
+
+    def widen_tol(self, t):
+        if is_float(t) and (self.tolt is None or EPS_RANK[t] < EPS_RANK[self.tolt]):
+            self.tolt = t
 
     def fresh(self, prefix="v"):
         self.nv += 1
@@ -117,6 +122,8 @@ class Kernel:
     def let(self, expr, t, approx=False, indent=1):
         n = self.fresh()
         self.body.append("    " * indent + "let %s = %s;" % (n, expr))
+        if approx:
+            self.widen_tol(t)
         return V(n, t, approx)
 
     def buf(self, name, t, count, init):
@@ -126,6 +133,7 @@ class Kernel:
     def out(self, name, t, count):
         self.buf(name, t, count, "")
         self.outs.append((name, t))
+        self.widen_tol(t)
 
     def scalar(self, name, t, value):
         self.params.append("%s: %s" % (name, t))
@@ -141,7 +149,8 @@ class Kernel:
     def text(self, seed):
         ps = list(self.params) + ["%s: const %s = %d" % c for c in self.consts]
         head = "// blkc run: -k %s %s --seed=%d\n" % (self.name, " ".join(self.args), seed)
-        head += "// diff: %s\n" % " ".join("%s=%s:%s" % (n, t, self.cls) for n, t in self.outs)
+        tol = ":" + self.tolt if self.cls != "exact" and self.tolt else ""
+        head += "// diff: %s\n" % " ".join("%s=%s:%s%s" % (n, t, self.cls, tol) for n, t in self.outs)
         return head + "kernel %s(%s) grid(%s) {\n%s\n}\n" % (
             self.name, ", ".join(ps), self.grid, "\n".join(self.body))
 
@@ -197,7 +206,9 @@ def elementwise_step(k, r, pool, indent=1):
     if ints:
         kinds += [("bit", 2), ("shift", 2), ("idiv", 2), ("umulhi", 1)]
     if floats:
-        kinds += [("math", 2), ("fdiv", 1), ("fma", 1), ("exactmath", 1)]
+        kinds += [("math", 2), ("fma", 1)]
+    if exact_floats:
+        kinds += [("fdiv", 1), ("exactmath", 1)]
     if ints and exact_floats:
         kinds += [("bitcast", 1)]
     total = sum(w for _, w in kinds)
@@ -300,13 +311,13 @@ def elementwise_step(k, r, pool, indent=1):
         k.cls = worse(k.cls, "approx")
         return L(e, t, True)
     if kind == "exactmath":
-        a = r.choice(exact_floats) if exact_floats else r.choice(floats)
+        a = r.choice(exact_floats)
         f = r.choice(["sqrt_abs", "floor", "ceil"])
         if f == "sqrt_abs":
             return L("sqrt(abs(%s))" % a.name, a.t, a.approx)
         return L("%s(%s)" % (f, a.name), a.t, a.approx)
     if kind == "fdiv":
-        a, b = r.choice(floats), r.choice(pool)
+        a, b = r.choice(floats), r.choice(exact)  # an inexact divisor near 0 would blow up
         t = promote(a.t, b.t, "/")
         ap = a.approx or b.approx
         if t != "f64":
@@ -422,6 +433,7 @@ def gen_2d(k, r):
             st = "i32" if is_signed(t) else "u32"
         if is_float(t):
             k.cls = "reduce"
+            k.widen_tol(st)
         # rows past m hold `other`, the same on both backends
         b.append("    let c = cumsum(%s, axis = %d%s);" % (tname, axis, rev))
         tout = tout if tout and not (is_float(st) and not is_float(tout)) else st
@@ -435,6 +447,7 @@ def gen_2d(k, r):
             st = "i32" if is_signed(t) else "u32"
         if is_float(t):
             k.cls = "reduce"
+            k.widen_tol(st)
         e = "sum(%s, axis = %d)" % (tname, axis)
     elif what in ("max", "min"):
         st = t

@@ -199,6 +199,13 @@ test: all test-bins examples
 	@BLK_SANITIZE=$(SANITIZE) bash tests/run.sh $(BUILD) $(subst $(comma), ,$(SUITES))
 comma := ,
 
+# Differential tests on the GPU (not part of `make test`): DIFF_N generated
+# kernels on the interpreter and the GPU, outputs compared (docs/testing.md).
+DIFF_N ?= 10000
+.PHONY: gpu-diff
+gpu-diff: all
+	@bash tests/diff/run.sh $(BUILD) --gpu $(DIFF_N)
+
 # ---- benchmark programs (not built by `make`) -----------------------------
 # bench/NAME.c becomes $(BUILD)/bench/NAME, linked to libblk.so; they reach
 # the driver themselves through dlopen (-ldl is in SYS_LIBS). bench/layout.c
@@ -236,15 +243,20 @@ FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE -g -O1 $(SAN_FLAGS) -Ilang -I$(GEN) $(WARN
 FUZZ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(LANG_SRCS)) \
              $(patsubst $(GEN)/%.c,$(FUZZ_DIR)/obj/gen/%.o,$(GEN_SRCS))
 FUZZ_SEEDS := $(wildcard tests/lang/*.tile examples/*.tile)
+# valid kernels from the differential tests' generator (fixed seed), as seeds
+FUZZ_GEN_CORPUS := $(FUZZ_DIR)/corpus-gen
+.PHONY: fuzz-gen-corpus
+fuzz-gen-corpus:
+	@rm -rf $(FUZZ_GEN_CORPUS) && python3 tests/diff/gen.py --seed 20261124 --count 200 --out $(FUZZ_GEN_CORPUS)
 
 .PHONY: fuzz
-fuzz: $(FUZZ_DIR)/fuzz_parse
+fuzz: $(FUZZ_DIR)/fuzz_parse fuzz-gen-corpus
 	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
 	@for f in $(FUZZ_SEEDS); do cp -n "$$f" "$(FUZZ_DIR)/corpus/seed-$$(echo "$$f" | tr / -)"; done
 	$(FUZZ_DIR)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
 		-artifact_prefix=$(FUZZ_DIR)/artifacts/ \
 		$(if $(wildcard tests/fuzz/*.dict),-dict=$(firstword $(wildcard tests/fuzz/*.dict))) \
-		$(FUZZ_DIR)/corpus $(wildcard tests/fuzz/corpus tests/fuzz/regressions)
+		$(FUZZ_DIR)/corpus $(wildcard tests/fuzz/corpus tests/fuzz/regressions) $(FUZZ_GEN_CORPUS)
 
 $(FUZZ_STAMP): tools/deps.sh
 	@bash tools/deps.sh fuzz $@
@@ -272,11 +284,11 @@ FUZZ_IR_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_IR_SRCS))
 $(FUZZ_IR_OBJS): FUZZ_CFLAGS += -Icompiler $(LLVM_CFLAGS)
 
 .PHONY: fuzz-irgen
-fuzz-irgen: $(FUZZ_DIR)/fuzz_irgen
+fuzz-irgen: $(FUZZ_DIR)/fuzz_irgen fuzz-gen-corpus
 	@mkdir -p $(FUZZ_DIR)/corpus-irgen $(FUZZ_DIR)/artifacts
 	$(FUZZ_DIR)/fuzz_irgen -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -print_final_stats=1 \
 		-artifact_prefix=$(FUZZ_DIR)/artifacts/ -dict=tests/fuzz/fuzz.dict \
-		$(FUZZ_DIR)/corpus-irgen tests/lang examples
+		$(FUZZ_DIR)/corpus-irgen tests/lang examples $(FUZZ_GEN_CORPUS)
 
 $(FUZZ_DIR)/fuzz_irgen: tests/fuzz/fuzz_irgen.c $(FUZZ_OBJS) $(FUZZ_IR_OBJS) | $(FUZZ_STAMP)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Icompiler $(LLVM_CFLAGS) -fsanitize=fuzzer -o $@ $< \
@@ -310,6 +322,7 @@ help:
 	@echo 'make SANITIZE=1 ...   the same with ASan and UBSan, in build/san'
 	@echo 'make CC=clang ...     another compiler (objects rebuild when flags change)'
 	@echo 'make fuzz             fuzz the parser for FUZZ_SECONDS (default 60) with clang-19'
+	@echo 'make gpu-diff         DIFF_N (default 10000) random kernels on the interpreter and the GPU, compared'
 	@echo 'make examples         build the examples host programs into build/examples'
 	@echo 'make bench-bins       build the benchmark programs (bench/*.c) into build/bench'
 	@echo 'make install          install into PREFIX (default /usr/local), DESTDIR honoured'

@@ -365,15 +365,22 @@ API CUresult cuStreamSynchronize(void *stream)
 
 /* ---- memory ------------------------------------------------------------------------------ */
 
-/* The allocation holding [p, p + n), or NULL. Caller holds the lock. */
+/* The allocation holding [p, p + n), or NULL. Caller holds the lock. Two
+ * allocations can touch (TSan's allocator packs them end to start): p is then
+ * the end of one and the start of the other, and belongs to the other, as on
+ * a real device (cuMemGetAddressRange). */
 static Alloc *find(CUdeviceptr p, size_t n)
 {
+	Alloc *end = NULL; /* one whose end is p (n == 0) */
 	for (Alloc *a = allocs; a; a = a->next) {
 		uintptr_t lo = (uintptr_t)a->p;
-		if (p >= lo && p - lo <= a->bytes && n <= a->bytes - (p - lo))
-			return a;
+		if (p >= lo && p - lo <= a->bytes && n <= a->bytes - (p - lo)) {
+			if (p - lo < a->bytes)
+				return a;
+			end = a;
+		}
 	}
-	return NULL;
+	return end;
 }
 
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)

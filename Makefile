@@ -322,6 +322,7 @@ help:
 	@echo 'make test             build, then run every test suite (SUITES=lang,llvm: some)'
 	@echo 'make demo             build, then print the syntax tree of examples/vector_add.tile'
 	@echo 'make SANITIZE=1 ...   the same with ASan and UBSan, in build/san'
+	@echo 'make SANITIZE=thread test  the threaded suites (runtime,api,interp) with TSan, in build/tsan'
 	@echo 'make CC=clang ...     another compiler (objects rebuild when flags change)'
 	@echo 'make fuzz             fuzz the parser for FUZZ_SECONDS (default 60) with clang-19'
 	@echo 'make examples         build the examples host programs into build/examples'

@@ -6,9 +6,15 @@ VERSION := 0.1.0
 PREFIX ?= /usr/local
 DESTDIR ?=
 SANITIZE ?= 0
+# SANITIZE=1: ASan and UBSan (build/san); SANITIZE=thread: TSan (build/tsan).
+ifeq ($(filter 0 1 thread,$(SANITIZE)),)
+$(error SANITIZE=$(SANITIZE): use 0, 1 (ASan and UBSan) or thread (TSan))
+endif
+# Non-empty in a sanitized build, of either kind.
+SANITIZED := $(filter 1 thread,$(SANITIZE))
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-19
-CFLAGS ?= $(if $(filter 1,$(SANITIZE)),-O1 -g,-O2 -g)
+CFLAGS ?= $(if $(SANITIZED),-O1 -g,-O2 -g)
 LDFLAGS ?=
 # The largest libblk.so + blkc we accept (bytes): what a GPU run carries must
 # stay well under 64 MiB.
@@ -17,7 +23,7 @@ SIZE_LIMIT ?= 50331648
 # Where everything is built. A sanitized build has its own folder so that
 # normal and sanitized objects never mix. (Only `make BUILD=...` moves it.)
 ifneq ($(origin BUILD),command line)
-BUILD := $(if $(filter 1,$(SANITIZE)),build/san,build)
+BUILD := $(if $(filter 1,$(SANITIZE)),build/san,$(if $(filter thread,$(SANITIZE)),build/tsan,build))
 endif
 OBJ := $(BUILD)/obj
 GEN := $(BUILD)/gen
@@ -72,12 +78,13 @@ EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 
 # ---- flags ---------------------------------------------------------------
 
-SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_FLAGS := $(if $(filter thread,$(SANITIZE)),-fsanitize=thread,-fsanitize=address,undefined -fno-sanitize-recover=all) \
+             -fno-omit-frame-pointer
 WARN_FLAGS := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c17 -D_GNU_SOURCE -fPIC -fvisibility=hidden \
                -ffunction-sections -fdata-sections -DBLK_VERSION='"$(VERSION)"' \
                -Ilang -Icompiler -Iruntime -I$(GEN) $(WARN_FLAGS) \
-               $(if $(filter 1,$(SANITIZE)),$(SAN_FLAGS))
+               $(if $(SANITIZED),$(SAN_FLAGS))
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(CPPFLAGS)
 # lang/ must not know about LLVM: only compiler/, runtime/ and tests see its headers.
 LLVM_CFLAGS = -isystem $(LLVM_INCLUDE)
@@ -86,7 +93,7 @@ LLVM_CFLAGS = -isystem $(LLVM_INCLUDE)
 GEN_WARN_FLAGS :=
 $(OBJ)/gen/parser.o build/fuzz/obj/gen/parser.o: GEN_WARN_FLAGS := -Wno-unused-but-set-variable
 
-ALL_LDFLAGS = $(if $(filter 1,$(SANITIZE)),$(SAN_FLAGS)) $(LDFLAGS)
+ALL_LDFLAGS = $(if $(SANITIZED),$(SAN_FLAGS)) $(LDFLAGS)
 LLVM_LINK = -L$(LLVM_LIBDIR) $(LLVM_LIBS) $(LLVM_SYSLIBS)
 SYS_LIBS := -lm -lpthread -ldl -lrt
 
@@ -97,7 +104,7 @@ SYS_LIBS := -lm -lpthread -ldl -lrt
 SO_LDFLAGS = -shared -Wl,-soname,libblk.so -Wl,--version-script=tools/libblk.map \
              -Wl,--exclude-libs,ALL -Wl,--gc-sections -Wl,--undefined=llvm_emit_ptx \
              -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack \
-             $(if $(filter 1,$(SANITIZE)),,-Wl,-z,defs) -static-libgcc
+             $(if $(SANITIZED),,-Wl,-z,defs) -static-libgcc
 SO_LIBS = $(LLVM_LINK) -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic $(SYS_LIBS)
 
 # blkc and API tests find libblk.so beside them, or in ../lib once installed.
@@ -117,7 +124,7 @@ endif
 
 .PHONY: all
 # The size limit is for what a GPU run carries: a sanitized build never travels.
-all: $(BUILD)/blkc $(BUILD)/libblk.so $(BUILD)/libblk.a $(if $(filter 1,$(SANITIZE)),,$(BUILD)/size.txt)
+all: $(BUILD)/blkc $(BUILD)/libblk.so $(BUILD)/libblk.a $(if $(SANITIZED),,$(BUILD)/size.txt)
 
 # Every object waits for the generated parser header (parallel make), the
 # configuration and the flags; -MMD -MP records the headers each includes.
@@ -194,7 +201,14 @@ $(EXAMPLE_BINS): $(BUILD)/examples/%: $(OBJ)/examples/%.o $(BUILD)/libblk.so
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libblk.so -Wl,-rpath,'$$ORIGIN/..' $(SYS_LIBS)
 
 # tests/run.sh runs every suite (tests/*/run.sh) against $(BUILD) and sums
-# their counts. SUITES=lang,llvm runs some.
+# their counts. SUITES=lang,llvm runs some. Under TSan the default is the
+# suites where threads run: the runtime (cache, autotuning, the stand-in
+# driver), the API (concurrent_api_test) and the interpreter (blocks on
+# threads).
+TSAN_SUITES := runtime,api,interp
+ifeq ($(SANITIZE),thread)
+SUITES ?= $(TSAN_SUITES)
+endif
 test: all test-bins examples
 	@BLK_SANITIZE=$(SANITIZE) bash tests/run.sh $(BUILD) $(subst $(comma), ,$(SUITES))
 comma := ,
@@ -320,6 +334,7 @@ help:
 	@echo 'make test             build, then run every test suite (SUITES=lang,llvm: some)'
 	@echo 'make demo             build, then print the syntax tree of examples/vector_add.tile'
 	@echo 'make SANITIZE=1 ...   the same with ASan and UBSan, in build/san'
+	@echo 'make SANITIZE=thread test  the threaded suites (runtime,api,interp) with TSan, in build/tsan'
 	@echo 'make CC=clang ...     another compiler (objects rebuild when flags change)'
 	@echo 'make fuzz             fuzz the parser for FUZZ_SECONDS (default 60) with clang-19'
 	@echo 'make gpu-diff         DIFF_N (default 10000) random kernels on the interpreter and the GPU, compared'

@@ -28,8 +28,15 @@ if [ -z "${BLK_CACHE_DIR:-}" ]; then
 	export BLK_CACHE_DIR
 	own_cache=1
 fi
-export BLK_SANITIZE="${BLK_SANITIZE:-0}" # 1: a SANITIZE=1 build (make sets it)
+# 1: a SANITIZE=1 build (ASan, UBSan); thread: a SANITIZE=thread build (TSan).
+# make sets it.
+export BLK_SANITIZE="${BLK_SANITIZE:-0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+# Under TSan a report is a failure: the program stops with status 66 at the
+# first one. tests/tsan.supp names what is not blk's (each entry says why).
+if [ "$BLK_SANITIZE" = thread ]; then
+	export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp}"
+fi
 timeout_s=${BLK_TEST_TIMEOUT:-1200}
 
 if [ $# -gt 0 ]; then

@@ -422,9 +422,12 @@ static void test_oob_load(void)
 	b.line = 12;
 	Value *v = kb_load(&b, kb_ptrs(&b, x, offs), NULL, NULL);
 	b.line = 13;
-	kb_store(&b, kb_ptrs(&b, out, kb_arange(&b, 0, 32)), v, NULL);
+	/* each program its own 32 of out: programs on threads never write the same element */
+	Value *oo = kb_op(&b, OP_ADD, bi, splat(&b, bi, kb_op(&b, OP_MUL, I32, kb_pid(&b, 0), kb_ci(&b, I32, 32), NULL)),
+	                  kb_arange(&b, 0, 32), NULL);
+	kb_store(&b, kb_ptrs(&b, out, oo), v, NULL);
 	kb_ret(&b);
-	static float xs[1024], os[32];
+	static float xs[1024], os[3 * 32];
 	InterpBuffer bufs[] = {{"x", xs, sizeof xs}, {"out", os, sizeof os}};
 	InterpArg args[] = {interp_ptr(xs), interp_ptr(os)};
 	for (int t = 1; t <= 4; t += 3) {

@@ -46,7 +46,8 @@ run_program "$build/tests/llvm/emit_ptx_test"
 run_program "$build/tests/llvm/version_api_test"
 
 so="$build/libblk.so"
-sanitized=${BLK_SANITIZE:-0}
+sanitized=0 # 1 in a sanitized build of either kind (BLK_SANITIZE 1 or thread)
+case ${BLK_SANITIZE:-0} in 1 | thread) sanitized=1 ;; esac
 
 # Exported: blk_* functions only (and nothing of LLVM or libstdc++).
 exports=$(nm -D --defined-only "$so" | awk '{ print $NF }' | grep -v '^blk_' | head -5)
@@ -55,7 +56,7 @@ else fail "libblk.so exports blk_* only" "also $(echo $exports)"; fi
 
 # Needed: the C library's parts only (sanitizer runtimes in a sanitized build).
 allowed='^(libc|libm|libpthread|libdl|librt|ld-linux-x86-64)\.so'
-[ $sanitized = 1 ] && allowed='^(libc|libm|libpthread|libdl|librt|ld-linux-x86-64|libasan|libubsan|libgcc_s|libstdc\+\+)\.so'
+[ $sanitized = 1 ] && allowed='^(libc|libm|libpthread|libdl|librt|ld-linux-x86-64|libasan|libubsan|libtsan|libgcc_s|libstdc\+\+)\.so'
 needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 extra=$(printf '%s\n' $needed | grep -Ev "$allowed")
 if [ -z "$extra" ]; then ok "libblk.so needs only libc ($(echo $needed))"
@@ -64,7 +65,7 @@ else fail "libblk.so needs only libc" "also needs $(echo $extra)"; fi
 # Size: what a GPU run carries (a sanitized build never travels).
 limit=${SIZE_LIMIT:-50331648}
 total=$(( $(stat -c %s "$so") + $(stat -c %s "$build/blkc") ))
-if [ "${BLK_SANITIZE:-0}" = 1 ]; then ok "libblk.so + blkc = $((total / 1048576)) MiB (sanitized: no limit)"
+if [ $sanitized = 1 ]; then ok "libblk.so + blkc = $((total / 1048576)) MiB (sanitized: no limit)"
 elif [ $total -le $limit ]; then ok "libblk.so + blkc = $((total / 1048576)) MiB <= $((limit / 1048576)) MiB"
 else fail "libblk.so + blkc within $((limit / 1048576)) MiB" "$((total / 1048576)) MiB"; fi
 

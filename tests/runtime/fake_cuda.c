@@ -19,6 +19,7 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,9 @@ enum {
 /* ---- state and control ---------------------------------------------------------- */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int initialized;
+/* initialized, primary_refs and sticky are read by every call without the
+ * lock (NEED_INIT, NEED_CTX, the calls that return sticky), from any thread. */
+static atomic_int initialized;
 static struct {
 	int devices, cc_major, cc_minor, smem_optin, init_error, names_off, l2_bytes, driver_version, scribble,
 		block_limit;
@@ -59,9 +62,9 @@ typedef struct Fail {
 static Fail fails[8];
 
 static int ctx_object; /* the primary context is its address */
-static int primary_refs;
+static atomic_int primary_refs;
 static _Thread_local void *current;
-static int sticky; /* a kernel "faulted": syncs and copies return this */
+static atomic_int sticky; /* a kernel "faulted": syncs and copies return this */
 
 typedef struct Alloc {
 	unsigned char *p;
@@ -365,15 +368,22 @@ API CUresult cuStreamSynchronize(void *stream)
 
 /* ---- memory ------------------------------------------------------------------------------ */
 
-/* The allocation holding [p, p + n), or NULL. Caller holds the lock. */
+/* The allocation holding [p, p + n), or NULL. Caller holds the lock. Two
+ * allocations can touch (TSan's allocator packs them end to start): p is then
+ * the end of one and the start of the other, and belongs to the other, as on
+ * a real device (cuMemGetAddressRange). */
 static Alloc *find(CUdeviceptr p, size_t n)
 {
+	Alloc *end = NULL; /* one whose end is p (n == 0) */
 	for (Alloc *a = allocs; a; a = a->next) {
 		uintptr_t lo = (uintptr_t)a->p;
-		if (p >= lo && p - lo <= a->bytes && n <= a->bytes - (p - lo))
-			return a;
+		if (p >= lo && p - lo <= a->bytes && n <= a->bytes - (p - lo)) {
+			if (p - lo < a->bytes)
+				return a;
+			end = a;
+		}
 	}
-	return NULL;
+	return end;
 }
 
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
@@ -422,13 +432,12 @@ static CUresult memset_d8(const char *name, CUdeviceptr p, unsigned char v, size
 {
 	NEED_CTX();
 	CHECK_FAIL(name);
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&lock); /* the device: one engine, its work under the lock */
 	Alloc *a = find(p, n);
+	if (a)
+		memset((void *)(uintptr_t)p, v, n);
 	pthread_mutex_unlock(&lock);
-	if (!a)
-		return INVALID_VALUE;
-	memset((void *)(uintptr_t)p, v, n);
-	return OK;
+	return a ? OK : INVALID_VALUE;
 }
 
 API CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) { return memset_d8("cuMemsetD8_v2", p, v, n); }
@@ -461,11 +470,10 @@ API CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 		return sticky;
 	pthread_mutex_lock(&lock);
 	Alloc *a = find(dst, n), *b = find(src, n);
+	if (a && b)
+		memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
 	pthread_mutex_unlock(&lock);
-	if (!a || !b)
-		return INVALID_VALUE;
-	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
-	return OK;
+	return a && b ? OK : INVALID_VALUE;
 }
 
 API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
@@ -476,11 +484,10 @@ API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 		return sticky;
 	pthread_mutex_lock(&lock);
 	Alloc *a = find(dst, n);
+	if (a)
+		memcpy((void *)(uintptr_t)dst, src, n);
 	pthread_mutex_unlock(&lock);
-	if (!a)
-		return INVALID_VALUE;
-	memcpy((void *)(uintptr_t)dst, src, n);
-	return OK;
+	return a ? OK : INVALID_VALUE;
 }
 
 API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
@@ -491,11 +498,10 @@ API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 		return sticky;
 	pthread_mutex_lock(&lock);
 	Alloc *a = find(src, n);
+	if (a)
+		memcpy(dst, (const void *)(uintptr_t)src, n);
 	pthread_mutex_unlock(&lock);
-	if (!a)
-		return INVALID_VALUE;
-	memcpy(dst, (const void *)(uintptr_t)src, n);
-	return OK;
+	return a ? OK : INVALID_VALUE;
 }
 
 /* ---- linking and modules ---------------------------------------------------------------- */

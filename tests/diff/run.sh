@@ -35,19 +35,44 @@ if [ "${1:-}" = "--gpu" ]; then
 	probe=$(mktemp -d "${TMPDIR:-/tmp}/blk-diff-probe.XXXXXX")
 	trap 'rm -rf "$probe"' EXIT
 	printf 'kernel one(x: *i32) grid(1) { store(x + arange(0, 32), arange(0, 32)); }\n' >"$probe/one.tile"
-	if ! BLK_BACKEND=gpu "$blkc" run "$probe/one.tile" x=32 >"$probe/out" 2>&1; then
+	# BLK_DIFF_SECOND=interpreter compares the interpreter with itself: a
+	# check of this script where there is no GPU
+	second=${BLK_DIFF_SECOND:-gpu}
+	if [ "$second" = gpu ] && ! BLK_BACKEND=gpu "$blkc" run "$probe/one.tile" x=32 >"$probe/out" 2>&1; then
 		echo "tests/diff --gpu: no GPU can be used here ($(head -c 200 "$probe/out" | tr '\n' ' ')): nothing compared"
 		exit 0
 	fi
 	# the GPU compiles each kernel once: a cache of this run only
 	export BLK_CACHE_DIR=${BLK_CACHE_DIR:-$probe/cache}
-	echo "tests/diff --gpu: $count kernels of seed $seed, $jobs at a time; reproducers in $repro"
+	# one process a slice of the kernels, each with one interpreter and one
+	# GPU context for all of its kernels (tests/diff/batch.py): a process and
+	# a CUDA context a kernel (`blkc run`) cost half a second each
+	echo "tests/diff --gpu: $count kernels of seed $seed in $jobs processes; reproducers in $repro"
 	start=$(date +%s)
-	python3 tests/diff/diff.py gpu --blkc "$blkc" --seed "$seed" --count "$count" --jobs "$jobs" --repro "$repro" | tee "$probe/log"
-	status=${PIPESTATUS[0]}
+	per=$(((count + jobs - 1) / jobs))
+	for ((j = 0; j < jobs; j++)); do
+		first=$((j * per))
+		n=$((count - first < per ? count - first : per))
+		[ "$n" -gt 0 ] || break
+		BLK_LIB="$build/libblk.so" python3 tests/diff/batch.py --seed "$seed" --first "$first" --count "$n" \
+			--second "$second" --repro "$repro" >"$probe/log.$j" 2>"$probe/err.$j" &
+	done
+	wait
+	passed=0 failed=0
+	for f in "$probe"/log.*; do
+		grep -v '^[0-9]* passed, [0-9]* failed$' "$f"
+		if last=$(tail -n 1 "$f") && [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+			passed=$((passed + BASH_REMATCH[1]))
+			failed=$((failed + BASH_REMATCH[2]))
+		else
+			echo "FAIL ${f##*/}: the process ended early: $(tail -n 3 "${f/log/err}" | tr '\n' ' ')"
+			failed=$((failed + 1))
+		fi
+	done
 	echo "tests/diff --gpu: $(($(date +%s) - start)) s"
-	tail -n 1 "$probe/log"
-	exit $status
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit $?
 fi
 
 if [ "${BLK_SANITIZE:-0}" = 1 ]; then

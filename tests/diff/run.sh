@@ -5,7 +5,8 @@
 #       the suite of `make test` (no GPU needed): BLK_DIFF_COUNT kernels
 #       (default 3000; 300 in a SANITIZE=1 build) of seed BLK_DIFF_SEED
 #       (default 1), each run on the interpreter (no error, no crash) and
-#       compiled to PTX for sm_80 and sm_90, which ptxas assembles where it
+#       compiled to PTX for two of sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a in
+#       turn (a thousand kernels each), which ptxas assembles where it
 #       is (on PATH or in /usr/local/cuda/bin). A line per case.
 #   tests/diff/run.sh BUILD_DIR --gpu [N]
 #       N kernels (default 10000) on the interpreter and on the GPU, outputs
@@ -82,9 +83,9 @@ else
 fi
 ptxas=$(command -v ptxas || { [ -x /usr/local/cuda/bin/ptxas ] && echo /usr/local/cuda/bin/ptxas; })
 if [ -n "$ptxas" ]; then
-	echo "note: $count kernels of seed $seed: interpreter, PTX for sm_80 and sm_90, $ptxas"
+	echo "note: $count kernels of seed $seed: interpreter, PTX for two archs each (sm_75 to sm_90a in turn), $ptxas"
 else
-	echo "note: $count kernels of seed $seed: interpreter, PTX for sm_80 and sm_90; no ptxas here, so the PTX is not assembled"
+	echo "note: $count kernels of seed $seed: interpreter, PTX for two archs each (sm_75 to sm_90a in turn); no ptxas here, so the PTX is not assembled"
 fi
 python3 tests/diff/diff.py ci --blkc "$blkc" --seed "$seed" --count "$count" --jobs "$jobs" \
 	--ptxas "$ptxas" --repro "$build/diff-repro" --verbose

@@ -36,6 +36,16 @@ WIDTH = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32
 EPS_RANK = {"bf16": 0, "f16": 1, "f32": 2, "f64": 3}
 
 
+def pick(r, weighted):
+    """One of the (item, weight) pairs' items, chosen by weight."""
+    x = r.uniform(0, sum(w for _, w in weighted))
+    for item, w in weighted:
+        x -= w
+        if x <= 0:
+            return item
+    return weighted[-1][0]
+
+
 def is_float(t):
     return t in FLOATS
 
@@ -211,12 +221,7 @@ def elementwise_step(k, r, pool, indent=1):
         kinds += [("fdiv", 1), ("exactmath", 1)]
     if ints and exact_floats:
         kinds += [("bitcast", 1)]
-    total = sum(w for _, w in kinds)
-    x = r.uniform(0, total)
-    for kind, w in kinds:
-        x -= w
-        if x <= 0:
-            break
+    kind = pick(r, kinds)
     L = lambda e, t, a=False: k.let(e, t, a, indent)
     if kind == "arith":
         a, b = r.choice(pool), r.choice(pool)
@@ -654,12 +659,7 @@ TEMPLATES = [(gen_elementwise, 10), (gen_2d, 4), (gen_dot, 2), (gen_loop, 2), (g
 
 def generate(seed, index):
     r = random.Random(seed * 1000003 + index)
-    total = sum(w for _, w in TEMPLATES)
-    x = r.uniform(0, total)
-    for fn, w in TEMPLATES:
-        x -= w
-        if x <= 0:
-            break
+    fn = pick(r, TEMPLATES)
     name = "k%d" % index
     k = Kernel(r, name)
     fn(k, r)

@@ -16,6 +16,10 @@ bool cuda_arch_for(int major, int minor, char *buf, size_t size)
 {
 	static const int targets[] = {90, 89, 87, 86, 80, 75, 72, 70};
 	int cc = major * 10 + minor;
+	if (cc == 90 && llvm_ptx_isa_version("sm_90a")) { /* wgmma and setmaxnreg: sm_90a runs on 9.0 alone */
+		snprintf(buf, size, "sm_90a");
+		return true;
+	}
 	for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
 		if (targets[i] > cc)
 			continue;

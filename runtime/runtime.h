@@ -211,8 +211,9 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v);
 
 /* The PTX target for a device of compute capability major.minor: the
  * newest target the PTX back end supports (llvm_ptx_isa_version) that is
- * not newer than the device, "sm_90" for 9.0, "sm_80" for 8.0, "sm_90"
- * for 10.0 (PTX is compiled by the driver for newer devices). False when
+ * not newer than the device, "sm_90a" for 9.0 (its arch-specific features,
+ * wgmma, run there alone), "sm_80" for 8.0, "sm_90" for 10.0 (PTX is
+ * compiled by the driver for newer devices). False when
  * the device is older than every target (below sm_70). */
 bool cuda_arch_for(int major, int minor, char *buf, size_t size);
 

@@ -124,6 +124,53 @@ const Encoding *enc_mma(IrFunc *f, int wm, int wn)
 	return enc_intern(f, &e);
 }
 
+const Encoding *enc_mma3(IrFunc *f, int wm, int wn, int instr_n)
+{
+	Encoding e;
+	enc_zero(&e, ENC_MMA, 2);
+	e.version = 3;
+	e.wpc[0] = wm;
+	e.wpc[1] = wn;
+	e.instr_n = instr_n;
+	e.order[0] = 1;
+	return enc_intern(f, &e);
+}
+
+int wgmma_row_bytes(Type t, int fast)
+{
+	int bytes = t.shape[fast] * type_bytes(type_elem(t));
+	return bytes >= 128 ? 128 : bytes >= 64 ? 64 : bytes >= 32 ? 32 : 0;
+}
+
+/* wgmma's shared-memory operand layout: the tile cut along `fast` into
+ * atoms of E = row bytes / element bytes elements; atom after atom, each
+ * the other dimension's rows of E elements, one after another; then the
+ * 16-byte units of each row XORed with the low bits of its row number
+ * (128-byte rows: 3 bits, 64: 2, 32: 1), which wgmma undoes when it reads
+ * (the buffer aligned to 8 rows). As a map of index bits: index bit j goes
+ * to address bit image(j), and swizzle[j] is what that changes. */
+const Encoding *enc_wgmma_shared(IrFunc *f, Type t, int fast, int bytes)
+{
+	Encoding e;
+	enc_zero(&e, ENC_SHARED, 2);
+	int eb = type_bytes(type_elem(t)), other = 1 - fast;
+	int log_e = log2i(bytes / eb), log_o = log2i(t.shape[other]), unit = log2i(16 / eb), rows = log2i(bytes / 16);
+	e.wgmma = bytes;
+	e.wgmma_fast = fast;
+	e.vec = e.load_vec = 16 / eb;
+	e.n_index_bits = log2i(t.shape[0]) + log2i(t.shape[1]);
+	for (int j = 0; j < e.n_index_bits; j++) {
+		int dim = j < log2i(t.shape[1]) ? 1 : 0, b = dim == 1 ? j : j - log2i(t.shape[1]);
+		uint32_t img;
+		if (dim == fast)
+			img = 1u << (b < log_e ? b : b + log_o);
+		else
+			img = (1u << (log_e + b)) | (b < rows ? 1u << (unit + b) : 0);
+		e.swizzle[j] = img ^ (1u << j);
+	}
+	return enc_intern(f, &e);
+}
+
 const Encoding *enc_dot_operand(IrFunc *f, int op_idx, const Encoding *parent, int k_width)
 {
 	Encoding e;
@@ -271,6 +318,71 @@ static bool mma_lin(const Encoding *mma, int idx, Type t, Lin *l)
 	return true;
 }
 
+/* wgmma m64nNk16, N = instr_n: the accumulator (idx -1) as mma.sync's over
+ * a warpgroup's 64 x N tile, the 4 warps along M (16 rows each) and one
+ * instruction's registers its N's 8-column groups in order; then the
+ * warpgroups, wpc[0] / 4 along M (64-row blocks), wpc[1] along N (blocks of
+ * instr_n columns); what is left goes to registers, columns first. The
+ * operands (held in registers only where a dot's A comes from another
+ * dot): A as mma.sync's A per warp, B as mma.sync's B, each replicated
+ * over the other's warps. */
+static bool mma3_lin(const Encoding *mma, int idx, Type t, Lin *l)
+{
+	if (t.rank != 2)
+		return false;
+	int gm = log2i(mma->wpc[0]) - 2, gn = log2i(mma->wpc[1]), nb = log2i(mma->instr_n);
+	int m_dim = idx == 1 ? -1 : 0, n_dim = idx == 0 ? -1 : 1, k_dim = idx == 0 ? 1 : idx == 1 ? 0 : -1;
+	if (gm < 0 || gm + 2 + gn != l->n_warp || nb < 3)
+		return false;
+	if ((m_dim >= 0 && t.shape[m_dim] < 64 << gm) || (n_dim >= 0 && t.shape[n_dim] < mma->instr_n << gn) ||
+	    (k_dim >= 0 && t.shape[k_dim] < 16))
+		return false;
+	int pos[2] = {0, 0}, nl = 0, nw = 0;
+	int order[2] = {1, 0};
+	if (idx == -1) {
+		take(t, pos, 1, l->reg, &l->n_reg, true); /* col0 */
+		take(t, pos, 1, l->lane, &nl, false);      /* col1, col2 */
+		take(t, pos, 1, l->lane, &nl, false);
+		for (int i = 0; i < 3; i++)
+			take(t, pos, 0, l->lane, &nl, false); /* row0..row2 */
+		take(t, pos, 0, l->reg, &l->n_reg, true); /* row3 */
+		for (int i = 3; i < nb; i++)
+			take(t, pos, 1, l->reg, &l->n_reg, true); /* the instruction's 8-column groups */
+	} else if (idx == 0) {
+		take(t, pos, 1, l->reg, &l->n_reg, true); /* k0 */
+		take(t, pos, 1, l->lane, &nl, false);
+		take(t, pos, 1, l->lane, &nl, false);
+		for (int i = 0; i < 3; i++)
+			take(t, pos, 0, l->lane, &nl, false); /* row0..row2 */
+		take(t, pos, 0, l->reg, &l->n_reg, true); /* row3 */
+		take(t, pos, 1, l->reg, &l->n_reg, true); /* k3 */
+	} else {
+		take(t, pos, 0, l->reg, &l->n_reg, true); /* k0 */
+		take(t, pos, 0, l->lane, &nl, false);
+		take(t, pos, 0, l->lane, &nl, false);
+		for (int i = 0; i < 3; i++)
+			take(t, pos, 1, l->lane, &nl, false); /* n0..n2 */
+		take(t, pos, 0, l->reg, &l->n_reg, true); /* k3 */
+		for (int i = 3; i < nb; i++)
+			take(t, pos, 1, l->reg, &l->n_reg, true); /* the rest of the instruction's N */
+		order[0] = 0, order[1] = 1;
+	}
+	for (int i = 0; i < 2 + gm; i++) { /* the warpgroup's warps, then warpgroups along M */
+		if (m_dim < 0)
+			l->warp[nw++] = -1;
+		else
+			take(t, pos, 0, l->warp, &nw, false);
+	}
+	for (int i = 0; i < gn; i++) {
+		if (n_dim < 0)
+			l->warp[nw++] = -1;
+		else
+			take(t, pos, 1, l->warp, &nw, false);
+	}
+	rest_to_regs(t, pos, order, l);
+	return nl == 5;
+}
+
 bool enc_lin(const Encoding *e, Type t, int num_warps, Lin *out)
 {
 	lin_init(out, num_warps);
@@ -291,8 +403,10 @@ bool enc_lin(const Encoding *e, Type t, int num_warps, Lin *out)
 		return enc_lin(e->parent, p, num_warps, out);
 	}
 	case ENC_MMA:
-		return mma_lin(e, -1, t, out);
+		return e->version == 3 ? mma3_lin(e, -1, t, out) : mma_lin(e, -1, t, out);
 	case ENC_DOT_OPERAND:
+		if (e->parent->kind == ENC_MMA && e->parent->version == 3)
+			return mma3_lin(e->parent, e->op_idx, t, out);
 		return e->parent->kind == ENC_MMA && mma_lin(e->parent, e->op_idx, t, out);
 	case ENC_LINEAR: {
 		/* every bit of the block's index once, registers never "none" */
@@ -404,6 +518,8 @@ void enc_print(const Encoding *e, StrBuf *out)
 	case ENC_MMA:
 		sb_printf(out, "version = %d, ", e->version);
 		put_list(out, "wpc", e->wpc, 2);
+		if (e->version == 3)
+			sb_printf(out, ", instr = [64, %d, 16]", e->instr_n);
 		break;
 	case ENC_DOT_OPERAND:
 		sb_printf(out, "idx = %d, parent = ", e->op_idx);
@@ -416,6 +532,8 @@ void enc_print(const Encoding *e, StrBuf *out)
 		put_bits(out, ", warp", e->lin.warp, e->lin.n_warp);
 		break;
 	case ENC_SHARED: {
+		if (e->wgmma)
+			sb_printf(out, "wgmma = %d, fast = %d, ", e->wgmma, e->wgmma_fast);
 		sb_printf(out, "vec = %d, load_vec = %d, %sswizzle = [", e->vec, e->load_vec,
 		          e->ldmatrix == 3 ? "ldmatrix.kmajor, " : e->ldmatrix == 2 ? "ldmatrix.trans, " : e->ldmatrix ? "ldmatrix, " : "");
 		int n = 0;

@@ -16,11 +16,15 @@
  *                                  per dimension; order lists the fastest first
  *   slice<dim, parent>             what a reduction along dim leaves of parent
  *   mma<v2, wpc>                   a dot's accumulator: mma.sync m16n8 tiles
+ *   mma<v3, wpc, instr_n>          a dot's accumulator: wgmma m64n<instr_n>k16
+ *                                  tiles, a warpgroup's 4 warps along M, the
+ *                                  warpgroups wpc[0] / 4 along M, wpc[1] along N
  *   dot_operand<idx, parent, kw>   input idx (0: A, 1: B) of such a dot
  *   linear<reg, lane, warp>        any other bit map (from join, reshape ...)
  *   shared<vec, load_vec, swizzle> a tile in shared memory (the scratch of a
  *                                  convert_layout), XOR-swizzled; read back
- *                                  with ldmatrix for mma operands
+ *                                  with ldmatrix for mma operands, or read by
+ *                                  wgmma itself (wgmma = the swizzle's bytes)
  *
  * Every distributed encoding of a block of power-of-two shape is a map of
  * bits (Lin): each bit of a thread's register number, of its lane and of
@@ -43,12 +47,16 @@ struct Encoding {
 	int spt[BLK_MAX_RANK], tpw[BLK_MAX_RANK], wpc[BLK_MAX_RANK], order[BLK_MAX_RANK]; /* blocked; mma: wpc[0..1] */
 	int dim;                  /* slice */
 	int op_idx, k_width;      /* dot_operand */
-	int version;              /* mma */
+	int version;              /* mma: 2 mma.sync, 3 wgmma */
+	int instr_n;              /* mma v3: the N of one wgmma */
 	const Encoding *parent;   /* slice, dot_operand */
 	Lin lin;                  /* linear */
 	int vec, load_vec;        /* shared: elements a thread stores at once, and loads */
 	int ldmatrix;             /* shared: 1 the loads are ldmatrix, 2 ldmatrix.trans (a dot operand), 3 ldmatrix
 	                           * of a B operand stored K-major (its K bits low in the address) */
+	int wgmma;                /* shared: read by wgmma, in its layout of rows of this many bytes (32, 64,
+	                           * 128), swizzled so; wgmma_fast the dimension whose elements are adjacent */
+	int wgmma_fast;
 	uint32_t swizzle[LIN_MAX_BITS]; /* shared: address bits XORed in when index bit j is set */
 	int n_index_bits;         /* shared */
 	int id;                   /* its number in the function */
@@ -63,6 +71,12 @@ const Encoding *enc_blocked(IrFunc *f, int rank, const int *spt, const int *tpw,
 const Encoding *enc_default(IrFunc *f, Type t, int vec, const int *order);
 const Encoding *enc_slice(IrFunc *f, int dim, const Encoding *parent);
 const Encoding *enc_mma(IrFunc *f, int wm, int wn);
+const Encoding *enc_mma3(IrFunc *f, int wm, int wn, int instr_n);
+/* The shared scratch a wgmma reads operand t from: rows of `bytes` bytes
+ * (32, 64 or 128) along dimension fast, swizzled as wgmma expects. */
+const Encoding *enc_wgmma_shared(IrFunc *f, Type t, int fast, int bytes);
+/* The swizzle-row bytes of a wgmma operand of type t along fast (0: none fits). */
+int wgmma_row_bytes(Type t, int fast);
 const Encoding *enc_dot_operand(IrFunc *f, int op_idx, const Encoding *parent, int k_width);
 const Encoding *enc_linear(IrFunc *f, const Lin *lin);
 /* The bit map of encoding e over blocks of type t. False when e cannot lay

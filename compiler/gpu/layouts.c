@@ -377,10 +377,37 @@ static bool dot_is_chained(LP *P, const Op *dot)
 	return chained;
 }
 
+/* sm_90a: wgmma, where the tile has a 64-row block for each warpgroup
+ * (of 4 warps) along M; warpgroups go along M first (B, read from shared
+ * memory, is the same for all of them), and along N (blocks of at least
+ * 16 columns) when M runs out. One instruction covers a warpgroup's
+ * columns up to 256. NULL: mma.sync instead. */
+static const Encoding *dot_wgmma(LP *P, const Op *op)
+{
+	Type a = op->operands[0]->type, c = op->results[0]->type;
+	int M = c.shape[0], N = c.shape[1], K = a.shape[1], W = P->f->num_warps;
+	if (P->f->sm != 90 || !P->f->sm_a || W % 4 || M < 64 || N < 8 || K < 16)
+		return NULL;
+	int gm = 1, gn = 1;
+	while (gm * gn < W / 4) {
+		if (M / (64 * gm) >= 2)
+			gm *= 2;
+		else if (N / (16 * gn) >= 2 && !dot_is_chained(P, op))
+			gn *= 2;
+		else
+			return NULL;
+	}
+	int instr_n = N / gn > 256 ? 256 : N / gn;
+	return lp_chk(P, enc_mma3(P->f, 4 * gm, gn, instr_n));
+}
+
 static const Encoding *dot_mma(LP *P, const Op *op)
 {
 	Type c = op->results[0]->type;
 	int M = c.shape[0], N = c.shape[1], W = P->f->num_warps, wm = 1, wn = 1;
+	const Encoding *wg = dot_wgmma(P, op);
+	if (wg || P->oom)
+		return wg;
 	if (M >= 16 * W && dot_is_chained(P, op))
 		return lp_chk(P, enc_mma(P->f, W, 1));
 	while (wm * wn < W) {

@@ -347,6 +347,23 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 	return lp_chk(P, enc_intern(P->f, &s));
 }
 
+/* The scratch a wgmma operand goes through: A (M x K) with K's elements
+ * adjacent; B (K x N) along N, or along K where the registers it comes
+ * from run along K (attention's K^T), so stores stay 16 bytes wide. The
+ * row width is the widest swizzle the tile allows (B along N: no wider
+ * than the instruction's N, whose start must begin a row). */
+static const Encoding *wgmma_scratch(LP *P, const Lin *src, Type t, const Encoding *operand)
+{
+	int fast = 1, op_idx = operand->op_idx;
+	if (op_idx == 1 && src->n_reg > 0 && src->reg[0] == lin_bit(t, 0, 0))
+		fast = 0;
+	int bytes = wgmma_row_bytes(t, fast);
+	int eb = type_bytes(type_elem(t));
+	while (op_idx == 1 && fast == 1 && bytes > 32 && bytes > operand->parent->instr_n * eb)
+		bytes /= 2;
+	return lp_chk(P, enc_wgmma_shared(P->f, t, fast, bytes));
+}
+
 /* Conversions inside a loop of values from outside it are done once,
  * before the loop (attention's q as a dot operand). */
 static void hoist_conversions(Op *loop)
@@ -418,7 +435,10 @@ static void scratch_region(RC *R, Region *r)
 			continue;
 		bool same = a.n_warp == b.n_warp && memcmp(a.lane, b.lane, sizeof a.lane) == 0 &&
 		            memcmp(a.warp, b.warp, (size_t)a.n_warp) == 0;
-		if (!same)
+		const Encoding *de = op->results[0]->enc;
+		if (de && de->kind == ENC_DOT_OPERAND && de->parent->version == 3 && !(same && de->op_idx == 0))
+			op->scratch = wgmma_scratch(&R->P, &a, op->results[0]->type, de);
+		else if (!same)
 			op->scratch = scratch_for(&R->P, &a, &b, op->results[0]->enc, t, true);
 	}
 }

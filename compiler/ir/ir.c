@@ -1,6 +1,7 @@
 /* ir.c: building and editing tile IR. */
 #include "ir/ir.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const op_names[OP_COUNT] = {
@@ -24,6 +25,14 @@ static const int op_flag_bits[OP_COUNT] = {
 const char *op_name(OpCode code) { return code < OP_COUNT ? op_names[code] : "?"; }
 int op_flags(OpCode code) { return code < OP_COUNT ? op_flag_bits[code] : 0; }
 int op_regions(OpCode code) { return code < OP_COUNT ? op_region_counts[code] : 0; }
+
+void ir_set_target(IrFunc *f, const char *arch)
+{
+	if (!arch || strncmp(arch, "sm_", 3) != 0 || arch[3] < '0' || arch[3] > '9')
+		return;
+	f->sm = atoi(arch + 3);
+	f->sm_a = arch[strlen(arch) - 1] == 'a';
+}
 
 IrFunc *ir_func_new(Arena *a, const char *name, Span loc)
 {

@@ -200,6 +200,7 @@ typedef struct IrFunc {
 	/* GPU IR (gpu/): set by the layouts pass */
 	bool gpu;          /* every block value has an encoding */
 	int sm;            /* target compute capability (80, 90); 0: 80 */
+	bool sm_a;         /* the target's arch-specific features (sm_90a: wgmma, setmaxnreg) */
 	Encoding **encs;   /* the distinct encodings, numbered by Encoding.id */
 	int n_encs, cap_encs;
 } IrFunc;
@@ -209,6 +210,9 @@ int op_flags(OpCode code);
 int op_regions(OpCode code);
 
 IrFunc *ir_func_new(Arena *a, const char *name, Span loc);
+/* Sets f's target from a name such as "sm_90a" (compute capability 90,
+ * arch-specific features on); other names leave it. */
+void ir_set_target(IrFunc *f, const char *arch);
 Value *ir_region_arg(IrFunc *f, Region *r, Type t);
 /* Appends an op at the end of `r` with the given operands and result
  * types. Regions (op_regions(code) of them) start empty. */

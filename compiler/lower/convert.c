@@ -123,6 +123,19 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	return z;
 }
 
+/* An operand wgmma reads from its scratch: nothing is loaded into
+ * registers, the dot takes the scratch's address. */
+static LazyFrags *wgmma_setup(Lower *L, const Op *op, Tile *t, int offset)
+{
+	LazyFrags *z = arena_alloc(&L->arena, sizeof *z);
+	if (!z) {
+		L->failed = true;
+		return NULL;
+	}
+	*z = (LazyFrags){.convert = op, .t = t, .offset = offset, .owned = true, .wgmma = true, .pair_bit = -1};
+	return z;
+}
+
 /* Register k of a lazily read operand, loading its group first if needed. */
 LLVMValueRef lw_frag(Lower *L, const Value *v, int k)
 {
@@ -198,6 +211,8 @@ void lower_convert(Lower *L, const Op *op)
 		lw_async_commit(L);
 		if (!L->async_synced) {
 			lw_async_asm(L, "cp.async.wait_group 1;", NULL, NULL, 0, "");
+			if (op->scratch->wgmma) /* wgmma reads through the async proxy */
+				lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
 			lw_smem_barrier(L);
 			L->async_synced = true;
 		}
@@ -207,7 +222,7 @@ void lower_convert(Lower *L, const Op *op)
 			return;
 		}
 		*kept = t;
-		LazyFrags *z = ldmatrix_setup(L, op, lo, kept, as->offset);
+		LazyFrags *z = op->scratch->wgmma ? wgmma_setup(L, op, kept, as->offset) : ldmatrix_setup(L, op, lo, kept, as->offset);
 		if (!z)
 			return;
 		z->owned = false;
@@ -244,12 +259,16 @@ void lower_convert(Lower *L, const Op *op)
 	 * it needs a barrier first only where something touched its bytes since
 	 * the last one, and one after (before the dot reads) shared with the
 	 * other operand's */
-	bool lazy = s && s->ldmatrix && L->lazy && lw_only_for_dot(op);
+	bool lazy = s && (s->ldmatrix || s->wgmma) && L->lazy && lw_only_for_dot(op);
+	/* a wgmma B operand from outside the dot's loop (hoisted there) stays
+	 * in its scratch for good; such an A is read into registers */
+	bool kept_b = s && s->wgmma && !lazy && y->enc->op_idx == 1;
+	lazy = lazy || kept_b;
 	int bytes = numel(x->type) * eb, at; /* where the scratch starts, from byte 0 */
 	if (lazy) {
 		if (L->smem_dirty < 0 || L->smem_dirty > L->smem_base)
 			lw_smem_barrier(L);
-		at = lw_smem_pin(L, (bytes + 127) & ~127);
+		at = s->wgmma ? lw_smem_pin_aligned(L, bytes, 1024) : lw_smem_pin(L, (bytes + 127) & ~127);
 	} else {
 		at = L->smem_base + lw_smem_take(L, bytes);
 	}
@@ -280,7 +299,9 @@ void lower_convert(Lower *L, const Op *op)
 			return;
 		}
 		*kept = t;
-		L->lazy[y->id] = ldmatrix_setup(L, op, lo, kept, at);
+		L->lazy[y->id] = s->wgmma ? wgmma_setup(L, op, kept, at) : ldmatrix_setup(L, op, lo, kept, at);
+		if (kept_b && L->lazy[y->id])
+			L->lazy[y->id]->owned = false, L->lazy[y->id]->kept = true;
 		L->vals[y->id] = t;
 		return;
 	}

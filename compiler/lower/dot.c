@@ -54,7 +54,10 @@ void lower_dot(Lower *L, const Op *op)
 	/* the layouts pass leaves the operands of an mma dot as its
 	 * dot_operands (or in encodings with the same map) */
 	if (a->enc && y->enc && y->enc->kind == ENC_MMA) {
-		lower_dot_mma(L, op);
+		if (y->enc->version == 3)
+			lower_dot_wgmma(L, op);
+		else
+			lower_dot_mma(L, op);
 		return;
 	}
 	lower_dot_fma(L, op);

@@ -662,6 +662,8 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 		LLVMPositionBuilderAtEnd(L.b, body);
 		lower_region(&L, &f->body);
 		ok = !L.failed;
+		if (L.wgmma_used) /* the swizzled operands' pattern repeats every 1024 bytes from the window's start */
+			LLVMSetAlignment(smem, 1024);
 		if (di) {
 			LLVMDIBuilderFinalize(di);
 			LLVMDisposeDIBuilder(di);
@@ -715,7 +717,7 @@ bool gpu_compile_ptx_timed(IrFunc *f, const char *arch, char **ptx, size_t *ptx_
 	}
 	double t0 = lower_now_ms();
 	if (!f->gpu)
-		f->sm = atoi(arch + 3); /* "sm_90a": 90 */
+		ir_set_target(f, arch);
 	if (!f->gpu && !ir_run_passes(f, IR_GPU_PIPELINE, NULL, NULL, diag))
 		return false;
 	LLVMContextRef ctx = LLVMContextCreate();
@@ -753,7 +755,7 @@ BLK_API bool blk_gpu_emit_timed(IrFunc *f, const char *arch, bool llvm_ir, char 
 		*ms_ptx = 0;
 	double t0 = lower_now_ms();
 	if (!f->gpu && llvm_ptx_isa_version(arch))
-		f->sm = atoi(arch + 3);
+		ir_set_target(f, arch);
 	if (!f->gpu && !ir_run_passes(f, IR_GPU_PIPELINE, NULL, NULL, diag))
 		return false;
 	LLVMContextRef ctx = LLVMContextCreate();

@@ -52,6 +52,7 @@ typedef struct Lower {
 	bool smem_unsynced; /* a pinned scratch written and no barrier since: one before reading it */
 	bool async_pending; /* cp.async copies issued, not committed yet */
 	bool async_synced;  /* the copies a conversion reads waited for since the last commit */
+	bool wgmma_used;    /* shared memory is then aligned to 1024 bytes */
 	struct LazyFrags **lazy; /* by value id: an mma operand read from its scratch when the dot needs it */
 	struct AsyncTile *async; /* dot tiles a loop carries through shared memory with cp.async */
 	int n_async;
@@ -89,6 +90,8 @@ typedef struct LazyFrags {
 	int offset;            /* of the pinned scratch, bytes */
 	LLVMValueRef dyn;      /* i32 bytes added at run time (a cp.async stage), or NULL */
 	bool owned;            /* its dot releases the scratch (not a loop's stage buffer) */
+	bool wgmma;            /* read by wgmma from the scratch (no registers) */
+	bool kept;             /* for every dot that reads it (converted outside their loop) */
 	int pair_bit, group;
 	LLVMValueRef base_thread, fn;
 	LLVMValueRef base_sw;  /* base_thread swizzled: a group's address is it ^ its register part's */
@@ -184,6 +187,8 @@ LLVMValueRef lw_smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef i
 /* Pins bytes below the transient uses (until smem_base is lowered again);
  * returns where they start. */
 int lw_smem_pin(Lower *L, int bytes);
+/* The same, starting at a multiple of align (wgmma's swizzled operands). */
+int lw_smem_pin_aligned(Lower *L, int bytes, int align);
 void lw_smem_barrier(Lower *L);
 /* Transient shared memory for one use: the offset from smem_base (what
  * smem_at takes), behind a barrier where needed. */
@@ -239,6 +244,7 @@ void lower_convert(Lower *L, const Op *op);
 void lower_reduce(Lower *L, const Op *op);
 void lower_dot(Lower *L, const Op *op);
 void lower_dot_mma(Lower *L, const Op *op);
+void lower_dot_wgmma(Lower *L, const Op *op);
 void lower_print(Lower *L, const Op *op);
 void lower_assert(Lower *L, const Op *op);
 

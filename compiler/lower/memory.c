@@ -50,6 +50,13 @@ int lw_smem_pin(Lower *L, int bytes)
 	return at;
 }
 
+int lw_smem_pin_aligned(Lower *L, int bytes, int align)
+{
+	L->smem_base = (L->smem_base + align - 1) & ~(align - 1);
+	L->wgmma_used = true;
+	return lw_smem_pin(L, (bytes + align - 1) & ~(align - 1));
+}
+
 void lw_smem_barrier(Lower *L)
 {
 	barrier(L);
@@ -209,8 +216,9 @@ void lw_async_prescan(Lower *L, const Region *r)
 					conv = o;
 			/* (a K-major B scratch is filled by stores: no example has
 			 * reached it straight from a loop's load yet) */
-			if (!conv || conv->code != OP_CONVERT_LAYOUT || !conv->scratch || !conv->scratch->ldmatrix ||
-			    conv->scratch->ldmatrix == 3 || !lw_only_for_dot(conv))
+			if (!conv || conv->code != OP_CONVERT_LAYOUT || !conv->scratch ||
+			    !(conv->scratch->ldmatrix || conv->scratch->wgmma) || conv->scratch->ldmatrix == 3 ||
+			    !lw_only_for_dot(conv))
 				continue;
 			int w = async_width(L, init->def, conv->scratch);
 			if (!w || async_width(L, y->def, conv->scratch) != w)
@@ -221,7 +229,8 @@ void lw_async_prescan(Lower *L, const Region *r)
 				return;
 			}
 			L->async = n;
-			int bytes = ((int)type_numel(arg->type) * type_bytes(type_elem(arg->type)) + 127) & ~127;
+			int align = conv->scratch->wgmma ? 1024 : 128;
+			int bytes = ((int)type_numel(arg->type) * type_bytes(type_elem(arg->type)) + align - 1) & ~(align - 1);
 			L->async[L->n_async++] = (AsyncTile){.loop = op, .arg = arg, .first = init->def, .ahead = y->def,
 			                                     .convert = conv, .bytes = bytes, .vec = w, .offset = -1};
 		}
@@ -289,7 +298,8 @@ static void lower_async_load(Lower *L, const Op *op, AsyncTile *a)
 		return;
 	LLVMValueRef stage;
 	if (op == a->first) {
-		a->offset = lw_smem_pin(L, 2 * a->bytes); /* two buffers, kept until after the loop */
+		/* two buffers, kept until after the loop */
+		a->offset = a->convert->scratch->wgmma ? lw_smem_pin_aligned(L, 2 * a->bytes, 1024) : lw_smem_pin(L, 2 * a->bytes);
 		stage = ci32(L, 0);
 	} else {
 		stage = LLVMBuildXor(L->b, a->stage, ci32(L, 1), ""); /* the other buffer */

@@ -90,7 +90,7 @@ int main(void)
 	struct {
 		int major, minor;
 		const char *arch;
-	} archs[] = {{9, 0, "sm_90"}, {8, 0, "sm_80"}, {8, 6, "sm_86"}, {8, 7, "sm_87"}, {8, 9, "sm_89"},
+	} archs[] = {{9, 0, "sm_90a"}, {8, 0, "sm_80"}, {8, 6, "sm_86"}, {8, 7, "sm_87"}, {8, 9, "sm_89"},
 	             {7, 0, "sm_70"}, {7, 5, "sm_75"}, {10, 0, "sm_90"}, {12, 0, "sm_90"}, {8, 8, "sm_87"}};
 	for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) {
 		char arch[16];

@@ -329,7 +329,7 @@ int main(void)
 	fc.fail("cuLinkAddData_v2", 218, 1, "ptxas application ptx input, line 12; error   : Unknown symbol 'x'\n");
 	st = blk_launch(va, args, 4, &o32);
 	expect(st == BLK_ERROR_LAUNCH &&
-	           has("blk_launch: kernel 'vector_add' for sm_90: cuLinkAddData_v2 failed: CUDA_ERROR_INVALID_PTX "
+	           has("blk_launch: kernel 'vector_add' for sm_90a: cuLinkAddData_v2 failed: CUDA_ERROR_INVALID_PTX "
 	               "(a PTX JIT compilation failed)\nptxas application ptx input, line 12; error   : Unknown symbol 'x'"),
 	       "a link error names the kernel, the target, the call, the error and gives the driver's log");
 	expect(blk_launch(va, args, 4, &o32) == BLK_SUCCESS && fake_last(&fc).grid[0] == 32, "the next launch compiles it again");

@@ -1,0 +1,239 @@
+/* dot_wgmma.c: dot with wgmma (sm_90a): a warpgroup of 4 warps multiplies
+ * a 64 x N tile of A by an N-wide tile of B per K step of 16, asynchronously,
+ * B (and A, unless it is already in registers: a chained dot's scores) read
+ * by the tensor cores straight from shared memory through descriptors. The
+ * operands' scratches are in the layout gpu/encoding.c's enc_wgmma_shared
+ * describes; convert.c and memory.c fill them (stores, or cp.async stage
+ * buffers) and leave them to the dot. */
+#include "lower/lower_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Where an operand lies for wgmma: its scratch (bytes from the start of
+ * shared memory, plus dyn at run time) and layout. */
+typedef struct WgOperand {
+	const Encoding *s; /* NULL: A in registers */
+	int offset;
+	LLVMValueRef dyn;
+	LLVMValueRef desc0; /* i64: the descriptor of the tile's start, the address still to add */
+	LLVMValueRef base;  /* i32: the shared address of the tile's start */
+} WgOperand;
+
+/* The 64-bit matrix descriptor fields: start address, leading-dimension
+ * byte offset (between atoms along the adjacent dimension), stride byte
+ * offset (between groups of 8 rows), swizzle mode; all but the mode in
+ * 16-byte units. */
+static unsigned long long desc_fields(int lbo, int sbo, int row_bytes)
+{
+	unsigned long long mode = row_bytes == 128 ? 1 : row_bytes == 64 ? 2 : row_bytes == 32 ? 3 : 0;
+	return ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16) | ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) |
+	       (mode << 62);
+}
+
+static bool operand_setup(Lower *L, const Value *v, WgOperand *o)
+{
+	memset(o, 0, sizeof *o);
+	LazyFrags *z = L->lazy[v->id];
+	if (!z || !z->wgmma)
+		return false;
+	const Encoding *s = z->convert->scratch;
+	Type t = v->type;
+	o->s = s;
+	o->offset = z->offset;
+	o->dyn = z->dyn;
+	int other = t.shape[1 - s->wgmma_fast];
+	o->desc0 = LLVMConstInt(L->i64, desc_fields(other * s->wgmma, 8 * s->wgmma, s->wgmma), 0);
+	LLVMValueRef p = lw_smem_abs(L, L->i8, z->offset, ci32(L, 0));
+	o->base = LLVMBuildTrunc(L->b, LLVMBuildPtrToInt(L->b, p, L->i64, ""), L->i32, "");
+	if (z->dyn)
+		o->base = LLVMBuildAdd(L->b, o->base, z->dyn, "");
+	return true;
+}
+
+/* The descriptor of the 16 x 16-byte-unit box at (x0, x1) of operand o
+ * (element coordinates of its two dimensions). */
+static LLVMValueRef operand_desc(Lower *L, const WgOperand *o, Type t, LLVMValueRef x0, LLVMValueRef x1)
+{
+	int fast = o->s->wgmma_fast, eb = type_bytes(type_elem(t));
+	int e = o->s->wgmma / eb, other = t.shape[1 - fast];
+	LLVMValueRef xf = fast ? x1 : x0, xo = fast ? x0 : x1;
+	/* atom (xf / e) of other * e elements, row xo of e, element xf % e */
+	LLVMValueRef off = LLVMBuildAdd(
+	    L->b, LLVMBuildMul(L->b, LLVMBuildUDiv(L->b, xf, ci32(L, e), ""), ci32(L, other * e), ""),
+	    LLVMBuildAdd(L->b, LLVMBuildMul(L->b, xo, ci32(L, e), ""), LLVMBuildURem(L->b, xf, ci32(L, e), ""), ""), "");
+	LLVMValueRef addr = LLVMBuildAdd(L->b, o->base, LLVMBuildMul(L->b, off, ci32(L, eb), ""), "");
+	LLVMValueRef field = LLVMBuildZExt(L->b, LLVMBuildLShr(L->b, LLVMBuildAnd(L->b, addr, ci32(L, 0x3FFFF), ""),
+	                                                      ci32(L, 4), ""),
+	                                   L->i64, "");
+	return LLVMBuildOr(L->b, o->desc0, field, "");
+}
+
+static void wg_asm(Lower *L, const char *text)
+{
+	lw_async_asm(L, text, NULL, NULL, 0, "");
+}
+
+/* The 32-bit register of A's elements k and k + 1 (16-bit), packed. */
+static LLVMValueRef a_word(Lower *L, const Value *a, int k)
+{
+	LLVMTypeRef pair = LLVMVectorType(lw_elem_type(L, type_elem(a->type)), 2);
+	LLVMValueRef v = LLVMGetUndef(pair);
+	v = LLVMBuildInsertElement(L->b, v, el(L, a, k), ci32(L, 0), "");
+	v = LLVMBuildInsertElement(L->b, v, el(L, a, k + 1), ci32(L, 1), "");
+	return LLVMBuildBitCast(L->b, v, L->i32, "");
+}
+
+/* One wgmma m64nNk16 into n_acc accumulators (tied in and out). */
+static void issue(Lower *L, const char *ty, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef *a_regs,
+                  LLVMValueRef b_desc, int trans_a, int trans_b)
+{
+	int n_acc = n / 2, n_a = a_regs ? 4 : 1, n_in = n_a + 1 + n_acc;
+	char text[2048], cons[2048];
+	int p = snprintf(text, sizeof text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
+	for (int i = 0; i < n_acc; i++)
+		p += snprintf(text + p, sizeof text - (size_t)p, "%s$%d", i ? ", " : "", i);
+	if (a_regs)
+		p += snprintf(text + p, sizeof text - (size_t)p, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", n_acc,
+		              n_acc + 1, n_acc + 2, n_acc + 3, n_acc + 4, trans_b);
+	else
+		p += snprintf(text + p, sizeof text - (size_t)p, "}, $%d, $%d, 1, 1, 1, %d, %d;", n_acc, n_acc + 1,
+		              trans_a, trans_b);
+	int c = 0;
+	for (int i = 0; i < n_acc; i++)
+		c += snprintf(cons + c, sizeof cons - (size_t)c, "%s=f", i ? "," : "");
+	for (int i = 0; i < n_a; i++)
+		c += snprintf(cons + c, sizeof cons - (size_t)c, a_regs ? ",r" : ",l");
+	c += snprintf(cons + c, sizeof cons - (size_t)c, ",l");
+	for (int i = 0; i < n_acc; i++)
+		c += snprintf(cons + c, sizeof cons - (size_t)c, ",%d", i);
+	LLVMTypeRef fields[128], args_t[133];
+	LLVMValueRef args[133];
+	for (int i = 0; i < n_acc; i++)
+		fields[i] = L->f32;
+	int k = 0;
+	for (int i = 0; i < n_a; i++) {
+		args_t[k] = a_regs ? L->i32 : L->i64;
+		args[k++] = a_regs ? a_regs[i] : a_desc;
+	}
+	args_t[k] = L->i64;
+	args[k++] = b_desc;
+	for (int i = 0; i < n_acc; i++) {
+		args_t[k] = L->f32;
+		args[k++] = acc[i];
+	}
+	LLVMTypeRef rt = LLVMStructTypeInContext(L->c, fields, (unsigned)n_acc, 0);
+	LLVMTypeRef ft = LLVMFunctionType(rt, args_t, (unsigned)n_in, 0);
+	LLVMValueRef fn = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+	LLVMValueRef r = LLVMBuildCall2(L->b, ft, fn, args, (unsigned)n_in, "");
+	for (int i = 0; i < n_acc; i++)
+		acc[i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
+}
+
+/* wgmma.wait_group 0, the accumulators tied through it so that nothing
+ * reads them before the products are in (an asm a group of 128). */
+static void wait_all(Lower *L, LLVMValueRef *acc, int n)
+{
+	for (int at = 0; at < n || at == 0; at += 128) {
+		int m = n - at < 128 ? n - at : 128;
+		char text[64], cons[1024];
+		snprintf(text, sizeof text, "%s", at == 0 ? "wgmma.wait_group.sync.aligned 0;" : "");
+		int c = 0;
+		for (int i = 0; i < m; i++)
+			c += snprintf(cons + c, sizeof cons - (size_t)c, "%s=f", i ? "," : "");
+		for (int i = 0; i < m; i++)
+			c += snprintf(cons + c, sizeof cons - (size_t)c, ",%d", i);
+		LLVMTypeRef fields[128], args_t[128];
+		for (int i = 0; i < m; i++)
+			fields[i] = args_t[i] = L->f32;
+		LLVMTypeRef rt = LLVMStructTypeInContext(L->c, fields, (unsigned)m, 0);
+		LLVMTypeRef ft = LLVMFunctionType(rt, args_t, (unsigned)m, 0);
+		LLVMValueRef fn = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+		LLVMValueRef r = LLVMBuildCall2(L->b, ft, fn, acc + at, (unsigned)m, "");
+		for (int i = 0; i < m; i++)
+			acc[at + i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
+		if (!n)
+			break;
+	}
+}
+
+void lower_dot_wgmma(Lower *L, const Op *op)
+{
+	const Value *a = op->operands[0], *b = op->operands[1], *y = op->results[0];
+	const Encoding *mma = y->enc;
+	const Lin *lc = lw_lin_of(L, y), *la = lw_lin_of(L, a);
+	Type at = a->type, bt = b->type, ct = y->type;
+	int K = at.shape[1], n_instr = mma->instr_n, per = n_instr / 2;
+	int n_c = 1 << lc->n_reg;
+	WgOperand oa, ob;
+	bool a_smem = operand_setup(L, a, &oa);
+	if (!operand_setup(L, b, &ob) || n_c % per) {
+		lw_fail(L, op->loc, "internal error: wgmma dot without its B operand in shared memory%s", "");
+		return;
+	}
+	Tile t = lw_tile_new(L, n_c);
+	if (L->failed)
+		return;
+	for (int k = 0; k < n_c; k++)
+		t.e[k] = el(L, op->operands[2], k);
+	/* the warpgroup's rows and columns: the accumulator map's warp bits
+	 * above the first two (those are the warpgroup's own warps) */
+	Lin wg = *lc;
+	memset(wg.lane, -1, sizeof wg.lane);
+	wg.warp[0] = wg.warp[1] = -1;
+	LLVMValueRef wg_idx = lw_thread_part(L, &wg);
+	LLVMValueRef wg_row = lw_coord(L, ct, wg_idx, 0), wg_col = lw_coord(L, ct, wg_idx, 1);
+	const char *ty = at.scalar == SK_BF16 ? "bf16" : "f16";
+	int trans_a = a_smem && oa.s->wgmma_fast == 0, trans_b = ob.s->wgmma_fast == 1;
+	/* the stores (or copies) of the operands are done and visible to the
+	 * tensor cores (the async proxy) */
+	if (L->smem_unsynced) {
+		wg_asm(L, "fence.proxy.async.shared::cta;");
+		lw_smem_barrier(L);
+	}
+	/* A from registers: packed into words before the fence, so that no
+	 * register a wgmma reads is written between the instructions */
+	int n_g = n_c / per;
+	LLVMValueRef *a_words = NULL;
+	if (!a_smem) {
+		a_words = arena_alloc(&L->arena, (size_t)(K / 16 * n_g * 4) * sizeof *a_words);
+		if (!a_words) {
+			L->failed = true;
+			return;
+		}
+		for (int kk = 0; kk < K / 16; kk++)
+			for (int g = 0; g < n_g; g++) {
+				/* this warp's 16 rows at k0: A's registers k0..k0+15 as
+				 * mma.sync's fragment, in order */
+				int cc = lw_reg_const(lc, g * per);
+				int ka = lw_reg_index(la, ((cc >> log2i(ct.shape[1])) << log2i(K)) | (kk * 16));
+				for (int i = 0; i < 4; i++)
+					a_words[(kk * n_g + g) * 4 + i] = a_word(L, a, ka + 2 * i);
+			}
+	}
+	wg_asm(L, "wgmma.fence.sync.aligned;");
+	for (int kk = 0; kk < K / 16 && !L->failed; kk++) {
+		LLVMValueRef k0 = ci32(L, kk * 16);
+		for (int g = 0; g < n_g && !L->failed; g++) {
+			int cc = lw_reg_const(lc, g * per);
+			LLVMValueRef row = LLVMBuildAdd(L->b, ci32(L, cc >> log2i(ct.shape[1])), wg_row, "");
+			LLVMValueRef col = LLVMBuildAdd(L->b, ci32(L, cc & (ct.shape[1] - 1)), wg_col, "");
+			LLVMValueRef a_desc = a_smem ? operand_desc(L, &oa, at, row, k0) : NULL;
+			LLVMValueRef b_desc = operand_desc(L, &ob, bt, k0, col);
+			issue(L, ty, n_instr, t.e + g * per, a_desc, a_words ? a_words + (kk * n_g + g) * 4 : NULL, b_desc,
+			      trans_a, trans_b);
+		}
+	}
+	wg_asm(L, "wgmma.commit_group.sync.aligned;");
+	wait_all(L, t.e, n_c);
+	/* the operands' pinned scratches are free again; what the tensor cores
+	 * read is done */
+	for (int i = 0; i < 2; i++) {
+		LazyFrags *z = L->lazy[op->operands[i]->id];
+		if (z && z->owned && z->offset < L->smem_base)
+			L->smem_base = z->offset;
+		if (z && !z->kept)
+			L->lazy[op->operands[i]->id] = NULL;
+	}
+	L->vals[y->id] = t;
+}

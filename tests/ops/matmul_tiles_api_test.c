@@ -1,0 +1,83 @@
+/* tests/ops: whole matmuls at the tile sizes tensor-core kernels use (64 to
+ * 256 rows and columns, 4 and 8 warps: on sm_90a, wgmma with one or two
+ * warpgroups along M or N and more than one instruction a warpgroup), f16
+ * and bf16 inputs, B read as it lies (N adjacent) or transposed (K
+ * adjacent), over shapes that are multiples of no tile (every edge masked),
+ * K below the tile's K, and 1 x 1 x 1. The reference sums exact products in
+ * long double; the tolerance is K 2^-24 S (S = sum |a b|) plus an f16 ulp of
+ * the stored result. */
+#include "ops.h"
+
+#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
+
+static const char *MM_SRC =
+	"kernel mm(a: *$T, b: *$T, c: *f32, M: i32, N: i32, K: i32, sbk: i32, sbn: i32,\n"
+	"          BM: const i32, BN: const i32, BK: const i32) grid(cdiv(M, BM), cdiv(N, BN)) {\n"
+	"    let rm = program_id(0) * BM + arange(0, BM);\n"
+	"    let rn = program_id(1) * BN + arange(0, BN);\n"
+	"    let rk = arange(0, BK);\n"
+	"    var pa = a + rm[:, None] * K + rk[None, :];\n"
+	"    var pb = b + rk[:, None] * sbk + rn[None, :] * sbn;\n"
+	"    var acc = zeros((BM, BN), f32);\n"
+	"    for k in range(0, K, BK) {\n"
+	"        let x = load(pa, mask = (rm[:, None] < M) & (rk[None, :] < K - k), other = 0.0);\n"
+	"        let y = load(pb, mask = (rk[:, None] < K - k) & (rn[None, :] < N), other = 0.0);\n"
+	"        acc = dot(x, y, acc);\n"
+	"        pa += BK;\n"
+	"        pb += BK * sbk;\n"
+	"    }\n"
+	"    store(c + rm[:, None] * N + rn[None, :], acc, mask = (rm[:, None] < M) & (rn[None, :] < N));\n"
+	"}\n";
+
+typedef struct tiles {
+	int bm, bn, bk, warps;
+} tiles;
+
+static void mm_case(dt t, tiles g, int M, int N, int K, bool trans_b)
+{
+	arr a = arr_new(t, (int64_t)M * K), b = arr_new(t, (int64_t)K * N);
+	fill_random(a, 1);
+	fill_random(b, 1);
+	/* b holds B (K x N) row-major, or B^T (N x K) row-major when trans_b */
+	int sbk = trans_b ? 1 : N, sbn = trans_b ? K : 1;
+	double *want = calloc((size_t)M * N, sizeof(double)), *tol = calloc((size_t)M * N, sizeof(double));
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			long double s = 0, S = 0;
+			for (int k = 0; k < K; k++) {
+				long double p = (long double)get_f(a, (int64_t)i * K + k) * get_f(b, (int64_t)k * sbk + (int64_t)j * sbn);
+				s += p;
+				S += fabsl(p);
+			}
+			want[(size_t)i * N + j] = (double)s;
+			tol[(size_t)i * N + j] = K * 0x1p-24 * (double)S + 1e-30;
+		}
+	const char *src = render(MM_SRC, "T", dts[t].name, NULL);
+	blk_devptr da = dev_from(a), db = dev_from(b), dc = dev_zeros(DT_F32, (int64_t)M * N);
+	bool ok = run_kernel(src, NULL,
+	                     ARGS(P(da), P(db), P(dc), I(M), I(N), I(K), I(sbk), I(sbn)),
+	                     CONSTS(CI("BM", g.bm), CI("BN", g.bn), CI("BK", g.bk), CI("num_warps", g.warps)),
+	                     GRID(0, 0, 0)) == BLK_SUCCESS;
+	if (ok) {
+		arr got = dev_read(dc, DT_F32, (int64_t)M * N);
+		ok = check_close_each(got, want, tol);
+	}
+	free(want);
+	free(tol);
+	result(ok, "matmul %s %d x %d x %d%s, tiles %d x %d x %d, %d warps", dts[t].name, M, N, K,
+	       trans_b ? ", B transposed" : "", g.bm, g.bn, g.bk, g.warps);
+}
+
+int main(int argc, char **argv)
+{
+	ops_init(argc, argv);
+	const tiles configs[] = {{64, 64, 16, 4},  {64, 64, 32, 4},   {128, 64, 32, 4},  {64, 128, 64, 4},
+	                         {128, 128, 64, 8}, {128, 256, 64, 8}, {64, 256, 32, 8}, {256, 128, 32, 8}};
+	const int shapes[][3] = {{150, 130, 70}, {64, 64, 8}, {1, 1, 1}, {300, 20, 100}};
+	const dt types[] = {DT_F16, DT_BF16};
+	for (int c = 0; c < COUNT(configs); c++)
+		for (int s = 0; s < COUNT(shapes); s++)
+			for (int tb = 0; tb < 2; tb++)
+				mm_case(types[(c + s + tb) % 2], configs[c], shapes[s][0], shapes[s][1], shapes[s][2], tb);
+	return ops_finish();
+}

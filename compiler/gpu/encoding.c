@@ -144,17 +144,20 @@ int wgmma_row_bytes(Type t, int fast)
 
 /* wgmma's shared-memory operand layout: the tile cut along `fast` into
  * atoms of E = row bytes / element bytes elements; atom after atom, each
- * the other dimension's rows of E elements, one after another; then the
- * 16-byte units of each row XORed with the low bits of its row number
- * (128-byte rows: 3 bits, 64: 2, 32: 1), which wgmma undoes when it reads
- * (the buffer aligned to 8 rows). As a map of index bits: index bit j goes
- * to address bit image(j), and swizzle[j] is what that changes. */
+ * the other dimension's rows of E elements, one after another; then, in
+ * every 1024 bytes, the 16-byte unit bits of the address (4.. of the byte
+ * address, as many as a row has: 3, 2 or 1) XORed with its bits 7.., which
+ * wgmma undoes when it reads (the buffer aligned to 1024 bytes): for
+ * 128-byte rows the row number's low 3 bits, for 64-byte rows its bits 1
+ * and 2, for 32-byte rows its bit 2. As a map of index bits: index bit j
+ * goes to address bit image(j), and swizzle[j] is what that changes. */
 const Encoding *enc_wgmma_shared(IrFunc *f, Type t, int fast, int bytes)
 {
 	Encoding e;
 	enc_zero(&e, ENC_SHARED, 2);
 	int eb = type_bytes(type_elem(t)), other = 1 - fast;
-	int log_e = log2i(bytes / eb), log_o = log2i(t.shape[other]), unit = log2i(16 / eb), rows = log2i(bytes / 16);
+	int log_e = log2i(bytes / eb), log_o = log2i(t.shape[other]), unit = log2i(16 / eb), units = log2i(bytes / 16);
+	int first = 7 - log2i(bytes); /* the row bit on byte address bit 7 */
 	e.wgmma = bytes;
 	e.wgmma_fast = fast;
 	e.vec = e.load_vec = 16 / eb;
@@ -165,7 +168,7 @@ const Encoding *enc_wgmma_shared(IrFunc *f, Type t, int fast, int bytes)
 		if (dim == fast)
 			img = 1u << (b < log_e ? b : b + log_o);
 		else
-			img = (1u << (log_e + b)) | (b < rows ? 1u << (unit + b) : 0);
+			img = (1u << (log_e + b)) | (b >= first && b < first + units ? 1u << (unit + b - first) : 0);
 		e.swizzle[j] = img ^ (1u << j);
 	}
 	return enc_intern(f, &e);

@@ -227,6 +227,7 @@ void lower_convert(Lower *L, const Op *op)
 			return;
 		z->owned = false;
 		z->dyn = LLVMBuildMul(L->b, as->stage, ci32(L, as->bytes), "");
+		z->stages = as->n_stages;
 		L->lazy[y->id] = z;
 		L->vals[y->id] = t;
 		return;

@@ -132,6 +132,44 @@ static void issue(Lower *L, const char *ty, int n, LLVMValueRef *acc, LLVMValueR
 
 /* wgmma.wait_group 0, the accumulators tied through it so that nothing
  * reads them before the products are in (an asm a group of 128). */
+static void wait_all(Lower *L, LLVMValueRef *acc, int n);
+
+void lw_wgmma_wait(Lower *L, Tile *t)
+{
+	Tile c = lw_tile_new(L, t->n);
+	if (L->failed)
+		return;
+	memcpy(c.e, t->e, (size_t)t->n * sizeof *c.e);
+	wait_all(L, c.e, c.n);
+	*t = c;
+}
+
+/* Whether dot op can leave its products in flight past its iteration: a
+ * K loop's acc = dot(x, y, acc), the accumulator used by nothing else,
+ * both operands in stage buffers of which the loop fills none the dot may
+ * still read (three: the next iteration fills the one two dots back, which
+ * every warpgroup has waited for before the barrier that precedes it). */
+static bool stays_in_flight(Lower *L, const Op *op)
+{
+	const Region *body = op->parent;
+	const Op *loop = body ? body->parent : NULL;
+	const Value *y = op->results[0];
+	if (!loop || loop->code != OP_FOR || y->uses != 1)
+		return false;
+	const Op *term = body->last;
+	int j = 0;
+	while (j < term->n_operands && term->operands[j] != y)
+		j++;
+	if (j == term->n_operands || op->operands[2] != body->args[1 + j] || body->args[1 + j]->uses != 1)
+		return false;
+	for (int i = 0; i < 2; i++) {
+		const LazyFrags *z = L->lazy[op->operands[i]->id];
+		if (!z || !z->wgmma || z->stages < 3)
+			return false;
+	}
+	return true;
+}
+
 static void wait_all(Lower *L, LLVMValueRef *acc, int n)
 {
 	for (int at = 0; at < n || at == 0; at += 128) {
@@ -225,7 +263,14 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 		}
 	}
 	wg_asm(L, "wgmma.commit_group.sync.aligned;");
-	wait_all(L, t.e, n_c);
+	if (stays_in_flight(L, op)) {
+		/* the previous iteration's products are in; this one's go on
+		 * under the next iteration's copies and barrier */
+		wg_asm(L, "wgmma.wait_group.sync.aligned 1;");
+		L->wg_inflight[y->id] = true;
+	} else {
+		wait_all(L, t.e, n_c);
+	}
 	/* the operands' pinned scratches are free again; what the tensor cores
 	 * read is done */
 	for (int i = 0; i < 2; i++) {

@@ -332,8 +332,11 @@ static void lower_for(Lower *L, const Op *op)
 	add_incoming(L, phis + 1, nc, (const Value *const *)y->operands, end);
 	LLVMBuildBr(L->b, head);
 	LLVMPositionBuilderAtEnd(L->b, exit);
-	for (int i = 0; i < nc; i++)
+	for (int i = 0; i < nc; i++) {
 		L->vals[op->results[i]->id] = phis[1 + i];
+		if (L->wg_inflight[y->operands[i]->id]) /* the last products are in before anything reads them */
+			lw_wgmma_wait(L, &L->vals[op->results[i]->id]);
+	}
 	/* the loop's stage buffers: the last copies (masked off) done, then free */
 	int lowest = -1;
 	for (int i = 0; i < L->n_async; i++)
@@ -604,6 +607,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	L.lins = calloc(nv, sizeof *L.lins);
 	L.lin_done = calloc(nv, sizeof *L.lin_done);
 	L.lazy = calloc(nv, sizeof *L.lazy);
+	L.wg_inflight = calloc(nv, sizeof *L.wg_inflight);
 	memset(&L.scalar_lin, -1, sizeof L.scalar_lin);
 	L.scalar_lin.n_reg = 0;
 	L.scalar_lin.n_lane = 5;
@@ -615,6 +619,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 		free(L.lins);
 		free(L.lin_done);
 		free(L.lazy);
+		free(L.wg_inflight);
 		LLVMDisposeBuilder(L.b);
 		LLVMDisposeModule(L.m);
 		return false;
@@ -624,7 +629,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	for (int i = 0; i < f->n_params; i++)
 		if (f->params[i].value && np < 256)
 			params[np++] = param_type(&L, f->params[i].type);
-	bool ok = L.vals && L.ax && L.lins && L.lin_done && L.lazy && np < 256;
+	bool ok = L.vals && L.ax && L.lins && L.lin_done && L.lazy && L.wg_inflight && np < 256;
 	if (ok) {
 		LLVMTypeRef ft = LLVMFunctionType(L.vd, params, (unsigned)np, 0);
 		L.fn = LLVMAddFunction(L.m, f->name, ft);
@@ -677,6 +682,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	free(L.lins);
 	free(L.lin_done);
 	free(L.lazy);
+	free(L.wg_inflight);
 	free(L.async);
 	free(L.tparts);
 	if (L.pro)

@@ -54,6 +54,7 @@ typedef struct Lower {
 	bool async_synced;  /* the copies a conversion reads waited for since the last commit */
 	bool wgmma_used;    /* shared memory is then aligned to 1024 bytes */
 	struct LazyFrags **lazy; /* by value id: an mma operand read from its scratch when the dot needs it */
+	bool *wg_inflight;       /* by value id: a wgmma dot's result its loop carries, the products still in flight */
 	struct AsyncTile *async; /* dot tiles a loop carries through shared memory with cp.async */
 	int n_async;
 	Diag *diag;
@@ -92,6 +93,7 @@ typedef struct LazyFrags {
 	bool owned;            /* its dot releases the scratch (not a loop's stage buffer) */
 	bool wgmma;            /* read by wgmma from the scratch (no registers) */
 	bool kept;             /* for every dot that reads it (converted outside their loop) */
+	int stages;            /* the stage buffers it lies in (a loop's cp.async tiles), or 0 */
 	int pair_bit, group;
 	LLVMValueRef base_thread, fn;
 	LLVMValueRef base_sw;  /* base_thread swizzled: a group's address is it ^ its register part's */
@@ -106,7 +108,8 @@ typedef struct AsyncTile {
 	const Value *arg;        /* the carried tile */
 	const Op *first, *ahead; /* its loads: before the loop, in the body */
 	const Op *convert;       /* the tile to its dot operand */
-	int offset, bytes;       /* two stage buffers, pinned */
+	int offset, bytes;       /* n_stages stage buffers, pinned */
+	int n_stages;            /* 2, or 3 for wgmma's operands (one more buffer for the dot left in flight) */
 	int vec;                 /* elements a copy moves: 16 bytes */
 	LLVMValueRef stage;      /* i32 in the body: the buffer the tile is in */
 } AsyncTile;
@@ -245,6 +248,9 @@ void lower_reduce(Lower *L, const Op *op);
 void lower_dot(Lower *L, const Op *op);
 void lower_dot_mma(Lower *L, const Op *op);
 void lower_dot_wgmma(Lower *L, const Op *op);
+/* wgmma.wait_group 0 with t's registers tied through it (a loop's result
+ * whose last products may still be in flight). */
+void lw_wgmma_wait(Lower *L, Tile *t);
 void lower_print(Lower *L, const Op *op);
 void lower_assert(Lower *L, const Op *op);
 

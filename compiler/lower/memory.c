@@ -231,8 +231,10 @@ void lw_async_prescan(Lower *L, const Region *r)
 			L->async = n;
 			int align = conv->scratch->wgmma ? 1024 : 128;
 			int bytes = ((int)type_numel(arg->type) * type_bytes(type_elem(arg->type)) + align - 1) & ~(align - 1);
+			int stages = conv->scratch->wgmma && L->f->num_stages >= 3 ? 3 : 2;
 			L->async[L->n_async++] = (AsyncTile){.loop = op, .arg = arg, .first = init->def, .ahead = y->def,
-			                                     .convert = conv, .bytes = bytes, .vec = w, .offset = -1};
+			                                     .convert = conv, .bytes = bytes, .vec = w, .offset = -1,
+			                                     .n_stages = stages};
 		}
 	}
 }
@@ -298,11 +300,13 @@ static void lower_async_load(Lower *L, const Op *op, AsyncTile *a)
 		return;
 	LLVMValueRef stage;
 	if (op == a->first) {
-		/* two buffers, kept until after the loop */
-		a->offset = a->convert->scratch->wgmma ? lw_smem_pin_aligned(L, 2 * a->bytes, 1024) : lw_smem_pin(L, 2 * a->bytes);
+		/* the buffers, kept until after the loop */
+		a->offset = a->convert->scratch->wgmma ? lw_smem_pin_aligned(L, a->n_stages * a->bytes, 1024)
+		                                       : lw_smem_pin(L, a->n_stages * a->bytes);
 		stage = ci32(L, 0);
 	} else {
-		stage = LLVMBuildXor(L->b, a->stage, ci32(L, 1), ""); /* the other buffer */
+		LLVMValueRef next = LLVMBuildAdd(L->b, a->stage, ci32(L, 1), ""); /* the next buffer, round */
+		stage = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, next, ci32(L, a->n_stages), ""), ci32(L, 0), next, "");
 	}
 	async_copy(L, a, op, stage);
 	t.e[0] = stage;

@@ -22,6 +22,7 @@ typedef enum SymKind {
 	S_MODULE,
 	S_STRING,
 	S_NONE,
+	S_DESC,   /* a tensor descriptor: v its base, items its shape then strides (n each), type its block */
 } SymKind;
 
 typedef struct Sym Sym;
@@ -229,6 +230,12 @@ Sym ig_bi_load(Gen *g, Args *a, int which);
 Sym ig_bi_store(Gen *g, Args *a, int which);
 Sym ig_bi_atomic(Gen *g, Args *a, int which);
 Sym ig_bi_atomic_cas(Gen *g, Args *a, int which);
+
+/* ---- builtins_desc.c --------------------------------------------------------- */
+
+Sym ig_bi_tensor_desc(Gen *g, Args *a, int which);
+Sym ig_bi_desc_load(Gen *g, Args *a, int which);
+Sym ig_bi_desc_store(Gen *g, Args *a, int which);
 
 /* ---- builtins_shape.c -------------------------------------------------------- */
 

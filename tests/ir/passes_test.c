@@ -725,11 +725,11 @@ static void manager(void)
 
 	small();
 	check_text(run_dump("canonicalize,fold", NULL, &ok),
-	           "error: unknown pass 'fold' (known passes: canonicalize, cse, dce, pipeline, pipeline-dots, layouts, remove-conversions)\n",
+	           "error: unknown pass 'fold' (known passes: canonicalize, cse, dce, expand-descriptors, pipeline, pipeline-dots, layouts, remove-conversions)\n",
 	           "passes: an unknown pass is an error listing the known ones");
 	check(!ok, "passes: an unknown pass fails the run");
 	check_text(run_dump(NULL, "inline", &ok),
-	           "error: unknown pass for --dump-after 'inline' (known passes: canonicalize, cse, dce, pipeline, pipeline-dots, layouts, remove-conversions)\n",
+	           "error: unknown pass for --dump-after 'inline' (known passes: canonicalize, cse, dce, expand-descriptors, pipeline, pipeline-dots, layouts, remove-conversions)\n",
 	           "passes: an unknown --dump-after pass is an error");
 	check_text(run_dump("canonicalize", "dce", &ok),
 	           "error: --dump-after=dce: the pipeline does not run dce (it runs: canonicalize)\n",

@@ -223,10 +223,28 @@ static Sym bi_debug_barrier(Gen *g, Args *a, int which)
 	return (Sym){.kind = S_NONE};
 }
 
+/* num_sms(): the launch's device's multiprocessor count, for the grid of a
+ * persistent kernel; known only where the grid clause is evaluated. */
+static Sym bi_num_sms(Gen *g, Args *a, int which)
+{
+	(void)which;
+	if (!g->in_grid) {
+		error(g, a->call, "num_sms() is known only in a grid clause (at launch); inside the kernel, "
+		                  "num_programs(0) is the number of programs launched");
+		return VOID;
+	}
+	if (g->num_sms <= 0) {
+		error(g, a->call, "num_sms(): the device's number of multiprocessors is not known here");
+		return VOID;
+	}
+	return ig_const_int(SK_I32, g->num_sms, false);
+}
+
 static const Builtin builtins[] = {
 	{"program_id", "axis", bi_program_id, 0},
 	{"debug_barrier", "", bi_debug_barrier, 0},
 	{"num_programs", "axis", bi_program_id, 1},
+	{"num_sms", "", bi_num_sms, 0},
 	{"arange", "start end", ig_bi_arange, 0},
 	{"full", "shape value dtype", ig_bi_full, 0},
 	{"zeros", "shape dtype", ig_bi_full, 1},

@@ -84,6 +84,8 @@ typedef struct Gen {
 	GlobalConst *globals;
 	int n_globals, cap_globals;
 	const char *no_ir; /* set while evaluating what must be constant: why no IR may be made */
+	int num_sms;       /* in a grid clause: the value of num_sms() (0: not a grid clause, or unknown) */
+	bool in_grid;      /* evaluating a grid clause */
 } Gen;
 
 static const Sym VOID = {.kind = S_VOID};

@@ -123,7 +123,10 @@ blk_status rt_launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_
 	int64_t g[3];
 	Arena scratch = {0};
 	blk_status st = BLK_SUCCESS;
-	if (irgen_grid(m->mod, k->node, &(IrgenOptions){.consts = v->consts, .n_consts = v->n_consts}, scalars,
+	/* num_sms() in the clause: the device's multiprocessors, or the interpreter's fixed count */
+	int num_sms = m->ctx && m->ctx->backend == BLK_BACKEND_GPU ? m->ctx->sm_count : RT_INTERP_NUM_SMS;
+	if (irgen_grid(m->mod, k->node,
+	               &(IrgenOptions){.consts = v->consts, .n_consts = v->n_consts, .num_sms = num_sms}, scalars,
 	               n_scalars, g, &diag, &scratch)) {
 		if (g[0] < 0 || g[1] < 0 || g[2] < 0 || g[0] > UINT32_MAX || g[1] > UINT32_MAX || g[2] > UINT32_MAX) {
 			st = rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: the grid clause of '%s' gives (%lld, %lld, %lld)",

@@ -231,6 +231,10 @@ blk_status rt_check_args(blk_kernel *k, const blk_arg *args, int n_args);
 
 /* The most programs one interpreter launch runs (2^24). */
 #define RT_INTERP_MAX_PROGRAMS (1u << 24)
+/* What num_sms() gives in a grid clause on the interpreter (a GPU gives its
+ * multiprocessor count): fixed, so that a persistent kernel runs the same
+ * way on every host. */
+#define RT_INTERP_NUM_SMS 4
 
 /* Checks a launch's options: consts given where n_consts says, each with a
  * name, each naming a const parameter of k (or num_warps, num_stages). */

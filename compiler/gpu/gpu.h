@@ -150,6 +150,11 @@ enum { MAP_DROP = -2, MAP_SEL = -3 };
 bool shape_bit_map(const Op *op, int out_bit, int *in_bit);
 bool shape_in_registers(const Op *op, const Lin *in, const Lin *out);
 bool ir_remove_conversions(IrFunc *f, Diag *diag);
-#define IR_GPU_PIPELINE "pipeline-dots,layouts,remove-conversions,cse,dce"
+/* expand-descriptors (descriptors.c): each desc_load / desc_store becomes
+ * a masked load / store of pointers base + sum (o_d + i_d) * s_d (tile IR
+ * to tile IR; first in the GPU pipeline, so the passes after it see
+ * ordinary loads and stores). */
+bool ir_expand_descriptors(IrFunc *f, Diag *diag);
+#define IR_GPU_PIPELINE "expand-descriptors,pipeline-dots,layouts,remove-conversions,cse,dce"
 
 #endif

@@ -256,19 +256,10 @@ static inline const Elem *operand(Worker *w, const Op *op, int i, int64_t *strid
 
 /* The pointers and the mask of a memory op are written out in full (exec);
  * other, a store's value and an atomic's operands may be uniform. */
-bool interp_load(Worker *w, const Op *op)
+/* r[i] = lane on ? what is at p[i] : other (0 without other), for the n
+ * lanes of a load of blocks of type rt; the accesses were checked. */
+static void gather(Elem *r, Type rt, int64_t n, const Elem *p, const Elem *m, const Elem *o, int64_t os)
 {
-	Type rt = op->results[0]->type;
-	int64_t n = type_numel(rt), os = 0;
-	const Elem *p = slot(w, op->operands[0])->p, *m = NULL, *o = NULL;
-	int k = 1;
-	if (op->attr[0] & MEMF_MASK)
-		m = slot(w, op->operands[k++])->p;
-	if (op->attr[0] & MEMF_OTHER)
-		o = operand(w, op, k++, &os);
-	Elem *r = interp_def(w, op->results[0], n);
-	if (!r || !check_access(w, op, "load", p, m, n, elem_bytes(rt), op->operands[0]->type))
-		return false;
 	/* A loop per element kind: r[i] = lane on ? what is at p[i] : other. */
 #define GATHER(DECL, CONV) \
 	do { \
@@ -300,18 +291,29 @@ bool interp_load(Worker *w, const Op *op)
 	default: GATHER((void)0, u = load_elem(q, rt).u); break;
 	}
 #undef GATHER
+}
+
+bool interp_load(Worker *w, const Op *op)
+{
+	Type rt = op->results[0]->type;
+	int64_t n = type_numel(rt), os = 0;
+	const Elem *p = slot(w, op->operands[0])->p, *m = NULL, *o = NULL;
+	int k = 1;
+	if (op->attr[0] & MEMF_MASK)
+		m = slot(w, op->operands[k++])->p;
+	if (op->attr[0] & MEMF_OTHER)
+		o = operand(w, op, k++, &os);
+	Elem *r = interp_def(w, op->results[0], n);
+	if (!r || !check_access(w, op, "load", p, m, n, elem_bytes(rt), op->operands[0]->type))
+		return false;
+	gather(r, rt, n, p, m, o, os);
 	return true;
 }
 
-bool interp_store(Worker *w, const Op *op)
+/* What is at p[i] = v[i * vs] where lane i of n is on (m NULL: all are),
+ * for a store of elements of type vt; the accesses were checked. */
+static void scatter(Type vt, int64_t n, const Elem *p, const Elem *m, const Elem *v, int64_t vs)
 {
-	Type pt = op->operands[0]->type, vt = type_pointee(pt);
-	int64_t n = type_numel(pt), vs;
-	const Elem *p = slot(w, op->operands[0])->p, *v = operand(w, op, 1, &vs), *m = NULL;
-	if (op->attr[0] & MEMF_MASK)
-		m = slot(w, op->operands[2])->p;
-	if (!check_access(w, op, "store", p, m, n, elem_bytes(vt), pt))
-		return false;
 	/* A loop per element kind: what is at p[i] = v[i] where the lane is on. */
 #define SCATTER(STMT) \
 	do { \
@@ -337,7 +339,81 @@ bool interp_store(Worker *w, const Op *op)
 	default: SCATTER(store_elem(q, e, vt)); break;
 	}
 #undef SCATTER
+}
+
+bool interp_store(Worker *w, const Op *op)
+{
+	Type pt = op->operands[0]->type, vt = type_pointee(pt);
+	int64_t n = type_numel(pt), vs;
+	const Elem *p = slot(w, op->operands[0])->p, *v = operand(w, op, 1, &vs), *m = NULL;
+	if (op->attr[0] & MEMF_MASK)
+		m = slot(w, op->operands[2])->p;
+	if (!check_access(w, op, "store", p, m, n, elem_bytes(vt), pt))
+		return false;
+	scatter(vt, n, p, m, v, vs);
 	return true;
+}
+
+/* ---- tensor descriptors ------------------------------------------------------ */
+
+/* desc_load and desc_store: the box of the block's shape at the offsets;
+ * elements with an index outside [0, shape) read as 0 and are not written.
+ * The others are checked like any access (inside a buffer, aligned). */
+bool interp_desc(Worker *w, const Op *op)
+{
+	bool store = op->code == OP_DESC_STORE;
+	Type bt = store ? op->operands[op->n_operands - 1]->type : op->results[0]->type;
+	int r = bt.rank;
+	int64_t n = type_numel(bt), shape[BLK_MAX_RANK], stride[BLK_MAX_RANK], off[BLK_MAX_RANK];
+	uint64_t base = slot(w, op->operands[0])->p[0].u;
+	for (int d = 0; d < r; d++) {
+		shape[d] = slot(w, op->operands[1 + d])->p[0].i;
+		stride[d] = slot(w, op->operands[1 + r + d])->p[0].i;
+		off[d] = slot(w, op->operands[1 + 2 * r + d])->p[0].i;
+	}
+	Type pt = bt;
+	pt.ptr++;
+	if (stride[r - 1] != 1)
+		return interp_fail(w, op, -1, pt, store ? "bad tensor descriptor store" : "bad tensor descriptor load",
+		                   "the last stride is %lld; a tensor descriptor's last stride must be 1",
+		                   (long long)stride[r - 1]);
+	Elem *res = store ? NULL : interp_def(w, op->results[0], n);
+	if (!store && !res)
+		return false;
+	Mark mk = interp_mark(w);
+	Elem *p = interp_scratch(w, n), *m = interp_scratch(w, n);
+	if (!p || !m) {
+		interp_release(w, mk);
+		return false;
+	}
+	int eb = elem_bytes(bt);
+	int64_t idx[BLK_MAX_RANK] = {0};
+	bool all_in = true;
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t a = base;
+		bool in = true;
+		for (int d = 0; d < r; d++) {
+			int64_t x = off[d] + idx[d];
+			in &= x >= 0 && x < shape[d];
+			a += (uint64_t)x * (uint64_t)stride[d] * (uint64_t)eb; /* wraps as the GPU's address arithmetic */
+		}
+		p[i].u = a;
+		m[i].u = in;
+		all_in &= in;
+		for (int d = r - 1; d >= 0 && ++idx[d] == bt.shape[d]; d--)
+			idx[d] = 0;
+	}
+	const Elem *mask = all_in ? NULL : m;
+	bool ok = check_access(w, op, store ? "store" : "load", p, mask, n, eb, pt);
+	if (ok && store) {
+		int64_t vs;
+		const Elem *v = operand(w, op, op->n_operands - 1, &vs);
+		scatter(bt, n, p, mask, v, vs);
+	} else if (ok) {
+		gather(res, bt, n, p, mask, NULL, 0);
+	}
+	interp_release(w, mk);
+	return ok;
 }
 
 /* ---- atomics ------------------------------------------------------------- */

@@ -270,6 +270,21 @@ static bool check_op(Check *c, const Op *op)
 			return bad(c, op, "has an operation its type does not allow");
 		break;
 	}
+	case OP_DESC_LOAD:
+	case OP_DESC_STORE: {
+		bool store = op->code == OP_DESC_STORE;
+		Type bt = store ? (no ? op->operands[no - 1]->type : (Type){0}) : r0;
+		int r = bt.rank;
+		if (r < 1 || no != 1 + 3 * r + store || nr != !store || !o0.ptr || o0.rank ||
+		    !same_elem(type_pointee(o0), bt))
+			return bad(c, op, "takes a base pointer, a shape, strides and offsets of the block's rank%s",
+			           store ? ", and a value of the pointee type" : "");
+		for (int i = 1; i <= 3 * r; i++)
+			if (!type_eq(op->operands[i]->type, op->operands[1]->type) || !is_int_t(op->operands[i]->type) ||
+			    op->operands[i]->type.rank)
+				return bad(c, op, "needs integer scalars of one type for the shape, strides and offsets");
+		break;
+	}
 	case OP_ATOMIC_CAS:
 		if (no != 3 || nr != 1 || !o0.ptr || !same_elem(type_pointee(o0), r0) || type_numel(o0) != n ||
 		    !same_elem(op->operands[1]->type, r0) || !same_elem(op->operands[2]->type, r0) || !fits(op, 1, n) ||

@@ -125,6 +125,7 @@ static inline void copy_elems(Elem *dst, const Slot *s, int64_t n)
 bool interp_load(Worker *w, const Op *op);
 bool interp_store(Worker *w, const Op *op);
 bool interp_atomic(Worker *w, const Op *op); /* atomic_rmw and atomic_cas */
+bool interp_desc(Worker *w, const Op *op);   /* desc_load and desc_store */
 
 /* ---- check.c: the IR checked once before a run ("malformed IR" reports) ---- */
 

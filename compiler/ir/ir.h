@@ -89,6 +89,12 @@ enum { OPF_PURE = 1, OPF_TERM = 2, OPF_ELEMWISE = 4 };
 	OP(ATOMIC_RMW, "atomic_rmw", 0, 0)         /* ptr, value [, mask] -> old; attr[0] AtomicOp, attr[1] MemSem, \
 	                                              attr[2] MemScope, attr[3] MEMF_MASK */ \
 	OP(ATOMIC_CAS, "atomic_cas", 0, 0)         /* ptr, expected, desired -> old; attr[1] MemSem, attr[2] MemScope */ \
+	OP(DESC_LOAD, "desc_load", 0, 0)           /* tensor descriptor load: base (scalar *T), shape[r], strides[r], \
+	                                              offsets[r] (scalars of one integer type, i32 or i64) -> T[B0..] \
+	                                              (r = its rank): element (o0 + i0, ...) at base + sum (o_d + i_d) * s_d, \
+	                                              0 where an index is outside [0, shape_d); strides[r - 1] is 1 */ \
+	OP(DESC_STORE, "desc_store", 0, 0)         /* base, shape[r], strides[r], offsets[r], value T[B0..]: the \
+	                                              elements inside the bounds written, the others not */ \
 	/* block computations */ \
 	OP(REDUCE, "reduce", 1, OPF_PURE)          /* n blocks -> n results without dim attr[0]; region: \
 	                                              (a_1..a_n, b_1..b_n) -> yield n combined values */ \

@@ -11,6 +11,8 @@ static const IrPass passes[] = {
 	{"canonicalize", "fold constants, simplify identities, drop empty loops", ir_canonicalize},
 	{"cse", "merge equal pure ops", ir_cse},
 	{"dce", "remove pure ops whose results are unused", ir_dce},
+	{"expand-descriptors", "tensor descriptor loads and stores as masked loads and stores of pointer blocks",
+	 ir_expand_descriptors},
 	{"pipeline", "issue the loads of a loop that writes no memory one iteration ahead (num_stages >= 2)",
 	 ir_pipeline},
 	{"pipeline-dots", "the same for loads that feed dots, issued at the top of the body", ir_pipeline_dots},

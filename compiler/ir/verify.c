@@ -269,6 +269,58 @@ static bool check_ptr_value_mask(Verifier *v, const Op *op, int flags_at, int re
 	return true;
 }
 
+/* desc_load and desc_store: base, shape[r], strides[r], offsets[r] (one
+ * integer type, i32 or i64) [, value]; r is the rank of the block. */
+static void check_desc(Verifier *v, const Op *op)
+{
+	bool store = op->code == OP_DESC_STORE;
+	if (op->n_operands < 1 || (store && op->n_operands < 2)) {
+		fail(v, op, "expects a base pointer%s", store ? " and a value" : "");
+		return;
+	}
+	Type blk = store ? OPT(op->n_operands - 1) : (op->n_results == 1 ? RES(0) : (Type){0});
+	if (!store && op->n_results != 1) {
+		fail(v, op, "expects 1 result, has %d", op->n_results);
+		return;
+	}
+	if (store && op->n_results) {
+		fail(v, op, "expects no result, has %d", op->n_results);
+		return;
+	}
+	int r = blk.rank;
+	if (r < 1) {
+		fail(v, op, "the block has type %s, not a block of rank 1 or more", tstr(blk));
+		return;
+	}
+	int n = 1 + 3 * r + store;
+	if (!counts(v, op, n, n, store ? 0 : 1))
+		return;
+	Type base = OPT(0);
+	if (!base.ptr || base.rank) {
+		fail(v, op, "base has type %s, not a scalar pointer", tstr(base));
+		return;
+	}
+	if (!type_eq(blk, with_elem(blk, sk(type_pointee(base)), type_pointee(base).ptr))) {
+		fail(v, op, "%s has type %s, but the base points to %s", store ? "value" : "result", tstr(blk),
+		     tstr(type_pointee(base)));
+		return;
+	}
+	Type it = OPT(1);
+	if (it.rank || (sk(it) != SK_I32 && sk(it) != SK_I64) || it.ptr) {
+		fail(v, op, "shape has type %s, expected i32 or i64", tstr(it));
+		return;
+	}
+	for (int i = 2; i <= 3 * r; i++)
+		if (!type_eq(OPT(i), it)) {
+			fail(v, op, "%s %d has type %s, expected %s", i <= r ? "shape" : i <= 2 * r ? "stride" : "offset",
+			     (i - 1) % r, tstr(OPT(i)), tstr(it));
+			return;
+		}
+	const Value *last = op->operands[2 * r];
+	if (last->def && last->def->code == OP_CONST && last->def->ival != 1)
+		fail(v, op, "the last stride is %" PRId64 ", not 1", last->def->ival);
+}
+
 /* Region `r` of op has the given argument types. */
 static bool region_args(Verifier *v, const Op *op, const Region *r, const char *which, const Type *want, int n)
 {
@@ -684,6 +736,10 @@ static void check_op(Verifier *v, const Op *op)
 		if (attr_in(v, op, 0, ATOM_ADD, ATOM_XCHG, "atomic op") && attr_in(v, op, 1, SEM_ACQ_REL, SEM_RELAXED, "sem"))
 			attr_in(v, op, 2, SCOPE_GPU, SCOPE_SYS, "scope");
 		break;
+	case OP_DESC_LOAD:
+	case OP_DESC_STORE:
+		check_desc(v, op);
+		break;
 	case OP_ATOMIC_CAS:
 		if (!counts(v, op, 3, 3, 1))
 			break;
@@ -902,6 +958,10 @@ static void check_encodings(Verifier *v, const Op *op)
 	if (!v->f->gpu) {
 		if (op->code == OP_CONVERT_LAYOUT)
 			fail(v, op, "convert_layout outside GPU IR");
+		return;
+	}
+	if (op->code == OP_DESC_LOAD || op->code == OP_DESC_STORE) {
+		fail(v, op, "a tensor descriptor op in GPU IR (expand-descriptors runs before layouts)");
 		return;
 	}
 	for (int i = 0; i < op->n_results; i++)

@@ -223,10 +223,28 @@ static Sym bi_debug_barrier(Gen *g, Args *a, int which)
 	return (Sym){.kind = S_NONE};
 }
 
+/* num_sms(): the launch's device's multiprocessor count, for the grid of a
+ * persistent kernel; known only where the grid clause is evaluated. */
+static Sym bi_num_sms(Gen *g, Args *a, int which)
+{
+	(void)which;
+	if (!g->in_grid) {
+		error(g, a->call, "num_sms() is known only in a grid clause (at launch); inside the kernel, "
+		                  "num_programs(0) is the number of programs launched");
+		return VOID;
+	}
+	if (g->num_sms <= 0) {
+		error(g, a->call, "num_sms(): the device's number of multiprocessors is not known here");
+		return VOID;
+	}
+	return ig_const_int(SK_I32, g->num_sms, false);
+}
+
 static const Builtin builtins[] = {
 	{"program_id", "axis", bi_program_id, 0},
 	{"debug_barrier", "", bi_debug_barrier, 0},
 	{"num_programs", "axis", bi_program_id, 1},
+	{"num_sms", "", bi_num_sms, 0},
 	{"arange", "start end", ig_bi_arange, 0},
 	{"full", "shape value dtype", ig_bi_full, 0},
 	{"zeros", "shape dtype", ig_bi_full, 1},
@@ -238,6 +256,9 @@ static const Builtin builtins[] = {
 	{"static_range", "a b? c?", bi_range, 0},
 	{"load", "ptr mask? other? cache? eviction? volatile?", ig_bi_load, 0},
 	{"store", "ptr value mask? cache? eviction?", ig_bi_store, 0},
+	{"tensor_desc", "base shape strides block_shape", ig_bi_tensor_desc, 0},
+	{"desc_load", "desc offsets", ig_bi_desc_load, 0},
+	{"desc_store", "desc offsets value", ig_bi_desc_store, 0},
 	{"atomic_add", "ptr val mask? sem? scope?", ig_bi_atomic, ATOM_ADD},
 	{"atomic_max", "ptr val mask? sem? scope?", ig_bi_atomic, ATOM_MAX},
 	{"atomic_min", "ptr val mask? sem? scope?", ig_bi_atomic, ATOM_MIN},

@@ -169,6 +169,9 @@ Sym ig_gen_call(Gen *g, Node *call)
 	}
 	if (strcmp(name, "print") == 0)
 		return gen_print(g, &raw);
+	/* on a tensor descriptor, load and store (d.load(offsets)) are desc_load and desc_store */
+	if (raw.n_pos && raw.pos[0].kind == S_DESC && (strcmp(name, "load") == 0 || strcmp(name, "store") == 0))
+		name = name[0] == 'l' ? "desc_load" : "desc_store";
 	const Builtin *bi = ig_find_builtin(name);
 	if (bi)
 		return call_builtin(g, bi, &raw);

@@ -27,6 +27,8 @@ typedef struct IrgenOptions {
 	                               kernel (a launch's own); the others apply where they fit */
 	int num_warps;              /* 0: the default, 4 */
 	int num_stages;             /* 0: the default, 3 */
+	int num_sms;                /* grid clauses: what num_sms() gives, the launch's device's multiprocessors
+	                               (0: unknown here, num_sms() is an error) */
 } IrgenOptions;
 
 /* The kernel named `name` in m (NULL: m's only kernel); reports if absent. */

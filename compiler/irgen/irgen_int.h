@@ -22,6 +22,7 @@ typedef enum SymKind {
 	S_MODULE,
 	S_STRING,
 	S_NONE,
+	S_DESC,   /* a tensor descriptor: v its base, items its shape then strides (n each), type its block */
 } SymKind;
 
 typedef struct Sym Sym;
@@ -83,6 +84,8 @@ typedef struct Gen {
 	GlobalConst *globals;
 	int n_globals, cap_globals;
 	const char *no_ir; /* set while evaluating what must be constant: why no IR may be made */
+	int num_sms;       /* in a grid clause: the value of num_sms() (0: not a grid clause, or unknown) */
+	bool in_grid;      /* evaluating a grid clause */
 } Gen;
 
 static const Sym VOID = {.kind = S_VOID};
@@ -229,6 +232,12 @@ Sym ig_bi_load(Gen *g, Args *a, int which);
 Sym ig_bi_store(Gen *g, Args *a, int which);
 Sym ig_bi_atomic(Gen *g, Args *a, int which);
 Sym ig_bi_atomic_cas(Gen *g, Args *a, int which);
+
+/* ---- builtins_desc.c --------------------------------------------------------- */
+
+Sym ig_bi_tensor_desc(Gen *g, Args *a, int which);
+Sym ig_bi_desc_load(Gen *g, Args *a, int which);
+Sym ig_bi_desc_store(Gen *g, Args *a, int which);
 
 /* ---- builtins_shape.c -------------------------------------------------------- */
 

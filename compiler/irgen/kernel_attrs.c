@@ -14,7 +14,7 @@ bool irgen_grid(Module *m, Node *k, const IrgenOptions *opt, const ConstBinding 
 		diag_plain(diag, DIAG_ERROR, "kernel '%s' has no grid(...) clause: give the grid explicitly", k->name);
 		return false;
 	}
-	Gen g = {.diag = diag, .arena = arena, .mod = m};
+	Gen g = {.diag = diag, .arena = arena, .mod = m, .num_sms = opt ? opt->num_sms : 0, .in_grid = true};
 	ig_scope_push(&g, true);
 	if (!ig_bind_params_of_kernel(&g, k, opt, args, n_args))
 		return false;

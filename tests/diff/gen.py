@@ -654,12 +654,48 @@ def gen_gather(k, r):
         b.append("    store(out + offs, %s, mask = mask);" % val)
 
 
+# ---- tensor descriptors ------------------------------------------------------
+
+def gen_desc(k, r):
+    """A 2-D box through tensor descriptors: each program loads the box of
+    its tile shifted by a few rows and columns (either way, so that edges
+    read zeros), and stores it, changed, to its own tile of out (each
+    element of [0, m) x [0, n) once; the rows' padding past n stays 0)."""
+    bm = r.choice([1, 2, 4, 8, 16, 32])
+    bn = r.choice([2, 4, 8, 16, 32, 64])
+    m = r.randint(1, 3 * bm)
+    n = r.randint(1, 3 * bn)
+    ld = n + r.choice([0, 0, 1, 3, 8])
+    k.const("BM", bm)
+    k.const("BN", bn)
+    k.grid = "cdiv(m, BM), cdiv(n, BN)"
+    t = r.choice(ALL)
+    k.buf("x", t, m * ld, init_for(r, t))
+    k.out("out", t, m * ld)
+    k.scalar("m", "i32", m)
+    k.scalar("n", "i32", n)
+    k.scalar("ld", "i32", ld)
+    dm, dn = r.randint(-bm, bm), r.randint(-bn, bn)
+    b = k.body
+    b.append("    let src = tensor_desc(x, (m, n), (ld, 1), (BM, BN));")
+    b.append("    let dst = tensor_desc(out, (m, n), (ld, 1), (BM, BN));")
+    b.append("    let r0 = program_id(0) * BM;")
+    b.append("    let c0 = program_id(1) * BN;")
+    b.append("    let v = src.load((r0 + %d, c0 + %d));" % (dm, dn))
+    op = r.choice(["", " + %s" % other_lit(r, t), " * %s" % other_lit(r, t)])
+    b.append("    dst.store((r0, c0), (v%s)%s);" % (op, "" if not op or is_float(t) else ".to(%s)" % t))
+
+
 TEMPLATES = [(gen_elementwise, 10), (gen_2d, 4), (gen_dot, 2), (gen_loop, 2), (gen_atomic, 2), (gen_gather, 2)]
 
 
 def generate(seed, index):
     r = random.Random(seed * 1000003 + index)
     fn = pick(r, TEMPLATES)
+    # a few kernels through tensor descriptors, chosen by a generator of
+    # their own so that every other case stays what it was
+    if random.Random((seed * 1000003 + index) * 7919 + 17).random() < 0.04:
+        fn = gen_desc
     name = "k%d" % index
     k = Kernel(r, name)
     fn(k, r)

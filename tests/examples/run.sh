@@ -53,13 +53,26 @@ done
 # keep the kernel's meaning: the examples with loops, on the interpreter.
 
 for pass in pipeline pipeline-dots; do
-	for name in matmul attention layernorm w4a16_gemv sum_many; do
-		[ $pass = pipeline-dots ] && [ $name != matmul ] && [ $name != attention ] && continue
+	for name in matmul matmul_persistent attention layernorm w4a16_gemv sum_many; do
+		[ $pass = pipeline-dots ] && [ $name != matmul ] && [ $name != matmul_persistent ] && [ $name != attention ] &&
+			continue
 		[ -x "$build/examples/$name" ] || continue
 		host "$name with the $pass pass" "$build/examples/$name" BLK_BACKEND=interp \
 			BLK_PASSES=canonicalize,cse,dce,$pass,canonicalize,cse,dce
 	done
 done
+
+# ---- 1c. tensor descriptors expanded as the GPU back end does ------------------
+# expand-descriptors (the first GPU pass) turns desc_load / desc_store into
+# masked loads and stores: the interpreter runs its output against the same
+# reference, then with pipeline-dots after it as on the GPU.
+
+if [ -x "$build/examples/matmul_persistent" ]; then
+	host "matmul_persistent with expand-descriptors" "$build/examples/matmul_persistent" BLK_BACKEND=interp \
+		BLK_PASSES=canonicalize,cse,dce,expand-descriptors,canonicalize,cse,dce
+	host "matmul_persistent with expand-descriptors and pipeline-dots" "$build/examples/matmul_persistent" \
+		BLK_BACKEND=interp BLK_PASSES=canonicalize,cse,dce,expand-descriptors,pipeline-dots,canonicalize,cse,dce
+fi
 
 # ---- 2. the kernels through blkc run -----------------------------------------
 
@@ -119,6 +132,11 @@ else
 	    stride_bk=130 stride_bn=1 stride_cm=130 stride_cn=1"
 	cli matmul "c=1365000" examples/matmul.tile $mm
 	cli matmul-64x64x32 "c=1365000" examples/matmul.tile -D BLOCK_M=64 -D BLOCK_N=64 -D BLOCK_K=32 -D GROUP_M=2 $mm
+	# the same through tensor descriptors, by a persistent grid (4 programs on the interpreter)
+	mmp="a=10500:ones b=9100:ones c=19500 M=150 N=130 K=70 stride_am=70 stride_bk=130 stride_cm=130"
+	cli matmul_persistent "c=1365000" examples/matmul_persistent.tile $mmp
+	cli matmul_persistent-64x64x32 "c=1365000" examples/matmul_persistent.tile -D BLOCK_M=64 -D BLOCK_N=64 \
+		-D BLOCK_K=32 -D GROUP_M=2 $mmp
 	# v = 1: every output is a weighted mean of ones, 1
 	att="q=25600:randn k=25600:randn v=25600:ones o=25600 lse=400
 	     stride_qz=25600 stride_qh=12800 stride_qm=64 stride_qd=1 stride_kz=25600 stride_kh=12800 stride_kn=64

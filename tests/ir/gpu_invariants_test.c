@@ -3,7 +3,7 @@
  * of tests/lang that compiles, in each autotune config, with arguments
  * specialized as the JIT does (multiples of 16) and not.
  *
- * After canonicalize,cse,dce,layouts,remove-conversions,dce:
+ * After canonicalize,cse,dce,expand-descriptors,layouts,remove-conversions,dce:
  *  - the IR verifies (ir_run_passes checks it after every pass);
  *  - a reduction's results lay out what lin_slice leaves of its operand, a
  *    scan's its operand's;
@@ -241,7 +241,7 @@ static void kernel_file(const char *path)
 					snprintf(name, sizeof name, "%s: %s config 0%s", path, f->name, spec ? " (args by 16)" : "");
 				Diag d;
 				diag_init(&d);
-				bool ok = ir_run_passes(f, "canonicalize,cse,dce,layouts,remove-conversions,dce", NULL, NULL, &d);
+				bool ok = ir_run_passes(f, "canonicalize,cse,dce,expand-descriptors,layouts,remove-conversions,dce", NULL, NULL, &d);
 				if (!ok) {
 					result(false, name, d.out.data ? d.out.data : "the passes failed");
 					diag_free(&d);

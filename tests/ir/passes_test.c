@@ -725,11 +725,11 @@ static void manager(void)
 
 	small();
 	check_text(run_dump("canonicalize,fold", NULL, &ok),
-	           "error: unknown pass 'fold' (known passes: canonicalize, cse, dce, pipeline, pipeline-dots, layouts, remove-conversions)\n",
+	           "error: unknown pass 'fold' (known passes: canonicalize, cse, dce, expand-descriptors, pipeline, pipeline-dots, layouts, remove-conversions)\n",
 	           "passes: an unknown pass is an error listing the known ones");
 	check(!ok, "passes: an unknown pass fails the run");
 	check_text(run_dump(NULL, "inline", &ok),
-	           "error: unknown pass for --dump-after 'inline' (known passes: canonicalize, cse, dce, pipeline, pipeline-dots, layouts, remove-conversions)\n",
+	           "error: unknown pass for --dump-after 'inline' (known passes: canonicalize, cse, dce, expand-descriptors, pipeline, pipeline-dots, layouts, remove-conversions)\n",
 	           "passes: an unknown --dump-after pass is an error");
 	check_text(run_dump("canonicalize", "dce", &ok),
 	           "error: --dump-after=dce: the pipeline does not run dce (it runs: canonicalize)\n",
@@ -745,7 +745,7 @@ static void manager(void)
 
 	int n;
 	const IrPass *t = ir_pass_table(&n);
-	check(n == 7 && ir_pass_find("cse") == &t[1] && ir_pass_find("layouts") == &t[5] && !ir_pass_find("nope") &&
+	check(n == 8 && ir_pass_find("cse") == &t[1] && ir_pass_find("layouts") == &t[6] && !ir_pass_find("nope") &&
 	          t[0].summary,
 	      "passes: the pass table and ir_pass_find");
 }

@@ -38,7 +38,7 @@ for tile in examples/*.tile; do
 		fi
 		ok "$name $arch: no ld.local / st.local"
 		case $name in
-		matmul | attention)
+		matmul | matmul_persistent | attention)
 			n=$(grep -c 'mma\.sync\.aligned\.m16n8k16' "$out")
 			if [ "$n" -gt 0 ]; then
 				ok "$name $arch: dots on tensor cores ($n mma.sync.aligned.m16n8k16)"
@@ -175,6 +175,20 @@ if "$blkc" --emit=ptx -D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=8 \
 else
 	bad "attention: K^T stored K-major" "$(grep -c 'st\.shared\.b16' "$ak") 2-byte stores"
 fi
+# the persistent matmul reads its tiles through tensor descriptors: once
+# expanded, with the JIT's specialization, they are 16-byte cp.async copies
+# (sm_80 and sm_90) and C's tile is stored 16 bytes at a time
+for arch in sm_80 sm_90; do
+	out=$tmp/matmul_persistent.async.$arch.ptx
+	if "$blkc" --emit=ptx --arch=$arch -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64 -D GROUP_M=8 \
+		--assume=a:16,b:16,c:16,M:16,N:16,K:16,stride_am:16,stride_bk:16,stride_cm:16 \
+		examples/matmul_persistent.tile -o "$out" 2>"$tmp/err" && grep -qE 'cp\.async\.cg\.shared\.global \[%rd?[0-9]+\], \[%rd[0-9]+\], 16' "$out" &&
+		grep -q 'st\.global\.v4\.b32' "$out" && grep -q 'mma\.sync\.aligned\.m16n8k16' "$out"; then
+		ok "matmul_persistent $arch, specialized: descriptor tiles by 16-byte cp.async, C by st.global.v4"
+	else
+		bad "matmul_persistent $arch, specialized: cp.async" "$(head -3 "$tmp/err")"
+	fi
+done
 # line tables: .loc to the .tile lines, but no DWARF sections, which would
 # make ptxas treat the PTX as a debug build (and crash on f16 atomics)
 lt=$tmp/lines.ptx

@@ -728,7 +728,11 @@ def row_attention_tc(env, D, causal, Z=4, H=16, N=4096):
     blk_configs = [bc.ATTENTION_CONFIGS[i] for i in ATTENTION_QUICK] if env.quick else bc.ATTENTION_CONFIGS
     tune(env, row, "blk", blk_configs, blk_run, list(ob), err(ob), 1e-2)
     tma_configs = bc.ATTENTION_TMA_CONFIGS[:2] if env.quick else bc.ATTENTION_TMA_CONFIGS
-    tune(env, row, "Triton", [dict(c, warp_specialize=ws) for c in tma_configs for ws in (True, False)],
+    # the configs without warp specialization first: their lines are out before any warp-specialized kernel runs
+    # (Triton 3.6 documents warp specialization for Blackwell; BENCH_TRITON_WS=0 leaves it out)
+    ws_too = os.environ.get("BENCH_TRITON_WS", "1") != "0"
+    tune(env, row, "Triton", [dict(c, warp_specialize=ws) for ws in ((False, True) if ws_too else (False,))
+                              for c in tma_configs],
          lambda c: (lambda: tk.attention_tma(q, k, v, ot[0], ot[1], scale, c, causal=causal)), list(ot), err(ot), 1e-2)
     if row.ok("Triton"):
         ws = row.config["Triton"].get("warp_specialize")
@@ -745,7 +749,8 @@ def row_attention_tc(env, D, causal, Z=4, H=16, N=4096):
                                          else " (flops 4·Z·H·N²·D)"))
     row.notes.append(f"Triton ran {ran}; blk: examples/attention.tile over blk_calls.ATTENTION_CONFIGS"
                      + (" (--quick: 4 of them)" if env.quick else "") + "; Triton: blk_calls.ATTENTION_TMA_CONFIGS "
-                     "each with and without warp_specialize" + (" (--quick: the first two)" if env.quick else "")
+                     + ("each with and without warp_specialize" if ws_too else "without warp_specialize "
+                        "(BENCH_TRITON_WS=0)") + (" (--quick: the first two)" if env.quick else "")
                      + (", the causal kernel's keys below the diagonal unmasked (masked throughout when "
                         "warp-specialized)" if causal else "")
                      + "; torch: F.scaled_dot_product_attention (no lse). The rows attention and attention_causal "

@@ -623,8 +623,8 @@ def row_matmul_tc(env, dtype, size, bias_relu=False):
     k_major = dtype in ("f8e4m3", "i8")  # b stored K-major (column-major), as cuBLAS's 8-bit GEMMs want it
     torch.manual_seed(12)
     if dtype == "i8":
-        a = torch.randint(-128, 128, (M, K), dtype=torch.int8, device=env.dev)
-        b = torch.randint(-128, 128, (N, K), dtype=torch.int8, device=env.dev).t()
+        a = torch.randint(-128, 128, (M, K), dtype=torch.int16, device=env.dev).to(torch.int8)
+        b = torch.randint(-128, 128, (N, K), dtype=torch.int16, device=env.dev).to(torch.int8).t()
     else:
         a = torch.randn(M, K, device=env.dev).to(tin)
         b = torch.randn(N, K, device=env.dev).to(tin).t() if k_major else torch.randn(K, N, device=env.dev).to(tin)

@@ -51,6 +51,7 @@ class Env:
         import triton_kernels
         self.torch, self.triton, self.tk = torch, triton, triton_kernels
         self.warmup, self.rep = (5, 20) if args.quick else (25, 100)
+        self.quick = args.quick  # the issue-12 rows also try fewer configs
         torch.cuda.init()
         torch.empty(1, device="cuda")  # the primary context exists before blk retains it
         torch.cuda.synchronize()
@@ -66,8 +67,9 @@ class Env:
 
 
 class Row:
-    def __init__(self, kernel, size, nbytes=None):
+    def __init__(self, kernel, size, nbytes=None, flop=None):
         self.kernel, self.size, self.nbytes = kernel, size, nbytes
+        self.flop = flop  # a row with a flop count goes to the tensor-core table (TFLOP/s beside the ratios)
         self.ms = {"blk": "—", "Triton": "—", "torch": "—"}  # a float, or "FAIL" / "ERROR" / "—"
         self.err = {}
         self.config = {}
@@ -91,6 +93,18 @@ class Row:
             return f"{v:.4g}" if isinstance(v, float) else v
         return [self.kernel, self.size, ms(self.ms["blk"]), ms(self.ms["Triton"]), ms(self.ms["torch"]),
                 self.gbps("blk"), self.gbps("Triton"), self.ratio()]
+
+    def tflops(self, side):
+        if not self.ok(side) or not self.flop:
+            return "—"
+        return f"{self.flop / (self.ms[side] * 1e9):.0f}"
+
+    def tc_cells(self):
+        def ms(v):
+            return f"{v:.4g}" if isinstance(v, float) else v
+        vendor = f"{self.ms['torch'] / self.ms['blk']:.2f}" if self.ok("blk") and self.ok("torch") else "—"
+        return [self.kernel, self.size, ms(self.ms["blk"]), ms(self.ms["Triton"]), ms(self.ms["torch"]),
+                self.tflops("blk"), self.tflops("Triton"), self.tflops("torch"), self.ratio(), vendor]
 
 
 # ---- checking and timing -----------------------------------------------------
@@ -498,17 +512,316 @@ ROWS = [
 ]
 
 
+# ---- issue 12: tensor cores ------------------------------------------------------
+# Rows of their own table (TFLOP/s beside the ratios), selected by --only issue12 or
+# by their names; a plain run and the names of the rows above do not select them.
+# blk: bench/kernels/matmul_tc.tile and examples/attention.tile; Triton:
+# triton_kernels._matmul_tc and _attention_fwd_tma; torch: cuBLAS through
+# torch.matmul / addmm / _scaled_mm / _int_mm, and F.scaled_dot_product_attention.
+
+# max |out - ref| / max |ref| allowed, by input type (the reference: float64 of the same inputs).
+# f16, bf16: f32 accumulation, one rounding of the output; f32 on tf32 tensor cores (Triton,
+# cuBLAS; blk's dot computes f32 exactly for now): a 10-bit mantissa per operand, about
+# 4e-4 at 4096 (the largest error of 16M outputs), so 2e-3; fp8: Triton and cuBLAS's fast
+# accumulation on Hopper keeps fewer bits than f32, and the output is f16: 2e-2; i8: exact.
+TC_TOL = {"f16": 1e-2, "bf16": 1e-2, "f32": 2e-3, "f8e4m3": 2e-2, "i8": 0.0}
+# A blk side whose one run (compiled already) takes longer than this is not timed by
+# do_bench: the cell says "slow (N ms)" (its result is still checked).
+BLK_SLOW_MS = 250.0
+TC_LABELS = {"f16": "f16", "bf16": "bf16", "f32": "f32 (tf32)", "f8e4m3": "fp8 e4m3 → f16", "i8": "i8 → i32"}
+
+
+def torch_dtype(torch, blk_name):
+    return {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f8e4m3": torch.float8_e4m3fn,
+            "i8": torch.int8, "i32": torch.int32}[blk_name]
+
+
+def one_run_ms(env, fn):
+    """The time of one run of fn (already compiled), by CUDA events, in ms."""
+    torch = env.torch
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end)
+
+
+def blk_dot_on_fma(launch):
+    """True when the variant this launch runs has no mma instruction in its PTX (blk's
+    dot runs on FMAs for these inputs); compiles it (blk_kernel_compile) as a side effect."""
+    ptx = launch.compile()["ptx"] or ""
+    return "mma" not in ptx
+
+
+def tune_blk_tc(env, row, configs, make_run, outs, check, tol, quick_configs=None):
+    """blk's side of a tensor-core row: tune() over `configs`, unless the smallest config's
+    PTX has no mma (the dot runs on FMAs): then only the two smallest are tried (the larger
+    FMA configs take ptxas 5 to 11 s each and run slower), and where one run of the
+    smallest takes over BLK_SLOW_MS, it is checked and reported as slow, not timed."""
+    smallest = configs[-1]
+    try:
+        probe = make_run(smallest)
+        fma = blk_dot_on_fma(probe)
+    except Exception:
+        fma = False  # tune() reports the error config by config
+    if fma:
+        row.notes.append("blk's dot runs on FMAs for these inputs (no mma in the PTX): its two smallest configs "
+                         "tried")
+        if not measure(env, row, "blk", probe, outs, check, tol, time_it=False):
+            return
+        ms = one_run_ms(env, probe)
+        if ms > BLK_SLOW_MS:
+            row.ms["blk"] = f"slow ({ms:.0f} ms)"
+            row.config["blk"] = bc.config_text(smallest)
+            row.notes.append(f"blk: one run of config {bc.config_text(smallest)} took {ms:.0f} ms "
+                             f"(> {BLK_SLOW_MS:.0f} ms): checked, not timed")
+            print(f"  {row.kernel} {row.size} [blk]: slow, one run {ms:.0f} ms; not timed", flush=True)
+            return
+        configs = configs[-2:]
+    elif env.quick and quick_configs is not None:
+        configs = quick_configs
+    tune(env, row, "blk", configs, make_run, outs, check, tol)
+    if isinstance(row.config.get("blk"), dict) and "BLOCK_K" in row.config["blk"]:
+        row.config["blk"] = bc.config_text(row.config["blk"])
+
+
+def vendor(env, row, tries, outs, check, tol):
+    """torch's side where the operation may not exist or run here (_scaled_mm, _int_mm):
+    each (label, fn) of `tries` is called once; the first that returns is measured; when
+    none does, the cell is "n/a" and the error goes to the notes."""
+    errors = []
+    for label, fn in tries:
+        try:
+            fn()
+            env.torch.cuda.synchronize()
+        except Exception as e:
+            lines = [ln for ln in str(e).splitlines() if ln.strip()]
+            errors.append(f"{label}: {type(e).__name__}: {lines[0][:160] if lines else ''}")
+            print(f"  {row.kernel} {row.size} [torch] {label}: {errors[-1]}", flush=True)
+            continue
+        measure(env, row, "torch", fn, outs, check, tol)
+        row.notes.append(f"torch: {label}")
+        return
+    row.ms["torch"] = "n/a"
+    row.notes.append("torch: n/a (" + "; ".join(errors) + ")")
+
+
+def tflops_note(row):
+    return "TFLOP/s " + ", ".join(f"{k} {row.flop / v / 1e9:.0f}" for k, v in row.ms.items() if isinstance(v, float))
+
+
+def row_matmul_tc(env, dtype, size, bias_relu=False):
+    """c = a @ b [+ bias, relu] for inputs of blk type `dtype`, size³: blk (bench/kernels/matmul_tc.tile),
+    Triton (_matmul_tc) and torch, over the same configs (blk_calls.MATMUL_TC_CONFIGS)."""
+    torch, tk = env.torch, env.tk
+    M = N = K = size
+    tin = torch_dtype(torch, dtype)
+    out_name = bc.MATMUL_TC_KERNELS[dtype][2]
+    tout = torch_dtype(torch, out_name)
+    k_major = dtype in ("f8e4m3", "i8")  # b stored K-major (column-major), as cuBLAS's 8-bit GEMMs want it
+    torch.manual_seed(12)
+    if dtype == "i8":
+        a = torch.randint(-128, 128, (M, K), dtype=torch.int16, device=env.dev).to(torch.int8)
+        b = torch.randint(-128, 128, (N, K), dtype=torch.int16, device=env.dev).to(torch.int8).t()
+    else:
+        a = torch.randn(M, K, device=env.dev).to(tin)
+        b = torch.randn(N, K, device=env.dev).to(tin).t() if k_major else torch.randn(K, N, device=env.dev).to(tin)
+    bias = torch.randn(N, device=env.dev).to(tout) if bias_relu else None
+    ref = a.to(torch.float32).double() @ b.to(torch.float32).double()
+    if bias_relu:
+        ref = torch.relu_(ref + bias.double())
+    tol = TC_TOL[dtype]
+    label = f"matmul {TC_LABELS[dtype]}" + (" + bias + relu" if bias_relu else "")
+    row = Row(label, f"{size}³", (M * K + K * N) * a.element_size() + M * N * torch.empty(0, dtype=tout).element_size(),
+              flop=2.0 * M * N * K)
+    cb, ct, cp = (torch.empty(M, N, device=env.dev, dtype=tout) for _ in range(3))
+
+    def err(o):
+        return lambda res: max_rel_err(torch, res if o is None else o, ref)
+
+    family = bc.matmul_tc_family(dtype)
+    configs = bc.MATMUL_TC_CONFIGS[family]
+    strides = (a.stride(0), a.stride(1), b.stride(0), b.stride(1))
+
+    def blk_run(c):
+        go = bc.matmul_tc(env.ctx, dtype, a.data_ptr(), b.data_ptr(), cb.data_ptr(), M, N, K, *strides,
+                          cb.stride(0), cb.stride(1), bias=None if bias is None else bias.data_ptr(), config=c,
+                          stream=env.stream)
+        blkffi.check_pointer_types(go.kernel, [a.dtype, b.dtype, cb.dtype] + ([] if bias is None else [bias.dtype]))
+        return go
+
+    old_tf32 = torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = True  # torch's f32 matmul on tf32 tensor cores, as blk's default
+        tune_blk_tc(env, row, configs, blk_run, [cb], err(cb), tol, quick_configs=configs[:2])
+        tune(env, row, "Triton", configs[:2] if env.quick else configs,
+             lambda c: (lambda: tk.matmul_tc(a, b, ct, c, bias=bias)), [ct], err(ct), tol)
+        if isinstance(row.config.get("Triton"), dict):
+            row.config["Triton"] = bc.config_text(row.config["Triton"])
+        if dtype in ("f16", "bf16", "f32") and not bias_relu:
+            measure(env, row, "torch", lambda: torch.matmul(a, b, out=cp), [cp], err(cp), tol)
+            row.notes.append("torch: torch.matmul (cuBLAS)" + (", allow_tf32 = True" if dtype == "f32" else ""))
+        elif bias_relu:
+            measure(env, row, "torch", lambda: torch.relu_(torch.addmm(bias, a, b)), [], err(None), tol)
+            row.notes.append("torch: torch.addmm(bias, a, b) then relu_ (two kernels)")
+        elif dtype == "f8e4m3":
+            one = torch.ones((), device=env.dev, dtype=torch.float32)
+            vendor(env, row, [("torch._scaled_mm (scales 1, f16 out, use_fast_accum=True as Triton's default "
+                               "on Hopper)", lambda: scaled_mm_result(torch._scaled_mm(
+                                   a, b, scale_a=one, scale_b=one, out_dtype=torch.float16, use_fast_accum=True)))],
+                   [], err(None), tol)
+        elif dtype == "i8":
+            b_rows = b.contiguous()
+            vendor(env, row, [("torch._int_mm, b K-major", lambda: torch._int_mm(a, b)),
+                              ("torch._int_mm, b row-major (a copy)", lambda: torch._int_mm(a, b_rows))],
+                   [], err(None), tol)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old_tf32
+    row.notes.append(tflops_note(row) + (" (TOP/s: integer)" if dtype == "i8" else ""))
+    what = {"16bit": "examples/matmul.tile's four", "f32": "four (K slices of 32)", "8bit": "four (K slices of 128 "
+            "and 64)"}[family]
+    row.notes.append(f"configs: {what} @autotune configs of bench/kernels/matmul_tc.tile, tried on both sides"
+                     + (" (--quick: the first two)" if env.quick else "") + "; max rel err tolerance "
+                     f"{tol:g}" + ("; b K-major on every side" if k_major else ""))
+    return [row]
+
+
+def scaled_mm_result(r):
+    """torch._scaled_mm gave (out, amax) in older versions, out alone now."""
+    return r[0] if isinstance(r, tuple) else r
+
+
+ATTENTION_QUICK = [0, 1, 2, 5]  # the blk configs --quick tries (indices in ATTENTION_CONFIGS)
+
+
+def row_attention_tc(env, D, causal, Z=4, H=16, N=4096):
+    """Flash-attention forward, f16, HEAD_DIM D: blk (examples/attention.tile) against a Triton kernel
+    written for Hopper (triton_kernels.attention_tma: TMA descriptors, warp specialization tried)
+    and torch's SDPA. The plain Triton kernel of the `attention` rows is the fallback."""
+    torch, tk = env.torch, env.tk
+    F = torch.nn.functional
+    scale = 1.0 / math.sqrt(D)
+    torch.manual_seed(12)
+    q, k, v = (torch.randn(Z, H, N, D, device=env.dev).half() for _ in range(3))
+    ref_o, ref_lse = attention_reference(torch, q, k, v, scale, causal)
+    row = Row("attention fwd fp16" + (" causal" if causal else ""), f"{Z}×{H}×{N}×{D}",
+              4 * Z * H * N * D * 2 + Z * H * N * 4, flop=4.0 * Z * H * N * N * D * (0.5 if causal else 1.0))
+
+    def outs():
+        return (torch.empty(Z, H, N, D, device=env.dev, dtype=torch.float16),
+                torch.empty(Z * H, N, device=env.dev, dtype=torch.float32))
+
+    def err(o):
+        out, lse = o
+        return check_with_stats(torch, "attention: lse", out, ref_o, [(lse, ref_lse)])
+
+    ob, ot = outs(), outs()
+
+    def blk_run(c):
+        return bc.attention(env.ctx, q.data_ptr(), k.data_ptr(), v.data_ptr(), ob[0].data_ptr(), ob[1].data_ptr(),
+                            Z, H, N, D, q.stride(), k.stride(), v.stride(), ob[0].stride(), scale,
+                            BLOCK_M=c["BLOCK_M"], BLOCK_N=c["BLOCK_N"], num_warps=c["num_warps"],
+                            num_stages=c["num_stages"], causal=causal, stream=env.stream)
+
+    blk_configs = [bc.ATTENTION_CONFIGS[i] for i in ATTENTION_QUICK] if env.quick else bc.ATTENTION_CONFIGS
+    tune(env, row, "blk", blk_configs, blk_run, list(ob), err(ob), 1e-2)
+    tma_configs = bc.ATTENTION_TMA_CONFIGS[:2] if env.quick else bc.ATTENTION_TMA_CONFIGS
+    # the configs without warp specialization first: their lines are out before any warp-specialized kernel runs
+    # (Triton 3.6 documents warp specialization for Blackwell; BENCH_TRITON_WS=0 leaves it out)
+    ws_too = os.environ.get("BENCH_TRITON_WS", "1") != "0"
+    tune(env, row, "Triton", [dict(c, warp_specialize=ws) for ws in ((False, True) if ws_too else (False,))
+                              for c in tma_configs],
+         lambda c: (lambda: tk.attention_tma(q, k, v, ot[0], ot[1], scale, c, causal=causal)), list(ot), err(ot), 1e-2)
+    if row.ok("Triton"):
+        ws = row.config["Triton"].get("warp_specialize")
+        ran = "the TMA kernel (tensor descriptors), " + ("warp-specialized" if ws else "not warp-specialized")
+    else:
+        print("  Triton's TMA kernel passed no config: the plain kernel instead", flush=True)
+        tune(env, row, "Triton", bc.ATTENTION_CONFIGS,
+             lambda c: (lambda: tk.attention(q, k, v, ot[0], ot[1], scale, c, causal=causal)), list(ot), err(ot), 1e-2)
+        ran = "the plain kernel of the attention rows (the TMA kernel passed no config)"
+    print(f"  Triton ran {ran}", flush=True)
+    measure(env, row, "torch", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale), [],
+            lambda res: max_rel_err(torch, res, ref_o), 1e-2)
+    row.notes.append(tflops_note(row) + (" (flops 2·Z·H·N²·D: half the non-causal count)" if causal
+                                         else " (flops 4·Z·H·N²·D)"))
+    row.notes.append(f"Triton ran {ran}; blk: examples/attention.tile over blk_calls.ATTENTION_CONFIGS"
+                     + (" (--quick: 4 of them)" if env.quick else "") + "; Triton: blk_calls.ATTENTION_TMA_CONFIGS "
+                     + ("each with and without warp_specialize" if ws_too else "without warp_specialize "
+                        "(BENCH_TRITON_WS=0)") + (" (--quick: the first two)" if env.quick else "")
+                     + (", the causal kernel's keys below the diagonal unmasked (masked throughout when "
+                        "warp-specialized)" if causal else "")
+                     + "; torch: F.scaled_dot_product_attention (no lse). The rows attention and attention_causal "
+                     "(d64) are kept as they were: blk against the plain Triton kernel of its own algorithm")
+    return [row]
+
+
+ISSUE12_ROWS = (
+    [(f"matmul_{t}{'_bias_relu' if br else ''}_{n}", f"matmul {t}" + (" + bias + relu" if br else ""), f"{n}³",
+      (lambda t, n, br: lambda env: row_matmul_tc(env, t, n, bias_relu=br))(t, n, br))
+     for t in ("f16", "bf16") for br in (False, True) for n in (4096, 8192)]
+    + [("matmul_fp8", "matmul fp8 e4m3 → f16", "4096³", lambda env: row_matmul_tc(env, "f8e4m3", 4096)),
+       ("matmul_f32", "matmul f32 (tf32)", "4096³", lambda env: row_matmul_tc(env, "f32", 4096)),
+       ("matmul_i8", "matmul i8 → i32", "4096³", lambda env: row_matmul_tc(env, "i8", 4096))]
+    + [(f"attention_d{d}{'_causal' if c else ''}", "attention fwd fp16" + (" causal" if c else ""), f"4×16×4096×{d}",
+        (lambda d, c: lambda env: row_attention_tc(env, d, c))(d, c)) for d in (64, 128) for c in (False, True)]
+)
+GROUPS = {"issue12": [key for key, *_ in ISSUE12_ROWS]}
+
+
+def select_rows(only):
+    """The rows --only selects, in table order. No --only: the rows of ROWS (not the issue-12
+    rows). A name selects every row whose name contains it, except that a name of a row
+    of ROWS ("matmul", "attention", "attention_causal") selects none of ISSUE12_ROWS, so that
+    those commands run what they ran before; a group name ("issue12") selects its rows."""
+    if not only:
+        return list(ROWS)
+    names = [n for n in only.split(",") if n]
+    old = {key for key, *_ in ROWS}
+    out = []
+    for r in ROWS:
+        if any(n in r[0] for n in names):
+            out.append(r)
+    for r in ISSUE12_ROWS:
+        if any((n in r[0] and n not in old) or r[0] in GROUPS.get(n, ()) for n in names):
+            out.append(r)
+    return out
+
+
+
 HEADER = ["kernel", "size", "blk ms", "Triton ms", "torch ms", "blk GB/s", "Triton GB/s", "blk/Triton"]
 
 
+TC_HEADER = ["kernel", "size", "blk ms", "Triton ms", "torch ms", "blk TFLOP/s", "Triton TFLOP/s", "torch TFLOP/s",
+             "blk/Triton", "blk/torch"]
+
+
 def table(rows, env_line, notes):
-    lines = [env_line, "", "| " + " | ".join(HEADER) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * 6) + "|"]
-    for r in rows:
-        lines.append("| " + " | ".join(r.cells()) + " |")
-    lines.append("")
-    lines.append("blk/Triton = Triton time / blk time (above 1: blk is faster). GB/s: bytes the computation must "
-                 "move (inputs read once, outputs written once) over the median time. Launch rows: wall time a "
-                 "launch from Python (ms), 1000 launches then one synchronize.")
+    main = [r for r in rows if r.flop is None]
+    tc = [r for r in rows if r.flop is not None]
+    lines = [env_line, ""]
+    if main or not tc:
+        lines += ["| " + " | ".join(HEADER) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * 6) + "|"]
+        for r in main:
+            lines.append("| " + " | ".join(r.cells()) + " |")
+        lines.append("")
+        lines.append("blk/Triton = Triton time / blk time (above 1: blk is faster). GB/s: bytes the computation must "
+                     "move (inputs read once, outputs written once) over the median time. Launch rows: wall time a "
+                     "launch from Python (ms), 1000 launches then one synchronize.")
+    if tc:
+        if main:
+            lines.append("")
+        lines += ["### Tensor cores (issue 12)", "", "| " + " | ".join(TC_HEADER) + " |",
+                  "|" + "|".join(["---"] * 2 + ["---:"] * 8) + "|"]
+        for r in tc:
+            lines.append("| " + " | ".join(r.tc_cells()) + " |")
+        lines.append("")
+        lines.append("blk/Triton = Triton time / blk time, blk/torch = torch time / blk time (above 1: blk is "
+                     "faster). TFLOP/s: 2·M·N·K for a matmul (i8: TOP/s), 4·Z·H·N²·D for attention (half of it "
+                     "causal), over the median time. `slow (N ms)`: one run took N ms, checked but not timed; "
+                     "`n/a`: torch has no such operation here (the error is in the notes).")
     lines += [f"- {n}" for n in notes]
     return "\n".join(lines) + "\n"
 
@@ -517,8 +830,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", help="comma-separated names or parts of names of rows: "
                                    + ", ".join(key for key, *_ in ROWS) + "; of the Runtime table's parts: "
-                                   + ", ".join(runtime_bench.PARTS) + " (runtime: all three)")
-    ap.add_argument("--quick", action="store_true", help="short timings (warm-up 5 ms, 20 ms of repetitions)")
+                                   + ", ".join(runtime_bench.PARTS) + " (runtime: all three); the tensor-core rows "
+                                   "of issue 12 (not run without --only): issue12 for all of them and the compile "
+                                   "part, or " + ", ".join(key for key, *_ in ISSUE12_ROWS))
+    ap.add_argument("--quick", action="store_true", help="short timings (warm-up 5 ms, 20 ms of repetitions); the "
+                                                         "issue-12 rows also try fewer configs")
     args = ap.parse_args()
     start = time.time()
 
@@ -531,11 +847,13 @@ def main():
     print(env_line, flush=True)
     print(f"libblk: {env.blk.path}", flush=True)
 
-    selected = [r for r in ROWS if not args.only or any(s and s in r[0] for s in args.only.split(","))]
+    selected = select_rows(args.only)
+    tc_keys = {key for key, *_ in ISSUE12_ROWS}
     rows, notes = [], []
     for key, kernel, size, fn in selected:
+        flop = 0.0 if key in tc_keys else None  # the tensor-core table's rows, also when skipped or failed
         if time.time() - start > TIME_BUDGET_S:
-            r = Row(kernel, size)
+            r = Row(kernel, size, flop=flop)
             r.ms = {s: "skipped" for s in r.ms}
             rows.append(r)
             notes.append(f"{kernel} {size}: skipped, the run passed {TIME_BUDGET_S} s")
@@ -548,7 +866,7 @@ def main():
             print(f"  ERROR {kernel} {size}:", flush=True)
             traceback.print_exc()
             sys.stderr.flush()
-            r = Row(kernel, size)
+            r = Row(kernel, size, flop=flop)
             r.ms = {s: "ERROR" for s in r.ms}
             got = [r]
         for r in got:
@@ -583,7 +901,8 @@ def main():
             f.write(md)
         with open(os.path.join(out_dir, "bench.json"), "w") as f:
             json.dump({"env": env_line, "rows": [
-                {"kernel": r.kernel, "size": r.size, "bytes": r.nbytes, "ms": r.ms, "max_rel_err": r.err,
+                {"kernel": r.kernel, "size": r.size, "bytes": r.nbytes, "flop": r.flop, "ms": r.ms,
+                 "max_rel_err": r.err,
                  "config": {k: str(v) for k, v in r.config.items()}, "notes": r.notes} for r in rows],
                 "runtime": [{"row": r.name, "blk": r.blk, "peer": r.peer, "ratio": r.ratio, "target": r.target,
                              "data": r.data} for r in rt_rows], "runtime_notes": rt_notes},

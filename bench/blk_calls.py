@@ -150,3 +150,78 @@ def attention(ctx, q, k, v, o, lse, Z, H, N_CTX, HEAD_DIM, stride_q, stride_k, s
         [q, k, v, o, lse, *strides, Z, H, N_CTX, float(scale)],
         consts={"HEAD_DIM": HEAD_DIM, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "CAUSAL": int(bool(causal))},
         num_warps=num_warps, num_stages=num_stages, stream=stream)
+
+
+# ---- issue 12: bench/kernels/matmul_tc.tile ----
+
+def bench_kernel(ctx, file, name=None):
+    """Kernel `name` (default: `file`) of bench/kernels/FILE.tile, loaded once per context."""
+    key = (id(ctx), "bench/kernels/" + file, name)
+    if key not in _modules:
+        _modules[key] = ctx.load(f"bench/kernels/{file}.tile").kernel(name or file)
+    return _modules[key]
+
+
+def config_text(cfg):
+    """A matmul config in a few characters: 128×256×64 g8 w8 s3."""
+    return (f"{cfg['BLOCK_M']}×{cfg['BLOCK_N']}×{cfg['BLOCK_K']} g{cfg['GROUP_M']} w{cfg['num_warps']} "
+            f"s{cfg['num_stages']}")
+
+
+def _mm_configs(shapes):
+    return [{"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "num_warps": w, "num_stages": s}
+            for m, n, k, w, s in shapes]
+
+
+# The @autotune configs of each kernel family of bench/kernels/matmul_tc.tile, in its
+# order (selftest.py checks them against the file). Triton's side of a row tries the
+# same ones. f16/bf16: examples/matmul.tile's; f32: K slices of 32; 8-bit: of 128 and 64.
+MATMUL_TC_CONFIGS = {
+    "16bit": MATMUL_CONFIGS,
+    "f32": _mm_configs([(128, 256, 32, 8, 3), (128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (64, 64, 32, 4, 5)]),
+    "8bit": _mm_configs([(128, 256, 128, 8, 3), (128, 128, 128, 8, 3), (128, 64, 64, 4, 4), (64, 64, 64, 4, 5)]),
+}
+
+# input type -> (kernel of matmul_tc.tile, its epilogue kernel or None, output type); the
+# types are blk's names. blkffi.TORCH_DTYPES maps torch's names to these.
+MATMUL_TC_KERNELS = {
+    "f16": ("matmul_f16", "matmul_f16_bias_relu", "f16"),
+    "bf16": ("matmul_bf16", "matmul_bf16_bias_relu", "bf16"),
+    "f32": ("matmul_f32", None, "f32"),
+    "f8e4m3": ("matmul_f8e4m3", None, "f16"),
+    "i8": ("matmul_i8", None, "i32"),
+}
+
+
+def matmul_tc_family(dtype):
+    """The MATMUL_TC_CONFIGS key of an input type (blk's name)."""
+    return "16bit" if dtype in ("f16", "bf16") else "f32" if dtype == "f32" else "8bit"
+
+
+def matmul_tc(ctx, dtype, a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+              bias=None, config=None, stream=0):
+    """c = a @ b (with bias: relu(a @ b + bias[n])) by the kernel of matmul_tc.tile for input
+    type `dtype` (blk's name: f16, bf16, f32, f8e4m3, i8); c of MATMUL_TC_KERNELS's output type,
+    bias (N elements) of c's type. config: a dict of MATMUL_TC_CONFIGS's form, or None (the
+    kernel's @autotune). Grid from the kernel's grid clause."""
+    plain, fused, _ = MATMUL_TC_KERNELS[dtype]
+    if bias is not None and fused is None:
+        raise ValueError(f"matmul_tc: no bias + relu kernel for {dtype}")
+    k = bench_kernel(ctx, "matmul_tc", plain if bias is None else fused)
+    consts = {key: v for key, v in (config or {}).items() if key not in ("num_warps", "num_stages")}
+    cfg = config or {}
+    args = [a, b, c] + ([] if bias is None else [bias]) + [M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                                                           stride_cm, stride_cn]
+    return k.prepare(args, consts=consts, num_warps=cfg.get("num_warps", 0), num_stages=cfg.get("num_stages", 0),
+                     stream=stream)
+
+
+# Triton's side of the issue-12 attention rows (triton_kernels.attention_tma): BLOCK_M 128
+# (its causal split needs BLOCK_N to divide BLOCK_M), each tried with and without
+# warp_specialize. blk's side tries ATTENTION_CONFIGS, as the attention rows do.
+ATTENTION_TMA_CONFIGS = [
+    {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 4, "num_stages": 2},
+]

@@ -136,6 +136,36 @@ def check_layout(expected=EXPECTED_LAYOUT):
 check_layout()
 
 
+# torch dtype names (str(dtype) without "torch.") -> blk's scalar type names, for
+# checking a kernel's pointer parameters against the tensors given to them
+# (Launch takes bare addresses, so nothing else would notice an f16 tensor
+# passed to an *f8e4m3 parameter).
+TORCH_DTYPES = {
+    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+    "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
+}
+
+
+def blk_type(dtype):
+    """blk's name of a torch dtype (a torch.dtype or its str); KeyError when blk has none."""
+    name = str(dtype)
+    return TORCH_DTYPES[name[6:] if name.startswith("torch.") else name]
+
+
+def check_pointer_types(kernel, dtypes):
+    """Raises ValueError unless the kernel's pointer parameters, in order, point to
+    `dtypes` (torch dtypes or their names; None skips a parameter)."""
+    ptrs = [p for p in kernel.runtime_params if p.kind == PARAM_POINTER]
+    if len(dtypes) > len(ptrs):
+        raise ValueError(f"{kernel.name}: {len(ptrs)} pointer parameters, {len(dtypes)} types given")
+    bad = [f"'{p.name}' is {p.type}, given {d}" for p, d in zip(ptrs, dtypes)
+           if d is not None and p.type != "*" + blk_type(d)]
+    if bad:
+        raise ValueError(f"{kernel.name}: " + "; ".join(bad))
+
+
 class BlkError(RuntimeError):
     def __init__(self, status, call, message):
         name = STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else f"status {status}"

@@ -186,6 +186,175 @@ def runtime_calls(ctx, rng):
            "parse_launch_output: no GPU, no rows")
 
 
+# ---- issue 12: bench/kernels/matmul_tc.tile, blkc for sm_90, the rows' selection ----
+
+def autotune_configs_by_kernel(path):
+    """{kernel name: its @autotune configs} of a .tile file, read from its text."""
+    import re
+    with open(path) as f:
+        text = f.read()
+    out = {}
+    for m in re.finditer(r"@autotune\((.*?)\]\)\s*kernel\s+(\w+)", text, re.S):
+        out[m.group(2)] = [{k: int(v) for k, v in re.findall(r"(\w+)\s*=\s*(\d+)", body)}
+                           for body in re.findall(r"\{([^}]*)\}", m.group(1))]
+    return out
+
+
+def bf16_bits(x):
+    """The bf16 of x's f32, truncated (exact for the values used here)."""
+    return struct.unpack("<I", struct.pack("<f", x))[0] >> 16
+
+
+def bf16_value(bits):
+    return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+
+
+def f8e4m3_value(bits):
+    """NVIDIA's e4m3 (finite only, one NaN pattern 0x7F/0xFF): bias 7, 3 mantissa bits."""
+    s = -1.0 if bits & 0x80 else 1.0
+    e, m = (bits >> 3) & 0xF, bits & 7
+    if e == 15 and m == 7:
+        return math.nan
+    return s * (m / 8 * 2.0 ** -6 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7))
+
+
+# blk type -> (ctypes element, random value (already representable), encode, decode)
+def tc_types(rng):
+    f8_codes = [b for b in range(256) if (b >> 3) & 0xF <= 9]  # |x| <= 7.5: finite, moderate sums
+    return {
+        "f16": (ctypes.c_uint16, lambda: f16_value(f16_bits(rng.uniform(-1, 1))), f16_bits, f16_value),
+        "bf16": (ctypes.c_uint16, lambda: bf16_value(bf16_bits(rng.uniform(-1, 1))), bf16_bits, bf16_value),
+        "f32": (ctypes.c_float, lambda: f32(rng.uniform(-1, 1)), lambda v: v, lambda v: v),
+        "f8e4m3": (ctypes.c_uint8, lambda: f8e4m3_value(rng.choice(f8_codes)), None, f8e4m3_value),
+        "i8": (ctypes.c_int8, lambda: rng.randrange(-128, 128), lambda v: v, lambda v: v),
+        "i32": (ctypes.c_int32, None, lambda v: v, lambda v: v),
+    }
+
+
+def tc_matmul_on_interpreter(ctx, rng):
+    """Every kernel of matmul_tc.tile through blk_calls.matmul_tc, as bench.py launches it
+    (8-bit b K-major), on M, N, K that leave a partial tile on every axis, in the
+    family's smallest config and in its first, against a float64 reference."""
+    path = os.path.join(blkffi.REPO, "bench", "kernels", "matmul_tc.tile")
+    in_file = autotune_configs_by_kernel(path)
+    for dtype, (plain, fused, _) in bc.MATMUL_TC_KERNELS.items():
+        want = bc.MATMUL_TC_CONFIGS[bc.matmul_tc_family(dtype)]
+        for name in (plain, fused):
+            if name:
+                expect(in_file.get(name) == want, f"blk_calls.MATMUL_TC_CONFIGS are {name}'s @autotune configs",
+                       repr(in_file.get(name)))
+    expect(sorted(in_file) == sorted(n for p, f, _ in bc.MATMUL_TC_KERNELS.values() for n in (p, f) if n),
+           "every kernel of matmul_tc.tile is in blk_calls.MATMUL_TC_KERNELS", repr(sorted(in_file)))
+    types = tc_types(rng)
+    M, N, K = 40, 72, 144
+    tol = {"f16": 1e-2, "bf16": 1e-2, "f32": 1e-5, "f8e4m3": 1e-2, "i8": 0.0}
+    nan_bits = {"f16": 0x7E00, "bf16": 0x7FC0, "f32": math.nan, "i32": -1}
+    for dtype, (plain, fused, out) in bc.MATMUL_TC_KERNELS.items():
+        ct, rand, enc, dec = types[dtype]
+        oct_, _, oenc, odec = types[out]
+        av = [rand() for _ in range(M * K)]
+        bv = [rand() for _ in range(K * N)]  # b[k][n] at k * N + n
+        k_major = dtype in ("f8e4m3", "i8")
+        codes = {}
+        if enc is None:  # f8: the code of each value, from the table
+            codes = {f8e4m3_value(b): b for b in range(256) if (b >> 3) & 0xF <= 9 and b != 0x80}
+            enc = codes.__getitem__
+        a = Buf(ctx, ct, [enc(v) for v in av])
+        if k_major:
+            b = Buf(ctx, ct, [enc(bv[k * N + n]) for n in range(N) for k in range(K)])
+            sb = (1, K)
+        else:
+            b = Buf(ctx, ct, [enc(v) for v in bv])
+            sb = (N, 1)
+        prod = [sum(av[i * K + k] * bv[k * N + j] for k in range(K)) for i in range(M) for j in range(N)]
+        configs = bc.MATMUL_TC_CONFIGS[bc.matmul_tc_family(dtype)]
+        for with_bias in ((False, True) if fused else (False,)):
+            if with_bias:
+                biasv = [types[out][1]() for _ in range(N)]
+                bias = Buf(ctx, oct_, [oenc(v) for v in biasv])
+                ref = [max(p + biasv[i % N], 0.0) for i, p in enumerate(prod)]
+            else:
+                bias, ref = None, prod
+            for cfg in (configs[-1], configs[0]):
+                c = Buf(ctx, oct_, [nan_bits[out]] * (M * N))
+                go = bc.matmul_tc(ctx, dtype, a.ptr, b.ptr, c.ptr, M, N, K, K, 1, *sb, N, 1,
+                                  bias=bias.ptr if bias else None, config=cfg)
+                blkffi.check_pointer_types(go.kernel, [{"f8e4m3": "float8_e4m3fn", "i8": "int8", "f16": "float16",
+                                                        "bf16": "bfloat16", "f32": "float32"}[dtype]] * 2
+                                           + [{"f16": "float16", "bf16": "bfloat16", "f32": "float32",
+                                               "i32": "int32"}[out]])
+                go()
+                err = max_rel([odec(v) for v in c.read()], ref)
+                expect(err <= tol[dtype], f"{go.kernel.name} {M}x{N}x{K} config {bc.config_text(cfg)}"
+                       + (", b K-major" if k_major else ""), f"max rel err {err:.2e}")
+
+
+def blkc_sm90(quick=False):
+    """build/blkc --emit=ptx --arch=sm_90 of every config the issue-12 rows launch: each kernel
+    of matmul_tc.tile in each @autotune config (f16 and bf16 must use mma), and
+    examples/attention.tile at HEAD_DIM 64 and 128, causal and not, in every config of
+    blk_calls.ATTENTION_CONFIGS (num_warps bound with -D as the launch binds it)."""
+    blkc = os.path.join(blkffi.REPO, "build", "blkc")
+    if not os.path.exists(blkc):
+        print("skip blkc for sm_90: no build/blkc (the library alone was carried)")
+        return
+    tile = os.path.join(blkffi.REPO, "bench", "kernels", "matmul_tc.tile")
+    jobs = []
+    for dtype, (plain, fused, _) in bc.MATMUL_TC_KERNELS.items():
+        configs = bc.MATMUL_TC_CONFIGS[bc.matmul_tc_family(dtype)]
+        for name in (plain, fused):
+            for cfg in (configs[:1] if quick else configs) if name else ():
+                defs = [f"-D{k}={v}" for k, v in cfg.items() if k not in ("num_warps", "num_stages")]
+                jobs.append((f"blkc sm_90: {name} {bc.config_text(cfg)}", [tile, "-k", name] + defs,
+                             dtype in ("f16", "bf16")))
+    attn = os.path.join(blkffi.REPO, "examples", "attention.tile")
+    for d in (64, 128):
+        for causal in ("false", "true"):
+            for cfg in (bc.ATTENTION_CONFIGS[:1] if quick else bc.ATTENTION_CONFIGS):
+                jobs.append((f"blkc sm_90: attention_fwd d{d} causal={causal} {cfg['BLOCK_M']}x{cfg['BLOCK_N']} "
+                             f"w{cfg['num_warps']}", [attn, "-k", "attention_fwd", f"-DHEAD_DIM={d}",
+                                                      f"-DBLOCK_M={cfg['BLOCK_M']}", f"-DBLOCK_N={cfg['BLOCK_N']}",
+                                                      f"-DCAUSAL={causal}", f"-Dnum_warps={cfg['num_warps']}"],
+                             True))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "k.ptx")
+        for what, args, want_mma in jobs:
+            p = subprocess.run([blkc, "--emit=ptx", "--arch=sm_90", "-o", out] + args, capture_output=True, text=True)
+            ptx = open(out).read() if p.returncode == 0 and os.path.exists(out) else ""
+            ok = p.returncode == 0 and ".entry" in ptx and (not want_mma or "mma.sync" in ptx)
+            expect(ok, what + (" (mma.sync)" if want_mma else ""),
+                   (p.stderr.strip().splitlines() or [""])[0][:200] if p.returncode else
+                   ("" if ok else "no mma.sync in the PTX"))
+            if os.path.exists(out):
+                os.remove(out)
+
+
+def issue12_selection():
+    """bench.py's --only: the rows of ROWS keep their names and selections; issue12 and the new names."""
+    import bench
+    def keys(only):
+        return [r[0] for r in bench.select_rows(only)]
+    old = [r[0] for r in bench.ROWS]
+    expect(keys(None) == old, "no --only: the rows of ROWS, no issue-12 row", repr(keys(None)))
+    expect(keys("matmul") == ["matmul"], "--only matmul: the matmul row alone, as before", repr(keys("matmul")))
+    expect(keys("attention") == ["attention", "attention_causal"], "--only attention: both attention rows, as before",
+           repr(keys("attention")))
+    expect(keys("softmax") == ["softmax_1024", "softmax_4096", "softmax_8192"], "--only softmax: three rows")
+    i12 = keys("issue12")
+    expect(len(i12) == 15 and i12 == [r[0] for r in bench.ISSUE12_ROWS], "--only issue12: the 15 issue-12 rows",
+           repr(i12))
+    expect(keys("matmul_f16") == ["matmul_f16_4096", "matmul_f16_8192", "matmul_f16_bias_relu_4096",
+                                  "matmul_f16_bias_relu_8192"], "--only matmul_f16: its four rows",
+           repr(keys("matmul_f16")))
+    expect(keys("attention_d128_causal") == ["attention_d128_causal"], "--only attention_d128_causal: one row")
+    expect(keys("matmul_fp8,matmul_i8,matmul_f32") == ["matmul_fp8", "matmul_f32", "matmul_i8"],
+           "--only matmul_fp8,matmul_i8,matmul_f32")
+    expect(runtime_bench.selected("issue12") == ["compile"] and runtime_bench.selected("matmul") == [],
+           "Runtime parts: issue12 selects compile; matmul none, as before")
+    expect(blkffi.blk_type("torch.float8_e4m3fn") == "f8e4m3" and blkffi.blk_type("int8") == "i8"
+           and blkffi.blk_type("torch.bfloat16") == "bf16", "blkffi.blk_type maps torch's dtype names")
+
+
 def main():
     check_layout_against_c()
     blk = blkffi.Blk()
@@ -309,6 +478,9 @@ def main():
         expect(err < 1e-2, f"w4a16_gemv N=16 K=256 BLOCK_N={bn} BLOCK_K={bk}", f"max rel err {err:.2e}")
 
     runtime_calls(ctx, rng)
+    tc_matmul_on_interpreter(ctx, rng)
+    issue12_selection()
+    blkc_sm90(quick="--quick" in sys.argv)
 
     # error paths
     k = bc.kernel(ctx, "vector_add")

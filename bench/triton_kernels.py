@@ -7,7 +7,10 @@ of configurations as the blk kernel where bench.py says so). Each launcher
 takes torch tensors and returns nothing; outputs are written in place.
 """
 
-import torch
+try:
+    import torch
+except ImportError:  # bench/triton_check.py compiles these kernels for sm_90 without torch or a GPU
+    torch = None
 import triton
 import triton.language as tl
 
@@ -340,6 +343,179 @@ def attention(q, k, v, o, lse, scale, config, causal=False):
                          num_warps=config["num_warps"], num_stages=config["num_stages"])
 
 
+# ---- issue 12: matmuls of every tensor-core input type, and a fused epilogue ----------------
+# The matmul above generalized: the accumulator is i32 for i8 inputs (DOT_KIND 2),
+# f32 otherwise; f32 inputs use input_precision "tf32" (DOT_KIND 1), as blk's dot
+# does by default; f16, bf16 and fp8 use tl.dot's defaults (DOT_KIND 0: on the
+# H100 Triton accumulates fp8 products with the tensor core's fast, imprecise
+# accumulation, max_num_imprecise_acc 2^30). BIAS_RELU adds bias[n] (the dtype of
+# c) in f32 and applies relu before the store. c's element type is the output's.
+# Strides are arguments: the benchmark stores the 8-bit b K-major (stride_bk 1),
+# which Hopper's 8-bit wgmma wants; Triton sees stride 1 specialized.
+
+@triton.jit
+def _matmul_tc(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+               stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               GROUP_M: tl.constexpr, DOT_KIND: tl.constexpr, BIAS_RELU: tl.constexpr):
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * tiles_n
+    first_m = (pid // per_group) * GROUP_M
+    rows = tl.minimum(tiles_m - first_m, GROUP_M)
+    tm = first_m + (pid % per_group) % rows
+    tn = (pid % per_group) // rows
+    offs_am = (tm * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (tn * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+    if DOT_KIND == 2:
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
+    else:
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        if DOT_KIND == 2:  # Triton casts `other` to the element type: an int for i8, a float for the rest (fp8)
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0)
+        else:
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        if DOT_KIND == 2:
+            acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+        elif DOT_KIND == 1:
+            acc = tl.dot(a, b, acc, input_precision="tf32")
+        else:
+            acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = tm * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = tn * BLOCK_N + tl.arange(0, BLOCK_N)
+    if BIAS_RELU:
+        bias = tl.load(bias_ptr + offs_cn, mask=offs_cn < N, other=0).to(tl.float32)
+        acc = tl.maximum(acc + bias[None, :], 0.0)
+    c_ptrs = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+def matmul_tc_kind(dtype):
+    """_matmul_tc's DOT_KIND for an input dtype (a torch dtype, or its name)."""
+    name = str(dtype).replace("torch.", "")
+    return 2 if name == "int8" else 1 if name == "float32" else 0
+
+
+def matmul_tc(a, b, c, config, bias=None):
+    """c = a @ b [+ bias, relu] with one config (a dict of blk_calls.MATMUL_CONFIGS's form);
+    a, b of any strides, c of the output dtype (f16 for fp8 inputs, i32 for i8)."""
+    consts = {k: v for k, v in config.items() if k not in ("num_warps", "num_stages")}
+    M, K = a.shape
+    N = b.shape[1]
+    _matmul_tc[matmul_grid(M, N)](a, b, c, c if bias is None else bias, M, N, K, a.stride(0), a.stride(1),
+                                  b.stride(0), b.stride(1), c.stride(0), c.stride(1), **consts,
+                                  DOT_KIND=matmul_tc_kind(a.dtype), BIAS_RELU=bias is not None,
+                                  num_warps=config["num_warps"], num_stages=config["num_stages"])
+
+
+# ---- issue 12: attention forward with Hopper's TMA (tensor descriptors) --------------------
+# Written for the benchmark with Triton's own Hopper features: q, k, v and o
+# reached through device-side tensor descriptors (tl.make_tensor_descriptor: TMA
+# loads and stores; Triton needs triton.set_allocator for the descriptors'
+# global scratch), the key loop optionally warp-specialized
+# (tl.range(..., warp_specialize=True); Triton 3.6 documents it for Blackwell, so
+# on the H100 it may fail to compile, and the benchmark then falls back), and,
+# with CAUSAL and no warp specialization, the keys split as Triton's tutorial
+# splits them: the slices wholly below the diagonal with no mask, then the
+# diagonal block with the mask (warp-specialized: one loop, masked throughout). The
+# online softmax in base 2 is the blk kernel's. Each (z, h) is N_CTX rows of the
+# tensors seen as (Z*H*N_CTX, HEAD_DIM): q, k, v, o contiguous, N_CTX a multiple
+# of BLOCK_M and BLOCK_M of BLOCK_N (attention_tma checks). Grid (N_CTX/BLOCK_M, Z*H).
+
+@triton.jit
+def _attention_tma_slices(acc, run_max, run_sum, qt, k_desc, v_desc, kv_row0, rows, lo, hi, qk_scale,
+                          BLOCK_N: tl.constexpr, MASKED: tl.constexpr, WARP_SPECIALIZE: tl.constexpr):
+    for first in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
+        kt = k_desc.load([kv_row0 + first, 0])
+        s = tl.dot(qt, tl.trans(kt)) * qk_scale
+        if MASKED:
+            cols = first + tl.arange(0, BLOCK_N)
+            s = tl.where(rows[:, None] >= cols[None, :], s, float("-inf"))
+        new_max = tl.maximum(run_max, tl.max(s, axis=1))
+        rescale = tl.exp2(run_max - new_max)
+        p = tl.exp2(s - new_max[:, None])
+        run_sum = run_sum * rescale + tl.sum(p, axis=1)
+        vt = v_desc.load([kv_row0 + first, 0])
+        acc = tl.dot(p.to(tl.float16), vt, acc * rescale[:, None])
+        run_max = new_max
+    return acc, run_max, run_sum
+
+
+@triton.jit
+def _attention_fwd_tma(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, Z, H, N_CTX, scale,
+                       HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+                       WARP_SPECIALIZE: tl.constexpr):
+    start_m = tl.program_id(0)
+    zh = tl.program_id(1)
+    n_rows = Z * H * N_CTX
+    q_desc = tl.make_tensor_descriptor(q_ptr, shape=[n_rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_M, HEAD_DIM])
+    k_desc = tl.make_tensor_descriptor(k_ptr, shape=[n_rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_N, HEAD_DIM])
+    v_desc = tl.make_tensor_descriptor(v_ptr, shape=[n_rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_N, HEAD_DIM])
+    o_desc = tl.make_tensor_descriptor(o_ptr, shape=[n_rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_M, HEAD_DIM])
+    kv_row0 = zh * N_CTX
+    q_row = kv_row0 + start_m * BLOCK_M
+    rows = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    qt = q_desc.load([q_row, 0])
+    qk_scale = scale * 1.4426950408889634  # log2(e)
+
+    run_max = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    run_sum = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    if CAUSAL and WARP_SPECIALIZE:
+        # one loop, the mask on every slice: Triton 3.6's warp specialization fails (an MLIR assertion in
+        # NVGPUWarpSpecialization, bench/triton_check.py shows it) on the kernel with two loops
+        acc, run_max, run_sum = _attention_tma_slices(acc, run_max, run_sum, qt, k_desc, v_desc, kv_row0, rows, 0,
+                                                      (start_m + 1) * BLOCK_M, qk_scale, BLOCK_N, True, True)
+    elif CAUSAL:
+        acc, run_max, run_sum = _attention_tma_slices(acc, run_max, run_sum, qt, k_desc, v_desc, kv_row0, rows, 0,
+                                                      start_m * BLOCK_M, qk_scale, BLOCK_N, False, False)
+        acc, run_max, run_sum = _attention_tma_slices(acc, run_max, run_sum, qt, k_desc, v_desc, kv_row0, rows,
+                                                      start_m * BLOCK_M, (start_m + 1) * BLOCK_M, qk_scale, BLOCK_N,
+                                                      True, False)
+    else:
+        acc, run_max, run_sum = _attention_tma_slices(acc, run_max, run_sum, qt, k_desc, v_desc, kv_row0, rows, 0,
+                                                      N_CTX, qk_scale, BLOCK_N, False, WARP_SPECIALIZE)
+    tl.store(lse_ptr + zh * N_CTX + rows, (run_max + tl.log2(run_sum)) * 0.6931471805599453)
+    o_desc.store([q_row, 0], (acc / run_sum[:, None]).to(tl.float16))
+
+
+def _scratch(size, alignment, stream):
+    """triton.set_allocator's allocator: global scratch for device-side tensor descriptors."""
+    return torch.empty(size, device="cuda", dtype=torch.int8)
+
+
+_allocator_set = False
+
+
+def attention_tma(q, k, v, o, lse, scale, config, causal=False):
+    """As attention(), through _attention_fwd_tma. config: a dict of
+    blk_calls.ATTENTION_CONFIGS's form plus "warp_specialize" (bool)."""
+    global _allocator_set
+    if not _allocator_set:
+        triton.set_allocator(_scratch)
+        _allocator_set = True
+    Z, H, N_CTX, HEAD_DIM = q.shape
+    bm, bn = config["BLOCK_M"], config["BLOCK_N"]
+    if not all(t.is_contiguous() for t in (q, k, v, o)) or N_CTX % bm or bm % bn:
+        raise ValueError("attention_tma: q, k, v, o contiguous, N_CTX a multiple of BLOCK_M and BLOCK_M of BLOCK_N")
+    _attention_fwd_tma[(N_CTX // bm, Z * H)](q, k, v, o, lse, Z, H, N_CTX, scale, HEAD_DIM=HEAD_DIM, BLOCK_M=bm,
+                                            BLOCK_N=bn, CAUSAL=bool(causal),
+                                            WARP_SPECIALIZE=bool(config.get("warp_specialize", False)),
+                                            num_warps=config["num_warps"], num_stages=config["num_stages"])
+
+
 def fresh_jit(kernel):
     """A new JITFunction of a @triton.jit kernel's code: its in-memory cache is
     empty, so its first call compiles (or loads from Triton's disk cache)."""
@@ -351,4 +527,4 @@ def triton_version():
 
 
 __all__ = ["vector_add", "sin4", "softmax", "layernorm", "sum_many", "w4a16_gemv", "matmul", "make_matmul_autotuned",
-           "matmul_autotuned", "attention", "fresh_jit", "torch"]
+           "matmul_autotuned", "attention", "matmul_tc", "matmul_tc_kind", "attention_tma", "fresh_jit", "torch"]

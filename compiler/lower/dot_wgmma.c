@@ -134,19 +134,24 @@ static void issue(Lower *L, const char *ty, int n, LLVMValueRef *acc, LLVMValueR
  * reads them before the products are in (an asm a group of 128). */
 static void wait_all(Lower *L, LLVMValueRef *acc, int n);
 
-void lw_wgmma_wait(Lower *L, Tile *t)
+static bool uses_value(const Op *o, const Value *v)
 {
-	Tile c = lw_tile_new(L, t->n);
-	if (L->failed)
-		return;
-	memcpy(c.e, t->e, (size_t)t->n * sizeof *c.e);
-	wait_all(L, c.e, c.n);
-	*t = c;
+	for (int i = 0; i < o->n_operands; i++)
+		if (o->operands[i] == v)
+			return true;
+	for (int i = 0; i < o->n_regions; i++)
+		for (const Op *p = o->regions[i].first; p; p = p->next)
+			if (uses_value(p, v))
+				return true;
+	return false;
 }
 
-/* Whether dot op can leave its products in flight past its iteration: a
- * K loop's acc = dot(x, y, acc), the accumulator used by nothing else,
- * both operands in stage buffers of which the loop fills none the dot may
+/* Whether dot op can leave its products in flight past its iteration: its
+ * result goes only to the loop's next iteration, where either the dot
+ * itself is the accumulator's only use (a K loop's acc = dot(x, y, acc)),
+ * or a dot that waits for everything comes before any use (attention: the
+ * scores' dot waits for the last iteration's P V); B (and A, unless in
+ * registers) in stage buffers of which the loop fills none the dot may
  * still read (three: the next iteration fills the one two dots back, which
  * every warpgroup has waited for before the barrier that precedes it). */
 static bool stays_in_flight(Lower *L, const Op *op)
@@ -160,10 +165,25 @@ static bool stays_in_flight(Lower *L, const Op *op)
 	int j = 0;
 	while (j < term->n_operands && term->operands[j] != y)
 		j++;
-	if (j == term->n_operands || op->operands[2] != body->args[1 + j] || body->args[1 + j]->uses != 1)
+	if (j == term->n_operands)
 		return false;
+	const Value *arg = body->args[1 + j];
+	if (op->operands[2] != arg || arg->uses != 1) {
+		const Op *o = body->first;
+		for (; o && o != op; o = o->next) {
+			if (o->code == OP_DOT && o->results[0]->enc && o->results[0]->enc->kind == ENC_MMA &&
+			    o->results[0]->enc->version == 3 && !L->wg_inflight[o->results[0]->id])
+				break;
+			if (uses_value(o, arg))
+				return false;
+		}
+		if (o == op)
+			return false;
+	}
 	for (int i = 0; i < 2; i++) {
 		const LazyFrags *z = L->lazy[op->operands[i]->id];
+		if (i == 0 && !z)
+			continue; /* A in registers */
 		if (!z || !z->wgmma || z->stages < 3)
 			return false;
 	}

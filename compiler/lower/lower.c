@@ -332,11 +332,13 @@ static void lower_for(Lower *L, const Op *op)
 	add_incoming(L, phis + 1, nc, (const Value *const *)y->operands, end);
 	LLVMBuildBr(L->b, head);
 	LLVMPositionBuilderAtEnd(L->b, exit);
+	bool inflight = false;
 	for (int i = 0; i < nc; i++) {
 		L->vals[op->results[i]->id] = phis[1 + i];
-		if (L->wg_inflight[y->operands[i]->id]) /* the last products are in before anything reads them */
-			lw_wgmma_wait(L, &L->vals[op->results[i]->id]);
+		inflight = inflight || L->wg_inflight[y->operands[i]->id];
 	}
+	if (inflight) /* the last products are in before anything reads them (the asm orders) */
+		lw_async_asm(L, "wgmma.wait_group.sync.aligned 0;", NULL, NULL, 0, "");
 	/* the loop's stage buffers: the last copies (masked off) done, then free */
 	int lowest = -1;
 	for (int i = 0; i < L->n_async; i++)

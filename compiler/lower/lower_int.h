@@ -108,6 +108,7 @@ typedef struct AsyncTile {
 	const Value *arg;        /* the carried tile */
 	const Op *first, *ahead; /* its loads: before the loop, in the body */
 	const Op *convert;       /* the tile to its dot operand */
+	const Op *trans;         /* a transpose between the tile and the conversion (attention's K^T), or NULL */
 	int offset, bytes;       /* n_stages stage buffers, pinned */
 	int n_stages;            /* 2, or 3 for wgmma's operands (one more buffer for the dot left in flight) */
 	int vec;                 /* elements a copy moves: 16 bytes */
@@ -248,9 +249,6 @@ void lower_reduce(Lower *L, const Op *op);
 void lower_dot(Lower *L, const Op *op);
 void lower_dot_mma(Lower *L, const Op *op);
 void lower_dot_wgmma(Lower *L, const Op *op);
-/* wgmma.wait_group 0 with t's registers tied through it (a loop's result
- * whose last products may still be in flight). */
-void lw_wgmma_wait(Lower *L, Tile *t);
 void lower_print(Lower *L, const Op *op);
 void lower_assert(Lower *L, const Op *op);
 

@@ -210,10 +210,19 @@ void lw_async_prescan(Lower *L, const Region *r)
 			    !y->def || y->def->code != OP_LOAD || y->def->parent != body || y->uses != 1 || arg->uses != 1 ||
 			    op->results[j]->uses)
 				continue;
-			const Op *conv = NULL;
+			const Op *conv = NULL, *trans = NULL;
 			for (const Op *o = body->first; o && !conv; o = o->next)
 				if (o->n_operands == 1 && o->operands[0] == arg)
 					conv = o;
+			if (conv && conv->code == OP_TRANS && conv->results[0]->uses == 1) { /* its copies land transposed */
+				trans = conv;
+				conv = NULL;
+				for (const Op *o = trans->next; o && !conv; o = o->next)
+					if (o->n_operands == 1 && o->operands[0] == trans->results[0])
+						conv = o;
+				if (conv && !(conv->scratch && conv->scratch->wgmma))
+					conv = NULL;
+			}
 			/* (a K-major B scratch is filled by stores: no example has
 			 * reached it straight from a loop's load yet) */
 			if (!conv || conv->code != OP_CONVERT_LAYOUT || !conv->scratch ||
@@ -233,8 +242,8 @@ void lw_async_prescan(Lower *L, const Region *r)
 			int bytes = ((int)type_numel(arg->type) * type_bytes(type_elem(arg->type)) + align - 1) & ~(align - 1);
 			int stages = conv->scratch->wgmma && L->f->num_stages >= 3 ? 3 : 2;
 			L->async[L->n_async++] = (AsyncTile){.loop = op, .arg = arg, .first = init->def, .ahead = y->def,
-			                                     .convert = conv, .bytes = bytes, .vec = w, .offset = -1,
-			                                     .n_stages = stages};
+			                                     .convert = conv, .trans = trans, .bytes = bytes, .vec = w,
+			                                     .offset = -1, .n_stages = stages};
 		}
 	}
 }
@@ -242,7 +251,8 @@ void lw_async_prescan(Lower *L, const Region *r)
 AsyncTile *lw_async_of(Lower *L, const Op *ld, const Value *arg)
 {
 	for (int i = 0; i < L->n_async; i++)
-		if ((ld && (L->async[i].first == ld || L->async[i].ahead == ld)) || (arg && L->async[i].arg == arg))
+		if ((ld && (L->async[i].first == ld || L->async[i].ahead == ld)) ||
+		    (arg && (L->async[i].arg == arg || (L->async[i].trans && L->async[i].trans->results[0] == arg))))
 			return &L->async[i];
 	return NULL;
 }
@@ -262,6 +272,27 @@ static void async_copy(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef stage)
 	const Value *mask = ld->attr[0] & MEMF_MASK ? ld->operands[1] : NULL;
 	const Encoding *s = a->convert->scratch;
 	const Lin *li = lw_lin_of(L, ptr);
+	Lin moved;
+	if (a->trans) { /* the load's index bits where the transposed tile has them */
+		int perm[LIN_MAX_BITS];
+		for (int o = 0; o < LIN_MAX_BITS; o++)
+			perm[o] = -1;
+		int bits = log2i(numel(a->trans->results[0]->type));
+		for (int o = 0; o < bits; o++) {
+			int m;
+			if (shape_bit_map(a->trans, o, &m) && m >= 0)
+				perm[m] = o;
+		}
+		moved = *li;
+		for (int i = 0; i < li->n_reg; i++)
+			moved.reg[i] = (int8_t)perm[li->reg[i]];
+		for (int i = 0; i < 5 + li->n_warp; i++) {
+			int8_t *b = i < 5 ? &moved.lane[i] : &moved.warp[i - 5];
+			if (*b >= 0)
+				*b = (int8_t)perm[*b];
+		}
+		li = &moved;
+	}
 	int eb = type_bytes(type_pointee(type_elem(ptr->type)));
 	/* the buffers lie below the transient uses: written only here and read
 	 * by ldmatrix, so a barrier first only where bytes were touched since */

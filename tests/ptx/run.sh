@@ -80,6 +80,61 @@ else
 	bad "matmul sm_80, specialized: cp.async" "$(head -3 "$tmp/err")"
 fi
 
+# sm_90a (what the JIT compiles for on an H100): matmul's and attention's dots
+# are wgmma (warpgroup MMA from shared-memory descriptors), matmul's K loop
+# copies its tiles with cp.async into three stage buffers and leaves one
+# group of products in flight (wait_group 1); attention's second dot takes
+# the probabilities from registers; no local memory; ptxas takes all of it
+# without serializing the wgmmas (its C7515 / C7510 warnings).
+mm_spec=a:16,b:16,c:16,M:16,N:16,K:16,stride_am:16,stride_bk:16,stride_cm:16,stride_ak=1,stride_bn=1,stride_cn=1
+at_spec=q:16,k:16,v:16,o:16,lse:16,stride_qd=1,stride_kd=1,stride_vd=1,stride_od=1,stride_qz:16,stride_qh:16
+at_spec=$at_spec,stride_qm:16,stride_kz:16,stride_kh:16,stride_kn:16,stride_vz:16,stride_vh:16,stride_vn:16
+at_spec=$at_spec,stride_oz:16,stride_oh:16,stride_om:16,N_CTX:16
+for cfg in "matmul 128 256 64 8" "matmul 128 128 64 8" "matmul 64 64 32 4" "matmul 128 64 16 4" \
+	"attention 64 64 0 4" "attention 128 128 0 8"; do
+	set -- $cfg
+	name=$1 out=$tmp/$1.$2x$3.sm_90a.ptx
+	if [ "$name" = matmul ]; then
+		args=(-D BLOCK_M=$2 -D BLOCK_N=$3 -D BLOCK_K=$4 -D GROUP_M=8 -D num_warps=$5 --assume=$mm_spec)
+	else
+		args=(-D BLOCK_M=$2 -D BLOCK_N=$3 -D num_warps=$5 --assume=$at_spec)
+	fi
+	what="$name ${2}x${3}$([ "$4" = 0 ] || echo "x$4") sm_90a"
+	if ! "$blkc" --emit=ptx --arch=sm_90a "${args[@]}" examples/$name.tile -o "$out" 2>"$tmp/err"; then
+		bad "$what: blkc" "$(head -3 "$tmp/err")"
+		continue
+	fi
+	n=$(grep -c 'wgmma\.mma_async' "$out")
+	if [ "$n" -eq 0 ] || grep -q 'mma\.sync' "$out" || grep -qE '(ld|st)\.local' "$out"; then
+		bad "$what: wgmma" "$n wgmma.mma_async, $(grep -c 'mma\.sync' "$out") mma.sync"
+		continue
+	fi
+	extra=""
+	if [ "$name" = matmul ]; then
+		if grep -q 'cp\.async\.cg\.shared\.global' "$out" && grep -q 'wgmma\.wait_group\.sync\.aligned 1' "$out" &&
+			grep -q 'fence\.proxy\.async' "$out"; then
+			extra=", tiles by cp.async, one group in flight"
+		else
+			bad "$what: cp.async stages and wgmma in flight"
+			continue
+		fi
+	elif ! grep -qE 'wgmma\.mma_async[^;]*\{[^}]*\}, \{%r' "$out"; then
+		bad "$what: the second dot's A from registers"
+		continue
+	fi
+	if [ -n "$ptxas" ]; then
+		if ! "$ptxas" -arch=sm_90a "$out" -o "$tmp/wg.cubin" 2>"$tmp/err"; then
+			bad "$what: ptxas" "$(head -3 "$tmp/err")"
+			continue
+		fi
+		if grep -qE 'C7515|C7510|C7517' "$tmp/err"; then
+			bad "$what: ptxas serializes the wgmmas" "$(grep -m1 -oE 'C75[0-9]+[^$]*' "$tmp/err" | cut -c1-120)"
+			continue
+		fi
+	fi
+	ok "$what: $n wgmma.mma_async, no local memory$extra${ptxas:+, ptxas takes it}"
+done
+
 # vector add, specialized as the JIT does (16-byte aligned pointers, n % 16 == 0):
 # every global access of the main path is a 16-byte vector
 va=$tmp/va.ptx

@@ -134,6 +134,16 @@ static void issue(Lower *L, const char *ty, int n, LLVMValueRef *acc, LLVMValueR
  * reads them before the products are in (an asm a group of 128). */
 static void wait_all(Lower *L, LLVMValueRef *acc, int n);
 
+void lw_wgmma_wait(Lower *L, Tile *t)
+{
+	Tile c = lw_tile_new(L, t->n);
+	if (L->failed)
+		return;
+	memcpy(c.e, t->e, (size_t)t->n * sizeof *c.e);
+	wait_all(L, c.e, c.n);
+	*t = c;
+}
+
 static bool uses_value(const Op *o, const Value *v)
 {
 	for (int i = 0; i < o->n_operands; i++)

@@ -284,22 +284,62 @@ static void add_incoming(Lower *L, Tile *phis, int n, const Value *const *vals, 
 		}
 }
 
+/* Whether a loop condition holds for iv: iv < ub, or iv > ub for a
+ * signed loop whose (run-time) step is negative. */
+static LLVMValueRef loop_cond(Lower *L, const Op *op, LLVMValueRef iv)
+{
+	bool sgn = is_signed(op->regions[0].args[0]->type);
+	LLVMValueRef ub = el(L, op->operands[1], 0), step = el(L, op->operands[2], 0);
+	LLVMValueRef up = LLVMBuildICmp(L->b, sgn ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
+	if (!sgn || LLVMIsAConstantInt(step))
+		return up; /* a constant step was checked positive */
+	LLVMValueRef down = LLVMBuildICmp(L->b, LLVMIntSGT, iv, ub, "");
+	LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntSLT, step, LLVMConstInt(LLVMTypeOf(step), 0, 0), "");
+	return LLVMBuildSelect(L->b, neg, down, up, "");
+}
+
+static bool has_wgmma(const Region *r)
+{
+	for (const Op *o = r->first; o; o = o->next) {
+		if (o->code == OP_DOT && o->results[0]->enc && o->results[0]->enc->kind == ENC_MMA &&
+		    o->results[0]->enc->version == 3)
+			return true;
+		for (int i = 0; i < o->n_regions; i++)
+			if (has_wgmma(&o->regions[i]))
+				return true;
+	}
+	return false;
+}
+
+/* A loop: a header with the carried values' phis and the condition, the
+ * body, a branch back. A loop with wgmma dots is built rotated instead (a
+ * guard before it, the condition at the end of the body) so that the exit
+ * the body takes is its own block: there the products still in flight are
+ * waited for, their registers tied through the wait, on no path that
+ * skips the loop (ptxas serializes wgmmas whose accumulators a path may
+ * define or read between issue and wait). */
 static void lower_for(Lower *L, const Op *op)
 {
 	const Region *body = &op->regions[0];
 	int nc = op->n_results;
 	lw_async_commit(L); /* the first iteration's copies: a group of their own */
+	bool rotated = has_wgmma(body);
 	LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b);
 	LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(L->c, L->fn, "for");
 	LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.body");
 	LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.end");
-	LLVMBuildBr(L->b, head);
-	LLVMPositionBuilderAtEnd(L->b, head);
+	LLVMBasicBlockRef skip = rotated ? LLVMAppendBasicBlockInContext(L->c, L->fn, "for.skip") : NULL;
+	LLVMBasicBlockRef done = rotated ? LLVMAppendBasicBlockInContext(L->c, L->fn, "for.done") : NULL;
 	const Value *init[1 + 64];
 	if (nc > 64) {
 		lw_fail(L, op->loc, "%s", "a loop carrying more than 64 values");
 		return;
 	}
+	if (rotated)
+		LLVMBuildCondBr(L->b, loop_cond(L, op, el(L, op->operands[0], 0)), head, skip);
+	else
+		LLVMBuildBr(L->b, head);
+	LLVMPositionBuilderAtEnd(L->b, head);
 	init[0] = op->operands[0];
 	for (int i = 0; i < nc; i++)
 		init[1 + i] = op->operands[3 + i];
@@ -308,17 +348,10 @@ static void lower_for(Lower *L, const Op *op)
 	if (L->failed)
 		return;
 	LLVMValueRef iv = phis[0].e[0];
-	bool sgn = is_signed(body->args[0]->type);
-	/* a step below zero counts down: iv > ub (a constant step was checked positive) */
-	LLVMValueRef ub = el(L, op->operands[1], 0), step = el(L, op->operands[2], 0);
-	LLVMValueRef up = LLVMBuildICmp(L->b, sgn ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
-	LLVMValueRef cond = up;
-	if (sgn && !LLVMIsAConstantInt(step)) {
-		LLVMValueRef down = LLVMBuildICmp(L->b, LLVMIntSGT, iv, ub, "");
-		LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntSLT, step, LLVMConstInt(LLVMTypeOf(step), 0, 0), "");
-		cond = LLVMBuildSelect(L->b, neg, down, up, "");
-	}
-	LLVMBuildCondBr(L->b, cond, bb, exit);
+	if (rotated)
+		LLVMBuildBr(L->b, bb);
+	else
+		LLVMBuildCondBr(L->b, loop_cond(L, op, iv), bb, exit);
 	LLVMPositionBuilderAtEnd(L->b, bb);
 	lw_smem_unknown(L); /* after the previous iteration, or what came before the loop */
 	L->async_synced = false; /* this iteration's tiles: not waited for yet */
@@ -330,15 +363,35 @@ static void lower_for(Lower *L, const Op *op)
 	LLVMBasicBlockRef end = LLVMGetInsertBlock(L->b);
 	LLVMAddIncoming(iv, &next, &end, 1);
 	add_incoming(L, phis + 1, nc, (const Value *const *)y->operands, end);
-	LLVMBuildBr(L->b, head);
-	LLVMPositionBuilderAtEnd(L->b, exit);
-	bool inflight = false;
-	for (int i = 0; i < nc; i++) {
-		L->vals[op->results[i]->id] = phis[1 + i];
-		inflight = inflight || L->wg_inflight[y->operands[i]->id];
+	if (!rotated) {
+		LLVMBuildBr(L->b, head);
+		LLVMPositionBuilderAtEnd(L->b, exit);
+		for (int i = 0; i < nc; i++)
+			L->vals[op->results[i]->id] = phis[1 + i];
+	} else {
+		LLVMBuildCondBr(L->b, loop_cond(L, op, next), head, done);
+		LLVMPositionBuilderAtEnd(L->b, done);
+		Tile last[64];
+		for (int i = 0; i < nc && !L->failed; i++) {
+			last[i] = *val(L, y->operands[i]);
+			if (L->wg_inflight[y->operands[i]->id]) /* the last products are in before anything reads them */
+				lw_wgmma_wait(L, &last[i]);
+		}
+		LLVMBuildBr(L->b, exit);
+		LLVMPositionBuilderAtEnd(L->b, skip);
+		LLVMBuildBr(L->b, exit);
+		LLVMPositionBuilderAtEnd(L->b, exit);
+		for (int i = 0; i < nc && !L->failed; i++) {
+			Tile t = lw_tile_new(L, phis[1 + i].n);
+			for (int k = 0; k < t.n && !L->failed; k++) {
+				LLVMValueRef in[2] = {last[i].n == 1 ? last[i].e[0] : last[i].e[k], el(L, init[1 + i], k)};
+				LLVMBasicBlockRef from[2] = {done, skip};
+				t.e[k] = LLVMBuildPhi(L->b, LLVMTypeOf(phis[1 + i].e[k]), "");
+				LLVMAddIncoming(t.e[k], in, from, 2);
+			}
+			L->vals[op->results[i]->id] = t;
+		}
 	}
-	if (inflight) /* the last products are in before anything reads them (the asm orders) */
-		lw_async_asm(L, "wgmma.wait_group.sync.aligned 0;", NULL, NULL, 0, "");
 	/* the loop's stage buffers: the last copies (masked off) done, then free */
 	int lowest = -1;
 	for (int i = 0; i < L->n_async; i++)

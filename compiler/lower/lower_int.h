@@ -249,6 +249,9 @@ void lower_reduce(Lower *L, const Op *op);
 void lower_dot(Lower *L, const Op *op);
 void lower_dot_mma(Lower *L, const Op *op);
 void lower_dot_wgmma(Lower *L, const Op *op);
+/* wgmma.wait_group 0 with t's registers tied through it (a loop's result
+ * whose last products may still be in flight); t becomes the waited copy. */
+void lw_wgmma_wait(Lower *L, Tile *t);
 void lower_print(Lower *L, const Op *op);
 void lower_assert(Lower *L, const Op *op);
 

@@ -7,6 +7,7 @@
  * buffers) and leave them to the dot. */
 #include "lower/lower_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -84,9 +85,10 @@ static LLVMValueRef a_word(Lower *L, const Value *a, int k)
 	return LLVMBuildBitCast(L->b, v, L->i32, "");
 }
 
-/* One wgmma m64nNk16 into n_acc accumulators (tied in and out). */
+/* One wgmma m64nNk16 into n_acc accumulators (tied in and out; with
+ * scale_d 0 their values in are not read: D = A B). */
 static void issue(Lower *L, const char *ty, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef *a_regs,
-                  LLVMValueRef b_desc, int trans_a, int trans_b)
+                  LLVMValueRef b_desc, int trans_a, int trans_b, int scale_d)
 {
 	int n_acc = n / 2, n_a = a_regs ? 4 : 1, n_in = n_a + 1 + n_acc;
 	char text[2048], cons[2048];
@@ -94,11 +96,11 @@ static void issue(Lower *L, const char *ty, int n, LLVMValueRef *acc, LLVMValueR
 	for (int i = 0; i < n_acc; i++)
 		p += snprintf(text + p, sizeof text - (size_t)p, "%s$%d", i ? ", " : "", i);
 	if (a_regs)
-		p += snprintf(text + p, sizeof text - (size_t)p, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", n_acc,
-		              n_acc + 1, n_acc + 2, n_acc + 3, n_acc + 4, trans_b);
+		p += snprintf(text + p, sizeof text - (size_t)p, "}, {$%d, $%d, $%d, $%d}, $%d, %d, 1, 1, %d;", n_acc,
+		              n_acc + 1, n_acc + 2, n_acc + 3, n_acc + 4, scale_d, trans_b);
 	else
-		p += snprintf(text + p, sizeof text - (size_t)p, "}, $%d, $%d, 1, 1, 1, %d, %d;", n_acc, n_acc + 1,
-		              trans_a, trans_b);
+		p += snprintf(text + p, sizeof text - (size_t)p, "}, $%d, $%d, %d, 1, 1, %d, %d;", n_acc, n_acc + 1,
+		              scale_d, trans_a, trans_b);
 	int c = 0;
 	for (int i = 0; i < n_acc; i++)
 		c += snprintf(cons + c, sizeof cons - (size_t)c, "%s=f", i ? "," : "");
@@ -242,8 +244,11 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 	Tile t = lw_tile_new(L, n_c);
 	if (L->failed)
 		return;
+	/* an accumulator of zeros is not set up: the first K step ignores it */
+	const Op *cd = op->operands[2]->def;
+	bool zero = cd && cd->code == OP_CONST && cd->ival == 0 && cd->fval == 0.0 && !signbit(cd->fval);
 	for (int k = 0; k < n_c; k++)
-		t.e[k] = el(L, op->operands[2], k);
+		t.e[k] = zero ? LLVMGetUndef(L->f32) : el(L, op->operands[2], k);
 	/* the warpgroup's rows and columns: the accumulator map's warp bits
 	 * above the first two (those are the warpgroup's own warps) */
 	Lin wg = *lc;
@@ -289,7 +294,7 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 			LLVMValueRef a_desc = a_smem ? operand_desc(L, &oa, at, row, k0) : NULL;
 			LLVMValueRef b_desc = operand_desc(L, &ob, bt, k0, col);
 			issue(L, ty, n_instr, t.e + g * per, a_desc, a_words ? a_words + (kk * n_g + g) * 4 : NULL, b_desc,
-			      trans_a, trans_b);
+			      trans_a, trans_b, !(zero && kk == 0));
 		}
 	}
 	wg_asm(L, "wgmma.commit_group.sync.aligned;");

@@ -350,7 +350,17 @@ void lower_elementwise(Lower *L, const Op *op, int n)
 {
 	const Value *res = op->results[0];
 	Tile t = lw_tile_new(L, n);
-	for (int k = 0; k < n && !L->failed; k++) {
+	/* f32 to f16 two at a time: one cvt.rn.f16x2.f32 a pair (sm_80) */
+	Type from = op->n_operands ? type_elem(op->operands[0]->type) : res->type;
+	bool pairs = op->code == OP_CAST && n % 2 == 0 && val(L, op->operands[0])->n == n && !from.ptr &&
+	             from.scalar == SK_F32 && !res->type.ptr && res->type.scalar == SK_F16 && (!L->f->sm || L->f->sm >= 80);
+	for (int k = 0; pairs && k < n && !L->failed; k += 2) {
+		LLVMValueRef args[2] = {el(L, op->operands[0], k + 1), el(L, op->operands[0], k)}; /* high half first */
+		LLVMValueRef v = lw_call_intrinsic(L, "llvm.nvvm.ff2f16x2.rn", NULL, 0, args, 2);
+		t.e[k] = LLVMBuildExtractElement(L->b, v, ci32(L, 0), "");
+		t.e[k + 1] = LLVMBuildExtractElement(L->b, v, ci32(L, 1), "");
+	}
+	for (int k = 0; !pairs && k < n && !L->failed; k++) {
 		LLVMValueRef a = op->n_operands > 0 ? el(L, op->operands[0], k) : NULL;
 		LLVMValueRef b = op->n_operands > 1 ? el(L, op->operands[1], k) : NULL;
 		LLVMValueRef c = op->n_operands > 2 ? el(L, op->operands[2], k) : NULL;

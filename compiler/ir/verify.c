@@ -377,8 +377,9 @@ static void check_dot(Verifier *v, const Op *op)
 		fail(v, op, "shapes do not multiply: %s times %s plus %s", tstr(a), tstr(b), tstr(c));
 		return;
 	}
-	if (!is_num(a) || sk(a) != sk(b)) {
-		fail(v, op, "input types %s and %s differ or are not numbers", tstr(a), tstr(b));
+	bool fp8_pair = (sk(a) == SK_F8E4M3 || sk(a) == SK_F8E5M2) && (sk(b) == SK_F8E4M3 || sk(b) == SK_F8E5M2);
+	if (!is_num(a) || (sk(a) != sk(b) && !fp8_pair)) {
+		fail(v, op, "input types %s and %s differ (other than two fp8 kinds) or are not numbers", tstr(a), tstr(b));
 		return;
 	}
 	if (is_int(a) ? !is_intn(c) : !is_float(c)) {

@@ -942,6 +942,23 @@ static void check_encodings(Verifier *v, const Op *op)
 		}
 		break;
 	}
+	case OP_DOT: {
+		/* mma.sync (version 2): A and B as its dot operands, k_width
+		 * elements a 32-bit register (4 / their bytes), acc as the result */
+		const Encoding *c = op->results[0]->enc;
+		if (!c || c->kind != ENC_MMA || c->version != 2 || op->n_operands != 3)
+			break;
+		for (int i = 0; i < 2; i++) {
+			const Value *x = op->operands[i];
+			Encoding want = {.kind = ENC_DOT_OPERAND, .rank = 2, .op_idx = i, .parent = c,
+			                 .k_width = 4 / type_bytes(type_elem(x->type))};
+			if (!v->failed && !enc_equiv(x->enc, &want, x->type, v->f->num_warps))
+				fail(v, op, "operand %d (%%%d) is not laid out as the mma's dot_operand of k_width %d", i, x->id,
+				     want.k_width);
+		}
+		same_enc(v, op, op->operands[2], op->results[0], "accumulator and result");
+		break;
+	}
 	case OP_CONVERT_LAYOUT:
 		if (op->n_operands != 1 || op->n_results != 1 || !type_eq(op->operands[0]->type, op->results[0]->type))
 			fail(v, op, "converts one block to the same type");

@@ -90,6 +90,8 @@ typedef struct LazyFrags {
 	LLVMValueRef dyn;      /* i32 bytes added at run time (a cp.async stage), or NULL */
 	bool owned;            /* its dot releases the scratch (not a loop's stage buffer) */
 	int pair_bit, group;
+	int kw;                /* elements of a 32-bit register: 4 / their bytes */
+	bool b_op;             /* operand B (a group is b0 b1 of a tile, and of the next along N) */
 	LLVMValueRef base_thread, fn;
 	LLVMValueRef base_sw;  /* base_thread swizzled: a group's address is it ^ its register part's */
 	unsigned thread_bits;  /* index bits base_thread may set */

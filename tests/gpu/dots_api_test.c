@@ -4,7 +4,8 @@
  * specializes), for f16 and bf16 (f32 accumulator, and f16 accumulator),
  * f32 with input_precision tf32 (mma.sync m16n8k8), tf32x3 and ieee (FMAs),
  * i8 into i32, and fp8 e4m3, e5m2 and the two mixed (mma.sync m16n8k32 from
- * sm_89 on), against references written here.
+ * sm_89 on), and some with B loaded along K (trans: a K-major B tile),
+ * against references written here.
  *
  * References: the products of the inputs as the kernel's precision makes
  * them (tf32: both inputs rounded to tf32, to nearest with ties away;
@@ -127,15 +128,18 @@ typedef struct Kind {
 	const char *name; /* kernel name */
 	ty a, b, acc, out;
 	const char *prec; /* input_precision, or "" */
+	bool bt;          /* b stored N x K, loaded along K and transposed (B's tile K-major) */
 } Kind;
 
 static const Kind kinds[] = {
-	{"mm_f16", F16, F16, F32, F32, ""},          {"mm_bf16", BF16, BF16, F32, F32, ""},
-	{"mm_f16_acc16", F16, F16, F16, F16, ""},    {"mm_tf32", F32, F32, F32, F32, ""},
-	{"mm_tf32x3", F32, F32, F32, F32, "tf32x3"}, {"mm_ieee", F32, F32, F32, F32, "ieee"},
-	{"mm_i8", I8, I8, I32, I32, ""},             {"mm_e4m3", E4M3, E4M3, F32, F32, ""},
-	{"mm_e5m2", E5M2, E5M2, F32, F32, ""},       {"mm_e4m3_e5m2", E4M3, E5M2, F32, F32, ""},
-	{"mm_e5m2_e4m3_f16", E5M2, E4M3, F32, F16, ""},
+	{"mm_f16", F16, F16, F32, F32, "", false},          {"mm_bf16", BF16, BF16, F32, F32, "", false},
+	{"mm_f16_acc16", F16, F16, F16, F16, "", false},    {"mm_tf32", F32, F32, F32, F32, "", false},
+	{"mm_tf32x3", F32, F32, F32, F32, "tf32x3", false}, {"mm_ieee", F32, F32, F32, F32, "ieee", false},
+	{"mm_i8", I8, I8, I32, I32, "", false},             {"mm_e4m3", E4M3, E4M3, F32, F32, "", false},
+	{"mm_e5m2", E5M2, E5M2, F32, F32, "", false},       {"mm_e4m3_e5m2", E4M3, E5M2, F32, F32, "", false},
+	{"mm_e5m2_e4m3_f16", E5M2, E4M3, F32, F16, "", false},
+	{"mm_f16_bt", F16, F16, F32, F32, "", true},   {"mm_tf32_bt", F32, F32, F32, F32, "", true},
+	{"mm_i8_bt", I8, I8, I32, I32, "", true},      {"mm_e4m3_bt", E4M3, E4M3, F32, F32, "", true},
 };
 enum { N_KINDS = sizeof kinds / sizeof kinds[0] };
 
@@ -157,12 +161,15 @@ static void kernel_source(char *out, size_t cap)
 			"    for k0 in range(0, K, BK) {\n"
 			"        let rk = k0 + arange(0, BK);\n"
 			"        let x = load(a + rm[:, None] * K + rk[None, :], mask = (rm[:, None] < M) & (rk[None, :] < K), other = 0);\n"
-			"        let y = load(b + rk[:, None] * N + rn[None, :], mask = (rk[:, None] < K) & (rn[None, :] < N), other = 0);\n"
+			"        let y = %s;\n"
 			"        acc = dot(x, y, acc%s);\n"
 			"    }\n"
 			"    store(c + rm[:, None] * N + rn[None, :], acc.to(%s), mask = (rm[:, None] < M) & (rn[None, :] < N));\n"
 			"}\n",
-			k->name, ty_name[k->a], ty_name[k->b], ty_name[k->out], ty_name[k->acc], prec, ty_name[k->out]);
+			k->name, ty_name[k->a], ty_name[k->b], ty_name[k->out], ty_name[k->acc],
+			k->bt ? "trans(load(b + rn[:, None] * K + rk[None, :], mask = (rn[:, None] < N) & (rk[None, :] < K), other = 0))"
+			      : "load(b + rk[:, None] * N + rn[None, :], mask = (rk[:, None] < K) & (rn[None, :] < N), other = 0)",
+			prec, ty_name[k->out]);
 	}
 }
 
@@ -192,8 +199,8 @@ static void run_case(blk_context *ctx, blk_module *m, const Kind *k, const Shape
 	}
 	for (int i = 0; i < M * K; i++)
 		av[i] = fill(a, k->a, i);
-	for (int i = 0; i < K * N; i++)
-		bv[i] = fill(b, k->b, i);
+	for (int i = 0; i < K * N; i++) /* bv is K x N; b is N x K when bt */
+		bv[k->bt ? i % K * N + i / K : i] = fill(b, k->b, i);
 	blk_devptr da = 0, db = 0, dc = 0;
 	int ok = blk_malloc(ctx, (size_t)(M * K * ty_bytes[k->a]), &da) == BLK_SUCCESS &&
 	         blk_malloc(ctx, (size_t)(K * N * ty_bytes[k->b]), &db) == BLK_SUCCESS &&

@@ -268,39 +268,46 @@ static bool blocked_lin(const Encoding *e, Type t, Lin *l)
 }
 
 /* mma.sync m16n8: the accumulator (idx -1) and the operands A (0) and B (1)
- * of m16n8k16 with 16-bit inputs, in the PTX ISA's fragment layouts:
- *   C  c0 c1: row lane/4, cols 2*(lane%4) + 0, 1;  c2 c3: row + 8
- *   A  a0 a1: row lane/4, k 2*(lane%4) + 0, 1;  a2 a3: row + 8;  a4..a7: k + 8
- *   B  b0 b1: k 2*(lane%4) + 0, 1, col lane/4;  b2 b3: k + 8
+ * in the PTX ISA's fragment layouts. kw (k_width) elements of one row of A
+ * (column of B) lie along K in each 32-bit register: 1 (m16n8k8 of tf32), 2
+ * (m16n8k16 of f16 and bf16) or 4 (m16n8k32 of i8 and fp8); g = lane / 4,
+ * t = lane % 4, a K tile is 8 kw long:
+ *   C  c0 c1: row g, cols 2t + 0, 1;  c2 c3: row g + 8
+ *   A  a0: row g, k kw t .. kw t + kw - 1;  a1: row g + 8;  a2, a3: k + 4 kw
+ *   B  b0: k kw t .. kw t + kw - 1, col g;  b1: k + 4 kw
+ * (each register ai of A holds elements kw i .. kw i + kw - 1 of the map).
  * Warps tile M by wpc[0] (the low bits of the warp id) and N by wpc[1]. */
-static bool mma_lin(const Encoding *mma, int idx, Type t, Lin *l)
+static bool mma_lin(const Encoding *mma, int idx, int kw, Type t, Lin *l)
 {
-	if (t.rank != 2)
+	if (t.rank != 2 || (kw != 1 && kw != 2 && kw != 4))
 		return false;
-	int wm = log2i(mma->wpc[0]), wn = log2i(mma->wpc[1]);
+	int wm = log2i(mma->wpc[0]), wn = log2i(mma->wpc[1]), kwb = log2i(kw);
 	/* dimension 0 is rows (M, or K for B), 1 columns (K for A, or N) */
-	int need0 = idx == -1 ? 16 : 16, need1 = idx == -1 ? 8 : idx == 0 ? 16 : 8;
+	int need0 = idx == 1 ? 8 * kw : 16, need1 = idx == 0 ? 8 * kw : 8;
 	if (t.shape[0] < need0 || t.shape[1] < need1 || wm + wn > l->n_warp)
 		return false;
 	int pos[2] = {0, 0}, nl = 0, nw = 0;
 	int order[2] = {1, 0};
 	if (idx == 1) { /* B is K x N: k bits on dimension 0, n on 1 */
-		take(t, pos, 0, l->reg, &l->n_reg, true); /* k0 */
-		take(t, pos, 0, l->lane, &nl, false);      /* k1 */
-		take(t, pos, 0, l->lane, &nl, false);      /* k2 */
+		for (int i = 0; i < kwb; i++)
+			take(t, pos, 0, l->reg, &l->n_reg, true); /* k within a register */
+		take(t, pos, 0, l->lane, &nl, false);
+		take(t, pos, 0, l->lane, &nl, false);
 		for (int i = 0; i < 3; i++)
 			take(t, pos, 1, l->lane, &nl, false); /* n0..n2 */
-		take(t, pos, 0, l->reg, &l->n_reg, true); /* k3 */
+		take(t, pos, 0, l->reg, &l->n_reg, true); /* b1: k + 4 kw */
 		order[0] = 0, order[1] = 1;
 	} else {
-		take(t, pos, 1, l->reg, &l->n_reg, true); /* col0 / k0 */
+		/* C: col0 in a register; A: k within a register */
+		for (int i = 0; i < (idx == -1 ? 1 : kwb); i++)
+			take(t, pos, 1, l->reg, &l->n_reg, true);
 		take(t, pos, 1, l->lane, &nl, false);
 		take(t, pos, 1, l->lane, &nl, false);
 		for (int i = 0; i < 3; i++)
 			take(t, pos, 0, l->lane, &nl, false); /* row0..row2 */
 		take(t, pos, 0, l->reg, &l->n_reg, true); /* row3 */
 		if (idx == 0)
-			take(t, pos, 1, l->reg, &l->n_reg, true); /* k3 */
+			take(t, pos, 1, l->reg, &l->n_reg, true); /* a2 a3: k + 4 kw */
 	}
 	/* warps: M first, then N; an operand is replicated over the other's */
 	for (int i = 0; i < wm; i++) {
@@ -406,11 +413,11 @@ bool enc_lin(const Encoding *e, Type t, int num_warps, Lin *out)
 		return enc_lin(e->parent, p, num_warps, out);
 	}
 	case ENC_MMA:
-		return e->version == 3 ? mma3_lin(e, -1, t, out) : mma_lin(e, -1, t, out);
+		return e->version == 3 ? mma3_lin(e, -1, t, out) : mma_lin(e, -1, 1, t, out);
 	case ENC_DOT_OPERAND:
 		if (e->parent->kind == ENC_MMA && e->parent->version == 3)
 			return mma3_lin(e->parent, e->op_idx, t, out);
-		return e->parent->kind == ENC_MMA && mma_lin(e->parent, e->op_idx, t, out);
+		return e->parent->kind == ENC_MMA && mma_lin(e->parent, e->op_idx, e->k_width, t, out);
 	case ENC_LINEAR: {
 		/* every bit of the block's index once, registers never "none" */
 		*out = e->lin;

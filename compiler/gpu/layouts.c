@@ -310,19 +310,35 @@ const Encoding *lp_shape_backward(LP *P, const Op *op, const Encoding *out)
 
 /* ---- dot ----------------------------------------------------------------------- */
 
-/* Whether a dot runs on tensor cores (mma.sync m16n8k16): 16-bit float
- * inputs of one kind, an f32 accumulator, tiles at least 16 x 8 x 16. */
-static bool dot_uses_mma(const IrFunc *f, const Op *op)
+/* The k_width of a dot's mma.sync operands (elements a thread holds along
+ * K in one 32-bit register), or 0 where it stays on FMAs: f16 and bf16
+ * inputs of one kind with an f32 accumulator, m16n8k16 (2); f32 inputs
+ * rounded to tf32 (input_precision tf32 or tf32x3; "ieee" stays exact),
+ * m16n8k8 (1); i8 into i32, and fp8 (e4m3, e5m2, mixed) into f32 from
+ * sm_89 on, m16n8k32 (4). Tiles at least 16 x 8 x one K step (8 kw). */
+static int dot_mma_width(const IrFunc *f, const Op *op)
 {
 	if (f->sm && f->sm < 80)
-		return false; /* mma.sync m16n8k16 is sm_80's */
+		return 0; /* mma.sync m16n8k* is sm_80's */
 	Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->results[0]->type;
-	if (a.ptr || b.ptr || a.scalar != b.scalar || (a.scalar != SK_F16 && a.scalar != SK_BF16))
-		return false;
-	if (c.ptr || c.scalar != SK_F32)
-		return false;
-	return a.shape[0] >= 16 && a.shape[1] >= 16 && b.shape[1] >= 8;
+	if (a.ptr || b.ptr || c.ptr)
+		return 0;
+	bool fp8a = a.scalar == SK_F8E4M3 || a.scalar == SK_F8E5M2, fp8b = b.scalar == SK_F8E4M3 || b.scalar == SK_F8E5M2;
+	int kw = 0;
+	if (a.scalar == b.scalar && (a.scalar == SK_F16 || a.scalar == SK_BF16) && c.scalar == SK_F32)
+		kw = 2;
+	else if (a.scalar == SK_F32 && b.scalar == SK_F32 && c.scalar == SK_F32 && op->attr[0] != DOT_IEEE)
+		kw = 1;
+	else if (a.scalar == SK_I8 && b.scalar == SK_I8 && c.scalar == SK_I32)
+		kw = 4;
+	else if (fp8a && fp8b && c.scalar == SK_F32 && f->sm >= 89)
+		kw = 4; /* mma.sync of e4m3 and e5m2 is sm_89's */
+	if (!kw || a.shape[0] < 16 || a.shape[1] < 8 * kw || b.shape[1] < 8)
+		return 0;
+	return kw;
 }
+
+static bool dot_uses_mma(const IrFunc *f, const Op *op) { return dot_mma_width(f, op) > 0; }
 
 static bool op_depends_on(const Op *op, const Value *x, bool *seen, int n);
 
@@ -388,6 +404,8 @@ static const Encoding *dot_wgmma(LP *P, const Op *op)
 	int M = c.shape[0], N = c.shape[1], K = a.shape[1], W = P->f->num_warps;
 	if (P->f->sm != 90 || !P->f->sm_a || W % 4 || M < 64 || N < 8 || K < 16)
 		return NULL;
+	if ((a.scalar != SK_F16 && a.scalar != SK_BF16) || op->operands[1]->type.scalar != a.scalar || c.scalar != SK_F32)
+		return NULL; /* (tf32, i8 and fp8 take mma.sync for now) */
 	int gm = 1, gn = 1;
 	while (gm * gn < W / 4) {
 		if (M / (64 * gm) >= 2)
@@ -614,7 +632,7 @@ static const Encoding *want(LP *P, const Op *op, int i)
 			const Encoding *mma = E(P, res);
 			if (!mma || mma->kind != ENC_MMA)
 				return NULL;
-			return i == 2 ? mma : lp_chk(P, enc_dot_operand(P->f, i, mma, 2));
+			return i == 2 ? mma : lp_chk(P, enc_dot_operand(P->f, i, mma, dot_mma_width(P->f, op)));
 		}
 		return i == 2 ? E(P, res) : NULL;
 	case OP_PHILOX:

@@ -258,30 +258,38 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 	for (int j = 0; j < bits; j++)
 		ab[j] = j;
 	int vb[2] = {contiguous_regs(src), contiguous_regs(dst)};
-	/* an mma operand of 16-bit elements is read with ldmatrix: each lane
-	 * gives the address of a row of 8 elements (A: 8 k of one m; B: 8 n of
-	 * one k, transposed on the way; B K-major: 8 k of one n, as they lie);
-	 * the 8 lanes of one matrix are its rows */
+	/* an mma operand whose 32-bit registers are k_width elements of one
+	 * row (A) or column (B) is read with ldmatrix: each lane gives the
+	 * address of a row of 16 bytes (A: 16 / eb k of one m; B of 16-bit
+	 * elements: 8 n of one k, transposed on the way; B K-major: 16 / eb k
+	 * of one n, as they lie); the 8 lanes of one matrix are its rows.
+	 * ldmatrix transposes 16-bit elements only: a B of 8-bit or 32-bit
+	 * elements needs its tile K-major */
 	Lin rows = *dst;
-	if (allow_ldmatrix && dst_enc && dst_enc->kind == ENC_DOT_OPERAND && dst_enc->k_width == 2 && eb == 2 &&
-	    t.shape[1] >= 8) {
+	int rb = log2i(16 / eb); /* index bits of a 16-byte row */
+	if (allow_ldmatrix && dst_enc && dst_enc->kind == ENC_DOT_OPERAND && eb * dst_enc->k_width == 4 &&
+	    t.shape[1] >= 8 && (dst_enc->op_idx == 1 || t.shape[1] >= 16 / eb)) {
 		int rows_dim = 0;
 		s.ldmatrix = dst_enc->op_idx == 0 ? 1 : 2;
 		/* a B tile whose registers run along K (attention's K^T) is
 		 * stored as it was loaded, 16 bytes a store (or a cp.async), and
 		 * read without .trans */
 		int nb = log2i(t.shape[1]), kb = log2i(t.shape[0]), along_k = 0;
-		while (s.ldmatrix == 2 && along_k < 3 && along_k < src->n_reg && src->reg[along_k] == lin_bit(t, 0, along_k))
+		while (s.ldmatrix == 2 && along_k < rb && along_k < src->n_reg && src->reg[along_k] == lin_bit(t, 0, along_k))
 			along_k++;
-		if (along_k == 3 && t.shape[0] >= 16) {
+		if (along_k == rb && t.shape[0] >= 2 << rb) {
 			s.ldmatrix = 3;
 			rows_dim = 1;
 			for (int j = 0; j < bits; j++)
 				ab[j] = j < nb ? j + kb : j - nb;
 		}
-		vb[1] = 3;
-		for (int i = 0; i < 5; i++)
-			rows.lane[i] = (int8_t)(i < 3 ? lin_bit(t, rows_dim, i) : -1);
+		if (s.ldmatrix == 2 && eb != 2) {
+			s.ldmatrix = 0; /* plain loads */
+		} else {
+			vb[1] = rb;
+			for (int i = 0; i < 5; i++)
+				rows.lane[i] = (int8_t)(i < 3 ? lin_bit(t, rows_dim, i) : -1);
+		}
 	}
 	if (s.ldmatrix == 3) { /* the store's vector: registers whose addresses run on */
 		vb[0] = 0;

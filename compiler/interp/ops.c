@@ -626,6 +626,75 @@ bool interp_shape(Worker *w, const Op *op)
 
 /* ---- dot ------------------------------------------------------------------------------ */
 
+/* x rounded to tf32: 10 fraction bits, to nearest with ties away from
+ * zero (cvt.rna.tf32.f32); infinities and NaNs as they are. */
+static float tf32_rna(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	if ((u & 0x7f800000u) != 0x7f800000u)
+		u = (u + 0x1000u) & 0xffffe000u;
+	memcpy(&x, &u, 4);
+	return x;
+}
+
+/* An f32 dot with input_precision tf32 or tf32x3, as tensor cores compute
+ * it: tf32 rounds both inputs to tf32 (their product is exact in f32) and
+ * adds the products in k order in f32; tf32x3 splits each input into
+ * big = tf32(x) and small = tf32(x - big) and adds, for each k in turn,
+ * a_small b_big, a_big b_small and a_big b_big (small x small left out).
+ * A, B, C: the inputs and the accumulator in f32 (A and B are rounded in
+ * place); the results go to r, rounded to `out`. */
+static bool dot_tf32(Worker *w, const Op *op, float *A, float *B, float *C, int64_t M, int64_t N, int64_t K,
+                     DotPrecision prec, Elem *r, ScalarKind out, Mark mk)
+{
+	float *As = NULL, *Bs = NULL;
+	if (prec == DOT_TF32X3) {
+		As = (float *)interp_scratch(w, (M * K + 1) / 2);
+		Bs = (float *)interp_scratch(w, (K * N + 1) / 2);
+		if (!As || !Bs)
+			return false;
+	}
+	for (int64_t i = 0; i < M * K; i++) {
+		float big = tf32_rna(A[i]);
+		if (As)
+			As[i] = tf32_rna(A[i] - big);
+		A[i] = big;
+	}
+	for (int64_t i = 0; i < K * N; i++) {
+		float big = tf32_rna(B[i]);
+		if (Bs)
+			Bs[i] = tf32_rna(B[i] - big);
+		B[i] = big;
+	}
+	for (int64_t i = 0; i < M; i++) {
+		float *crow = C + i * N;
+		for (int64_t kk = 0; kk < K; kk++) {
+			float av = A[i * K + kk];
+			const float *brow = B + kk * N;
+			if (As) {
+				float as = As[i * K + kk];
+				const float *bsrow = Bs + kk * N;
+				for (int64_t j = 0; j < N; j++) {
+					float c = crow[j] + as * brow[j];
+					c += av * bsrow[j];
+					crow[j] = c + av * brow[j];
+				}
+			} else {
+				for (int64_t j = 0; j < N; j++)
+					crow[j] += av * brow[j];
+			}
+		}
+	}
+	for (int64_t i = 0; i < M * N; i++)
+		r[i].f = out == SK_F32 ? C[i] : fp_round(out, C[i]);
+	Elem *d = interp_def(w, op->results[0], M * N);
+	if (d)
+		memcpy(d, r, (size_t)(M * N) * sizeof *d);
+	interp_release(w, mk);
+	return d != NULL;
+}
+
 bool interp_dot(Worker *w, const Op *op)
 {
 	Type at = op->operands[0]->type, bt = op->operands[1]->type, rt = op->results[0]->type;
@@ -656,6 +725,9 @@ bool interp_dot(Worker *w, const Op *op)
 		for (int64_t i = 0; i < M * N; i++)
 			C[i] = (float)r[i].f;
 		bool exact = ka != SK_BF16 && ka != SK_F32 && kb != SK_BF16 && kb != SK_F32;
+		DotPrecision prec = ka == SK_F32 && kb == SK_F32 ? (DotPrecision)op->attr[0] : DOT_IEEE;
+		if (prec != DOT_IEEE)
+			return dot_tf32(w, op, A, B, C, M, N, K, prec, r, narrow ? kc : SK_F32, mk);
 		for (int64_t i = 0; i < M; i++) {
 			float *crow = C + i * N;
 			for (int64_t kk = 0; kk < K; kk++) {

@@ -429,8 +429,9 @@ static void check_dot(Verifier *v, const Op *op)
 		fail(v, op, "shapes do not multiply: %s times %s plus %s", tstr(a), tstr(b), tstr(c));
 		return;
 	}
-	if (!is_num(a) || sk(a) != sk(b)) {
-		fail(v, op, "input types %s and %s differ or are not numbers", tstr(a), tstr(b));
+	bool fp8_pair = (sk(a) == SK_F8E4M3 || sk(a) == SK_F8E5M2) && (sk(b) == SK_F8E4M3 || sk(b) == SK_F8E5M2);
+	if (!is_num(a) || (sk(a) != sk(b) && !fp8_pair)) {
+		fail(v, op, "input types %s and %s differ (other than two fp8 kinds) or are not numbers", tstr(a), tstr(b));
 		return;
 	}
 	if (is_int(a) ? !is_intn(c) : !is_float(c)) {
@@ -999,6 +1000,23 @@ static void check_encodings(Verifier *v, const Op *op)
 			same_enc(v, op, r0->last->operands[1 + i], r1->args[i], "forwarded value and argument");
 			same_enc(v, op, op->results[i], r1->args[i], "result and argument");
 		}
+		break;
+	}
+	case OP_DOT: {
+		/* mma.sync (version 2): A and B as its dot operands, k_width
+		 * elements a 32-bit register (4 / their bytes), acc as the result */
+		const Encoding *c = op->results[0]->enc;
+		if (!c || c->kind != ENC_MMA || c->version != 2 || op->n_operands != 3)
+			break;
+		for (int i = 0; i < 2; i++) {
+			const Value *x = op->operands[i];
+			Encoding want = {.kind = ENC_DOT_OPERAND, .rank = 2, .op_idx = i, .parent = c,
+			                 .k_width = 4 / type_bytes(type_elem(x->type))};
+			if (!v->failed && !enc_equiv(x->enc, &want, x->type, v->f->num_warps))
+				fail(v, op, "operand %d (%%%d) is not laid out as the mma's dot_operand of k_width %d", i, x->id,
+				     want.k_width);
+		}
+		same_enc(v, op, op->operands[2], op->results[0], "accumulator and result");
 		break;
 	}
 	case OP_CONVERT_LAYOUT:

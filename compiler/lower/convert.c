@@ -53,16 +53,19 @@ LLVMValueRef lw_scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValu
 	return c ? LLVMBuildXor(L->b, tsw, ci32(L, c), "") : tsw;
 }
 
-/* Reads an mma operand (16-bit elements) from the scratch with ldmatrix:
- * each instruction moves four 8 x 8 matrices, lane 8i + r giving the
- * address of row r of matrix i, and leaves in each lane the two elements
- * of each matrix that the fragment maps of layout.c put there. A (idx 0):
- * matrices (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15)
- * of one 16 x 16 tile = a0a1, a2a3, a4a5, a6a7. B (idx 1, transposed on the
- * way, rows of 8 n): (k 0-7), (k 8-15) of one 16 x 8 tile = b0b1, b2b3, and
- * the same of the thread's next tile along N when it has one. A dot reads
- * each group when it first needs it (lw_frag()), so that only one K step of
- * its operands is live in registers at a time. */
+/* Reads an mma operand from the scratch with ldmatrix: each instruction
+ * moves four matrices of 8 rows of 16 bytes, lane 8i + r giving the
+ * address of row r of matrix i, and leaves in each lane the 32-bit word of
+ * each matrix that the fragment maps of encoding.c put there (word lane % 4
+ * of row lane / 4: k_width elements). A (idx 0), rows of 16 bytes of k
+ * (8 f16, 4 f32, 16 i8): matrices (m 0-7, k lo), (m 8-15, k lo), (m 0-7,
+ * k hi), (m 8-15, k hi) of one 16-row tile = its registers a0, a1, a2, a3.
+ * B (idx 1) of 16-bit elements, transposed on the way (rows of 8 n): (k
+ * 0-7), (k 8-15) of one 16 x 8 tile = b0, b1; K-major (rows of 16 bytes of
+ * k of one n, any element size): (k lo), (k hi); and the same of the
+ * thread's next tile along N when it has one. A dot reads each group when
+ * it first needs it (lw_frag()), so that only one K step of its operands
+ * is live in registers at a time. */
 static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t, int offset)
 {
 	const Value *y = op->results[0];
@@ -76,9 +79,12 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 		return NULL;
 	}
 	memset(loaded, 0, (size_t)(1 << lo->n_reg) * sizeof *loaded);
+	int eb = type_bytes(type_elem(ty)), kw = 4 / eb, rb = log2i(16 / eb); /* rb: index bits of a 16-byte row */
 	*z = (LazyFrags){.convert = op, .lo = lo, .t = t, .loaded = loaded, .offset = offset, .owned = true,
-	                 .pair_bit = -1, .group = b_op ? 4 : 8};
+	                 .pair_bit = -1, .group = b_op ? 2 * kw : 4 * kw, .kw = kw, .b_op = b_op};
 	int row_bit = lin_bit(ty, 0, 0); /* bit 0 of dimension 0: m for A, k for B */
+	/* what i0 (lane bit 3) picks: A's rows 8-15, B's second 16 bytes of k */
+	int i0_bit = b_op && !trans ? row_bit + rb : row_bit + 3;
 	/* the thread's warp part (lanes choose rows below, not the fragment map) */
 	Lin warps = *lo;
 	for (int i = 0; i < 5; i++)
@@ -96,16 +102,16 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	 * B's k), or for B K-major along n (dimension 1, bit 0 of the index),
 	 * the row's 8 elements along k; i0 picks the k (B) or m (A) half */
 	LLVMValueRef lane_idx = LLVMBuildOr(L->b, LLVMBuildShl(L->b, r, ci32(L, b_op && !trans ? 0 : row_bit), ""),
-	                                    LLVMBuildShl(L->b, i0, ci32(L, row_bit + 3), ""), "");
+	                                    LLVMBuildShl(L->b, i0, ci32(L, i0_bit), ""), "");
 	if (!b_op)
-		lane_idx = LLVMBuildOr(L->b, lane_idx, LLVMBuildShl(L->b, i1, ci32(L, 3), ""), "");
+		lane_idx = LLVMBuildOr(L->b, lane_idx, LLVMBuildShl(L->b, i1, ci32(L, rb), ""), "");
 	else if (z->pair_bit >= 0)
 		lane_idx = LLVMBuildOr(L->b, lane_idx, LLVMBuildShl(L->b, i1, ci32(L, lo->reg[z->pair_bit]), ""), "");
 	z->base_thread = LLVMBuildOr(L->b, wpart, lane_idx, "");
 	/* the index bits base_thread may set: the rows (along n for B K-major),
 	 * the half picked by i0, the next tile or k half picked by i1, the warp */
-	z->thread_bits = (b_op && !trans ? 7u : 7u << row_bit) | 1u << (row_bit + 3) |
-	                 (!b_op ? 8u : z->pair_bit >= 0 ? 1u << lo->reg[z->pair_bit] : 0u);
+	z->thread_bits = (b_op && !trans ? 7u : 7u << row_bit) | 1u << i0_bit |
+	                 (!b_op ? 1u << rb : z->pair_bit >= 0 ? 1u << lo->reg[z->pair_bit] : 0u);
 	for (int i = 0; i < lo->n_warp; i++)
 		if (lo->warp[i] >= 0)
 			z->thread_bits |= 1u << lo->warp[i];
@@ -145,13 +151,13 @@ LLVMValueRef lw_frag(Lower *L, const Value *v, int k)
 	if (z->loaded[k])
 		return z->t->e[k];
 	const Lin *lo = z->lo;
-	bool trans = z->group == 4;
-	int g = k & ~(z->group - 1);
+	bool b_op = z->b_op;
+	int g = k & ~(z->group - 1), kw = z->kw, eb = 4 / kw;
 	if (z->pair_bit >= 0)
 		g &= ~(1 << z->pair_bit);
 	if (L->smem_unsynced)
 		lw_smem_barrier(L); /* the operands' stores are done */
-	int end = z->offset + (int)type_numel(v->type) * 2;
+	int end = z->offset + (int)type_numel(v->type) * eb;
 	if (L->smem_dirty >= 0 && L->smem_dirty < end)
 		L->smem_dirty = end;
 	int c = lw_reg_const(lo, g);
@@ -164,18 +170,19 @@ LLVMValueRef lw_frag(Lower *L, const Value *v, int k)
 		sw = lw_swizzle_value(L, z->convert->scratch, idx);
 	}
 	if (z->dyn) /* the stage buffer, in elements */
-		sw = LLVMBuildAdd(L->b, sw, LLVMBuildLShr(L->b, z->dyn, ci32(L, 1), ""), "");
-	LLVMValueRef addr = lw_smem_abs(L, L->i16, z->offset, sw);
+		sw = LLVMBuildAdd(L->b, sw, LLVMBuildLShr(L->b, z->dyn, ci32(L, log2i(eb)), ""), "");
+	LLVMValueRef addr = lw_smem_abs(L, eb == 1 ? L->i8 : eb == 2 ? L->i16 : L->i32, z->offset, sw);
 	LLVMValueRef a = LLVMBuildPtrToInt(L->b, addr, L->i64, "");
 	LLVMValueRef res = LLVMBuildCall2(L->b, z->ft, z->fn, &a, 1, "");
-	int x4 = !trans || z->pair_bit >= 0;
-	LLVMTypeRef pair = LLVMVectorType(lw_elem_type(L, type_elem(v->type)), 2);
+	int x4 = !b_op || z->pair_bit >= 0;
+	LLVMTypeRef et = lw_elem_type(L, type_elem(v->type));
+	LLVMTypeRef word_t = kw == 1 ? et : LLVMVectorType(et, (unsigned)kw);
 	for (int m = 0; m < (x4 ? 4 : 2); m++) {
-		LLVMValueRef w = LLVMBuildBitCast(L->b, LLVMBuildExtractValue(L->b, res, (unsigned)m, ""), pair, "");
-		/* matrix m's pair of registers */
-		int r = trans ? g + 2 * (m & 1) + (m >> 1) * (1 << (z->pair_bit < 0 ? 0 : z->pair_bit)) : g + 2 * m;
-		for (int h = 0; h < 2; h++) {
-			z->t->e[r + h] = LLVMBuildExtractElement(L->b, w, ci32(L, h), "");
+		LLVMValueRef w = LLVMBuildBitCast(L->b, LLVMBuildExtractValue(L->b, res, (unsigned)m, ""), word_t, "");
+		/* matrix m's word: kw registers */
+		int r = b_op ? g + kw * (m & 1) + (m >> 1) * (1 << (z->pair_bit < 0 ? 0 : z->pair_bit)) : g + kw * m;
+		for (int h = 0; h < kw; h++) {
+			z->t->e[r + h] = kw == 1 ? w : LLVMBuildExtractElement(L->b, w, ci32(L, h), "");
 			z->loaded[r + h] = true;
 		}
 	}

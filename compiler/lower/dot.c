@@ -2,7 +2,22 @@
  * (dot_mma.c), else FMAs from shared memory. */
 #include "lower/lower_int.h"
 
-/* dot with FMAs from shared memory: each result element walks K. */
+/* x rounded to tf32 (10 fraction bits; to nearest, ties away from zero, as
+ * cvt.rna.tf32.f32) on any target: the magnitude's bits plus half of the
+ * dropped part, truncated; infinities and NaNs as they are. */
+static LLVMValueRef tf32_round(Lower *L, LLVMValueRef x)
+{
+	LLVMValueRef u = LLVMBuildBitCast(L->b, x, L->i32, "");
+	LLVMValueRef r = LLVMBuildAnd(L->b, LLVMBuildAdd(L->b, u, ci32(L, 0x1000), ""), ci32(L, (int32_t)0xffffe000u), "");
+	LLVMValueRef finite = LLVMBuildICmp(L->b, LLVMIntNE, LLVMBuildAnd(L->b, u, ci32(L, 0x7f800000), ""),
+	                                    ci32(L, 0x7f800000), "");
+	return LLVMBuildBitCast(L->b, LLVMBuildSelect(L->b, finite, r, u, ""), L->f32, "");
+}
+
+/* dot with FMAs from shared memory: each result element walks K. f32 inputs
+ * follow input_precision as mma.sync does: tf32 rounds both to tf32 (their
+ * product is exact in f32), tf32x3 sums a_small b_big, a_big b_small and
+ * a_big b_big (big = tf32(x), small = tf32(x - big)), ieee is exact. */
 static void lower_dot_fma(Lower *L, const Op *op)
 {
 	const Value *a = op->operands[0], *b = op->operands[1], *y = op->results[0];
@@ -24,6 +39,8 @@ static void lower_dot_fma(Lower *L, const Op *op)
 		acc_t = type_scalar(SK_F32);
 	bool fl = is_float(acc_t);
 	Type in_e = type_elem(at);
+	DotPrecision prec = at.scalar == SK_F32 && bt.scalar == SK_F32 && acc_t.scalar == SK_F32 ? (DotPrecision)op->attr[0]
+	                                                                                          : DOT_IEEE;
 	for (int k = 0; k < count && !L->failed; k++) {
 		LLVMValueRef oidx = lw_index_of(L, lo, k);
 		LLVMValueRef i = lw_coord(L, ct, oidx, 0), j = lw_coord(L, ct, oidx, 1);
@@ -37,8 +54,23 @@ static void lower_dot_fma(Lower *L, const Op *op)
 		LLVMValueRef next;
 		if (fl) {
 			LLVMTypeRef ty = LLVMTypeOf(xv);
-			LLVMValueRef args[3] = {xv, yv, lp.phis[0]};
-			next = lw_call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
+			next = lp.phis[0];
+			LLVMValueRef xs = NULL, ys = NULL;
+			if (prec != DOT_IEEE) {
+				LLVMValueRef xb = tf32_round(L, xv), yb = tf32_round(L, yv);
+				if (prec == DOT_TF32X3) {
+					xs = tf32_round(L, LLVMBuildFSub(L->b, xv, xb, ""));
+					ys = tf32_round(L, LLVMBuildFSub(L->b, yv, yb, ""));
+				}
+				xv = xb, yv = yb;
+			}
+			LLVMValueRef terms[3][2] = {{xs, yv}, {xv, ys}, {xv, yv}};
+			for (int p = 0; p < 3; p++) {
+				if (!terms[p][0] || !terms[p][1])
+					continue;
+				LLVMValueRef args[3] = {terms[p][0], terms[p][1], next};
+				next = lw_call_intrinsic(L, "llvm.fma", &ty, 1, args, 3);
+			}
 		} else {
 			next = LLVMBuildAdd(L->b, lp.phis[0], LLVMBuildMul(L->b, xv, yv, ""), "");
 		}

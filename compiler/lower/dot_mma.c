@@ -1,6 +1,7 @@
-/* dot_mma.c: dot with mma.sync m16n8k16: f16 and bf16 operands in
- * dot_operand encodings of an mma accumulator, read from registers or with
- * ldmatrix (convert.c). */
+/* dot_mma.c: dot with mma.sync over operands in dot_operand encodings of
+ * an mma accumulator, read from registers or with ldmatrix (convert.c):
+ * m16n8k16 for f16 and bf16, m16n8k8 for f32 rounded to tf32 (tf32x3: three
+ * products of the split), m16n8k32 for i8 (into i32) and fp8 (sm_89). */
 #include "lower/lower_int.h"
 
 #include <string.h>
@@ -24,56 +25,150 @@ static LLVMValueRef pair_word(Lower *L, LLVMValueRef lo, LLVMValueRef hi, LLVMTy
 	return LLVMBuildBitCast(L->b, v, L->i32, "");
 }
 
-/* mma.sync m16n8k16 over operands in dot_operand encodings of the result's
- * mma encoding (layout.c has the fragment maps): each group of four
- * accumulator registers is one 16 x 8 tile, walked over K in steps of 16. */
+/* The 32-bit register of four 8-bit elements, the first in the low byte:
+ * the word they were taken from when they are its bytes in order (a load
+ * of 4 bytes), else the bytes packed. */
+static LLVMValueRef quad_word(Lower *L, LLVMValueRef *e)
+{
+	LLVMValueRef src = NULL;
+	for (int i = 0; i < 4; i++) {
+		LLVMValueRef x = e[i];
+		if (!LLVMIsAExtractElementInst(x) || !LLVMIsAConstantInt(LLVMGetOperand(x, 1)) ||
+		    LLVMConstIntGetZExtValue(LLVMGetOperand(x, 1)) != (unsigned long long)i ||
+		    (src && LLVMGetOperand(x, 0) != src)) {
+			src = NULL;
+			break;
+		}
+		src = LLVMGetOperand(x, 0);
+	}
+	if (src && LLVMGetTypeKind(LLVMTypeOf(src)) == LLVMVectorTypeKind && LLVMGetVectorSize(LLVMTypeOf(src)) == 4)
+		return LLVMBuildBitCast(L->b, src, L->i32, "");
+	LLVMValueRef v = LLVMGetUndef(LLVMVectorType(L->i8, 4));
+	for (int i = 0; i < 4; i++)
+		v = LLVMBuildInsertElement(L->b, v, e[i], ci32(L, i), "");
+	return LLVMBuildBitCast(L->b, v, L->i32, "");
+}
+
+/* x rounded to tf32 (round to nearest, ties away: cvt.rna), as the b32
+ * register mma.sync .tf32 reads. */
+static LLVMValueRef tf32_word(Lower *L, LLVMValueRef x)
+{
+	return lw_call_intrinsic(L, "llvm.nvvm.f2tf32.rna", NULL, 0, &x, 1);
+}
+
+static const char *mma_type_name(ScalarKind k)
+{
+	switch (k) {
+	case SK_F16: return "f16";
+	case SK_BF16: return "bf16";
+	case SK_F32: return "tf32";
+	case SK_I8: return "s8";
+	case SK_F8E4M3: return "e4m3";
+	default: return "e5m2";
+	}
+}
+
+/* The words mma.sync reads of one operand, per word of its fragment map:
+ * each word once (a K step's words feed every tile of the other operand);
+ * tf32x3 keeps the small parts in small[]. */
+typedef struct MmaWords {
+	LLVMValueRef *big, *small;
+} MmaWords;
+
+static LLVMValueRef mma_word(Lower *L, const Value *v, int kw, int r0, DotPrecision prec, MmaWords *w, bool small)
+{
+	int i = r0 / kw;
+	if (w->big[i])
+		return small ? w->small[i] : w->big[i];
+	if (kw == 2) {
+		LLVMTypeRef pair = LLVMVectorType(lw_elem_type(L, type_elem(v->type)), 2);
+		w->big[i] = pair_word(L, lw_frag(L, v, r0), lw_frag(L, v, r0 + 1), pair);
+	} else if (kw == 4) {
+		LLVMValueRef e[4];
+		for (int j = 0; j < 4; j++)
+			e[j] = lw_frag(L, v, r0 + j);
+		w->big[i] = quad_word(L, e);
+	} else {
+		LLVMValueRef x = lw_frag(L, v, r0);
+		w->big[i] = tf32_word(L, x);
+		if (prec == DOT_TF32X3) {
+			LLVMValueRef big = LLVMBuildBitCast(L->b, w->big[i], L->f32, "");
+			w->small[i] = tf32_word(L, LLVMBuildFSub(L->b, x, big, ""));
+		}
+	}
+	return small ? w->small[i] : w->big[i];
+}
+
+/* mma.sync over operands in dot_operand encodings of the result's mma
+ * encoding (encoding.c has the fragment maps): each group of four
+ * accumulator registers is one 16 x 8 tile, walked over K in steps of 8 kw
+ * (kw elements of an operand a 32-bit register: 1 tf32, 2 f16 and bf16, 4
+ * i8 and fp8). */
 void lower_dot_mma(Lower *L, const Op *op)
 {
 	const Value *a = op->operands[0], *b = op->operands[1], *y = op->results[0];
 	const Lin *la = lw_lin_of(L, a), *lb = lw_lin_of(L, b), *lc = lw_lin_of(L, y);
 	Type at = a->type, ct = y->type;
-	int K = at.shape[1], N = ct.shape[1], kb = log2i(K), nb = log2i(N);
-	bool bf = at.scalar == SK_BF16;
+	ScalarKind ka = (ScalarKind)at.scalar, kb = (ScalarKind)b->type.scalar;
+	int K = at.shape[1], N = ct.shape[1], kbits = log2i(K), nb = log2i(N);
+	int kw = ka == SK_F32 ? 1 : ka == SK_F16 || ka == SK_BF16 ? 2 : 4, ks = 8 * kw;
+	bool integer = ka == SK_I8;
+	DotPrecision prec = ka == SK_F32 ? (DotPrecision)op->attr[0] : DOT_IEEE;
 	int n_c = 1 << lc->n_reg;
 	Tile t = lw_tile_new(L, n_c);
-	if (L->failed)
+	MmaWords wa, wb;
+	int na = (1 << la->n_reg) / kw + 1, nbw = (1 << lb->n_reg) / kw + 1;
+	wa.big = arena_alloc(&L->arena, 2 * (size_t)na * sizeof(LLVMValueRef));
+	wb.big = arena_alloc(&L->arena, 2 * (size_t)nbw * sizeof(LLVMValueRef));
+	if (L->failed || !wa.big || !wb.big) {
+		L->failed = true;
 		return;
+	}
+	memset(wa.big, 0, 2 * (size_t)na * sizeof(LLVMValueRef));
+	memset(wb.big, 0, 2 * (size_t)nbw * sizeof(LLVMValueRef));
+	wa.small = wa.big + na;
+	wb.small = wb.big + nbw;
 	for (int k = 0; k < n_c; k++)
 		t.e[k] = el(L, op->operands[2], k);
 	char text[256];
+	const char *acc = integer ? "s32" : "f32";
 	snprintf(text, sizeof text,
-	         "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
+	         "mma.sync.aligned.m16n8k%d.row.col.%s.%s.%s.%s {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
 	         "{$10, $11, $12, $13};",
-	         bf ? "bf16" : "f16", bf ? "bf16" : "f16");
-	const char *cons = "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f";
-	LLVMTypeRef args_t[14], fields[4] = {L->f32, L->f32, L->f32, L->f32};
+	         ks, acc, mma_type_name(ka), mma_type_name(kb), acc);
+	const char *cons = integer ? "=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r" : "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f";
+	LLVMTypeRef ct_l = integer ? L->i32 : L->f32;
+	LLVMTypeRef args_t[14], fields[4] = {ct_l, ct_l, ct_l, ct_l};
 	for (int i = 0; i < 6; i++)
 		args_t[i] = L->i32;
 	for (int i = 6; i < 10; i++)
-		args_t[i] = L->f32;
+		args_t[i] = ct_l;
 	LLVMTypeRef rt = LLVMStructTypeInContext(L->c, fields, 4, 0);
 	LLVMTypeRef ft = LLVMFunctionType(rt, args_t, 10, 0);
 	LLVMValueRef mma = LLVMGetInlineAsm(ft, text, strlen(text), (char *)cons, strlen(cons), 0, 0,
 	                                    LLVMInlineAsmDialectATT, 0);
-	LLVMTypeRef pair = LLVMVectorType(bf ? L->bf16 : L->f16, 2);
+	/* tf32x3: a_small b_big, a_big b_small, then a_big b_big, each an mma */
+	int parts = prec == DOT_TF32X3 ? 3 : 1;
 	/* K steps outside: one step of the operands is live at a time */
-	for (int kk = 0; kk < K / 16 && !L->failed; kk++)
+	for (int kk = 0; kk < K / ks && !L->failed; kk++)
 		for (int g = 0; g < n_c / 4 && !L->failed; g++) {
 			int cc = lw_reg_const(lc, 4 * g);
 			int row_c = cc >> nb, col_c = cc & (N - 1);
-			int ka = lw_reg_index(la, (row_c << kb) | (kk * 16));
-			int kbb = lw_reg_index(lb, ((kk * 16) << nb) | col_c);
-			LLVMValueRef args[10];
-			for (int i = 0; i < 6; i++) {
-				const Value *src = i < 4 ? a : b;
-				int r0 = i < 4 ? ka + 2 * i : kbb + 2 * (i - 4);
-				args[i] = pair_word(L, lw_frag(L, src, r0), lw_frag(L, src, r0 + 1), pair);
+			int ka0 = lw_reg_index(la, (row_c << kbits) | (kk * ks));
+			int kb0 = lw_reg_index(lb, ((kk * ks) << nb) | col_c);
+			for (int p = 0; p < parts && !L->failed; p++) {
+				LLVMValueRef args[10];
+				for (int i = 0; i < 6; i++) {
+					bool is_a = i < 4, small = parts == 3 && (is_a ? p == 0 : p == 1);
+					int r0 = is_a ? ka0 + kw * i : kb0 + kw * (i - 4);
+					args[i] = mma_word(L, is_a ? a : b, kw, r0, prec, is_a ? &wa : &wb, small);
+				}
+				for (int i = 0; i < 4; i++)
+					args[6 + i] = t.e[4 * g + i];
+				LLVMValueRef r = LLVMBuildCall2(L->b, ft, mma, args, 10, "");
+				for (int i = 0; i < 4; i++)
+					t.e[4 * g + i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
 			}
-			for (int i = 0; i < 4; i++)
-				args[6 + i] = t.e[4 * g + i];
-			LLVMValueRef r = LLVMBuildCall2(L->b, ft, mma, args, 10, "");
-			for (int i = 0; i < 4; i++)
-				t.e[4 * g + i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
 		}
 	/* the operands' pinned scratches are free again */
 	for (int i = 0; i < 2; i++) {

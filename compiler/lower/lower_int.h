@@ -95,6 +95,8 @@ typedef struct LazyFrags {
 	bool kept;             /* for every dot that reads it (converted outside their loop) */
 	int stages;            /* the stage buffers it lies in (a loop's cp.async tiles), or 0 */
 	int pair_bit, group;
+	int kw;                /* elements of a 32-bit register: 4 / their bytes */
+	bool b_op;             /* operand B (a group is b0 b1 of a tile, and of the next along N) */
 	LLVMValueRef base_thread, fn;
 	LLVMValueRef base_sw;  /* base_thread swizzled: a group's address is it ^ its register part's */
 	unsigned thread_bits;  /* index bits base_thread may set */

@@ -238,6 +238,19 @@ static bool run_pipeline(LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level
 	return false;
 }
 
+/* mma.sync of e4m3 and e5m2 (sm_89 and up, written as inline assembly by
+ * lower/dot_mma.c, so LLVM does not know of it) needs PTX ISA 8.4 (CUDA
+ * 12.4): a kernel that has one says so in its .version line; every other
+ * kernel keeps its target's version (the table above). */
+static void raise_version_for_fp8_mma(char *ptx)
+{
+	if (!strstr(ptx, "mma.sync.aligned.m16n8k32.row.col.f32.e"))
+		return;
+	char *v = strstr(ptx, "\n.version ");
+	if (v && (strncmp(v + 10, "7.8\n", 4) == 0 || strncmp(v + 10, "8.0\n", 4) == 0))
+		memcpy(v + 10, "8.4", 3);
+}
+
 static bool emit(LLVMModuleRef m, LLVMTargetMachineRef tm, char **ptx_out, size_t *ptx_len, Errors *e)
 {
 	char *msg = NULL;
@@ -261,6 +274,7 @@ static bool emit(LLVMModuleRef m, LLVMTargetMachineRef tm, char **ptx_out, size_
 	}
 	memcpy(ptx, LLVMGetBufferStart(buf), len);
 	ptx[len] = '\0';
+	raise_version_for_fp8_mma(ptx);
 	LLVMDisposeMemoryBuffer(buf);
 	*ptx_out = ptx;
 	if (ptx_len)

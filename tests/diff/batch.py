@@ -57,8 +57,29 @@ def encode(t, v):
         b = f32_bits(v)
         return struct.pack("<H", ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF)
     if t in ("f8e4m3", "f8e5m2"):
-        return bytes([0x38 if t == "f8e4m3" else 0x3C])  # 1.0: the generator makes no fp8 inputs
+        return bytes([fp8_code(t, v)])
     raise ValueError("no encoding for type " + t)
+
+
+FP8 = {}
+
+
+def fp8_code(t, v):
+    """The fp8 code nearest v (ties to the even code), saturating at the
+    largest finite value, as blk converts to fp8."""
+    if t not in FP8:
+        eb, mb = (4, 3) if t == "f8e4m3" else (5, 2)
+        bias = (1 << (eb - 1)) - 1
+        codes = []
+        for c in range(128):
+            e, m = c >> mb, c & ((1 << mb) - 1)
+            if t == "f8e4m3" and c == 0x7F or t == "f8e5m2" and e == 31:
+                continue  # NaN, and e5m2's infinities
+            val = (1 + m / (1 << mb)) * 2.0 ** (e - bias) if e else m / (1 << mb) * 2.0 ** (1 - bias)
+            codes.append((val, c))
+        FP8[t] = codes
+    best = min(FP8[t], key=lambda vc: (abs(abs(v) - vc[0]), vc[1] & 1))
+    return best[1] | (0x80 if v < 0 else 0)
 
 
 def fill(t, count, init, rng):

@@ -480,7 +480,17 @@ def gen_2d(k, r):
 # ---- dots --------------------------------------------------------------------
 
 def gen_dot(k, r):
-    ti = r.choice(["f16", "f16", "bf16", "bf16", "i8"])
+    ti = r.choice(["f16", "f16", "bf16", "bf16", "i8", "f32", "fp8"])
+    # fp8: e4m3 or e5m2 on each side (tensor cores from sm_89, FMAs below);
+    # f32: input_precision tf32 (the default, rounded as tensor cores do,
+    # in the interpreter too), tf32x3 or ieee
+    ta = tb = ti
+    prec = ""
+    if ti == "fp8":
+        ta, tb = r.choice(["f8e4m3", "f8e5m2"]), r.choice(["f8e4m3", "f8e5m2"])
+    elif ti == "f32":
+        prec = r.choice(["", ", input_precision = \"tf32\"", ", input_precision = \"tf32x3\"",
+                         ", input_precision = \"ieee\""])
     bm, bn, bk = r.choice([16, 32, 64]), r.choice([16, 32, 64]), r.choice([16, 32])
     if bm * bn > 2048:
         bn = 16
@@ -492,14 +502,16 @@ def gen_dot(k, r):
     k.const("BK", bk)
     k.grid = "cdiv(M, BM), cdiv(N, BN)"
     tacc = "i32" if ti == "i8" else "f32"
-    k.buf("a", ti, M * K, "random" if ti == "i8" else r.choice(["random", "randn"]))
-    k.buf("b", ti, K * N, "random" if ti == "i8" else r.choice(["random", "randn"]))
+    k.buf("a", ta, M * K, "random" if ti == "i8" else r.choice(["random", "randn"]))
+    k.buf("b", tb, K * N, "random" if ti == "i8" else r.choice(["random", "randn"]))
     tout = tacc if r.random() < 0.7 or ti == "i8" else r.choice(["f32", "f16", "bf16"])
     k.out("c", tout, M * N)
     k.scalar("M", "i32", M)
     k.scalar("N", "i32", N)
     k.scalar("K", "i32", K)
     k.cls = "exact" if ti == "i8" else "reduce"
+    if ti == "fp8":
+        k.widen_tol("f16")  # fp8 tensor cores keep about 14 bits of the sum
     b = k.body
     b.append("    let rm = program_id(0) * BM + arange(0, BM);")
     b.append("    let rn = program_id(1) * BN + arange(0, BN);")
@@ -515,7 +527,7 @@ def gen_dot(k, r):
         b.append("        let bv2 = where((rk[:, None] < K) & (rn[None, :] < N), bv, 0);")
         b.append("        acc = dot(av2, bv2, acc);")
     else:
-        b.append("        acc = dot(av, bv, acc);")
+        b.append("        acc = dot(av, bv, acc%s);" % prec)
     b.append("    }")
     res = "acc" if tout == tacc else "acc.to(%s)" % tout
     if r.random() < 0.3 and tacc == "f32":

@@ -3,6 +3,9 @@
 #  - BUILD_DIR/tests/gpu/gpu_api_test: kernels through blk.h on the GPU
 #    backend (tests/gpu/gpu_api_test.c); where no GPU can be used it prints
 #    "SKIP: no GPU (reason)" and so does this script, then "0 passed, 0 failed";
+#  - BUILD_DIR/tests/gpu/dots_api_test: every kind of dot (f16, bf16, f32 as
+#    tf32, tf32x3 and ieee, i8, fp8 e4m3 / e5m2 / mixed) in a masked matmul
+#    over odd shapes (tests/gpu/dots_api_test.c);
 #  - every example host program built in BUILD_DIR/examples (make examples),
 #    run with BLK_BACKEND=gpu: each checks its kernel against C and exits 0;
 #  - with BLK_GPU_OPS=1, also the suite tests/ops with BLK_BACKEND=gpu.
@@ -46,6 +49,16 @@ if [[ $(printf '%s\n' "$out" | head -n 1) == SKIP:* ]]; then
 	exit 0
 fi
 count gpu_api_test "$out" $status
+
+# every kind of dot (tensor cores: f16, bf16, tf32, i8, fp8) over odd shapes
+prog="$build/tests/gpu/dots_api_test"
+if [ -x "$prog" ]; then
+	out=$("$prog" 2>&1)
+	count dots_api_test "$out" $?
+else
+	echo "FAIL dots_api_test: not built ($prog)"
+	failed=$((failed + 1))
+fi
 
 for ex in "$build"/examples/*; do
 	[ -f "$ex" ] && [ -x "$ex" ] || continue

@@ -579,37 +579,38 @@ static void slices(void)
  * after tile (4 or 8 consecutive registers a tile), N tiles fastest for C,
  * K tiles fastest for A and B. */
 typedef struct Mma {
-	int M, N, K, wm, wn, nw;
+	int M, N, K, wm, wn, nw, kw; /* kw: k_width, elements of A or B a 32-bit register (1, 2 or 4) */
 } Mma;
 
 static int reps(int tiles, int warps) { return tiles > warps ? tiles / warps : 1; }
 
 static int mma_regs(const Mma *m, int idx)
 {
-	int tm = m->M / 16, tn = m->N / 8, tk = m->K / 16;
-	return idx < 0 ? 4 * reps(tm, m->wm) * reps(tn, m->wn) : idx == 0 ? 8 * reps(tm, m->wm) * tk : 4 * tk * reps(tn, m->wn);
+	int tm = m->M / 16, tn = m->N / 8, tk = m->K / (8 * m->kw);
+	return idx < 0 ? 4 * reps(tm, m->wm) * reps(tn, m->wn)
+	               : idx == 0 ? 4 * m->kw * reps(tm, m->wm) * tk : 2 * m->kw * tk * reps(tn, m->wn);
 }
 
 /* The (row, col) of thread t's register r: C (idx -1) is M x N, A (0) M x K, B (1) K x N. */
 static void mma_coord(const Mma *m, int idx, int t, int r, int *row, int *col)
 {
 	int lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
-	int tm = m->M / 16, tn = m->N / 8, tk = m->K / 16;
+	int tm = m->M / 16, tn = m->N / 8, kw = m->kw, tk = m->K / (8 * kw);
 	int warp_m = warp % m->wm, warp_n = (warp / m->wm) % m->wn;
 	if (idx < 0) {
 		int c = r % 4, rep = r / 4, rn = rep % reps(tn, m->wn), rm = rep / reps(tn, m->wn);
 		int mi = (warp_m + m->wm * rm) % tm, ni = (warp_n + m->wn * rn) % tn;
 		*row = 16 * mi + g + 8 * (c >> 1);
 		*col = 8 * ni + 2 * q + (c & 1);
-	} else if (idx == 0) {
-		int a = r % 8, rep = r / 8, rk = rep % tk, rm = rep / tk;
+	} else if (idx == 0) { /* element i of a0..a(4 kw - 1): word i / kw */
+		int a = r % (4 * kw), rep = r / (4 * kw), rk = rep % tk, rm = rep / tk, word = a / kw;
 		int mi = (warp_m + m->wm * rm) % tm;
-		*row = 16 * mi + g + 8 * ((a >> 1) & 1);
-		*col = 16 * rk + 2 * q + (a & 1) + 8 * (a >> 2);
+		*row = 16 * mi + g + 8 * (word & 1);
+		*col = 8 * kw * rk + kw * q + a % kw + 4 * kw * (word >> 1);
 	} else {
-		int b = r % 4, rep = r / 4, rk = rep % tk, rn = rep / tk;
+		int b = r % (2 * kw), rep = r / (2 * kw), rk = rep % tk, rn = rep / tk;
 		int ni = (warp_n + m->wn * rn) % tn;
-		*row = 16 * rk + 2 * q + (b & 1) + 8 * (b >> 1);
+		*row = 8 * kw * rk + kw * q + b % kw + 4 * kw * (b / kw);
 		*col = 8 * ni + g;
 	}
 }
@@ -619,7 +620,7 @@ static bool mma_matches(const Mma *m, int idx)
 	begin("mma");
 	F->num_warps = m->nw;
 	const Encoding *c = enc_mma(F, m->wm, m->wn);
-	const Encoding *e = idx < 0 ? c : enc_dot_operand(F, idx, c, 2);
+	const Encoding *e = idx < 0 ? c : enc_dot_operand(F, idx, c, m->kw);
 	int rows = idx == 1 ? m->K : m->M, cols = idx == 0 ? m->K : m->N;
 	Type t = B2(idx < 0 ? f32 : f16, rows, cols);
 	Lin l;
@@ -659,8 +660,8 @@ static bool mma_feeds(const Mma *m)
 	const Encoding *c = enc_mma(F, m->wm, m->wn);
 	Lin lc, la, lb;
 	if (!enc_lin(c, B2(f32, m->M, m->N), m->nw, &lc) ||
-	    !enc_lin(enc_dot_operand(F, 0, c, 2), B2(f16, m->M, m->K), m->nw, &la) ||
-	    !enc_lin(enc_dot_operand(F, 1, c, 2), B2(f16, m->K, m->N), m->nw, &lb)) {
+	    !enc_lin(enc_dot_operand(F, 0, c, m->kw), B2(f16, m->M, m->K), m->nw, &la) ||
+	    !enc_lin(enc_dot_operand(F, 1, c, m->kw), B2(f16, m->K, m->N), m->nw, &lb)) {
 		snprintf(why, sizeof why, "enc_lin refused one");
 		return false;
 	}
@@ -677,18 +678,21 @@ static bool mma_feeds(const Mma *m)
 			breg[lin_apply(&lb, th, r)] = r;
 		for (int r = 0; r < 1 << lc.n_reg; r += 4) {
 			int e = lin_apply(&lc, th, r), row0 = e / m->N - g, col0 = e % m->N - 2 * q; /* the tile's corner */
-			for (int k0 = 0; k0 < m->K; k0 += 16) {
-				int a0 = areg[(row0 + g) * m->K + k0 + 2 * q], b0 = breg[(k0 + 2 * q) * m->N + col0 + g];
-				for (int i = 0; i < 8; i++) {
-					int ar = row0 + g + 8 * ((i >> 1) & 1), ak = k0 + 2 * q + (i & 1) + 8 * (i >> 2);
+			/* the PTX ISA's a_i (i < 4 kw): row g, + 8 in odd registers; k kw q + i % kw, + 4 kw from
+			 * a_(2 kw) on. b_i (i < 2 kw): k kw q + i % kw, + 4 kw from b_kw on; column g */
+			int kw = m->kw;
+			for (int k0 = 0; k0 < m->K; k0 += 8 * kw) {
+				int a0 = areg[(row0 + g) * m->K + k0 + kw * q], b0 = breg[(k0 + kw * q) * m->N + col0 + g];
+				for (int i = 0; i < 4 * kw; i++) {
+					int ar = row0 + g + ((i / kw) % 2 ? 8 : 0), ak = k0 + kw * q + i % kw + (i >= 2 * kw ? 4 * kw : 0);
 					if (a0 < 0 || areg[ar * m->K + ak] != a0 + i) {
 						snprintf(why, sizeof why, "thread %d, C tile at (%d, %d), k %d: a%d = A[%d][%d] not in register %d",
 						         th, row0, col0, k0, i, ar, ak, a0 + i);
 						return false;
 					}
 				}
-				for (int i = 0; i < 4; i++) {
-					int bk = k0 + 2 * q + (i & 1) + 8 * (i >> 1), bc = col0 + g;
+				for (int i = 0; i < 2 * kw; i++) {
+					int bk = k0 + kw * q + i % kw + (i >= kw ? 4 * kw : 0), bc = col0 + g;
 					if (b0 < 0 || breg[bk * m->N + bc] != b0 + i) {
 						snprintf(why, sizeof why, "thread %d, C tile at (%d, %d), k %d: b%d = B[%d][%d] not in register %d",
 						         th, row0, col0, k0, i, bk, bc, b0 + i);
@@ -714,26 +718,28 @@ static void mma(void)
 {
 	static const int mn[][2] = {{16, 8}, {16, 16}, {32, 32}, {64, 16}, {16, 64}, {128, 64}, {64, 128}};
 	static const int w[][2] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 1}, {1, 4}, {4, 2}, {2, 4}};
-	static const int ks[] = {16, 32, 64};
+	static const int ks[] = {8, 16, 32, 64};
+	static const int kws[] = {2, 1, 4};
 	int bad[4] = {0};
 	const char *names[4] = {"accumulator", "operand A", "operand B", "fragments feed"};
 	for (size_t i = 0; i < sizeof mn / sizeof mn[0]; i++)
 		for (size_t j = 0; j < sizeof w / sizeof w[0]; j++)
 			for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++)
-				for (int extra = 1; extra <= 2; extra++) {
-					Mma m = {mn[i][0], mn[i][1], ks[k], w[j][0], w[j][1], w[j][0] * w[j][1] * extra};
-					if (m.nw > 32)
-						continue;
-					for (int idx = -1; idx <= 2; idx++) {
-						bool ok = idx == 2 ? mma_feeds(&m) : mma_matches(&m, idx);
-						if (!ok && bad[idx + 1]++ == 0)
-							printf("  %s, M %d N %d K %d, warps [%d, %d] of %d: %s\n", names[idx + 1], m.M, m.N, m.K,
-							       m.wm, m.wn, m.nw, why);
+				for (int extra = 1; extra <= 2; extra++)
+					for (size_t kwi = 0; kwi < sizeof kws / sizeof kws[0]; kwi++) {
+						Mma m = {mn[i][0], mn[i][1], ks[k], w[j][0], w[j][1], w[j][0] * w[j][1] * extra, kws[kwi]};
+						if (m.nw > 32 || m.K < 8 * m.kw)
+							continue;
+						for (int idx = -1; idx <= 2; idx++) {
+							bool ok = idx == 2 ? mma_feeds(&m) : mma_matches(&m, idx);
+							if (!ok && bad[idx + 1]++ == 0)
+								printf("  %s, M %d N %d K %d, k_width %d, warps [%d, %d] of %d: %s\n", names[idx + 1], m.M,
+								       m.N, m.K, m.kw, m.wm, m.wn, m.nw, why);
+						}
 					}
-				}
 	check(bad[0] == 0, "mma: accumulators of m16n8k16 (c0..c3) over 7 shapes and 8 warp splits, per the PTX ISA");
-	check(bad[1] == 0, "mma: dot_operand idx 0 (a0..a7), k_width 2, per the PTX ISA");
-	check(bad[2] == 0, "mma: dot_operand idx 1 (b0..b3), k_width 2, per the PTX ISA");
+	check(bad[1] == 0, "mma: dot_operand idx 0 (a0..a(4 kw - 1)), k_width 1 (tf32), 2 (f16), 4 (i8, fp8), per the PTX ISA");
+	check(bad[2] == 0, "mma: dot_operand idx 1 (b0..b(2 kw - 1)), k_width 1, 2, 4, per the PTX ISA");
 	check(bad[3] == 0, "mma: the A and B fragments of each (m, n, k) tile sit in the thread of the C tile they feed");
 
 	/* a few exact maps, as the lowering reads them */
@@ -749,6 +755,21 @@ static void mma(void)
 	enc_lin(enc_dot_operand(F, 1, enc_mma(F, 1, 1), 2), B2(f16, 16, 8), 1, &l);
 	lin_str(&l, s, sizeof s);
 	check_text(s, "reg [3 6] lane [4 5 0 1 2] warp []", "mma: B of one 16 x 8 tile (k0, k3 in registers)");
+	enc_lin(enc_dot_operand(F, 0, enc_mma(F, 1, 1), 1), B2(f32, 16, 8), 1, &l);
+	lin_str(&l, s, sizeof s);
+	check_text(s, "reg [6 2] lane [0 1 3 4 5] warp []", "mma: A of one m16n8k8 tf32 tile (k_width 1: row 3, k2 in registers)");
+	enc_lin(enc_dot_operand(F, 1, enc_mma(F, 1, 1), 1), B2(f32, 8, 8), 1, &l);
+	lin_str(&l, s, sizeof s);
+	check_text(s, "reg [5] lane [3 4 0 1 2] warp []", "mma: B of one m16n8k8 tf32 tile (k_width 1: k2 in a register)");
+	enc_lin(enc_dot_operand(F, 0, enc_mma(F, 1, 1), 4), B2(i8, 16, 32), 1, &l);
+	lin_str(&l, s, sizeof s);
+	check_text(s, "reg [0 1 8 4] lane [2 3 5 6 7] warp []", "mma: A of one m16n8k32 i8 tile (k_width 4: k0, k1, row 3, k4)");
+	enc_lin(enc_dot_operand(F, 1, enc_mma(F, 1, 1), 4), B2(i8, 32, 8), 1, &l);
+	lin_str(&l, s, sizeof s);
+	check_text(s, "reg [3 4 7] lane [5 6 0 1 2] warp []", "mma: B of one m16n8k32 i8 tile (k_width 4: k0, k1, k4)");
+	check(!enc_lin(enc_dot_operand(F, 0, enc_mma(F, 1, 1), 4), B2(i8, 16, 16), 1, &l),
+	      "mma: operand A of k_width 4 needs 32 columns of K");
+	check(!enc_lin(enc_dot_operand(F, 0, enc_mma(F, 1, 1), 3), B2(i8, 16, 32), 1, &l), "mma: k_width 3 lays out nothing");
 	enc_lin(enc_mma(F, 2, 2), B2(f32, 64, 32), 4, &l);
 	lin_str(&l, s, sizeof s);
 	check_text(s, "reg [0 8 4 10] lane [1 2 5 6 7] warp [9 3]",

@@ -652,6 +652,23 @@ static void gpu_ir(void)
 	expect("result %1: mma<version = 2, wpc = [1, 1]> cannot lay out f32[8, 8] at %1 (const)",
 	       "verify: GPU IR: mma on an 8 x 8 block is rejected");
 
+	/* an mma dot's operands are its dot_operands with k_width elements a
+	 * 32-bit register: 4 for i8 (m16n8k32), not 2 */
+	for (int kw = 4; kw >= 2; kw -= 2) {
+		gpu_start();
+		const Encoding *m = enc_mma(F, 1, 1);
+		a = with(ci(B2(i8, 16, 32), 1), enc_dot_operand(F, 0, m, kw));
+		b = with(ci(B2(i8, 32, 16), 1), enc_dot_operand(F, 1, m, 4));
+		c = with(ci(B2(i32, 16, 16), 0), m);
+		with(op3(OP_DOT, a, b, c, B2(i32, 16, 16)), m);
+		ret();
+		if (kw == 4)
+			check_text(verify_msg(F, "test"), "", "verify: GPU IR: an i8 mma dot with dot_operands of k_width 4 passes");
+		else
+			expect("operand 0 (%1) is not laid out as the mma's dot_operand of k_width 4 at %4 (dot)",
+			       "verify: GPU IR: an i8 mma dot whose A has k_width 2 is rejected");
+	}
+
 	gpu_start();
 	with(cf(B2(f32, 16, 16), 0), blk1);
 	ret();

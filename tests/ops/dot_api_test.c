@@ -15,10 +15,17 @@
  *     K 2^-24 S plus half an ulp of the type (an ulp in dot_case). On
  *     inputs whose sums are exact in f32 (narrow_case, exact), the result
  *     must be the exact sum rounded once, bit for bit;
- *   - i8 -> i32: exact. */
+ *   - fp8 inputs: 2^-12 S more (tensor cores keep about 14 bits of the sum);
+ *   - i8 -> i32: exact.
+ * tf32_case pins what tf32 and tf32x3 compute (the inputs rounded as the
+ * tensor cores round them) with K 2^-23 S, and checks that the case can
+ * tell the rounded products from the unrounded ones. */
 #include "ops.h"
 
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
+/* fp8 products are exact, but Hopper's fp8 tensor cores keep about 14 bits
+ * of the sum: 2^-12 S more for fp8 inputs (on the GPU) */
+#define FP8_SUM 0x1p-12
 
 static const char *DOT_SRC =
 	"kernel k(a: *$T, b: *$T, c: *$C, out: *$R) {\n"
@@ -71,6 +78,8 @@ static void dot_case(dt t, int M, int N, int K, bool with_acc, prec p, dt out_dt
 			double rel = K * 0x1p-24;
 			if (p == PREC_TF32 || p == PREC_TF32X3 || (p == PREC_DEFAULT && t == DT_F32))
 				rel += 0x1p-10;
+			if (t == DT_E4M3 || t == DT_E5M2)
+				rel += FP8_SUM;
 			tol[i * N + j] = rel * (double)S + ulp_of(acc_t, (double)s);
 		}
 	const char *prec_text = p == PREC_IEEE ? ", input_precision = \"ieee\"" : p == PREC_TF32 ? ", input_precision = \"tf32\""
@@ -136,7 +145,8 @@ static void loop_case(dt t, int K, bool trans_b)
 			if (is_int)
 				set_i(want, i * BN + j, wrap_int(DT_I32, si));
 			wantf[i * BN + j] = (double)s;
-			tol[i * BN + j] = K * 0x1p-24 * (double)S + ulp_of(DT_F32, (double)s);
+			tol[i * BN + j] = (K * 0x1p-24 + (t == DT_E4M3 || t == DT_E5M2 ? FP8_SUM : 0)) * (double)S +
+			                  ulp_of(DT_F32, (double)s);
 		}
 	const char *loadb = trans_b ? "trans(load(b + arange(0, BN)[:, None] * K + ks[None, :]))"
 	                            : "load(b + ks[:, None] * BN + arange(0, BN)[None, :])";
@@ -205,6 +215,126 @@ static void narrow_case(dt t, dt acc_t, int M, int N, int K, bool with_acc, bool
 	       dts[acc_t].name, exact ? " (exact inputs)" : "");
 }
 
+/* x rounded to tf32 (10 fraction bits, to nearest, ties away from zero),
+ * in double arithmetic: the spacing of x's binade (never below that of
+ * tf32's subnormals, 2^-136) times the rounded count of spacings. */
+static double tf32_of(double x)
+{
+	if (x == 0 || !isfinite(x))
+		return x;
+	int e;
+	frexp(fabs(x), &e); /* |x| in [2^(e-1), 2^e) */
+	double step = ldexp(1.0, (e - 1 - 10) < -136 ? -136 : e - 1 - 10);
+	double q = floor(fabs(x) / step + 0.5);
+	return copysign(q * step, x);
+}
+
+/* An f32 dot with input_precision tf32 (the default) or tf32x3 against a
+ * reference that rounds the inputs as the tensor cores do: tf32 multiplies
+ * tf32(a) tf32(b); tf32x3 sums a_small b_big + a_big b_small + a_big b_big
+ * (big = tf32(x), small = tf32(x - big)). The products are exact, so only
+ * the K additions in f32 differ (K 2^-23 S, an ulp an addition). Inputs
+ * with all 23 fraction bits: the same check against the unrounded products
+ * must fail somewhere, so that the case sees the rounding (for tf32x3,
+ * against tf32's products). */
+static void tf32_case(int M, int N, int K, bool with_acc, prec p)
+{
+	arr a = arr_new(DT_F32, M * K), b = arr_new(DT_F32, K * N), c = arr_new(DT_F32, M * N);
+	fill_random(a, 2);
+	fill_random(b, 2);
+	if (with_acc)
+		fill_random(c, 4);
+	double *want = calloc((size_t)(M * N), sizeof(double)), *other = calloc((size_t)(M * N), sizeof(double)),
+	       *tol = calloc((size_t)(M * N), sizeof(double));
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			long double s = with_acc ? get_f(c, i * N + j) : 0, o = s, S = fabsl(s);
+			for (int k = 0; k < K; k++) {
+				double x = get_f(a, i * K + k), y = get_f(b, k * N + j);
+				double xb = tf32_of(x), yb = tf32_of(y), xs = tf32_of(x - xb), ys = tf32_of(y - yb);
+				long double pr = (long double)xb * yb;
+				if (p == PREC_TF32X3) {
+					o += pr; /* what tf32 alone would give */
+					pr += (long double)xs * yb + (long double)xb * ys;
+				} else {
+					o += (long double)x * y; /* unrounded */
+				}
+				s += pr;
+				S += fabsl(pr);
+			}
+			want[i * N + j] = (double)s;
+			other[i * N + j] = (double)o;
+			tol[i * N + j] = K * 0x1p-23 * (double)S + ulp_of(DT_F32, (double)s);
+		}
+	char dot[128], ms[8], ns[8], ks[8];
+	snprintf(dot, sizeof dot, "dot(x, y%s%s)", with_acc ? ", load(c + cm)" : "",
+	         p == PREC_TF32X3 ? ", input_precision = \"tf32x3\"" : p == PREC_TF32 ? ", input_precision = \"tf32\"" : "");
+	snprintf(ms, sizeof ms, "%d", M);
+	snprintf(ns, sizeof ns, "%d", N);
+	snprintf(ks, sizeof ks, "%d", K);
+	const char *src = render(DOT_SRC, "T", "f32", "C", "f32", "R", "f32", "M", ms, "N", ns, "K", ks, "DOT", dot, NULL);
+	blk_devptr da = dev_from(a), db = dev_from(b), dc = dev_from(c), dout = dev_zeros(DT_F32, M * N);
+	bool ok = run_kernel(src, NULL, ARGS(P(da), P(db), P(dc), P(dout)), NO_CONSTS, GRID(1, 1, 1)) == BLK_SUCCESS;
+	int sees = 0;
+	for (int i = 0; i < M * N; i++)
+		sees += fabs(other[i] - want[i]) > tol[i];
+	if (ok) {
+		arr got = dev_read(dout, DT_F32, M * N);
+		ok = check_close_each(got, want, tol);
+	}
+	if (ok && !sees) {
+		why("the reference without the rounding passes as well: the case cannot see it");
+		ok = false;
+	}
+	free(want);
+	free(other);
+	free(tol);
+	result(ok, "%s f32 (%d x %d) @ (%d x %d)%s, inputs rounded as tensor cores do (%d of %d elements off without)", dot,
+	       M, K, K, N, with_acc ? " + acc" : "", sees, M * N);
+}
+
+/* fp8 of two kinds (e4m3 times e5m2, or the other way round): exact
+ * products summed in f32 (K 2^-24 S), into f32 or rounded once to f16. */
+static void fp8_mixed_case(dt ta, dt tb, int M, int N, int K, dt out)
+{
+	arr a = arr_new(ta, M * K), b = arr_new(tb, K * N);
+	fill_random(a, 4);
+	fill_random(b, 8);
+	double *want = calloc((size_t)(M * N), sizeof(double)), *tol = calloc((size_t)(M * N), sizeof(double));
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			long double s = 0, S = 0;
+			for (int k = 0; k < K; k++) {
+				long double pr = (long double)get_f(a, i * K + k) * get_f(b, k * N + j);
+				s += pr;
+				S += fabsl(pr);
+			}
+			want[i * N + j] = (double)s;
+			tol[i * N + j] = (K * 0x1p-24 + FP8_SUM) * (double)S + (out == DT_F32 ? 0 : 0.5 * ulp_of(out, (double)s));
+		}
+	static const char *src_t =
+		"kernel k(a: *$A, b: *$B, out: *$R) {\n"
+		"    let x = load(a + arange(0, $M)[:, None] * $K + arange(0, $K)[None, :]);\n"
+		"    let y = load(b + arange(0, $K)[:, None] * $N + arange(0, $N)[None, :]);\n"
+		"    store(out + arange(0, $M)[:, None] * $N + arange(0, $N)[None, :], dot(x, y$OD));\n"
+		"}\n";
+	char ms[8], ns[8], ks[8];
+	snprintf(ms, sizeof ms, "%d", M);
+	snprintf(ns, sizeof ns, "%d", N);
+	snprintf(ks, sizeof ks, "%d", K);
+	const char *src = render(src_t, "A", dts[ta].name, "B", dts[tb].name, "R", dts[out].name, "M", ms, "N", ns, "K", ks,
+	                         "OD", out == DT_F32 ? "" : ", out_dtype = f16", NULL);
+	blk_devptr da = dev_from(a), db = dev_from(b), dout = dev_zeros(out, M * N);
+	bool ok = run_kernel(src, NULL, ARGS(P(da), P(db), P(dout)), NO_CONSTS, GRID(1, 1, 1)) == BLK_SUCCESS;
+	if (ok) {
+		arr got = dev_read(dout, out, M * N);
+		ok = check_close_each(got, want, tol);
+	}
+	free(want);
+	free(tol);
+	result(ok, "dot %s (%d x %d) @ %s (%d x %d) -> %s", dts[ta].name, M, K, dts[tb].name, K, N, dts[out].name);
+}
+
 int main(int argc, char **argv)
 {
 	ops_init(argc, argv);
@@ -228,10 +358,27 @@ int main(int argc, char **argv)
 			narrow_case(DT_BF16, DT_BF16, 64, 64, 64, acc, exact);
 			narrow_case(DT_F16, DT_F16, 16, 32, 128, acc, exact);
 		}
+	/* f32 rounded to tf32 as the tensor cores round it */
+	tf32_case(32, 32, 32, false, PREC_DEFAULT);
+	tf32_case(16, 64, 64, true, PREC_TF32);
+	tf32_case(64, 16, 16, false, PREC_TF32);
+	tf32_case(32, 32, 64, true, PREC_TF32X3);
+	tf32_case(16, 16, 16, false, PREC_TF32X3);
+	/* fp8 of both kinds, and i8, over the shapes mma.sync m16n8k32 tiles
+	 * (K 32 and more) and those it does not (K 16) */
+	fp8_mixed_case(DT_E4M3, DT_E5M2, 32, 32, 64, DT_F32);
+	fp8_mixed_case(DT_E5M2, DT_E4M3, 16, 64, 32, DT_F32);
+	fp8_mixed_case(DT_E4M3, DT_E5M2, 64, 16, 16, DT_F16);
+	dot_case(DT_E4M3, 64, 64, 128, true, PREC_DEFAULT, DT_COUNT);
+	dot_case(DT_E5M2, 16, 16, 16, false, PREC_DEFAULT, DT_COUNT);
+	dot_case(DT_E4M3, 32, 16, 32, false, PREC_DEFAULT, DT_F16);
+	dot_case(DT_I8, 16, 16, 128, true, PREC_DEFAULT, DT_COUNT);
 	loop_case(DT_F16, 128, false);
 	loop_case(DT_BF16, 96, false);
 	loop_case(DT_F32, 64, false);
 	loop_case(DT_I8, 128, false);
+	loop_case(DT_E4M3, 96, false);
+	loop_case(DT_I8, 64, true);
 	loop_case(DT_F16, 64, true);
 	return ops_finish();
 }

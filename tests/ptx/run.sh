@@ -275,15 +275,16 @@ for tile in tests/ptx/patterns/*.tile; do
 		bad "$name: ptxas ($target)" "$(head -3 "$tmp/err")"
 		continue
 	fi
+	good=1 what=""
 	if [ -n "$req" ]; then
 		what="has /$(echo "$req" | paste -sd '&' | sed 's|&|/ and /|g')/"
-		good=1
 		while IFS= read -r re; do
 			grep -qE "$re" "$out" || good=0
 		done <<<"$req"
-	else
-		what="has no /$forbid/"
-		grep -qE "$forbid" "$out" && good=0 || good=1
+	fi
+	if [ -n "$forbid" ]; then
+		what="${what:+$what, }has no /$(echo "$forbid" | paste -sd '&' | sed 's|&|/ nor /|g')/"
+		! grep -qE "$forbid" "$out" || good=0
 	fi
 	if [ $good = 1 ]; then
 		ok "$name: PTX $what"
@@ -293,6 +294,16 @@ for tile in tests/ptx/patterns/*.tile; do
 		bad "$name: PTX $what"
 	fi
 done
+# tf32x3 is three mma.sync where tf32 is one: the same 16 x 16 x 16 dot
+n1=$("$blkc" --emit=ptx --arch=sm_80 -Dnum_warps=1 tests/ptx/patterns/dot_tf32_count.tile -o - 2>"$tmp/err" |
+	grep -c 'mma\.sync\.aligned\.m16n8k8')
+n3=$("$blkc" --emit=ptx --arch=sm_80 -Dnum_warps=1 tests/ptx/patterns/dot_tf32x3_sm80.tile -o - 2>>"$tmp/err" |
+	grep -c 'mma\.sync\.aligned\.m16n8k8')
+if [ "$n1" = 4 ] && [ "$n3" = 12 ]; then
+	ok "dot f32 16 x 16 x 16 on one warp: tf32 4 mma.sync m16n8k8, tf32x3 12 (three a step)"
+else
+	bad "dot tf32 / tf32x3 mma.sync counts" "$n1 and $n3, want 4 and 12 $(head -2 "$tmp/err")"
+fi
 if "$blkc" --emit=ptx --arch=sm_99 examples/relu.tile -o /dev/null 2>"$tmp/err"; then
 	bad "an unknown --arch is refused"
 elif grep -q "unknown GPU target 'sm_99'" "$tmp/err"; then

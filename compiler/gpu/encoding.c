@@ -154,6 +154,13 @@ int wgmma_row_bytes(Type t, int fast)
 const Encoding *enc_wgmma_shared(IrFunc *f, Type t, int fast, int bytes)
 {
 	Encoding e;
+	wgmma_shared_fill(&e, t, fast, bytes);
+	return enc_intern(f, &e);
+}
+
+void wgmma_shared_fill(Encoding *out, Type t, int fast, int bytes)
+{
+	Encoding e;
 	enc_zero(&e, ENC_SHARED, 2);
 	int eb = type_bytes(type_elem(t)), other = 1 - fast;
 	int log_e = log2i(bytes / eb), log_o = log2i(t.shape[other]), unit = log2i(16 / eb), units = log2i(bytes / 16);
@@ -171,7 +178,7 @@ const Encoding *enc_wgmma_shared(IrFunc *f, Type t, int fast, int bytes)
 			img = (1u << (log_e + b)) | (b >= first && b < first + units ? 1u << (unit + b - first) : 0);
 		e.swizzle[j] = img ^ (1u << j);
 	}
-	return enc_intern(f, &e);
+	*out = e;
 }
 
 const Encoding *enc_dot_operand(IrFunc *f, int op_idx, const Encoding *parent, int k_width)

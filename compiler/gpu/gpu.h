@@ -75,6 +75,9 @@ const Encoding *enc_mma3(IrFunc *f, int wm, int wn, int instr_n);
 /* The shared scratch a wgmma reads operand t from: rows of `bytes` bytes
  * (32, 64 or 128) along dimension fast, swizzled as wgmma expects. */
 const Encoding *enc_wgmma_shared(IrFunc *f, Type t, int fast, int bytes);
+/* The same, not interned (vec and load_vec 16 bytes: set them to what the
+ * registers written allow). */
+void wgmma_shared_fill(Encoding *e, Type t, int fast, int bytes);
 /* The swizzle-row bytes of a wgmma operand of type t along fast (0: none fits). */
 int wgmma_row_bytes(Type t, int fast);
 const Encoding *enc_dot_operand(IrFunc *f, int op_idx, const Encoding *parent, int k_width);

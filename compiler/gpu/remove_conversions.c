@@ -369,7 +369,15 @@ static const Encoding *wgmma_scratch(LP *P, const Lin *src, Type t, const Encodi
 	int eb = type_bytes(type_elem(t));
 	while (op_idx == 1 && fast == 1 && bytes > 32 && bytes > operand->parent->instr_n * eb)
 		bytes /= 2;
-	return lp_chk(P, enc_wgmma_shared(P->f, t, fast, bytes));
+	/* the stores' vectors (and a loop's cp.async copies): the registers from
+	 * the first whose elements lie one after another in the scratch */
+	Encoding e;
+	wgmma_shared_fill(&e, t, fast, bytes);
+	int v = 0;
+	while (v < src->n_reg && (1 << (v + 1)) * eb <= 16 && (e.swizzle[src->reg[v]] ^ (1u << src->reg[v])) == 1u << v)
+		v++;
+	e.vec = e.load_vec = 1 << v;
+	return lp_chk(P, enc_intern(P->f, &e));
 }
 
 /* Conversions inside a loop of values from outside it are done once,

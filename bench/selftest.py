@@ -247,7 +247,7 @@ def tc_matmul_on_interpreter(ctx, rng):
            "every kernel of matmul_tc.tile is in blk_calls.MATMUL_TC_KERNELS", repr(sorted(in_file)))
     types = tc_types(rng)
     M, N, K = 40, 72, 144
-    tol = {"f16": 1e-2, "bf16": 1e-2, "f32": 1e-5, "f8e4m3": 1e-2, "i8": 0.0}
+    tol = {"f16": 1e-2, "bf16": 1e-2, "f32": 2e-3, "f8e4m3": 1e-2, "i8": 0.0}
     nan_bits = {"f16": 0x7E00, "bf16": 0x7FC0, "f32": math.nan, "i32": -1}
     for dtype, (plain, fused, out) in bc.MATMUL_TC_KERNELS.items():
         ct, rand, enc, dec = types[dtype]

@@ -129,6 +129,32 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	return z;
 }
 
+void lw_scratch_store(Lower *L, const Value *x, const Encoding *s, int at, int vec)
+{
+	const Lin *li = lw_lin_of(L, x);
+	Tile *in = val(L, x);
+	Type et = type_elem(x->type);
+	LLVMTypeRef mt = lw_mem_type(L, et);
+	int eb = type_bytes(et);
+	LLVMBasicBlockRef owned = lw_begin_if(L, owner_of(L, li), "own");
+	LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)vec);
+	LLVMValueRef tsw = lw_swizzle_value(L, s, lw_thread_part(L, li));
+	for (int k = 0, n_in = 1 << li->n_reg; k < n_in; k += vec) {
+		LLVMValueRef p = lw_smem_abs(L, mt, at, lw_scratch_addr(L, s, li, tsw, k));
+		LLVMValueRef st;
+		if (vec == 1) {
+			st = LLVMBuildStore(L->b, lw_to_mem(L, et, in->e[k]), p);
+		} else {
+			LLVMValueRef v = LLVMGetUndef(vt);
+			for (int i = 0; i < vec; i++)
+				v = LLVMBuildInsertElement(L->b, v, lw_to_mem(L, et, in->e[k + i]), ci32(L, i), "");
+			st = LLVMBuildStore(L->b, v, p);
+		}
+		LLVMSetAlignment(st, (unsigned)(vec * eb));
+	}
+	lw_end_if(L, owned);
+}
+
 /* An operand wgmma reads from its scratch: nothing is loaded into
  * registers, the dot takes the scratch's address. */
 static LazyFrags *wgmma_setup(Lower *L, const Op *op, Tile *t, int offset)
@@ -247,7 +273,7 @@ void lower_convert(Lower *L, const Op *op)
 	}
 	bool same = memcmp(li->lane, lo->lane, 5) == 0 && li->n_warp == lo->n_warp &&
 	            memcmp(li->warp, lo->warp, (size_t)li->n_warp) == 0;
-	if (same) {
+	if (same && !(op->scratch && op->scratch->wgmma)) {
 		for (int k = 0; k < n_out; k++)
 			t.e[k] = in->n == 1 ? in->e[0] : in->e[lw_reg_index(li, lw_reg_const(lo, k))];
 		L->vals[y->id] = t;
@@ -280,23 +306,7 @@ void lower_convert(Lower *L, const Op *op)
 	} else {
 		at = L->smem_base + lw_smem_take(L, bytes);
 	}
-	LLVMBasicBlockRef owned = lw_begin_if(L, owner_of(L, li), "own");
-	LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)vec);
-	LLVMValueRef tsw = lw_swizzle_value(L, s, lw_thread_part(L, li));
-	for (int k = 0, n_in = 1 << li->n_reg; k < n_in; k += vec) {
-		LLVMValueRef p = lw_smem_abs(L, mt, at, lw_scratch_addr(L, s, li, tsw, k));
-		LLVMValueRef st;
-		if (vec == 1) {
-			st = LLVMBuildStore(L->b, lw_to_mem(L, et, in->e[k]), p);
-		} else {
-			LLVMValueRef v = LLVMGetUndef(vt);
-			for (int i = 0; i < vec; i++)
-				v = LLVMBuildInsertElement(L->b, v, lw_to_mem(L, et, in->e[k + i]), ci32(L, i), "");
-			st = LLVMBuildStore(L->b, v, p);
-		}
-		LLVMSetAlignment(st, (unsigned)(vec * eb));
-	}
-	lw_end_if(L, owned);
+	lw_scratch_store(L, x, s, at, vec);
 	if (lazy) { /* kept until the dot has read it */
 		if (L->smem_dirty < at + bytes)
 			L->smem_dirty = at + bytes;
@@ -327,7 +337,7 @@ void lower_convert(Lower *L, const Op *op)
 		if (i >= lo->n_reg || lo->reg[i] != i)
 			load_vec = 1;
 	LLVMTypeRef lvt = LLVMVectorType(mt, (unsigned)load_vec);
-	tsw = lw_swizzle_value(L, s, lw_thread_part(L, lo));
+	LLVMValueRef tsw = lw_swizzle_value(L, s, lw_thread_part(L, lo));
 	for (int k = 0; k < n_out; k += load_vec) {
 		LLVMValueRef p = lw_smem_abs(L, mt, at, lw_scratch_addr(L, s, lo, tsw, k));
 		if (load_vec == 1) {

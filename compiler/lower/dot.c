@@ -38,7 +38,7 @@ static void lower_dot_fma(Lower *L, const Op *op)
 	if (res_t.scalar == SK_F16 || res_t.scalar == SK_BF16 || res_t.scalar == SK_F8E4M3 || res_t.scalar == SK_F8E5M2)
 		acc_t = type_scalar(SK_F32);
 	bool fl = is_float(acc_t);
-	Type in_e = type_elem(at);
+	Type in_e = type_elem(at), in_b = type_elem(bt); /* mixed fp8: each side its own kind */
 	DotPrecision prec = at.scalar == SK_F32 && bt.scalar == SK_F32 && acc_t.scalar == SK_F32 ? (DotPrecision)op->attr[0]
 	                                                                                          : DOT_IEEE;
 	for (int k = 0; k < count && !L->failed; k++) {
@@ -50,7 +50,7 @@ static void lower_dot_fma(Lower *L, const Op *op)
 		LLVMValueRef ai = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, i, ci32(L, K), ""), lp.i, "");
 		LLVMValueRef bi = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, lp.i, ci32(L, bt.shape[1]), ""), j, "");
 		LLVMValueRef xv = lw_cast(L, in_e, acc_t, lw_smem_load(L, in_e, base, ai), op->loc);
-		LLVMValueRef yv = lw_cast(L, in_e, acc_t, lw_smem_load(L, in_e, base + a_bytes, bi), op->loc);
+		LLVMValueRef yv = lw_cast(L, in_b, acc_t, lw_smem_load(L, in_b, base + a_bytes, bi), op->loc);
 		LLVMValueRef next;
 		if (fl) {
 			LLVMTypeRef ty = LLVMTypeOf(xv);

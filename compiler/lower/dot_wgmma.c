@@ -32,14 +32,55 @@ static unsigned long long desc_fields(int lbo, int sbo, int row_bytes)
 	       (mode << 62);
 }
 
+static bool operand_from(Lower *L, const LazyFrags *z, const Encoding *s, Type t, WgOperand *o);
+
+/* An operand the layout passes left in registers (a load made straight in
+ * its encoding, a transpose in registers): stored into a scratch of
+ * wgmma's layout here, pinned until the dot is done (*pinned: where). */
+static bool operand_store(Lower *L, const Value *v, const Encoding *mma, WgOperand *o, int *pinned)
+{
+	const Lin *l = lw_lin_of(L, v);
+	Type t = v->type;
+	int eb = type_bytes(type_elem(t)), fast = l->n_reg > 0 && l->reg[0] == lin_bit(t, 0, 0) ? 0 : 1;
+	int bytes = wgmma_row_bytes(t, fast);
+	while (fast == 1 && bytes > 32 && bytes > mma->instr_n * eb)
+		bytes /= 2;
+	Encoding *s = arena_alloc(&L->arena, sizeof *s);
+	if (!s || !bytes) {
+		L->failed = !s;
+		return false;
+	}
+	wgmma_shared_fill(s, t, fast, bytes);
+	int vec = 1;
+	while (vec < l->n_reg + 1 && vec * 2 * eb <= 16 &&
+	       (s->swizzle[l->reg[log2i(vec)]] ^ (1u << l->reg[log2i(vec)])) == (unsigned)vec)
+		vec *= 2;
+	if (L->smem_dirty < 0 || L->smem_dirty > L->smem_base)
+		lw_smem_barrier(L);
+	int total = numel(t) * eb;
+	int at = lw_smem_pin_aligned(L, total, 1024);
+	if (*pinned < 0)
+		*pinned = at;
+	lw_scratch_store(L, v, s, at, vec);
+	if (L->smem_dirty < at + total)
+		L->smem_dirty = at + total;
+	L->smem_unsynced = true;
+	LazyFrags z = {.convert = NULL, .offset = at, .wgmma = true};
+	return operand_from(L, &z, s, t, o);
+}
+
 static bool operand_setup(Lower *L, const Value *v, WgOperand *o)
 {
 	memset(o, 0, sizeof *o);
 	LazyFrags *z = L->lazy[v->id];
 	if (!z || !z->wgmma)
 		return false;
-	const Encoding *s = z->convert->scratch;
-	Type t = v->type;
+	return operand_from(L, z, z->convert->scratch, v->type, o);
+}
+
+static bool operand_from(Lower *L, const LazyFrags *z, const Encoding *s, Type t, WgOperand *o)
+{
+	memset(o, 0, sizeof *o);
 	o->s = s;
 	o->offset = z->offset;
 	o->dyn = z->dyn;
@@ -236,9 +277,14 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 	int K = at.shape[1], n_instr = mma->instr_n, per = n_instr / 2;
 	int n_c = 1 << lc->n_reg;
 	WgOperand oa, ob;
+	int pinned = -1; /* operands stored here: pinned from this byte until the dot is done */
 	bool a_smem = operand_setup(L, a, &oa);
-	if (!operand_setup(L, b, &ob) || n_c % per) {
-		lw_fail(L, op->loc, "internal error: wgmma dot without its B operand in shared memory%s", "");
+	if (!operand_setup(L, b, &ob) && !operand_store(L, b, mma, &ob, &pinned)) {
+		lw_fail(L, op->loc, "internal error: wgmma dot whose B operand cannot go to shared memory%s", "");
+		return;
+	}
+	if (n_c % per) {
+		lw_fail(L, op->loc, "internal error: wgmma dot of %s accumulator registers", "an odd count of");
 		return;
 	}
 	Tile t = lw_tile_new(L, n_c);
@@ -308,6 +354,8 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 	}
 	/* the operands' pinned scratches are free again; what the tensor cores
 	 * read is done */
+	if (pinned >= 0 && pinned < L->smem_base)
+		L->smem_base = pinned;
 	for (int i = 0; i < 2; i++) {
 		LazyFrags *z = L->lazy[op->operands[i]->id];
 		if (z && z->owned && z->offset < L->smem_base)

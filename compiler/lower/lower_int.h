@@ -244,6 +244,9 @@ LLVMValueRef lw_swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx);
 LLVMValueRef lw_scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValueRef tsw, int k);
 /* Register k of a lazily read operand, loading its group first if needed. */
 LLVMValueRef lw_frag(Lower *L, const Value *v, int k);
+/* Stores x's registers (vec at a time: their addresses must run on) at
+ * byte `at` of shared memory in scratch map s; replicas store once. */
+void lw_scratch_store(Lower *L, const Value *x, const Encoding *s, int at, int vec);
 /* Whether y's only use is a dot that comes after op in the same region. */
 bool lw_only_for_dot(const Op *op);
 void lower_convert(Lower *L, const Op *op);

@@ -404,8 +404,13 @@ static const Encoding *dot_wgmma(LP *P, const Op *op)
 	int M = c.shape[0], N = c.shape[1], K = a.shape[1], W = P->f->num_warps;
 	if (P->f->sm != 90 || !P->f->sm_a || W % 4 || M < 64 || N < 8 || K < 16)
 		return NULL;
-	if ((a.scalar != SK_F16 && a.scalar != SK_BF16) || op->operands[1]->type.scalar != a.scalar || c.scalar != SK_F32)
-		return NULL; /* (tf32, i8 and fp8 take mma.sync for now) */
+	Type b = op->operands[1]->type;
+	bool half = (a.scalar == SK_F16 || a.scalar == SK_BF16) && b.scalar == a.scalar && c.scalar == SK_F32;
+	bool fp8 = (a.scalar == SK_F8E4M3 || a.scalar == SK_F8E5M2) && (b.scalar == SK_F8E4M3 || b.scalar == SK_F8E5M2) &&
+	           c.scalar == SK_F32;
+	bool i8 = a.scalar == SK_I8 && b.scalar == SK_I8 && c.scalar == SK_I32;
+	if (!half && !((fp8 || i8) && K >= 32))
+		return NULL; /* (f32 takes mma.sync: wgmma reads tf32 by truncation, the interpreter rounds) */
 	int gm = 1, gn = 1;
 	while (gm * gn < W / 4) {
 		if (M / (64 * gm) >= 2)

@@ -365,6 +365,8 @@ static const Encoding *wgmma_scratch(LP *P, const Lin *src, Type t, const Encodi
 	int fast = 1, op_idx = operand->op_idx;
 	if (op_idx == 1 && src->n_reg > 0 && src->reg[0] == lin_bit(t, 0, 0))
 		fast = 0;
+	if (type_bytes(type_elem(t)) != 2)
+		fast = op_idx == 0 ? 1 : 0; /* 8-bit operands: K-major only */
 	int bytes = wgmma_row_bytes(t, fast);
 	int eb = type_bytes(type_elem(t));
 	while (op_idx == 1 && fast == 1 && bytes > 32 && bytes > operand->parent->instr_n * eb)
@@ -452,7 +454,8 @@ static void scratch_region(RC *R, Region *r)
 		bool same = a.n_warp == b.n_warp && memcmp(a.lane, b.lane, sizeof a.lane) == 0 &&
 		            memcmp(a.warp, b.warp, (size_t)a.n_warp) == 0;
 		const Encoding *de = op->results[0]->enc;
-		if (de && de->kind == ENC_DOT_OPERAND && de->parent->version == 3 && !(same && de->op_idx == 0))
+		bool reg_a = same && de && de->op_idx == 0 && type_bytes(type_elem(t)) == 2; /* A in registers: 16-bit */
+		if (de && de->kind == ENC_DOT_OPERAND && de->parent->version == 3 && !reg_a)
 			op->scratch = wgmma_scratch(&R->P, &a, op->results[0]->type, de);
 		else if (!same)
 			op->scratch = scratch_for(&R->P, &a, &b, op->results[0]->enc, t, true);

@@ -42,6 +42,8 @@ static bool operand_store(Lower *L, const Value *v, const Encoding *mma, WgOpera
 	const Lin *l = lw_lin_of(L, v);
 	Type t = v->type;
 	int eb = type_bytes(type_elem(t)), fast = l->n_reg > 0 && l->reg[0] == lin_bit(t, 0, 0) ? 0 : 1;
+	if (eb != 2)
+		fast = 0; /* (B) 8-bit operands are read K-major */
 	int bytes = wgmma_row_bytes(t, fast);
 	while (fast == 1 && bytes > 32 && bytes > mma->instr_n * eb)
 		bytes /= 2;
@@ -126,25 +128,66 @@ static LLVMValueRef a_word(Lower *L, const Value *a, int k)
 	return LLVMBuildBitCast(L->b, v, L->i32, "");
 }
 
-/* One wgmma m64nNk16 into n_acc accumulators (tied in and out; with
+/* What a dot's wgmma is: its type suffix (".f32.f16.f16"), its K step,
+ * whether its operands may be transposed (16-bit inputs only; the others
+ * are read K-major) and whether it has scale immediates (not integers). */
+typedef struct WgKind {
+	char types[32];
+	int k, trans, scales;
+	bool integer;
+} WgKind;
+
+static const char *wg_type_name(Type t)
+{
+	switch (t.scalar) {
+	case SK_F16: return "f16";
+	case SK_BF16: return "bf16";
+	case SK_F8E4M3: return "e4m3";
+	case SK_F8E5M2: return "e5m2";
+	case SK_I8: return "s8";
+	default: return "?";
+	}
+}
+
+static WgKind wg_kind(Type a, Type b, Type c)
+{
+	WgKind w;
+	int eb = type_bytes(type_elem(a));
+	w.integer = c.scalar == SK_I32;
+	snprintf(w.types, sizeof w.types, ".%s.%s.%s", w.integer ? "s32" : "f32", wg_type_name(a), wg_type_name(b));
+	w.k = 32 / eb;
+	w.trans = eb == 2;
+	w.scales = !w.integer;
+	return w;
+}
+
+/* One wgmma m64nNk<K> into n_acc accumulators (tied in and out; with
  * scale_d 0 their values in are not read: D = A B). */
-static void issue(Lower *L, const char *ty, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef *a_regs,
+static void issue(Lower *L, const WgKind *w, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef *a_regs,
                   LLVMValueRef b_desc, int trans_a, int trans_b, int scale_d)
 {
 	int n_acc = n / 2, n_a = a_regs ? 4 : 1, n_in = n_a + 1 + n_acc;
-	char text[2048], cons[2048];
-	int p = snprintf(text, sizeof text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
+	char text[2048], cons[2048], tail[48];
+	if (!w->scales)
+		snprintf(tail, sizeof tail, "%d", scale_d);
+	else if (!w->trans)
+		snprintf(tail, sizeof tail, "%d, 1, 1", scale_d);
+	else if (a_regs)
+		snprintf(tail, sizeof tail, "%d, 1, 1, %d", scale_d, trans_b);
+	else
+		snprintf(tail, sizeof tail, "%d, 1, 1, %d, %d", scale_d, trans_a, trans_b);
+	int p = snprintf(text, sizeof text, "wgmma.mma_async.sync.aligned.m64n%dk%d%s {", n, w->k, w->types);
 	for (int i = 0; i < n_acc; i++)
 		p += snprintf(text + p, sizeof text - (size_t)p, "%s$%d", i ? ", " : "", i);
 	if (a_regs)
-		p += snprintf(text + p, sizeof text - (size_t)p, "}, {$%d, $%d, $%d, $%d}, $%d, %d, 1, 1, %d;", n_acc,
-		              n_acc + 1, n_acc + 2, n_acc + 3, n_acc + 4, scale_d, trans_b);
+		p += snprintf(text + p, sizeof text - (size_t)p, "}, {$%d, $%d, $%d, $%d}, $%d, %s;", n_acc, n_acc + 1,
+		              n_acc + 2, n_acc + 3, n_acc + 4, tail);
 	else
-		p += snprintf(text + p, sizeof text - (size_t)p, "}, $%d, $%d, %d, 1, 1, %d, %d;", n_acc, n_acc + 1,
-		              scale_d, trans_a, trans_b);
+		p += snprintf(text + p, sizeof text - (size_t)p, "}, $%d, $%d, %s;", n_acc, n_acc + 1, tail);
+	LLVMTypeRef acc_t = w->integer ? L->i32 : L->f32;
 	int c = 0;
 	for (int i = 0; i < n_acc; i++)
-		c += snprintf(cons + c, sizeof cons - (size_t)c, "%s=f", i ? "," : "");
+		c += snprintf(cons + c, sizeof cons - (size_t)c, "%s=%c", i ? "," : "", w->integer ? 'r' : 'f');
 	for (int i = 0; i < n_a; i++)
 		c += snprintf(cons + c, sizeof cons - (size_t)c, a_regs ? ",r" : ",l");
 	c += snprintf(cons + c, sizeof cons - (size_t)c, ",l");
@@ -153,7 +196,7 @@ static void issue(Lower *L, const char *ty, int n, LLVMValueRef *acc, LLVMValueR
 	LLVMTypeRef fields[128], args_t[133];
 	LLVMValueRef args[133];
 	for (int i = 0; i < n_acc; i++)
-		fields[i] = L->f32;
+		fields[i] = acc_t;
 	int k = 0;
 	for (int i = 0; i < n_a; i++) {
 		args_t[k] = a_regs ? L->i32 : L->i64;
@@ -162,7 +205,7 @@ static void issue(Lower *L, const char *ty, int n, LLVMValueRef *acc, LLVMValueR
 	args_t[k] = L->i64;
 	args[k++] = b_desc;
 	for (int i = 0; i < n_acc; i++) {
-		args_t[k] = L->f32;
+		args_t[k] = acc_t;
 		args[k++] = acc[i];
 	}
 	LLVMTypeRef rt = LLVMStructTypeInContext(L->c, fields, (unsigned)n_acc, 0);
@@ -249,14 +292,15 @@ static void wait_all(Lower *L, LLVMValueRef *acc, int n)
 		int m = n - at < 128 ? n - at : 128;
 		char text[64], cons[1024];
 		snprintf(text, sizeof text, "%s", at == 0 ? "wgmma.wait_group.sync.aligned 0;" : "");
+		LLVMTypeRef ty = n ? LLVMTypeOf(acc[at]) : L->f32; /* f32, or i32 (integer dots) */
 		int c = 0;
 		for (int i = 0; i < m; i++)
-			c += snprintf(cons + c, sizeof cons - (size_t)c, "%s=f", i ? "," : "");
+			c += snprintf(cons + c, sizeof cons - (size_t)c, "%s=%c", i ? "," : "", ty == L->i32 ? 'r' : 'f');
 		for (int i = 0; i < m; i++)
 			c += snprintf(cons + c, sizeof cons - (size_t)c, ",%d", i);
 		LLVMTypeRef fields[128], args_t[128];
 		for (int i = 0; i < m; i++)
-			fields[i] = args_t[i] = L->f32;
+			fields[i] = args_t[i] = ty;
 		LLVMTypeRef rt = LLVMStructTypeInContext(L->c, fields, (unsigned)m, 0);
 		LLVMTypeRef ft = LLVMFunctionType(rt, args_t, (unsigned)m, 0);
 		LLVMValueRef fn = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
@@ -274,6 +318,7 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 	const Encoding *mma = y->enc;
 	const Lin *lc = lw_lin_of(L, y), *la = lw_lin_of(L, a);
 	Type at = a->type, bt = b->type, ct = y->type;
+	WgKind w = wg_kind(type_elem(at), type_elem(bt), type_elem(ct));
 	int K = at.shape[1], n_instr = mma->instr_n, per = n_instr / 2;
 	int n_c = 1 << lc->n_reg;
 	WgOperand oa, ob;
@@ -294,7 +339,7 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 	const Op *cd = op->operands[2]->def;
 	bool zero = cd && cd->code == OP_CONST && cd->ival == 0 && cd->fval == 0.0 && !signbit(cd->fval);
 	for (int k = 0; k < n_c; k++)
-		t.e[k] = zero ? LLVMGetUndef(L->f32) : el(L, op->operands[2], k);
+		t.e[k] = zero ? LLVMGetUndef(w.integer ? L->i32 : L->f32) : el(L, op->operands[2], k);
 	/* the warpgroup's rows and columns: the accumulator map's warp bits
 	 * above the first two (those are the warpgroup's own warps) */
 	Lin wg = *lc;
@@ -302,8 +347,12 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 	wg.warp[0] = wg.warp[1] = -1;
 	LLVMValueRef wg_idx = lw_thread_part(L, &wg);
 	LLVMValueRef wg_row = lw_coord(L, ct, wg_idx, 0), wg_col = lw_coord(L, ct, wg_idx, 1);
-	const char *ty = at.scalar == SK_BF16 ? "bf16" : "f16";
 	int trans_a = a_smem && oa.s->wgmma_fast == 0, trans_b = ob.s->wgmma_fast == 1;
+	if ((!w.trans && (trans_a || trans_b || !a_smem)) || K % w.k) {
+		lw_fail(L, op->loc, "internal error: a wgmma dot of %s inputs with an operand not K-major in shared memory",
+		        wg_type_name(type_elem(at)));
+		return;
+	}
 	/* the stores (or copies) of the operands are done and visible to the
 	 * tensor cores (the async proxy) */
 	if (L->smem_unsynced) {
@@ -315,12 +364,12 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 	int n_g = n_c / per;
 	LLVMValueRef *a_words = NULL;
 	if (!a_smem) {
-		a_words = arena_alloc(&L->arena, (size_t)(K / 16 * n_g * 4) * sizeof *a_words);
+		a_words = arena_alloc(&L->arena, (size_t)(K / w.k * n_g * 4) * sizeof *a_words);
 		if (!a_words) {
 			L->failed = true;
 			return;
 		}
-		for (int kk = 0; kk < K / 16; kk++)
+		for (int kk = 0; kk < K / w.k; kk++)
 			for (int g = 0; g < n_g; g++) {
 				/* this warp's 16 rows at k0: A's registers k0..k0+15 as
 				 * mma.sync's fragment, in order */
@@ -331,15 +380,15 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 			}
 	}
 	wg_asm(L, "wgmma.fence.sync.aligned;");
-	for (int kk = 0; kk < K / 16 && !L->failed; kk++) {
-		LLVMValueRef k0 = ci32(L, kk * 16);
+	for (int kk = 0; kk < K / w.k && !L->failed; kk++) {
+		LLVMValueRef k0 = ci32(L, kk * w.k);
 		for (int g = 0; g < n_g && !L->failed; g++) {
 			int cc = lw_reg_const(lc, g * per);
 			LLVMValueRef row = LLVMBuildAdd(L->b, ci32(L, cc >> log2i(ct.shape[1])), wg_row, "");
 			LLVMValueRef col = LLVMBuildAdd(L->b, ci32(L, cc & (ct.shape[1] - 1)), wg_col, "");
 			LLVMValueRef a_desc = a_smem ? operand_desc(L, &oa, at, row, k0) : NULL;
 			LLVMValueRef b_desc = operand_desc(L, &ob, bt, k0, col);
-			issue(L, ty, n_instr, t.e + g * per, a_desc, a_words ? a_words + (kk * n_g + g) * 4 : NULL, b_desc,
+			issue(L, &w, n_instr, t.e + g * per, a_desc, a_words ? a_words + (kk * n_g + g) * 4 : NULL, b_desc,
 			      trans_a, trans_b, !(zero && kk == 0));
 		}
 	}

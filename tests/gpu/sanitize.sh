@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/gpu/sanitize.sh BUILD_DIR: compute-sanitizer memcheck, racecheck and
 # synccheck over every example host program and over the GPU API test
-# (BUILD_DIR/tests/gpu/gpu_api_test), then the shared-memory bank conflicts
+# (BUILD_DIR/tests/gpu/gpu_api_test) and the matmul tiles of tests/ops
+# (BUILD_DIR/tests/ops/matmul_tiles_api_test), then the shared-memory bank conflicts
 # ncu counts for the examples that move data through shared memory. Run on
 # the GPU machine; prints a line per check as it goes and last "N passed, N
 # failed". Where there is no compute-sanitizer it prints one SKIP line and
@@ -61,6 +62,16 @@ if [ -x "$api" ]; then
 else
 	echo "FAIL gpu_api_test: not built ($api; run make test-bins)"
 	failed=$((failed + 1))
+fi
+
+# the tensor-core tiles (tests/ops/matmul_tiles: on an H100 wgmma from
+# cp.async stage buffers, products in flight across iterations): the
+# buffers' reuse is what racecheck and synccheck look at
+tiles="$build/tests/ops/matmul_tiles_api_test"
+if [ -x "$tiles" ]; then
+	for tool in $tools; do
+		check matmul_tiles "$tool" "$tiles"
+	done
 fi
 
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)

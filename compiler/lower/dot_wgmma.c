@@ -37,15 +37,15 @@ static bool operand_from(Lower *L, const LazyFrags *z, const Encoding *s, Type t
 /* An operand the layout passes left in registers (a load made straight in
  * its encoding, a transpose in registers): stored into a scratch of
  * wgmma's layout here, pinned until the dot is done (*pinned: where). */
-static bool operand_store(Lower *L, const Value *v, const Encoding *mma, WgOperand *o, int *pinned)
+static bool operand_store(Lower *L, const Value *v, int op_idx, const Encoding *mma, WgOperand *o, int *pinned)
 {
 	const Lin *l = lw_lin_of(L, v);
 	Type t = v->type;
 	int eb = type_bytes(type_elem(t)), fast = l->n_reg > 0 && l->reg[0] == lin_bit(t, 0, 0) ? 0 : 1;
-	if (eb != 2)
-		fast = 0; /* (B) 8-bit operands are read K-major */
+	if (eb != 2 || op_idx == 0)
+		fast = op_idx == 0 ? 1 : 0; /* A, and 8-bit operands, K-major */
 	int bytes = wgmma_row_bytes(t, fast);
-	while (fast == 1 && bytes > 32 && bytes > mma->instr_n * eb)
+	while (op_idx == 1 && fast == 1 && bytes > 32 && bytes > mma->instr_n * eb)
 		bytes /= 2;
 	Encoding *s = arena_alloc(&L->arena, sizeof *s);
 	if (!s || !bytes) {
@@ -324,7 +324,12 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 	WgOperand oa, ob;
 	int pinned = -1; /* operands stored here: pinned from this byte until the dot is done */
 	bool a_smem = operand_setup(L, a, &oa);
-	if (!operand_setup(L, b, &ob) && !operand_store(L, b, mma, &ob, &pinned)) {
+	/* A from registers is wgmma's for 16-bit inputs only */
+	if (!a_smem && type_bytes(type_elem(at)) != 2 && !(a_smem = operand_store(L, a, 0, mma, &oa, &pinned))) {
+		lw_fail(L, op->loc, "internal error: wgmma dot whose A operand cannot go to shared memory%s", "");
+		return;
+	}
+	if (!operand_setup(L, b, &ob) && !operand_store(L, b, 1, mma, &ob, &pinned)) {
 		lw_fail(L, op->loc, "internal error: wgmma dot whose B operand cannot go to shared memory%s", "");
 		return;
 	}

@@ -5,7 +5,7 @@
  * adjacent) or transposed (K adjacent), over shapes that are multiples of
  * no tile (every edge masked), K below the tile's K, and 1 x 1 x 1. The
  * reference sums exact products in long double; the tolerance is K 2^-24 S
- * (S = sum |a b|), 2^-12 S a K step of 32 for fp8 (wgmma adds each step
+ * (S = sum |a b|), 2^-10 S a K step of 32 for fp8 (wgmma adds each step
  * into the accumulator keeping about 13 bits), and nothing for i8. */
 #include "ops.h"
 
@@ -53,7 +53,7 @@ static void mm_case(dt t, tiles g, int M, int N, int K, bool trans_b)
 				S += fabsl(p);
 			}
 			want[(size_t)i * N + j] = (double)s;
-			tol[(size_t)i * N + j] = is_int ? 0 : (t == DT_E4M3 ? (K + 31) / 32 * 0x1p-12 : K * 0x1p-24) * (double)S + 1e-30;
+			tol[(size_t)i * N + j] = is_int ? 0 : (t == DT_E4M3 ? (K + 31) / 32 * 0x1p-10 : K * 0x1p-24) * (double)S + 1e-30;
 		}
 	const char *src = render(MM_SRC, "T", dts[t].name, "R", dts[rt].name, NULL);
 	blk_devptr da = dev_from(a), db = dev_from(b), dc = dev_zeros(rt, (int64_t)M * N);

@@ -164,11 +164,14 @@ LLVMValueRef lw_smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef idx)
  * loop for the first iteration, loaded at the top of the body for the next,
  * converted to its dot operand. Such a tile goes to shared memory with
  * cp.async instead of through registers: two stage buffers (the convert's
- * swizzled scratch, twice), the loads become 16-byte asynchronous copies
- * into the buffer the next iteration reads (zero-filled where masked), the
- * loop carries the buffer's number, and the conversion waits for the copies
- * of its own iteration (cp.async.wait_group 1: the next ones stay in
- * flight under this iteration's mma) and reads with ldmatrix. */
+ * swizzled scratch, twice; three for a wgmma operand when num_stages >= 3,
+ * so that a dot may stay in flight), the loads become 16-byte asynchronous
+ * copies into the buffer the next iteration reads (zero-filled where
+ * masked), the loop carries the buffer's number, and the conversion waits
+ * for the copies of its own iteration (cp.async.wait_group 1: the next ones
+ * stay in flight under this iteration's mma) and reads with ldmatrix (or
+ * its dot reads the buffer with wgmma). A transpose between the tile and
+ * its conversion (attention's K^T) is taken: the copies land transposed. */
 
 static int access_width(Lower *L, const Value *ptr, const Value *mask);
 

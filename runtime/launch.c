@@ -346,9 +346,10 @@ blk_status rt_prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, con
 	blk_context *ctx = m->ctx;
 	if (!ctx)
 		st = rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: the context of kernel '%s' was destroyed", k->node->name);
+	/* the interpreter specializes only to test the GPU passes (BLK_PASSES_TARGET) */
+	bool spec = ctx && (ctx->backend == BLK_BACKEND_GPU || getenv("BLK_PASSES_TARGET"));
 	if (st == BLK_SUCCESS)
-		st = rt_find_variant(k, args, n_args, opt, ctx->backend == BLK_BACKEND_GPU ? rt_arg_spec(k, args) : 0, FIND_LAUNCH,
-		                  &v);
+		st = rt_find_variant(k, args, n_args, opt, spec ? rt_arg_spec(k, args) : 0, FIND_LAUNCH, &v);
 	if (st == BLK_SUCCESS)
 		st = rt_launch_grid(k, v, args, n_args, opt, grid);
 	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_INTERPRETER)

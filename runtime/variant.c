@@ -81,6 +81,18 @@ static bool constant_ones(IrFunc *f, uint64_t ones)
 	}
 	return true;
 }
+/* What the arguments promise (spec's low bits: 16-byte aligned pointers,
+ * integers divisible by 16), as divisibility for the passes to use. */
+static void promise_alignment(IrFunc *f, uint64_t spec)
+{
+	for (int i = 0, j = 0; i < f->n_params; i++)
+		if (f->params[i].value) {
+			if (j < SPEC_ARGS && (spec >> j & 1))
+				f->params[i].divisibility = 16;
+			j++;
+		}
+}
+
 
 /* The compiled variant for these consts, made on first use. Caller holds m->lock. */
 static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, int num_warps, int num_stages,
@@ -122,6 +134,10 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 	/* BLK_PASSES replaces the tile passes (for tests of a pass on the
 	 * interpreter: the examples' references hold whatever runs) */
 	const char *passes = getenv("BLK_PASSES");
+	if (f && passes && *passes) { /* the target those passes choose by ("sm_90a"), and what the arguments promise */
+		ir_set_target(f, getenv("BLK_PASSES_TARGET"));
+		promise_alignment(f, spec);
+	}
 	if (f && !ir_run_passes(f, passes && *passes ? passes : NULL, NULL, NULL, &diag))
 		f = NULL;
 	double t2 = rt_monotonic_ms();
@@ -130,13 +146,7 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 		status = rt_fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
 		                 diag.out.data ? diag.out.data : "out of memory");
 	} else {
-		/* what the arguments promise, for the GPU back end to use (16-byte accesses) */
-		for (int i = 0, j = 0; i < f->n_params; i++)
-			if (f->params[i].value) {
-				if (j < SPEC_ARGS && (spec >> j & 1))
-					f->params[i].divisibility = 16;
-				j++;
-			}
+		promise_alignment(f, spec); /* for the GPU back end to use (16-byte accesses) */
 		*v = (Variant){.consts = copy, .n_consts = n, .spec = spec, .f = f, .ms_irgen = t1 - t0, .ms_passes = t2 - t1};
 		k->variants[k->n_variants++] = v;
 	}

@@ -312,6 +312,34 @@ static bool feeds_dot(const IrFunc *f, const AxisInfo *ax, const Region *body, c
 	return seen == v->uses;
 }
 
+/* Whether load ld (feeding a dot of the body) goes two iterations ahead:
+ * on sm_90a with num_stages >= 3, where the GPU back end copies it with
+ * cp.async into stage buffers (no registers held) for a wgmma dot (f16,
+ * bf16, fp8 or i8 inputs, a 64-row block for each warpgroup): the copies
+ * of two iterations stay in flight, as Triton's pipeliner keeps them. */
+static bool two_ahead(const IrFunc *f, const AxisInfo *ax, const Region *body, const Op *ld)
+{
+	if (f->sm != 90 || !f->sm_a || f->num_stages < 3 || f->num_warps % 4 || !async_copyable(f, ax, ld))
+		return false;
+	const Value *v = ld->results[0];
+	for (const Op *o = body->first; o; o = o->next) {
+		if (o->code != OP_DOT)
+			continue;
+		int which = -1;
+		for (int i = 0; i < 2; i++)
+			if (o->operands[i] == v || (o->operands[i]->def && o->operands[i]->def->code == OP_TRANS &&
+			                            o->operands[i]->def->operands[0] == v))
+				which = i;
+		if (which < 0)
+			continue;
+		Type a = o->operands[0]->type, c = o->results[0]->type;
+		int ks = a.scalar == SK_F16 || a.scalar == SK_BF16 ? 2 : a.scalar == SK_I8 || a.scalar == SK_F8E4M3 ||
+		                                                                   a.scalar == SK_F8E5M2 ? 1 : 0;
+		return ks && !c.ptr && c.shape[0] >= 16 * f->num_warps;
+	}
+	return false;
+}
+
 static bool pipeline_region(IrFunc *f, Region *r, bool dots_only, const AxisInfo *ax, Diag *diag)
 {
 	for (Op *op = r->first; op; op = op->next) {
@@ -337,7 +365,16 @@ static bool pipeline_region(IrFunc *f, Region *r, bool dots_only, const AxisInfo
 		}
 		for (int i = 0; i < nl; i++) {
 			bool failed = false;
+			bool two = dots_only && two_ahead(f, ax, &op->regions[0], loads[i]);
 			Op *n = pipeline_one(f, op, loads[i], dots_only, &failed);
+			if (n && two) {
+				/* the next iteration's load, moved ahead once more: the
+				 * loop carries both tiles, the body loads i + 2 */
+				const Value *y = n->regions[0].last->operands[n->n_results - 1];
+				Op *n2 = y->def && y->def->code == OP_LOAD ? pipeline_one(f, n, (Op *)y->def, true, &failed) : NULL;
+				if (n2)
+					n = n2;
+			}
 			if (failed) {
 				diag_plain(diag, DIAG_ERROR, "out of memory pipelining '%s'", f->name);
 				return false;

@@ -243,7 +243,8 @@ void lower_convert(Lower *L, const Op *op)
 		 * every thread's are visible; then its dot reads with ldmatrix */
 		lw_async_commit(L);
 		if (!L->async_synced) {
-			lw_async_asm(L, "cp.async.wait_group 1;", NULL, NULL, 0, "");
+			/* two ahead: this iteration's tiles were committed two groups back */
+			lw_async_asm(L, as->arg2 ? "cp.async.wait_group 2;" : "cp.async.wait_group 1;", NULL, NULL, 0, "");
 			if (op->scratch->wgmma) /* wgmma reads through the async proxy */
 				lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
 			lw_smem_barrier(L);

@@ -270,7 +270,7 @@ static void make_phis(Lower *L, const Region *r, const Value *const *init, LLVMB
 			LLVMAddIncoming(phis[i].e[k], &in, &from, 1);
 		}
 		if (at && !L->failed)
-			at->stage = phis[i].e[0];
+			*(a == at->arg2 ? &at->stage2 : &at->stage) = phis[i].e[0];
 		L->vals[a->id] = phis[i];
 	}
 }

@@ -109,12 +109,15 @@ typedef struct AsyncTile {
 	const Op *loop;
 	const Value *arg;        /* the carried tile */
 	const Op *first, *ahead; /* its loads: before the loop, in the body */
+	const Value *arg2;       /* two iterations ahead: the next iteration's tile, carried too (or NULL) */
+	const Op *first2;        /* its load before the loop (iteration 1) */
 	const Op *convert;       /* the tile to its dot operand */
 	const Op *trans;         /* a transpose between the tile and the conversion (attention's K^T), or NULL */
 	int offset, bytes;       /* n_stages stage buffers, pinned */
 	int n_stages;            /* 2, or 3 for wgmma's operands (one more buffer for the dot left in flight) */
 	int vec;                 /* elements a copy moves: 16 bytes */
 	LLVMValueRef stage;      /* i32 in the body: the buffer the tile is in */
+	LLVMValueRef stage2;     /* the buffer the next iteration's tile is in (arg2) */
 } AsyncTile;
 
 /* ---- lower.c: the state, where a thread's elements lie, intrinsics ---- */

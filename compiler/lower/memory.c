@@ -209,6 +209,17 @@ void lw_async_prescan(Lower *L, const Region *r)
 		const Region *body = &op->regions[0];
 		for (int j = 0; j < op->n_results; j++) {
 			const Value *arg = body->args[1 + j], *init = op->operands[3 + j], *y = body->last->operands[j];
+			/* two ahead (pipeline-dots on sm_90a): the tile's next value is
+			 * the next iteration's tile, carried, whose own is the load */
+			const Value *arg2 = NULL, *init2 = NULL;
+			for (int j2 = 0; j2 < op->n_results && y->owner == body && !y->def; j2++)
+				if (body->args[1 + j2] == y && y->uses == 1) {
+					arg2 = y;
+					init2 = op->operands[3 + j2];
+					y = body->last->operands[j2];
+				}
+			if (arg2 && (!init2->def || init2->def->code != OP_LOAD || init2->def->parent != r || init2->uses != 1))
+				continue;
 			if (!init->def || init->def->code != OP_LOAD || init->def->parent != r || init->uses != 1 ||
 			    !y->def || y->def->code != OP_LOAD || y->def->parent != body || y->uses != 1 || arg->uses != 1 ||
 			    op->results[j]->uses)
@@ -233,7 +244,7 @@ void lw_async_prescan(Lower *L, const Region *r)
 			    !lw_only_for_dot(conv))
 				continue;
 			int w = async_width(L, init->def, conv->scratch);
-			if (!w || async_width(L, y->def, conv->scratch) != w)
+			if (!w || async_width(L, y->def, conv->scratch) != w || (arg2 && async_width(L, init2->def, conv->scratch) != w))
 				continue;
 			AsyncTile *n = realloc(L->async, (size_t)(L->n_async + 1) * sizeof *n);
 			if (!n) {
@@ -243,8 +254,11 @@ void lw_async_prescan(Lower *L, const Region *r)
 			L->async = n;
 			int align = conv->scratch->wgmma ? 1024 : 128;
 			int bytes = ((int)type_numel(arg->type) * type_bytes(type_elem(arg->type)) + align - 1) & ~(align - 1);
-			int stages = conv->scratch->wgmma && L->f->num_stages >= 3 ? 3 : 2;
+			/* a buffer for each tile in flight, and one more for a wgmma
+			 * that may still read the one before */
+			int stages = (arg2 ? 3 : 2) + (conv->scratch->wgmma && L->f->num_stages >= 3);
 			L->async[L->n_async++] = (AsyncTile){.loop = op, .arg = arg, .first = init->def, .ahead = y->def,
+			                                     .arg2 = arg2, .first2 = arg2 ? init2->def : NULL,
 			                                     .convert = conv, .trans = trans, .bytes = bytes, .vec = w,
 			                                     .offset = -1, .n_stages = stages};
 		}
@@ -254,8 +268,9 @@ void lw_async_prescan(Lower *L, const Region *r)
 AsyncTile *lw_async_of(Lower *L, const Op *ld, const Value *arg)
 {
 	for (int i = 0; i < L->n_async; i++)
-		if ((ld && (L->async[i].first == ld || L->async[i].ahead == ld)) ||
-		    (arg && (L->async[i].arg == arg || (L->async[i].trans && L->async[i].trans->results[0] == arg))))
+		if ((ld && (L->async[i].first == ld || L->async[i].ahead == ld || (L->async[i].first2 && L->async[i].first2 == ld))) ||
+		    (arg && (L->async[i].arg == arg || (L->async[i].arg2 && L->async[i].arg2 == arg) ||
+		             (L->async[i].trans && L->async[i].trans->results[0] == arg))))
 			return &L->async[i];
 	return NULL;
 }
@@ -338,11 +353,20 @@ static void lower_async_load(Lower *L, const Op *op, AsyncTile *a)
 		a->offset = a->convert->scratch->wgmma ? lw_smem_pin_aligned(L, a->n_stages * a->bytes, 1024)
 		                                       : lw_smem_pin(L, a->n_stages * a->bytes);
 		stage = ci32(L, 0);
+	} else if (op == a->first2) {
+		stage = ci32(L, 1);
 	} else {
-		LLVMValueRef next = LLVMBuildAdd(L->b, a->stage, ci32(L, 1), ""); /* the next buffer, round */
+		LLVMValueRef last = a->arg2 ? a->stage2 : a->stage; /* the newest tile's buffer */
+		LLVMValueRef next = LLVMBuildAdd(L->b, last, ci32(L, 1), ""); /* the next buffer, round */
 		stage = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, next, ci32(L, a->n_stages), ""), ci32(L, 0), next, "");
 	}
+	if (op == a->first2 && a->offset < 0) {
+		lw_fail(L, op->loc, "internal error: a tile two iterations ahead loaded before the first%s", "");
+		return;
+	}
 	async_copy(L, a, op, stage);
+	if (op != a->ahead) /* before the loop: a group each, so that a wait can leave the later ones in flight */
+		lw_async_commit(L);
 	t.e[0] = stage;
 	L->vals[op->results[0]->id] = t;
 }

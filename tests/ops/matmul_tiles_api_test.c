@@ -31,7 +31,7 @@ static const char *MM_SRC =
 	"}\n";
 
 typedef struct tiles {
-	int bm, bn, bk, warps;
+	int bm, bn, bk, warps, stages;
 } tiles;
 
 static void mm_case(dt t, tiles g, int M, int N, int K, bool trans_b)
@@ -59,7 +59,8 @@ static void mm_case(dt t, tiles g, int M, int N, int K, bool trans_b)
 	blk_devptr da = dev_from(a), db = dev_from(b), dc = dev_zeros(rt, (int64_t)M * N);
 	bool ok = run_kernel(src, NULL,
 	                     ARGS(P(da), P(db), P(dc), I(M), I(N), I(K), I(sbk), I(sbn)),
-	                     CONSTS(CI("BM", g.bm), CI("BN", g.bn), CI("BK", g.bk), CI("num_warps", g.warps)),
+	                     CONSTS(CI("BM", g.bm), CI("BN", g.bn), CI("BK", g.bk), CI("num_warps", g.warps),
+	                            CI("num_stages", g.stages)),
 	                     GRID(0, 0, 0)) == BLK_SUCCESS;
 	if (ok) {
 		arr got = dev_read(dc, rt, (int64_t)M * N);
@@ -67,15 +68,16 @@ static void mm_case(dt t, tiles g, int M, int N, int K, bool trans_b)
 	}
 	free(want);
 	free(tol);
-	result(ok, "matmul %s %d x %d x %d%s, tiles %d x %d x %d, %d warps", dts[t].name, M, N, K,
-	       trans_b ? ", B transposed" : "", g.bm, g.bn, g.bk, g.warps);
+	result(ok, "matmul %s %d x %d x %d%s, tiles %d x %d x %d, %d warps, %d stages", dts[t].name, M, N, K,
+	       trans_b ? ", B transposed" : "", g.bm, g.bn, g.bk, g.warps, g.stages);
 }
 
 int main(int argc, char **argv)
 {
 	ops_init(argc, argv);
-	const tiles configs[] = {{64, 64, 16, 4},  {64, 64, 32, 4},   {128, 64, 32, 4},  {64, 128, 64, 4},
-	                         {128, 128, 64, 8}, {128, 256, 64, 8}, {64, 256, 32, 8}, {256, 128, 32, 8}};
+	/* (4 and 5 stages: on sm_90a the tiles come two iterations ahead) */
+	const tiles configs[] = {{64, 64, 16, 4, 3},  {64, 64, 32, 4, 5},   {128, 64, 32, 4, 4},  {64, 128, 64, 4, 3},
+	                         {128, 128, 64, 8, 3}, {128, 256, 64, 8, 3}, {64, 256, 32, 8, 4}, {256, 128, 32, 8, 3}};
 	/* (the last: every size a multiple of 16, as the JIT specializes: the
 	 * tiles then come by cp.async, two iterations ahead on sm_90a) */
 	const int shapes[][3] = {{150, 130, 70}, {64, 64, 8}, {1, 1, 1}, {300, 20, 100}, {256, 192, 320}};

@@ -135,6 +135,21 @@ for cfg in "matmul 128 256 64 8" "matmul 128 128 64 8" "matmul 64 64 32 4" "matm
 	ok "$what: $n wgmma.mma_async, no local memory$extra${ptxas:+, ptxas takes it}"
 done
 
+# num_stages on sm_90a: 3 keeps one iteration's copies in flight
+# (cp.async.wait_group 1), 4 and up two (wait_group 2, the tiles loaded two
+# iterations ahead)
+for s in 3 4; do
+	out=$tmp/matmul.stages$s.ptx
+	want=$([ $s = 3 ] && echo 1 || echo 2)
+	if "$blkc" --emit=ptx --arch=sm_90a -D BLOCK_M=128 -D BLOCK_N=64 -D BLOCK_K=32 -D GROUP_M=8 -D num_warps=4 \
+		-D num_stages=$s --assume=$mm_spec examples/matmul.tile -o "$out" 2>"$tmp/err" &&
+		grep -q "cp\.async\.wait_group $want;" "$out" && [ "$(grep -c 'cp\.async\.wait_group [12];' "$out")" = 1 ]; then
+		ok "matmul sm_90a, num_stages $s: cp.async.wait_group $want in the K loop"
+	else
+		bad "matmul sm_90a, num_stages $s: cp.async.wait_group $want" "$(head -3 "$tmp/err")"
+	fi
+done
+
 # vector add, specialized as the JIT does (16-byte aligned pointers, n % 16 == 0):
 # every global access of the main path is a 16-byte vector
 va=$tmp/va.ptx

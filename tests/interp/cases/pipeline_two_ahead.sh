@@ -3,8 +3,9 @@
 # (masked matmuls over odd shapes, K under one tile, 1 x 1 x 1, every dtype
 # wgmma takes) and dot suite again on the interpreter after pipeline-dots as
 # it runs for sm_90a, where the tiles of a wgmma K loop are loaded two
-# iterations ahead (the loop carries both, the loads past the last
-# iteration masked off): the pass must keep the kernels' meaning.
+# iterations ahead with num_stages >= 4 (the loop carries both, the loads
+# past the last iteration masked off): the pass must keep the kernels'
+# meaning.
 set -u
 build=${1:?usage: pipeline_two_ahead.sh BUILD_DIR}
 passed=0 failed=0

@@ -142,7 +142,8 @@ bool ir_layouts(IrFunc *f, Diag *diag);
 bool ir_pipeline(IrFunc *f, Diag *diag);
 /* pipeline-dots: only loads whose block goes into dots, the next
  * iteration's issued at the top of the body, before the dot, its pointers
- * computed there again from the loop's arguments. */
+ * computed there again from the loop's arguments; on sm_90a with
+ * num_stages >= 4, wgmma tiles two iterations ahead. */
 bool ir_pipeline_dots(IrFunc *f, Diag *diag);
 /* Shape ops (expand_dims, reshape, broadcast, trans, join, cat, split) as
  * maps of linear-index bits: the operand bit that result bit out_bit comes

@@ -210,6 +210,203 @@ static void analyze_region_op(Axis *A, const Op *op)
 	}
 }
 
+/* The largest power of two dividing d (d > 0). */
+static int64_t pow2_part(int64_t d) { return d > 0 ? d & -d : 1; }
+
+/* What every element of a divisor v along d is a multiple of: a constant's
+ * own magnitude (48 counts as 48, not 16), else what its div says of every
+ * element; 0 where v is the constant 0 (x / 0 has no value to reason on).
+ * The rules using it also need v equal within the runs they claim, which
+ * its constancy says. */
+static int64_t divisor_of(Axis *A, const Value *v, int d)
+{
+	const Op *c = v->def;
+	if (c && c->code == OP_CONST) {
+		if (c->ival == 0 || c->ival < -DIV_MAX || c->ival > DIV_MAX)
+			return c->ival == 0 ? 0 : 1;
+		return c->ival < 0 ? -c->ival : c->ival;
+	}
+	AxisInfo b = get(A, v);
+	return b.contig[d] > 1 ? 1 : b.div[d];
+}
+
+/* Where a run of x (consecutive values from s, s a multiple of x.div) is
+ * cut by a divisor c, a multiple of m equal over runs of k: x / c and x % c
+ * change course only where s + i is a multiple of c, hence of m, and since
+ * s is a multiple of x.div, i is a multiple of gcd(x.div, m). So aligned
+ * groups of gcd(contig, div, m, k) lie between two cuts. Only for x >= 0
+ * (or a floor): truncation toward zero bends at 0 as well, e.g.
+ * (-17..-14) % 16 is -1, 0, -15, -14. */
+static int64_t cut_runs(AxisInfo x, int d, int64_t m, int64_t k)
+{
+	if (x.contig[d] <= 1 || m <= 0)
+		return 1;
+	return gcd64(gcd64(x.contig[d], x.div[d]), gcd64(m, k));
+}
+
+/* x / c and x >> c (integers). */
+static AxisInfo div_info(Axis *A, const Op *op, AxisInfo a, AxisInfo b, Type t, int n)
+{
+	AxisInfo out = unknown();
+	const Op *c = op->operands[1]->def;
+	bool shr = op->code == OP_SHR, positive = c && c->code == OP_CONST && c->ival > 0;
+	/* an exact power of two: exact multiples stay multiples (x = by * q
+	 * exactly, whatever the rounding) */
+	int64_t by = 0;
+	if (positive)
+		by = shr ? (c->ival < 31 ? (int64_t)1 << c->ival : 0) : c->ival;
+	if (by & (by - 1))
+		by = 0;
+	/* a shift, an unsigned division and a division of x >= 0 are floors
+	 * (x / -c = -(x / c) for x >= 0 changes where x / c does) */
+	bool floor = shr || !scalar_is_signed((ScalarKind)type_elem(t).scalar) || a.nonneg;
+	out.nonneg = a.nonneg && (shr || positive);
+	for (int d = 0; d < n; d++) {
+		out.constancy[d] = gcd64(a.constancy[d], b.constancy[d]);
+		/* a run of consecutive values divides into runs of equal ones whose
+		 * values (s / by + k) need not be multiples of anything */
+		out.div[d] = by && a.contig[d] == 1 && a.div[d] % by == 0 ? a.div[d] / by : 1;
+		if (floor) {
+			int64_t m = shr ? by : divisor_of(A, op->operands[1], d);
+			int64_t g = cut_runs(a, d, m, b.constancy[d]);
+			if (g > out.constancy[d])
+				out.constancy[d] = g;
+		}
+	}
+	return out;
+}
+
+/* x % c (integers): x - q c, so what divides x and c divides it; between
+ * two cuts (cut_runs) q is one value and x - q c runs on as x does. */
+static AxisInfo rem_info(Axis *A, const Op *op, AxisInfo a, AxisInfo b, int n)
+{
+	AxisInfo out = unknown();
+	out.nonneg = a.nonneg; /* the sign of the dividend */
+	for (int d = 0; d < n; d++) {
+		int64_t m = divisor_of(A, op->operands[1], d);
+		out.contig[d] = a.nonneg ? cut_runs(a, d, m, b.constancy[d]) : 1;
+		out.div[d] = m ? gcd64(div_at(a, d, out.contig[d], 1), m) : 1;
+		out.constancy[d] = gcd64(a.constancy[d], b.constancy[d]);
+	}
+	return out;
+}
+
+/* Integer casts. One that keeps the value keeps everything; any other
+ * (narrowing, or a change of sign on a value that may not fit) keeps the
+ * low bits: powers of two dividing the value, and runs of consecutive
+ * values between the points where the value wraps. Those are multiples of
+ * 2^(w-1), w the narrower width (127 -> -128 in i8, -1 -> 0xff..ff in u32,
+ * 2^31 - 1 -> -2^31 from u32 to i32), so runs are cut as by a divisor of
+ * 2^(w-1) (cut_runs). To i1 is x != 0: constancy only. */
+static AxisInfo cast_info(AxisInfo a, Type from, Type to, int n)
+{
+	AxisInfo out = unknown();
+	ScalarKind fk = (ScalarKind)type_elem(from).scalar, tk = (ScalarKind)type_elem(to).scalar;
+	int fb = scalar_bits(fk), tb = scalar_bits(tk);
+	bool fs = scalar_is_signed(fk), ts = scalar_is_signed(tk);
+	if (tk == SK_I1) {
+		for (int d = 0; d < n; d++)
+			out.constancy[d] = a.constancy[d];
+		return out;
+	}
+	/* wider from unsigned or into signed; the same signedness and width;
+	 * a non-negative signed value into a type at least as wide */
+	bool keeps = (tb > fb && (!fs || ts)) || (tb == fb && fs == ts) || (a.nonneg && fs && tb >= fb);
+	if (keeps) {
+		out = a;
+		out.nonneg = a.nonneg || (!fs && tb > fb && ts);
+		return out;
+	}
+	int e = (fb < tb ? fb : tb) - 1;
+	int64_t wrap = (int64_t)1 << (e < 30 ? e : 30);
+	for (int d = 0; d < n; d++) {
+		out.contig[d] = cut_runs(a, d, wrap, DIV_MAX);
+		out.div[d] = pow2_part(div_at(a, d, out.contig[d], 1));
+		out.constancy[d] = a.constancy[d];
+	}
+	return out;
+}
+
+/* The integer arithmetic beyond + - * (false: not one of these ops). */
+static bool analyze_arith(Axis *A, const Op *op, AxisInfo a, AxisInfo b, int n, AxisInfo *out)
+{
+	Type t = op->results[0]->type;
+	int64_t unit = t.ptr ? type_bytes(type_pointee(type_elem(t))) : 1;
+	switch (op->code) {
+	case OP_DIV:
+	case OP_SHR:
+		if (is_float(t))
+			return false;
+		*out = div_info(A, op, a, b, t, n);
+		return true;
+	case OP_REM:
+		if (is_float(t))
+			return false;
+		*out = rem_info(A, op, a, b, n);
+		return true;
+	case OP_SHL: {
+		/* x << k = x * 2^k (wrapping keeps the low zero bits): what divides
+		 * every element, times 2^k; a shift by 0 keeps all */
+		const Op *c = op->operands[1]->def;
+		if (!c || c->code != OP_CONST || c->ival < 0 || c->ival >= 30)
+			return false;
+		*out = unknown();
+		for (int d = 0; d < n; d++) {
+			int64_t x = (a.contig[d] > 1 ? 1 : a.div[d]) << c->ival;
+			out->div[d] = x > DIV_MAX ? DIV_MAX : x;
+			out->constancy[d] = a.constancy[d];
+		}
+		if (c->ival == 0)
+			*out = a;
+		return true;
+	}
+	case OP_MIN:
+	case OP_MAX:
+		if (is_float(t))
+			return false;
+		/* in aligned groups where both run (or both hold), min(s + i, u + i)
+		 * = min(s, u) + i: a run from s or from u; against a constant the
+		 * result runs, then holds: no run (min(offs, n - 1) clamps) */
+		*out = unknown();
+		for (int d = 0; d < n; d++) {
+			int64_t g = gcd64(a.contig[d], b.contig[d]);
+			out->contig[d] = g;
+			out->div[d] = gcd64(div_at(a, d, g, unit), div_at(b, d, g, unit));
+			out->constancy[d] = gcd64(a.constancy[d], b.constancy[d]);
+		}
+		out->nonneg = op->code == OP_MIN ? a.nonneg && b.nonneg : a.nonneg || b.nonneg;
+		return true;
+	case OP_SELECT: {
+		/* a constant condition picks a side; else, in aligned groups where
+		 * the condition holds one value, the result is all of a or all of
+		 * b: runs where both run, what divides both */
+		AxisInfo y = get(A, op->operands[2]);
+		const Op *c = op->operands[0]->def;
+		if (c && c->code == OP_CONST) {
+			*out = c->ival ? b : y;
+			return true;
+		}
+		*out = unknown();
+		for (int d = 0; d < n; d++) {
+			int64_t g = gcd64(a.constancy[d], gcd64(b.contig[d], y.contig[d]));
+			out->contig[d] = g;
+			out->div[d] = gcd64(div_at(b, d, g, unit), div_at(y, d, g, unit));
+			out->constancy[d] = gcd64(a.constancy[d], gcd64(b.constancy[d], y.constancy[d]));
+		}
+		out->nonneg = b.nonneg && y.nonneg;
+		return true;
+	}
+	case OP_CAST:
+		if (is_float(type_elem(op->operands[0]->type)) || is_float(type_elem(t)) || t.ptr ||
+		    op->operands[0]->type.ptr)
+			return false;
+		*out = cast_info(a, op->operands[0]->type, t, n);
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void analyze_op(Axis *A, const Op *op)
 {
 	if (op->n_regions) {
@@ -227,6 +424,10 @@ static void analyze_op(Axis *A, const Op *op)
 	AxisInfo a = op->n_operands > 0 ? get(A, op->operands[0]) : unknown();
 	AxisInfo b = op->n_operands > 1 ? get(A, op->operands[1]) : unknown();
 	AxisInfo out = unknown();
+	if (analyze_arith(A, op, a, b, n, &out)) {
+		set(A, r, out);
+		return;
+	}
 	switch (op->code) {
 	case OP_CONST:
 		for (int d = 0; d < n; d++) {
@@ -338,28 +539,6 @@ static void analyze_op(Axis *A, const Op *op)
 		}
 		out.nonneg = a.nonneg && b.nonneg;
 		break;
-	case OP_DIV:
-	case OP_SHR: {
-		/* by a power of two: exact multiples stay multiples; for a floor
-		 * (a shift, or unsigned division) aligned runs become constant runs */
-		const Op *c = op->operands[1]->def;
-		if (!c || c->code != OP_CONST || is_float(t) || c->ival <= 0)
-			break;
-		int64_t by = op->code == OP_SHR ? (c->ival < 62 ? (int64_t)1 << c->ival : 0) : c->ival;
-		if (by <= 0 || (by & (by - 1)))
-			break;
-		bool floor = op->code == OP_SHR || !scalar_is_signed((ScalarKind)type_elem(t).scalar) || a.nonneg;
-		out.nonneg = a.nonneg;
-		for (int d = 0; d < n; d++) {
-			/* a run of consecutive values divides into runs of equal ones whose
-			 * values (s / by + k) need not be multiples of anything */
-			out.div[d] = a.contig[d] == 1 && a.div[d] % by == 0 ? a.div[d] / by : 1;
-			out.constancy[d] = a.constancy[d];
-			if (floor && a.div[d] % by == 0 && gcd64(a.contig[d], by) > out.constancy[d])
-				out.constancy[d] = gcd64(a.contig[d], by);
-		}
-		break;
-	}
 	case OP_CMP: {
 		/* a run of consecutive values against a constant block that both
 		 * start at multiples of d: x < c (and x >= c) flips at c only, so
@@ -377,22 +556,8 @@ static void analyze_op(Axis *A, const Op *op)
 	case OP_AND:
 	case OP_OR:
 	case OP_XOR:
-	case OP_SELECT:
 	case OP_NOT:
 		constant_runs(A, op, n, &out);
-		break;
-	case OP_CAST:
-		/* between integers the low bits, and so powers of two dividing the
-		 * value and runs of consecutive values, survive */
-		if (!is_float(type_elem(op->operands[0]->type)) && !is_float(type_elem(t))) {
-			out = a;
-			/* a wider type keeps the value; a narrower one may wrap */
-			out.nonneg = a.nonneg && scalar_bits((ScalarKind)type_elem(t).scalar) >=
-			                           scalar_bits((ScalarKind)type_elem(op->operands[0]->type).scalar);
-		}
-		else
-			for (int d = 0; d < n; d++)
-				out.constancy[d] = a.constancy[d];
 		break;
 	case OP_LOAD:
 		/* one address, one value; where masked, `other` (0 when absent)

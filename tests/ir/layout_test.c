@@ -1427,7 +1427,7 @@ static void axis_division(void)
 	check_axis(q_odd, 0, 1, 0, 1, "axis: arange(1, 129) / 4: runs not aligned, nothing known");
 	check_axis(q_big, 0, 1, 0, 128, "axis: arange / 256 is constant over the run it has (128)");
 	check_axis(splat_q, 0, 1, 4, 128, "axis: splat(16 n) / 4 is a constant multiple of 4");
-	check_axis(neg_q, 0, 1, 1, 1, "axis: division by a negative constant: nothing known");
+	check_axis(neg_q, 0, 1, 1, 4, "axis: arange / -4 = -(arange / 4) is constant in fours");
 	check(!ax(rn).nonneg, "axis: arange(-64, 64) is not non-negative");
 	check_axis(rn, 0, 128, 64, 1, "axis: arange(-64, 64) is a run from a multiple of 64");
 	check_axis(q_rn, 0, 1, 0, 1, "axis: arange(-64, 64) / 4 truncates toward 0: no constant runs");

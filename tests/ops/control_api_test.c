@@ -541,7 +541,6 @@ int main(int argc, char **argv)
 	int64_t lim[1] = {rng_range(0, 60)};
 	int_case(WHILE_COND_SRC, (blk_arg[]){I(lim[0])}, 1, NO_CONSTS, break_ref, lim,
 	         "while with a stop flag and nested if/else, carried block");
-	pending = "'continue' is not supported yet";
 	int_case(BREAK_SRC, (blk_arg[]){I(lim[0])}, 1, NO_CONSTS, break_ref, lim, "break and continue in for, while true with break");
 	for (int s = -1; s <= PROGS; s += 2) {
 		int64_t sp[1] = {s};
@@ -551,7 +550,6 @@ int main(int argc, char **argv)
 	}
 	int64_t nn[1] = {rng_range(3, 9)};
 	int_case(NESTED_SRC, (blk_arg[]){I(nn[0])}, 1, NO_CONSTS, nested_ref, nn, "nested loops: for in for with static_range inside");
-	pending = "'return' inside a runtime 'if' or loop is not supported";
 	int_case(RETURN_SRC, NULL, 0, NO_CONSTS, return_ref, NULL, "early return in odd programs");
 	int_case(FN_SRC, NULL, 0, NO_CONSTS, fn_ref, NULL, "fn helpers: tuples, defaults, named arguments, fn arguments, method sugar");
 	int_case(GENERIC_SRC, NULL, 0, NO_CONSTS, generic_ref, NULL, "a generic fn at f32 and i64");

@@ -298,9 +298,29 @@ static Value *coerce(Gen *g, Sym s, Type t, Span at)
 }
 
 /* The type a carried variable has in IR: a constant's own type. */
+/* The hidden var of a fn's result, set by a return inside a runtime if or
+ * loop: VOID until one sets it. */
+static bool is_slot(const Binding *b)
+{
+	return b->is_var && !strcmp(b->name, FLAG_VALUE);
+}
+
+static const char *shown(const Binding *b)
+{
+	return is_slot(b) ? "the fn's result" : b->name;
+}
+
+/* A carried var's value at a loop's entry (0 for an unset fn result). */
+static Sym entry_sym(const Binding *b)
+{
+	return is_slot(b) && b->sym.kind == S_VOID ? weak_int(0) : b->sym;
+}
+
 static bool carried_type(Gen *g, Binding *b, Span at, Type *t)
 {
 	Sym s = b->sym;
+	if (is_slot(b) && s.kind == S_VOID)
+		s = weak_int(0); /* a placeholder, retyped by the loop's body */
 	if (s.kind == S_VALUE || s.kind == S_CONST) {
 		*t = s.type;
 		return true;
@@ -404,13 +424,21 @@ static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 			vars[i]->sym = a;
 			continue;
 		}
+		if (is_slot(vars[i])) { /* a fn's result, unset on one side: 0 there (never read) */
+			if (a.kind == S_VOID && b.kind == S_VOID)
+				continue;
+			if (a.kind == S_VOID)
+				a = weak_int(0);
+			if (b.kind == S_VOID)
+				b = weak_int(0);
+		}
 		if (a.kind == S_VOID || b.kind == S_VOID) {
 			ok = false;
 			continue;
 		}
 		Type t;
 		if (!is_valueish(a) || !is_valueish(b)) {
-			error(g, span, "'%s' is %s after one branch and %s after the other", vars[i]->name, ig_sym_desc(g, a),
+			error(g, span, "'%s' is %s after one branch and %s after the other", shown(vars[i]), ig_sym_desc(g, a),
 			      ig_sym_desc(g, b));
 			ok = false;
 			continue;
@@ -436,7 +464,7 @@ static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 		g->region = &else_r;
 		else_v[nr] = coerce(g, b, t, span);
 		if (!then_v[nr] || !else_v[nr]) {
-			error(g, span, "'%s' is %s after the 'then' branch but %s after the 'else' branch", vars[i]->name,
+			error(g, span, "'%s' is %s after the 'then' branch but %s after the 'else' branch", shown(vars[i]),
 			      ig_sym_desc(g, a), ig_sym_desc(g, b));
 			ok = false;
 			continue;
@@ -468,7 +496,7 @@ static bool materialize_inits(Gen *g, Binding **vars, int nv, Value **init, Type
 	for (int i = 0; i < nv; i++) {
 		if (!carried_type(g, vars[i], at, &types[i]))
 			return false;
-		init[i] = ig_materialize(g, vars[i]->sym, at);
+		init[i] = ig_materialize(g, entry_sym(vars[i]), at);
 		if (!init[i])
 			return false;
 	}
@@ -521,6 +549,8 @@ static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int nv,
 		/* an iteration starts only while the loop's flags are false */
 		if (!strcmp(vars[i]->name, FLAG_BREAK) || !strcmp(vars[i]->name, FLAG_RETURN))
 			vars[i]->sym = ig_const_int(SK_I1, 0, false);
+		else if (is_slot(vars[i])) /* read only after a return in this iteration */
+			vars[i]->sym = VOID;
 	}
 	Region *saved = g->region;
 	g->region = r;
@@ -535,16 +565,19 @@ static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int nv,
 	*retype = false;
 	for (int i = 0; ok && i < nv; i++) {
 		Sym s = vars[i]->sym;
+		if (is_slot(vars[i]) && s.kind == S_VOID)
+			s = weak_int(0);
 		yield[i] = coerce(g, s, types[i], at);
 		if (yield[i])
 			continue;
-		if (is_valueish(s) && before[i].kind == S_CONST && init[i]->def && init[i]->def->code == OP_CONST &&
+		bool placeholder = before[i].kind == S_CONST || (is_slot(vars[i]) && before[i].kind == S_VOID);
+		if (is_valueish(s) && placeholder && init[i]->def && init[i]->def->code == OP_CONST &&
 		    (s.kind == S_VALUE || s.kind == S_CONST)) {
 			types[i] = s.type; /* entered as a constant: take the type the body gives */
 			*retype = true;
 			continue;
 		}
-		error(g, at, "'%s' is %s before the loop but %s after an iteration", vars[i]->name, tstr(g, types[i]),
+		error(g, at, "'%s' is %s before the loop but %s after an iteration", shown(vars[i]), tstr(g, types[i]),
 		      ig_sym_desc(g, s));
 		ok = false;
 	}
@@ -704,8 +737,8 @@ static void gen_for(Gen *g, Node *n)
 			return;
 		}
 		for (int i = 0; i < nv; i++)
-			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, vars[i]->sym, types[i], n->span))) {
-				error(g, n->span, "'%s' enters the loop as %s but becomes %s", vars[i]->name,
+			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, entry_sym(vars[i]), types[i], n->span))) {
+				error(g, n->span, "'%s' enters the loop as %s but becomes %s", shown(vars[i]),
 				      ig_sym_desc(g, vars[i]->sym), tstr(g, types[i]));
 				return;
 			}
@@ -876,8 +909,8 @@ static void while_loop(Gen *g, Node *n)
 			return;
 		}
 		for (int i = 0; i < nv; i++)
-			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, vars[i]->sym, types[i], n->span))) {
-				error(g, n->span, "'%s' enters the loop as %s but becomes %s", vars[i]->name,
+			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, entry_sym(vars[i]), types[i], n->span))) {
+				error(g, n->span, "'%s' enters the loop as %s but becomes %s", shown(vars[i]),
 				      ig_sym_desc(g, vars[i]->sym), tstr(g, types[i]));
 				return;
 			}
@@ -1030,8 +1063,8 @@ void ig_gen_block(Gen *g, Node *block)
 void ig_gen_body(Gen *g, Node *block)
 {
 	ig_scope_bind(g, FLAG_RETURN, ig_const_int(SK_I1, 0, false), true, block->span);
-	if (g->in_fn) /* 0 until a return sets it: its type comes from the first one */
-		ig_scope_bind(g, FLAG_VALUE, weak_int(0), true, block->span);
+	if (g->in_fn) /* unset until a return sets it: its type comes from the returns */
+		ig_scope_bind(g, FLAG_VALUE, VOID, true, block->span);
 	ig_gen_block(g, block);
 	Binding *flag = ig_lookup_local(g, FLAG_RETURN), *slot = ig_lookup_local(g, FLAG_VALUE);
 	if (!g->returned && flag && slot && !(flag->sym.kind == S_CONST && !is_const_true(flag->sym)) &&

@@ -459,9 +459,64 @@ static int64_t exit_fn_ref(const arr *x, int i, const int64_t *p)
 		}
 	return (s > 0 ? (s > 2 ? v * 3 : v + s) : -v) + f * 10000;
 }
+/* A for with only continue (it stays a for), a while with a return, fns
+ * returning from a while (an i64 merged with a literal) and from a for (a
+ * block). */
+static const char *EXIT_MIXED_SRC = "fn firstv(x: *i32, lo: i32, n: i32, t: i32) {\n"
+                                    "    var i = 0;\n"
+                                    "    while i < n {\n"
+                                    "        let v = load(x + lo + i);\n"
+                                    "        if v > t { return (v * 2).to(i64); }\n"
+                                    "        i += 1;\n"
+                                    "    }\n"
+                                    "    return 7;\n"
+                                    "}\n"
+                                    "fn twice_after(v, n: i32) {\n"
+                                    "    for i in range(0, n) {\n"
+                                    "        if i == 3 { return v * 2; }\n"
+                                    "    }\n"
+                                    "    return v;\n"
+                                    "}\n"
+                                    "kernel k(x: *i32, out: *i32, n: i32) {\n"
+                                    "    let pid = program_id(0);\n"
+                                    "    let offs = pid * 64 + arange(0, 64);\n"
+                                    "    var s = 0;\n"
+                                    "    for i in range(0, n) {\n"
+                                    "        if i % 2 == 0 { continue; }\n"
+                                    "        s += i;\n"
+                                    "    }\n"
+                                    "    var w = 0;\n"
+                                    "    while w < 100 {\n"
+                                    "        w += 1;\n"
+                                    "        if w == n + pid { return; }\n"
+                                    "    }\n"
+                                    "    let f = firstv(x, pid * 64, 64, n * 10).to(i32);\n"
+                                    "    store(out + offs, twice_after(load(x + offs), n) + f + s);\n"
+                                    "}\n";
+static int64_t exit_mixed_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t n = p[0], s = 0, f = 7;
+	for (int64_t k = 1; k < n; k += 2)
+		s += k;
+	if (n + PID(i) >= 1 && n + PID(i) <= 100)
+		return -123456;
+	for (int k = 0; k < 64; k++)
+		if (X(PID(i) * 64 + k) > n * 10) {
+			f = X(PID(i) * 64 + k) * 2;
+			break;
+		}
+	return (n > 3 ? X(i) * 2 : X(i)) + f + s;
+}
 
 static void exit_cases(void)
 {
+	for (int k = 0; k < 4; k++) {
+		int64_t p[1] = {(int64_t[]){0, 4, 99, 150}[k]};
+		char name[96];
+		snprintf(name, sizeof name, "for with continue only, while with return, fns returning from loops (n = %lld)",
+		         (long long)p[0]);
+		int_case(EXIT_MIXED_SRC, (blk_arg[]){I((int)p[0])}, 1, NO_CONSTS, exit_mixed_ref, p, name);
+	}
 	step_case(3, 10, -1);   /* empty */
 	step_case(10, -7, -4);  /* overshoots the end */
 	step_case(0, -1, -5);   /* one trip */

@@ -331,13 +331,25 @@ static bool carried_type(Gen *g, Binding *b, Span at, Type *t)
 
 /* The then part of a runtime if: a block, or (guard) the rest of a block
  * after a statement that may set the flags `flags`, which are false in it. */
+/* A static_range loop being unrolled: its copies from `from` on may be
+ * the then part (after a copy that may break or return). */
+typedef struct StaticLoop {
+	Node *n;
+	__int128 lo, step, count;
+	int errors;
+} StaticLoop;
+
 typedef struct IfParts {
 	Node *then_n, *else_n;
 	Node **rest;
 	int nrest;
+	const StaticLoop *copies;
+	__int128 from;
 	Binding **flags;
 	int nflags;
 } IfParts;
+
+static void static_copies(Gen *g, const StaticLoop *L, __int128 from);
 
 static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p);
 
@@ -375,6 +387,8 @@ static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 	collect_assigned(g, p.else_n, &names);
 	for (int i = 0; i < p.nrest; i++)
 		collect_assigned(g, p.rest[i], &names);
+	if (p.copies)
+		collect_assigned(g, p.copies->n->b, &names);
 	for (int i = 0; i < p.nflags; i++)
 		add_name(g, &names, p.flags[i]->name);
 	Binding *vars[MAX_ARGS * 4];
@@ -391,11 +405,14 @@ static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 	Region then_r = {0}, else_r = {0};
 	g->runtime_depth++;
 	g->region = &then_r;
-	if (p.rest) {
+	if (p.rest || p.copies) {
 		for (int i = 0; i < p.nflags; i++)
 			p.flags[i]->sym = ig_const_int(SK_I1, 0, false);
 		ig_scope_push(g, false);
-		gen_stmts(g, p.rest, p.nrest);
+		if (p.copies)
+			static_copies(g, p.copies, p.from);
+		else
+			gen_stmts(g, p.rest, p.nrest);
 		scope_pop(g);
 	} else {
 		ig_gen_block(g, p.then_n);
@@ -658,19 +675,48 @@ static void gen_static_for(Gen *g, Node *n, Sym r[3], Span at[3])
 		      MAX_UNROLL);
 		return;
 	}
-	ig_scope_push(g, false); /* break, continue and a runtime return: not here */
-	ig_scope_bind(g, FLAG_BREAK, VOID, false, n->span);
-	ig_scope_bind(g, FLAG_CONTINUE, VOID, false, n->span);
-	if (has_stmt(n->b, N_RETURN))
-		ig_scope_bind(g, FLAG_RETURN, VOID, false, n->span);
-	int errors = g->diag->errors;
-	for (__int128 i = 0; i < count && !g->returned && g->diag->errors == errors; i++) { /* an error: once */
-		ig_scope_push(g, false);
-		ig_scope_bind(g, n->name, weak_int(lo + i * step), false, n->span);
-		ig_gen_block(g, n->b);
-		scope_pop(g);
-	}
+	ig_scope_push(g, false);
+	if (has_stmt(n->b, N_BREAK))
+		ig_scope_bind(g, FLAG_BREAK, ig_const_int(SK_I1, 0, false), true, n->span);
+	StaticLoop L = {n, lo, step, count, g->diag->errors};
+	static_copies(g, &L, 0);
 	scope_pop(g);
+}
+
+/* The copies of a static_range body from `from` on; after one that may have
+ * broken out or returned, the rest go under an 'if' of the flags' negation,
+ * as the statements of a block do. */
+static void static_copies(Gen *g, const StaticLoop *L, __int128 from)
+{
+	static const char *const names[] = {FLAG_BREAK, FLAG_RETURN};
+	bool has_continue = has_stmt(L->n->b, N_CONTINUE);
+	for (__int128 i = from; i < L->count && !g->returned && g->diag->errors == L->errors; i++) { /* an error: once */
+		ig_scope_push(g, false);
+		ig_scope_bind(g, L->n->name, weak_int(L->lo + i * L->step), false, L->n->span);
+		if (has_continue)
+			ig_scope_bind(g, FLAG_CONTINUE, ig_const_int(SK_I1, 0, false), true, L->n->span);
+		ig_gen_block(g, L->n->b);
+		scope_pop(g);
+		Binding *flags[2];
+		int nf = 0;
+		for (int k = 0; k < 2; k++) {
+			Binding *b = ig_lookup_local(g, names[k]);
+			if (!b || !b->is_var)
+				continue;
+			if (b->sym.kind == S_CONST && is_const_true(b->sym))
+				return;
+			if (b->sym.kind == S_VALUE)
+				flags[nf++] = b;
+		}
+		if (!nf || i + 1 == L->count)
+			continue;
+		Span at = L->n->b->span;
+		Sym any = nf == 2 ? ig_gen_binary(g, T_PIPE, flags[0]->sym, flags[1]->sym, at) : flags[0]->sym;
+		Sym go = ig_gen_unary(g, T_BANG, any, at);
+		if (go.kind == S_VALUE)
+			runtime_if(g, at, go, at, (IfParts){.copies = L, .from = i + 1, .flags = flags, .nflags = nf});
+		return;
+	}
 }
 
 static void gen_for(Gen *g, Node *n)
@@ -930,13 +976,8 @@ static void gen_break(Gen *g, Node *n)
 {
 	const char *what = n->kind == N_BREAK ? "break" : "continue";
 	Binding *b = ig_lookup_local(g, n->kind == N_BREAK ? FLAG_BREAK : FLAG_CONTINUE);
-	if (!b) {
+	if (!b || !b->is_var) {
 		error(g, n->span, "'%s' outside a loop", what);
-		return;
-	}
-	if (!b->is_var) {
-		error(g, n->span, "'%s' in a static_range loop is not supported; loop with range(...), which runs at "
-		                  "run time, or use an 'if' around the rest of the body", what);
 		return;
 	}
 	b->sym = ig_const_int(SK_I1, 1, false);
@@ -948,8 +989,7 @@ static void gen_nested_return(Gen *g, Node *n)
 {
 	Binding *b = ig_lookup_local(g, FLAG_RETURN);
 	if (!b || !b->is_var) {
-		error(g, n->span, "'return' inside a runtime 'if' or loop within a static_range loop is not supported; "
-		                  "loop with range(...) instead");
+		error(g, n->span, "'return' is not allowed here");
 		return;
 	}
 	if (n->a) {

@@ -507,9 +507,49 @@ static int64_t exit_mixed_ref(const arr *x, int i, const int64_t *p)
 		}
 	return (n > 3 ? X(i) * 2 : X(i)) + f + s;
 }
+/* break, continue and return in static_range loops: the copies after one
+ * that may leave go under an if. */
+static const char *EXIT_STATIC_SRC = "kernel k(x: *i32, out: *i32, b: i32) {\n"
+                                     "    let pid = program_id(0);\n"
+                                     "    let offs = pid * 64 + arange(0, 64);\n"
+                                     "    var acc = load(x + offs);\n"
+                                     "    for i in static_range(0, 6) {\n"
+                                     "        if i == pid { continue; }\n"
+                                     "        acc = acc * 2 + i;\n"
+                                     "        if i >= b { break; }\n"
+                                     "    }\n"
+                                     "    for j in static_range(0, 4) {\n"
+                                     "        if j + pid == b + 5 { return; }\n"
+                                     "        acc += j;\n"
+                                     "    }\n"
+                                     "    store(out + offs, acc);\n"
+                                     "}\n";
+static int64_t exit_static_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t acc = X(i);
+	for (int k = 0; k < 6; k++) {
+		if (k == PID(i))
+			continue;
+		acc = acc * 2 + k;
+		if (k >= p[0])
+			break;
+	}
+	for (int j = 0; j < 4; j++) {
+		if (j + PID(i) == p[0] + 5)
+			return -123456;
+		acc += j;
+	}
+	return acc;
+}
 
 static void exit_cases(void)
 {
+	for (int b = -3; b <= 9; b += 3) {
+		int64_t p[1] = {b};
+		char name[96];
+		snprintf(name, sizeof name, "break, continue and return in static_range loops (b = %d)", b);
+		int_case(EXIT_STATIC_SRC, (blk_arg[]){I(b)}, 1, NO_CONSTS, exit_static_ref, p, name);
+	}
 	for (int k = 0; k < 4; k++) {
 		int64_t p[1] = {(int64_t[]){0, 4, 99, 150}[k]};
 		char name[96];

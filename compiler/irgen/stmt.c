@@ -1,5 +1,7 @@
 /* irgen/stmt.c: statements: let/var, assignment, and control flow (if, for over
- * range and static_range, while), with the variables they carry. */
+ * range and static_range, while), with the variables they carry; break,
+ * continue and a return inside a runtime if or loop as hidden i1 variables
+ * carried the same way (FLAG_* in irgen_int.h). */
 #include "irgen/irgen_int.h"
 
 #include <math.h>
@@ -297,7 +299,6 @@ static Value *coerce(Gen *g, Sym s, Type t, Span at)
 	return NULL;
 }
 
-/* The type a carried variable has in IR: a constant's own type. */
 /* The hidden var of a fn's result, set by a return inside a runtime if or
  * loop: VOID until one sets it. */
 static bool is_slot(const Binding *b)
@@ -316,6 +317,7 @@ static Sym entry_sym(const Binding *b)
 	return is_slot(b) && b->sym.kind == S_VOID ? weak_int(0) : b->sym;
 }
 
+/* The type a carried variable has in IR: a constant's own type. */
 static bool carried_type(Gen *g, Binding *b, Span at, Type *t)
 {
 	Sym s = b->sym;
@@ -329,8 +331,6 @@ static bool carried_type(Gen *g, Binding *b, Span at, Type *t)
 	return false;
 }
 
-/* The then part of a runtime if: a block, or (guard) the rest of a block
- * after a statement that may set the flags `flags`, which are false in it. */
 /* A static_range loop being unrolled: its copies from `from` on may be
  * the then part (after a copy that may break or return). */
 typedef struct StaticLoop {
@@ -339,6 +339,9 @@ typedef struct StaticLoop {
 	int errors;
 } StaticLoop;
 
+/* The then part of a runtime if: a block, or (a guard) the rest of a block,
+ * or the rest of a static_range's copies, after what may have set the
+ * flags `flags`, which are false in it. */
 typedef struct IfParts {
 	Node *then_n, *else_n;
 	Node **rest;
@@ -468,7 +471,7 @@ static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 			ScalarKind k;
 			const char *why;
 			if (!promote_arith((ScalarKind)a.type.scalar, false, (ScalarKind)b.type.scalar, false, false, &k, &why)) {
-				error(g, span, "'%s': %s", vars[i]->name, why);
+				error(g, span, "'%s': %s", shown(vars[i]), why);
 				ok = false;
 				continue;
 			}

@@ -283,7 +283,7 @@ Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	Node *caller = g->cur_fn;
 	g->cur_fn = fn;
 	if (ok)
-		ig_gen_block(g, fn->b);
+		ig_gen_body(g, fn->b);
 	g->cur_fn = caller;
 	/* errors in the body point at the fn; say which call it was inlined for
 	 * (once for a recursion: at the call from outside) */

@@ -371,7 +371,7 @@ IrFunc *irgen_kernel(Module *m, Node *k, const IrgenOptions *opt, Diag *diag, Ar
 	ig_scope_push(&g, true);
 	if (!ig_bind_params_of_kernel(&g, k, opt, NULL, 0))
 		return NULL;
-	ig_gen_block(&g, k->b);
+	ig_gen_body(&g, k->b);
 	g.region = &g.f->body;
 	g.no_ir = NULL;
 	ig_emit_op(&g, OP_RETURN, k->span, NULL, 0, NULL, 0);

@@ -94,6 +94,15 @@ static const Sym VOID = {.kind = S_VOID};
 
 enum { MAX_ARGS = 16 };
 
+/* Hidden i1 vars of the control flow (names no identifier can have): set
+ * by break, continue and a return inside a runtime if or loop; the
+ * statements after one that may set them run under an 'if' of their
+ * negation, and loops stop on them. */
+#define FLAG_BREAK "#break"
+#define FLAG_CONTINUE "#continue"
+#define FLAG_RETURN "#return"
+#define FLAG_VALUE "#value" /* a fn's result set by such a return */
+
 typedef struct Args {
 	Span call;          /* the whole call */
 	const char *fname;  /* for messages */
@@ -136,6 +145,8 @@ enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT, RAND_INT4X };
 Scope *ig_scope_push(Gen *g, bool fn_boundary);
 Binding *ig_scope_bind(Gen *g, const char *name, Sym sym, bool is_var, Span sp);
 Binding *ig_lookup_local(Gen *g, const char *name);
+/* Generates the body of a kernel or fn: binds the return flag first. */
+void ig_gen_body(Gen *g, Node *block);
 bool ig_resolve_type(Gen *g, Node *n, Type *out, bool *is_const);
 Sym ig_const_to_type(Gen *g, Sym v, Type t, Span at);
 Sym ig_decl_sym(Gen *g, Node *decl, Module *owner, Span at);

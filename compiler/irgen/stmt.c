@@ -1,5 +1,7 @@
 /* irgen/stmt.c: statements: let/var, assignment, and control flow (if, for over
- * range and static_range, while), with the variables they carry. */
+ * range and static_range, while), with the variables they carry; break,
+ * continue and a return inside a runtime if or loop as hidden i1 variables
+ * carried the same way (FLAG_* in irgen_int.h). */
 #include "irgen/irgen_int.h"
 
 #include <math.h>
@@ -7,6 +9,8 @@
 #include <string.h>
 
 static void gen_stmt(Gen *g, Node *n);
+static void gen_stmts(Gen *g, Node **items, int n);
+static void gen_for_as_while(Gen *g, Node *n, Value *bounds[3], Sym step);
 
 /* ---- statements -------------------------------------------------------------- */
 
@@ -221,6 +225,16 @@ static void collect_assigned(Gen *g, Node *n, PtrVec *out)
 {
 	if (!n)
 		return;
+	const char *flag = n->kind == N_BREAK ? FLAG_BREAK : n->kind == N_CONTINUE ? FLAG_CONTINUE
+	                 : n->kind == N_RETURN ? FLAG_RETURN : NULL;
+	for (int k = 0; flag && k < 2; k++) {
+		const char *name = k ? (n->kind == N_RETURN && n->a ? FLAG_VALUE : NULL) : flag;
+		bool seen = !name;
+		for (int j = 0; j < out->len && !seen; j++)
+			seen = strcmp(out->items[j], name) == 0;
+		if (!seen)
+			ptrvec_push(g->arena, out, (void *)name);
+	}
 	if (n->kind == N_ASSIGN)
 		for (int i = 0; i < n->list.len; i++) {
 			Node *t = n->list.items[i];
@@ -285,10 +299,30 @@ static Value *coerce(Gen *g, Sym s, Type t, Span at)
 	return NULL;
 }
 
+/* The hidden var of a fn's result, set by a return inside a runtime if or
+ * loop: VOID until one sets it. */
+static bool is_slot(const Binding *b)
+{
+	return b->is_var && !strcmp(b->name, FLAG_VALUE);
+}
+
+static const char *shown(const Binding *b)
+{
+	return is_slot(b) ? "the fn's result" : b->name;
+}
+
+/* A carried var's value at a loop's entry (0 for an unset fn result). */
+static Sym entry_sym(const Binding *b)
+{
+	return is_slot(b) && b->sym.kind == S_VOID ? weak_int(0) : b->sym;
+}
+
 /* The type a carried variable has in IR: a constant's own type. */
 static bool carried_type(Gen *g, Binding *b, Span at, Type *t)
 {
 	Sym s = b->sym;
+	if (is_slot(b) && s.kind == S_VOID)
+		s = weak_int(0); /* a placeholder, retyped by the loop's body */
 	if (s.kind == S_VALUE || s.kind == S_CONST) {
 		*t = s.type;
 		return true;
@@ -296,6 +330,31 @@ static bool carried_type(Gen *g, Binding *b, Span at, Type *t)
 	error(g, at, "'%s' is %s and cannot change inside a loop or a runtime 'if'", b->name, ig_sym_desc(g, s));
 	return false;
 }
+
+/* A static_range loop being unrolled: its copies from `from` on may be
+ * the then part (after a copy that may break or return). */
+typedef struct StaticLoop {
+	Node *n;
+	__int128 lo, step, count;
+	int errors;
+} StaticLoop;
+
+/* The then part of a runtime if: a block, or (a guard) the rest of a block,
+ * or the rest of a static_range's copies, after what may have set the
+ * flags `flags`, which are false in it. */
+typedef struct IfParts {
+	Node *then_n, *else_n;
+	Node **rest;
+	int nrest;
+	const StaticLoop *copies;
+	__int128 from;
+	Binding **flags;
+	int nflags;
+} IfParts;
+
+static void static_copies(Gen *g, const StaticLoop *L, __int128 from);
+
+static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p);
 
 static void gen_if(Gen *g, Node *n)
 {
@@ -313,8 +372,35 @@ static void gen_if(Gen *g, Node *n)
 		error(g, n->a->span, "an 'if' condition must be a scalar, found %s; use where() for blocks", ig_sym_desc(g, c));
 		return;
 	}
+	runtime_if(g, n->span, c, n->a->span, (IfParts){.then_n = n->b, .else_n = n->c});
+}
+
+static void add_name(Gen *g, PtrVec *names, const char *name)
+{
+	for (int j = 0; j < names->len; j++)
+		if (strcmp(names->items[j], name) == 0)
+			return;
+	ptrvec_push(g->arena, names, (void *)name);
+}
+
+static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
+{
+	PtrVec names = {0};
+	collect_assigned(g, p.then_n, &names);
+	collect_assigned(g, p.else_n, &names);
+	for (int i = 0; i < p.nrest; i++)
+		collect_assigned(g, p.rest[i], &names);
+	if (p.copies)
+		collect_assigned(g, p.copies->n->b, &names);
+	for (int i = 0; i < p.nflags; i++)
+		add_name(g, &names, p.flags[i]->name);
 	Binding *vars[MAX_ARGS * 4];
-	int nv = carried_vars(g, n->b, n->c, vars);
+	int nv = 0;
+	for (int i = 0; i < names.len && nv < MAX_ARGS * 4; i++) {
+		Binding *b = ig_lookup_local(g, names.items[i]);
+		if (b && b->is_var)
+			vars[nv++] = b;
+	}
 	Sym before[MAX_ARGS * 4], after_then[MAX_ARGS * 4], after_else[MAX_ARGS * 4];
 	for (int i = 0; i < nv; i++)
 		before[i] = vars[i]->sym;
@@ -322,14 +408,25 @@ static void gen_if(Gen *g, Node *n)
 	Region then_r = {0}, else_r = {0};
 	g->runtime_depth++;
 	g->region = &then_r;
-	ig_gen_block(g, n->b);
+	if (p.rest || p.copies) {
+		for (int i = 0; i < p.nflags; i++)
+			p.flags[i]->sym = ig_const_int(SK_I1, 0, false);
+		ig_scope_push(g, false);
+		if (p.copies)
+			static_copies(g, p.copies, p.from);
+		else
+			gen_stmts(g, p.rest, p.nrest);
+		scope_pop(g);
+	} else {
+		ig_gen_block(g, p.then_n);
+	}
 	for (int i = 0; i < nv; i++) {
 		after_then[i] = vars[i]->sym;
 		vars[i]->sym = before[i];
 	}
 	g->region = &else_r;
-	if (n->c)
-		gen_stmt(g, n->c);
+	if (p.else_n)
+		gen_stmt(g, p.else_n);
 	for (int i = 0; i < nv; i++) {
 		after_else[i] = vars[i]->sym;
 		vars[i]->sym = before[i];
@@ -347,13 +444,21 @@ static void gen_if(Gen *g, Node *n)
 			vars[i]->sym = a;
 			continue;
 		}
+		if (is_slot(vars[i])) { /* a fn's result, unset on one side: 0 there (never read) */
+			if (a.kind == S_VOID && b.kind == S_VOID)
+				continue;
+			if (a.kind == S_VOID)
+				a = weak_int(0);
+			if (b.kind == S_VOID)
+				b = weak_int(0);
+		}
 		if (a.kind == S_VOID || b.kind == S_VOID) {
 			ok = false;
 			continue;
 		}
 		Type t;
 		if (!is_valueish(a) || !is_valueish(b)) {
-			error(g, n->span, "'%s' is %s after one branch and %s after the other", vars[i]->name, ig_sym_desc(g, a),
+			error(g, span, "'%s' is %s after one branch and %s after the other", shown(vars[i]), ig_sym_desc(g, a),
 			      ig_sym_desc(g, b));
 			ok = false;
 			continue;
@@ -366,7 +471,7 @@ static void gen_if(Gen *g, Node *n)
 			ScalarKind k;
 			const char *why;
 			if (!promote_arith((ScalarKind)a.type.scalar, false, (ScalarKind)b.type.scalar, false, false, &k, &why)) {
-				error(g, n->span, "'%s': %s", vars[i]->name, why);
+				error(g, span, "'%s': %s", shown(vars[i]), why);
 				ok = false;
 				continue;
 			}
@@ -375,11 +480,11 @@ static void gen_if(Gen *g, Node *n)
 		if (a.kind == S_VALUE && b.kind == S_VALUE && b.v->type.rank > a.v->type.rank)
 			t = b.type;
 		g->region = &then_r;
-		then_v[nr] = coerce(g, a, t, n->span);
+		then_v[nr] = coerce(g, a, t, span);
 		g->region = &else_r;
-		else_v[nr] = coerce(g, b, t, n->span);
+		else_v[nr] = coerce(g, b, t, span);
 		if (!then_v[nr] || !else_v[nr]) {
-			error(g, n->span, "'%s' is %s after the 'then' branch but %s after the 'else' branch", vars[i]->name,
+			error(g, span, "'%s' is %s after the 'then' branch but %s after the 'else' branch", shown(vars[i]),
 			      ig_sym_desc(g, a), ig_sym_desc(g, b));
 			ok = false;
 			continue;
@@ -391,12 +496,12 @@ static void gen_if(Gen *g, Node *n)
 	if (!ok)
 		return;
 	g->region = &then_r;
-	ig_emit_op(g, OP_YIELD, n->span, then_v, nr, NULL, 0);
+	ig_emit_op(g, OP_YIELD, span, then_v, nr, NULL, 0);
 	g->region = &else_r;
-	ig_emit_op(g, OP_YIELD, n->span, else_v, nr, NULL, 0);
+	ig_emit_op(g, OP_YIELD, span, else_v, nr, NULL, 0);
 	g->region = saved;
-	Value *cv = ig_materialize(g, c, n->a->span);
-	Op *op = cv ? ig_emit_op(g, OP_IF, n->span, &cv, 1, types, nr) : NULL;
+	Value *cv = ig_materialize(g, c, cspan);
+	Op *op = cv ? ig_emit_op(g, OP_IF, span, &cv, 1, types, nr) : NULL;
 	if (!op)
 		return;
 	ir_move_region(&op->regions[0], &then_r);
@@ -411,11 +516,43 @@ static bool materialize_inits(Gen *g, Binding **vars, int nv, Value **init, Type
 	for (int i = 0; i < nv; i++) {
 		if (!carried_type(g, vars[i], at, &types[i]))
 			return false;
-		init[i] = ig_materialize(g, vars[i]->sym, at);
+		init[i] = ig_materialize(g, entry_sym(vars[i]), at);
 		if (!init[i])
 			return false;
 	}
 	return true;
+}
+
+/* Whether n has a statement of kind k: break and continue of this loop
+ * (not of a loop inside it), return anywhere. */
+static bool has_stmt(const Node *n, NodeKind k)
+{
+	if (!n)
+		return false;
+	if (n->kind == k)
+		return true;
+	if ((n->kind == N_FOR || n->kind == N_WHILE) && k != N_RETURN)
+		return false;
+	if (has_stmt(n->a, k) || has_stmt(n->b, k) || has_stmt(n->c, k))
+		return true;
+	for (int i = 0; i < n->list.len; i++)
+		if (has_stmt(n->list.items[i], k))
+			return true;
+	return false;
+}
+
+static bool has_value_return(const Node *n)
+{
+	if (!n)
+		return false;
+	if (n->kind == N_RETURN && n->a)
+		return true;
+	if (has_value_return(n->a) || has_value_return(n->b) || has_value_return(n->c))
+		return true;
+	for (int i = 0; i < n->list.len; i++)
+		if (has_value_return(n->list.items[i]))
+			return true;
+	return false;
 }
 
 /* Generates a loop body into r (whose first `skip` arguments are not
@@ -429,26 +566,38 @@ static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int nv,
 	for (int i = 0; i < nv; i++) {
 		before[i] = vars[i]->sym;
 		vars[i]->sym = ig_value_sym(args[i]);
+		/* an iteration starts only while the loop's flags are false */
+		if (!strcmp(vars[i]->name, FLAG_BREAK) || !strcmp(vars[i]->name, FLAG_RETURN))
+			vars[i]->sym = ig_const_int(SK_I1, 0, false);
+		else if (is_slot(vars[i])) /* read only after a return in this iteration */
+			vars[i]->sym = VOID;
 	}
 	Region *saved = g->region;
 	g->region = r;
 	int errors = g->diag->errors;
+	ig_scope_push(g, false);
+	if (has_stmt(body, N_CONTINUE))
+		ig_scope_bind(g, FLAG_CONTINUE, ig_const_int(SK_I1, 0, false), true, body->span);
 	ig_gen_block(g, body);
+	scope_pop(g);
 	Value *yield[MAX_ARGS * 4];
 	bool ok = g->diag->errors == errors;
 	*retype = false;
 	for (int i = 0; ok && i < nv; i++) {
 		Sym s = vars[i]->sym;
+		if (is_slot(vars[i]) && s.kind == S_VOID)
+			s = weak_int(0);
 		yield[i] = coerce(g, s, types[i], at);
 		if (yield[i])
 			continue;
-		if (is_valueish(s) && before[i].kind == S_CONST && init[i]->def && init[i]->def->code == OP_CONST &&
+		bool placeholder = before[i].kind == S_CONST || (is_slot(vars[i]) && before[i].kind == S_VOID);
+		if (is_valueish(s) && placeholder && init[i]->def && init[i]->def->code == OP_CONST &&
 		    (s.kind == S_VALUE || s.kind == S_CONST)) {
 			types[i] = s.type; /* entered as a constant: take the type the body gives */
 			*retype = true;
 			continue;
 		}
-		error(g, at, "'%s' is %s before the loop but %s after an iteration", vars[i]->name, tstr(g, types[i]),
+		error(g, at, "'%s' is %s before the loop but %s after an iteration", shown(vars[i]), tstr(g, types[i]),
 		      ig_sym_desc(g, s));
 		ok = false;
 	}
@@ -463,13 +612,28 @@ static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int nv,
 static bool range_args(Gen *g, Node *call, Sym out[3], Span at[3])
 {
 	int n = call->list.len;
+	Node *last = n ? call->list.items[n - 1] : NULL;
+	if (last && last->kind == N_NAMED_ARG && !strcmp(last->name, "num_stages")) {
+		/* the pipelining hint: checked; the depth is the kernel's num_stages */
+		Sym s = ig_gen_expr(g, last->a);
+		if (s.kind == S_VOID)
+			return false;
+		if (s.kind != S_CONST || s.type.rank || !scalar_is_int((ScalarKind)s.type.scalar) || ig_int_value(s) < 1) {
+			error(g, last->span, "num_stages of a range must be a constant integer of at least 1, found %s",
+			      ig_sym_desc(g, s));
+			return false;
+		}
+		n--;
+	}
 	if (n < 1 || n > 3) {
 		error(g, call->span, "range takes 1 to 3 arguments: range(end), range(start, end), range(start, end, step)");
 		return false;
 	}
 	for (int i = 0; i < n; i++)
 		if (((Node *)call->list.items[i])->kind == N_NAMED_ARG) {
-			error(g, ((Node *)call->list.items[i])->span, "range takes positional arguments");
+			error(g, ((Node *)call->list.items[i])->span,
+			      "range takes positional arguments and num_stages = N; found '%s'",
+			      ((Node *)call->list.items[i])->name);
 			return false;
 		}
 	Sym v[3];
@@ -514,11 +678,47 @@ static void gen_static_for(Gen *g, Node *n, Sym r[3], Span at[3])
 		      MAX_UNROLL);
 		return;
 	}
-	for (__int128 i = 0; i < count && !g->returned; i++) {
+	ig_scope_push(g, false);
+	if (has_stmt(n->b, N_BREAK))
+		ig_scope_bind(g, FLAG_BREAK, ig_const_int(SK_I1, 0, false), true, n->span);
+	StaticLoop L = {n, lo, step, count, g->diag->errors};
+	static_copies(g, &L, 0);
+	scope_pop(g);
+}
+
+/* The copies of a static_range body from `from` on; after one that may have
+ * broken out or returned, the rest go under an 'if' of the flags' negation,
+ * as the statements of a block do. */
+static void static_copies(Gen *g, const StaticLoop *L, __int128 from)
+{
+	static const char *const names[] = {FLAG_BREAK, FLAG_RETURN};
+	bool has_continue = has_stmt(L->n->b, N_CONTINUE);
+	for (__int128 i = from; i < L->count && !g->returned && g->diag->errors == L->errors; i++) { /* an error: once */
 		ig_scope_push(g, false);
-		ig_scope_bind(g, n->name, weak_int(lo + i * step), false, n->span);
-		ig_gen_block(g, n->b);
+		ig_scope_bind(g, L->n->name, weak_int(L->lo + i * L->step), false, L->n->span);
+		if (has_continue)
+			ig_scope_bind(g, FLAG_CONTINUE, ig_const_int(SK_I1, 0, false), true, L->n->span);
+		ig_gen_block(g, L->n->b);
 		scope_pop(g);
+		Binding *flags[2];
+		int nf = 0;
+		for (int k = 0; k < 2; k++) {
+			Binding *b = ig_lookup_local(g, names[k]);
+			if (!b || !b->is_var)
+				continue;
+			if (b->sym.kind == S_CONST && is_const_true(b->sym))
+				return;
+			if (b->sym.kind == S_VALUE)
+				flags[nf++] = b;
+		}
+		if (!nf || i + 1 == L->count)
+			continue;
+		Span at = L->n->b->span;
+		Sym any = nf == 2 ? ig_gen_binary(g, T_PIPE, flags[0]->sym, flags[1]->sym, at) : flags[0]->sym;
+		Sym go = ig_gen_unary(g, T_BANG, any, at);
+		if (go.kind == S_VALUE)
+			runtime_if(g, at, go, at, (IfParts){.copies = L, .from = i + 1, .flags = flags, .nflags = nf});
+		return;
 	}
 }
 
@@ -538,8 +738,8 @@ static void gen_for(Gen *g, Node *n)
 		gen_static_for(g, n, r, at);
 		return;
 	}
-	if (r[2].kind == S_CONST && ig_int_value(r[2]) <= 0) {
-		error(g, at[2], "the step of range must be positive");
+	if (r[2].kind == S_CONST && ig_int_value(r[2]) == 0) {
+		error(g, at[2], "the step of range cannot be 0");
 		return;
 	}
 	/* The induction variable's type: i32, or i64 when a bound is 64-bit. */
@@ -551,6 +751,11 @@ static void gen_for(Gen *g, Node *n)
 	for (int i = 0; i < 3; i++)
 		if (!(bounds[i] = ig_to_elem(g, r[i], k, at[i])))
 			return;
+	Binding *ret = ig_lookup_local(g, FLAG_RETURN);
+	if (has_stmt(n->b, N_BREAK) || (ret && ret->is_var && has_stmt(n->b, N_RETURN))) {
+		gen_for_as_while(g, n, bounds, r[2]);
+		return;
+	}
 	Binding *vars[MAX_ARGS * 4];
 	int nv = carried_vars(g, n->b, NULL, vars);
 	Value *init[MAX_ARGS * 4];
@@ -581,8 +786,8 @@ static void gen_for(Gen *g, Node *n)
 			return;
 		}
 		for (int i = 0; i < nv; i++)
-			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, vars[i]->sym, types[i], n->span))) {
-				error(g, n->span, "'%s' enters the loop as %s but becomes %s", vars[i]->name,
+			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, entry_sym(vars[i]), types[i], n->span))) {
+				error(g, n->span, "'%s' enters the loop as %s but becomes %s", shown(vars[i]),
 				      ig_sym_desc(g, vars[i]->sym), tstr(g, types[i]));
 				return;
 			}
@@ -598,7 +803,101 @@ static void gen_for(Gen *g, Node *n)
 		vars[i]->sym = ig_value_sym(op->results[i]);
 }
 
+/* cv && !flag for the flags carried by the loop (in its condition region,
+ * where they are the region's arguments). */
+static Value *and_not_flags(Gen *g, Value *cv, Span at)
+{
+	static const char *const names[] = {FLAG_BREAK, FLAG_RETURN};
+	for (int k = 0; k < 2 && cv; k++) {
+		Binding *b = ig_lookup_local(g, names[k]);
+		if (!b || !b->is_var || b->sym.kind != S_VALUE)
+			continue;
+		Sym c = ig_gen_binary(g, T_AMP, ig_value_sym(cv), ig_gen_unary(g, T_BANG, b->sym, at), at);
+		cv = c.kind == S_VOID ? NULL : ig_materialize(g, c, at);
+	}
+	return cv;
+}
+
+static void while_loop(Gen *g, Node *n);
+
+/* A while loop, with the flag of a break in it. */
 static void gen_while(Gen *g, Node *n)
+{
+	ig_scope_push(g, false);
+	if (has_stmt(n->b, N_BREAK))
+		ig_scope_bind(g, FLAG_BREAK, ig_const_int(SK_I1, 0, false), true, n->span);
+	while_loop(g, n);
+	scope_pop(g);
+}
+
+static Node *mk_node(Gen *g, NodeKind kind, Span at, Node *a, Node *b)
+{
+	Node *n = arena_alloc(g->arena, sizeof *n);
+	if (n) {
+		n->kind = kind;
+		n->span = at;
+		n->a = a;
+		n->b = b;
+	}
+	return n;
+}
+
+static Node *mk_ident(Gen *g, const char *name, Span at)
+{
+	Node *n = mk_node(g, N_IDENT, at, NULL, NULL);
+	if (n)
+		n->name = name;
+	return n;
+}
+
+static Node *mk_binary(Gen *g, int op, Node *a, Node *b, Span at)
+{
+	Node *n = a && b ? mk_node(g, N_BINARY, at, a, b) : NULL;
+	if (n)
+		n->op = op;
+	return n;
+}
+
+/* A for loop with a break or a return in it, as the while loop
+ *   var #iv = start; while (#iv < end, or > for a negative step) {
+ *       let i = #iv; #iv += step; body }
+ * (the step before the body, so that a continue takes it too). */
+static void gen_for_as_while(Gen *g, Node *n, Value *bounds[3], Sym step)
+{
+	Span at = n->span;
+	ig_scope_push(g, false);
+	ig_scope_bind(g, "#iv", ig_value_sym(bounds[0]), true, at);
+	ig_scope_bind(g, "#end", ig_value_sym(bounds[1]), false, at);
+	ig_scope_bind(g, "#step", ig_value_sym(bounds[2]), false, at);
+	Node *up = mk_binary(g, T_LT, mk_ident(g, "#iv", at), mk_ident(g, "#end", at), at);
+	Node *down = mk_binary(g, T_GT, mk_ident(g, "#iv", at), mk_ident(g, "#end", at), at);
+	Node *cond = step.kind == S_CONST ? (ig_int_value(step) > 0 ? up : down) : NULL;
+	if (!cond) {
+		Node *zero = mk_node(g, N_INT, at, NULL, NULL);
+		Node *pos = mk_binary(g, T_GT, mk_ident(g, "#step", at), zero, at);
+		Node *neg = mk_binary(g, T_LT, mk_ident(g, "#step", at), zero, at);
+		cond = mk_binary(g, T_OROR, mk_binary(g, T_ANDAND, pos, up, at), mk_binary(g, T_ANDAND, neg, down, at), at);
+	}
+	Node *let = mk_node(g, N_LET, at, NULL, mk_ident(g, "#iv", at));
+	Node *name = mk_ident(g, n->name, at);
+	Node *inc = mk_node(g, N_ASSIGN, at, NULL, mk_ident(g, "#step", at));
+	Node *iv = mk_ident(g, "#iv", at);
+	Node *body = mk_node(g, N_BLOCK, at, NULL, NULL);
+	Node *loop = mk_node(g, N_WHILE, at, cond, body);
+	if (cond && let && name && inc && iv && loop) {
+		name->span = n->span;
+		ptrvec_push(g->arena, &let->list, name);
+		inc->op = T_PLUS_ASSIGN;
+		ptrvec_push(g->arena, &inc->list, iv);
+		ptrvec_push(g->arena, &body->list, let);
+		ptrvec_push(g->arena, &body->list, inc);
+		ptrvec_push(g->arena, &body->list, n->b);
+		gen_while(g, loop);
+	}
+	scope_pop(g);
+}
+
+static void while_loop(Gen *g, Node *n)
 {
 	Binding *vars[MAX_ARGS * 4];
 	int nv = carried_vars(g, n->b, NULL, vars);
@@ -627,6 +926,7 @@ static void gen_while(Gen *g, Node *n)
 			error(g, n->a->span, "a 'while' condition must be a scalar, found %s", tstr(g, cv->type));
 			cv = NULL;
 		}
+		cv = and_not_flags(g, cv, n->a->span);
 		Value *fwd[1 + MAX_ARGS * 4] = {cv};
 		for (int i = 0; i < nv; i++) {
 			fwd[1 + i] = bargs[i];
@@ -658,8 +958,8 @@ static void gen_while(Gen *g, Node *n)
 			return;
 		}
 		for (int i = 0; i < nv; i++)
-			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, vars[i]->sym, types[i], n->span))) {
-				error(g, n->span, "'%s' enters the loop as %s but becomes %s", vars[i]->name,
+			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, entry_sym(vars[i]), types[i], n->span))) {
+				error(g, n->span, "'%s' enters the loop as %s but becomes %s", shown(vars[i]),
 				      ig_sym_desc(g, vars[i]->sym), tstr(g, types[i]));
 				return;
 			}
@@ -671,6 +971,48 @@ static void gen_while(Gen *g, Node *n)
 	ir_move_region(&op->regions[1], &after);
 	for (int i = 0; i < nv; i++)
 		vars[i]->sym = ig_value_sym(op->results[i]);
+}
+
+/* break and continue set their loop's flag; in a static_range loop (whose
+ * flags are bound as non-vars) they are not supported. */
+static void gen_break(Gen *g, Node *n)
+{
+	const char *what = n->kind == N_BREAK ? "break" : "continue";
+	Binding *b = ig_lookup_local(g, n->kind == N_BREAK ? FLAG_BREAK : FLAG_CONTINUE);
+	if (!b || !b->is_var) {
+		error(g, n->span, "'%s' outside a loop", what);
+		return;
+	}
+	b->sym = ig_const_int(SK_I1, 1, false);
+}
+
+/* A return inside a runtime if or loop: sets the return flag (the rest of
+ * the kernel or fn is guarded by it). */
+static void gen_nested_return(Gen *g, Node *n)
+{
+	Binding *b = ig_lookup_local(g, FLAG_RETURN);
+	if (!b || !b->is_var) {
+		error(g, n->span, "'return' is not allowed here");
+		return;
+	}
+	if (n->a) {
+		Binding *slot = ig_lookup_local(g, FLAG_VALUE);
+		Sym v = ig_gen_expr(g, n->a);
+		if (v.kind == S_VOID)
+			return;
+		if (!slot || !slot->is_var) {
+			error(g, n->span, "a kernel returns no value; write 'return;'");
+			return;
+		}
+		if ((v.kind != S_VALUE && v.kind != S_CONST) || v.type.ptr) {
+			error(g, n->span, "'return' of %s inside a runtime 'if' or loop is not supported (a number or a block "
+			                  "of numbers is); assign the result to a 'var' and return it at the end of the fn",
+			      ig_sym_desc(g, v));
+			return;
+		}
+		slot->sym = v;
+	}
+	b->sym = ig_const_int(SK_I1, 1, false);
 }
 
 static void gen_stmt(Gen *g, Node *n)
@@ -696,13 +1038,11 @@ static void gen_stmt(Gen *g, Node *n)
 		break;
 	case N_BREAK:
 	case N_CONTINUE:
-		error(g, n->span, "'%s' is not supported yet: a loop runs to its end (use a 'while' condition)",
-		      n->kind == N_BREAK ? "break" : "continue");
+		gen_break(g, n);
 		break;
 	case N_RETURN:
 		if (g->runtime_depth > 0) {
-			error(g, n->span, "'return' inside a runtime 'if' or loop is not supported; compute the value and "
-			                  "return it at the end");
+			gen_nested_return(g, n);
 			break;
 		}
 		g->ret = n->a ? ig_gen_expr(g, n->a) : (Sym){.kind = S_NONE};
@@ -717,10 +1057,62 @@ static void gen_stmt(Gen *g, Node *n)
 	}
 }
 
+/* The statements items[0..n) of one block: after one that set a flag at
+ * run time, the rest runs under an 'if' of the flags' negation; after one
+ * that set it for certain, the rest is left out. */
+static void gen_stmts(Gen *g, Node **items, int n)
+{
+	static const char *const names[] = {FLAG_BREAK, FLAG_CONTINUE, FLAG_RETURN};
+	for (int i = 0; i < n && !g->returned && !g->diag->stopped; i++) {
+		gen_stmt(g, items[i]);
+		if (i + 1 == n)
+			break;
+		Binding *flags[3];
+		int nf = 0;
+		bool stop = false;
+		for (int k = 0; k < 3; k++) {
+			Binding *b = ig_lookup_local(g, names[k]);
+			if (!b || !b->is_var)
+				continue;
+			if (b->sym.kind == S_CONST)
+				stop |= is_const_true(b->sym);
+			else if (b->sym.kind == S_VALUE)
+				flags[nf++] = b;
+		}
+		if (stop)
+			break;
+		if (!nf)
+			continue;
+		Span at = ((Node *)items[i + 1])->span;
+		Sym any = flags[0]->sym;
+		for (int k = 1; k < nf; k++)
+			any = ig_gen_binary(g, T_PIPE, any, flags[k]->sym, at);
+		Sym go = ig_gen_unary(g, T_BANG, any, at);
+		if (go.kind != S_VALUE)
+			return;
+		runtime_if(g, at, go, at,
+		           (IfParts){.rest = items + i + 1, .nrest = n - i - 1, .flags = flags, .nflags = nf});
+		break;
+	}
+}
+
 void ig_gen_block(Gen *g, Node *block)
 {
 	ig_scope_push(g, false);
-	for (int i = 0; i < block->list.len && !g->returned && !g->diag->stopped; i++)
-		gen_stmt(g, block->list.items[i]);
+	gen_stmts(g, (Node **)block->list.items, block->list.len);
 	scope_pop(g);
+}
+
+void ig_gen_body(Gen *g, Node *block)
+{
+	ig_scope_bind(g, FLAG_RETURN, ig_const_int(SK_I1, 0, false), true, block->span);
+	if (g->in_fn) /* unset until a return sets it: its type comes from the returns */
+		ig_scope_bind(g, FLAG_VALUE, VOID, true, block->span);
+	ig_gen_block(g, block);
+	Binding *flag = ig_lookup_local(g, FLAG_RETURN), *slot = ig_lookup_local(g, FLAG_VALUE);
+	if (!g->returned && flag && slot && !(flag->sym.kind == S_CONST && !is_const_true(flag->sym)) &&
+	    has_value_return(block)) {
+		g->ret = slot->sym;
+		g->returned = true;
+	}
 }

@@ -291,9 +291,11 @@ static LLVMValueRef loop_cond(Lower *L, const Op *op, LLVMValueRef iv)
 	bool sgn = is_signed(op->regions[0].args[0]->type);
 	LLVMValueRef ub = el(L, op->operands[1], 0), step = el(L, op->operands[2], 0);
 	LLVMValueRef up = LLVMBuildICmp(L->b, sgn ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
-	if (!sgn || LLVMIsAConstantInt(step))
-		return up; /* a constant step was checked positive */
+	if (!sgn)
+		return up;
 	LLVMValueRef down = LLVMBuildICmp(L->b, LLVMIntSGT, iv, ub, "");
+	if (LLVMIsAConstantInt(step)) /* a constant step: nonzero, its sign known */
+		return LLVMConstIntGetSExtValue(step) < 0 ? down : up;
 	LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntSLT, step, LLVMConstInt(LLVMTypeOf(step), 0, 0), "");
 	return LLVMBuildSelect(L->b, neg, down, up, "");
 }

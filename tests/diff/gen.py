@@ -558,8 +558,8 @@ def gen_loop(k, r):
     b.append("        let v = load(a + i * n + offs, mask = mask, other = %s);" % zero_lit(t))
     vv = V("v", t)
     cv = convert(vv, ta)
-    # (break and continue are not supported yet: runtime ifs inside the loop instead)
-    style = r.choice(["ifelse", "below", "skip", "plain"])
+    # runtime ifs inside the loop; a break or continue now and then
+    style = pick(r, [("ifelse", 1), ("below", 1), ("skip", 1), ("plain", 1), ("break", 0.4), ("continue", 0.4)])
     one = "1.0" if is_float(ta) else "1"
     wrap = (lambda e: e) if is_float(ta) or is_signed(ta) else (lambda e: "(%s).to(%s)" % (e, ta))
     if style == "ifelse":
@@ -576,6 +576,9 @@ def gen_loop(k, r):
         b.append("        if i != lim && lim >= 0 {")
         b.append("            acc = acc ^ %s;" % cv if not is_float(ta) else "            acc = acc - %s;" % cv)
         b.append("        }")
+    elif style in ("break", "continue"):
+        b.append("        if i == lim { %s; }" % style)
+        b.append("        acc = %s;" % wrap("acc * %s + %s" % ("2.0" if is_float(ta) else "3", cv)))
     else:
         b.append("        acc += %s;" % cv)
     b.append("    }")

@@ -295,6 +295,299 @@ static int64_t return_ref(const arr *x, int i, const int64_t *p)
 	return PID(i) % 2 ? -123456 : X(i) + 1;
 }
 
+/* ---- break, continue, early return, negative steps ----------------------------------------------- */
+
+/* A constant negative step (with a num_stages hint), then a runtime one. */
+static const char *STEP_SRC = "kernel k(x: *i32, out: *i32, lo: i32, hi: i32, st: i32) {\n"
+                              "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                              "    var acc = load(x + offs);\n"
+                              "    for i in range(15, -16, -2, num_stages = 3) {\n"
+                              "        acc = acc + i * (i + program_id(0));\n"
+                              "    }\n"
+                              "    var n = 0;\n"
+                              "    for j in range(lo, hi, st) {\n"
+                              "        acc += j;\n"
+                              "        n += 1;\n"
+                              "    }\n"
+                              "    store(out + offs, acc * 64 + n);\n"
+                              "}\n";
+static int64_t step_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t acc = X(i), n = 0;
+	for (int64_t k = 15; k > -16; k -= 2)
+		acc += k * (k + PID(i));
+	for (int64_t j = p[0]; p[2] > 0 ? j < p[1] : j > p[1]; j += p[2]) {
+		acc += j;
+		n++;
+	}
+	return acc * 64 + n;
+}
+
+static void step_case(int64_t lo, int64_t hi, int64_t st)
+{
+	int64_t p[3] = {lo, hi, st};
+	char name[128];
+	snprintf(name, sizeof name, "range(15, -16, -2, num_stages = 3), then range(%lld, %lld, %lld) at run time",
+	         (long long)lo, (long long)hi, (long long)st);
+	int_case(STEP_SRC, (blk_arg[]){I(lo), I(hi), I(st)}, 3, NO_CONSTS, step_ref, p, name);
+}
+
+/* break and continue in a for at iterations b and c (per program), the
+ * values carried out of the broken loop. */
+static const char *EXIT_FOR_SRC = "kernel k(x: *i32, out: *i32, b: i32, c: i32) {\n"
+                                  "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                                  "    var acc = load(x + offs);\n"
+                                  "    var last = -1;\n"
+                                  "    for i in range(0, 20) {\n"
+                                  "        if i == c + program_id(0) { continue; }\n"
+                                  "        acc = acc + i * (i + 1);\n"
+                                  "        last = i;\n"
+                                  "        if i >= b { break; }\n"
+                                  "        acc += 1;\n"
+                                  "    }\n"
+                                  "    store(out + offs, acc + last * 100000);\n"
+                                  "}\n";
+static int64_t exit_for_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t acc = X(i), last = -1;
+	for (int64_t k = 0; k < 20; k++) {
+		if (k == p[1] + PID(i))
+			continue;
+		acc += k * (k + 1);
+		last = k;
+		if (k >= p[0])
+			break;
+		acc += 1;
+	}
+	return acc + last * 100000;
+}
+
+/* A while with continue and break around a for (negative step) whose
+ * break leaves the inner loop only. */
+static const char *EXIT_NESTED_SRC = "kernel k(x: *i32, out: *i32, n: i32) {\n"
+                                     "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                                     "    var acc = load(x + offs);\n"
+                                     "    var i = 0;\n"
+                                     "    while i < n {\n"
+                                     "        i += 1;\n"
+                                     "        if i % 4 == 2 { continue; }\n"
+                                     "        for j in range(10, 0, -3) {\n"
+                                     "            if j < i { break; }\n"
+                                     "            if j == 7 { continue; }\n"
+                                     "            acc += j * i;\n"
+                                     "        }\n"
+                                     "        if i > 6 + program_id(0) { break; }\n"
+                                     "    }\n"
+                                     "    store(out + offs, acc * 16 + i);\n"
+                                     "}\n";
+static int64_t exit_nested_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t acc = X(i), k = 0;
+	while (k < p[0]) {
+		k++;
+		if (k % 4 == 2)
+			continue;
+		for (int64_t j = 10; j > 0; j -= 3) {
+			if (j < k)
+				break;
+			if (j == 7)
+				continue;
+			acc += j * k;
+		}
+		if (k > 6 + PID(i))
+			break;
+	}
+	return acc * 16 + k;
+}
+
+/* return from nested ifs inside a loop, and from an if after it. */
+static const char *EXIT_RETURN_SRC = "kernel k(x: *i32, out: *i32, n: i32) {\n"
+                                     "    let pid = program_id(0);\n"
+                                     "    let offs = pid * 64 + arange(0, 64);\n"
+                                     "    var acc = load(x + offs);\n"
+                                     "    for r in range(0, n) {\n"
+                                     "        acc += r;\n"
+                                     "        if r == pid + 1 {\n"
+                                     "            if pid % 2 == 1 {\n"
+                                     "                store(out + offs, acc);\n"
+                                     "                return;\n"
+                                     "            }\n"
+                                     "        }\n"
+                                     "    }\n"
+                                     "    if pid == 2 { return; }\n"
+                                     "    store(out + offs, acc * 2);\n"
+                                     "}\n";
+static int64_t exit_return_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t acc = X(i);
+	for (int64_t r = 0; r < p[0]; r++) {
+		acc += r;
+		if (r == PID(i) + 1 && PID(i) % 2 == 1)
+			return acc;
+	}
+	return PID(i) == 2 ? -123456 : acc * 2;
+}
+
+/* fns returning from inside a loop and from nested ifs: the values
+ * carried out (a scalar found by a search, a block by cases). */
+static const char *EXIT_FN_SRC = "fn find(x: *i32, lo: i32, n: i32, t: i32) {\n"
+                                 "    for i in range(lo, n) {\n"
+                                 "        if load(x + i) % 7 == t { return i - lo; }\n"
+                                 "    }\n"
+                                 "    return -1;\n"
+                                 "}\n"
+                                 "fn pick(v, s) {\n"
+                                 "    if s > 0 {\n"
+                                 "        if s > 2 { return v * 3; }\n"
+                                 "        return v + s;\n"
+                                 "    }\n"
+                                 "    return -v;\n"
+                                 "}\n"
+                                 "kernel k(x: *i32, out: *i32, t: i32) {\n"
+                                 "    let pid = program_id(0);\n"
+                                 "    let offs = pid * 64 + arange(0, 64);\n"
+                                 "    let f = find(x, pid * 64, pid * 64 + 64, t);\n"
+                                 "    store(out + offs, pick(load(x + offs), pid - 1) + f * 10000);\n"
+                                 "}\n";
+static int64_t exit_fn_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t f = -1, v = X(i), s = PID(i) - 1;
+	for (int k = 0; k < 64; k++)
+		if (X(PID(i) * 64 + k) % 7 == p[0]) {
+			f = k;
+			break;
+		}
+	return (s > 0 ? (s > 2 ? v * 3 : v + s) : -v) + f * 10000;
+}
+/* A for with only continue (it stays a for), a while with a return, fns
+ * returning from a while (an i64 merged with a literal) and from a for (a
+ * block). */
+static const char *EXIT_MIXED_SRC = "fn firstv(x: *i32, lo: i32, n: i32, t: i32) {\n"
+                                    "    var i = 0;\n"
+                                    "    while i < n {\n"
+                                    "        let v = load(x + lo + i);\n"
+                                    "        if v > t { return (v * 2).to(i64); }\n"
+                                    "        i += 1;\n"
+                                    "    }\n"
+                                    "    return 7;\n"
+                                    "}\n"
+                                    "fn twice_after(v, n: i32) {\n"
+                                    "    for i in range(0, n) {\n"
+                                    "        if i == 3 { return v * 2; }\n"
+                                    "    }\n"
+                                    "    return v;\n"
+                                    "}\n"
+                                    "kernel k(x: *i32, out: *i32, n: i32) {\n"
+                                    "    let pid = program_id(0);\n"
+                                    "    let offs = pid * 64 + arange(0, 64);\n"
+                                    "    var s = 0;\n"
+                                    "    for i in range(0, n) {\n"
+                                    "        if i % 2 == 0 { continue; }\n"
+                                    "        s += i;\n"
+                                    "    }\n"
+                                    "    var w = 0;\n"
+                                    "    while w < 100 {\n"
+                                    "        w += 1;\n"
+                                    "        if w == n + pid { return; }\n"
+                                    "    }\n"
+                                    "    let f = firstv(x, pid * 64, 64, n * 10).to(i32);\n"
+                                    "    store(out + offs, twice_after(load(x + offs), n) + f + s);\n"
+                                    "}\n";
+static int64_t exit_mixed_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t n = p[0], s = 0, f = 7;
+	for (int64_t k = 1; k < n; k += 2)
+		s += k;
+	if (n + PID(i) >= 1 && n + PID(i) <= 100)
+		return -123456;
+	for (int k = 0; k < 64; k++)
+		if (X(PID(i) * 64 + k) > n * 10) {
+			f = X(PID(i) * 64 + k) * 2;
+			break;
+		}
+	return (n > 3 ? X(i) * 2 : X(i)) + f + s;
+}
+/* break, continue and return in static_range loops: the copies after one
+ * that may leave go under an if. */
+static const char *EXIT_STATIC_SRC = "kernel k(x: *i32, out: *i32, b: i32) {\n"
+                                     "    let pid = program_id(0);\n"
+                                     "    let offs = pid * 64 + arange(0, 64);\n"
+                                     "    var acc = load(x + offs);\n"
+                                     "    for i in static_range(0, 6) {\n"
+                                     "        if i == pid { continue; }\n"
+                                     "        acc = acc * 2 + i;\n"
+                                     "        if i >= b { break; }\n"
+                                     "    }\n"
+                                     "    for j in static_range(0, 4) {\n"
+                                     "        if j + pid == b + 5 { return; }\n"
+                                     "        acc += j;\n"
+                                     "    }\n"
+                                     "    store(out + offs, acc);\n"
+                                     "}\n";
+static int64_t exit_static_ref(const arr *x, int i, const int64_t *p)
+{
+	int64_t acc = X(i);
+	for (int k = 0; k < 6; k++) {
+		if (k == PID(i))
+			continue;
+		acc = acc * 2 + k;
+		if (k >= p[0])
+			break;
+	}
+	for (int j = 0; j < 4; j++) {
+		if (j + PID(i) == p[0] + 5)
+			return -123456;
+		acc += j;
+	}
+	return acc;
+}
+
+static void exit_cases(void)
+{
+	for (int b = -3; b <= 9; b += 3) {
+		int64_t p[1] = {b};
+		char name[96];
+		snprintf(name, sizeof name, "break, continue and return in static_range loops (b = %d)", b);
+		int_case(EXIT_STATIC_SRC, (blk_arg[]){I(b)}, 1, NO_CONSTS, exit_static_ref, p, name);
+	}
+	for (int k = 0; k < 4; k++) {
+		int64_t p[1] = {(int64_t[]){0, 4, 99, 150}[k]};
+		char name[96];
+		snprintf(name, sizeof name, "for with continue only, while with return, fns returning from loops (n = %lld)",
+		         (long long)p[0]);
+		int_case(EXIT_MIXED_SRC, (blk_arg[]){I((int)p[0])}, 1, NO_CONSTS, exit_mixed_ref, p, name);
+	}
+	step_case(3, 10, -1);   /* empty */
+	step_case(10, -7, -4);  /* overshoots the end */
+	step_case(0, -1, -5);   /* one trip */
+	step_case(-3, 12, 5);
+	int64_t bc[][2] = {{-1, -5}, {0, 0}, {7, 3}, {30, -5}, {12, 1}};
+	for (int k = 0; k < COUNT(bc); k++) {
+		char name[96];
+		snprintf(name, sizeof name, "break at i >= %lld, continue at i == %lld + pid, in a for", (long long)bc[k][0],
+		         (long long)bc[k][1]);
+		int_case(EXIT_FOR_SRC, (blk_arg[]){I(bc[k][0]), I(bc[k][1])}, 2, NO_CONSTS, exit_for_ref, bc[k], name);
+	}
+	for (int n = 0; n <= 12; n += 4) {
+		int64_t p[1] = {n};
+		char name[96];
+		snprintf(name, sizeof name, "while (n = %d) with continue and break around a for whose break is its own", n);
+		int_case(EXIT_NESTED_SRC, (blk_arg[]){I(n)}, 1, NO_CONSTS, exit_nested_ref, p, name);
+	}
+	for (int n = 0; n <= 5; n += 5) {
+		int64_t p[1] = {n};
+		char name[96];
+		snprintf(name, sizeof name, "early return from nested ifs in a for (n = %d) and after it", n);
+		int_case(EXIT_RETURN_SRC, (blk_arg[]){I(n)}, 1, NO_CONSTS, exit_return_ref, p, name);
+	}
+	for (int t = -3; t <= 3; t += 3) {
+		int64_t p[1] = {t};
+		char name[96];
+		snprintf(name, sizeof name, "fns returning from a loop and from nested ifs (t = %d)", t);
+		int_case(EXIT_FN_SRC, (blk_arg[]){I(t)}, 1, NO_CONSTS, exit_fn_ref, p, name);
+	}
+}
+
 /* ---- fn helpers ------------------------------------------------------------------------------ */
 
 static const char *FN_SRC = "fn divmod(a, b) {\n"
@@ -541,7 +834,6 @@ int main(int argc, char **argv)
 	int64_t lim[1] = {rng_range(0, 60)};
 	int_case(WHILE_COND_SRC, (blk_arg[]){I(lim[0])}, 1, NO_CONSTS, break_ref, lim,
 	         "while with a stop flag and nested if/else, carried block");
-	pending = "'continue' is not supported yet";
 	int_case(BREAK_SRC, (blk_arg[]){I(lim[0])}, 1, NO_CONSTS, break_ref, lim, "break and continue in for, while true with break");
 	for (int s = -1; s <= PROGS; s += 2) {
 		int64_t sp[1] = {s};
@@ -551,8 +843,8 @@ int main(int argc, char **argv)
 	}
 	int64_t nn[1] = {rng_range(3, 9)};
 	int_case(NESTED_SRC, (blk_arg[]){I(nn[0])}, 1, NO_CONSTS, nested_ref, nn, "nested loops: for in for with static_range inside");
-	pending = "'return' inside a runtime 'if' or loop is not supported";
 	int_case(RETURN_SRC, NULL, 0, NO_CONSTS, return_ref, NULL, "early return in odd programs");
+	exit_cases();
 	int_case(FN_SRC, NULL, 0, NO_CONSTS, fn_ref, NULL, "fn helpers: tuples, defaults, named arguments, fn arguments, method sugar");
 	int_case(GENERIC_SRC, NULL, 0, NO_CONSTS, generic_ref, NULL, "a generic fn at f32 and i64");
 	int_case(TUPLE_LOOP_SRC, NULL, 0, NO_CONSTS, tuple_loop_ref, NULL, "a loop carrying a tuple from a fn");

@@ -136,7 +136,7 @@ const Encoding *enc_mma3(IrFunc *f, int wm, int wn, int instr_n)
 	return enc_intern(f, &e);
 }
 
-int wgmma_row_bytes(Type t, int fast)
+static int wgmma_row_bytes(Type t, int fast)
 {
 	int bytes = t.shape[fast] * type_bytes(type_elem(t));
 	return bytes >= 128 ? 128 : bytes >= 64 ? 64 : bytes >= 32 ? 32 : 0;
@@ -151,14 +151,7 @@ int wgmma_row_bytes(Type t, int fast)
  * 128-byte rows the row number's low 3 bits, for 64-byte rows its bits 1
  * and 2, for 32-byte rows its bit 2. As a map of index bits: index bit j
  * goes to address bit image(j), and swizzle[j] is what that changes. */
-const Encoding *enc_wgmma_shared(IrFunc *f, Type t, int fast, int bytes)
-{
-	Encoding e;
-	wgmma_shared_fill(&e, t, fast, bytes);
-	return enc_intern(f, &e);
-}
-
-void wgmma_shared_fill(Encoding *out, Type t, int fast, int bytes)
+static void wgmma_shared_fill(Encoding *out, Type t, int fast, int bytes)
 {
 	Encoding e;
 	enc_zero(&e, ENC_SHARED, 2);
@@ -179,6 +172,23 @@ void wgmma_shared_fill(Encoding *out, Type t, int fast, int bytes)
 		e.swizzle[j] = img ^ (1u << j);
 	}
 	*out = e;
+}
+
+bool wgmma_operand_layout(Encoding *e, const Lin *src, Type t, int op_idx, int instr_n)
+{
+	int eb = type_bytes(type_elem(t));
+	int fast = op_idx == 1 && (eb != 2 || (src->n_reg > 0 && src->reg[0] == lin_bit(t, 0, 0))) ? 0 : 1;
+	int bytes = wgmma_row_bytes(t, fast);
+	while (op_idx == 1 && fast == 1 && bytes > 32 && bytes > instr_n * eb)
+		bytes /= 2;
+	if (!bytes)
+		return false;
+	wgmma_shared_fill(e, t, fast, bytes);
+	int v = 0;
+	while (v < src->n_reg && (1 << (v + 1)) * eb <= 16 && (e->swizzle[src->reg[v]] ^ (1u << src->reg[v])) == 1u << v)
+		v++;
+	e->vec = e->load_vec = 1 << v;
+	return true;
 }
 
 const Encoding *enc_dot_operand(IrFunc *f, int op_idx, const Encoding *parent, int k_width)

@@ -74,12 +74,13 @@ const Encoding *enc_mma(IrFunc *f, int wm, int wn);
 const Encoding *enc_mma3(IrFunc *f, int wm, int wn, int instr_n);
 /* The shared scratch a wgmma reads operand t from: rows of `bytes` bytes
  * (32, 64 or 128) along dimension fast, swizzled as wgmma expects. */
-const Encoding *enc_wgmma_shared(IrFunc *f, Type t, int fast, int bytes);
-/* The same, not interned (vec and load_vec 16 bytes: set them to what the
- * registers written allow). */
-void wgmma_shared_fill(Encoding *e, Type t, int fast, int bytes);
-/* The swizzle-row bytes of a wgmma operand of type t along fast (0: none fits). */
-int wgmma_row_bytes(Type t, int fast);
+/* The shared scratch (not interned) a wgmma reads operand op_idx (0: A,
+ * 1: B) of type t from, stored from registers laid out by src: K-major
+ * (A always; B where src's registers run along K, and 8-bit B always),
+ * else B along N with rows no wider than the instruction's instr_n; its
+ * store vector the registers from src's first whose elements lie one
+ * after another there. False when no row width fits the tile. */
+bool wgmma_operand_layout(Encoding *e, const Lin *src, Type t, int op_idx, int instr_n);
 const Encoding *enc_dot_operand(IrFunc *f, int op_idx, const Encoding *parent, int k_width);
 const Encoding *enc_linear(IrFunc *f, const Lin *lin);
 /* The bit map of encoding e over blocks of type t. False when e cannot lay

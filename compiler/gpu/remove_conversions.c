@@ -362,23 +362,9 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
  * than the instruction's N, whose start must begin a row). */
 static const Encoding *wgmma_scratch(LP *P, const Lin *src, Type t, const Encoding *operand)
 {
-	int fast = 1, op_idx = operand->op_idx;
-	if (op_idx == 1 && src->n_reg > 0 && src->reg[0] == lin_bit(t, 0, 0))
-		fast = 0;
-	if (type_bytes(type_elem(t)) != 2)
-		fast = op_idx == 0 ? 1 : 0; /* 8-bit operands: K-major only */
-	int bytes = wgmma_row_bytes(t, fast);
-	int eb = type_bytes(type_elem(t));
-	while (op_idx == 1 && fast == 1 && bytes > 32 && bytes > operand->parent->instr_n * eb)
-		bytes /= 2;
-	/* the stores' vectors (and a loop's cp.async copies): the registers from
-	 * the first whose elements lie one after another in the scratch */
 	Encoding e;
-	wgmma_shared_fill(&e, t, fast, bytes);
-	int v = 0;
-	while (v < src->n_reg && (1 << (v + 1)) * eb <= 16 && (e.swizzle[src->reg[v]] ^ (1u << src->reg[v])) == 1u << v)
-		v++;
-	e.vec = e.load_vec = 1 << v;
+	if (!wgmma_operand_layout(&e, src, t, operand->op_idx, operand->parent->instr_n))
+		return NULL;
 	return lp_chk(P, enc_intern(P->f, &e));
 }
 

@@ -722,6 +722,23 @@ static void static_copies(Gen *g, const StaticLoop *L, __int128 from)
 	}
 }
 
+/* A loop body whose variables changed type: the entry values coerced to
+ * the new types for another attempt (false, reported, on the second). */
+static bool retype_inits(Gen *g, Node *n, int attempt, Binding **vars, int nv, Value **init, const Type *types)
+{
+	if (attempt == 1) {
+		error(g, n->span, "the types of the loop's variables do not settle");
+		return false;
+	}
+	for (int i = 0; i < nv; i++)
+		if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, entry_sym(vars[i]), types[i], n->span))) {
+			error(g, n->span, "'%s' enters the loop as %s but becomes %s", shown(vars[i]),
+			      ig_sym_desc(g, vars[i]->sym), tstr(g, types[i]));
+			return false;
+		}
+	return true;
+}
+
 static void gen_for(Gen *g, Node *n)
 {
 	Node *it = n->a;
@@ -781,16 +798,8 @@ static void gen_for(Gen *g, Node *n)
 		if (!retype)
 			break;
 		ir_clear_region(&body);
-		if (attempt == 1) {
-			error(g, n->span, "the types of the loop's variables do not settle");
+		if (!retype_inits(g, n, attempt, vars, nv, init, types))
 			return;
-		}
-		for (int i = 0; i < nv; i++)
-			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, entry_sym(vars[i]), types[i], n->span))) {
-				error(g, n->span, "'%s' enters the loop as %s but becomes %s", shown(vars[i]),
-				      ig_sym_desc(g, vars[i]->sym), tstr(g, types[i]));
-				return;
-			}
 	}
 	Value *operands[3 + MAX_ARGS * 4] = {bounds[0], bounds[1], bounds[2]};
 	for (int i = 0; i < nv; i++)
@@ -953,16 +962,8 @@ static void while_loop(Gen *g, Node *n)
 			break;
 		ir_clear_region(&before);
 		ir_clear_region(&after);
-		if (attempt == 1) {
-			error(g, n->span, "the types of the loop's variables do not settle");
+		if (!retype_inits(g, n, attempt, vars, nv, init, types))
 			return;
-		}
-		for (int i = 0; i < nv; i++)
-			if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, entry_sym(vars[i]), types[i], n->span))) {
-				error(g, n->span, "'%s' enters the loop as %s but becomes %s", shown(vars[i]),
-				      ig_sym_desc(g, vars[i]->sym), tstr(g, types[i]));
-				return;
-			}
 	}
 	Op *op = ig_emit_op(g, OP_WHILE, n->span, init, nv, types, nv);
 	if (!op)

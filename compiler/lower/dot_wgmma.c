@@ -2,7 +2,7 @@
  * a 64 x N tile of A by an N-wide tile of B per K step of 16, asynchronously,
  * B (and A, unless it is already in registers: a chained dot's scores) read
  * by the tensor cores straight from shared memory through descriptors. The
- * operands' scratches are in the layout gpu/encoding.c's enc_wgmma_shared
+ * operands' scratches are in the layout gpu/encoding.c's wgmma_operand_layout
  * describes; convert.c and memory.c fill them (stores, or cp.async stage
  * buffers) and leave them to the dot. */
 #include "lower/lower_int.h"
@@ -39,31 +39,20 @@ static bool operand_from(Lower *L, const LazyFrags *z, const Encoding *s, Type t
  * wgmma's layout here, pinned until the dot is done (*pinned: where). */
 static bool operand_store(Lower *L, const Value *v, int op_idx, const Encoding *mma, WgOperand *o, int *pinned)
 {
-	const Lin *l = lw_lin_of(L, v);
 	Type t = v->type;
-	int eb = type_bytes(type_elem(t)), fast = l->n_reg > 0 && l->reg[0] == lin_bit(t, 0, 0) ? 0 : 1;
-	if (eb != 2 || op_idx == 0)
-		fast = op_idx == 0 ? 1 : 0; /* A, and 8-bit operands, K-major */
-	int bytes = wgmma_row_bytes(t, fast);
-	while (op_idx == 1 && fast == 1 && bytes > 32 && bytes > mma->instr_n * eb)
-		bytes /= 2;
+	int eb = type_bytes(type_elem(t));
 	Encoding *s = arena_alloc(&L->arena, sizeof *s);
-	if (!s || !bytes) {
+	if (!s || !wgmma_operand_layout(s, lw_lin_of(L, v), t, op_idx, mma->instr_n)) {
 		L->failed = !s;
 		return false;
 	}
-	wgmma_shared_fill(s, t, fast, bytes);
-	int vec = 1;
-	while (vec < l->n_reg + 1 && vec * 2 * eb <= 16 &&
-	       (s->swizzle[l->reg[log2i(vec)]] ^ (1u << l->reg[log2i(vec)])) == (unsigned)vec)
-		vec *= 2;
 	if (L->smem_dirty < 0 || L->smem_dirty > L->smem_base)
 		lw_smem_barrier(L);
 	int total = numel(t) * eb;
 	int at = lw_smem_pin_aligned(L, total, 1024);
 	if (*pinned < 0)
 		*pinned = at;
-	lw_scratch_store(L, v, s, at, vec);
+	lw_scratch_store(L, v, s, at, s->vec);
 	if (L->smem_dirty < at + total)
 		L->smem_dirty = at + total;
 	L->smem_unsynced = true;

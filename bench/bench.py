@@ -771,6 +771,28 @@ ISSUE12_ROWS = (
 GROUPS = {"issue12": [key for key, *_ in ISSUE12_ROWS]}
 
 
+# ---- rows of their own files -------------------------------------------------------
+# Each bench/rows_*.py defines GROUP (a group name for --only, e.g. "issue14") and ROWS, a
+# list of (key, kernel, size, fn): fn(env, b) returns a list of Row, where b is this module
+# (Row, measure, tune, max_rel_err, check_with_stats, ...). Like the issue-12 rows, they run
+# only when --only names them or their group. The blk kernels they launch live in
+# bench/kernels/, their Triton peers in the same file.
+def load_row_files():
+    import importlib
+    rows = []
+    for name in sorted(os.listdir(HERE)):
+        if name.startswith("rows_") and name.endswith(".py"):
+            mod = importlib.import_module(name[:-3])
+            me = sys.modules[__name__]
+            for key, kernel, size, fn in mod.ROWS:
+                rows.append((key, kernel, size, (lambda fn: lambda env: fn(env, me))(fn)))
+                GROUPS.setdefault(mod.GROUP, []).append(key)
+    return rows
+
+
+EXTRA_ROWS = load_row_files()
+
+
 def select_rows(only):
     """The rows --only selects, in table order. No --only: the rows of ROWS (not the issue-12
     rows). A name selects every row whose name contains it, except that a name of a row
@@ -784,7 +806,7 @@ def select_rows(only):
     for r in ROWS:
         if any(n in r[0] for n in names):
             out.append(r)
-    for r in ISSUE12_ROWS:
+    for r in ISSUE12_ROWS + EXTRA_ROWS:
         if any((n in r[0] and n not in old) or r[0] in GROUPS.get(n, ()) for n in names):
             out.append(r)
     return out
@@ -832,7 +854,8 @@ def main():
                                    + ", ".join(key for key, *_ in ROWS) + "; of the Runtime table's parts: "
                                    + ", ".join(runtime_bench.PARTS) + " (runtime: all three); the tensor-core rows "
                                    "of issue 12 (not run without --only): issue12 for all of them and the compile "
-                                   "part, or " + ", ".join(key for key, *_ in ISSUE12_ROWS))
+                                   "part, or " + ", ".join(key for key, *_ in ISSUE12_ROWS) + "; the groups of "
+                                   "bench/rows_*.py: " + ", ".join(g for g in GROUPS if g != "issue12"))
     ap.add_argument("--quick", action="store_true", help="short timings (warm-up 5 ms, 20 ms of repetitions); the "
                                                          "issue-12 rows also try fewer configs")
     args = ap.parse_args()

@@ -346,20 +346,61 @@ static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LL
 	return r;
 }
 
+/* f32 to f16 or bf16 two at a time, one cvt.rn.{f16,bf16}x2.f32 a pair
+ * (sm_80). cvt.rn.bf16x2 makes every NaN 0x7FFF where blk keeps payloads
+ * (to_bf16): the pairs run when no element is NaN, the one-at-a-time
+ * conversion on a branch taken only when one is. */
+static void cast_pairs(Lower *L, const Op *op, int n, Tile *t)
+{
+	bool bf = op->results[0]->type.scalar == SK_BF16;
+	if (L->failed)
+		return;
+	LLVMValueRef anynan = LLVMConstInt(L->i1, 0, 0);
+	for (int k = 0; bf && k < n; k += 2)
+		anynan = LLVMBuildOr(L->b, anynan,
+		                     LLVMBuildFCmp(L->b, LLVMRealUNO, el(L, op->operands[0], k), el(L, op->operands[0], k + 1), ""), "");
+	LLVMBasicBlockRef fast = NULL, slow = NULL, join = NULL;
+	if (bf) {
+		fast = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.pairs");
+		slow = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.nan");
+		join = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.done");
+		LLVMBuildCondBr(L->b, anynan, slow, fast);
+		LLVMPositionBuilderAtEnd(L->b, fast);
+	}
+	for (int k = 0; k < n; k += 2) {
+		LLVMValueRef args[2] = {el(L, op->operands[0], k + 1), el(L, op->operands[0], k)}; /* high half first */
+		LLVMValueRef v = lw_call_intrinsic(L, bf ? "llvm.nvvm.ff2bf16x2.rn" : "llvm.nvvm.ff2f16x2.rn", NULL, 0, args, 2);
+		t->e[k] = LLVMBuildExtractElement(L->b, v, ci32(L, 0), "");
+		t->e[k + 1] = LLVMBuildExtractElement(L->b, v, ci32(L, 1), "");
+	}
+	if (!bf)
+		return;
+	LLVMBuildBr(L->b, join);
+	LLVMPositionBuilderAtEnd(L->b, slow);
+	Tile one = lw_tile_new(L, n);
+	for (int k = 0; k < n && !L->failed; k++)
+		one.e[k] = to_bf16(L, el(L, op->operands[0], k));
+	LLVMBuildBr(L->b, join);
+	LLVMPositionBuilderAtEnd(L->b, join);
+	for (int k = 0; k < n; k++) {
+		LLVMValueRef phi = LLVMBuildPhi(L->b, L->bf16, "");
+		LLVMValueRef in[2] = {t->e[k], one.e[k]};
+		LLVMBasicBlockRef from[2] = {fast, slow};
+		LLVMAddIncoming(phi, in, from, 2);
+		t->e[k] = phi;
+	}
+}
+
 void lower_elementwise(Lower *L, const Op *op, int n)
 {
 	const Value *res = op->results[0];
 	Tile t = lw_tile_new(L, n);
-	/* f32 to f16 two at a time: one cvt.rn.f16x2.f32 a pair (sm_80) */
 	Type from = op->n_operands ? type_elem(op->operands[0]->type) : res->type;
-	bool pairs = op->code == OP_CAST && n % 2 == 0 && val(L, op->operands[0])->n == n && !from.ptr &&
-	             from.scalar == SK_F32 && !res->type.ptr && res->type.scalar == SK_F16 && (!L->f->sm || L->f->sm >= 80);
-	for (int k = 0; pairs && k < n && !L->failed; k += 2) {
-		LLVMValueRef args[2] = {el(L, op->operands[0], k + 1), el(L, op->operands[0], k)}; /* high half first */
-		LLVMValueRef v = lw_call_intrinsic(L, "llvm.nvvm.ff2f16x2.rn", NULL, 0, args, 2);
-		t.e[k] = LLVMBuildExtractElement(L->b, v, ci32(L, 0), "");
-		t.e[k + 1] = LLVMBuildExtractElement(L->b, v, ci32(L, 1), "");
-	}
+	bool pairs = op->code == OP_CAST && n % 2 == 0 && val(L, op->operands[0])->n == n &&
+	             !from.ptr && from.scalar == SK_F32 && !res->type.ptr &&
+	             (res->type.scalar == SK_F16 || res->type.scalar == SK_BF16) && (!L->f->sm || L->f->sm >= 80);
+	if (pairs)
+		cast_pairs(L, op, n, &t);
 	for (int k = 0; !pairs && k < n && !L->failed; k++) {
 		LLVMValueRef a = op->n_operands > 0 ? el(L, op->operands[0], k) : NULL;
 		LLVMValueRef b = op->n_operands > 1 ? el(L, op->operands[1], k) : NULL;

@@ -53,7 +53,7 @@ done
 # keep the kernel's meaning: the examples with loops, on the interpreter.
 
 for pass in pipeline pipeline-dots; do
-	for name in matmul matmul_persistent attention layernorm w4a16_gemv sum_many; do
+	for name in matmul matmul_persistent attention layernorm layernorm_backward w4a16_gemv sum_many; do
 		[ $pass = pipeline-dots ] && [ $name != matmul ] && [ $name != matmul_persistent ] && [ $name != attention ] &&
 			continue
 		[ -x "$build/examples/$name" ] || continue

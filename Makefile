@@ -323,6 +323,16 @@ install: all
 		-e 's|@LIBS_PRIVATE@|-L$(LLVM_LIBDIR) $(LLVM_LIBS) $(LLVM_SYSLIBS_PC) -lstdc++ $(SYS_LIBS)|g' \
 		blk.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/blk.pc
 
+# ---- the Python package ----------------------------------------------------
+# build/wheel/blk-VERSION-py3-none-linux_x86_64.whl: python/blk with libblk.so
+# and the standard library inside (python/_blk_build.py, the package's own
+# build backend; no pip needed). `pip install ./python` does the same from
+# a checkout; docs/python.md.
+.PHONY: wheel
+wheel: $(BUILD)/libblk.so
+	@rm -rf $(BUILD)/wheel
+	BLK_LIB=$(abspath $(BUILD)/libblk.so) python3 python/_blk_build.py $(BUILD)/wheel
+
 # ---- housekeeping --------------------------------------------------------
 
 .PHONY: clean help
@@ -340,6 +350,7 @@ help:
 	@echo 'make gpu-diff         DIFF_N (default 10000) random kernels on the interpreter and the GPU, compared'
 	@echo 'make examples         build the examples host programs into build/examples'
 	@echo 'make bench-bins       build the benchmark programs (bench/*.c) into build/bench'
+	@echo 'make wheel            the Python package as a wheel (libblk.so and stdlib inside) in build/wheel'
 	@echo 'make install          install into PREFIX (default /usr/local), DESTDIR honoured'
 	@echo 'make clean            remove build/'
 

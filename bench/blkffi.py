@@ -1,11 +1,11 @@
 """blkffi.py: libblk.so through ctypes, for the benchmark and its self-test.
 
-Mirrors the structs of runtime/blk.h that cross the boundary (blk_arg,
-blk_const, blk_launch_options, blk_param_info, blk_module_options,
-blk_compile_info, blk_tune_result) and checks
-at import that their sizes and field offsets are the numbers bench/layout.c
-prints for blk.h on x86-64 Linux: a change of layout in blk.h fails here,
-loudly, instead of passing garbage to blk_launch.
+The structs of runtime/blk.h that cross the boundary (blk_arg, blk_const,
+blk_launch_options, blk_param_info, blk_module_options, blk_compile_info,
+blk_tune_result) come from the Python package (python/blk/_ffi.py), which
+checks at import that their sizes and field offsets are the numbers
+bench/layout.c prints for blk.h on x86-64 Linux: a change of layout in blk.h
+fails there, loudly, instead of passing garbage to blk_launch.
 
 Nothing here needs torch: pointers are plain integers (blk_devptr), from
 blk_malloc on the interpreter or from torch's tensor.data_ptr() on a GPU.
@@ -22,118 +22,20 @@ blk_malloc on the interpreter or from torch's tensor.data_ptr() on a GPU.
 
 import ctypes
 import os
-from ctypes import (POINTER, Structure, Union, byref, c_char, c_char_p, c_double, c_int, c_int64, c_size_t,
-                    c_uint, c_uint64, c_void_p)
+import sys
+from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_size_t, c_uint64, c_void_p
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# enum blk_status
-SUCCESS = 0
-STATUS_NAMES = ["BLK_SUCCESS", "BLK_ERROR_INVALID_ARGUMENT", "BLK_ERROR_SOURCE", "BLK_ERROR_OUT_OF_MEMORY",
-                "BLK_ERROR_NOT_FOUND", "BLK_ERROR_NO_DEVICE", "BLK_ERROR_LAUNCH"]
-# enum blk_backend
-BACKEND_AUTO, BACKEND_GPU, BACKEND_INTERPRETER = 0, 1, 2
-# enum blk_param_kind
-PARAM_POINTER, PARAM_INT, PARAM_FLOAT = 0, 1, 2
-# enum blk_arg_kind
-ARG_PTR, ARG_INT, ARG_FLOAT = 0, 1, 2
-
-
-class _ArgValue(Union):
-    _fields_ = [("ptr", c_uint64), ("i", c_int64), ("f", c_double)]
-
-
-class BlkArg(Structure):
-    """blk_arg: an enum (int) then an 8-byte union, 16 bytes in all."""
-    _fields_ = [("kind", c_int), ("v", _ArgValue)]
-
-
-class BlkConst(Structure):
-    _fields_ = [("name", c_char_p), ("is_float", c_int), ("i", c_int64), ("f", c_double)]
-
-
-class BlkLaunchOptions(Structure):
-    _fields_ = [("grid", c_uint * 3), ("consts", POINTER(BlkConst)), ("n_consts", c_int), ("num_warps", c_int),
-                ("num_stages", c_int), ("stream", c_void_p), ("threads", c_int)]
-
-
-class BlkParamInfo(Structure):
-    _fields_ = [("name", c_char_p), ("type", c_char_p), ("kind", c_int), ("is_const", c_int),
-                ("elem_bytes", c_int)]
-
-
-class BlkModuleOptions(Structure):
-    _fields_ = [("include_dirs", POINTER(c_char_p)), ("n_include_dirs", c_int), ("defines", POINTER(BlkConst)),
-                ("n_defines", c_int)]
-
-
-class BlkCompileInfo(Structure):
-    _fields_ = [("ptx", c_char_p), ("ptx_len", c_size_t), ("shared_bytes", c_int), ("num_warps", c_int),
-                ("num_stages", c_int), ("ms_parse", c_double), ("ms_irgen", c_double), ("ms_passes", c_double),
-                ("ms_llvm", c_double), ("ms_ptx", c_double), ("ms_cubin", c_double), ("from_disk_cache", c_int)]
-
-
-TUNE_MAX_CONFIGS = 64
-
-
-class BlkTuneResult(Structure):
-    _fields_ = [("n_configs", c_int), ("best", c_int), ("ms", c_double * TUNE_MAX_CONFIGS),
-                ("note", (c_char * 96) * TUNE_MAX_CONFIGS)]
-
-
-# The phases of blk_compile_info, in order, with the names the benchmark prints.
-COMPILE_PHASES = [("ms_parse", "parse"), ("ms_irgen", "irgen"), ("ms_passes", "passes"), ("ms_llvm", "LLVM"),
-                  ("ms_ptx", "PTX"), ("ms_cubin", "cubin")]
-
-
-# What bench/layout.c prints for runtime/blk.h (x86-64, LP64). Keep in step
-# with blk.h; selftest.py recompiles layout.c and compares.
-EXPECTED_LAYOUT = {
-    "blk_arg sizeof": 16, "blk_arg alignof": 8, "blk_arg.kind": 0, "blk_arg.v": 8,
-    "blk_const sizeof": 32, "blk_const alignof": 8, "blk_const.name": 0, "blk_const.is_float": 8,
-    "blk_const.i": 16, "blk_const.f": 24,
-    "blk_launch_options sizeof": 56, "blk_launch_options alignof": 8, "blk_launch_options.grid": 0,
-    "blk_launch_options.consts": 16, "blk_launch_options.n_consts": 24, "blk_launch_options.num_warps": 28,
-    "blk_launch_options.num_stages": 32, "blk_launch_options.stream": 40, "blk_launch_options.threads": 48,
-    "blk_param_info sizeof": 32, "blk_param_info alignof": 8, "blk_param_info.name": 0,
-    "blk_param_info.type": 8, "blk_param_info.kind": 16, "blk_param_info.is_const": 20,
-    "blk_param_info.elem_bytes": 24,
-    "blk_module_options sizeof": 32, "blk_module_options alignof": 8, "blk_module_options.include_dirs": 0,
-    "blk_module_options.n_include_dirs": 8, "blk_module_options.defines": 16, "blk_module_options.n_defines": 24,
-    "blk_compile_info sizeof": 88, "blk_compile_info alignof": 8, "blk_compile_info.ptx": 0,
-    "blk_compile_info.ptx_len": 8, "blk_compile_info.shared_bytes": 16, "blk_compile_info.num_warps": 20,
-    "blk_compile_info.num_stages": 24, "blk_compile_info.ms_parse": 32, "blk_compile_info.ms_irgen": 40,
-    "blk_compile_info.ms_passes": 48, "blk_compile_info.ms_llvm": 56, "blk_compile_info.ms_ptx": 64,
-    "blk_compile_info.ms_cubin": 72, "blk_compile_info.from_disk_cache": 80,
-    "blk_tune_result sizeof": 6664, "blk_tune_result alignof": 8, "blk_tune_result.n_configs": 0,
-    "blk_tune_result.best": 4, "blk_tune_result.ms": 8, "blk_tune_result.note": 520,
-}
-
-_STRUCTS = {"blk_arg": BlkArg, "blk_const": BlkConst, "blk_launch_options": BlkLaunchOptions,
-            "blk_param_info": BlkParamInfo, "blk_module_options": BlkModuleOptions,
-            "blk_compile_info": BlkCompileInfo, "blk_tune_result": BlkTuneResult}
-
-
-def ctypes_layout():
-    """The ctypes side of EXPECTED_LAYOUT: the same keys, measured."""
-    out = {}
-    for cname, cls in _STRUCTS.items():
-        out[cname + " sizeof"] = ctypes.sizeof(cls)
-        out[cname + " alignof"] = ctypes.alignment(cls)
-        for fname, _ in cls._fields_:
-            out[cname + "." + fname] = getattr(cls, fname).offset
-    return out
-
-
-def check_layout(expected=EXPECTED_LAYOUT):
-    """Raises AssertionError naming every number that differs."""
-    got = ctypes_layout()
-    bad = [f"{key}: blk.h {expected.get(key)}, ctypes {got.get(key)}"
-           for key in sorted(set(expected) | set(got)) if expected.get(key) != got.get(key)]
-    assert not bad, "ctypes mirrors of blk.h disagree with its layout:\n  " + "\n  ".join(bad)
-
-
-check_layout()
+# The ctypes mirrors of blk.h's structs and their layout check live in the
+# Python package (python/blk/_ffi.py); this module is the benchmark's thin
+# layer over them (the package itself is what users call).
+sys.path.insert(0, os.path.join(REPO, "python"))
+from blk._ffi import (ARG_FLOAT, ARG_INT, ARG_PTR, BACKEND_AUTO, BACKEND_GPU, BACKEND_INTERPRETER,  # noqa: E402,F401
+                      COMPILE_PHASES, EXPECTED_LAYOUT, PARAM_FLOAT, PARAM_INT, PARAM_POINTER, STATUS_NAMES,
+                      SUCCESS, TUNE_MAX_CONFIGS, BlkArg, BlkCompileInfo, BlkConst, BlkLaunchOptions,
+                      BlkModuleOptions, BlkParamInfo, BlkTuneResult, check_layout, ctypes_layout)
+from blk._ffi import STRUCTS as _STRUCTS  # noqa: E402,F401
 
 
 # torch dtype names (str(dtype) without "torch.") -> blk's scalar type names, for

@@ -8,7 +8,8 @@
 #    over odd shapes (tests/gpu/dots_api_test.c);
 #  - every example host program built in BUILD_DIR/examples (make examples),
 #    run with BLK_BACKEND=gpu: each checks its kernel against C and exits 0;
-#  - with BLK_GPU_OPS=1, also the suite tests/ops with BLK_BACKEND=gpu.
+#  - with BLK_GPU_OPS=1, also the suite tests/ops with BLK_BACKEND=gpu;
+#  - tests/gpu/python.sh: the Python package against torch (where torch is).
 # Prints a line per case and last "N passed, N failed".
 set -u
 build=${1:?usage: tests/gpu/run.sh BUILD_DIR}
@@ -78,6 +79,13 @@ done
 if [ "${BLK_GPU_OPS:-0}" = 1 ]; then
 	out=$(BLK_BACKEND=gpu bash tests/ops/run.sh "$build" 2>&1)
 	count "tests/ops on the GPU" "$out" $?
+fi
+
+# the Python package with torch (tests/gpu/python.sh; skips itself without
+# torch); not with a sanitized libblk, which python3 cannot load
+if [ "${BLK_SANITIZE:-0}" = 0 ]; then
+	out=$(bash tests/gpu/python.sh "$build" 2>&1)
+	count "tests/gpu/python.sh" "$out" $?
 fi
 
 echo "$passed passed, $failed failed"

@@ -1,0 +1,162 @@
+"""blk._args: what a launch argument is.
+
+classify(value, param, kernel) says what a runtime argument is, checked
+against its parameter, or raises blk.Error naming the parameter:
+
+  kind "tensor"   a torch CUDA tensor (the launch fast path handles these inline)
+  kind "gpu"      other GPU memory: __cuda_array_interface__ (CuPy, Numba), DLPack
+                  of a CUDA device (JAX), a blk.DeviceArray of a GPU context
+  kind "host"     host memory for the interpreter: a numpy array (or anything
+                  with __array_interface__), a CPU torch tensor, CPU DLPack
+  kind "devarray" a blk.DeviceArray of the interpreter context
+  kind "addr"     an int given for a pointer parameter: an address, unchecked
+  kind "int", "float"  Python numbers (bool is an int)
+"""
+
+import sys
+
+from . import _ffi, _types
+from ._memory import DeviceArray
+from ._runtime import Error
+
+
+class Arg:
+    __slots__ = ("kind", "elem", "device", "ptr", "nbytes", "root", "root_nbytes", "writeable", "value", "obj")
+
+    def __init__(self, kind, elem=None, device=None, ptr=0, nbytes=0, value=None, obj=None):
+        self.kind, self.elem, self.device, self.ptr, self.nbytes = kind, elem, device, ptr, nbytes
+        self.root, self.root_nbytes, self.writeable = ptr, nbytes, True
+        self.value, self.obj = value, obj
+
+
+def _describe(v):
+    t = type(v)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(v, torch.Tensor):
+        return f"a {v.dtype} tensor on {v.device}"
+    if hasattr(v, "dtype") and hasattr(v, "shape"):
+        return f"a {t.__module__}.{t.__name__} of {v.dtype}"
+    return f"{t.__name__} {v!r}"[:80]
+
+
+def _bad(kernel, param, what):
+    return Error(f"{kernel.name}: argument '{param.name}' ({param.type}): {what}", param=param.name,
+                 kernel=kernel.name)
+
+
+def _check_elem(kernel, param, elem, given):
+    pointee = param.pointee
+    if pointee in kernel.type_params:  # *T, T a `const type` parameter: any element type binds T
+        if elem is None:
+            raise _bad(kernel, param, f"blk has no element type for {given}")
+        return
+    if elem is None or not _types.accepts(pointee, elem):
+        want = "an array of 64-bit addresses (i64 or u64)" if pointee.startswith("*") else f"{pointee} elements"
+        raise _bad(kernel, param, f"expected {want}, given {given}")
+
+
+def _contiguous_or_raise(kernel, param, ok, shape, strides, given):
+    if not ok and not kernel.takes_strides:
+        raise _bad(kernel, param, f"{given} is not contiguous (shape {tuple(shape)}, strides {tuple(strides)}); "
+                                  f"the kernel takes a raw pointer and no strides: pass .contiguous(), or its "
+                                  f".data_ptr() to pass the address as it is")
+
+
+def _tensor(kernel, param, v, torch):
+    elem = _types.torch_name(v.dtype)
+    _check_elem(kernel, param, elem, _describe(v))
+    _contiguous_or_raise(kernel, param, v.is_contiguous(), v.shape, v.stride(), f"the {v.dtype} tensor")
+    if v.is_cuda:
+        return Arg("tensor", elem, v.get_device(), v.data_ptr(), obj=v)
+    if v.device.type != "cpu":
+        raise _bad(kernel, param, f"a tensor on {v.device}: blk runs CUDA tensors (GPU) and CPU tensors "
+                                  f"(interpreter)")
+    a = Arg("host", elem, -1, v.data_ptr(), v.numel() * v.element_size(), obj=v)
+    st = v.untyped_storage()
+    a.root, a.root_nbytes = st.data_ptr(), st.nbytes()
+    return a
+
+
+def _numpy(kernel, param, v):
+    import numpy
+    if not isinstance(v, numpy.ndarray):
+        v = numpy.asarray(v)
+    elem = _types.numpy_name(v.dtype)
+    _check_elem(kernel, param, elem, _describe(v))
+    _contiguous_or_raise(kernel, param, v.flags.c_contiguous, v.shape, v.strides, f"the numpy array")
+    a = Arg("host", elem, -1, v.ctypes.data, v.nbytes, obj=v)
+    a.writeable = bool(v.flags.writeable)
+    # the whole allocation the array views, so that views of one array alias
+    root = v
+    while isinstance(root.base, numpy.ndarray):
+        root = root.base
+    if root is not v and (root.flags.c_contiguous or root.flags.f_contiguous):
+        a.root, a.root_nbytes = root.ctypes.data, root.nbytes
+    return a
+
+
+def _cai(kernel, param, v):
+    cai = v.__cuda_array_interface__
+    elem = _types.typestr_name(cai.get("typestr"))
+    _check_elem(kernel, param, elem, f"a {type(v).__name__} of {cai.get('typestr')}")
+    shape, strides = tuple(cai.get("shape", ())), cai.get("strides")
+    if strides is not None:
+        size, want = _types.BLK_BYTES.get(elem, 1), []
+        for s in reversed(shape):
+            want.append(size)
+            size *= s
+        ok = tuple(reversed(want)) == tuple(strides) or 0 in shape
+        _contiguous_or_raise(kernel, param, ok, shape, strides, f"the {type(v).__name__}")
+    torch = sys.modules.get("torch")
+    dev = torch.cuda.current_device() if torch is not None and torch.cuda.is_available() else 0
+    return Arg("gpu", elem, dev, cai["data"][0], obj=v)
+
+
+def classify(v, param, kernel):
+    """An Arg for runtime argument v of parameter param (raises blk.Error)."""
+    torch = sys.modules.get("torch")
+    if param.kind == _ffi.PARAM_POINTER:
+        if torch is not None and isinstance(v, torch.Tensor):
+            return _tensor(kernel, param, v, torch)
+        if isinstance(v, DeviceArray):
+            _check_elem(kernel, param, v.dtype, repr(v))
+            if not v.ptr:
+                raise _bad(kernel, param, "the blk.DeviceArray was freed")
+            kind = "gpu" if v.context.backend == "gpu" else "devarray"
+            return Arg(kind, v.dtype, v.context.device if kind == "gpu" else -1, v.ptr, v.nbytes, obj=v)
+        if hasattr(v, "__cuda_array_interface__"):
+            return _cai(kernel, param, v)
+        if hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
+            dev_type, _ = v.__dlpack_device__()
+            if dev_type in (2, 3, 13) and torch is not None:       # CUDA, CUDA host, CUDA managed
+                a = _tensor(kernel, param, torch.from_dlpack(v), torch)
+                a.obj = v
+                return a
+            if dev_type == 1 and not hasattr(v, "__array_interface__"):
+                import numpy
+                return _numpy(kernel, param, numpy.from_dlpack(v))
+        if hasattr(v, "__array_interface__"):
+            return _numpy(kernel, param, v)
+        if isinstance(v, int) and not isinstance(v, bool):
+            if v <= 0 or v >= 2**64:
+                raise _bad(kernel, param, f"an address must be a positive 64-bit integer, given {v}")
+            return Arg("addr", None, None, v)
+        raise _bad(kernel, param, f"expected a tensor or array, given {_describe(v)}")
+    scalar = param.type
+    if torch is not None and isinstance(v, torch.Tensor) or hasattr(v, "__array_interface__") and \
+            getattr(v, "shape", None) not in ((), None):
+        raise _bad(kernel, param, f"expected a number, given {_describe(v)}")
+    if param.kind == _ffi.PARAM_INT:
+        if isinstance(v, float) or not hasattr(v, "__index__"):
+            raise _bad(kernel, param, f"expected an integer, given {_describe(v)}")
+        i = int(v.__index__())
+        lo, hi = _types.INT_RANGE.get(scalar, (-2**63, 2**64 - 1))
+        if not lo <= i <= hi:
+            raise _bad(kernel, param, f"{i} is out of range for {scalar}")
+        if i >= 2**63:
+            i -= 2**64
+        return Arg("int", value=i)
+    try:
+        return Arg("float", value=float(v))
+    except (TypeError, ValueError):
+        raise _bad(kernel, param, f"expected a number, given {_describe(v)}") from None

@@ -1,0 +1,424 @@
+"""blk._kernel: modules, kernels, and launching them.
+
+A launch `kernel[grid](*args, **consts)` looks up a Plan by its keyword
+arguments (the consts and options; one dict lookup), and the plan's run
+function, generated for the argument kinds it was made for, checks each
+argument against them (class, dtype, device, contiguity: attribute reads),
+writes pointers and scalars into a blk_arg array kept from call to call
+(through memoryviews), sets the grid and torch's current stream in a
+blk_launch_options kept likewise, and calls blk_launch once. Anything unlike
+what the plan expects goes the slow way: every argument classified and
+checked (errors name the parameter), a plan made or found for the new
+signature, then run.
+"""
+
+import ctypes
+import functools
+import os
+import re
+import sys
+from ctypes import byref, c_void_p
+
+from . import _args, _ffi, _runtime, _types
+from ._runtime import Error
+
+OPTIONS = ("num_warps", "num_stages", "stream", "threads")
+
+
+class Param:
+    """A kernel parameter: name, type (as written: "*f32", "i32", "const i32"),
+    kind (_ffi.PARAM_*), is_const, elem_bytes, pointee ("f32" for "*f32")."""
+
+    def __init__(self, info):
+        self.name = info.name.decode()
+        self.type = info.type.decode()
+        self.kind = info.kind
+        self.is_const = bool(info.is_const)
+        self.elem_bytes = info.elem_bytes
+        self.pointee = self.type[1:] if self.type.startswith("*") else None
+        # a `T: const type` parameter (generic kernels): bound to a type name
+        self.is_type = self.is_const and self.type.split()[-1] == "type"
+
+    def __repr__(self):
+        return f"{self.name}: {self.type}"
+
+
+class Module:
+    """A loaded .tile file or source text. module["name"] and module.name are
+    its kernels; module.kernel_names lists them."""
+
+    def __init__(self, path=None, source=None, name=None, include_dirs=(), defines=None):
+        if (path is None) == (source is None):
+            raise Error("blk.load: give a path or source=, not both")
+        self.path = os.path.abspath(path) if path is not None else None
+        if source is None:
+            try:
+                with open(self.path, encoding="utf-8") as f:
+                    source = f.read()
+            except OSError as e:
+                raise Error(f"blk.load: {path}: {e.strerror}", _ffi.ERROR_NOT_FOUND) from None
+        self.source = source
+        self.name = name or self.path or "<source>"
+        self.include_dirs = [os.fspath(d) for d in include_dirs]
+        self.defines = dict(defines or {})
+        self._handles = {}   # Context -> blk_module handle
+        self._kernels = {}
+        self._opts_keep = None
+        self._handle(_runtime.interpreter_context())  # checks the source now; errors raise here
+
+    def _options(self):
+        if self._opts_keep is None:
+            dirs = [d.encode() for d in self.include_dirs]
+            darr = (ctypes.c_char_p * max(1, len(dirs)))(*dirs)
+            consts = (_ffi.BlkConst * max(1, len(self.defines)))()
+            names = []
+            for c, (k, v) in zip(consts, self.defines.items()):
+                names.append(_fill_const(c, k, v, None))
+            o = _ffi.BlkModuleOptions()
+            o.include_dirs = ctypes.cast(darr, ctypes.POINTER(ctypes.c_char_p)) if dirs else None
+            o.n_include_dirs = len(dirs)
+            o.defines = ctypes.cast(consts, ctypes.POINTER(_ffi.BlkConst)) if self.defines else None
+            o.n_defines = len(self.defines)
+            self._opts_keep = (o, darr, consts, dirs, names)
+        return self._opts_keep[0]
+
+    def _handle(self, ctx):
+        h = self._handles.get(ctx)
+        if h is not None:
+            return h
+        L = _runtime.lib()
+        h = c_void_p()
+        opts = byref(self._options())
+        if self.path is not None:
+            st = L.lib.blk_module_load_file(ctx.handle, self.path.encode(), opts, byref(h))
+        else:
+            text = self.source.encode()
+            st = L.lib.blk_module_load_source(ctx.handle, self.name.encode(), text, len(text), opts, byref(h))
+        if st != _ffi.SUCCESS:
+            raise Error(L.last_error(), st)
+        self._handles[ctx] = h
+        return h
+
+    @property
+    def kernel_names(self):
+        text = re.sub(r"//[^\n]*", "", self.source)
+        return re.findall(r"\bkernel\s+([A-Za-z_]\w*)\s*\(", text)
+
+    def __getitem__(self, name):
+        k = self._kernels.get(name)
+        if k is None:
+            k = Kernel(self, name)
+            self._kernels[name] = k
+        return k
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except Error as e:
+            raise AttributeError(f"module {self.name} has no kernel '{name}' ({e})") from None
+
+    def __dir__(self):
+        return list(super().__dir__()) + self.kernel_names
+
+    def __repr__(self):
+        return f"<blk.Module {self.name}: {', '.join(self.kernel_names)}>"
+
+    def __del__(self):
+        try:
+            L = _runtime.lib()
+            for h in self._handles.values():
+                L.lib.blk_module_destroy(h)
+        except Exception:
+            pass
+
+
+def _fill_const(c, name, value, param):
+    """Fills blk_const c for const `name` = value; returns the bytes that must
+    stay alive with it. A type value (for a `T: const type` parameter) goes
+    into the field `type` that blk.h's blk_const gains for generic kernels."""
+    nb = name.encode()
+    c.name = nb
+    keep = [nb]
+    if param is not None and param.is_type:
+        tname = _types.type_name(value)
+        if tname is None:
+            raise Error(f"const '{name}' ({param.type}): expected a dtype or a blk type name, given {value!r}",
+                        param=name)
+        if not hasattr(_ffi.BlkConst, "type"):
+            raise Error(f"const '{name}' ({param.type}): this libblk's blk_const has no type field", param=name)
+        tb = tname.encode()
+        c.type = tb
+        keep.append(tb)
+        return keep
+    if isinstance(value, bool):
+        value = int(value)
+    is_float = isinstance(value, float) or (param is not None and param.kind == _ffi.PARAM_FLOAT)
+    try:
+        if is_float:
+            c.is_float, c.f = 1, float(value)
+        else:
+            if isinstance(value, float) or not hasattr(value, "__index__"):
+                raise TypeError
+            c.is_float, c.i = 0, int(value.__index__())
+    except (TypeError, ValueError, OverflowError):
+        what = f"({param.type})" if param is not None else ""
+        raise Error(f"const '{name}' {what}: expected a number, given {value!r}", param=name) from None
+    return keep
+
+
+class Kernel:
+    """A kernel of a module. kernel[grid](*args, **consts) launches it;
+    kernel(*args, **consts) launches it on its own grid clause."""
+
+    def __init__(self, module, name):
+        self.module = module
+        self.name = name
+        L = _runtime.lib()
+        self._handles = {}
+        h = self._handle(_runtime.interpreter_context())
+        self.params = []
+        for i in range(L.lib.blk_kernel_num_params(h)):
+            info = _ffi.BlkParamInfo()
+            L.check(L.lib.blk_kernel_param(h, i, byref(info)), "blk_kernel_param", kernel=name)
+            self.params.append(Param(info))
+        self.runtime_params = [p for p in self.params if not p.is_const]
+        self.const_params = {p.name: p for p in self.params if p.is_const}
+        self.type_params = {p.name for p in self.params if p.is_type}
+        # A kernel with integer parameters named like strides addresses its
+        # memory through them: non-contiguous tensors are its business.
+        self.takes_strides = any("stride" in p.name.lower() for p in self.runtime_params
+                                 if p.kind == _ffi.PARAM_INT)
+        self._plans = {}       # keyword arguments -> the last Plan made for them
+        self._by_sig = {}      # full signature -> Plan
+        self._runtime_names = {p.name: i for i, p in enumerate(self.runtime_params)}
+        self._run, self._last = self._make_run()
+
+    def _handle(self, ctx):
+        h = self._handles.get(ctx)
+        if h is None:
+            L = _runtime.lib()
+            h = c_void_p()
+            mh = self.module._handle(ctx)
+            st = L.lib.blk_kernel_get(mh, self.name.encode() if self.name else None, byref(h))
+            if st != _ffi.SUCCESS:
+                raise Error(L.last_error(), st, kernel=self.name)
+            self._handles[ctx] = h
+        return h
+
+    @property
+    def signature(self):
+        return f"{self.name}({', '.join(map(repr, self.params))})"
+
+    def __repr__(self):
+        return f"<blk.Kernel {self.signature}>"
+
+    # ---- launching ------------------------------------------------------------
+
+    def __getitem__(self, grid):
+        return functools.partial(self._run, grid)
+
+    def __call__(self, *args, **kw):
+        return self._run(None, *args, **kw)
+
+    def _make_run(self):
+        """The launch entry: the last plan when the keyword arguments equal
+        its own (one dict compare), else a lookup by them, else the slow
+        path. A closure, so that it reads no attribute of self."""
+        last = [None]
+        plans = self._plans
+        slow = self._slow
+
+        def run(grid, *args, **kw):
+            p = last[0]
+            if p is not None and kw == p.kw:
+                return p.run(grid, args)
+            try:
+                p = plans[tuple(kw.items())]
+            except (KeyError, TypeError):
+                return slow(grid, args, kw)
+            last[0] = p
+            return p.run(grid, args)
+        return run, last
+
+    def _slow(self, grid, args, kw):
+        plan, args, infos = self._prepare(args, kw)
+        return plan.run_checked(grid, args, infos)
+
+    def _split(self, args, kw):
+        """Keyword arguments into runtime arguments (merged into args), consts
+        and options. Raises blk.Error naming an unknown one."""
+        consts, options, named = {}, {}, {}
+        for k, v in kw.items():
+            if k in self.const_params:
+                consts[k] = v
+            elif k in OPTIONS:
+                options[k] = v
+            elif k in self._runtime_names:
+                named[k] = v
+            else:
+                raise Error(f"{self.name}: no parameter '{k}' (it has {', '.join(p.name for p in self.params)}; "
+                            f"options: {', '.join(OPTIONS)})", param=k, kernel=self.name)
+        args = list(args)
+        if named:
+            for k, i in sorted(((k, self._runtime_names[k]) for k in named), key=lambda t: t[1]):
+                if i < len(args):
+                    raise Error(f"{self.name}: argument '{k}' given twice", param=k, kernel=self.name)
+                if i > len(args):
+                    missing = self.runtime_params[len(args)].name
+                    raise Error(f"{self.name}: argument '{missing}' missing", param=missing, kernel=self.name)
+                args.append(named[k])
+        n = len(self.runtime_params)
+        if len(args) != n:
+            sig = ", ".join(map(repr, self.runtime_params))
+            if len(args) < n:
+                miss = self.runtime_params[len(args)].name
+                raise Error(f"{self.name}: {n} arguments expected ({sig}), given {len(args)}: '{miss}' is missing",
+                            param=miss, kernel=self.name)
+            raise Error(f"{self.name}: {n} arguments expected ({sig}), given {len(args)}", kernel=self.name)
+        return args, consts, options, bool(named)
+
+    def _prepare(self, args, kw):
+        """The Plan for these arguments (made, or found by their signature)
+        and the runtime arguments in order."""
+        args, consts, options, named = self._split(args, kw)
+        infos = [_args.classify(v, p, self) for v, p in zip(args, self.runtime_params)]
+        backend, device = self._backend_for(infos)
+        user_kw = {**consts, **options}
+        # bind `T: const type` parameters from the element types of *T pointers
+        for p, a in zip(self.runtime_params, infos):
+            if p.pointee in self.type_params and a.elem is not None:
+                given = consts.get(p.pointee)
+                if given is None:
+                    consts[p.pointee] = a.elem
+                elif _types.type_name(given) != a.elem:
+                    raise Error(f"{self.name}: argument '{p.name}' ({p.type}) has {a.elem} elements, "
+                                f"{p.pointee} is {given}", param=p.name, kernel=self.name)
+        for t in self.type_params:
+            if t not in consts:
+                raise Error(f"{self.name}: const '{t}' (const type) missing: give {t}=dtype or a tensor to a "
+                            f"*{t} parameter", param=t, kernel=self.name)
+        sig = (backend, device, tuple((a.kind, a.elem, a.device) for a in infos),
+               tuple(sorted((k, _types.type_name(v) if k in self.type_params else (type(v), v))
+                            for k, v in consts.items())),
+               tuple(sorted(options.items())))
+        try:
+            plan = self._by_sig.get(sig)
+        except TypeError:
+            plan, sig = None, None
+        if plan is None:
+            plan = Plan(self, backend, device, infos, consts, options, user_kw)
+            if sig is not None:
+                self._by_sig[sig] = plan
+        if not named:
+            try:
+                self._plans[tuple(kw.items())] = plan
+                self._last[0] = plan
+            except TypeError:
+                pass
+        return plan, args, infos
+
+    def _backend_for(self, infos):
+        want = _runtime.get_backend()
+        gpu = [(p, a) for p, a in zip(self.runtime_params, infos) if a.kind in ("tensor", "gpu")]
+        host = [(p, a) for p, a in zip(self.runtime_params, infos) if a.kind in ("host", "devarray")]
+        if want == "auto":
+            want = "gpu" if gpu else "interpreter" if host else \
+                   ("gpu" if _runtime.gpu_available() else "interpreter")
+        if want == "gpu":
+            if host:
+                p, a = host[0]
+                what = "a CPU tensor" if type(a.obj).__module__.startswith("torch") else \
+                    "a blk.DeviceArray of the interpreter" if a.kind == "devarray" else "a host array"
+                raise Error(f"{self.name}: argument '{p.name}' ({p.type}) is {what}; the GPU backend takes "
+                            f"CUDA memory (torch CUDA tensors, __cuda_array_interface__, DLPack)",
+                            param=p.name, kernel=self.name)
+            first = gpu[0][1].device if gpu else None
+            for p, a in gpu:
+                if a.device != first:
+                    raise Error(f"{self.name}: argument '{p.name}' is on cuda:{a.device}, '{gpu[0][0].name}' on "
+                                f"cuda:{first}: one launch runs on one device", param=p.name, kernel=self.name)
+            return "gpu", first
+        if gpu:
+            p, a = gpu[0]
+            raise Error(f"{self.name}: argument '{p.name}' ({p.type}) is GPU memory (cuda:{a.device}); the "
+                        f"interpreter backend takes host arrays (numpy, CPU tensors)", param=p.name, kernel=self.name)
+        return "interpreter", -1
+
+    # ---- compiling, autotuning, timing ---------------------------------------
+
+    def _plan_for(self, args, kw, backend):
+        if args:
+            plan, args, infos = self._prepare(args, kw)
+            return plan, (args, infos)
+        consts = {k: v for k, v in kw.items() if k in self.const_params}
+        options = {k: v for k, v in kw.items() if k in OPTIONS}
+        bad = [k for k in kw if k not in consts and k not in options]
+        if bad:
+            raise Error(f"{self.name}: no const parameter or option '{bad[0]}'", param=bad[0], kernel=self.name)
+        b = _runtime._norm_backend(backend or _runtime.get_backend())
+        if b == "auto":
+            b = "gpu" if _runtime.gpu_available() else "interpreter"
+        return Plan(self, b, None if b == "gpu" else -1, None, consts, options, kw), None
+
+    def compile(self, *args, backend=None, grid=None, **kw):
+        """Compiles the variant a launch with these arguments, consts and
+        options would run (blk_kernel_compile), without running it. Without
+        arguments: no specialization, on `backend` (default: the GPU when
+        there is one). Returns a CompileResult."""
+        plan, args = self._plan_for(args, kw, backend)
+        return plan.compile(args, grid)
+
+    def autotune(self, *args, grid=None, **kw):
+        """Runs the kernel's @autotune configs on these arguments, timing each,
+        and keeps the fastest for later launches with the same key values
+        (blk_autotune; a plain launch does the same at its first run of a
+        key). Returns a TuneResult."""
+        plan, args, infos = self._prepare(args, kw)
+        return plan.autotune((args, infos), grid)
+
+    def time(self, *args, reps=10, grid=None, **kw):
+        """Median time of a launch in ms (blk_time_launch: warm-up, `reps` runs)."""
+        plan, args, infos = self._prepare(args, kw)
+        return plan.time((args, infos), reps, grid)
+
+
+class CompileResult:
+    """What blk_kernel_compile reports: ptx (str; None on the interpreter),
+    shared_bytes, num_warps, num_stages, registers (None: blk.h does not
+    report it), from_disk_cache, phases (ms by phase: parse, irgen, passes,
+    LLVM, PTX, cubin; 0 where not done now), ms (their sum)."""
+
+    def __init__(self, info, backend):
+        self.backend = backend
+        self.ptx = info.ptx[:info.ptx_len].decode() if info.ptx else None
+        self.shared_bytes = info.shared_bytes
+        self.num_warps = info.num_warps
+        self.num_stages = info.num_stages
+        self.registers = None
+        self.from_disk_cache = bool(info.from_disk_cache)
+        self.phases = {name: getattr(info, key) for key, name in _ffi.COMPILE_PHASES}
+        self.ms = sum(self.phases.values())
+
+    def __repr__(self):
+        ph = ", ".join(f"{k} {v:.2f}" for k, v in self.phases.items())
+        return (f"<blk.CompileResult {self.backend}: shared {self.shared_bytes} B, num_warps {self.num_warps}, "
+                f"num_stages {self.num_stages}, {self.ms:.2f} ms ({ph})>")
+
+
+class TuneResult:
+    """What blk_autotune reports: ms (a list, one a config; None where it could
+    not run), notes (why not), best (the index of the fastest)."""
+
+    def __init__(self, res):
+        n = min(res.n_configs, _ffi.TUNE_MAX_CONFIGS)
+        self.best = res.best
+        self.ms = [res.ms[i] if res.ms[i] >= 0 else None for i in range(n)]
+        self.notes = [res.note[i].value.decode(errors="replace") for i in range(n)]
+
+    def __repr__(self):
+        return f"<blk.TuneResult best {self.best}, ms {self.ms}>"
+
+
+from ._plan import Plan  # noqa: E402  (Plan needs Error and _fill_const from here)

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# tests/python/run.sh BUILD_DIR: the blk Python package (python/), no GPU or torch.
+#
+# 1. Installs the package from this checkout into a fresh virtual environment
+#    with pip (`pip install ./python`; BLK_LIB=BUILD_DIR/libblk.so, so nothing
+#    is rebuilt and nothing is downloaded for it). Where python3 has no venv
+#    module, the wheel the package's build backend makes is unpacked onto
+#    PYTHONPATH instead (one line says so).
+# 2. numpy: the system's, else `pip install numpy` into the venv; where
+#    neither works, the cases that need arrays are skipped (one line says so).
+# 3. tests/python/test_package.py with the installed package, from outside
+#    the checkout: kernels on the interpreter with numpy arrays against numpy
+#    references, and every bad call raising blk.Error naming the parameter.
+# 4. Each examples/python/NAME.py on the interpreter (small sizes), checked
+#    against numpy.
+# Prints a line per case and last "N passed, N failed". A sanitized build
+# (BLK_SANITIZE=1 or thread) is skipped: its libblk.so needs the sanitizer
+# runtime loaded first, which python3 is not.
+set -u
+build=${1:?usage: tests/python/run.sh BUILD_DIR}
+build=$(cd "$build" && pwd)
+cd "$(dirname "$0")/../.." || exit 2
+repo=$PWD
+passed=0
+failed=0
+pass() { echo "ok   $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | tail -n 30 | sed 's/^/    /'; failed=$((failed + 1)); }
+
+if [ "${BLK_SANITIZE:-0}" != 0 ]; then
+	echo "skip tests/python: a sanitized build (BLK_SANITIZE=$BLK_SANITIZE) cannot be loaded into python3"
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+if ! command -v python3 >/dev/null; then
+	echo "skip tests/python: no python3"
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+if [ ! -f "$build/libblk.so" ]; then
+	fail "libblk.so: not built ($build/libblk.so)"
+	echo "$passed passed, $failed failed"
+	exit 1
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/blk-python.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+export BLK_LIB="$build/libblk.so"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+py=python3
+if python3 -m venv "$tmp/venv" >"$tmp/venv.log" 2>&1 && [ -x "$tmp/venv/bin/pip" ]; then
+	py=$tmp/venv/bin/python
+	if out=$("$py" -m pip install --no-index --no-deps "$repo/python" 2>&1); then
+		pass "pip install ./python into a fresh venv (libblk.so and stdlib inside the package)"
+	else
+		fail "pip install ./python" "$out"
+	fi
+	unset BLK_LIB  # from here on the package finds its own libblk.so
+else
+	echo "note: python3 -m venv is not available here (Debian: python3-venv): the wheel is unpacked onto PYTHONPATH"
+	if out=$(cd "$tmp" && python3 "$repo/python/_blk_build.py" "$tmp/wheel" 2>&1) &&
+		python3 -m zipfile -e "$tmp"/wheel/*.whl "$tmp/site" >/dev/null 2>&1; then
+		pass "the wheel of python/_blk_build.py, unpacked"
+		export PYTHONPATH="$tmp/site"
+		unset BLK_LIB
+	else
+		fail "building the wheel" "$out"
+	fi
+fi
+
+# the installed package, its own libblk.so and standard library
+if out=$(cd "$tmp" && "$py" -c 'import blk, os
+p = blk.library_path()
+assert p.endswith(os.path.join("blk", "lib", "libblk.so")), p
+assert os.path.isfile(os.path.join(os.path.dirname(blk.__file__), "stdlib", "math.tile"))
+m = blk.load(source="import \"std/math.tile\";\nkernel f(x: *f32) grid(1) { let o = arange(0, 16); store(x + o, relu(load(x + o))); }")
+print(blk.version(), p)' 2>&1); then
+	pass "import blk: $out"
+else
+	fail "import blk (installed)" "$out"
+fi
+
+# numpy: the system's, or pip's (PyPI); else the array cases are skipped
+if ! (cd "$tmp" && "$py" -c 'import numpy') >/dev/null 2>&1; then
+	if [ "$py" != python3 ]; then
+		timeout 300 "$py" -m pip install -q numpy >"$tmp/numpy.log" 2>&1 ||
+			echo "note: pip install numpy failed (no network?): $(tail -n 1 "$tmp/numpy.log")"
+	fi
+fi
+have_numpy=0
+(cd "$tmp" && "$py" -c 'import numpy') >/dev/null 2>&1 && have_numpy=1
+
+# the package's cases (the test prints its own lines and counts)
+out=$(cd "$tmp" && timeout 300 "$py" "$repo/tests/python/test_package.py" 2>&1)
+status=$?
+printf '%s\n' "$out" | sed '$d'
+last=$(printf '%s\n' "$out" | tail -n 1)
+if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+	passed=$((passed + BASH_REMATCH[1]))
+	failed=$((failed + BASH_REMATCH[2]))
+	[ $status -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ] && fail "test_package.py exited with status $status"
+else
+	fail "test_package.py crashed or printed no counts (status $status)" "$out"
+fi
+
+# the examples' Python drivers, on the interpreter against numpy
+if [ $have_numpy = 1 ]; then
+	for f in examples/python/*.py; do
+		[ -f "$f" ] || continue
+		name=$(basename "$f" .py)
+		out=$(cd "$tmp" && BLK_BACKEND=interpreter timeout 300 "$py" "$repo/$f" 2>&1)
+		if [ $? -eq 0 ]; then
+			pass "examples/python/$name.py (interpreter): $(printf '%s\n' "$out" | tail -n 1)"
+		else
+			fail "examples/python/$name.py (interpreter)" "$out"
+		fi
+	done
+else
+	echo "skip examples/python: no numpy"
+fi
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

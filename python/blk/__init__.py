@@ -19,6 +19,7 @@ from ._runtime import gpu_available, library_path  # noqa: F401
 from ._torch import torch_op  # noqa: F401
 
 __version__ = "0.1.0"
+Error.__module__ = "blk"  # tracebacks say blk.Error
 
 
 def load(path=None, *, source=None, name=None, include_dirs=(), defines=None):

@@ -72,8 +72,11 @@ def _tensor(kernel, param, v, torch):
         raise _bad(kernel, param, f"a tensor on {v.device}: blk runs CUDA tensors (GPU) and CPU tensors "
                                   f"(interpreter)")
     a = Arg("host", elem, -1, v.data_ptr(), v.numel() * v.element_size(), obj=v)
-    st = v.untyped_storage()
-    a.root, a.root_nbytes = st.data_ptr(), st.nbytes()
+    try:  # the whole storage, so that views of one tensor share one interpreter copy
+        st = v.untyped_storage()
+        a.root, a.root_nbytes = st.data_ptr(), st.nbytes()
+    except (AttributeError, RuntimeError):
+        pass
     return a
 
 

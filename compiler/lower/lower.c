@@ -542,8 +542,10 @@ static void lower_op(Lower *L, const Op *op)
 		lower_atomic(L, op);
 		break;
 	case OP_REDUCE:
-	case OP_SCAN:
 		lower_reduce(L, op);
+		break;
+	case OP_SCAN:
+		lower_scan(L, op);
 		break;
 	case OP_DOT:
 		lower_dot(L, op);

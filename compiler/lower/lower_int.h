@@ -11,7 +11,7 @@
  * conversions whose lane and warp bits agree only rename registers; the
  * others go through shared memory, conversions with a swizzled scratch.
  * Reductions combine registers, then lanes with butterfly shuffles, then
- * warps through shared memory. A dot whose operands are dot_operand
+ * warps through shared memory; scans likewise, in order (shfl.sync.up). A dot whose operands are dot_operand
  * encodings of an mma accumulator issues mma.sync; other dots use FMAs.
  *
  * Structured control flow becomes basic blocks with phis; all conditions
@@ -21,7 +21,7 @@
  * The files: lower.c (entry points, state, control flow, op dispatch),
  * memory.c (shared-memory scratch, cp.async, global loads and stores,
  * atomics), elementwise.c, shape.c, convert.c (convert_layout, ldmatrix),
- * reduce.c (reductions, scans), dot.c (dot: FMAs, or dot_mma.c's mma.sync),
+ * reduce.c (reductions), scan.c (scans), dot.c (dot: FMAs, or dot_mma.c's mma.sync),
  * print_assert.c; math.c has the math the GPU has no instruction for. */
 #ifndef BLK_LOWER_INT_H
 #define BLK_LOWER_INT_H
@@ -238,7 +238,17 @@ LLVMValueRef lw_cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at);
 void lower_elementwise(Lower *L, const Op *op, int n);
 void lower_philox(Lower *L, const Op *op);
 
-/* ---- shape.c, convert.c, reduce.c, dot.c, dot_mma.c, print_assert.c ---- */
+/* ---- reduce.c, scan.c ---- */
+
+/* Runs combine region r on scalars a[0..n) and b[0..n), results in out. */
+void lw_combine(Lower *L, const Region *r, int n, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out);
+/* shfl.sync.MODE ("bfly", "up", "down", "idx") of v of any element type,
+ * b the lane operand, over the whole warp. */
+LLVMValueRef lw_shfl(Lower *L, const char *mode, LLVMValueRef v, LLVMValueRef b);
+void lower_reduce(Lower *L, const Op *op);
+void lower_scan(Lower *L, const Op *op);
+
+/* ---- shape.c, convert.c, dot.c, dot_mma.c, print_assert.c ---- */
 
 void lower_shape(Lower *L, const Op *op);
 LLVMValueRef lw_swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx);
@@ -253,7 +263,6 @@ void lw_scratch_store(Lower *L, const Value *x, const Encoding *s, int at, int v
 /* Whether y's only use is a dot that comes after op in the same region. */
 bool lw_only_for_dot(const Op *op);
 void lower_convert(Lower *L, const Op *op);
-void lower_reduce(Lower *L, const Op *op);
 void lower_dot(Lower *L, const Op *op);
 void lower_dot_mma(Lower *L, const Op *op);
 void lower_dot_wgmma(Lower *L, const Op *op);

@@ -1,12 +1,14 @@
 /* reduce.c: reductions (registers, then lanes by butterfly shuffles, then
- * warps through shared memory) and scans (through shared memory). */
+ * warps through shared memory), and the combine and shuffle helpers that
+ * scans (scan.c) share. */
 #include "lower/lower_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Runs a combine region on scalars a[0..n) and b[0..n) (one element each),
  * leaving the n results in out. */
-static void combine(Lower *L, const Region *r, int n, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out)
+void lw_combine(Lower *L, const Region *r, int n, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out)
 {
 	for (int i = 0; i < n; i++) {
 		Tile ta = lw_tile_new(L, 1), tb = lw_tile_new(L, 1);
@@ -23,14 +25,20 @@ static void combine(Lower *L, const Region *r, int n, LLVMValueRef *a, LLVMValue
 		out[i] = val(L, y->operands[i])->e[0];
 }
 
-static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef v, int lane_mask)
+/* shfl.sync.MODE (bfly, up, down, idx) of v, of any element type, with
+ * lane operand b (i32) over the whole warp. */
+LLVMValueRef lw_shfl(Lower *L, const char *mode, LLVMValueRef v, LLVMValueRef b)
 {
 	LLVMTypeRef t = LLVMTypeOf(v);
 	LLVMValueRef full = LLVMConstInt(L->i32, 0xFFFFFFFFu, 0);
+	LLVMValueRef clamp = ci32(L, strcmp(mode, "up") ? 31 : 0); /* up counts from lane 0, the others clamp at 31 */
+	char name[48];
 	if (t == L->f32) { /* the f32 form: no bitcasts for the code generator to fold */
-		LLVMValueRef a[4] = {full, v, ci32(L, lane_mask), ci32(L, 31)};
-		return lw_call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.f32", NULL, 0, a, 4);
+		LLVMValueRef a[4] = {full, v, b, clamp};
+		snprintf(name, sizeof name, "llvm.nvvm.shfl.sync.%s.f32", mode);
+		return lw_call_intrinsic(L, name, NULL, 0, a, 4);
 	}
+	snprintf(name, sizeof name, "llvm.nvvm.shfl.sync.%s.i32", mode);
 	unsigned bits = LLVMGetTypeKind(t) == LLVMPointerTypeKind ? 64 : LLVMGetTypeKind(t) == LLVMIntegerTypeKind
 	                                                                 ? LLVMGetIntTypeWidth(t)
 	                                                                 : t == L->f64 ? 64 : t == L->f32 ? 32 : 16;
@@ -41,80 +49,22 @@ static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef v, int lane_mask)
 	if (bits == 64) {
 		LLVMValueRef lo = LLVMBuildTrunc(L->b, as_int, L->i32, "");
 		LLVMValueRef hi = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, as_int, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
-		LLVMValueRef a1[4] = {full, lo, ci32(L, lane_mask), ci32(L, 31)};
-		LLVMValueRef a2[4] = {full, hi, ci32(L, lane_mask), ci32(L, 31)};
-		lo = lw_call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a1, 4);
-		hi = lw_call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a2, 4);
+		LLVMValueRef a1[4] = {full, lo, b, clamp};
+		LLVMValueRef a2[4] = {full, hi, b, clamp};
+		lo = lw_call_intrinsic(L, name, NULL, 0, a1, 4);
+		hi = lw_call_intrinsic(L, name, NULL, 0, a2, 4);
 		r = LLVMBuildOr(L->b, LLVMBuildZExt(L->b, lo, L->i64, ""),
 		                LLVMBuildShl(L->b, LLVMBuildZExt(L->b, hi, L->i64, ""), LLVMConstInt(L->i64, 32, 0), ""), "");
 	} else {
 		LLVMValueRef x = bits < 32 ? LLVMBuildZExt(L->b, as_int, L->i32, "") : as_int;
-		LLVMValueRef a[4] = {full, x, ci32(L, lane_mask), ci32(L, 31)};
-		r = lw_call_intrinsic(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, a, 4);
+		LLVMValueRef a[4] = {full, x, b, clamp};
+		r = lw_call_intrinsic(L, name, NULL, 0, a, 4);
 		if (bits < 32)
 			r = LLVMBuildTrunc(L->b, r, LLVMIntTypeInContext(L->c, bits), "");
 	}
 	if (LLVMGetTypeKind(t) == LLVMPointerTypeKind)
 		return LLVMBuildIntToPtr(L->b, r, t, "");
 	return LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(L->b, r, t, "");
-}
-
-/* Scan through shared memory: each element's owner walks its line. */
-static void lower_scan(Lower *L, const Op *op)
-{
-	int n = op->n_operands, axis = (int)op->attr[0];
-	bool reverse = op->attr[1];
-	Type in_t = op->operands[0]->type;
-	int len = in_t.shape[axis];
-	int off = 0, offs[MAX_REDUCE_OPERANDS];
-	for (int i = 0; i < n; i++) {
-		offs[i] = off;
-		off += numel(op->operands[i]->type) * type_bytes(op->operands[i]->type);
-		off = (off + 7) & ~7;
-	}
-	int base = lw_smem_take(L, off);
-	for (int i = 0; i < n; i++) {
-		offs[i] += base;
-		lw_smem_store_block(L, op->operands[i], val(L, op->operands[i]), offs[i]);
-	}
-	lw_smem_sync(L, base, off);
-	const Value *res = op->results[0];
-	const Lin *lo = lw_lin_of(L, res);
-	int count = 1 << lo->n_reg;
-	Tile outs[MAX_REDUCE_OPERANDS];
-	for (int i = 0; i < n; i++)
-		outs[i] = lw_tile_new(L, count);
-	for (int k = 0; k < count && !L->failed; k++) {
-		LLVMValueRef c[BLK_MAX_RANK];
-		LLVMValueRef oidx = lw_index_of(L, lo, k);
-		for (int d = 0; d < in_t.rank; d++)
-			c[d] = lw_coord(L, in_t, oidx, d);
-		LLVMValueRef pos = c[axis]; /* this element's position along the axis */
-		c[axis] = ci32(L, reverse ? len - 1 : 0);
-		LLVMValueRef base = lw_linearize(L, in_t, c);
-		int st = 1; /* the axis' stride in linear indices */
-		for (int d = axis + 1; d < in_t.rank; d++)
-			st *= in_t.shape[d];
-		LLVMValueRef stride = ci32(L, st);
-		LLVMValueRef init[MAX_REDUCE_OPERANDS];
-		for (int i = 0; i < n; i++)
-			init[i] = lw_smem_load(L, type_elem(op->operands[i]->type), offs[i], base);
-		LLVMValueRef steps = reverse ? LLVMBuildSub(L->b, ci32(L, len - 1), pos, "") : pos;
-		Loop lp;
-		lw_loop_begin(L, &lp, ci32(L, 0), steps, init, n);
-		LLVMValueRef j = LLVMBuildAdd(L->b, lp.i, ci32(L, 1), "");
-		LLVMValueRef idx = reverse ? LLVMBuildSub(L->b, base, LLVMBuildMul(L->b, j, stride, ""), "")
-		                           : LLVMBuildAdd(L->b, base, LLVMBuildMul(L->b, j, stride, ""), "");
-		LLVMValueRef nxt[MAX_REDUCE_OPERANDS], r[MAX_REDUCE_OPERANDS];
-		for (int i = 0; i < n; i++)
-			nxt[i] = lw_smem_load(L, type_elem(op->operands[i]->type), offs[i], idx);
-		combine(L, &op->regions[0], n, lp.phis, nxt, r);
-		lw_loop_end(L, &lp, r);
-		for (int i = 0; i < n; i++)
-			outs[i].e[k] = lp.phis[i];
-	}
-	for (int i = 0; i < n; i++)
-		L->vals[op->results[i]->id] = outs[i];
 }
 
 /* Reduces along the op's axis: the registers of each thread, then lanes
@@ -127,10 +77,6 @@ void lower_reduce(Lower *L, const Op *op)
 	int n = op->n_operands, axis = (int)op->attr[0];
 	if (n > MAX_REDUCE_OPERANDS) {
 		lw_fail(L, op->loc, "%s of more than 8 blocks", op_name(op->code));
-		return;
-	}
-	if (op->code == OP_SCAN) {
-		lower_scan(L, op);
 		return;
 	}
 	const Region *r = &op->regions[0];
@@ -169,7 +115,7 @@ void lower_reduce(Lower *L, const Op *op)
 		}
 		for (int i = 0; i < n; i++)
 			nxt[i] = el(L, op->operands[i], k);
-		combine(L, r, n, a, nxt, res);
+		lw_combine(L, r, n, a, nxt, res);
 		memcpy(a, res, sizeof(LLVMValueRef) * (size_t)n);
 	}
 	for (int b = 4; b >= 0 && !L->failed; b--) {
@@ -178,8 +124,8 @@ void lower_reduce(Lower *L, const Op *op)
 		for (int ks = 0; ks < n_acc && !L->failed; ks++) {
 			LLVMValueRef *a = acc + ks * n;
 			for (int i = 0; i < n; i++)
-				nxt[i] = shuffle_xor(L, a[i], 1 << b);
-			combine(L, r, n, a, nxt, res);
+				nxt[i] = lw_shfl(L, "bfly", a[i], ci32(L, 1 << b));
+			lw_combine(L, r, n, a, nxt, res);
 			memcpy(a, res, sizeof(LLVMValueRef) * (size_t)n);
 		}
 	}
@@ -261,7 +207,7 @@ void lower_reduce(Lower *L, const Op *op)
 			LLVMValueRef a[MAX_REDUCE_OPERANDS];
 			memcpy(a, part, sizeof(LLVMValueRef) * (size_t)n);
 			for (int w = 1; w < G && !L->failed; w++) {
-				combine(L, r, n, a, part + w * n, res);
+				lw_combine(L, r, n, a, part + w * n, res);
 				memcpy(a, res, sizeof(LLVMValueRef) * (size_t)n);
 			}
 			for (int i = 0; i < n; i++)

@@ -120,6 +120,7 @@ class Kernel:
         self.grid = ""
         self.nv = 0
         self.tolt = None  # the least precise float type an inexact value went through
+        self.fns = []  # helper fns, written before the kernel
 
     def widen_tol(self, t):
         if is_float(t) and (self.tolt is None or EPS_RANK[t] < EPS_RANK[self.tolt]):
@@ -161,6 +162,7 @@ class Kernel:
         head = "// blkc run: -k %s %s --seed=%d\n" % (self.name, " ".join(self.args), seed)
         tol = ":" + self.tolt if self.cls != "exact" and self.tolt else ""
         head += "// diff: %s\n" % " ".join("%s=%s:%s%s" % (n, t, self.cls, tol) for n, t in self.outs)
+        head += "".join(f + "\n" for f in self.fns)
         return head + "kernel %s(%s) grid(%s) {\n%s\n}\n" % (
             self.name, ", ".join(ps), self.grid, "\n".join(self.body))
 
@@ -427,7 +429,10 @@ def gen_2d(k, r):
         tname = "t2"
     else:
         tname = "t"
-    what = r.choice(["store", "sum", "sum", "max", "min", "argmax", "argmin", "cumsum", "cumsum_rev"])
+    what = r.choice(["store", "sum", "sum", "max", "min", "argmax", "argmin", "cumsum", "cumsum_rev", "cumprod",
+                     "scan_affine"])
+    if what in ("cumprod", "scan_affine") and (is_float(t) or t == "i1"):
+        what = "cumsum"  # float products and compositions depend on the order: integers only (they wrap)
     axis = r.choice([0, 1])
     tout = r.choice(ALL) if r.random() < 0.3 else None
     if what == "store":
@@ -450,6 +455,21 @@ def gen_2d(k, r):
         k.out("out", tout, m * bn)
         b.append("    store(out + rows[:, None] * BN + cols[None, :], %s, mask = rmask[:, None]);"
                  % convert(V("c", st), tout))
+        return
+    if what in ("cumprod", "scan_affine"):
+        # integers: exact in any order. scan_affine composes the maps x -> a x + b
+        # in order, (a, b) then (c, d) = (a c, b c + d): not commutative
+        rev = ", reverse = true" if r.random() < 0.5 else ""
+        if what == "cumprod":
+            b.append("    let c = cumprod(%s, axis = %d%s);" % (tname, axis, rev))
+        else:
+            k.fns.append("fn compose(a, b, c, d) {\n    return a * c, b * c + d;\n}")
+            b.append("    let ca, cb = associative_scan((%s, %s + %s), %d, compose%s);" % (tname, tname, tname, axis, rev))
+            b.append("    let c = ca + cb;")
+        tout = tout if tout and not is_float(tout) else t
+        k.out("out", tout, m * bn)
+        b.append("    store(out + rows[:, None] * BN + cols[None, :], %s, mask = rmask[:, None]);"
+                 % convert(V("c", t), tout))
         return
     if what == "sum":
         st = t

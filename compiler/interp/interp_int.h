@@ -141,7 +141,7 @@ bool interp_scan(Worker *w, const Op *op);
 bool interp_philox(Worker *w, const Op *op);
 bool interp_print(Worker *w, const Op *op);
 
-/* ---- sort.c ---- */
+/* ---- sorting.c ---- */
 
 bool interp_sort(Worker *w, const Op *op);      /* sort and topk */
 bool interp_histogram(Worker *w, const Op *op);

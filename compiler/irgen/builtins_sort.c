@@ -20,6 +20,17 @@ static Value *sort_arg(Gen *g, Args *a)
 	return x;
 }
 
+/* A size argument (topk's k, num_bins) known at compile time. */
+static bool size_arg(Gen *g, Args *a, int i, const char *what, int64_t *out)
+{
+	if (a->v[i].kind == S_VALUE) {
+		error(g, a->at[i], "%s of '%s' must be known at compile time (a literal or a const parameter), found %s", what,
+		      a->fname, ig_sym_desc(g, a->v[i]));
+		return false;
+	}
+	return ig_arg_int(g, a, i, out);
+}
+
 static Sym pair(Gen *g, Value *v, Value *i)
 {
 	if (!v || !i)
@@ -66,7 +77,7 @@ Sym ig_bi_topk(Gen *g, Args *a, int which)
 	(void)which;
 	Value *x = sort_arg(g, a);
 	int64_t k;
-	if (!x || !ig_arg_int(g, a, 1, &k))
+	if (!x || !size_arg(g, a, 1, "k", &k))
 		return VOID;
 	int axis = x->type.rank - 1;
 	if (a->given[2] && a->v[2].kind != S_NONE && !ig_axis_arg(g, a, 2, x->type.rank, &axis))
@@ -99,7 +110,7 @@ Sym ig_bi_histogram(Gen *g, Args *a, int which)
 	(void)which;
 	Value *x = ig_block_arg(g, a, 0);
 	int64_t bins;
-	if (!x || !ig_arg_int(g, a, 1, &bins))
+	if (!x || !size_arg(g, a, 1, "num_bins", &bins))
 		return VOID;
 	ScalarKind k = (ScalarKind)x->type.scalar;
 	if (x->type.ptr || !scalar_is_int(k) || k == SK_I1) {

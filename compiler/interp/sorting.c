@@ -1,4 +1,4 @@
-/* interp/sort.c: sort, topk and histogram, the reference semantics.
+/* interp/sorting.c: sort, topk and histogram, the reference semantics.
  *
  * Order (docs/language.md, "Sorting"): integers by value; floats by value
  * with -0.0 below +0.0 and every NaN above +inf, the NaNs equal to each

@@ -6,10 +6,10 @@
  * signed ints flipped; floats by their bits, negative ones inverted,
  * positive ones with the sign bit set, every NaN first made the positive
  * NaN of all ones, which maps above +inf), inverted for a descending sort,
- * then the element's position along the axis below it when the positions
- * are wanted. Words are distinct then, so the network's result is the
- * stable order; a sort of values alone needs no position, since equal
- * words give equal values. Words are 32, 64 or 128 bits wide.
+ * then the element's position along the axis below it where positions are
+ * read (a sort's or topk's second result). Words are distinct then, so the
+ * network's result is the stable order; values alone need no position,
+ * since equal words give equal values. Words are 32, 64 or 128 bits wide.
  *
  * A compare-exchange of axis bit j pairs the elements whose positions
  * differ in bit j; the one whose bit j equals the network's direction bit
@@ -260,7 +260,9 @@ static LLVMValueRef make_word(Net *N, const WordFmt *F, LLVMValueRef x, LLVMValu
 static void split_word(Net *N, const WordFmt *F, LLVMValueRef w, LLVMValueRef *val, LLVMValueRef *pos)
 {
 	Lower *L = N->L;
-	if (pos) {
+	if (pos && !F->sb) { /* not read */
+		*pos = ci32(L, 0);
+	} else if (pos) {
 		LLVMValueRef p = LLVMBuildAnd(L->b, w, LLVMConstInt(N->wt, (1ull << F->sb) - 1, 0), "");
 		*pos = N->wbits > 32 ? LLVMBuildTrunc(L->b, p, L->i32, "") : p;
 	}
@@ -291,7 +293,8 @@ static bool net_init(Lower *L, const Op *op, Net *N, WordFmt *F)
 	memcpy(N->lane, li->lane, sizeof N->lane);
 	memcpy(N->warp, li->warp, sizeof N->warp);
 	N->n_warp = li->n_warp;
-	bool want_pos = op->code == OP_TOPK || op->n_results > 1;
+	/* positions only where they are read: equal words then mean equal values */
+	bool want_pos = op->n_results > 1 && op->results[1]->uses > 0;
 	F->kb = scalar_bits((ScalarKind)x->type.scalar);
 	F->sb = want_pos ? (N->n ? N->n : 1) : 0;
 	F->desc = op->code == OP_TOPK || op->attr[1];

@@ -477,6 +477,19 @@ static const Encoding *reduce_input(LP *P, const Op *op)
 	return e ? e : default_enc(P, op->operands[0]->type);
 }
 
+/* sort and topk: the axis fastest, up to 32 elements of it a thread (the
+ * compare-exchanges of its low bits stay in registers), then lanes, warps. */
+static const Encoding *sort_enc(LP *P, Type t, int axis)
+{
+	int order[BLK_MAX_RANK], n = 0, vec = (int)type_numel(t) / P->T;
+	order[n++] = axis;
+	for (int d = t.rank - 1; d >= 0; d--)
+		if (d != axis)
+			order[n++] = d;
+	vec = vec < 1 ? 1 : vec > 32 ? 32 : vec;
+	return lp_chk(P, enc_default(P->f, t, vec, order));
+}
+
 static void forward_region(LP *P, const Region *r);
 
 static void forward_loop(LP *P, const Op *op)
@@ -565,6 +578,13 @@ static void forward_op(LP *P, const Op *op)
 		for (int i = 0; i < op->n_results; i++)
 			setE(P, op->results[i], E(P, op->operands[1]));
 		return;
+	case OP_SORT:
+	case OP_TOPK:
+	case OP_HISTOGRAM: /* sort: in place; topk and histogram: through shared memory */
+		for (int i = 0; i < op->n_results; i++)
+			setE(P, op->results[i], op->code == OP_SORT ? sort_enc(P, res->type, (int)op->attr[0])
+			                                            : default_enc(P, op->results[i]->type));
+		return;
 	case OP_FOR:
 		forward_loop(P, op);
 		return;
@@ -642,6 +662,11 @@ static const Encoding *want(LP *P, const Op *op, int i)
 		return i == 2 ? E(P, res) : NULL;
 	case OP_PHILOX:
 		return i == 1 ? E(P, res) : NULL;
+	case OP_SORT:
+	case OP_TOPK:
+		return sort_enc(P, x->type, (int)op->attr[0]);
+	case OP_HISTOGRAM: /* the mask laid out as the values */
+		return reduce_input(P, op);
 	case OP_FOR:
 		return i >= 3 ? E(P, op->regions[0].args[i - 2]) : NULL;
 	case OP_WHILE:

@@ -155,6 +155,33 @@ static bool check_elementwise(Check *c, const Op *op)
 	return true;
 }
 
+/* sort, topk (values and positions) and histogram (counts); true for other ops. */
+static bool check_sorting(Check *c, const Op *op)
+{
+	if (op->code != OP_SORT && op->code != OP_TOPK && op->code != OP_HISTOGRAM)
+		return true;
+	int no = op->n_operands, nr = op->n_results;
+	Type r0 = nr ? op->results[0]->type : (Type){0}, o0 = no ? op->operands[0]->type : (Type){0};
+	int64_t n = type_numel(r0);
+	if (op->code != OP_HISTOGRAM) {
+		int64_t axis = op->attr[0], k = op->code == OP_TOPK ? op->attr[1] : 0;
+		if (no != 1 || nr < 1 || nr > 2 || (op->code == OP_TOPK && nr != 2) || o0.rank == 0 || o0.ptr || axis < 0 ||
+		    axis >= o0.rank || !same_elem(o0, r0))
+			return bad(c, op, "takes a block and gives its values [and their positions] along a valid axis");
+		if (op->code == OP_TOPK && (k < 1 || k > o0.shape[axis]))
+			return bad(c, op, "takes k from 1 to the axis' length");
+		int64_t want = op->code == OP_TOPK ? type_numel(o0) / o0.shape[axis] * k : type_numel(o0);
+		for (int i = 0; i < nr; i++)
+			if (type_numel(op->results[i]->type) != want || (i && !is_int_t(op->results[i]->type)))
+				return bad(c, op, "gives results of the wrong size or type");
+		return true;
+	}
+	if (no < 1 || no > 2 || nr != 1 || o0.rank == 0 || !is_int_t(o0) || o0.ptr || !is_int_t(r0) || op->attr[0] < 1 ||
+	    n != op->attr[0] || (no == 2 && type_numel(op->operands[1]->type) != type_numel(o0)))
+		return bad(c, op, "takes an integer block [and a mask of its size] and gives num_bins counts");
+	return true;
+}
+
 static bool check_op(Check *c, const Op *op)
 {
 	int no = op->n_operands, nr = op->n_results;
@@ -420,7 +447,7 @@ static bool check_region(Check *c, const Region *r, const Op *owner)
 		c->defined[a->id] = true;
 	}
 	for (const Op *op = r->first; op; op = op->next) {
-		if (!check_op(c, op))
+		if (!check_op(c, op) || !check_sorting(c, op))
 			return false;
 		for (int i = 0; i < op->n_regions; i++)
 			if (!check_region(c, &op->regions[i], op))

@@ -317,6 +317,8 @@ static bool exec(Worker *w, const Op *op)
 	case OP_SCAN: return interp_scan(w, op);
 	case OP_DOT: return interp_dot(w, op);
 	case OP_PHILOX: return interp_philox(w, op);
+	case OP_SORT: case OP_TOPK: return interp_sort(w, op);
+	case OP_HISTOGRAM: return interp_histogram(w, op);
 	case OP_PRINT: return interp_print(w, op);
 	case OP_ASSERT: return exec_assert(w, op);
 	case OP_BARRIER: return true; /* programs run one at a time: nothing to wait for */

@@ -141,6 +141,11 @@ bool interp_scan(Worker *w, const Op *op);
 bool interp_philox(Worker *w, const Op *op);
 bool interp_print(Worker *w, const Op *op);
 
+/* ---- sorting.c ---- */
+
+bool interp_sort(Worker *w, const Op *op);      /* sort and topk */
+bool interp_histogram(Worker *w, const Op *op);
+
 /* Whether t is a float scalar or a block of floats (not a pointer). */
 static inline bool is_float_t(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
 

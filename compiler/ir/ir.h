@@ -102,6 +102,12 @@ enum { OPF_PURE = 1, OPF_TERM = 2, OPF_ELEMWISE = 4 };
 	                                              attr[1] reverse; region as reduce; inclusive */ \
 	OP(DOT, "dot", 0, OPF_PURE)                /* a[M, K], b[K, N], acc[M, N] -> [M, N]; attr[0] DotPrecision */ \
 	OP(PHILOX, "philox", 0, OPF_PURE)          /* seed (u64), counter (u32 block) -> four u32 blocks; attr[0] rounds */ \
+	OP(SORT, "sort", 0, OPF_PURE)              /* x -> x sorted along attr[0] [, i32 positions]; attr[1] descending; \
+	                                              stable; NaN above +inf, -0.0 below +0.0 (docs/language.md) */ \
+	OP(TOPK, "topk", 0, OPF_PURE)              /* x -> the attr[1] largest along attr[0], descending, and their i32 \
+	                                              positions (the axis' length attr[1]); ties: the smaller position */ \
+	OP(HISTOGRAM, "histogram", 0, OPF_PURE)    /* int block x [, i1 mask] -> i32[attr[0]]: counts of the values \
+	                                              in [0, attr[0]) where mask holds */ \
 	/* debugging */ \
 	OP(PRINT, "print", 0, 0)                   /* values...; str prefix; attr[0] 1 for hex */ \
 	OP(BARRIER, "barrier", 0, 0)               /* every thread of the program waits for the others (bar.sync 0) */ \

@@ -322,6 +322,18 @@ static void put_op_line(const Op *op, StrBuf *out)
 	case OP_PHILOX:
 		attr(&a, "rounds = %" PRId64, op->attr[0]);
 		break;
+	case OP_SORT:
+		attr(&a, "axis = %" PRId64, op->attr[0]);
+		if (op->attr[1])
+			attr(&a, "descending");
+		break;
+	case OP_TOPK:
+		attr(&a, "axis = %" PRId64, op->attr[0]);
+		attr(&a, "k = %" PRId64, op->attr[1]);
+		break;
+	case OP_HISTOGRAM:
+		attr(&a, "bins = %" PRId64, op->attr[0]);
+		break;
 	case OP_PRINT:
 		if (op->str && *op->str) {
 			sb_puts(out, a.n++ ? ", " : " {");

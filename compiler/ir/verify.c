@@ -413,6 +413,62 @@ static void check_combine(Verifier *v, const Op *op, Type *buf)
 		term_values(v, op, &op->regions[0], "combine", buf, n, 0);
 }
 
+/* sort, topk, histogram: keys of the integer kinds (i1 apart) and of f16,
+ * bf16, f32, f64; lengths powers of two (the block's). */
+static bool sort_key(Type t) { return is_intn(t) || (is_float(t) && sk(t) != SK_F8E4M3 && sk(t) != SK_F8E5M2); }
+
+static void check_sort(Verifier *v, const Op *op)
+{
+	bool topk = op->code == OP_TOPK;
+	if (!counts(v, op, 1, 1, -1))
+		return;
+	Type x = OPT(0);
+	if (x.rank == 0 || !sort_key(x)) {
+		fail(v, op, "operand %s is not a block of integers or of f16, bf16, f32, f64", tstr(x));
+		return;
+	}
+	if (op->n_results != (topk ? 2 : op->n_results == 2 ? 2 : 1)) {
+		fail(v, op, "expects %s results, has %d", topk ? "2" : "1 or 2", op->n_results);
+		return;
+	}
+	if (!attr_in(v, op, 0, 0, x.rank - 1, "axis"))
+		return;
+	int axis = (int)op->attr[0];
+	Type want = x;
+	if (topk) {
+		if (!is_pow2(op->attr[1]) || op->attr[1] > x.shape[axis]) {
+			fail(v, op, "k %" PRId64 " is not a power of two up to the axis' length %d", op->attr[1], x.shape[axis]);
+			return;
+		}
+		want.shape[axis] = (int32_t)op->attr[1];
+	} else if (!attr_in(v, op, 1, 0, 1, "descending")) {
+		return;
+	}
+	if (result_is(v, op, 0, want) && op->n_results == 2)
+		result_is(v, op, 1, with_elem(want, SK_I32, 0));
+}
+
+static void check_histogram(Verifier *v, const Op *op)
+{
+	if (!counts(v, op, 1, 2, 1))
+		return;
+	Type x = OPT(0);
+	if (x.rank == 0 || !is_intn(x)) {
+		fail(v, op, "operand %s is not a block of integers", tstr(x));
+		return;
+	}
+	if (op->n_operands == 2 && !type_eq(OPT(1), with_elem(x, SK_I1, 0))) {
+		fail(v, op, "mask %s is not an i1 block of the operand's shape", tstr(OPT(1)));
+		return;
+	}
+	if (!is_pow2(op->attr[0]) || op->attr[0] > BLK_MAX_NUMEL) {
+		fail(v, op, "num_bins %" PRId64 " is not a power of two up to %d", op->attr[0], BLK_MAX_NUMEL);
+		return;
+	}
+	int32_t bins = (int32_t)op->attr[0];
+	result_is(v, op, 0, type_block(type_scalar(SK_I32), 1, &bins));
+}
+
 static void check_dot(Verifier *v, const Op *op)
 {
 	if (!counts(v, op, 3, 3, 1))
@@ -762,6 +818,13 @@ static void check_op(Verifier *v, const Op *op)
 		break;
 	case OP_DOT:
 		check_dot(v, op);
+		break;
+	case OP_SORT:
+	case OP_TOPK:
+		check_sort(v, op);
+		break;
+	case OP_HISTOGRAM:
+		check_histogram(v, op);
 		break;
 	case OP_PHILOX: {
 		if (!counts(v, op, 2, 2, 4))

@@ -285,4 +285,10 @@ Sym ig_bi_reduce(Gen *g, Args *a, int which);
 Sym ig_bi_scan(Gen *g, Args *a, int kind);
 Sym ig_bi_dot(Gen *g, Args *a, int which);
 
+/* ---- builtins_sort.c --------------------------------------------------------- */
+
+Sym ig_bi_sort(Gen *g, Args *a, int which); /* sort; argsort (which = 1) */
+Sym ig_bi_topk(Gen *g, Args *a, int which);
+Sym ig_bi_histogram(Gen *g, Args *a, int which);
+
 #endif

@@ -553,6 +553,13 @@ static void lower_op(Lower *L, const Op *op)
 	case OP_PHILOX:
 		lower_philox(L, op);
 		break;
+	case OP_SORT:
+	case OP_TOPK:
+		lower_sort(L, op);
+		break;
+	case OP_HISTOGRAM:
+		lower_histogram(L, op);
+		break;
 	case OP_FOR:
 	case OP_IF:
 	case OP_WHILE:

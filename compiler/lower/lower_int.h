@@ -269,6 +269,8 @@ void lower_dot_wgmma(Lower *L, const Op *op);
 /* wgmma.wait_group 0 with t's registers tied through it (a loop's result
  * whose last products may still be in flight); t becomes the waited copy. */
 void lw_wgmma_wait(Lower *L, Tile *t);
+void lower_sort(Lower *L, const Op *op);      /* sort.c: sort and topk */
+void lower_histogram(Lower *L, const Op *op); /* histogram.c */
 void lower_print(Lower *L, const Op *op);
 void lower_assert(Lower *L, const Op *op);
 

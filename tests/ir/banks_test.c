@@ -1,5 +1,6 @@
-/* banks_test.c: every conversion through shared memory in the examples is
- * free of bank conflicts, by simulation.
+/* banks_test.c: every conversion through shared memory in the examples (and
+ * in the transposes and permutes of bench/kernels/transpose.tile and
+ * tests/ptx/patterns) is free of bank conflicts, by simulation.
  *
  * For each example kernel, with each of its autotune configs (or its
  * defaults) and with arguments specialized as the JIT does (divisible by 16)
@@ -278,6 +279,9 @@ int main(void)
 	kernel_file("examples/softmax.tile", none, 0);
 	kernel_file("examples/layernorm.tile", none, 0);
 	kernel_file("bench/kernels/transpose.tile", none, 0);
+	kernel_file("tests/ptx/patterns/transpose_f32_64.tile", none, 0);
+	kernel_file("tests/ptx/patterns/permute3d_f32.tile", none, 0);
+	kernel_file("tests/ptx/patterns/permute3d_f16.tile", none, 0);
 	printf("(%d conversions simulated)\n", conversions);
 	check(conversions >= 20, "%s%sthe examples have conversions to simulate (%ld, at least %ld)", "", "",
 	      conversions, 20);

@@ -52,6 +52,8 @@ int main(void)
 	OFF(blk_compile_info, ms_ptx);
 	OFF(blk_compile_info, ms_cubin);
 	OFF(blk_compile_info, from_disk_cache);
+	OFF(blk_compile_info, spill_bytes);
+	OFF(blk_compile_info, warnings);
 	SIZE(blk_tune_result);
 	OFF(blk_tune_result, n_configs);
 	OFF(blk_tune_result, best);

@@ -70,6 +70,11 @@ BLK_EXPORT blk_backend blk_context_backend(const blk_context *ctx);
 /* Text the kernels' print() calls produced on the interpreter since the
  * last call (NUL-terminated; valid until the next call on ctx). */
 BLK_EXPORT const char *blk_context_printed(blk_context *ctx);
+/* Warnings of the kernels compiled on the context since the last call, a
+ * line each ("warning: kernel 'k' spills registers for sm_90a: ..."; ""
+ * when none). The library prints nothing itself: a program shows these as
+ * it likes (blkc prints them to stderr). Valid until the next call on ctx. */
+BLK_EXPORT const char *blk_context_warnings(blk_context *ctx);
 
 /* Memory of the context, zero-filled. */
 BLK_EXPORT blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_devptr *out);
@@ -168,6 +173,8 @@ typedef struct blk_compile_info {
 	int num_warps, num_stages;
 	double ms_parse, ms_irgen, ms_passes, ms_llvm, ms_ptx, ms_cubin; /* phases of this compilation (0: cached) */
 	int from_disk_cache;    /* 1 when the binary came from the disk cache */
+	int spill_bytes;        /* GPU: bytes of registers spilled to local memory a thread (0: none) */
+	const char *warnings;   /* the compilation's warnings, a line each, or "" (valid while the module lives) */
 } blk_compile_info;
 BLK_EXPORT blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                                          blk_compile_info *info);

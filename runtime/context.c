@@ -214,6 +214,8 @@ void blk_context_destroy(blk_context *ctx)
 	free(ctx->bufs);
 	sb_free(&ctx->printed);
 	sb_free(&ctx->printed_out);
+	sb_free(&ctx->warnings);
+	sb_free(&ctx->warnings_out);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_mutex_destroy(&ctx->flush_lock);
 	free(ctx);
@@ -221,19 +223,26 @@ void blk_context_destroy(blk_context *ctx)
 
 blk_backend blk_context_backend(const blk_context *ctx) { return ctx ? ctx->backend : BLK_BACKEND_AUTO; }
 
-const char *blk_context_printed(blk_context *ctx)
+/* What `in` collected since the last call, handed out through `out` (kept
+ * until the next call); in starts again empty. */
+static const char *take_text(blk_context *ctx, StrBuf *in, StrBuf *out)
 {
-	if (!ctx)
-		return "";
 	pthread_mutex_lock(&ctx->lock);
-	StrBuf t = ctx->printed_out;
-	ctx->printed_out = ctx->printed;
-	ctx->printed = t;
-	ctx->printed.len = 0;
-	if (ctx->printed.data)
-		ctx->printed.data[0] = '\0';
+	StrBuf t = *out;
+	*out = *in;
+	*in = t;
+	in->len = 0;
+	if (in->data)
+		in->data[0] = '\0';
 	pthread_mutex_unlock(&ctx->lock);
-	return ctx->printed_out.data && !ctx->printed_out.failed ? ctx->printed_out.data : "";
+	return out->data && !out->failed ? out->data : "";
+}
+
+const char *blk_context_printed(blk_context *ctx) { return ctx ? take_text(ctx, &ctx->printed, &ctx->printed_out) : ""; }
+
+const char *blk_context_warnings(blk_context *ctx)
+{
+	return ctx ? take_text(ctx, &ctx->warnings, &ctx->warnings_out) : "";
 }
 
 blk_status blk_synchronize(blk_context *ctx)

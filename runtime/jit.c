@@ -186,18 +186,41 @@ static bool variant_key(blk_kernel *k, Variant *v, CacheKey *out)
 	return ok;
 }
 
+/* The warning about a variant that spills registers, from the JIT's info
+ * log (verbose: ptxas's "N bytes spill stores, M bytes spill loads"): kept
+ * in the variant (blk_compile_info) and added to the context's warnings
+ * (blk_context_warnings). Nothing is printed. */
+static void spill_warning(blk_kernel *k, Variant *v, const char *log)
+{
+	blk_context *ctx = k->m->ctx;
+	long stores = 0, loads = 0;
+	if (!gpu_ptxas_spills(log, &stores, &loads) || (!stores && !loads))
+		return;
+	char text[512];
+	snprintf(text, sizeof text,
+	         "warning: kernel '%s' spills registers for %s: %ld bytes of spill stores and %ld bytes of spill loads "
+	         "a thread; a smaller block or more warps (num_warps) keeps its values in registers\n",
+	         v->f->name, ctx->arch, stores, loads);
+	v->spill_bytes = stores > INT32_MAX ? INT32_MAX : (int)stores;
+	v->warning = arena_strndup(&k->m->arena, text, strlen(text));
+	pthread_mutex_lock(&ctx->lock);
+	sb_putn(&ctx->warnings, text, strlen(text));
+	pthread_mutex_unlock(&ctx->lock);
+}
+
 /* PTX to a loaded module, in process (cuLink*); the cubin goes into the
  * disk cache as DIR/KEY.variant when dir is not NULL. *ms gets the time of
- * linking and loading. */
+ * linking and loading; info (info_size bytes) the JIT's log. */
 static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, size_t len, int smem, const char *dir,
-                           const CacheKey *key, CUmodule *out, double *ms)
+                           const CacheKey *key, CUmodule *out, double *ms, char *info, size_t info_size)
 {
 	const CudaDriver *cu = ctx->cu;
-	char info[4096] = "", errlog[16384] = "", msg[512];
+	char errlog[16384] = "", msg[512];
+	/* verbose: ptxas's resource lines (registers, spills) in the info log */
 	CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
 	                       CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
-	void *vals[] = {info, (void *)(uintptr_t)sizeof info, errlog, (void *)(uintptr_t)sizeof errlog,
-	                (void *)(uintptr_t)(ctx->debug ? 1 : 0)};
+	info[0] = '\0';
+	void *vals[] = {info, (void *)(uintptr_t)info_size, errlog, (void *)(uintptr_t)sizeof errlog, (void *)(uintptr_t)1};
 	double t0 = rt_monotonic_ms(), t_write = 0;
 	CUlinkState ls = NULL;
 	CUresult r = cu->cuLinkCreate(sizeof opts / sizeof opts[0], opts, vals, &ls);
@@ -232,6 +255,7 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
 		             cuda_describe(cu, r, call, msg, sizeof msg), n ? "\n" : "", errlog);
 	}
 	cu->cuLinkDestroy(ls);
+	info[info_size - 1] = '\0';
 	*ms = rt_monotonic_ms() - t0 - t_write;
 	return st;
 }
@@ -347,8 +371,14 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 	if (sizes != sbuf)
 		free(sizes);
 
-	if (st == BLK_SUCCESS && !mod)
-		st = gpu_link(ctx, kn, ptx, len, smem, cached ? dir : NULL, &key, &mod, &v->ms_cubin);
+	v->spill_bytes = 0;
+	v->warning = NULL;
+	if (st == BLK_SUCCESS && !mod) {
+		char info[8192];
+		st = gpu_link(ctx, kn, ptx, len, smem, cached ? dir : NULL, &key, &mod, &v->ms_cubin, info, sizeof info);
+		if (st == BLK_SUCCESS)
+			spill_warning(k, v, info);
+	}
 	if (st == BLK_SUCCESS) {
 		/* kept for blk_kernel_compile */
 		v->ptx = arena_strndup(&m->arena, ptx, len);
@@ -439,6 +469,8 @@ blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, co
 			info->ms_cubin = v->ms_cubin;
 		}
 		info->from_disk_cache = gpu && v->from_disk;
+		info->spill_bytes = gpu ? v->spill_bytes : 0;
+		info->warnings = gpu && v->warning ? v->warning : "";
 	}
 	pthread_mutex_unlock(&m->lock);
 	return st == BLK_SUCCESS ? rt_ok() : st;

@@ -48,6 +48,8 @@ struct blk_context {
 	int n_bufs, cap_bufs;
 	StrBuf printed;      /* print output collected by launches */
 	StrBuf printed_out;  /* what blk_context_printed returned last */
+	StrBuf warnings;     /* compilations' warnings (register spills), a line each */
+	StrBuf warnings_out; /* what blk_context_warnings returned last */
 	blk_module *modules; /* loaded on this context, linked through next_module */
 	/* the GPU backend */
 	const CudaDriver *cu;
@@ -97,6 +99,8 @@ typedef struct Variant {
 	/* how it was made: milliseconds of each phase (blk_compile_info) */
 	double ms_irgen, ms_passes, ms_llvm, ms_ptx, ms_cubin;
 	bool from_disk;       /* GPU: the cubin came from the disk cache */
+	int spill_bytes;      /* GPU: bytes of spill stores a thread (the JIT's log, or local memory) */
+	const char *warning;  /* GPU: the warning about it (module arena), or NULL */
 } Variant;
 
 /* The config an @autotune kernel runs for some values of its key (and a

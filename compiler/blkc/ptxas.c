@@ -1,6 +1,8 @@
 /* ptxas.c: finding and running ptxas, the CUDA toolkit's PTX assembler, for
- * --emit=cubin and --emit=c; reading and writing whole files. */
+ * --emit=cubin and --emit=c (with -v: a kernel that spills registers gets a
+ * warning naming it and the bytes); reading and writing whole files. */
 #include "blkc.h"
+#include "lower/lower.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -122,8 +124,9 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* Assembles PTX into a cubin with `ptxas -arch=ARCH`, in a temporary
- * folder. On failure reports ptxas's messages to diag. */
+/* Assembles PTX into a cubin with `ptxas -v -arch=ARCH`, in a temporary
+ * folder. On failure reports ptxas's messages to diag; on success, a
+ * warning when its log shows spill stores. */
 bool run_ptxas(const char *ptxas, const char *arch, const char *kernel, const char *ptx, size_t len,
                unsigned char **cubin, size_t *cubin_len, Diag *diag)
 {
@@ -150,7 +153,7 @@ bool run_ptxas(const char *ptxas, const char *arch, const char *kernel, const ch
 		posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		posix_spawn_file_actions_adddup2(&fa, 1, 2);
 		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-		char *argv[] = {"ptxas", archarg, "-o", out, in, NULL};
+		char *argv[] = {"ptxas", "-v", archarg, "-o", out, in, NULL};
 		pid_t pid;
 		int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ), status = 0;
 		posix_spawn_file_actions_destroy(&fa);
@@ -173,6 +176,15 @@ bool run_ptxas(const char *ptxas, const char *arch, const char *kernel, const ch
 			ok = *cubin != NULL;
 			if (!ok)
 				diag_plain(diag, DIAG_ERROR, "cannot read what ptxas wrote ('%s')", out);
+			size_t n = 0;
+			char *msg = slurp(log, &n);
+			long stores = 0, loads = 0;
+			if (ok && msg && gpu_ptxas_spills(msg, &stores, &loads) && (stores || loads))
+				diag_plain(diag, DIAG_WARNING,
+				           "kernel '%s' spills registers for %s: %ld bytes of spill stores and %ld bytes of spill "
+				           "loads a thread; a smaller block or more warps (num_warps) keeps its values in registers",
+				           kernel, arch, stores, loads);
+			free(msg);
 		}
 	}
 	unlink(in);

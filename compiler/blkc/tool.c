@@ -181,6 +181,7 @@ int tool_main(Tool tool, int argc, char **argv)
 		status = tool_time(&o, ctx, k, args, n_args, &lo, &tr, path, bufs, n_bufs, &kernel_name);
 	else
 		status = run_kernel(&o, ctx, k, args, n_args, &lo, bufs, n_bufs);
+	fputs(blk_context_warnings(ctx), stderr); /* register spills of the variants compiled */
 out:
 	for (int i = 0; i < n_bufs; i++)
 		free(bufs[i].host);

@@ -497,6 +497,29 @@ static void analyze_op(Axis *A, const Op *op)
 		int64_t ed = elem_div(a, in);
 		for (int d = 0; d < n; d++)
 			out.div[d] = ed;
+		/* a reshape that only adds or drops dimensions of 1 (x[:, None])
+		 * keeps every other dimension's runs */
+		int src[BLK_MAX_RANK], s = 0;
+		bool unit_only = true;
+		for (int d = 0; d < t.rank && unit_only; d++) {
+			if (t.shape[d] == 1) {
+				src[d] = -1;
+				continue;
+			}
+			while (s < in.rank && in.shape[s] == 1)
+				s++;
+			unit_only = s < in.rank && in.shape[s] == t.shape[d];
+			src[d] = s++;
+		}
+		while (unit_only && s < in.rank && in.shape[s] == 1)
+			s++;
+		if (unit_only && s == in.rank && in.rank) {
+			for (int d = 0; d < t.rank; d++)
+				if (src[d] >= 0)
+					out.contig[d] = a.contig[src[d]], out.div[d] = a.div[src[d]],
+					out.constancy[d] = a.constancy[src[d]];
+			break;
+		}
 		/* the last dimension keeps its runs when it keeps its length */
 		if (in.rank && t.rank && in.shape[in.rank - 1] == t.shape[t.rank - 1]) {
 			out.contig[n - 1] = a.contig[in.rank - 1];

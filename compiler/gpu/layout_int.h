@@ -13,6 +13,7 @@ typedef struct LP {
 	int n_enc;            /* values the table covers (ops inserted later carry their own) */
 	int n_ax;             /* values ax covers */
 	int T;
+	int8_t *wide_dim, *wide_vec; /* by load result id: a transposed store's run (layouts.c) */
 	bool oom;
 } LP;
 

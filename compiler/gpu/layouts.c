@@ -34,13 +34,11 @@ static const Encoding *default_enc(LP *P, Type t)
 /* The coalesced encoding of accesses through pointer block p: dimensions
  * ordered by contiguity (the last first among equals), as many elements a
  * thread along the most contiguous one as a 16-byte access allows, spread
- * over all threads first. */
-static const Encoding *coalesced(LP *P, const Value *p)
+ * over all threads first. coalesced_order: its order and that width. */
+static int coalesced_order(LP *P, const Value *p, int *order)
 {
-	if (p->id >= P->n_enc) /* made by this pass: no axis facts; it has its encoding */
-		return p->enc;
 	Type t = p->type;
-	int order[BLK_MAX_RANK], n = 0;
+	int n = 0;
 	bool used[BLK_MAX_RANK] = {0};
 	for (int k = 0; k < t.rank; k++) {
 		int best = -1;
@@ -54,7 +52,101 @@ static const Encoding *coalesced(LP *P, const Value *p)
 	int per_thread = (int)type_numel(t) / P->T;
 	if (vec > per_thread)
 		vec = per_thread < 1 ? 1 : per_thread;
-	return lp_chk(P, enc_default(P->f, t, vec, order));
+	return vec;
+}
+
+static const Encoding *coalesced(LP *P, const Value *p)
+{
+	if (p->id >= P->n_enc) /* made by this pass: no axis facts; it has its encoding */
+		return p->enc;
+	int order[BLK_MAX_RANK], vec = coalesced_order(P, p, order);
+	return lp_chk(P, enc_default(P->f, p->type, vec, order));
+}
+
+/* ---- loads that a transposed store reads ------------------------------------------
+ *
+ * A tile loaded along one dimension and stored (through trans, permute and
+ * element-wise ops) along another moves through shared memory. Its load
+ * then gives each thread a small 2-D block: the 16-byte run along the
+ * pointers' contiguous dimension and a run along the dimension the store
+ * goes along, so that both sides of the conversion move vectors through the
+ * scratch (convert.c) while the global load and store stay 16 bytes wide. */
+
+/* Marks the load(s) v comes from as read by a store running along their
+ * dimension d, vec elements a thread. */
+static void want_wide(LP *P, const Value *v, int d, int vec, int depth)
+{
+	const Op *op = v->def;
+	if (!op || depth > 8 || v->id >= P->n_enc)
+		return;
+	if (op->code == OP_LOAD) {
+		if (is_block(op->operands[0]) && !P->wide_vec[v->id]) {
+			P->wide_dim[v->id] = (int8_t)d;
+			P->wide_vec[v->id] = (int8_t)vec;
+		}
+		return;
+	}
+	if (op->code == OP_TRANS) {
+		want_wide(P, op->operands[0], (int)op->attr[d], vec, depth + 1);
+		return;
+	}
+	if (!(op_flags(op->code) & OPF_ELEMWISE))
+		return;
+	for (int i = 0; i < op->n_operands; i++)
+		if (is_block(op->operands[i]) && op->operands[i]->type.rank == v->type.rank)
+			want_wide(P, op->operands[i], d, vec, depth + 1);
+}
+
+static void find_wide(LP *P, const Region *r)
+{
+	for (const Op *op = r->first; op && !P->oom; op = op->next) {
+		for (int i = 0; i < op->n_regions; i++)
+			find_wide(P, &op->regions[i]);
+		if (op->code != OP_STORE || !is_block(op->operands[0]) || op->operands[0]->id >= P->n_enc)
+			continue;
+		int order[BLK_MAX_RANK], vec = coalesced_order(P, op->operands[0], order);
+		if (vec > 1)
+			want_wide(P, op->operands[1], order[0], vec, 0);
+	}
+}
+
+/* A load's encoding: coalesced, widened for a transposed store. */
+static const Encoding *load_enc(LP *P, const Op *op)
+{
+	const Encoding *e = coalesced(P, op->operands[0]);
+	const Value *res = op->results[0];
+	if (!e || e->kind != ENC_BLOCKED || res->id >= P->n_enc || !P->wide_vec[res->id])
+		return e;
+	Type t = res->type;
+	int d = P->wide_dim[res->id], fast = e->order[0], r = t.rank;
+	int room = (int)type_numel(t) / P->T / e->spt[fast], w = P->wide_vec[res->id];
+	if (d == fast || e->spt[d] > 1)
+		return e;
+	if (w > room)
+		w = room;
+	if (w > t.shape[d])
+		w = t.shape[d];
+	if (w < 2)
+		return e;
+	int spt[BLK_MAX_RANK], tpw[BLK_MAX_RANK], wpc[BLK_MAX_RANK], left[BLK_MAX_RANK];
+	for (int i = 0; i < r; i++) {
+		spt[i] = i == d ? w : e->spt[i];
+		left[i] = t.shape[i] / spt[i];
+	}
+	/* lanes, then warps, along the order; what is left replicates along the slowest */
+	for (int pass = 0; pass < 2; pass++) {
+		int n = pass ? P->f->num_warps : 32, *out = pass ? wpc : tpw;
+		for (int i = 0; i < r; i++) {
+			int k = 1, dd = e->order[i];
+			while (k < n && k < left[dd])
+				k *= 2;
+			out[dd] = k;
+			n /= k;
+			left[dd] /= k;
+		}
+		out[e->order[r - 1]] *= n;
+	}
+	return lp_chk(P, enc_blocked(P->f, r, spt, tpw, wpc, e->order));
 }
 
 /* ---- shape ops as bit maps ------------------------------------------------------
@@ -552,7 +644,7 @@ static void forward_op(LP *P, const Op *op)
 	case OP_ATOMIC_RMW:
 	case OP_ATOMIC_CAS:
 		if (is_block(op->operands[0]))
-			setE(P, res, coalesced(P, op->operands[0]));
+			setE(P, res, op->code == OP_LOAD ? load_enc(P, op) : coalesced(P, op->operands[0]));
 		return;
 	case OP_REDUCE: {
 		const Encoding *in = reduce_input(P, op);
@@ -831,7 +923,10 @@ bool ir_layouts(IrFunc *f, Diag *diag)
 	P.ax = axis_analyze(f);
 	P.enc = calloc((size_t)(f->n_values ? f->n_values : 1), sizeof *P.enc);
 	P.n_enc = f->n_values;
-	if (P.ax && P.enc) {
+	P.wide_dim = calloc((size_t)(f->n_values ? f->n_values : 1), 2);
+	P.wide_vec = P.wide_dim ? P.wide_dim + (f->n_values ? f->n_values : 1) : NULL;
+	if (P.ax && P.enc && P.wide_dim) {
+		find_wide(&P, &f->body);
 		forward_region(&P, &f->body);
 		backward_region(&P, &f->body);
 		fill_region(&P, &f->body);
@@ -844,6 +939,7 @@ bool ir_layouts(IrFunc *f, Diag *diag)
 	}
 	free(P.ax);
 	free(P.enc);
+	free(P.wide_dim);
 	if (P.oom)
 		diag_plain(diag, DIAG_ERROR, "out of memory assigning layouts to '%s'", f->name);
 	return !P.oom;

@@ -187,13 +187,20 @@ boundary:
 
 static void replace_all(IrFunc *f, Value *from, Value *to) { ir_replace_uses(f, from, to); }
 
-/* Registers holding consecutive elements from the first: vectors a thread
- * can move to and from shared memory at once. */
-static int contiguous_regs(const Lin *l)
+/* The low index bits a thread holds in registers: vectors of consecutive
+ * elements it can move to and from shared memory at once. In the first
+ * registers (anyplace false: what cp.async and the dot operands' stores
+ * take), or anywhere among them (convert.c gathers those registers; a
+ * transposed tile whose threads hold 2-D blocks moves vectors both ways). */
+static int contiguous_regs(const Lin *l, bool anyplace)
 {
 	int v = 0;
-	while (v < l->n_reg && l->reg[v] == v)
-		v++;
+	for (bool found = true; found;) {
+		found = false;
+		for (int r = 0; r < l->n_reg && !found; r++)
+			found = l->reg[r] == v && (anyplace || r == v);
+		v += found;
+	}
 	return v;
 }
 
@@ -257,7 +264,8 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 	int ab[LIN_MAX_BITS];
 	for (int j = 0; j < bits; j++)
 		ab[j] = j;
-	int vb[2] = {contiguous_regs(src), contiguous_regs(dst)};
+	bool anyplace = !dst_enc || dst_enc->kind != ENC_DOT_OPERAND;
+	int vb[2] = {contiguous_regs(src, anyplace), contiguous_regs(dst, anyplace)};
 	/* an mma operand whose 32-bit registers are k_width elements of one
 	 * row (A) or column (B) is read with ldmatrix: each lane gives the
 	 * address of a row of 16 bytes (A: 16 / eb k of one m; B of 16-bit

@@ -129,6 +129,37 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	return z;
 }
 
+/* The registers of l that make vectors of vec consecutive scratch
+ * addresses: pos[i], the register bit whose index bit lands on address bit
+ * i (register bit i where it does; else any: a thread holding a 2-D block
+ * of a transposed tile gathers its vector from registers apart). false:
+ * there are none. */
+static bool vector_regs(const Encoding *s, const Lin *l, int vec, int *pos)
+{
+	for (int i = 0; (1 << i) < vec; i++) {
+		pos[i] = -1;
+		for (int j = 0; j < l->n_reg && pos[i] < 0; j++) {
+			int r = (i + j) % l->n_reg;
+			if (l->reg[r] >= 0 && swizzle_const(s, 1u << l->reg[r]) == 1u << i)
+				pos[i] = r;
+		}
+		if (pos[i] < 0)
+			return false;
+	}
+	return true;
+}
+
+/* Register k's element e of its vector (pos from vector_regs). */
+static int vector_elem(const int *pos, int k, int e)
+{
+	for (int b = 0; e >> b; b++)
+		if (e >> b & 1)
+			k |= 1 << pos[b];
+	return k;
+}
+
+/* Stores x into its scratch, vec elements a store where its registers
+ * allow (the caller checked; else those in its first registers). */
 void lw_scratch_store(Lower *L, const Value *x, const Encoding *s, int at, int vec)
 {
 	const Lin *li = lw_lin_of(L, x);
@@ -139,7 +170,15 @@ void lw_scratch_store(Lower *L, const Value *x, const Encoding *s, int at, int v
 	LLVMBasicBlockRef owned = lw_begin_if(L, owner_of(L, li), "own");
 	LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)vec);
 	LLVMValueRef tsw = lw_swizzle_value(L, s, lw_thread_part(L, li));
-	for (int k = 0, n_in = 1 << li->n_reg; k < n_in; k += vec) {
+	int pos[8], vmask = 0;
+	if (!vector_regs(s, li, vec, pos))
+		for (int i = 0; (1 << i) < vec; i++)
+			pos[i] = i;
+	for (int i = 0; (1 << i) < vec; i++)
+		vmask |= 1 << pos[i];
+	for (int k = 0, n_in = 1 << li->n_reg; k < n_in; k++) {
+		if (k & vmask)
+			continue;
 		LLVMValueRef p = lw_smem_abs(L, mt, at, lw_scratch_addr(L, s, li, tsw, k));
 		LLVMValueRef st;
 		if (vec == 1) {
@@ -147,7 +186,8 @@ void lw_scratch_store(Lower *L, const Value *x, const Encoding *s, int at, int v
 		} else {
 			LLVMValueRef v = LLVMGetUndef(vt);
 			for (int i = 0; i < vec; i++)
-				v = LLVMBuildInsertElement(L->b, v, lw_to_mem(L, et, in->e[k + i]), ci32(L, i), "");
+				v = LLVMBuildInsertElement(L->b, v, lw_to_mem(L, et, in->e[vector_elem(pos, k, i)]), ci32(L, i),
+				                           "");
 			st = LLVMBuildStore(L->b, v, p);
 		}
 		LLVMSetAlignment(st, (unsigned)(vec * eb));
@@ -285,11 +325,12 @@ void lower_convert(Lower *L, const Op *op)
 	LLVMTypeRef mt = lw_mem_type(L, et);
 	int eb = type_bytes(et);
 	int vec = s ? s->vec : 1, load_vec = s ? s->load_vec : 1;
-	/* a vector store needs register bit i on address bit i (the scratch's
-	 * map keeps the vector's bits out of every other bit's image) */
-	for (int i = 0; (1 << i) < vec; i++)
-		if (i >= li->n_reg || swizzle_const(s, 1u << li->reg[i]) != 1u << i)
-			vec = 1;
+	/* a vector store needs registers whose index bits land on the low
+	 * address bits (the scratch's map keeps the vector's bits out of every
+	 * other bit's image) */
+	int pos[8];
+	if (!vector_regs(s, li, vec, pos))
+		vec = 1;
 	/* an operand read by its dot later is pinned below the transient uses;
 	 * it needs a barrier first only where something touched its bytes since
 	 * the last one, and one after (before the dot reads) shared with the
@@ -334,12 +375,16 @@ void lower_convert(Lower *L, const Op *op)
 		L->vals[y->id] = t;
 		return;
 	}
+	int vmask = 0;
+	if (!vector_regs(s, lo, load_vec, pos))
+		load_vec = 1;
 	for (int i = 0; (1 << i) < load_vec; i++)
-		if (i >= lo->n_reg || lo->reg[i] != i)
-			load_vec = 1;
+		vmask |= 1 << pos[i];
 	LLVMTypeRef lvt = LLVMVectorType(mt, (unsigned)load_vec);
 	LLVMValueRef tsw = lw_swizzle_value(L, s, lw_thread_part(L, lo));
-	for (int k = 0; k < n_out; k += load_vec) {
+	for (int k = 0; k < n_out; k++) {
+		if (k & vmask)
+			continue;
 		LLVMValueRef p = lw_smem_abs(L, mt, at, lw_scratch_addr(L, s, lo, tsw, k));
 		if (load_vec == 1) {
 			t.e[k] = lw_from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
@@ -348,7 +393,7 @@ void lower_convert(Lower *L, const Op *op)
 		LLVMValueRef ld = LLVMBuildLoad2(L->b, lvt, p, "");
 		LLVMSetAlignment(ld, (unsigned)(load_vec * eb));
 		for (int i = 0; i < load_vec; i++)
-			t.e[k + i] = lw_from_mem(L, et, LLVMBuildExtractElement(L->b, ld, ci32(L, i), ""));
+			t.e[vector_elem(pos, k, i)] = lw_from_mem(L, et, LLVMBuildExtractElement(L->b, ld, ci32(L, i), ""));
 	}
 	L->vals[y->id] = t;
 }

@@ -678,8 +678,10 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	L.scalar_lin.n_reg = 0;
 	L.scalar_lin.n_lane = 5;
 	L.scalar_lin.n_warp = log2i(f->num_warps);
-	if (!f->gpu) {
-		diag_plain(diag, DIAG_ERROR, "internal error: '%s' is not GPU IR (the layouts pass did not run)", f->name);
+	if (!f->gpu || !gpu_check_registers(f, diag)) { /* a block too large for registers: the error said so */
+		if (!f->gpu)
+			diag_plain(diag, DIAG_ERROR, "internal error: '%s' is not GPU IR (the layouts pass did not run)",
+			           f->name);
 		free(L.vals);
 		free(L.ax);
 		free(L.lins);

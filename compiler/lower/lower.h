@@ -58,6 +58,19 @@ bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, i
  * LLVM IR and LLVM's O3 pipeline, *ms_ptx the NVPTX code generator. */
 bool gpu_compile_ptx_timed(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes,
                            double *ms_llvm, double *ms_ptx, Diag *diag);
+/* ---- resources (resources.c) ---------------------------------------------------- */
+
+/* Registers a thread may need for one block value before lowering refuses
+ * the kernel: four times the 255 a thread has (spills of a few times the
+ * register file still compile in seconds; far more take ptxas minutes). */
+enum { GPU_MAX_BLOCK_REGS = 4 * 255 };
+/* An error (naming the kernel, the block's op and type, its registers a
+ * thread, and what to do) when a block value of f needs more than that. */
+bool gpu_check_registers(const IrFunc *f, Diag *diag);
+/* The largest "N bytes spill stores, M bytes spill loads" of a ptxas -v or
+ * JIT info log; false when the log has none. */
+bool gpu_ptxas_spills(const char *log, long *stores, long *loads);
+
 /* Math without a GPU instruction (math.c): f32 sin, cos, tanh and f64
  * exp, exp2, log, log2, sin, cos, tanh as IR; NULL for the others. fp8
  * values are i8 bits; conversions with f32 round to nearest even and

@@ -124,6 +124,32 @@ else
 		[ $st -eq 1 ] && ok "--emit=cubin without ptxas: a clear error" || bad "--emit=cubin without ptxas" "status $st: $(cat "$tmp/err")"
 fi
 
+# ---- resources: blocks too large for registers, register spills -------------------------
+# A block needing over 4 x 255 registers a thread is an error before LLVM
+# runs (not minutes of ptxas), naming the kernel, the block, the registers.
+want="tests/cli/resources/too_big.tile:7:16: error: kernel 'transpose_big': this block (f32[1024, 1024], from load) needs 8192 registers a thread on 4 warps (1048576 elements over 128 threads); a thread has 255, and past 1020 the compiler would spend minutes spilling them to memory: use a smaller block or more warps (num_warps)"
+if "$blkc" --emit=ptx --arch=sm_90a --color=never tests/cli/resources/too_big.tile -o "$tmp/big.ptx" 2>"$tmp/err"; then
+	bad "a block too large for registers is an error"
+elif [ "$(head -1 "$tmp/err")" = "$want" ]; then
+	ok "a block too large for registers: an error naming the kernel, the block and what to do"
+else
+	bad "a block too large for registers" "$(cat "$tmp/err")"
+fi
+"$blkc" --emit=ptx --arch=sm_90a --color=never -D num_warps=32 tests/cli/resources/too_big.tile -o "$tmp/big.ptx" 2>"$tmp/err"
+grep -q "needs 1024 registers a thread on 32 warps" "$tmp/err" && ok "... on 32 warps too (1024 a thread)" ||
+	bad "too_big on 32 warps" "$(cat "$tmp/err")"
+if [ -n "$ptxas" ]; then
+	if "$blkc" --emit=cubin --arch=sm_90a --color=never tests/cli/resources/spills.tile -o "$tmp/sp.cubin" 2>"$tmp/err" &&
+		grep -qE "^warning: kernel 'transpose_256' spills registers for sm_90a: [1-9][0-9]* bytes of spill stores and [1-9][0-9]* bytes of spill loads a thread; a smaller block or more warps \(num_warps\) keeps its values in registers$" "$tmp/err"; then
+		ok "--emit=cubin of a kernel that spills: a warning with the kernel and the bytes"
+	else
+		bad "--emit=cubin spill warning" "$(cat "$tmp/err")"
+	fi
+	"$blkc" --emit=cubin --arch=sm_90a examples/vector_add.tile -o "$tmp/va.cubin" 2>"$tmp/err"
+	[ ! -s "$tmp/err" ] && ok "--emit=cubin of a kernel that does not spill: no warning" ||
+		bad "--emit=cubin without spills warns" "$(cat "$tmp/err")"
+fi
+
 # ---- --emit=c ------------------------------------------------------------------------
 cflags=(-c -Wall -Werror)
 strict=(-c -std=c11 -pedantic -Wall -Wextra -Werror)

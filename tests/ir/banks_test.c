@@ -1,5 +1,6 @@
-/* banks_test.c: every conversion through shared memory in the examples is
- * free of bank conflicts, by simulation.
+/* banks_test.c: every conversion through shared memory in the examples (and
+ * in the transposes and permutes of bench/kernels/transpose.tile and
+ * tests/ptx/patterns) is free of bank conflicts, by simulation.
  *
  * For each example kernel, with each of its autotune configs (or its
  * defaults) and with arguments specialized as the JIT does (divisible by 16)
@@ -100,12 +101,22 @@ static void warp_access(const long *byte_addr, const bool *active, int width, lo
 static unsigned swizzled(const Encoding *s, unsigned c);
 
 /* The vector an access of l moves: vec registers when their addresses
- * run on in the scratch (register bit i lands on address bit i), else 1. */
-static int vector_of(const Encoding *s, const Lin *l, int vec)
+ * run on in the scratch (for each address bit i below vec, some register
+ * bit lands on it), else 1; *regs: those register bits. */
+static int vector_of(const Encoding *s, const Lin *l, int vec, int *regs)
 {
-	for (int i = 0; (1 << i) < vec; i++)
-		if (i >= l->n_reg || swizzled(s, 1u << l->reg[i]) != 1u << i)
+	*regs = 0;
+	for (int i = 0; (1 << i) < vec; i++) {
+		int found = -1;
+		for (int r = 0; r < l->n_reg && found < 0; r++)
+			if (l->reg[r] >= 0 && swizzled(s, 1u << l->reg[r]) == 1u << i)
+				found = r;
+		if (found < 0) {
+			*regs = 0;
 			return 1;
+		}
+		*regs |= 1 << found;
+	}
 	return vec;
 }
 
@@ -175,10 +186,13 @@ static void simulate(const Op *op, int num_warps, const char *what)
 	}
 	for (int side = 0; side < 2 - (s->ldmatrix != 0); side++) {
 		const Lin *l = side ? &lo : &li;
-		int vec = side ? vector_of(s, &lo, s->load_vec) : vector_of(s, &li, s->vec);
+		int vregs;
+		int vec = side ? vector_of(s, &lo, s->load_vec, &vregs) : vector_of(s, &li, s->vec, &vregs);
 		long passes = 0, ideal = 0;
 		for (int w = 0; w < num_warps; w++)
-			for (int k = 0; k < (1 << l->n_reg); k += vec) {
+			for (int k = 0; k < (1 << l->n_reg); k++) {
+				if (k & vregs)
+					continue; /* a register of the vector at k & ~vregs */
 				long addr[32];
 				bool act[32];
 				for (int t = 0; t < 32; t++) {
@@ -264,6 +278,10 @@ int main(void)
 	kernel_file("examples/w4a16_gemv.tile", gemv, 2);
 	kernel_file("examples/softmax.tile", none, 0);
 	kernel_file("examples/layernorm.tile", none, 0);
+	kernel_file("bench/kernels/transpose.tile", none, 0);
+	kernel_file("tests/ptx/patterns/transpose_f32_64.tile", none, 0);
+	kernel_file("tests/ptx/patterns/permute3d_f32.tile", none, 0);
+	kernel_file("tests/ptx/patterns/permute3d_f16.tile", none, 0);
 	printf("(%d conversions simulated)\n", conversions);
 	check(conversions >= 20, "%s%sthe examples have conversions to simulate (%ld, at least %ld)", "", "",
 	      conversions, 20);

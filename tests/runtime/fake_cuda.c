@@ -14,7 +14,8 @@
  * the allocations its 8-byte parameters point into, as a kernel writing
  * its outputs would; with "block_limit" set, a launch of more threads a
  * program fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many
- * registers). */
+ * registers); with "spill_bytes" set, a verbose link's info log says
+ * that many bytes of spill stores and loads, as ptxas does. */
 #include "fake_cuda.h"
 
 #include <ctype.h>
@@ -50,8 +51,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int initialized;
 static struct {
 	int devices, cc_major, cc_minor, smem_optin, init_error, names_off, l2_bytes, driver_version, scribble,
-		block_limit;
-} cfg = {1, 9, 0, 232448, 0, 0, 1 << 20, 13000, 0, 0};
+		block_limit, spill_bytes;
+} cfg = {1, 9, 0, 232448, 0, 0, 1 << 20, 13000, 0, 0, 0};
 
 typedef struct Fail {
 	char fn[64];
@@ -122,6 +123,8 @@ API void fake_cuda_set(const char *key, long value)
 		cfg.scribble = (int)value;
 	else if (!strcmp(key, "block_limit"))
 		cfg.block_limit = (int)value;
+	else if (!strcmp(key, "spill_bytes"))
+		cfg.spill_bytes = (int)value;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -511,8 +514,9 @@ static const char cubin_magic[] = "FAKECUBIN\n";
 typedef struct Link {
 	char *ptx;
 	char *cubin;
-	char *error_log;
-	unsigned error_log_size;
+	char *error_log, *info_log;
+	unsigned error_log_size, info_log_size;
+	int verbose;
 } Link;
 
 API CUresult cuLinkCreate_v2(unsigned n, int *options, void **values, void **state)
@@ -523,7 +527,13 @@ API CUresult cuLinkCreate_v2(unsigned n, int *options, void **values, void **sta
 	if (!l)
 		return 2;
 	for (unsigned i = 0; i < n; i++) {
-		if (options[i] == 5)
+		if (options[i] == 3)
+			l->info_log = values[i];
+		else if (options[i] == 4)
+			l->info_log_size = (unsigned)(uintptr_t)values[i];
+		else if (options[i] == 12)
+			l->verbose = (int)(uintptr_t)values[i];
+		else if (options[i] == 5)
 			l->error_log = values[i];
 		else if (options[i] == 6)
 			l->error_log_size = (unsigned)(uintptr_t)values[i];
@@ -576,7 +586,15 @@ API CUresult cuLinkComplete(void *state, void **cubin, size_t *size)
 	*size = sizeof cubin_magic + n;
 	pthread_mutex_lock(&lock);
 	links++;
+	int spill = cfg.spill_bytes;
 	pthread_mutex_unlock(&lock);
+	/* verbose: ptxas's lines about the kernel's resources, as the real JIT writes them */
+	if (l->verbose && l->info_log && l->info_log_size)
+		snprintf(l->info_log, l->info_log_size,
+		         "ptxas info    : 0 bytes gmem\nptxas info    : Function properties for kernel\n"
+		         "    %d bytes stack frame, %d bytes spill stores, %d bytes spill loads\n"
+		         "ptxas info    : Used %d registers, used 0 barriers, 368 bytes cmem[0]\n",
+		         spill, spill, spill, spill ? 255 : 32);
 	return OK;
 }
 

@@ -323,6 +323,25 @@ int main(void)
 	expect(blk_launch(kernel(ms, "big"), sm_args, 2, NULL) == BLK_ERROR_LAUNCH && has(what),
 	       "more shared memory than the device allows is refused, with both numbers");
 
+	/* register spills: the JIT's verbose log read, a warning kept, nothing printed */
+	expect(strcmp(blk_context_warnings(ctx), "") == 0, "no warnings before a kernel spills");
+	fc.set("spill_bytes", 2048);
+	blk_launch_options rw2 = {.num_warps = 2};
+	blk_compile_info ci;
+	st = blk_kernel_compile(kernel(m, "row_sum"), rargs, 2, &rw2, &ci);
+	fc.set("spill_bytes", 0);
+	const char *spill_text = "warning: kernel 'row_sum' spills registers for sm_90a: 2048 bytes of spill stores and "
+	                         "2048 bytes of spill loads a thread; a smaller block or more warps (num_warps) keeps its "
+	                         "values in registers\n";
+	expect(st == BLK_SUCCESS && ci.spill_bytes == 2048 && ci.warnings && strcmp(ci.warnings, spill_text) == 0,
+	       "a variant that spills: blk_compile_info says the bytes and the warning");
+	expect(strcmp(blk_context_warnings(ctx), spill_text) == 0 && strcmp(blk_context_warnings(ctx), "") == 0,
+	       "blk_context_warnings gives it once, then \"\"");
+	blk_launch_options rw1 = {.num_warps = 1};
+	expect(blk_kernel_compile(kernel(m, "row_sum"), rargs, 2, &rw1, &ci) == BLK_SUCCESS && ci.spill_bytes == 0 &&
+	           ci.warnings && strcmp(ci.warnings, "") == 0 && strcmp(blk_context_warnings(ctx), "") == 0,
+	       "a variant that does not spill: no warning");
+
 	/* link and launch errors */
 	blk_const b32 = {.name = "BLOCK", .i = 32};
 	blk_launch_options o32 = {.consts = &b32, .n_consts = 1};

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/ptx: the GPU back end without a GPU.
-#  - every example compiles to PTX for sm_80 and sm_90, and ptxas (where it is
-#    on PATH or in /usr/local/cuda/bin) accepts it;
+#  - every example (each kernel of a file with several) compiles to PTX for
+#    sm_80 and sm_90, and ptxas (where it is on PATH or in
+#    /usr/local/cuda/bin) accepts it;
 #  - patterns pin the code generation facts that matter: vector add's memory
 #    accesses are 16 bytes wide once its arguments are specialized, softmax
 #    reduces across a warp with shfl.sync.bfly, no example spills to local
@@ -24,38 +25,46 @@ trap 'rm -rf "$tmp"' EXIT
 ptxas=$(command -v ptxas || { [ -x /usr/local/cuda/bin/ptxas ] && echo /usr/local/cuda/bin/ptxas; })
 [ -n "$ptxas" ] || echo "note: no ptxas here; PTX is emitted and pattern-checked but not assembled"
 
+# A file with several kernels (layernorm_backward) is compiled once for each,
+# named NAME/KERNEL.
 for tile in examples/*.tile; do
-	name=$(basename "$tile" .tile)
-	for arch in sm_80 sm_90; do
-		out=$tmp/$name.$arch.ptx
-		if ! "$blkc" --emit=ptx --arch=$arch "$tile" -o "$out" 2>"$tmp/err"; then
-			bad "$name $arch: blkc" "$(head -3 "$tmp/err")"
-			continue
-		fi
-		if grep -qE '(ld|st)\.local' "$out"; then
-			bad "$name $arch: no local memory" "$(grep -cE '(ld|st)\.local' "$out") local accesses"
-			continue
-		fi
-		ok "$name $arch: no ld.local / st.local"
-		case $name in
-		matmul | matmul_persistent | attention)
-			n=$(grep -c 'mma\.sync\.aligned\.m16n8k16' "$out")
-			if [ "$n" -gt 0 ]; then
-				ok "$name $arch: dots on tensor cores ($n mma.sync.aligned.m16n8k16)"
-			else
-				bad "$name $arch: dots on tensor cores" "no mma.sync.aligned.m16n8k16"
+	kernels=$(grep -oE '^kernel [A-Za-z_][A-Za-z0-9_]*' "$tile" | cut -d' ' -f2)
+	[ "$(wc -w <<<"$kernels")" -gt 1 ] || kernels=-
+	for kernel in $kernels; do
+		name=$(basename "$tile" .tile)
+		pick=()
+		[ "$kernel" = - ] || { name=$name/$kernel; pick=(-k "$kernel"); }
+		for arch in sm_80 sm_90; do
+			out=$tmp/${name//\//.}.$arch.ptx
+			if ! "$blkc" --emit=ptx --arch=$arch "${pick[@]}" "$tile" -o "$out" 2>"$tmp/err"; then
+				bad "$name $arch: blkc" "$(head -3 "$tmp/err")"
+				continue
 			fi
-			;;
-		esac
-		if [ -n "$ptxas" ]; then
-			if "$ptxas" -arch=$arch "$out" -o "$tmp/$name.cubin" 2>"$tmp/err"; then
-				ok "$name $arch: ptxas accepts it"
-			else
-				bad "$name $arch: ptxas" "$(head -3 "$tmp/err")"
+			if grep -qE '(ld|st)\.local' "$out"; then
+				bad "$name $arch: no local memory" "$(grep -cE '(ld|st)\.local' "$out") local accesses"
+				continue
 			fi
-		else
-			ok "$name $arch: PTX emitted, no local memory"
-		fi
+			ok "$name $arch: no ld.local / st.local"
+			case $name in
+			matmul | matmul_persistent | attention)
+				n=$(grep -c 'mma\.sync\.aligned\.m16n8k16' "$out")
+				if [ "$n" -gt 0 ]; then
+					ok "$name $arch: dots on tensor cores ($n mma.sync.aligned.m16n8k16)"
+				else
+					bad "$name $arch: dots on tensor cores" "no mma.sync.aligned.m16n8k16"
+				fi
+				;;
+			esac
+			if [ -n "$ptxas" ]; then
+				if "$ptxas" -arch=$arch "$out" -o "$tmp/${name//\//.}.cubin" 2>"$tmp/err"; then
+					ok "$name $arch: ptxas accepts it"
+				else
+					bad "$name $arch: ptxas" "$(head -3 "$tmp/err")"
+				fi
+			else
+				ok "$name $arch: PTX emitted, no local memory"
+			fi
+		done
 	done
 done
 

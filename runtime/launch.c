@@ -114,9 +114,12 @@ blk_status rt_launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_
 		const blk_arg *arg = &args[a++];
 		if (k->params[i].kind == BLK_PARAM_POINTER)
 			continue;
-		bool is_float = k->params[i].kind == BLK_PARAM_FLOAT;
+		/* the variant's type decides (a parameter of a generic type T is either) */
+		Type t = v->f->params[i].type;
+		bool is_float = !t.ptr && scalar_is_float((ScalarKind)t.scalar);
 		double fv = arg->kind == BLK_ARG_FLOAT ? arg->v.f : (double)arg->v.i;
-		scalars[n_scalars++] = (ConstBinding){k->params[i].name, is_float, arg->v.i, fv, NULL};
+		int64_t iv = arg->kind == BLK_ARG_FLOAT ? (int64_t)arg->v.f : arg->v.i;
+		scalars[n_scalars++] = (ConstBinding){k->params[i].name, is_float, iv, fv, NULL};
 	}
 	Diag diag;
 	diag_init(&diag);

@@ -20,6 +20,7 @@ int main(void)
 	OFF(blk_const, is_float);
 	OFF(blk_const, i);
 	OFF(blk_const, f);
+	OFF(blk_const, type);
 	SIZE(blk_launch_options);
 	OFF(blk_launch_options, grid);
 	OFF(blk_launch_options, consts);

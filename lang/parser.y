@@ -390,6 +390,7 @@ expr
 	| TK_PLUS expr %prec UNARY { $$ = mk_op(ctx, N_UNARY, @$, T_PLUS, $2, NULL); if (!$$) YYABORT; }
 	| TK_BANG expr %prec UNARY { $$ = mk_op(ctx, N_UNARY, @$, T_BANG, $2, NULL); if (!$$) YYABORT; }
 	| TK_TILDE expr %prec UNARY { $$ = mk_op(ctx, N_UNARY, @$, T_TILDE, $2, NULL); if (!$$) YYABORT; }
+	| TK_STAR expr %prec UNARY { $$ = mk_op(ctx, N_UNARY, @$, T_STAR, $2, NULL); if (!$$) YYABORT; }
 	| postfix
 	;
 

@@ -101,16 +101,15 @@ const char *type_str(Type t, Arena *a)
 }
 
 /* Kinds, ordered: a literal of a kind at or below the other operand's kind
- * takes the other operand's type. */
+ * takes the other operand's type. Signed and unsigned integers are one
+ * kind, as in Triton: `x_u8 % 5` computes in u8. */
 static int kind_rank(ScalarKind k)
 {
 	if (k == SK_I1)
 		return 0;
-	if (scalar_is_unsigned(k))
-		return 1;
 	if (scalar_is_int(k))
-		return 2;
-	return 3;
+		return 1;
+	return 2;
 }
 
 static ScalarKind promote_int(ScalarKind a, ScalarKind b)

@@ -76,6 +76,15 @@ static int64_t key_arg_value(const blk_arg *a)
 	}
 }
 
+/* A const type's value in a key: a hash of its name (FNV-1a). */
+static int64_t type_key(const char *type)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *p = type; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	return (int64_t)(h >> 1);
+}
+
 void rt_key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_options *opt, int64_t *out)
 {
 	for (int i = 0; i < k->autotune.n_key; i++) {
@@ -90,7 +99,9 @@ void rt_key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_op
 			if (opt->consts[j].name && strcmp(opt->consts[j].name, name) == 0)
 				c = &opt->consts[j];
 		if (c) {
-			if (c->is_float)
+			if (c->type)
+				out[i] = type_key(c->type);
+			else if (c->is_float)
 				memcpy(&out[i], &c->f, sizeof out[i]);
 			else
 				out[i] = c->i;
@@ -98,7 +109,9 @@ void rt_key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_op
 		}
 		for (int j = 0; j < k->m->n_defines; j++)
 			if (strcmp(k->m->defines[j].name, name) == 0) {
-				if (k->m->defines[j].is_float)
+				if (k->m->defines[j].type)
+					out[i] = type_key(k->m->defines[j].type);
+				else if (k->m->defines[j].is_float)
 					memcpy(&out[i], &k->m->defines[j].f, sizeof out[i]);
 				else
 					out[i] = k->m->defines[j].i;
@@ -160,8 +173,9 @@ static void config_text(const blk_kernel *k, int c, char *buf, size_t size)
 	buf[0] = '\0';
 	for (int i = 0; c < k->autotune.n_configs && i < k->autotune.config_len[c] && n < size; i++) {
 		const ConstBinding *b = &k->autotune.configs[c][i];
-		int w = b->is_float ? snprintf(buf + n, size - n, "%s%s=%.17g", i ? " " : "", b->name, b->f)
-		                    : snprintf(buf + n, size - n, "%s%s=%lld", i ? " " : "", b->name, (long long)b->i);
+		int w = b->type       ? snprintf(buf + n, size - n, "%s%s=%s", i ? " " : "", b->name, b->type)
+		        : b->is_float ? snprintf(buf + n, size - n, "%s%s=%.17g", i ? " " : "", b->name, b->f)
+		                      : snprintf(buf + n, size - n, "%s%s=%lld", i ? " " : "", b->name, (long long)b->i);
 		if (w < 0)
 			break;
 		n += (size_t)w;
@@ -183,7 +197,7 @@ static bool tune_key(blk_kernel *k, const blk_launch_options *opt, const int64_t
 			srcs[i] = ((Module *)m->set.modules.items[i])->src;
 		for (int i = 0; i < nc; i++)
 			given[i] = (ConstBinding){opt->consts[i].name ? opt->consts[i].name : "", opt->consts[i].is_float != 0,
-			                          opt->consts[i].i, opt->consts[i].f};
+			                          opt->consts[i].i, opt->consts[i].f, opt->consts[i].type};
 		rt_key_str(h, blk_compiler_version());
 		rt_key_sources(h, srcs, n);
 		rt_key_str(h, k->node->name);

@@ -84,12 +84,14 @@ BLK_EXPORT blk_status blk_copy_from_device(blk_context *ctx, void *dst, blk_devp
 
 /* ---- modules and kernels ------------------------------------------------ */
 
-/* A compile-time value for a const parameter (like blkc -D NAME=VALUE). */
+/* A compile-time value for a const parameter (like blkc -D NAME=VALUE): a
+ * number, or for a parameter of kind type (T: const type) a type name. */
 typedef struct blk_const {
 	const char *name;
 	int is_float;
 	int64_t i;  /* for a u64 parameter, the value's bits: 2^63 and more read as negative */
 	double f;
+	const char *type; /* a type for a `const type` parameter ("f16", "bf16", "*f32"); NULL for a number */
 } blk_const;
 
 typedef struct blk_module_options {
@@ -113,7 +115,8 @@ typedef enum blk_param_kind { BLK_PARAM_POINTER, BLK_PARAM_INT, BLK_PARAM_FLOAT 
 
 typedef struct blk_param_info {
 	const char *name;
-	const char *type;    /* as written: "*f32", "i32", "const i32" */
+	const char *type;    /* as written: "*f32", "i32", "const i32", "const type"; a parameter of a
+	                        generic type reads "*T" (or "*f16" where the module's defines bind T) */
 	blk_param_kind kind;
 	int is_const;        /* a const parameter: given through blk_const, not blk_arg */
 	int elem_bytes;      /* size of the element a pointer points to, or of the scalar */

@@ -177,6 +177,11 @@ void rt_key_consts(KeyHasher *h, const struct ConstBinding *consts, int n)
 	rt_key_i64(h, n);
 	for (int i = 0; i < n; i++) {
 		rt_key_str(h, sorted[i]->name);
+		if (sorted[i]->type) { /* a const type: its name (2 tells it from a number's is_float) */
+			rt_key_i64(h, 2);
+			rt_key_str(h, sorted[i]->type);
+			continue;
+		}
 		rt_key_i64(h, sorted[i]->is_float);
 		if (sorted[i]->is_float) {
 			double f = sorted[i]->f;

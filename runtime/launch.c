@@ -114,9 +114,12 @@ blk_status rt_launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_
 		const blk_arg *arg = &args[a++];
 		if (k->params[i].kind == BLK_PARAM_POINTER)
 			continue;
-		bool is_float = k->params[i].kind == BLK_PARAM_FLOAT;
+		/* the variant's type decides (a parameter of a generic type T is either) */
+		Type t = v->f->params[i].type;
+		bool is_float = !t.ptr && scalar_is_float((ScalarKind)t.scalar);
 		double fv = arg->kind == BLK_ARG_FLOAT ? arg->v.f : (double)arg->v.i;
-		scalars[n_scalars++] = (ConstBinding){k->params[i].name, is_float, arg->v.i, fv};
+		int64_t iv = arg->kind == BLK_ARG_FLOAT ? (int64_t)arg->v.f : arg->v.i;
+		scalars[n_scalars++] = (ConstBinding){k->params[i].name, is_float, iv, fv, NULL};
 	}
 	Diag diag;
 	diag_init(&diag);
@@ -225,7 +228,9 @@ blk_status rt_gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int 
 				bits = fp_encode(sk, d);
 			}
 		} else {
-			bits = a->kind == BLK_ARG_PTR ? (uint64_t)a->v.ptr : (uint64_t)a->v.i;
+			bits = a->kind == BLK_ARG_PTR     ? (uint64_t)a->v.ptr
+			       : a->kind == BLK_ARG_FLOAT ? (uint64_t)(int64_t)a->v.f /* a generic T bound to an integer */
+			                                  : (uint64_t)a->v.i;
 		}
 		slots[i] = bits;
 		ptrs[i] = &slots[i];
@@ -265,9 +270,11 @@ blk_status rt_interp_launch(blk_context *ctx, blk_kernel *k, Variant *v, const b
 			continue;
 		const blk_arg *arg = &args[a];
 		double fv = arg->kind == BLK_ARG_FLOAT ? arg->v.f : (double)arg->v.i;
-		iargs[a++] = k->params[i].kind == BLK_PARAM_FLOAT
-		                 ? interp_float(fv)
-		                 : (InterpArg){.i = arg->kind == BLK_ARG_PTR ? (int64_t)arg->v.ptr : arg->v.i};
+		/* the variant's type decides (a parameter of a generic type T is either) */
+		Type t = v->f->params[i].type;
+		bool is_float = !t.ptr && scalar_is_float((ScalarKind)t.scalar);
+		int64_t iv = arg->kind == BLK_ARG_PTR ? (int64_t)arg->v.ptr : arg->kind == BLK_ARG_FLOAT ? (int64_t)arg->v.f : arg->v.i;
+		iargs[a++] = is_float ? interp_float(fv) : (InterpArg){.i = iv};
 	}
 	pthread_mutex_lock(&ctx->lock);
 	int nb = ctx->n_bufs;

@@ -111,6 +111,30 @@ static int elem_bytes(Type t)
 	return bits < 8 ? 1 : bits / 8;
 }
 
+/* Is `name` a const type parameter of kernel k? */
+static bool type_param_of(const Node *k, const char *name)
+{
+	for (int i = 0; i < k->list.len; i++) {
+		const Node *p = k->list.items[i];
+		if (strcmp(p->name, name) == 0)
+			return irgen_is_type_param(p);
+	}
+	return false;
+}
+
+/* The type the module's defines give the type parameter `name`. */
+static bool bound_type(const blk_module *m, const char *name, Type *out)
+{
+	for (int i = 0; i < m->n_defines; i++)
+		if (strcmp(m->defines[i].name, name) == 0)
+			return m->defines[i].type && irgen_type_from_name(m->defines[i].type, out);
+	return false;
+}
+
+/* Each parameter as blk_param_info says it. A parameter whose type names a
+ * const type parameter (x: *T) is a pointer whose element size is known
+ * only per launch (elem_bytes 0), or a scalar that takes an integer or a
+ * float; where the module's defines bind T, its type is spelled out. */
 static bool describe_params(blk_module *m, blk_kernel *k, Diag *diag)
 {
 	Node *n = k->node;
@@ -129,23 +153,43 @@ static bool describe_params(blk_module *m, blk_kernel *k, Diag *diag)
 			base = base->a;
 			depth++;
 		}
+		if (irgen_is_type_param(p)) {
+			k->params[i] = (blk_param_info){.name = p->name, .type = "const type", .kind = BLK_PARAM_INT, .is_const = 1};
+			k->param_sk[i] = SK_I32;
+			continue;
+		}
 		ScalarKind sk;
-		if (!base || base->kind != N_TYPE_NAME || !scalar_from_name(base->name, &sk)) {
+		Type bound;
+		bool generic = base && base->kind == N_TYPE_NAME && type_param_of(n, base->name);
+		if (generic && bound_type(m, base->name, &bound)) { /* the module's defines bind it */
+			generic = false;
+			sk = (ScalarKind)bound.scalar;
+			depth += bound.ptr;
+		} else if (!generic && (!base || base->kind != N_TYPE_NAME || !scalar_from_name(base->name, &sk))) {
 			diag_error(diag, p->span, "parameter '%s' has no valid type", p->name);
 			return false;
 		}
-		Type ty = type_scalar(sk);
-		ty.ptr = (uint8_t)depth;
 		StrBuf sb = {0};
 		if (is_const)
 			sb_puts(&sb, "const ");
-		type_print(ty, &sb);
+		Type ty = {0};
+		if (generic) {
+			/* a type parameter's: known per launch; a scalar takes an integer or a float argument */
+			for (int d = 0; d < depth; d++)
+				sb_putc(&sb, '*');
+			sb_puts(&sb, base->name);
+			sk = SK_F64;
+		} else {
+			ty = type_scalar(sk);
+			ty.ptr = (uint8_t)depth;
+			type_print(ty, &sb);
+		}
 		k->params[i] = (blk_param_info){
 			.name = p->name,
 			.type = sb.data ? arena_strndup(&m->arena, sb.data, sb.len) : "?",
 			.kind = depth ? BLK_PARAM_POINTER : scalar_is_float(sk) ? BLK_PARAM_FLOAT : BLK_PARAM_INT,
 			.is_const = is_const,
-			.elem_bytes = depth ? elem_bytes(ty) : (scalar_bits(sk) < 8 ? 1 : scalar_bits(sk) / 8),
+			.elem_bytes = generic ? 0 : depth ? elem_bytes(ty) : (scalar_bits(sk) < 8 ? 1 : scalar_bits(sk) / 8),
 		};
 		sb_free(&sb);
 		k->param_sk[i] = (uint8_t)sk;
@@ -212,7 +256,10 @@ static blk_status load_module(blk_context *ctx, const Source *given, const char 
 		m->defines = arena_alloc(&m->arena, (size_t)(opt->n_defines ? opt->n_defines : 1) * sizeof *m->defines);
 		for (int i = 0; m->defines && i < opt->n_defines; i++)
 			m->defines[i] = (ConstBinding){arena_strndup(&m->arena, opt->defines[i].name, strlen(opt->defines[i].name)),
-			                               opt->defines[i].is_float != 0, opt->defines[i].i, opt->defines[i].f};
+			                               opt->defines[i].is_float != 0, opt->defines[i].i, opt->defines[i].f,
+			                               opt->defines[i].type ? arena_strndup(&m->arena, opt->defines[i].type,
+			                                                                    strlen(opt->defines[i].type))
+			                                                    : NULL};
 		m->n_defines = opt->n_defines;
 	}
 	if (given) {

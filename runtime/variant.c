@@ -25,7 +25,7 @@ static int launch_consts(blk_kernel *k, const blk_launch_options *opt, int cfg, 
 	int n = 0;
 	for (int i = 0; opt && i < opt->n_consts; i++)
 		out[n++] = (ConstBinding){opt->consts[i].name, opt->consts[i].is_float != 0, opt->consts[i].i,
-		                          opt->consts[i].f};
+		                          opt->consts[i].f, opt->consts[i].type};
 	bool has = cfg >= 0 && cfg < k->autotune.n_configs;
 	const ConstBinding *more[2] = {k->m->defines, has ? k->autotune.configs[cfg] : NULL};
 	int counts[2] = {k->m->n_defines, has ? k->autotune.config_len[cfg] : 0};
@@ -40,6 +40,14 @@ static int launch_consts(blk_kernel *k, const blk_launch_options *opt, int cfg, 
 	return n;
 }
 
+/* Do a and b (of one name) bind the same number or type? */
+static bool same_value(const ConstBinding *a, const ConstBinding *b)
+{
+	if (a->type || b->type)
+		return a->type && b->type && strcmp(a->type, b->type) == 0;
+	return a->is_float == b->is_float && (a->is_float ? a->f == b->f : a->i == b->i);
+}
+
 static bool same_consts(const Variant *v, const ConstBinding *c, int n)
 {
 	if (v->n_consts != n)
@@ -47,8 +55,7 @@ static bool same_consts(const Variant *v, const ConstBinding *c, int n)
 	for (int i = 0; i < n; i++) {
 		bool found = false;
 		for (int j = 0; j < n && !found; j++)
-			found = strcmp(v->consts[j].name, c[i].name) == 0 && v->consts[j].is_float == c[i].is_float &&
-			        (c[i].is_float ? v->consts[j].f == c[i].f : v->consts[j].i == c[i].i);
+			found = strcmp(v->consts[j].name, c[i].name) == 0 && same_value(&v->consts[j], &c[i]);
 		if (!found)
 			return false;
 	}
@@ -123,6 +130,8 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 	for (int i = 0; copy && i < n; i++) {
 		copy[i] = consts[i];
 		copy[i].name = arena_strndup(&m->arena, consts[i].name, strlen(consts[i].name));
+		if (consts[i].type)
+			copy[i].type = arena_strndup(&m->arena, consts[i].type, strlen(consts[i].type));
 	}
 	Variant *v = arena_alloc(&m->arena, sizeof *v);
 	IrgenOptions io = {.consts = copy, .n_consts = n, .num_warps = num_warps, .num_stages = num_stages};
@@ -166,7 +175,8 @@ static bool same_request(const blk_kernel *k, const blk_launch_options *opt, uin
 	for (int i = 0; i < n; i++) {
 		const blk_const *a = &opt->consts[i], *b = &k->last.consts[i];
 		if ((a->is_float != 0) != (b->is_float != 0) || (a->is_float ? a->f != b->f : a->i != b->i) ||
-		    !a->name || strcmp(a->name, b->name) != 0)
+		    !a->name || strcmp(a->name, b->name) != 0 || !a->type != !b->type ||
+		    (a->type && strcmp(a->type, b->type) != 0))
 			return false;
 	}
 	return true;
@@ -177,7 +187,7 @@ static void remember_request(blk_kernel *k, const blk_launch_options *opt, uint6
 	int n = opt ? opt->n_consts : 0;
 	size_t bytes = (size_t)n * sizeof(blk_const);
 	for (int i = 0; i < n; i++)
-		bytes += strlen(opt->consts[i].name) + 1;
+		bytes += strlen(opt->consts[i].name) + 1 + (opt->consts[i].type ? strlen(opt->consts[i].type) + 1 : 0);
 	k->last.v = NULL;
 	if (bytes > k->last.cap || !k->last.consts) {
 		free(k->last.consts);
@@ -195,6 +205,12 @@ static void remember_request(blk_kernel *k, const blk_launch_options *opt, uint6
 		memcpy(names, opt->consts[i].name, len);
 		c[i].name = names;
 		names += len;
+		if (c[i].type) {
+			len = strlen(opt->consts[i].type) + 1;
+			memcpy(names, opt->consts[i].type, len);
+			c[i].type = names;
+			names += len;
+		}
 	}
 	k->last.n_consts = n;
 	k->last.num_warps = opt ? opt->num_warps : 0;

@@ -103,7 +103,9 @@ static void c_bytes(StrBuf *b, const char *name, const unsigned char *data, size
 
 static void const_text(StrBuf *b, const ConstBinding *c)
 {
-	if (c->is_float)
+	if (c->type)
+		sb_printf(b, "%s = %s", c->name, c->type);
+	else if (c->is_float)
 		sb_printf(b, "%s = %.17g", c->name, c->f);
 	else
 		sb_printf(b, "%s = %lld", c->name, (long long)c->i);
@@ -203,9 +205,14 @@ static void aot_header(StrBuf *h, const Options *opt, const AotVariant *vars, in
 			const IrParam *p = &v->f->params[j];
 			if (!p->is_const)
 				continue;
-			ConstBinding cb = {p->name, scalar_is_float((ScalarKind)p->type.scalar), p->const_ival, p->const_fval};
+			StrBuf tn = {0};
+			if (p->is_type)
+				type_print(p->type, &tn);
+			ConstBinding cb = {p->name, !p->is_type && scalar_is_float((ScalarKind)p->type.scalar), p->const_ival,
+			                   p->const_fval, p->is_type ? (tn.data ? tn.data : "?") : NULL};
 			sb_puts(h, shown++ ? ", " : ": ");
 			const_text(h, &cb);
+			sb_free(&tn);
 		}
 		sb_printf(h, "\n * %d threads a program (num_warps %d), %d bytes of dynamic shared memory", 32 * v->f->num_warps,
 		          v->f->num_warps, v->shared);

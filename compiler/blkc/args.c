@@ -169,9 +169,16 @@ bool make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first
 			        p.name, p.type);
 			return false;
 		}
+		ScalarKind elem;
+		if (!scalar_from_name(p.type + 1, &elem)) { /* *T, T a const type parameter */
+			fprintf(stderr, "%s: error: the element type of '%s' (%s) is a const type parameter: give it with -D %s=f32 "
+			        "(or another type)\n", tool_name, p.name, p.type, p.type + 1);
+			return false;
+		}
 		RunBuffer *b = &bufs[(*n_bufs)++];
 		b->name = p.name;
-		if (!scalar_from_name(p.type + 1, &b->kind) || !make_buffer(b, spec))
+		b->kind = elem;
+		if (!make_buffer(b, spec))
 			return false;
 		if (blk_malloc(ctx, b->bytes, &b->dev) != BLK_SUCCESS ||
 		    blk_copy_to_device(ctx, b->dev, b->host, b->bytes) != BLK_SUCCESS) {

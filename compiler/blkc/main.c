@@ -121,7 +121,7 @@ static int parse_options(Options *opt, int argc, char **argv)
 			if (parse_define(optarg, &opt->defines[opt->n_defines]))
 				opt->n_defines++;
 			else
-				status = bad_usage("-D expects NAME=VALUE with a number or true/false, got '%s'", optarg);
+				status = bad_usage("-D expects NAME=VALUE with a number, true/false or a type, got '%s'", optarg);
 			break;
 		case 'k':
 			opt->kernel = optarg;

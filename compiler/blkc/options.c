@@ -53,7 +53,8 @@ const char *find_stdlib(char *buf, size_t size)
 	return NULL;
 }
 
-/* VALUE of -D: an integer (decimal, 0x hex), a float, or true/false. */
+/* VALUE of -D: an integer (decimal, 0x hex), a float, true/false, or an element
+ * type name (f16) for a const type parameter. */
 bool parse_define(const char *arg, ConstBinding *out)
 {
 	const char *eq = strchr(arg, '=');
@@ -66,6 +67,11 @@ bool parse_define(const char *arg, ConstBinding *out)
 		return false;
 	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
 		out->i = v[0] == 't';
+		return true;
+	}
+	ScalarKind k;
+	if (scalar_from_name(v, &k)) { /* a type, for a const type parameter: the static name */
+		out->type = scalar_name(k);
 		return true;
 	}
 	errno = 0;

@@ -110,6 +110,8 @@ void print_tune(FILE *f, const TuneRun *r, Format fmt)
 				const blk_const *v = config_get(c, r->names[j]);
 				if (!v)
 					fprintf(f, "  %*s", w[j], "-");
+				else if (v->type)
+					fprintf(f, "  %*s", w[j], v->type);
 				else if (v->is_float)
 					fprintf(f, "  %*g", w[j], v->f);
 				else
@@ -149,6 +151,8 @@ void print_tune(FILE *f, const TuneRun *r, Format fmt)
 				const blk_const *v = config_get(c, r->names[j]);
 				if (!v)
 					fputc(',', f);
+				else if (v->type)
+					fprintf(f, ",%s", v->type);
 				else if (v->is_float)
 					fprintf(f, ",%.17g", v->f);
 				else
@@ -190,7 +194,9 @@ void print_tune(FILE *f, const TuneRun *r, Format fmt)
 				fputs(j ? ", " : "", f);
 				json_string(f, c->c[j].name);
 				fputs(": ", f);
-				if (c->c[j].is_float)
+				if (c->c[j].type)
+					json_string(f, c->c[j].type);
+				else if (c->c[j].is_float)
 					json_number(f, c->c[j].f, "%.17g");
 				else
 					fprintf(f, "%lld", (long long)c->c[j].i);

@@ -40,10 +40,10 @@ static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 		case 'D': {
 			ConstBinding cb;
 			if (!parse_define(optarg, &cb)) {
-				bad_usage("-D expects NAME=VALUE with a number or true/false, got '%s'", optarg);
+				bad_usage("-D expects NAME=VALUE with a number, true/false or a type, got '%s'", optarg);
 				return 2;
 			}
-			o->defines[o->n_def++] = (blk_const){cb.name, cb.is_float, cb.i, cb.f};
+			o->defines[o->n_def++] = (blk_const){cb.name, cb.is_float, cb.i, cb.f, cb.type};
 			break;
 		}
 		case R_GRID: {

@@ -43,7 +43,7 @@ static bool config_set(TuneConfig *c, const ConstBinding *b)
 {
 	for (int i = 0; i < c->n; i++)
 		if (strcmp(c->c[i].name, b->name) == 0) {
-			c->c[i] = (blk_const){c->c[i].name, b->is_float, b->i, b->f};
+			c->c[i] = (blk_const){c->c[i].name, b->is_float, b->i, b->f, b->type};
 			return true;
 		}
 	if (c->n == TUNE_MAX_CONSTS)
@@ -51,7 +51,7 @@ static bool config_set(TuneConfig *c, const ConstBinding *b)
 	char *name = strdup(b->name);
 	if (!name)
 		return false;
-	c->c[c->n++] = (blk_const){name, b->is_float, b->i, b->f};
+	c->c[c->n++] = (blk_const){name, b->is_float, b->i, b->f, b->type};
 	return true;
 }
 
@@ -59,7 +59,7 @@ static bool config_copy(TuneConfig *dst, const TuneConfig *src)
 {
 	*dst = (TuneConfig){.ms = -1};
 	for (int i = 0; i < src->n; i++) {
-		ConstBinding b = {src->c[i].name, src->c[i].is_float != 0, src->c[i].i, src->c[i].f};
+		ConstBinding b = {src->c[i].name, src->c[i].is_float != 0, src->c[i].i, src->c[i].f, src->c[i].type};
 		if (!config_set(dst, &b))
 			return false;
 	}
@@ -122,8 +122,9 @@ void config_label(const TuneConfig *c, char *buf, size_t size, const char *sep)
 	size_t n = 0;
 	buf[0] = '\0';
 	for (int i = 0; i < c->n && n + 1 < size; i++) {
-		int w = c->c[i].is_float ? snprintf(buf + n, size - n, "%s%s=%g", i ? sep : "", c->c[i].name, c->c[i].f)
-		                         : snprintf(buf + n, size - n, "%s%s=%lld", i ? sep : "", c->c[i].name,
+		int w = c->c[i].type       ? snprintf(buf + n, size - n, "%s%s=%s", i ? sep : "", c->c[i].name, c->c[i].type)
+		        : c->c[i].is_float ? snprintf(buf + n, size - n, "%s%s=%g", i ? sep : "", c->c[i].name, c->c[i].f)
+		                           : snprintf(buf + n, size - n, "%s%s=%lld", i ? sep : "", c->c[i].name,
 		                                    (long long)c->c[i].i);
 		n += w > 0 ? (size_t)w : 0;
 	}

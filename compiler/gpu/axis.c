@@ -452,6 +452,17 @@ static void analyze_op(Axis *A, const Op *op)
 		}
 		out.nonneg = a.nonneg;
 		break;
+	case OP_BITCAST:
+		/* a pointer read as another pointee (x.to(*f16)): the same addresses, so the
+		 * same divisibility in bytes and constancy; runs stay contiguous in
+		 * elements only when the element size does */
+		if (t.ptr && op->operands[0]->type.ptr) {
+			out = a;
+			if (type_bytes(type_pointee(type_elem(t))) != type_bytes(type_pointee(type_elem(op->operands[0]->type))))
+				for (int d = 0; d < n; d++)
+					out.contig[d] = 1;
+		}
+		break;
 	case OP_HINT:
 	case OP_CONVERT_LAYOUT:
 		out = a;

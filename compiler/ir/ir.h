@@ -194,6 +194,7 @@ typedef struct IrParam {
 	int64_t divisibility; /* specialization: the argument is a multiple of this (pointers: in bytes); 0 unknown */
 	bool equals_one;      /* specialization: the argument is 1 (its uses were given the constant) */
 	bool is_const;
+	bool is_type;  /* a const parameter of kind type: `type` is its value */
 	int64_t const_ival;
 	double const_fval;
 	Type type;

@@ -479,7 +479,10 @@ void ir_print_opts(const IrFunc *f, StrBuf *out, const IrPrintOpts *opts)
 			sb_puts(out, ", ");
 		if (!p->value) {
 			sb_printf(out, "%s = ", p->name ? p->name : "?");
-			put_const(out, p->type, p->const_ival, p->const_fval);
+			if (p->is_type)
+				type_print(p->type, out);
+			else
+				put_const(out, p->type, p->const_ival, p->const_fval);
 			continue;
 		}
 		put_value(out, p->value);

@@ -275,6 +275,37 @@ Sym ig_bi_umulhi(Gen *g, Args *a, int which)
 	return elementwise(g, a, 2, OP_UMULHI, false, true);
 }
 
+/* Conversions with pointers: a pointer to another pointer type (the same
+ * address, read as the new pointee); a pointer to an integer (its address,
+ * through i64, wrapping to a narrower type); an integer to a pointer (sign-
+ * or zero-extended to 64 bits). The interpreter checks each access by its
+ * address, so a converted pointer is checked against the buffer it reaches. */
+static Sym convert_pointer(Gen *g, Sym x, Type t, Span at)
+{
+	ScalarKind to = (ScalarKind)t.scalar, from = (ScalarKind)x.type.scalar;
+	if (t.ptr && x.type.ptr) {
+		Value *v = ig_materialize(g, x, at);
+		return v ? ig_value_sym(ig_emit(g, OP_BITCAST, at, type_block(t, v->type.rank, v->type.shape), v, NULL, NULL))
+		         : VOID;
+	}
+	if (x.type.ptr && scalar_is_int(to) && to != SK_I1) {
+		Value *v = ig_materialize(g, x, at);
+		Value *a = v ? ig_emit(g, OP_PTR_TO_INT, at, type_block(type_scalar(SK_I64), v->type.rank, v->type.shape), v,
+		                       NULL, NULL)
+		             : NULL;
+		return a ? ig_value_sym(ig_cast_value(g, a, to, at)) : VOID;
+	}
+	if (t.ptr && scalar_is_int(from) && from != SK_I1) {
+		Value *v = x.kind == S_CONST ? ig_emit_const(g, ig_const_int(SK_I64, ig_int_value(x), false), type_scalar(SK_I64), at)
+		                             : ig_cast_value(g, x.v, SK_I64, at);
+		return v ? ig_value_sym(ig_emit(g, OP_INT_TO_PTR, at, type_block(t, v->type.rank, v->type.shape), v, NULL, NULL))
+		         : VOID;
+	}
+	error(g, at, "cannot convert %s to %s: a pointer converts to another pointer type or to an integer type, and an "
+	             "integer to a pointer", ig_sym_desc(g, x), tstr(g, t));
+	return VOID;
+}
+
 static Sym convert(Gen *g, Sym x, Type t, bool bitcast, Span at)
 {
 	if (x.kind == S_VOID)
@@ -298,17 +329,8 @@ static Sym convert(Gen *g, Sym x, Type t, bool bitcast, Span at)
 		Value *v = ig_materialize(g, x, at);
 		return v ? ig_value_sym(ig_emit(g, OP_BITCAST, at, type_block(t, v->type.rank, v->type.shape), v, NULL, NULL)) : VOID;
 	}
-	if (t.ptr || x.type.ptr) {
-		if (x.type.ptr && !t.ptr && (to == SK_I64 || to == SK_U64)) {
-			Value *v = ig_materialize(g, x, at);
-			return v ? ig_value_sym(ig_emit(g, OP_PTR_TO_INT, at, type_block(t, v->type.rank, v->type.shape), v, NULL, NULL))
-			         : VOID;
-		}
-		if (t.ptr && x.type.ptr)
-			return ig_value_sym(ig_emit(g, OP_BITCAST, at, type_block(t, x.type.rank, x.type.shape), x.v, NULL, NULL));
-		error(g, at, "cannot convert %s to %s", ig_sym_desc(g, x), tstr(g, t));
-		return VOID;
-	}
+	if (t.ptr || x.type.ptr)
+		return convert_pointer(g, x, t, at);
 	if (x.kind == S_CONST) {
 		if (scalar_is_float(to))
 			return ig_const_float(to, ig_const_in_kind(x, to), false);

@@ -198,6 +198,46 @@ static Sym check_declared(Gen *g, Sym s, Type t, Span at, const char *what)
 	return VOID;
 }
 
+/* Binds parameter p of fn to its argument (NULL: not given, its default),
+ * checking a declared type; a const parameter takes only a compile-time
+ * value (a constant, or for `const type` a type). */
+static bool bind_fn_param(Gen *g, Node *fn, Node *p, const Sym *arg, Span at, Span call)
+{
+	Sym v;
+	if (arg) {
+		v = *arg;
+	} else if (p->b) {
+		v = ig_gen_expr(g, p->b); /* defaults see the parameters before them */
+		at = p->b->span;
+	} else {
+		error(g, call, "missing argument '%s' of '%s'", p->name, fn->name);
+		diag_note(g->diag, fn->span, "'%s' is declared here", fn->name);
+		return false;
+	}
+	if (v.kind == S_VOID)
+		return false;
+	if (irgen_is_type_param(p)) {
+		if (v.kind != S_TYPE) {
+			error(g, at, "argument '%s' of '%s' is a const type parameter: give it a type (such as f16 or x.dtype), "
+			             "found %s", p->name, fn->name, ig_sym_desc(g, v));
+			return false;
+		}
+	} else if (p->a) {
+		Type t;
+		bool is_const;
+		if (!ig_resolve_type(g, p->a, &t, &is_const))
+			return false;
+		if (is_const && v.kind != S_CONST) {
+			error(g, at, "argument '%s' of '%s' is a const parameter: it needs a value known at compile time (a "
+			             "constant or a const parameter), found %s", p->name, fn->name,
+			      v.kind == S_VALUE ? arena_printf(g->arena, "a runtime %s", ig_sym_desc(g, v)) : ig_sym_desc(g, v));
+			return false;
+		}
+		v = check_declared(g, v, t, at, arena_printf(g->arena, "argument '%s' of '%s'", p->name, fn->name));
+	}
+	return v.kind != S_VOID && ig_scope_bind(g, p->name, v, false, p->span);
+}
+
 Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 {
 	if (g->inline_limit)
@@ -252,29 +292,14 @@ Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	g->mod = mod;
 	g->inline_depth++;
 	bool ok = true;
-	for (int i = 0; ok && i < n; i++) {
-		Node *p = fn->list.items[i];
-		Sym v = args[i];
-		if (!given[i]) {
-			if (!p->b) {
-				error(g, raw->call, "missing argument '%s' of '%s'", p->name, fn->name);
-				diag_note(g->diag, fn->span, "'%s' is declared here", fn->name);
-				ok = false;
-				break;
-			}
-			v = ig_gen_expr(g, p->b); /* defaults see the parameters before them */
-			at[i] = p->b->span;
+	/* const type parameters first: the types of the others may name them */
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; ok && i < n; i++) {
+			Node *p = fn->list.items[i];
+			if (irgen_is_type_param(p) != (pass == 0))
+				continue;
+			ok = bind_fn_param(g, fn, p, given[i] ? &args[i] : NULL, given[i] ? at[i] : raw->call, raw->call);
 		}
-		Type t;
-		if (p->a) {
-			if (!ig_resolve_type(g, p->a, &t, NULL)) {
-				ok = false;
-				break;
-			}
-			v = check_declared(g, v, t, at[i], arena_printf(g->arena, "argument '%s' of '%s'", p->name, fn->name));
-		}
-		ok = v.kind != S_VOID && ig_scope_bind(g, p->name, v, false, p->span);
-	}
 	g->in_fn = true;
 	g->returned = false;
 	g->ret = (Sym){.kind = S_NONE};

@@ -199,6 +199,14 @@ Sym ig_gen_binary(Gen *g, int tok, Sym a, Sym b, Span at)
 	}
 	if (a.kind == S_CONST && b.kind == S_CONST)
 		return fold_binary(g, tok, a, b, k, at);
+	Sym lit = a.kind == S_CONST ? a : b, other = a.kind == S_CONST ? b : a;
+	if (lit.kind == S_CONST && scalar_is_int(k) && k != SK_I1 && other.type.scalar == k &&
+	    !scalar_is_float((ScalarKind)lit.type.scalar) && !ig_fits(k, ig_int_value(lit))) {
+		error(g, at, "the constant %lld does not fit in %s, the element type of the other operand of '%s' (a constant "
+		             "takes the type of what it meets): convert the operand first, as in x.to(i32)",
+		      (long long)ig_int_value(lit), scalar_name(k), token_kind_spelling(tok));
+		return VOID;
+	}
 	int rank;
 	int32_t shape[BLK_MAX_RANK];
 	if (!ig_common_shape(g, ta, tb, &rank, shape, at, "the operands"))
@@ -251,6 +259,18 @@ Sym ig_gen_unary(Gen *g, int tok, Sym a, Span at)
 {
 	if (a.kind == S_VOID)
 		return VOID;
+	if (tok == T_STAR) { /* *T: the pointer type, as in x.to(*f16) */
+		if (a.kind != S_TYPE) {
+			error(g, at, "prefix '*' makes a pointer type from a type (as in *f16), found %s; to read memory write "
+			             "load(p)", ig_sym_desc(g, a));
+			return VOID;
+		}
+		if (a.type.ptr >= BLK_MAX_PTR_DEPTH || a.type.rank) {
+			error(g, at, "pointers nest at most %d deep", BLK_MAX_PTR_DEPTH);
+			return VOID;
+		}
+		return (Sym){.kind = S_TYPE, .type = type_pointer_to(a.type)};
+	}
 	if (!is_valueish(a) || a.type.ptr) {
 		error(g, at, "invalid operand to unary '%s': %s", token_kind_spelling(tok), ig_sym_desc(g, a));
 		return VOID;

@@ -73,13 +73,58 @@ Binding *ig_lookup_local(Gen *g, const char *name)
 
 /* ---- names ------------------------------------------------------------- */
 
+bool irgen_is_type_param(const Node *param)
+{
+	const Node *t = param ? param->a : NULL;
+	return t && t->kind == N_TYPE_CONST && t->a && t->a->kind == N_TYPE_NAME && strcmp(t->a->name, "type") == 0;
+}
+
+bool irgen_type_from_name(const char *s, Type *out)
+{
+	int depth = 0;
+	while (s && *s == '*' && depth <= BLK_MAX_PTR_DEPTH) {
+		s++;
+		depth++;
+	}
+	ScalarKind k;
+	if (!s || depth > BLK_MAX_PTR_DEPTH || !scalar_from_name(s, &k))
+		return false;
+	*out = type_scalar(k);
+	out->ptr = (uint8_t)depth;
+	return true;
+}
+
+/* A type named by an identifier that is not a scalar type's name: a const
+ * type parameter (T) or a global const whose value is a type. */
+static bool named_type(Gen *g, Node *n, Type *out)
+{
+	Binding *b = ig_lookup_local(g, n->name);
+	Module *owner = NULL;
+	Node *decl = b ? NULL : module_lookup(g->mod, n->name, &owner);
+	if (!b && (!decl || decl->kind != N_CONST)) {
+		if (strcmp(n->name, "type") == 0)
+			error(g, n->span, "'type' is the kind of a const parameter: write 'T: const type'");
+		else
+			error(g, n->span, "unknown type '%s'", n->name);
+		return false;
+	}
+	Sym s = b ? b->sym : ig_decl_sym(g, decl, owner, n->span);
+	if (s.kind == S_TYPE) {
+		*out = s.type;
+		return true;
+	}
+	if (s.kind != S_VOID) /* void: its error was reported where it was bound */
+		error(g, n->span, "'%s' is %s, not a type", n->name, ig_sym_desc(g, s));
+	return false;
+}
+
 bool ig_resolve_type(Gen *g, Node *n, Type *out, bool *is_const)
 {
 	if (is_const)
 		*is_const = false;
 	if (n->kind == N_TYPE_CONST) {
 		if (!is_const) {
-			error(g, n->span, "'const' is only meaningful on a kernel parameter");
+			error(g, n->span, "'const' is only meaningful on a parameter");
 			return false;
 		}
 		*is_const = true;
@@ -96,10 +141,8 @@ bool ig_resolve_type(Gen *g, Node *n, Type *out, bool *is_const)
 		return true;
 	}
 	ScalarKind k;
-	if (!scalar_from_name(n->name, &k)) {
-		error(g, n->span, "unknown type '%s'", n->name);
-		return false;
-	}
+	if (!scalar_from_name(n->name, &k))
+		return named_type(g, n, out);
 	*out = type_scalar(k);
 	return true;
 }
@@ -261,8 +304,73 @@ static Sym binding_sym(const ConstBinding *b, Type t)
 	return weak_int(b->i);
 }
 
+/* The value of the const type parameter p: its binding or its default. */
+static Sym bind_type_param(Gen *g, Node *p, const IrgenOptions *opt)
+{
+	const ConstBinding *b = find_binding(opt->consts, opt->n_consts, p->name);
+	Type t;
+	if (b && b->type && irgen_type_from_name(b->type, &t))
+		return (Sym){.kind = S_TYPE, .type = t};
+	if (b) {
+		if (b->type)
+			error(g, p->span, "the const parameter '%s' is a type, and '%s' names none (give one such as f16 or *f32)",
+			      p->name, b->type);
+		else if (b->is_float)
+			error(g, p->span, "the const parameter '%s' is a type, but it was given the number %g (give a type "
+			                  "such as f16)", p->name, b->f);
+		else
+			error(g, p->span, "the const parameter '%s' is a type, but it was given the number %lld (give a type "
+			                  "such as f16)", p->name, (long long)b->i);
+		return VOID;
+	}
+	if (!p->b) {
+		error(g, p->span, "the const parameter '%s' has no value: give it a type as its default, -D %s=f16, or an "
+		                  "@autotune config", p->name, p->name);
+		return VOID;
+	}
+	const char *no_ir = g->no_ir;
+	g->no_ir = "the default of a const parameter must be known at compile time";
+	Sym v = ig_gen_expr(g, p->b);
+	g->no_ir = no_ir;
+	if (v.kind != S_TYPE && v.kind != S_VOID) {
+		error(g, p->b->span, "the default of the const type parameter '%s' must be a type, found %s", p->name,
+		      ig_sym_desc(g, v));
+		return VOID;
+	}
+	return v;
+}
+
+/* The value of the const parameter p of type t (a number). */
+static Sym bind_const_param(Gen *g, Node *p, Type t, const IrgenOptions *opt)
+{
+	if (t.ptr) {
+		error(g, p->a->span, "a const parameter must be a number or a type, not a pointer");
+		return VOID;
+	}
+	const ConstBinding *b = find_binding(opt->consts, opt->n_consts, p->name);
+	if (b && b->type) {
+		error(g, p->span, "the const parameter '%s' is a number (%s), but it was given the type %s", p->name,
+		      tstr(g, t), b->type);
+		return VOID;
+	}
+	if (b)
+		return ig_const_to_type(g, binding_sym(b, t), t, p->span);
+	if (p->b) {
+		const char *no_ir = g->no_ir;
+		g->no_ir = "the default of a const parameter must be known at compile time";
+		Sym v = ig_gen_expr(g, p->b);
+		g->no_ir = no_ir;
+		return v.kind == S_VOID ? VOID : ig_const_to_type(g, v, t, p->b->span);
+	}
+	error(g, p->span, "the const parameter '%s' has no value: give it a default, -D %s=VALUE, or an "
+	                  "@autotune config", p->name, p->name);
+	return VOID;
+}
+
 /* Binds the kernel's parameters: const ones to their values, the others to
- * the body's arguments (or, for a grid clause, to given argument values). */
+ * the body's arguments (or, for a grid clause, to given argument values).
+ * Const type parameters come first, so that any parameter's type may name
+ * them (x: *T, T: const type). */
 bool ig_bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const ConstBinding *args, int n_args)
 {
 	bool ok = true;
@@ -274,36 +382,31 @@ bool ig_bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const Co
 	}
 	for (int i = 0; i < n; i++) {
 		Node *p = k->list.items[i];
+		if (!irgen_is_type_param(p))
+			continue;
+		Sym v = bind_type_param(g, p, opt);
+		ok &= v.kind == S_TYPE;
+		if (g->f && v.kind == S_TYPE)
+			g->f->params[i] = (IrParam){.name = p->name, .is_const = true, .is_type = true, .type = v.type};
+		ig_scope_bind(g, p->name, v, false, p->span);
+	}
+	for (int i = 0; i < n; i++) {
+		Node *p = k->list.items[i];
 		Type t;
 		bool is_const;
+		if (irgen_is_type_param(p))
+			continue;
 		if (!p->a || !ig_resolve_type(g, p->a, &t, &is_const)) {
 			ok = false;
+			ig_scope_bind(g, p->name, VOID, false, p->span);
 			continue;
 		}
 		Sym v;
 		if (is_const) {
-			if (t.ptr) {
-				error(g, p->a->span, "a const parameter must be a number, not a pointer");
-				ok = false;
-				continue;
-			}
-			const ConstBinding *b = find_binding(opt->consts, opt->n_consts, p->name);
-			if (b) {
-				v = ig_const_to_type(g, binding_sym(b, t), t, p->span);
-			} else if (p->b) {
-				const char *no_ir = g->no_ir;
-				g->no_ir = "the default of a const parameter must be known at compile time";
-				v = ig_gen_expr(g, p->b);
-				g->no_ir = no_ir;
-				v = v.kind == S_VOID ? VOID : ig_const_to_type(g, v, t, p->b->span);
-			} else {
-				error(g, p->span, "the const parameter '%s' has no value: give it a default, -D %s=VALUE, or an "
-				                  "@autotune config", p->name, p->name);
-				ok = false;
-				continue;
-			}
+			v = bind_const_param(g, p, t, opt);
 			if (v.kind == S_VOID) {
 				ok = false;
+				ig_scope_bind(g, p->name, VOID, false, p->span);
 				continue;
 			}
 			if (g->f)

@@ -18,7 +18,14 @@ typedef struct ConstBinding {
 	bool is_float;
 	int64_t i;
 	double f;
+	const char *type; /* a type for a `const type` parameter ("f16", "*bf16"); NULL for a number */
 } ConstBinding;
+
+/* A type written as a const type's value ("f16", "*f32"): false when s
+ * names none. */
+bool irgen_type_from_name(const char *s, Type *out);
+/* Whether a parameter's type is the kind `const type` (T: const type). */
+bool irgen_is_type_param(const Node *param);
 
 typedef struct IrgenOptions {
 	const ConstBinding *consts; /* values of const parameters (-D, autotune configs) */

@@ -68,9 +68,14 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 			return false;
 		}
 		Sym v = ig_gen_expr(g, nv->a);
+		if (v.kind == S_TYPE) { /* the value of a const type parameter */
+			(*out)[i] = (ConstBinding){.name = nv->name, .type = tstr(g, v.type)};
+			continue;
+		}
 		if (v.kind != S_CONST) {
 			if (v.kind != S_VOID)
-				error(g, nv->a->span, "a configuration value must be a constant number, found %s", ig_sym_desc(g, v));
+				error(g, nv->a->span, "a configuration value must be a constant number or a type, found %s",
+				      ig_sym_desc(g, v));
 			return false;
 		}
 		bool is_float = scalar_is_float((ScalarKind)v.type.scalar);

@@ -40,11 +40,8 @@ class BlkArg(Structure):
 
 
 class BlkConst(Structure):
-    # When blk.h's blk_const gains `const char *type` (a `T: const type`
-    # parameter's type name, NULL for numbers) at its end, add
-    # ("type", c_char_p) here and its two numbers to EXPECTED_LAYOUT; the
-    # launch code fills it as soon as the field exists (_kernel.py, _fill_const).
-    _fields_ = [("name", c_char_p), ("is_float", c_int), ("i", c_int64), ("f", c_double)]
+    # type: a `T: const type` parameter's type name ("f16"), NULL for numbers
+    _fields_ = [("name", c_char_p), ("is_float", c_int), ("i", c_int64), ("f", c_double), ("type", c_char_p)]
 
 
 class BlkLaunchOptions(Structure):
@@ -86,8 +83,8 @@ COMPILE_PHASES = [("ms_parse", "parse"), ("ms_irgen", "irgen"), ("ms_passes", "p
 # with blk.h; bench/selftest.py recompiles layout.c and compares.
 EXPECTED_LAYOUT = {
     "blk_arg sizeof": 16, "blk_arg alignof": 8, "blk_arg.kind": 0, "blk_arg.v": 8,
-    "blk_const sizeof": 32, "blk_const alignof": 8, "blk_const.name": 0, "blk_const.is_float": 8,
-    "blk_const.i": 16, "blk_const.f": 24,
+    "blk_const sizeof": 40, "blk_const alignof": 8, "blk_const.name": 0, "blk_const.is_float": 8,
+    "blk_const.i": 16, "blk_const.f": 24, "blk_const.type": 32,
     "blk_launch_options sizeof": 56, "blk_launch_options alignof": 8, "blk_launch_options.grid": 0,
     "blk_launch_options.consts": 16, "blk_launch_options.n_consts": 24, "blk_launch_options.num_warps": 28,
     "blk_launch_options.num_stages": 32, "blk_launch_options.stream": 40, "blk_launch_options.threads": 48,

@@ -85,10 +85,8 @@ def promote_lit(t, lit_float, op=""):
     """Type of `x op LITERAL` for x of type t."""
     if lit_float:
         r = t if is_float(t) else "f32"
-    elif is_float(t) or is_signed(t):
-        r = t
     else:
-        r = promote(t, "i32")
+        r = t  # an integer literal takes the integer's type, signed or not
     if op in ("/", "%") and r in ("f16", "bf16"):
         r = "f32"
     return r

@@ -123,6 +123,11 @@ else
 	# every row sums to 1
 	cli softmax "out=333:1e-5" examples/softmax.tile x=260073:randn out=260073 \
 		x_row_stride=781 out_row_stride=781 n_rows=333 n_cols=781
+	# the same, written once over its element type T (rows of 781 T values)
+	for T in f16 bf16; do
+		cli softmax_generic-$T "out=333:1e-2" examples/softmax_generic.tile -D T=$T x=260073:randn out=260073 \
+			x_row_stride=781 out_row_stride=781 n_rows=333 n_cols=781
+	done
 	# w = 1, b = 0: each row of y sums to 0 (up to f16 rounding)
 	cli layernorm "y=0:1" examples/layernorm.tile -D BLOCK=256 \
 		x=129000:randn y=129000 w=1000:ones b=1000:zeros mean=129 rstd=129 \

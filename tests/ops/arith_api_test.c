@@ -194,7 +194,7 @@ static void literal_case(dt ta, const char *op, const char *lit_text, double lit
 	if (dt_float(tl))
 		lv.f = lit;
 	else
-		lv.i = (int64_t)lit;
+		lv.i = lit >= 0x1p63 ? (int64_t)(uint64_t)lit : (int64_t)lit; /* u64 literals past 2^63 */
 	for (int64_t i = 0; i < N; i++) {
 		val a = cast_ref(get_v(x, i), ta, tc), b = cast_ref(lv, tl, tc);
 		val r = binop_ref(op, tc, a, b);
@@ -375,8 +375,26 @@ int main(int argc, char **argv)
 	literal_case(DT_I8, "+", "1", 1, DT_I32, DT_I8, DT_I8);
 	literal_case(DT_I16, "*", "300", 300, DT_I32, DT_I16, DT_I16);
 	literal_case(DT_I64, "-", "5", 5, DT_I32, DT_I64, DT_I64);
-	literal_case(DT_U8, "&", "0xF", 15, DT_I32, DT_I32, DT_I32);
-	literal_case(DT_U16, "+", "1", 1, DT_I32, DT_I32, DT_I32);
+	/* an integer literal takes an unsigned block's type too, as in Triton
+	 * (it must fit: tests/lang/err_sema_literal_unsigned_range) */
+	literal_case(DT_U8, "&", "0xF", 15, DT_I32, DT_U8, DT_U8);
+	literal_case(DT_U16, "+", "1", 1, DT_I32, DT_U16, DT_U16);
+	{
+		static const char *const uops[] = {"+", "-", "*", "/", "%", "&", "|", "^", ">>", "<<", "<", ">="};
+		const dt uts[] = {DT_U8, DT_U16, DT_U32, DT_U64};
+		for (int t = 0; t < 4; t++)
+			for (int o = 0; o < (int)(sizeof uops / sizeof *uops); o++) {
+				bool cmp = uops[o][0] == '<' && uops[o][1] != '<';
+				cmp |= uops[o][0] == '>' && uops[o][1] != '>';
+				bool shift = !cmp && (uops[o][0] == '<' || uops[o][0] == '>');
+				dt r = cmp ? DT_I1 : uts[t];
+				literal_case(uts[t], uops[o], shift ? "3" : "5", shift ? 3 : 5, DT_I32, uts[t], r);
+				if (!shift) /* the largest literal of the type: 255, 65535, u32's and u64's (literals of those types) */
+					literal_case(uts[t], uops[o], t == 0 ? "255" : t == 1 ? "65535" : t == 2 ? "4294967295" : "0xFFFFFFFFFFFFF000",
+					             t == 0 ? 255 : t == 1 ? 65535 : t == 2 ? 4294967295.0 : 0x1p64 - 4096,
+					             t == 2 ? DT_U32 : t == 3 ? DT_U64 : DT_I32, uts[t], r);
+			}
+	}
 	literal_case(DT_I32, "*", "0.5", 0.5, DT_F32, DT_F32, DT_F32);
 	literal_case(DT_F16, "/", "2.0", 2.0, DT_F32, DT_F32, DT_F32);
 	literal_case(DT_BF16, "/", "4.0", 4.0, DT_F32, DT_F32, DT_F32);

@@ -103,6 +103,106 @@ static Compiled compile(blk_context *ctx, const char *name, const char *text, co
 	return c;
 }
 
+static int list_entries(const char *dir, char names[][64], int max);
+
+/* A kernel generic over T (a const type parameter), compiled for `type`
+ * in a fresh module: its own variant and entry per type. */
+static const char *generic_source =
+	"kernel copy(x: *T, out: *T, n: i32, T: const type, BLOCK: const i32 = 256) grid(cdiv(n, BLOCK)) {\n"
+	"    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+	"    store(out + offs, load(x + offs, mask = offs < n) * 2, mask = offs < n);\n"
+	"}\n";
+
+static Compiled compile_type(blk_context *ctx, const char *type)
+{
+	Compiled c = {0};
+	blk_module *m = NULL;
+	blk_kernel *k = NULL;
+	int links = fc.links();
+	c.st = blk_module_load_source(ctx, "generic.tile", generic_source, strlen(generic_source), NULL, &m);
+	if (c.st == BLK_SUCCESS)
+		c.st = blk_kernel_get(m, "copy", &k);
+	if (c.st == BLK_SUCCESS) {
+		blk_const t = {.name = "T", .type = type};
+		blk_launch_options o = {.consts = &t, .n_consts = 1};
+		blk_compile_info info;
+		c.st = blk_kernel_compile(k, NULL, 0, &o, &info);
+		if (c.st == BLK_SUCCESS) {
+			c.from_disk = info.from_disk_cache;
+			c.ptx_len = info.ptx_len;
+			/* the first global load's line: its width tells the type */
+			const char *ld = info.ptx ? strstr(info.ptx, "ld.global") : NULL;
+			const char *eol = ld ? strchr(ld, '\n') : NULL;
+			snprintf(c.ptx_head, sizeof c.ptx_head, "%.*s", ld ? (int)(eol ? eol - ld : 60) : 0, ld ? ld : "");
+		}
+	}
+	blk_module_destroy(m);
+	c.links = fc.links() - links;
+	return c;
+}
+
+/* Const type parameters through the API: each type its own variant and
+ * cache entry, found again by type; the parameters as blk_param_info says. */
+static void test_const_types(blk_context *ctx, const char *dir)
+{
+	static const char *const types[3] = {"f16", "bf16", "f32"};
+	static const char *const widths[3] = {"b16", "b16", "b32"};
+	char names[64][64];
+	int before = list_entries(dir, names, 64);
+	for (int i = 0; i < 3; i++) {
+		Compiled c = compile_type(ctx, types[i]);
+		char what[400];
+		snprintf(what, sizeof what, "T = %s: a miss, linked, loads .%s (%s)", types[i], widths[i], c.ptx_head);
+		expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && strstr(c.ptx_head, widths[i]), what);
+	}
+	expect(list_entries(dir, names, 64) == before + 3, "three types: three cache entries");
+	for (int i = 0; i < 3; i++) {
+		Compiled c = compile_type(ctx, types[i]);
+		char what[200];
+		snprintf(what, sizeof what, "T = %s again, in a new module: a hit of its own entry", types[i]);
+		expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0 && strstr(c.ptx_head, widths[i]), what);
+	}
+	/* in one module: a variant per type, each launched again without compiling */
+	blk_module *m = NULL;
+	blk_kernel *k = NULL;
+	blk_module_load_source(ctx, "generic.tile", generic_source, strlen(generic_source), NULL, &m);
+	blk_kernel_get(m, "copy", &k);
+	blk_devptr x, out;
+	blk_malloc(ctx, 4096, &x);
+	blk_malloc(ctx, 4096, &out);
+	blk_arg args[3] = {blk_arg_ptr(x), blk_arg_ptr(out), blk_arg_int(512)};
+	int links = fc.links();
+	bool ok = true;
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 3; i++) {
+			blk_const t = {.name = "T", .type = types[i]};
+			blk_launch_options o = {.consts = &t, .n_consts = 1};
+			ok &= blk_launch(k, args, 3, &o) == BLK_SUCCESS;
+		}
+	expect(ok && fc.links() == links + 3, "one module, T = f16, bf16, f32 twice each: three variants compiled, "
+	                                      "the second round none");
+	blk_const num = {.name = "T", .i = 16};
+	blk_launch_options o = {.consts = &num, .n_consts = 1};
+	expect(blk_launch(k, args, 3, &o) == BLK_ERROR_SOURCE && strstr(blk_last_error(), "'T' is a type") &&
+	           strstr(blk_last_error(), "generic.tile:1:"),
+	       "a number for T: BLK_ERROR_SOURCE naming the parameter and its place");
+	blk_param_info px, pt;
+	expect(blk_kernel_param(k, 0, &px) == BLK_SUCCESS && strcmp(px.type, "*T") == 0 && px.kind == BLK_PARAM_POINTER &&
+	           px.elem_bytes == 0 && blk_kernel_param(k, 3, &pt) == BLK_SUCCESS && strcmp(pt.type, "const type") == 0 &&
+	           pt.is_const,
+	       "blk_param_info: x reads \"*T\" (a pointer, its element size per launch), T \"const type\"");
+	blk_free(ctx, x);
+	blk_free(ctx, out);
+	blk_module_destroy(m);
+	blk_const f16 = {.name = "T", .type = "f16"};
+	blk_module_options mo = {.defines = &f16, .n_defines = 1};
+	blk_module_load_source(ctx, "generic.tile", generic_source, strlen(generic_source), &mo, &m);
+	blk_kernel_get(m, "copy", &k);
+	expect(blk_kernel_param(k, 0, &px) == BLK_SUCCESS && strcmp(px.type, "*f16") == 0 && px.elem_bytes == 2,
+	       "with T = f16 among the module's defines, x reads \"*f16\" of 2-byte elements");
+	blk_module_destroy(m);
+}
+
 /* The standard set the children compile: three kernels, two variants each. */
 static int compile_set(blk_context *ctx, int want_hits)
 {
@@ -356,6 +456,12 @@ int main(int argc, char **argv)
 	expect(c2.ms_llvm == 0 && c2.ms_ptx == 0 && c2.ms_irgen > 0 && c2.ptx_len == c1.ptx_len &&
 	           strcmp(c2.ptx_head, c1.ptx_head) == 0 && c2.shared_bytes == c1.shared_bytes,
 	       "... no LLVM or PTX time; the same PTX and shared memory come back with it");
+
+	char type_dir[620]; /* a folder of its own: the counts below stay those of vector_add */
+	snprintf(type_dir, sizeof type_dir, "%s/types", tmpdir);
+	setenv("BLK_CACHE_DIR", type_dir, 1);
+	test_const_types(ctx, type_dir);
+	setenv("BLK_CACHE_DIR", dir, 1);
 
 	/* a launch of the variant loaded from the cache */
 	blk_module *m = NULL;

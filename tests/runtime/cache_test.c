@@ -74,7 +74,7 @@ static void test_keys(void)
 	Source b = {.name = "std/math.tile", .text = "fn sq(x) { return x * x; }\n"};
 	b.len = (uint32_t)strlen(b.text);
 	const Source *srcs[2] = {&a, &b};
-	ConstBinding consts[2] = {{"BLOCK", false, 1024, 0}, {"EPS", true, 0, 1e-5}};
+	ConstBinding consts[2] = {{"BLOCK", false, 1024, 0, NULL}, {"EPS", true, 0, 1e-5, NULL}};
 	VariantKeyInput base = {
 		.compiler_version = "blk 0.1.0 (LLVM 19.1.7, NVPTX)",
 		.sources = srcs, .n_sources = 2, .kernel = "k", .consts = consts, .n_consts = 2,
@@ -151,10 +151,23 @@ static void test_keys(void)
 	in = base;
 	in.consts = c2;
 	expect(cache_variant_key(&in, &k1) && !same(&k0, &k1), "key: a const's value changes it");
-	c2[0] = (ConstBinding){"BLOCK", true, 0, 1024.0};
+	c2[0] = (ConstBinding){"BLOCK", true, 0, 1024.0, NULL};
 	expect(cache_variant_key(&in, &k1) && !same(&k0, &k1), "key: an int const given as the float 1024.0 changes it");
-	c2[0] = (ConstBinding){"BLOCKS", false, 1024, 0};
+	c2[0] = (ConstBinding){"BLOCKS", false, 1024, 0, NULL};
 	expect(cache_variant_key(&in, &k1) && !same(&k0, &k1), "key: a const's name changes it");
+	/* const type parameters: each type its own entry, and none a number's */
+	CacheKey kt[3];
+	const char *types[3] = {"f16", "bf16", "f32"};
+	for (int t = 0; t < 3; t++) {
+		c2[0] = (ConstBinding){"T", false, 0, 0, types[t]};
+		expect(cache_variant_key(&in, &kt[t]), "key: a const type gives a key");
+	}
+	expect(!same(&kt[0], &kt[1]) && !same(&kt[0], &kt[2]) && !same(&kt[1], &kt[2]),
+	       "key: T = f16, bf16 and f32 give three keys");
+	c2[0] = (ConstBinding){"T", false, 0, 0, NULL};
+	expect(cache_variant_key(&in, &k1) && !same(&k1, &kt[0]), "key: T = f16 is not T = 0");
+	c2[0] = (ConstBinding){"T", false, 0, 0, "f16"};
+	expect(cache_variant_key(&in, &k1) && same(&k1, &kt[0]), "key: T = f16 twice gives one key");
 
 	/* fields are hashed with their lengths */
 	KeyHasher *h = rt_key_begin("t");

@@ -565,6 +565,9 @@ static void forward_op(LP *P, const Op *op)
 		for (int i = 0; i < op->n_results; i++)
 			setE(P, op->results[i], E(P, op->operands[1]));
 		return;
+	case OP_GATHER: /* the result lies as its indices (x is read through shared memory) */
+		setE(P, res, E(P, op->operands[1]));
+		return;
 	case OP_FOR:
 		forward_loop(P, op);
 		return;
@@ -641,6 +644,7 @@ static const Encoding *want(LP *P, const Op *op, int i)
 		}
 		return i == 2 ? E(P, res) : NULL;
 	case OP_PHILOX:
+	case OP_GATHER:
 		return i == 1 ? E(P, res) : NULL;
 	case OP_FOR:
 		return i >= 3 ? E(P, op->regions[0].args[i - 2]) : NULL;

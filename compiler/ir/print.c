@@ -322,6 +322,22 @@ static void put_op_line(const Op *op, StrBuf *out)
 	case OP_PHILOX:
 		attr(&a, "rounds = %" PRId64, op->attr[0]);
 		break;
+	case OP_GATHER:
+		attr(&a, "axis = %" PRId64, op->attr[0]);
+		break;
+	case OP_SREG:
+		attr(&a, "%s", op->attr[0] == SREG_GLOBALTIMER ? "globaltimer" : "smid");
+		break;
+	case OP_INLINE_ASM:
+		sb_puts(out, a.n++ ? ", " : " {");
+		sb_puts(out, "asm = ");
+		put_string(out, op->str ? op->str : "");
+		sb_puts(out, ", constraints = ");
+		put_string(out, op->str2 ? op->str2 : "");
+		if (op->attr[0])
+			attr(&a, "pure");
+		attr(&a, "pack = %" PRId64, op->attr[1]);
+		break;
 	case OP_PRINT:
 		if (op->str && *op->str) {
 			sb_puts(out, a.n++ ? ", " : " {");

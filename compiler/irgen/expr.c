@@ -321,6 +321,11 @@ static Sym gen_index(Gen *g, Node *n)
 		error(g, n->a->span, "%s cannot be indexed", ig_sym_desc(g, base));
 		return VOID;
 	}
+	for (int i = 0; i < n->list.len; i++) {
+		Node *it = n->list.items[i];
+		if (it->kind != N_NONE && !(it->kind == N_SLICE && !it->a && !it->b && !it->c))
+			return ig_index_block(g, n, base); /* x[i], x[a:b]: builtins_index.c */
+	}
 	int kept = 0, rank = 0;
 	int32_t shape[BLK_MAX_RANK];
 	for (int i = 0; i < n->list.len; i++) {

@@ -533,6 +533,12 @@ static void lower_op(Lower *L, const Op *op)
 	case OP_CONVERT_LAYOUT:
 		lower_convert(L, op);
 		break;
+	case OP_GATHER:
+		lower_gather(L, op);
+		break;
+	case OP_SREG:
+		lower_sreg(L, op);
+		break;
 	case OP_LOAD:
 	case OP_STORE:
 		lower_load_store(L, op);

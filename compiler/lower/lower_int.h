@@ -261,6 +261,9 @@ void lower_dot_wgmma(Lower *L, const Op *op);
  * whose last products may still be in flight); t becomes the waited copy. */
 void lw_wgmma_wait(Lower *L, Tile *t);
 void lower_print(Lower *L, const Op *op);
+/* gather.c */
+void lower_gather(Lower *L, const Op *op);
+void lower_sreg(Lower *L, const Op *op);
 void lower_assert(Lower *L, const Op *op);
 
 #endif

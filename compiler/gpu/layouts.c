@@ -568,6 +568,14 @@ static void forward_op(LP *P, const Op *op)
 	case OP_GATHER: /* the result lies as its indices (x is read through shared memory) */
 		setE(P, res, E(P, op->operands[1]));
 		return;
+	case OP_INLINE_ASM: /* every result as the first operand block with an encoding (or free) */
+		for (int i = 0; i < op->n_operands; i++)
+			if (is_block(op->operands[i]) && E(P, op->operands[i])) {
+				for (int j = 0; j < op->n_results; j++)
+					setE(P, op->results[j], E(P, op->operands[i]));
+				return;
+			}
+		return;
 	case OP_FOR:
 		forward_loop(P, op);
 		return;

@@ -114,7 +114,8 @@ enum { OPF_PURE = 1, OPF_TERM = 2, OPF_ELEMWISE = 4 };
 	                                              constraints, outputs first */ \
 	OP(ASSERT, "assert", 0, 0)                 /* i1 cond (scalar or block); str message; loc the source */ \
 	/* structured control flow */ \
-	OP(FOR, "for", 1, 0)                       /* lb, ub, step, init... -> results; region (iv, iters...) */ \
+	OP(FOR, "for", 1, 0)                       /* lb, ub, step, init... -> results; region (iv, iters...); \
+	                                              attr[0] unroll hint (0: none) */ \
 	OP(IF, "if", 2, 0)                         /* cond -> results; regions then, else */ \
 	OP(WHILE, "while", 2, 0)                   /* init... -> results; region 0 (args) -> condition, \
 	                                              region 1 (forwarded) -> yield */ \

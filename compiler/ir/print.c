@@ -224,6 +224,8 @@ static void put_op_line(const Op *op, StrBuf *out)
 		put_value(out, operand(op, 1));
 		sb_puts(out, " step ");
 		put_value(out, operand(op, 2));
+		if (op->attr[0] > 0)
+			sb_printf(out, " unroll %" PRId64, op->attr[0]);
 		if (op->n_operands > 3) {
 			sb_puts(out, " iter(");
 			put_values(out, op->operands + 3, op->n_operands - 3);

@@ -334,3 +334,77 @@ Sym ig_bi_num_warps(Gen *g, Args *a, int which)
 	}
 	return ig_const_int(SK_I32, g->f->num_warps, false);
 }
+
+/* ---- inline PTX ------------------------------------------------------------------ */
+
+/* inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack): the
+ * PTX text once for each element of the arguments (broadcast to one shape),
+ * outputs first in the constraints ("=r,r,r"), $0 ... in the text; dtype a
+ * type or a tuple of types (one result each). Only pack = 1. */
+Sym ig_bi_inline_asm(Gen *g, Args *a, int which)
+{
+	(void)which;
+	if (a->v[0].kind != S_STRING || a->v[1].kind != S_STRING) {
+		error(g, a->v[0].kind != S_STRING ? a->at[0] : a->at[1],
+		      "inline_asm_elementwise takes the PTX text and its constraints as strings");
+		return VOID;
+	}
+	int64_t pack = 1;
+	if (a->given[5] && !ig_arg_int(g, a, 5, &pack))
+		return VOID;
+	if (pack != 1) {
+		error(g, a->at[5], "inline_asm_elementwise supports pack = 1 only (one element per instance); unpack the "
+		                   "elements with bitcasts and shifts around it instead");
+		return VOID;
+	}
+	bool pure;
+	if (!ig_arg_bool(g, a, 4, true, &pure))
+		return VOID;
+	Sym args = a->v[2], dt = a->v[3];
+	const Sym *ai = args.kind == S_TUPLE ? args.items : &args, *ti = dt.kind == S_TUPLE ? dt.items : &dt;
+	int na = args.kind == S_TUPLE ? args.n : 1, nt = dt.kind == S_TUPLE ? dt.n : 1;
+	if (na > MAX_ARGS || nt < 1 || nt > MAX_ARGS) {
+		error(g, a->call, "inline_asm_elementwise takes at most %d arguments and 1 to %d result types", MAX_ARGS,
+		      MAX_ARGS);
+		return VOID;
+	}
+	Value *vals[MAX_ARGS];
+	int rank = 0;
+	int32_t shape[BLK_MAX_RANK] = {0};
+	for (int i = 0; i < na; i++) {
+		if (!(vals[i] = ig_materialize(g, ai[i], a->at[2])))
+			return VOID;
+		Type s = type_block(vals[i]->type, rank, shape);
+		if (!ig_common_shape(g, s, vals[i]->type, &rank, shape, a->at[2], "the arguments of inline_asm_elementwise"))
+			return VOID;
+	}
+	for (int i = 0; i < na; i++)
+		if (!(vals[i] = ig_broadcast_to(g, vals[i], rank, shape, a->at[2])))
+			return VOID;
+	Type rts[MAX_ARGS];
+	for (int i = 0; i < nt; i++) {
+		if (ti[i].kind != S_TYPE || ti[i].type.rank) {
+			error(g, a->at[3], "the dtype of inline_asm_elementwise must be a scalar type or a tuple of them, found %s",
+			      ig_sym_desc(g, ti[i]));
+			return VOID;
+		}
+		rts[i] = type_block(ti[i].type, rank, shape);
+	}
+	Op *op = ig_emit_op(g, OP_INLINE_ASM, a->call, vals, na, rts, nt);
+	if (!op)
+		return VOID;
+	op->str = arena_strndup(g->arena, a->v[0].str, a->v[0].len);
+	op->str2 = arena_strndup(g->arena, a->v[1].str, a->v[1].len);
+	op->attr[0] = pure;
+	op->attr[1] = 1;
+	if (!op->str || !op->str2)
+		return VOID;
+	if (nt == 1)
+		return ig_value_sym(op->results[0]);
+	Sym out = {.kind = S_TUPLE, .n = nt};
+	if (!(out.items = arena_alloc(g->arena, (size_t)nt * sizeof *out.items)))
+		return VOID;
+	for (int i = 0; i < nt; i++)
+		out.items[i] = ig_value_sym(op->results[i]);
+	return out;
+}

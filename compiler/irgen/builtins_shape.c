@@ -235,7 +235,11 @@ Sym ig_bi_expand_dims(Gen *g, Args *a, int which)
 	int rank = x->type.rank;
 	if (axis < 0)
 		axis += rank + 1;
-	if (axis < 0 || axis > rank || rank >= BLK_MAX_RANK) {
+	if (rank >= BLK_MAX_RANK) {
+		error(g, a->call, "blocks have at most %d dimensions: cannot add one to %s", BLK_MAX_RANK, tstr(g, x->type));
+		return VOID;
+	}
+	if (axis < 0 || axis > rank) {
 		error(g, a->at[1], "cannot insert an axis at %lld into %s", (long long)ig_int_value(a->v[1]), tstr(g, x->type));
 		return VOID;
 	}

@@ -352,9 +352,12 @@ static Sym gen_index(Gen *g, Node *n)
 			return VOID;
 		}
 	}
-	if (kept != base.type.rank) {
-		error(g, n->span, "%s needs %d ':' in its index, found %d", ig_sym_desc(g, base), base.type.rank, kept);
-		return VOID;
+	for (; kept < base.type.rank; kept++) { /* axes not mentioned at the end are kept */
+		if (rank >= BLK_MAX_RANK) {
+			error(g, n->span, "blocks have at most %d dimensions", BLK_MAX_RANK);
+			return VOID;
+		}
+		shape[rank++] = base.type.shape[kept];
 	}
 	if (rank == base.type.rank)
 		return base;

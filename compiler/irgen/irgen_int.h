@@ -274,6 +274,7 @@ Sym ig_bi_flip(Gen *g, Args *a, int which);
 Sym ig_bi_interleave(Gen *g, Args *a, int which);
 Sym ig_bi_sreg(Gen *g, Args *a, int which);
 Sym ig_bi_num_warps(Gen *g, Args *a, int which);
+Sym ig_bi_inline_asm(Gen *g, Args *a, int which);
 
 /* ---- builtins_math.c --------------------------------------------------------- */
 

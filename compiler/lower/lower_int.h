@@ -264,6 +264,8 @@ void lower_print(Lower *L, const Op *op);
 /* gather.c */
 void lower_gather(Lower *L, const Op *op);
 void lower_sreg(Lower *L, const Op *op);
+/* inline_asm.c */
+void lower_inline_asm(Lower *L, const Op *op);
 void lower_assert(Lower *L, const Op *op);
 
 #endif

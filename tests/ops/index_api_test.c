@@ -167,7 +167,7 @@ static void flip_case(dt t)
  * leaves it undefined, so this case runs on the interpreter only). */
 static void out_of_range_case(void)
 {
-	if (getenv("BLK_BACKEND") && strcmp(getenv("BLK_BACKEND"), "gpu") == 0)
+	if (blk_context_backend(ops_ctx) == BLK_BACKEND_GPU)
 		return;
 	const char *src = "kernel k(x: *f32, out: *f32, i: i32) {\n"
 	                  "    let v = load(x + arange(0, 16));\n"

@@ -414,6 +414,12 @@ Sym ig_bi_dot(Gen *g, Args *a, int which)
 	 * acc's value and the result is rounded once to acc's type (on the GPU,
 	 * f16 and bf16 inputs then run on tensor cores with f32 accumulators) */
 	ScalarKind kc = (ScalarKind)acc->type.scalar;
+	if (scalar_is_int(kc) != (kx == SK_I8) || kc == SK_I1) {
+		error(g, a->given[2] && a->v[2].kind != S_NONE ? a->at[2] : a->call,
+		      "dot of %s inputs needs %s accumulator, found %s", tstr(g, type_elem(x->type)),
+		      kx == SK_I8 ? "an integer (i32)" : "a float", tstr(g, acc->type));
+		return VOID;
+	}
 	bool narrow = kc == SK_F16 || kc == SK_BF16 || kc == SK_F8E4M3 || kc == SK_F8E5M2;
 	if (narrow && !(acc = ig_cast_value(g, acc, SK_F32, a->call)))
 		return VOID;

@@ -184,6 +184,38 @@ static void out_of_range_case(void)
 	result(ok, "v[%d] of a block of 16 is an error on the interpreter", i);
 }
 
+/* The variadic shape spellings beside the tuple forms. */
+static const char *VARIADIC_SRC =
+	"kernel k(x: *$T, out: *$T) {\n"
+	"    let v = load(x + arange(0, 32));\n"
+	"    let m = reshape(v, 4, 8);\n"
+	"    store(out + arange(0, 8)[:, None] * 4 + arange(0, 4)[None, :], permute(m, 1, 0));\n"
+	"    let b = broadcast_to(v[None, :], 4, 32) + zeros(4, 32, $T);\n"
+	"    store(out + 32 + arange(0, 4)[:, None] * 32 + arange(0, 32)[None, :], b);\n"
+	"    let z = zeros(2, 2, dtype = $T) + broadcast_to(m[1:3, 0:2], (2, 2));\n"
+	"    store(out + 160 + arange(0, 2)[:, None] * 2 + arange(0, 2)[None, :], z);\n"
+	"}\n";
+
+static void variadic_case(dt t)
+{
+	arr x = random_arr(t, 32), want = arr_new(t, 164);
+	for (int i = 0; i < 8; i++)
+		for (int j = 0; j < 4; j++)
+			set_v(want, i * 4 + j, get_v(x, j * 8 + i));
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 32; j++)
+			set_v(want, 32 + i * 32 + j, binop_ref("+", t, get_v(x, j), (val){0, 0}));
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++)
+			set_v(want, 160 + i * 2 + j, binop_ref("+", t, (val){0, 0}, get_v(x, (1 + i) * 8 + j)));
+	blk_devptr dx = dev_from(x), dout = dev_zeros(t, 164);
+	bool ok = run_kernel(render(VARIADIC_SRC, "T", dts[t].name, NULL), NULL, ARGS(P(dx), P(dout)), NO_CONSTS,
+	                     GRID(1, 1, 1)) == BLK_SUCCESS;
+	if (ok)
+		ok = check_exact(dev_read(dout, t, 164), want, &x, 1);
+	result(ok, "reshape(x, 4, 8), permute(m, 1, 0), broadcast_to(x, 4, 32), zeros(4, 32, T) %s", dts[t].name);
+}
+
 int main(int argc, char **argv)
 {
 	ops_init(argc, argv);
@@ -196,6 +228,9 @@ int main(int argc, char **argv)
 	}
 	for (int t = 0; t < COUNT(ALL); t++)
 		flip_case(ALL[t]);
+	const dt var_types[] = {DT_I8, DT_U16, DT_I32, DT_U64, DT_F16, DT_BF16, DT_F32, DT_F64};
+	for (int t = 0; t < COUNT(var_types); t++)
+		variadic_case(var_types[t]);
 	out_of_range_case();
 	return ops_finish();
 }

@@ -316,7 +316,7 @@ typedef enum ScalarKind {
 } ScalarKind;
 
 enum {
-	BLK_MAX_RANK = 4,
+	BLK_MAX_RANK = 8,
 	BLK_MAX_NUMEL = 1 << 20, /* elements in one block */
 	BLK_MAX_PTR_DEPTH = 4,
 };

@@ -677,6 +677,17 @@ static void forward_op(LP *P, const Op *op)
 			setE(P, op->results[i], op->code == OP_SORT ? sort_enc(P, res->type, (int)op->attr[0])
 			                                            : default_enc(P, op->results[i]->type));
 		return;
+	case OP_GATHER: /* the result lies as its indices (x is read through shared memory) */
+		setE(P, res, E(P, op->operands[1]));
+		return;
+	case OP_INLINE_ASM: /* every result as the first operand block with an encoding (or free) */
+		for (int i = 0; i < op->n_operands; i++)
+			if (is_block(op->operands[i]) && E(P, op->operands[i])) {
+				for (int j = 0; j < op->n_results; j++)
+					setE(P, op->results[j], E(P, op->operands[i]));
+				return;
+			}
+		return;
 	case OP_FOR:
 		forward_loop(P, op);
 		return;
@@ -753,6 +764,7 @@ static const Encoding *want(LP *P, const Op *op, int i)
 		}
 		return i == 2 ? E(P, res) : NULL;
 	case OP_PHILOX:
+	case OP_GATHER:
 		return i == 1 ? E(P, res) : NULL;
 	case OP_SORT:
 	case OP_TOPK:

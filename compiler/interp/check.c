@@ -182,11 +182,10 @@ static bool check_sorting(Check *c, const Op *op)
 	return true;
 }
 
-static bool check_op(Check *c, const Op *op)
+/* The op code, regions, operands defined before their use, and types. */
+static bool check_values(Check *c, const Op *op)
 {
 	int no = op->n_operands, nr = op->n_results;
-	Type r0 = nr ? op->results[0]->type : (Type){0}, o0 = no ? op->operands[0]->type : (Type){0};
-	int64_t n = type_numel(r0);
 	if (op->code >= OP_COUNT)
 		return bad(c, op, "has an unknown op code");
 	if (op->n_regions != op_regions(op->code) || (op->n_regions && !op->regions))
@@ -202,9 +201,49 @@ static bool check_op(Check *c, const Op *op)
 		if (!op->results[i] || op->results[i]->id < 0 || op->results[i]->id >= c->f->n_values ||
 		    !valid_type(op->results[i]->type))
 			return bad(c, op, "has a bad result %d", i);
+	return true;
+}
 
+/* gather, sreg, inline_asm (which the interpreter refuses). */
+static bool check_new_op(Check *c, const Op *op)
+{
+	int no = op->n_operands, nr = op->n_results;
+	Type o0 = no ? op->operands[0]->type : (Type){0}, r0 = nr ? op->results[0]->type : (Type){0};
+	switch (op->code) {
+	case OP_GATHER: {
+		Type it = no > 1 ? op->operands[1]->type : (Type){0};
+		if (no != 2 || nr != 1 || o0.rank < 1 || it.rank != o0.rank || !is_int_t(it) || !same_elem(o0, r0) ||
+		    type_numel(it) != type_numel(r0) || op->attr[0] < 0 || op->attr[0] >= o0.rank)
+			return bad(c, op, "takes a block and integer indices of its rank, gives the indices' shape");
+		for (int d = 0; d < o0.rank; d++)
+			if ((d != op->attr[0] && it.shape[d] != o0.shape[d]) || it.shape[d] != r0.shape[d])
+				return bad(c, op, "needs indices of the block's shape but along its axis");
+		return true;
+	}
+	case OP_INLINE_ASM:
+		diag_error(c->diag, op->loc,
+		           "inline_asm cannot run on the interpreter (it does not read PTX); run this kernel on the GPU, "
+		           "or write the operation with builtins");
+		c->ok = false;
+		return false;
+	default:
+		if (no || nr != 1 || r0.rank || !is_int_t(r0))
+			return bad(c, op, "gives an integer scalar");
+		return true;
+	}
+}
+
+static bool check_op(Check *c, const Op *op)
+{
+	int no = op->n_operands, nr = op->n_results;
+	Type r0 = nr ? op->results[0]->type : (Type){0}, o0 = no ? op->operands[0]->type : (Type){0};
+	int64_t n = type_numel(r0);
+	if (!check_values(c, op))
+		return false;
 	if (op_flags(op->code) & OPF_ELEMWISE)
 		return check_elementwise(c, op);
+	if (op->code == OP_GATHER || op->code == OP_SREG || op->code == OP_INLINE_ASM)
+		return check_new_op(c, op);
 
 	int want_ops = -1, want_res = -1;
 

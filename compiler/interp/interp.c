@@ -9,6 +9,8 @@
  * the check of the IR, ops.c the ops that compute. docs/interpreter.md is the user's view. */
 #include "interp/interp_int.h"
 
+#include <time.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -322,6 +324,19 @@ static bool exec(Worker *w, const Op *op)
 	case OP_PRINT: return interp_print(w, op);
 	case OP_ASSERT: return exec_assert(w, op);
 	case OP_BARRIER: return true; /* programs run one at a time: nothing to wait for */
+	case OP_SREG: {
+		Elem *r = interp_def(w, op->results[0], 1);
+		if (!r)
+			return false;
+		if (op->attr[0] == SREG_GLOBALTIMER) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			r[0].u = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		} else {
+			r[0].i = 0; /* smid: one multiprocessor */
+		}
+		return true;
+	}
 	case OP_IF: return exec_if(w, op);
 	case OP_FOR: return exec_for(w, op);
 	case OP_WHILE: return exec_while(w, op);

@@ -517,6 +517,35 @@ static bool check_hint(Worker *w, const Op *op, const Slot *x)
 	return true;
 }
 
+/* gather: r[i] = x[i with i[axis] = idx[i]]; an index outside the axis is
+ * an error (undefined on the GPU). */
+static bool gather(Worker *w, const Op *op)
+{
+	Type xt = op->operands[0]->type, rt = op->results[0]->type;
+	int axis = (int)op->attr[0];
+	int64_t n = type_numel(rt), xst[BLK_MAX_RANK], rst[BLK_MAX_RANK];
+	strides_of(xt, xst);
+	strides_of(rt, rst);
+	const Elem *x = slot(w, op->operands[0])->p, *idx = slot(w, op->operands[1])->p;
+	Elem *r = interp_def(w, op->results[0], n);
+	if (!r)
+		return false;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t k = idx[i].i, src = 0, rem = i;
+		if (k < 0 || k >= xt.shape[axis])
+			return interp_fail(w, op, i, rt, "index out of range",
+			                   "index %lld is outside [0, %d) along axis %d of the block indexed", (long long)k,
+			                   xt.shape[axis], axis);
+		for (int d = 0; d < rt.rank; d++) {
+			int64_t c = rem / rst[d];
+			rem -= c * rst[d];
+			src += (d == axis ? k : c) * xst[d];
+		}
+		r[i] = x[src];
+	}
+	return true;
+}
+
 bool interp_shape(Worker *w, const Op *op)
 {
 	Type rt = op->n_results ? op->results[0]->type : (Type){0};
@@ -619,6 +648,8 @@ bool interp_shape(Worker *w, const Op *op)
 		}
 		return true;
 	}
+	case OP_GATHER:
+		return gather(w, op);
 	default:
 		return interp_fail(w, op, -1, rt, "internal error", "the interpreter has no '%s'", op_name(op->code));
 	}

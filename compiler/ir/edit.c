@@ -104,6 +104,7 @@ Op *ir_clone_before(IrFunc *f, const Op *op, Op *before, Value **operands)
 	c->ival = op->ival;
 	c->fval = op->fval;
 	c->str = op->str;
+	c->str2 = op->str2;
 	c->loc = op->loc;
 	return c;
 }

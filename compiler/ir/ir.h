@@ -52,6 +52,8 @@ enum { OPF_PURE = 1, OPF_TERM = 2, OPF_ELEMWISE = 4 };
 	OP(CAT, "cat", 0, OPF_PURE)                /* a, b: concatenated along dim 0 */ \
 	OP(JOIN, "join", 0, OPF_PURE)              /* a, b of one shape -> shape + [2]; [..., 0] = a */ \
 	OP(SPLIT, "split", 0, OPF_PURE)            /* last dim 2 -> two results, [..., 0] and [..., 1] */ \
+	OP(GATHER, "gather", 0, OPF_PURE)          /* x, idx (i32 block of x's rank and shape but along attr[0]) \
+	                                              -> idx's shape: r[i] = x[i with i[axis] = idx[i]] */ \
 	/* arithmetic: ints wrap; / and % of ints truncate toward zero (C) */ \
 	OP(ADD, "add", 0, OPF_PE) \
 	OP(SUB, "sub", 0, OPF_PE) \
@@ -111,9 +113,15 @@ enum { OPF_PURE = 1, OPF_TERM = 2, OPF_ELEMWISE = 4 };
 	/* debugging */ \
 	OP(PRINT, "print", 0, 0)                   /* values...; str prefix; attr[0] 1 for hex */ \
 	OP(BARRIER, "barrier", 0, 0)               /* every thread of the program waits for the others (bar.sync 0) */ \
+	OP(SREG, "sreg", 0, 0)                     /* a special register: attr[0] SregKind; a scalar */ \
+	OP(INLINE_ASM, "inline_asm", 0, 0)         /* element-wise PTX: str the text, operands the blocks (or \
+	                                              scalars) it reads, results of one shape; attr[0] pure, \
+	                                              attr[1] elements an instance takes (pack); str2 the LLVM \
+	                                              constraints, outputs first */ \
 	OP(ASSERT, "assert", 0, 0)                 /* i1 cond (scalar or block); str message; loc the source */ \
 	/* structured control flow */ \
-	OP(FOR, "for", 1, 0)                       /* lb, ub, step, init... -> results; region (iv, iters...) */ \
+	OP(FOR, "for", 1, 0)                       /* lb, ub, step, init... -> results; region (iv, iters...); \
+	                                              attr[0] unroll hint (0: none) */ \
 	OP(IF, "if", 2, 0)                         /* cond -> results; regions then, else */ \
 	OP(WHILE, "while", 2, 0)                   /* init... -> results; region 0 (args) -> condition, \
 	                                              region 1 (forwarded) -> yield */ \
@@ -148,6 +156,7 @@ typedef enum AtomicOp { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_AND, ATOM_OR, ATOM_XO
 typedef enum MemSem { SEM_ACQ_REL, SEM_ACQUIRE, SEM_RELEASE, SEM_RELAXED } MemSem;
 typedef enum MemScope { SCOPE_GPU, SCOPE_CTA, SCOPE_SYS } MemScope;
 typedef enum DotPrecision { DOT_TF32, DOT_TF32X3, DOT_IEEE } DotPrecision;
+typedef enum SregKind { SREG_GLOBALTIMER, SREG_SMID } SregKind; /* u64 nanoseconds; i32 multiprocessor */
 
 typedef struct Op Op;
 typedef struct Region Region;
@@ -183,6 +192,7 @@ struct Op {
 	int64_t ival;
 	double fval;
 	const char *str;
+	const char *str2; /* inline_asm: its constraints */
 	Op *prev, *next;
 	Region *parent;
 	const Encoding *scratch; /* GPU IR: a convert_layout's shared-memory tile (NULL: in registers) */

@@ -224,6 +224,8 @@ static void put_op_line(const Op *op, StrBuf *out)
 		put_value(out, operand(op, 1));
 		sb_puts(out, " step ");
 		put_value(out, operand(op, 2));
+		if (op->attr[0] > 0)
+			sb_printf(out, " unroll %" PRId64, op->attr[0]);
 		if (op->n_operands > 3) {
 			sb_puts(out, " iter(");
 			put_values(out, op->operands + 3, op->n_operands - 3);
@@ -333,6 +335,22 @@ static void put_op_line(const Op *op, StrBuf *out)
 		break;
 	case OP_HISTOGRAM:
 		attr(&a, "bins = %" PRId64, op->attr[0]);
+		break;
+	case OP_GATHER:
+		attr(&a, "axis = %" PRId64, op->attr[0]);
+		break;
+	case OP_SREG:
+		attr(&a, "%s", op->attr[0] == SREG_GLOBALTIMER ? "globaltimer" : "smid");
+		break;
+	case OP_INLINE_ASM:
+		sb_puts(out, a.n++ ? ", " : " {");
+		sb_puts(out, "asm = ");
+		put_string(out, op->str ? op->str : "");
+		sb_puts(out, ", constraints = ");
+		put_string(out, op->str2 ? op->str2 : "");
+		if (op->attr[0])
+			attr(&a, "pure");
+		attr(&a, "pack = %" PRId64, op->attr[1]);
 		break;
 	case OP_PRINT:
 		if (op->str && *op->str) {

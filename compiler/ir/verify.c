@@ -621,6 +621,21 @@ static void check_shape_op(Verifier *v, const Op *op)
 			result_is(v, op, 1, a);
 		break;
 	}
+	case OP_GATHER: {
+		if (!counts(v, op, 2, 2, 1))
+			break;
+		Type x = OPT(0), idx = OPT(1);
+		bool ok = x.rank > 0 && idx.rank == x.rank && !idx.ptr && sk(idx) == SK_I32 && op->attr[0] >= 0 &&
+		          op->attr[0] < x.rank;
+		for (int d = 0; ok && d < x.rank; d++)
+			ok = d == op->attr[0] || x.shape[d] == idx.shape[d];
+		if (!ok) {
+			fail(v, op, "cannot gather %s at %s along axis %" PRId64, tstr(x), tstr(idx), op->attr[0]);
+			break;
+		}
+		result_is(v, op, 0, type_block(type_elem(x), idx.rank, idx.shape));
+		break;
+	}
 	default:
 		break;
 	}
@@ -729,6 +744,7 @@ static void check_op(Verifier *v, const Op *op)
 	case OP_CAT:
 	case OP_JOIN:
 	case OP_SPLIT:
+	case OP_GATHER:
 		check_shape_op(v, op);
 		break;
 	case OP_ADD:
@@ -847,6 +863,23 @@ static void check_op(Verifier *v, const Op *op)
 		break;
 	case OP_BARRIER:
 		counts(v, op, 0, 0, 0);
+		break;
+	case OP_SREG:
+		if (counts(v, op, 0, 0, 1) && attr_in(v, op, 0, SREG_GLOBALTIMER, SREG_SMID, "register"))
+			result_is(v, op, 0, type_scalar(op->attr[0] == SREG_GLOBALTIMER ? SK_U64 : SK_I32));
+		break;
+	case OP_INLINE_ASM:
+		if (!counts(v, op, 0, 64, -1) || !op->str || !op->str2 || op->n_results < 1) {
+			if (!v->failed)
+				fail(v, op, "needs its text, its constraints and at least one result");
+			break;
+		}
+		for (int i = 1; i < op->n_results; i++)
+			if (!same_shape(RES(0), RES(i)))
+				fail(v, op, "results %s and %s differ in shape", tstr(RES(0)), tstr(RES(i)));
+		for (int i = 0; i < op->n_operands; i++)
+			if (!same_shape(RES(0), OPT(i)))
+				fail(v, op, "operand %s is not of the results' shape %s", tstr(OPT(i)), tstr(RES(0)));
 		break;
 	case OP_ASSERT:
 		if (counts(v, op, 1, 1, 0) && (OPT(0).ptr || sk(OPT(0)) != SK_I1))

@@ -299,20 +299,81 @@ Sym ig_bi_scan(Gen *g, Args *a, int kind)
 	return r;
 }
 
+/* dot of (B, M, K) and (B, K, N) (and acc (B, M, N)): a dot for each of the
+ * B products, stacked again along axis 0. */
+static Sym batched_dot(Gen *g, Args *a, Value *x, Value *y)
+{
+	Type xt = x->type, yt = y->type;
+	int32_t B = xt.shape[0];
+	if (yt.shape[0] != B || xt.shape[2] != yt.shape[1]) {
+		error(g, a->call, "a batched dot needs blocks of shapes (B, M, K) and (B, K, N), found %s and %s", tstr(g, xt),
+		      tstr(g, yt));
+		return VOID;
+	}
+	Value *acc = NULL;
+	if (a->given[2] && a->v[2].kind != S_NONE) {
+		acc = ig_value_arg(g, a, 2);
+		if (!acc)
+			return VOID;
+		if (acc->type.rank != 3 || acc->type.shape[0] != B || acc->type.shape[1] != xt.shape[1] ||
+		    acc->type.shape[2] != yt.shape[2]) {
+			error(g, a->at[2], "the accumulator must be a (%d, %d, %d) block, found %s", B, xt.shape[1], yt.shape[2],
+			      tstr(g, acc->type));
+			return VOID;
+		}
+	}
+	Value **parts = arena_alloc(g->arena, (size_t)B * sizeof *parts);
+	if (!parts)
+		return VOID;
+	for (int32_t b = 0; b < B; b++) {
+		Args one = *a;
+		Value *xb = ig_take(g, x, 0, b, a->at[0]), *yb = ig_take(g, y, 0, b, a->at[1]);
+		if (!xb || !yb)
+			return VOID;
+		one.v[0] = ig_value_sym(xb);
+		one.v[1] = ig_value_sym(yb);
+		if (acc) {
+			Value *cb = ig_take(g, acc, 0, b, a->at[2]);
+			if (!cb)
+				return VOID;
+			one.v[2] = ig_value_sym(cb);
+		}
+		Sym r = ig_bi_dot(g, &one, 0);
+		if (r.kind != S_VALUE)
+			return VOID;
+		Type t = r.v->type;
+		int32_t shape[3] = {1, t.shape[0], t.shape[1]};
+		if (!(parts[b] = ig_emit(g, OP_RESHAPE, a->call, type_block(t, 3, shape), r.v, NULL, NULL)))
+			return VOID;
+	}
+	/* stacked pairwise: B is a power of two */
+	for (int32_t n = B; n > 1; n /= 2)
+		for (int32_t i = 0; i < n / 2; i++) {
+			Type t = parts[2 * i]->type;
+			t.shape[0] *= 2;
+			if (!(parts[i] = ig_emit(g, OP_CAT, a->call, t, parts[2 * i], parts[2 * i + 1], NULL)))
+				return VOID;
+		}
+	return ig_value_sym(parts[0]);
+}
+
 Sym ig_bi_dot(Gen *g, Args *a, int which)
 {
 	(void)which;
 	Value *x = ig_block_arg(g, a, 0), *y = ig_block_arg(g, a, 1);
 	if (!x || !y)
 		return VOID;
+	if (x->type.rank == 3 && y->type.rank == 3)
+		return batched_dot(g, a, x, y);
 	if (x->type.rank != 2 || y->type.rank != 2 || x->type.shape[1] != y->type.shape[0]) {
-		error(g, a->call, "dot needs blocks of shapes (M, K) and (K, N), found %s and %s", tstr(g, x->type),
-		      tstr(g, y->type));
+		error(g, a->call, "dot needs blocks of shapes (M, K) and (K, N), or (B, M, K) and (B, K, N), found %s and %s",
+		      tstr(g, x->type), tstr(g, y->type));
 		return VOID;
 	}
 	int32_t M = x->type.shape[0], K = x->type.shape[1], N = y->type.shape[1];
-	if (M < 16 || N < 16 || K < 16) {
-		error(g, a->call, "dot needs M, N and K of at least 16, found M = %d, N = %d, K = %d", M, N, K);
+	if (K < 16) {
+		error(g, a->call, "dot needs K of at least 16, found %d; pad the operands with zeros (masked loads with "
+		                  "other = 0) to K = 16", K);
 		return VOID;
 	}
 	ScalarKind kx = (ScalarKind)x->type.scalar, ky = (ScalarKind)y->type.scalar;
@@ -353,6 +414,12 @@ Sym ig_bi_dot(Gen *g, Args *a, int which)
 	 * acc's value and the result is rounded once to acc's type (on the GPU,
 	 * f16 and bf16 inputs then run on tensor cores with f32 accumulators) */
 	ScalarKind kc = (ScalarKind)acc->type.scalar;
+	if (scalar_is_int(kc) != (kx == SK_I8) || kc == SK_I1) {
+		error(g, a->given[2] && a->v[2].kind != S_NONE ? a->at[2] : a->call,
+		      "dot of %s inputs needs %s accumulator, found %s", tstr(g, type_elem(x->type)),
+		      kx == SK_I8 ? "an integer (i32)" : "a float", tstr(g, acc->type));
+		return VOID;
+	}
 	bool narrow = kc == SK_F16 || kc == SK_BF16 || kc == SK_F8E4M3 || kc == SK_F8E5M2;
 	if (narrow && !(acc = ig_cast_value(g, acc, SK_F32, a->call)))
 		return VOID;

@@ -36,6 +36,44 @@ static bool sym_shape(Gen *g, Sym s, Span at, int *rank, int32_t shape[BLK_MAX_R
 	return true;
 }
 
+/* The variadic spelling f(x, 4, 8) beside f(x, (4, 8)): parameter `first`
+ * and the optional ones after it (d1 ...), given by position, become one
+ * tuple in a->v[first]. Types among them are left out (zeros(4, 8, f32)
+ * takes its dtype there): their index goes to *type_at (or -1). */
+static bool variadic(Gen *g, Args *a, int first, int *type_at)
+{
+	int end = type_at ? a->n - 1 : a->n; /* zeros: its last parameter is dtype */
+	if (type_at)
+		*type_at = -1;
+	int n = 0;
+	for (int i = first; i < end; i++) {
+		if (!a->given[i])
+			continue;
+		if (type_at && a->v[i].kind == S_TYPE && *type_at < 0) {
+			*type_at = i;
+			continue;
+		}
+		n++;
+	}
+	if (n <= 1)
+		return true;
+	Sym t = {.kind = S_TUPLE};
+	t.items = arena_alloc(g->arena, (size_t)n * sizeof *t.items);
+	if (!t.items)
+		return false;
+	for (int i = first; i < end; i++)
+		if (a->given[i] && i != (type_at ? *type_at : -1)) {
+			if (a->v[i].kind == S_TUPLE) {
+				error(g, a->at[i], "'%s' takes its sizes either as one tuple or one by one, not both", a->fname);
+				return false;
+			}
+			t.items[t.n++] = a->v[i];
+		}
+	a->v[first] = t;
+	a->given[first] = true;
+	return true;
+}
+
 Sym ig_shape_sym(Gen *g, Type t)
 {
 	Sym s = {.kind = S_TUPLE, .n = t.rank};
@@ -97,6 +135,20 @@ Sym ig_bi_full(Gen *g, Args *a, int zeros)
 	int32_t shape[BLK_MAX_RANK];
 	Type t;
 	int ti = zeros ? 1 : 2;
+	if (zeros) { /* zeros(shape, d1 ..., dtype): dtype named, or the type among the sizes */
+		int at;
+		if (!variadic(g, a, 0, &at))
+			return VOID;
+		ti = a->given[a->n - 1] ? a->n - 1 : at;
+		if (ti < 0) {
+			error(g, a->call, "missing argument 'dtype' of 'zeros'");
+			return VOID;
+		}
+		if (at >= 0 && ti != at) {
+			error(g, a->at[at], "'zeros' is given two element types");
+			return VOID;
+		}
+	}
 	if (!sym_shape(g, a->v[0], a->at[0], &rank, shape) || !ig_arg_type(g, a, ti, &t))
 		return VOID;
 	return fill(g, zeros ? weak_int(0) : a->v[1], t, rank, shape, a->call);
@@ -119,7 +171,7 @@ Sym ig_bi_reshape(Gen *g, Args *a, int which)
 	Value *x = ig_value_arg(g, a, 0);
 	int rank;
 	int32_t shape[BLK_MAX_RANK];
-	if (!x || !sym_shape(g, a->v[1], a->at[1], &rank, shape))
+	if (!x || !variadic(g, a, 1, NULL) || !sym_shape(g, a->v[1], a->at[1], &rank, shape))
 		return VOID;
 	Type t = type_block(x->type, rank, shape);
 	if (type_numel(t) != type_numel(x->type)) {
@@ -142,6 +194,8 @@ Sym ig_bi_trans(Gen *g, Args *a, int which)
 	int64_t perm[BLK_MAX_RANK];
 	for (int i = 0; i < rank; i++)
 		perm[i] = rank - 1 - i;
+	if (!variadic(g, a, 1, NULL))
+		return VOID;
 	if (a->given[1]) {
 		Sym p = a->v[1];
 		if (p.kind != S_TUPLE || p.n != rank) {
@@ -181,7 +235,11 @@ Sym ig_bi_expand_dims(Gen *g, Args *a, int which)
 	int rank = x->type.rank;
 	if (axis < 0)
 		axis += rank + 1;
-	if (axis < 0 || axis > rank || rank >= BLK_MAX_RANK) {
+	if (rank >= BLK_MAX_RANK) {
+		error(g, a->call, "blocks have at most %d dimensions: cannot add one to %s", BLK_MAX_RANK, tstr(g, x->type));
+		return VOID;
+	}
+	if (axis < 0 || axis > rank) {
 		error(g, a->at[1], "cannot insert an axis at %lld into %s", (long long)ig_int_value(a->v[1]), tstr(g, x->type));
 		return VOID;
 	}
@@ -200,7 +258,7 @@ Sym ig_bi_broadcast_to(Gen *g, Args *a, int which)
 	Value *x = ig_value_arg(g, a, 0);
 	int rank, r2;
 	int32_t shape[BLK_MAX_RANK], check[BLK_MAX_RANK];
-	if (!x || !sym_shape(g, a->v[1], a->at[1], &rank, shape))
+	if (!x || !variadic(g, a, 1, NULL) || !sym_shape(g, a->v[1], a->at[1], &rank, shape))
 		return VOID;
 	Type want = type_block(x->type, rank, shape);
 	if (!broadcast_shapes(x->type, want, &r2, check) || r2 != rank || memcmp(check, shape, sizeof(int32_t) * rank)) {

@@ -341,6 +341,11 @@ static Sym gen_index(Gen *g, Node *n)
 		error(g, n->a->span, "%s cannot be indexed", ig_sym_desc(g, base));
 		return VOID;
 	}
+	for (int i = 0; i < n->list.len; i++) {
+		Node *it = n->list.items[i];
+		if (it->kind != N_NONE && !(it->kind == N_SLICE && !it->a && !it->b && !it->c))
+			return ig_index_block(g, n, base); /* x[i], x[a:b]: builtins_index.c */
+	}
 	int kept = 0, rank = 0;
 	int32_t shape[BLK_MAX_RANK];
 	for (int i = 0; i < n->list.len; i++) {
@@ -367,9 +372,12 @@ static Sym gen_index(Gen *g, Node *n)
 			return VOID;
 		}
 	}
-	if (kept != base.type.rank) {
-		error(g, n->span, "%s needs %d ':' in its index, found %d", ig_sym_desc(g, base), base.type.rank, kept);
-		return VOID;
+	for (; kept < base.type.rank; kept++) { /* axes not mentioned at the end are kept */
+		if (rank >= BLK_MAX_RANK) {
+			error(g, n->span, "blocks have at most %d dimensions", BLK_MAX_RANK);
+			return VOID;
+		}
+		shape[rank++] = base.type.shape[kept];
 	}
 	if (rank == base.type.rank)
 		return base;

@@ -263,6 +263,19 @@ Sym ig_bi_broadcast_to(Gen *g, Args *a, int which);
 Sym ig_bi_join_cat(Gen *g, Args *a, int join);
 Sym ig_bi_split(Gen *g, Args *a, int which);
 
+/* ---- builtins_index.c -------------------------------------------------------- */
+
+/* base[...] with an integer index or a bounded slice among its items. */
+Sym ig_index_block(Gen *g, Node *n, Sym base);
+/* x[k] along axis (a constant k in range), the axis removed; x of rank 2 or more. */
+Value *ig_take(Gen *g, Value *x, int axis, int64_t k, Span at);
+Sym ig_bi_gather(Gen *g, Args *a, int which);
+Sym ig_bi_flip(Gen *g, Args *a, int which);
+Sym ig_bi_interleave(Gen *g, Args *a, int which);
+Sym ig_bi_sreg(Gen *g, Args *a, int which);
+Sym ig_bi_num_warps(Gen *g, Args *a, int which);
+Sym ig_bi_inline_asm(Gen *g, Args *a, int which);
+
 /* ---- builtins_math.c --------------------------------------------------------- */
 
 Sym ig_bi_inf(Gen *g, Args *a, int which);

@@ -609,21 +609,26 @@ static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int nv,
 	return ok;
 }
 
-static bool range_args(Gen *g, Node *call, Sym out[3], Span at[3])
+static bool range_args(Gen *g, Node *call, Sym out[3], Span at[3], int64_t *unroll)
 {
 	int n = call->list.len;
-	Node *last = n ? call->list.items[n - 1] : NULL;
-	if (last && last->kind == N_NAMED_ARG && !strcmp(last->name, "num_stages")) {
-		/* the pipelining hint: checked; the depth is the kernel's num_stages */
+	*unroll = 0;
+	/* the trailing options: num_stages = N (the pipelining hint: checked;
+	 * the depth is the kernel's num_stages), unroll = N (a hint to the GPU
+	 * back end: llvm.loop.unroll.count) */
+	for (Node *last; n && (last = call->list.items[n - 1])->kind == N_NAMED_ARG &&
+	                 (!strcmp(last->name, "num_stages") || !strcmp(last->name, "unroll"));
+	     n--) {
 		Sym s = ig_gen_expr(g, last->a);
 		if (s.kind == S_VOID)
 			return false;
 		if (s.kind != S_CONST || s.type.rank || !scalar_is_int((ScalarKind)s.type.scalar) || ig_int_value(s) < 1) {
-			error(g, last->span, "num_stages of a range must be a constant integer of at least 1, found %s",
+			error(g, last->span, "%s of a range must be a constant integer of at least 1, found %s", last->name,
 			      ig_sym_desc(g, s));
 			return false;
 		}
-		n--;
+		if (!strcmp(last->name, "unroll"))
+			*unroll = (int64_t)ig_int_value(s);
 	}
 	if (n < 1 || n > 3) {
 		error(g, call->span, "range takes 1 to 3 arguments: range(end), range(start, end), range(start, end, step)");
@@ -632,7 +637,7 @@ static bool range_args(Gen *g, Node *call, Sym out[3], Span at[3])
 	for (int i = 0; i < n; i++)
 		if (((Node *)call->list.items[i])->kind == N_NAMED_ARG) {
 			error(g, ((Node *)call->list.items[i])->span,
-			      "range takes positional arguments and num_stages = N; found '%s'",
+			      "range takes positional arguments, num_stages = N and unroll = N; found '%s'",
 			      ((Node *)call->list.items[i])->name);
 			return false;
 		}
@@ -749,7 +754,8 @@ static void gen_for(Gen *g, Node *n)
 	}
 	Sym r[3];
 	Span at[3];
-	if (!range_args(g, it, r, at))
+	int64_t unroll;
+	if (!range_args(g, it, r, at, &unroll))
 		return;
 	if (strcmp(it->a->name, "static_range") == 0) {
 		gen_static_for(g, n, r, at);
@@ -807,6 +813,7 @@ static void gen_for(Gen *g, Node *n)
 	Op *op = ig_emit_op(g, OP_FOR, n->span, operands, 3 + nv, types, nv);
 	if (!op)
 		return;
+	op->attr[0] = unroll;
 	ir_move_region(&op->regions[0], &body);
 	for (int i = 0; i < nv; i++)
 		vars[i]->sym = ig_value_sym(op->results[i]);

@@ -320,6 +320,22 @@ static bool has_wgmma(const Region *r)
  * waited for, their registers tied through the wait, on no path that
  * skips the loop (ptxas serializes wgmmas whose accumulators a path may
  * define or read between issue and wait). */
+/* range(..., unroll = N): the loop's back edge carries llvm.loop metadata
+ * (a distinct node naming itself, then llvm.loop.unroll.count N), which
+ * LLVM's loop unroller follows (with a remainder loop for other counts). */
+static void unroll_hint(Lower *L, const Op *op, LLVMValueRef br)
+{
+	if (op->attr[0] <= 1)
+		return;
+	LLVMMetadataRef self = LLVMTemporaryMDNode(L->c, NULL, 0);
+	LLVMMetadataRef kv[2] = {LLVMMDStringInContext2(L->c, "llvm.loop.unroll.count", 22),
+	                         LLVMValueAsMetadata(ci32(L, op->attr[0]))};
+	LLVMMetadataRef items[2] = {self, LLVMMDNodeInContext2(L->c, kv, 2)};
+	LLVMMetadataRef loop = LLVMMDNodeInContext2(L->c, items, 2);
+	LLVMMetadataReplaceAllUsesWith(self, loop);
+	LLVMSetMetadata(br, LLVMGetMDKindIDInContext(L->c, "llvm.loop", 9), LLVMMetadataAsValue(L->c, loop));
+}
+
 static void lower_for(Lower *L, const Op *op)
 {
 	const Region *body = &op->regions[0];
@@ -366,12 +382,12 @@ static void lower_for(Lower *L, const Op *op)
 	LLVMAddIncoming(iv, &next, &end, 1);
 	add_incoming(L, phis + 1, nc, (const Value *const *)y->operands, end);
 	if (!rotated) {
-		LLVMBuildBr(L->b, head);
+		unroll_hint(L, op, LLVMBuildBr(L->b, head));
 		LLVMPositionBuilderAtEnd(L->b, exit);
 		for (int i = 0; i < nc; i++)
 			L->vals[op->results[i]->id] = phis[1 + i];
 	} else {
-		LLVMBuildCondBr(L->b, loop_cond(L, op, next), head, done);
+		unroll_hint(L, op, LLVMBuildCondBr(L->b, loop_cond(L, op, next), head, done));
 		LLVMPositionBuilderAtEnd(L->b, done);
 		Tile last[64];
 		for (int i = 0; i < nc && !L->failed; i++) {
@@ -532,6 +548,15 @@ static void lower_op(Lower *L, const Op *op)
 		break;
 	case OP_CONVERT_LAYOUT:
 		lower_convert(L, op);
+		break;
+	case OP_GATHER:
+		lower_gather(L, op);
+		break;
+	case OP_SREG:
+		lower_sreg(L, op);
+		break;
+	case OP_INLINE_ASM:
+		lower_inline_asm(L, op);
 		break;
 	case OP_LOAD:
 	case OP_STORE:

@@ -272,6 +272,11 @@ void lw_wgmma_wait(Lower *L, Tile *t);
 void lower_sort(Lower *L, const Op *op);      /* sort.c: sort and topk */
 void lower_histogram(Lower *L, const Op *op); /* histogram.c */
 void lower_print(Lower *L, const Op *op);
+/* gather.c */
+void lower_gather(Lower *L, const Op *op);
+void lower_sreg(Lower *L, const Op *op);
+/* inline_asm.c */
+void lower_inline_asm(Lower *L, const Op *op);
 void lower_assert(Lower *L, const Op *op);
 
 #endif

@@ -224,11 +224,33 @@ static const char kernel_pipeline[] =
 	"loop-mssa(licm<no-allowspeculation>,loop-rotate,licm<allowspeculation>),"
 	"loop(indvars),gvn,sccp,bdce,correlated-propagation,instcombine<no-verify-fixpoint>,adce,simplifycfg)";
 
+/* The same with LLVM's loop unroller after the loop passes, for kernels
+ * with range(..., unroll = N) (llvm.loop metadata on a back edge): it
+ * unrolls those loops by N (and, by its own measure, others of the kernel). */
+static const char kernel_pipeline_unroll[] =
+	"function(nvvm-intr-range,sroa,early-cse,instcombine<no-verify-fixpoint>,reassociate,"
+	"loop-mssa(licm<no-allowspeculation>,loop-rotate,licm<allowspeculation>),"
+	"loop(indvars),loop-unroll<O3>,gvn,sccp,bdce,correlated-propagation,instcombine<no-verify-fixpoint>,adce,"
+	"simplifycfg)";
+
+static bool has_loop_hint(LLVMModuleRef m)
+{
+	unsigned kind = LLVMGetMDKindIDInContext(LLVMGetModuleContext(m), "llvm.loop", 9);
+	for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+		for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b)) {
+			LLVMValueRef t = LLVMGetBasicBlockTerminator(b);
+			if (t && LLVMGetMetadata(t, kind))
+				return true;
+		}
+	return false;
+}
+
 static bool run_pipeline(LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level, Errors *e)
 {
 	static const char *const pipelines[] = {NULL, "default<O1>", "default<O2>", kernel_pipeline};
 	LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
-	LLVMErrorRef err = LLVMRunPasses(m, pipelines[opt_level], tm, opts);
+	const char *pipeline = opt_level == 3 && has_loop_hint(m) ? kernel_pipeline_unroll : pipelines[opt_level];
+	LLVMErrorRef err = LLVMRunPasses(m, pipeline, tm, opts);
 	LLVMDisposePassBuilderOptions(opts);
 	if (!err)
 		return true;

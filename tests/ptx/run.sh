@@ -328,6 +328,15 @@ if [ "$n1" = 4 ] && [ "$n3" = 12 ]; then
 else
 	bad "dot tf32 / tf32x3 mma.sync counts" "$n1 and $n3, want 4 and 12 $(head -2 "$tmp/err")"
 fi
+# range(..., unroll = 4) repeats the loop body: more loads than without the hint
+u4=$("$blkc" --emit=ptx --arch=sm_90 tests/ptx/patterns/loop_unroll.tile -o - 2>"$tmp/err" | grep -c 'ld\.global')
+u1=$(sed 's/, unroll = 4//' tests/ptx/patterns/loop_unroll.tile | "$blkc" --emit=ptx --arch=sm_90 - -o - 2>>"$tmp/err" |
+	grep -c 'ld\.global')
+if [ "$u4" -ge 4 ] && [ "$u1" = 1 ]; then
+	ok "range(..., unroll = 4): $u4 loads of the body, 1 without the hint"
+else
+	bad "range(..., unroll = 4) unrolls" "$u4 loads with the hint and $u1 without, want 4 or more and 1 $(head -2 "$tmp/err")"
+fi
 if "$blkc" --emit=ptx --arch=sm_99 examples/relu.tile -o /dev/null 2>"$tmp/err"; then
 	bad "an unknown --arch is refused"
 elif grep -q "unknown GPU target 'sm_99'" "$tmp/err"; then

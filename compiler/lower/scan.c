@@ -219,7 +219,8 @@ static void scan_registers(Scan *S)
 		for (int k = 0; k < nreg && !L->failed; k++) {
 			if (qi[k] != q)
 				continue;
-			int prev = lw_reg_index(&S->s, (lw_reg_const(&S->s, k) & ~inmask) | pos_const(S, 0, q - 1));
+			/* the run's digit q - 1; the other bits (the chunk's too) are k's */
+			int prev = lw_reg_index(&S->s, (lw_reg_const(&S->s, k) & ~inmask) | (pos_const(S, 0, q - 1) & inmask));
 			for (int i = 0; i < S->n; i++) {
 				a[i] = S->x[i][prev];
 				b[i] = S->x[i][k];

@@ -600,7 +600,8 @@ CHECKER static int check_node(const Lines *ln, const Node *n, const Node *parent
 		break;
 	case N_UNARY:
 		CHECK(is_expr(n->a) && !n->b);
-		CHECK(n->op == T_MINUS || n->op == T_PLUS || n->op == T_BANG || n->op == T_TILDE);
+		CHECK(n->op == T_MINUS || n->op == T_PLUS || n->op == T_BANG || n->op == T_TILDE ||
+		      n->op == T_STAR); /* prefix `*`: a pointer type in an expression (`x.to(*f16)`) */
 		break;
 	case N_BINARY:
 		CHECK(is_expr(n->a) && is_expr(n->b));

@@ -18,8 +18,6 @@ enum { N = 1000 };
 static const dt ARITH_TYPES[] = {DT_I8, DT_I16, DT_I32, DT_I64, DT_U8, DT_U16, DT_U32,
                                  DT_U64, DT_F16, DT_BF16, DT_F32, DT_F64};
 static const dt INT_TYPES[] = {DT_I8, DT_I16, DT_I32, DT_I64, DT_U8, DT_U16, DT_U32, DT_U64};
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
-
 static const char *BINOP_SRC =
 	"kernel k(x: *$A, y: *$B, out: *$R, n: i32, BLOCK: const i32 = 128) grid(cdiv(n, BLOCK)) {\n"
 	"    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"

@@ -14,7 +14,6 @@
  *     every slot is taken once, no spinning on one address). */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 enum { PROGS = 64, LANES = 32, THREADS = 4 };
 
 static const char *RMW_SRC =

@@ -10,8 +10,6 @@
  * message, the line and the program). All exact. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
-
 /* One kernel over an i32 input x (n = PROGS * 64) and an i32 output. */
 enum { B = 64, PROGS = 4 };
 

@@ -22,7 +22,6 @@
  * tell the rounded products from the unrounded ones. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 /* fp8 products are exact, but Hopper's fp8 tensor cores keep about 14 bits
  * of the sum: 2^-12 S more for fp8 inputs (on the GPU) */
 #define FP8_SUM 0x1p-12

@@ -10,16 +10,6 @@
  * cores' reduced sums), plus an ulp of the result type; i8 is exact. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
-
-static char *num(int v)
-{
-	static char ring[16][16];
-	static int k;
-	char *s = ring[k++ & 15];
-	snprintf(s, 16, "%d", v);
-	return s;
-}
 
 static const char *SRC =
 	"kernel k(a: *$T, b: *$T, c: *$C, out: *$C, kv: i32) {\n"

@@ -6,8 +6,6 @@
  * elements read as 0); all exact: these move values. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
-
 static const dt ALL[] = {DT_I1,  DT_I8,  DT_I16, DT_I32, DT_I64,  DT_U8,   DT_U16,
                          DT_U32, DT_U64, DT_F16, DT_BF16, DT_F32, DT_F64, DT_E4M3, DT_E5M2};
 
@@ -25,14 +23,6 @@ static val masked(arr x, int i, int n)
 	return i < n ? get_v(x, i) : z;
 }
 
-static char *num(int v)
-{
-	static char ring[16][16];
-	static int k;
-	char *s = ring[k++ & 15];
-	snprintf(s, 16, "%d", v);
-	return s;
-}
 
 /* ---- x[i] and slices ------------------------------------------------------------ */
 

@@ -9,8 +9,6 @@
  * into the accumulator keeping about 13 bits), and nothing for i8. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
-
 static const char *MM_SRC =
 	"kernel mm(a: *$T, b: *$T, c: *$R, M: i32, N: i32, K: i32, sbk: i32, sbn: i32,\n"
 	"          BM: const i32, BN: const i32, BK: const i32) grid(cdiv(M, BM), cdiv(N, BN)) {\n"

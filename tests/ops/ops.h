@@ -315,6 +315,18 @@ typedef struct arr {
 	unsigned char *p;
 } arr;
 
+#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
+
+/* v as text for a kernel's source; 16 calls may be live at once. */
+static OPS_UNUSED const char *num(int v)
+{
+	static char ring[16][16];
+	static int k;
+	char *s = ring[k++ & 15];
+	snprintf(s, 16, "%d", v);
+	return s;
+}
+
 #define OPS_MAX_ARRS 256
 static void *ops_host[OPS_MAX_ARRS];
 static int ops_n_host;

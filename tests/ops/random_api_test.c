@@ -12,8 +12,6 @@
  *     share beyond 3 sigma near 0.27%, deterministic likewise. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
-
 /* Philox4x32, R rounds: ctr <- (hi(M1 c2) ^ c1 ^ k0, lo(M1 c2), hi(M0 c0) ^ c3 ^ k1,
  * lo(M0 c0)); the key gains the Weyl constants between rounds. */
 static void philox_ref(const uint32_t ctr_in[4], const uint32_t key_in[2], int rounds, uint32_t out[4])

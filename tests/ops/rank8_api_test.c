@@ -5,8 +5,6 @@
  * at n and after read as 0). All exact. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
-
 /* Element i of x as the kernel loads it (0 at n and after). */
 static int64_t i_of(arr x, int i, int n) { return i < n ? get_i(x, i) : 0; }
 

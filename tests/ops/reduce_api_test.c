@@ -18,7 +18,6 @@
  * match the rounded exact sums bit for bit. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 enum { PROGS = 3 };
 
 static const dt NUMS[] = {DT_I8, DT_I16, DT_I32, DT_I64, DT_U8, DT_U16, DT_U32,

@@ -18,8 +18,6 @@
 #include "ops.h"
 
 enum { N = 4096 };
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
-
 static const dt TYPES[] = {DT_F16, DT_BF16, DT_F32, DT_F64, DT_E4M3, DT_E5M2};
 
 /* The special values of t (k of them, at most 16). */

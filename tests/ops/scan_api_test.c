@@ -22,7 +22,6 @@
  * lines no longer than 4096 so that no partial product leaves f32's range. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 enum { PROGS = 2 };
 
 typedef struct shape {

@@ -4,8 +4,6 @@
  * broadcast_to, full, zeros, zeros_like. All exact: these move values. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
-
 static const dt NUMS[] = {DT_I8, DT_I16, DT_I32, DT_I64, DT_U8, DT_U16, DT_U32,
                           DT_U64, DT_F16, DT_BF16, DT_F32, DT_F64};
 

@@ -17,7 +17,6 @@
  * matches any NaN), positions equal. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 enum { PROGS = 2 };
 
 static const dt SORTED[] = {DT_I8, DT_I16, DT_I32, DT_I64, DT_U8,  DT_U16, DT_U32,

@@ -47,7 +47,6 @@
  *   - statistics over n samples: within 6 standard deviations. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 #define PI_L 3.141592653589793238462643383279502884L
 
 /* ---- references ----------------------------------------------------------------- */
@@ -309,14 +308,6 @@ static void fill_lines(arr x, int m, int n, int axis)
 	}
 }
 
-static const char *num(int v)
-{
-	static char ring[16][16];
-	static int k;
-	char *s = ring[k++ & 15];
-	snprintf(s, 16, "%d", v);
-	return s;
-}
 
 /* logsumexp of the lines: m + log(sum exp(x - m)); softmax into p (may be NULL) */
 static void lse_ref(arr x, int m, int n, int axis, double *lse, double *p, double *cond)

@@ -7,8 +7,6 @@
  * 16-byte paths, the others the scalar ones. Exact: these move values. */
 #include "ops.h"
 
-#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
-
 static const dt TYPES[] = {DT_I8, DT_I16, DT_I32, DT_I64, DT_U8, DT_U16, DT_U32,
                            DT_U64, DT_F16, DT_BF16, DT_F32, DT_F64};
 

@@ -36,6 +36,7 @@ from blk._ffi import (ARG_FLOAT, ARG_INT, ARG_PTR, BACKEND_AUTO, BACKEND_GPU, BA
                       SUCCESS, TUNE_MAX_CONFIGS, BlkArg, BlkCompileInfo, BlkConst, BlkLaunchOptions,
                       BlkModuleOptions, BlkParamInfo, BlkTuneResult, check_layout, ctypes_layout)
 from blk._ffi import STRUCTS as _STRUCTS  # noqa: E402,F401
+from blk._kernel import Param  # noqa: E402  (a kernel parameter as blk_kernel_param describes it)
 
 
 # torch dtype names (str(dtype) without "torch.") -> blk's scalar type names, for
@@ -197,18 +198,6 @@ class Module:
         if self.handle:
             self.ctx.blk.lib.blk_module_destroy(self.handle)
             self.handle = c_void_p()
-
-
-class Param:
-    def __init__(self, info):
-        self.name = info.name.decode()
-        self.type = info.type.decode()
-        self.kind = info.kind
-        self.is_const = bool(info.is_const)
-        self.elem_bytes = info.elem_bytes
-
-    def __repr__(self):
-        return f"{self.name}: {self.type}"
 
 
 class Kernel:

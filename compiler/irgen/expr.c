@@ -127,8 +127,12 @@ static Sym pointer_arith(Gen *g, int tok, Sym a, Sym b, Span at)
 			return VOID;
 		Value *x = ig_broadcast_to(g, ig_materialize(g, a, at), rank, shape, at);
 		Value *y = ig_broadcast_to(g, ig_materialize(g, b, at), rank, shape, at);
-		Value *cx = x ? ig_emit(g, OP_PTR_TO_INT, at, type_block(type_scalar(SK_U64), rank, shape), x, NULL, NULL) : NULL;
-		Value *cy = y ? ig_emit(g, OP_PTR_TO_INT, at, type_block(type_scalar(SK_U64), rank, shape), y, NULL, NULL) : NULL;
+		/* Addresses compare unsigned: ptr_to_int makes i64, reread as u64. */
+		Type ti = type_block(type_scalar(SK_I64), rank, shape), tu = type_block(type_scalar(SK_U64), rank, shape);
+		Value *ix = x ? ig_emit(g, OP_PTR_TO_INT, at, ti, x, NULL, NULL) : NULL;
+		Value *iy = y ? ig_emit(g, OP_PTR_TO_INT, at, ti, y, NULL, NULL) : NULL;
+		Value *cx = ix ? ig_emit(g, OP_BITCAST, at, tu, ix, NULL, NULL) : NULL;
+		Value *cy = iy ? ig_emit(g, OP_BITCAST, at, tu, iy, NULL, NULL) : NULL;
 		if (!cx || !cy)
 			return VOID;
 		Value *r = ig_emit(g, OP_CMP, at, type_block(type_scalar(SK_I1), rank, shape), cx, cy, NULL);

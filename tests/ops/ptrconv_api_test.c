@@ -95,6 +95,40 @@ static void arith_case(void)
 	result(ok, "an address computed as i64, back to *f64 (reversed, masked)");
 }
 
+/* Pointers compare as unsigned addresses: random 64-bit values, half with
+ * the top bit set, made pointers and compared lane by lane with each op. */
+static void compare_case(void)
+{
+	static const char *ops[] = {"<", "<=", ">", ">=", "==", "!="};
+	for (int k = 0; k < 6; k++) { /* result() frees the case's arrays */
+		arr a = arr_new(DT_U64, BLOCK), b = arr_new(DT_U64, BLOCK);
+		for (int64_t i = 0; i < BLOCK; i++) {
+			uint64_t u = rng_u64(), v = i % 4 == 0 ? u : rng_u64();
+			set_bits(a, i, u);
+			set_bits(b, i, i % 8 == 1 ? v ^ (1ull << 63) : v);
+		}
+		blk_devptr da = dev_from(a), db = dev_from(b);
+		arr want = arr_new(DT_I32, BLOCK);
+		for (int64_t i = 0; i < BLOCK; i++) {
+			uint64_t u = get_u(a, i), v = get_u(b, i);
+			bool r = k == 0 ? u < v : k == 1 ? u <= v : k == 2 ? u > v : k == 3 ? u >= v : k == 4 ? u == v : u != v;
+			set_i(want, i, r);
+		}
+		const char *src = render("kernel k(a: *u64, b: *u64, out: *i32) {\n"
+		                         "    let offs = arange(0, 256);\n"
+		                         "    let p = load(a + offs).to(*f32);\n"
+		                         "    let q = load(b + offs).to(*f32);\n"
+		                         "    store(out + offs, (p $OP q).to(i32));\n"
+		                         "}\n",
+		                         "OP", ops[k], NULL);
+		blk_devptr dout = dev_zeros(DT_I32, BLOCK);
+		bool ok = run_kernel(src, "k", ARGS(P(da), P(db), P(dout)), NO_CONSTS, GRID(1, 1, 1)) == BLK_SUCCESS;
+		if (ok)
+			ok = check_exact(dev_read(dout, DT_I32, BLOCK), want, NULL, 0);
+		result(ok, "pointers compared with %s, as unsigned addresses", ops[k]);
+	}
+}
+
 /* The interpreter checks a converted pointer's access against the buffer
  * it reaches: one element past the end, through an integer, is reported. */
 static void bounds_case(void)
@@ -132,6 +166,7 @@ int main(int argc, char **argv)
 	table_case(DT_I64);
 	table_case(DT_U64);
 	arith_case();
+	compare_case();
 	bounds_case();
 	return ops_finish();
 }

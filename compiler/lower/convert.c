@@ -336,9 +336,13 @@ void lower_convert(Lower *L, const Op *op)
 	 * the last one, and one after (before the dot reads) shared with the
 	 * other operand's */
 	bool lazy = s && (s->ldmatrix || s->wgmma) && L->lazy && lw_only_for_dot(op);
-	/* a wgmma B operand from outside the dot's loop (hoisted there) stays
-	 * in its scratch for good; such an A is read into registers */
-	bool kept_b = s && s->wgmma && !lazy && y->enc->op_idx == 1;
+	/* a wgmma operand from outside the dot's loop (hoisted there, as
+	 * attention's Q) stays in its scratch for good: its registers would be
+	 * live through the loop (ptxas has been seen to hand an A operand's
+	 * registers to another wgmma's A when the loop branches). An A not
+	 * K-major there is wgmma's for 16-bit types only. */
+	bool kept_b = s && s->wgmma && !lazy &&
+	              (y->enc->op_idx == 1 || s->wgmma_fast == 1 || type_bytes(type_elem(x->type)) == 2);
 	lazy = lazy || kept_b;
 	int bytes = numel(x->type) * eb, at; /* where the scratch starts, from byte 0 */
 	if (lazy) {

@@ -9,7 +9,8 @@
 #  - every example host program built in BUILD_DIR/examples (make examples),
 #    run with BLK_BACKEND=gpu: each checks its kernel against C and exits 0;
 #  - with BLK_GPU_OPS=1, also the suite tests/ops with BLK_BACKEND=gpu;
-#  - tests/gpu/python.sh: the Python package against torch (where torch is).
+#  - tests/gpu/python.sh: the Python package against torch (where torch is);
+#  - tests/gpu/attention_branches.py: attention with branches in its loop.
 # Prints a line per case and last "N passed, N failed".
 set -u
 build=${1:?usage: tests/gpu/run.sh BUILD_DIR}
@@ -86,6 +87,9 @@ fi
 if [ "${BLK_SANITIZE:-0}" = 0 ]; then
 	out=$(bash tests/gpu/python.sh "$build" 2>&1)
 	count "tests/gpu/python.sh" "$out" $?
+	# attention with runtime branches in its loop (skips itself without torch)
+	out=$(BLK_LIB="$(cd "$build" && pwd)/libblk.so" timeout 600 python3 tests/gpu/attention_branches.py 2>&1)
+	count "tests/gpu/attention_branches.py" "$out" $?
 fi
 
 echo "$passed passed, $failed failed"

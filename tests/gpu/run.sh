@@ -78,7 +78,7 @@ for ex in "$build"/examples/*; do
 done
 
 if [ "${BLK_GPU_OPS:-0}" = 1 ]; then
-	out=$(BLK_BACKEND=gpu bash tests/ops/run.sh "$build" 2>&1)
+	out=$(BLK_BACKEND=gpu BLK_OPS_JOBS=${BLK_OPS_JOBS:-12} bash tests/ops/run.sh "$build" 2>&1)
 	count "tests/ops on the GPU" "$out" $?
 fi
 

@@ -95,6 +95,11 @@ static inline double fmin_blk(double x, double y, bool nan_prop)
 	return x < y ? x : y;
 }
 
+static double flush_f32(double r)
+{
+	return fabs((float)r) < 0x1p-126 ? 0.0 : r;
+}
+
 static double math1(int64_t fn, double x)
 {
 	switch (fn) {
@@ -318,7 +323,12 @@ static bool compute_float(Worker *w, const Op *op, Elem *restrict r, const Elem 
 		break;
 	case OP_MATH: {
 		int64_t fn = op->attr[0];
-		FLOOP(math1(fn, x));
+		/* exp and exp2 below f64 flush a subnormal f32 result to +0, as
+		 * the GPU's ex2.approx.ftz does (before f16/bf16 rounding) */
+		if ((fn == MATH_EXP || fn == MATH_EXP2) && k != SK_F64)
+			FLOOP(flush_f32(math1(fn, x)));
+		else
+			FLOOP(math1(fn, x));
 		break;
 	}
 	default: return interp_fail(w, op, -1, rt, "internal error", "no float form of '%s'", op_name(op->code));

@@ -15,6 +15,14 @@ static LLVMValueRef approx_f32(Lower *L, const char *fn, LLVMValueRef x)
 	return lw_call_intrinsic(L, name, NULL, 0, &x, 1);
 }
 
+/* ex2.approx.ftz.f32: a subnormal result flushed to +0. One MUFU.EX2,
+ * where the form without ftz is wrapped by ptxas in a range check and two
+ * scalings. exp and exp2 use it; the interpreter flushes the same. */
+static LLVMValueRef ex2_ftz(Lower *L, LLVMValueRef x)
+{
+	return lw_call_intrinsic(L, "llvm.nvvm.ex2.approx.ftz.f", NULL, 0, &x, 1);
+}
+
 LLVMValueRef lw_const_elem(Lower *L, const Op *op, Type t)
 {
 	LLVMTypeRef lt = lw_elem_type(L, t);
@@ -135,8 +143,8 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 	LLVMValueRef r;
 	LLVMTypeRef f32 = L->f32;
 	switch (fn) {
-	case MATH_EXP: r = approx_f32(L, "ex2", LLVMBuildFMul(L->b, x, LLVMConstReal(f32, 1.4426950408889634), "")); break;
-	case MATH_EXP2: r = approx_f32(L, "ex2", x); break;
+	case MATH_EXP: r = ex2_ftz(L, LLVMBuildFMul(L->b, x, LLVMConstReal(f32, 1.4426950408889634), "")); break;
+	case MATH_EXP2: r = ex2_ftz(L, x); break;
 	case MATH_LOG: r = LLVMBuildFMul(L->b, approx_f32(L, "lg2", x), LLVMConstReal(f32, 0.6931471805599453), ""); break;
 	case MATH_LOG2: r = approx_f32(L, "lg2", x); break;
 	case MATH_SQRT: r = lw_call_intrinsic(L, "llvm.sqrt", &f32, 1, &x, 1); break; /* sqrt.rn.f32 */

@@ -400,6 +400,10 @@ static Val ref_math(const Case *c, const Val *in)
 	case MATH_FLOOR: y = floor(x); break;
 	default: y = ceil(x); break;
 	}
+	/* below f64, exp and exp2 flush an f32 result under 2^-126 to +0
+	 * (the GPU's ex2.approx.ftz; language.md) before rounding to the type */
+	if ((c->attr == MATH_EXP || c->attr == MATH_EXP2) && c->out != SK_F64 && fabsf((float)y) < 0x1p-126f)
+		y = 0;
 	Val r;
 	r.f = rnd_to(c->out, y);
 	return r;

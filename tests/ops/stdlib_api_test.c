@@ -35,7 +35,9 @@
  *     f32 steps before an exponential, such as x * x in gelu or x * log2(e)
  *     in exp, round with 2^-24 relative each, and the function multiplies
  *     that by c: this allows four of them), plus 2^-126 absolute (results in
- *     the subnormal range keep fewer bits). softmax and the online softmax:
+ *     the subnormal range keep fewer bits); the activations max(1, |x|)
+ *     2^-126 more below f64 (exp flushes a result under 2^-126 to +0,
+ *     language.md, and silu and gelu multiply that term by x). softmax and the online softmax:
  *     the same with c = |x_i - max| + sum_j p_j |x_j - max|; logsumexp: 2e-6
  *     relative + 2e-6 absolute (the sum of 64 terms and lg2.approx's 2^-22.6
  *     absolute error), the iterated online softmax: 1e-5 relative + 2 c
@@ -186,6 +188,8 @@ static void act_case(const actfn *fn, dt t)
 		double w = round_to(t, (double)fn->f(xi));
 		want[i] = w;
 		tol[i] = exact ? 0 : tol_of(t, w, t == DT_F64 ? fn->rel64 : 2e-6, cond_of(fn->f, xi));
+		if (!exact && t != DT_F64) /* an exp term under 2^-126 is +0, times at most |x| */
+			tol[i] += fmax(1, fabs(xi)) * 0x1p-126;
 	}
 	blk_devptr dx = dev_from(x), dout = dev_zeros(t, NACT);
 	bool ok = run_kernel(render(ACT_SRC, "T", dts[t].name, "FN", fn->name, NULL), "k",
@@ -221,7 +225,8 @@ static void scalar_case(void)
 		double want[5], tol[5];
 		for (int f = 0; f < 5; f++) {
 			want[f] = round_to(DT_F32, (double)ACTS[f].f(as[j]));
-			tol[f] = f == 0 ? 0 : tol_of(DT_F32, want[f], 2e-6, cond_of(ACTS[f].f, as[j]));
+			tol[f] = f == 0 ? 0 : tol_of(DT_F32, want[f], 2e-6, cond_of(ACTS[f].f, as[j])) +
+			                          fmax(1, fabs(as[j])) * 0x1p-126; /* as in act_case */
 		}
 		if (!check_tol(got, want, tol, (arr){DT_F32, 0, NULL})) {
 			why("  (a = %.9g; elements: relu softplus silu gelu gelu_tanh)\n", as[j]);

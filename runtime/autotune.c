@@ -433,6 +433,50 @@ blk_status rt_choose_config(blk_kernel *k, const blk_arg *args, int n_args, cons
 	return BLK_SUCCESS;
 }
 
+void rt_store_choice(blk_kernel *k, const blk_arg *args, const blk_launch_options *opt, uint64_t spec, int best)
+{
+	if (k->autotune.n_configs < 2 || best < 0)
+		return;
+	int n_key = k->autotune.n_key;
+	int64_t kbuf[16];
+	int64_t *key = n_key <= 16 ? kbuf : malloc((size_t)n_key * sizeof *key);
+	if (!key)
+		return; /* no memory: the next launch tunes again */
+	rt_key_values(k, args, opt, key);
+	remember_tuned(k, key, spec, best);
+	char dir[4096], text[512];
+	CacheKey ck;
+	if (k->m->ctx->backend == BLK_BACKEND_GPU && cache_mode() != CACHE_OFF && cache_dir(dir, sizeof dir) &&
+	    tune_key(k, opt, key, spec, &ck)) {
+		config_text(k, best, text, sizeof text);
+		cache_write_tune(dir, &ck, best, text);
+	}
+	if (key != kbuf)
+		free(key);
+}
+
+void rt_config_options(const blk_kernel *k, const blk_launch_options *opt, int c, blk_const *consts,
+                       blk_launch_options *out)
+{
+	*out = opt ? *opt : (blk_launch_options){0};
+	int n = 0;
+	for (int i = 0; opt && i < opt->n_consts; i++)
+		consts[n++] = opt->consts[i];
+	for (int i = 0; c < k->autotune.n_configs && i < k->autotune.config_len[c]; i++) {
+		const ConstBinding *b = &k->autotune.configs[c][i];
+		if (strcmp(b->name, "num_warps") == 0 || strcmp(b->name, "num_stages") == 0) {
+			int *field = b->name[4] == 'w' ? &out->num_warps : &out->num_stages;
+			if (*field <= 0)
+				*field = (int)b->i;
+			continue;
+		}
+		if (!launch_gives(k, opt, b->name))
+			consts[n++] = (blk_const){b->name, b->is_float, b->i, b->f, b->type};
+	}
+	out->consts = n ? consts : NULL;
+	out->n_consts = n;
+}
+
 blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                         blk_tune_result *result)
 {
@@ -445,6 +489,9 @@ blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const bl
 	if (st != BLK_SUCCESS)
 		return st;
 	blk_module *m = k->m;
+	GpuScope scope;
+	if ((st = rt_gpu_push(rt_kernel_context(k), "blk_autotune", &scope)) != BLK_SUCCESS)
+		return st;
 	pthread_mutex_lock(&m->lock);
 	blk_context *ctx = m->ctx;
 	if (!ctx)
@@ -454,24 +501,9 @@ blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const bl
 	uint64_t spec = ctx && ctx->backend == BLK_BACKEND_GPU ? rt_arg_spec(k, args) : 0;
 	if (st == BLK_SUCCESS)
 		st = tune(k, args, n_args, opt, spec, result, &best);
-	if (st == BLK_SUCCESS && k->autotune.n_configs > 1) {
-		int n_key = k->autotune.n_key;
-		int64_t kbuf[16];
-		int64_t *key = n_key <= 16 ? kbuf : malloc((size_t)n_key * sizeof *key);
-		if (key) {
-			rt_key_values(k, args, opt, key);
-			remember_tuned(k, key, spec, best);
-			char dir[4096], text[512];
-			CacheKey ck;
-			if (ctx->backend == BLK_BACKEND_GPU && cache_mode() != CACHE_OFF && cache_dir(dir, sizeof dir) &&
-			    tune_key(k, opt, key, spec, &ck)) {
-				config_text(k, best, text, sizeof text);
-				cache_write_tune(dir, &ck, best, text);
-			}
-			if (key != kbuf)
-				free(key);
-		}
-	}
+	if (st == BLK_SUCCESS)
+		rt_store_choice(k, args, opt, spec, best);
 	pthread_mutex_unlock(&m->lock);
+	rt_gpu_pop(&scope);
 	return st == BLK_SUCCESS ? rt_ok() : st;
 }

@@ -2,8 +2,23 @@
  *
  * Every function returns a status; when it is not BLK_SUCCESS,
  * blk_last_error() says what went wrong and where. The library never prints
- * and never exits. Functions are safe to call from several threads; the last
- * error is kept per thread. */
+ * and never exits.
+ *
+ * Threads: every function may be called from several threads at once, on
+ * the same context, module or kernel too (the last error is kept per
+ * thread), except that a handle must not be destroyed while another thread
+ * uses it (blk_context_destroy, blk_module_destroy).
+ *
+ * Devices: a GPU context is one device's (blk_context_create's `device`,
+ * or the device of the context blk_context_create_current borrows), and
+ * so is everything made on it: memory (a blk_devptr is an address of that
+ * device), modules, kernels, launches, timing. Use a context per device;
+ * contexts of one device share its primary CUDA context. A call on a GPU
+ * context makes that context's CUDA context current on the calling thread
+ * for its own time and puts back what was current before (a program's or
+ * PyTorch's current device is left as it was). What is shared across
+ * contexts: a variant's binary, compiled once per architecture (the disk
+ * cache, BLK_CACHE) and loaded into each context that launches it. */
 #ifndef BLK_H
 #define BLK_H
 
@@ -205,11 +220,42 @@ typedef struct blk_tune_result {
 BLK_EXPORT blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                                    blk_tune_result *result);
 
+/* ---- sweeps across GPUs ------------------------------------------------------------------ *
+ *
+ * Both split a kernel's configs across the GPUs `devices` lists (CUDA
+ * device ordinals; the kernel's own device may or may not be among them),
+ * config c to devices[c % n_devices], a thread per device. Each device
+ * gets a context of its own, the kernel's module loaded again, and its own
+ * copy of every allocation a pointer argument points into (the arguments
+ * must be memory of the kernel's device; they are read, never written).
+ * Every device must be the model of the kernel's device (name and compute
+ * capability), else BLK_ERROR_INVALID_ARGUMENT names both; a device that
+ * does not exist is BLK_ERROR_NO_DEVICE naming it and the device count.
+ * With n_devices 0 they run on the kernel's own context alone. */
+
+/* blk_autotune across devices: each @autotune config timed on one of
+ * them, the results merged into one blk_tune_result (a note says on which
+ * device a config failed), the fastest remembered for the kernel as
+ * blk_autotune does. */
+BLK_EXPORT blk_status blk_autotune_devices(blk_kernel *k, const blk_arg *args, int n_args,
+                                           const blk_launch_options *opt, const int *devices, int n_devices,
+                                           blk_tune_result *result);
+
+/* Times n_configs launches (blk_time_launch with configs[i] and `reps`;
+ * a config's stream is not used across devices): ms[i] is the median of
+ * launch i, negative when it could not run, and notes (n_configs strings
+ * of note_size bytes; may be NULL) say why. BLK_SUCCESS when the sweep
+ * could be made, whether or not each config ran. */
+BLK_EXPORT blk_status blk_time_configs(blk_kernel *k, const blk_arg *args, int n_args,
+                                       const blk_launch_options *configs, int n_configs, int reps, const int *devices,
+                                       int n_devices, double *ms, char *notes, size_t note_size);
+
 /* ---- borrowing a CUDA context -------------------------------------------------------- */
 
 /* A GPU context on the CUDA context current on this thread (one a program
- * built on PyTorch or the CUDA runtime already made): nothing is created,
- * retained or destroyed with it beyond blk's own modules and memory. */
+ * built on PyTorch or the CUDA runtime already made), of that context's
+ * device: nothing is created, retained or destroyed with it beyond blk's
+ * own modules and memory. */
 BLK_EXPORT blk_status blk_context_create_current(blk_context **out);
 
 #ifdef __cplusplus

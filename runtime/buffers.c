@@ -33,7 +33,8 @@ blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_devptr *out)
 	if (bytes == 0 || bytes > ((size_t)1 << 40))
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_malloc: cannot allocate %zu bytes", bytes);
 	if (ctx->backend == BLK_BACKEND_GPU) {
-		blk_status st = rt_gpu_enter(ctx, "blk_malloc");
+		GpuScope scope;
+		blk_status st = rt_gpu_push(ctx, "blk_malloc", &scope);
 		if (st != BLK_SUCCESS)
 			return st;
 		CUdeviceptr p = 0;
@@ -41,18 +42,19 @@ blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_devptr *out)
 		if (r != CUDA_SUCCESS) {
 			char msg[512];
 			cuda_describe(ctx->cu, r, "cuMemAlloc_v2", msg, sizeof msg);
-			return rt_fail(cuda_blk_status(r), "blk_malloc: %s (%zu bytes)", msg, bytes);
-		}
-		/* zero-filled: ordered before later work on the default stream and
-		 * on blocking streams (a copy, a launch) */
-		if ((r = ctx->cu->cuMemsetD8(p, 0, bytes)) != CUDA_SUCCESS) {
+			st = rt_fail(cuda_blk_status(r), "blk_malloc: %s (%zu bytes)", msg, bytes);
+		} else if ((r = ctx->cu->cuMemsetD8(p, 0, bytes)) != CUDA_SUCCESS) {
+			/* zero-filled: ordered before later work on the default stream and
+			 * on blocking streams (a copy, a launch) */
 			ctx->cu->cuMemFree(p);
-			return cuda_fail(ctx, r, "blk_malloc", "cuMemsetD8_v2");
-		}
-		if (!add_buffer(ctx, (void *)(uintptr_t)p, bytes)) {
+			st = cuda_fail(ctx, r, "blk_malloc", "cuMemsetD8_v2");
+		} else if (!add_buffer(ctx, (void *)(uintptr_t)p, bytes)) {
 			ctx->cu->cuMemFree(p);
-			return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_malloc: out of memory");
+			st = rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_malloc: out of memory");
 		}
+		rt_gpu_pop(&scope);
+		if (st != BLK_SUCCESS)
+			return st;
 		*out = (blk_devptr)p;
 		return rt_ok();
 	}
@@ -93,10 +95,12 @@ blk_status blk_free(blk_context *ctx, blk_devptr ptr)
 			ctx->bufs[i] = ctx->bufs[--ctx->n_bufs];
 			pthread_mutex_unlock(&ctx->lock);
 			if (ctx->backend == BLK_BACKEND_GPU) {
-				blk_status st = rt_gpu_enter(ctx, "blk_free");
+				GpuScope scope;
+				blk_status st = rt_gpu_push(ctx, "blk_free", &scope);
 				if (st != BLK_SUCCESS)
 					return st;
 				CUresult r = ctx->cu->cuMemFree((CUdeviceptr)ptr);
+				rt_gpu_pop(&scope);
 				if (r != CUDA_SUCCESS)
 					return cuda_fail(ctx, r, "blk_free", "cuMemFree_v2");
 			} else {
@@ -123,11 +127,13 @@ static blk_status copy(blk_context *ctx, void *host, blk_devptr dev, size_t byte
 		return rt_ok();
 	if (ctx->backend == BLK_BACKEND_GPU) {
 		/* synchronous; ordered after earlier work on the default stream */
-		blk_status st = rt_gpu_enter(ctx, fn);
+		GpuScope scope;
+		blk_status st = rt_gpu_push(ctx, fn, &scope);
 		if (st != BLK_SUCCESS)
 			return st;
 		CUresult r = to_device ? ctx->cu->cuMemcpyHtoD((CUdeviceptr)dev, host, bytes)
 		                       : ctx->cu->cuMemcpyDtoH(host, (CUdeviceptr)dev, bytes);
+		rt_gpu_pop(&scope);
 		if (r != CUDA_SUCCESS)
 			return cuda_fail(ctx, r, fn, to_device ? "cuMemcpyHtoD_v2" : "cuMemcpyDtoH_v2");
 		return rt_ok();

@@ -26,10 +26,43 @@ blk_status rt_gpu_enter(blk_context *ctx, const char *fn)
 	return r == CUDA_SUCCESS ? BLK_SUCCESS : cuda_fail(ctx, r, fn, "cuCtxSetCurrent");
 }
 
+blk_status rt_gpu_push(blk_context *ctx, const char *fn, GpuScope *s)
+{
+	*s = (GpuScope){0};
+	if (!ctx || ctx->backend != BLK_BACKEND_GPU)
+		return BLK_SUCCESS;
+	CUcontext cur = NULL;
+	CUresult r = ctx->cu->cuCtxGetCurrent(&cur);
+	if (r != CUDA_SUCCESS)
+		return cuda_fail(ctx, r, fn, "cuCtxGetCurrent");
+	if (cur == ctx->cuctx)
+		return BLK_SUCCESS;
+	if ((r = ctx->cu->cuCtxSetCurrent(ctx->cuctx)) != CUDA_SUCCESS)
+		return cuda_fail(ctx, r, fn, "cuCtxSetCurrent");
+	*s = (GpuScope){ctx->cu, cur, true};
+	return BLK_SUCCESS;
+}
+
+void rt_gpu_pop(GpuScope *s)
+{
+	if (s->swapped)
+		s->cu->cuCtxSetCurrent(s->prev);
+	s->swapped = false;
+}
+
+blk_context *rt_kernel_context(blk_kernel *k)
+{
+	pthread_mutex_lock(&k->m->lock);
+	blk_context *ctx = k->m->ctx;
+	pthread_mutex_unlock(&k->m->lock);
+	return ctx;
+}
+
 static blk_status gpu_describe(blk_context *ctx, const char *fn);
 
 /* Opens device `device` for ctx: the driver, the device's properties, its
- * primary context (retained). On failure nothing is left held. */
+ * primary context (retained, not made current: each call makes it current
+ * for its own time, rt_gpu_push). On failure nothing is left held. */
 static blk_status gpu_open(blk_context *ctx, int device)
 {
 	const char *fn = "blk_context_create";
@@ -59,13 +92,6 @@ static blk_status gpu_open(blk_context *ctx, int device)
 	if ((r = cu->cuDevicePrimaryCtxRetain(&ctx->cuctx, ctx->dev)) != CUDA_SUCCESS)
 		return cuda_fail(ctx, r, fn, "cuDevicePrimaryCtxRetain");
 	ctx->retained_primary = true;
-	if ((r = cu->cuCtxSetCurrent(ctx->cuctx)) != CUDA_SUCCESS) {
-		st = cuda_fail(ctx, r, fn, "cuCtxSetCurrent");
-		cu->cuDevicePrimaryCtxRelease(ctx->dev);
-		ctx->retained_primary = false;
-		ctx->cuctx = NULL;
-		return st;
-	}
 	return BLK_SUCCESS;
 }
 
@@ -199,8 +225,10 @@ void blk_context_destroy(blk_context *ctx)
 		return;
 	/* modules that outlive their context lose their GPU code and fail to
 	 * launch rather than crash */
+	GpuScope scope;
+	bool current = rt_gpu_push(ctx, "blk_context_destroy", &scope) == BLK_SUCCESS;
 	rt_orphan_modules(ctx);
-	if (ctx->backend == BLK_BACKEND_GPU && rt_gpu_enter(ctx, "blk_context_destroy") == BLK_SUCCESS) {
+	if (ctx->backend == BLK_BACKEND_GPU && current) {
 		for (int i = 0; i < ctx->n_bufs; i++)
 			ctx->cu->cuMemFree((CUdeviceptr)(uintptr_t)ctx->bufs[i].data);
 		if (ctx->flush_buf)
@@ -209,6 +237,7 @@ void blk_context_destroy(blk_context *ctx)
 		for (int i = 0; i < ctx->n_bufs; i++)
 			free(ctx->bufs[i].data);
 	}
+	rt_gpu_pop(&scope);
 	if (ctx->retained_primary)
 		ctx->cu->cuDevicePrimaryCtxRelease(ctx->dev);
 	free(ctx->bufs);
@@ -251,10 +280,12 @@ blk_status blk_synchronize(blk_context *ctx)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_synchronize: ctx is NULL");
 	if (ctx->backend != BLK_BACKEND_GPU)
 		return rt_ok();
-	blk_status st = rt_gpu_enter(ctx, "blk_synchronize");
+	GpuScope scope;
+	blk_status st = rt_gpu_push(ctx, "blk_synchronize", &scope);
 	if (st != BLK_SUCCESS)
 		return st;
 	CUresult r = ctx->cu->cuCtxSynchronize();
+	rt_gpu_pop(&scope);
 	if (r != CUDA_SUCCESS)
 		return cuda_fail(ctx, r, "blk_synchronize", "cuCtxSynchronize");
 	return rt_ok();

@@ -438,6 +438,9 @@ blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, co
 	}
 	blk_module *m = k->m;
 	Variant *v = NULL;
+	GpuScope scope;
+	if ((st = rt_gpu_push(rt_kernel_context(k), "blk_kernel_compile", &scope)) != BLK_SUCCESS)
+		return st;
 	pthread_mutex_lock(&m->lock);
 	blk_context *ctx = m->ctx;
 	if (!ctx)
@@ -473,5 +476,6 @@ blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, co
 		info->warnings = gpu && v->warning ? v->warning : "";
 	}
 	pthread_mutex_unlock(&m->lock);
+	rt_gpu_pop(&scope);
 	return st == BLK_SUCCESS ? rt_ok() : st;
 }

@@ -376,10 +376,13 @@ blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_
 	unsigned grid[3];
 	Variant *v;
 	blk_context *ctx;
-	blk_status st = rt_prepare_launch(k, args, n_args, opt, "blk_launch", &ctx, &v, grid);
-	if (st != BLK_SUCCESS)
-		return st;
-	if (ctx->backend == BLK_BACKEND_GPU)
-		return rt_gpu_launch(ctx, v, args, n_args, grid, opt);
-	return rt_interp_launch(ctx, k, v, args, n_args, grid, opt);
+	GpuScope scope;
+	blk_status st = rt_gpu_push(rt_kernel_context(k), "blk_launch", &scope);
+	if (st == BLK_SUCCESS)
+		st = rt_prepare_launch(k, args, n_args, opt, "blk_launch", &ctx, &v, grid);
+	if (st == BLK_SUCCESS)
+		st = ctx->backend == BLK_BACKEND_GPU ? rt_gpu_launch(ctx, v, args, n_args, grid, opt)
+		                                     : rt_interp_launch(ctx, k, v, args, n_args, grid, opt);
+	rt_gpu_pop(&scope);
+	return st;
 }

@@ -251,8 +251,12 @@ static blk_status load_module(blk_context *ctx, const Source *given, const char 
 	m->set = (ModuleSet){.arena = &m->arena, .diag = &diag};
 	m->set.stdlib_dir = stdlib_dir();
 	if (opt) {
-		m->set.include_dirs = opt->include_dirs;
-		m->set.n_include_dirs = opt->n_include_dirs;
+		/* copied: rt_module_clone loads the module again later */
+		const char **dirs = arena_alloc(&m->arena, (size_t)(opt->n_include_dirs + 1) * sizeof *dirs);
+		for (int i = 0; dirs && i < opt->n_include_dirs; i++)
+			dirs[i] = arena_strndup(&m->arena, opt->include_dirs[i], strlen(opt->include_dirs[i]));
+		m->set.include_dirs = dirs;
+		m->set.n_include_dirs = dirs ? opt->n_include_dirs : 0;
 		m->defines = arena_alloc(&m->arena, (size_t)(opt->n_defines ? opt->n_defines : 1) * sizeof *m->defines);
 		for (int i = 0; m->defines && i < opt->n_defines; i++)
 			m->defines[i] = (ConstBinding){arena_strndup(&m->arena, opt->defines[i].name, strlen(opt->defines[i].name)),
@@ -337,6 +341,20 @@ blk_status blk_module_load_source(blk_context *ctx, const char *name, const char
 	return load_module(ctx, &src, NULL, opt, out);
 }
 
+blk_status rt_module_clone(const blk_module *m, blk_context *ctx, blk_module **out)
+{
+	blk_const *defs = calloc((size_t)(m->n_defines ? m->n_defines : 1), sizeof *defs);
+	if (!defs)
+		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_module_load: out of memory");
+	for (int i = 0; i < m->n_defines; i++)
+		defs[i] = (blk_const){m->defines[i].name, m->defines[i].is_float, m->defines[i].i, m->defines[i].f,
+		                      m->defines[i].type};
+	blk_module_options o = {m->set.include_dirs, m->set.n_include_dirs, defs, m->n_defines};
+	blk_status st = load_module(ctx, m->mod->src, NULL, &o, out);
+	free(defs);
+	return st;
+}
+
 void blk_module_destroy(blk_module *m)
 {
 	if (!m)
@@ -350,8 +368,11 @@ void blk_module_destroy(blk_module *m)
 				break;
 			}
 		pthread_mutex_unlock(&ctx->lock);
-		if (ctx->backend == BLK_BACKEND_GPU && rt_gpu_enter(ctx, "blk_module_destroy") == BLK_SUCCESS)
+		GpuScope scope;
+		if (ctx->backend == BLK_BACKEND_GPU && rt_gpu_push(ctx, "blk_module_destroy", &scope) == BLK_SUCCESS) {
 			gpu_unload_module(m);
+			rt_gpu_pop(&scope);
+		}
 	}
 	for (int i = 0; m->kernels && i < m->n_kernels; i++)
 		free(m->kernels[i].last.consts);

@@ -176,6 +176,23 @@ blk_status cuda_blk_status(CUresult r);
 /* Makes ctx's CUDA context current on this thread (a check when it is). */
 blk_status rt_gpu_enter(blk_context *ctx, const char *fn);
 
+/* A public call's hold on the calling thread's current CUDA context: every
+ * call of blk.h that reaches the driver for a GPU context starts with
+ * rt_gpu_push (ctx's context made current, what was current remembered)
+ * and ends with rt_gpu_pop (that put back), so that work on device N never
+ * lands in device M's context and the caller's current context (PyTorch's)
+ * is left as it was. No-ops for NULL or an interpreter context. */
+typedef struct GpuScope {
+	const CudaDriver *cu;
+	CUcontext prev;
+	bool swapped; /* prev was not ctx's context: put back on pop */
+} GpuScope;
+blk_status rt_gpu_push(blk_context *ctx, const char *fn, GpuScope *s);
+void rt_gpu_pop(GpuScope *s);
+
+/* The context of k's module (NULL once destroyed), read under its lock. */
+blk_context *rt_kernel_context(blk_kernel *k);
+
 /* The buffer of ctx holding [p, p + bytes), or -1. Caller holds ctx->lock. */
 int rt_find_buffer(blk_context *ctx, blk_devptr p, size_t bytes);
 
@@ -184,6 +201,10 @@ int rt_find_buffer(blk_context *ctx, blk_devptr p, size_t bytes);
 /* Detaches ctx's modules as ctx is destroyed: their GPU code is unloaded
  * and their kernels fail to launch from then on. */
 void rt_orphan_modules(blk_context *ctx);
+
+/* Loads m's source again on ctx, with m's include path and defines: the
+ * same kernels on another device (sweep.c). */
+blk_status rt_module_clone(const blk_module *m, blk_context *ctx, blk_module **out);
 
 /* ---- variants (variant.c) ---------------------------------------------------------- */
 
@@ -284,6 +305,18 @@ void rt_key_values(const blk_kernel *k, const blk_arg *args, const blk_launch_op
 
 /* Do the arguments give the key the values the last launch's did? */
 bool rt_same_key(const blk_kernel *k, const blk_arg *args);
+
+/* Remembers config `best` as the choice for the key values of this launch
+ * (in memory and in the disk cache), as blk_autotune does. Caller holds
+ * m->lock. */
+void rt_store_choice(blk_kernel *k, const blk_arg *args, const blk_launch_options *opt, uint64_t spec, int best);
+
+/* Config c of an @autotune kernel as a launch's options: opt's, with the
+ * config's consts that opt does not give, and its num_warps and
+ * num_stages where opt leaves them 0. consts has room for opt->n_consts +
+ * the config's entries. */
+void rt_config_options(const blk_kernel *k, const blk_launch_options *opt, int c, blk_const *consts,
+                       blk_launch_options *out);
 
 /* The config for these key values: remembered, on disk, or (for a launch)
  * tuned now; *known is false for a guess. Caller holds m->lock. */

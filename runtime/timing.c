@@ -137,12 +137,14 @@ blk_status blk_time_launch(blk_kernel *k, const blk_arg *args, int n_args, const
 	unsigned grid[3];
 	Variant *v;
 	blk_context *ctx;
-	blk_status st = rt_prepare_launch(k, args, n_args, opt, "blk_time_launch", &ctx, &v, grid);
-	if (st != BLK_SUCCESS)
-		return st;
-	if (ctx->backend == BLK_BACKEND_GPU)
+	GpuScope scope;
+	blk_status st = rt_gpu_push(rt_kernel_context(k), "blk_time_launch", &scope);
+	if (st == BLK_SUCCESS)
+		st = rt_prepare_launch(k, args, n_args, opt, "blk_time_launch", &ctx, &v, grid);
+	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_GPU)
 		st = rt_time_gpu(ctx, v, args, n_args, grid, opt, 3, reps, median_ms);
-	else
+	else if (st == BLK_SUCCESS)
 		st = time_interp(ctx, k, v, args, n_args, grid, opt, reps, median_ms);
+	rt_gpu_pop(&scope);
 	return st == BLK_SUCCESS ? rt_ok() : st;
 }

@@ -21,6 +21,53 @@ void bench_usage(FILE *f)
 	      f);
 }
 
+/* blkc tune --devices: every config timed at once across the GPUs
+ * (blk_time_configs), then reported as the runs one by one are. */
+static int time_on_devices(const ToolOptions *o, blk_kernel *k, const blk_arg *args, int n_args,
+                           const blk_launch_options *lo, TuneRun *tr)
+{
+	blk_launch_options *cf = calloc((size_t)(tr->n ? tr->n : 1), sizeof *cf);
+	double *ms = calloc((size_t)(tr->n ? tr->n : 1), sizeof *ms);
+	enum { NOTE = sizeof tr->cfg[0].note };
+	char *notes = calloc((size_t)(tr->n ? tr->n : 1), NOTE);
+	if (!cf || !ms || !notes) {
+		fprintf(stderr, "%s: error: out of memory\n", tool_name);
+		free(cf), free(ms), free(notes);
+		return 1;
+	}
+	for (int i = 0; i < tr->n; i++) {
+		cf[i] = *lo;
+		cf[i].consts = tr->cfg[i].n ? tr->cfg[i].c : NULL;
+		cf[i].n_consts = tr->cfg[i].n;
+	}
+	fprintf(stderr, "%d configs on %d GPUs ...\n", tr->n, o->n_devices);
+	int status = 0;
+	if (blk_time_configs(k, args, n_args, cf, tr->n, o->reps, o->devices, o->n_devices, ms, notes, NOTE) !=
+	    BLK_SUCCESS) {
+		fprintf(stderr, "%s: error: %s\n", tool_name, blk_last_error());
+		status = 1;
+	}
+	for (int i = 0; status == 0 && i < tr->n; i++) {
+		TuneConfig *c = &tr->cfg[i];
+		char label[1024];
+		config_label(c, label, sizeof label, " ");
+		c->ms = ms[i];
+		snprintf(c->note, sizeof c->note, "%s", notes + (size_t)i * NOTE);
+		if (c->ms >= 0) {
+			fprintf(stderr, "[%d/%d] %s ... %.4f ms (GPU %d)\n", i + 1, tr->n, label, c->ms,
+			        o->devices[i % o->n_devices]);
+			if (tr->best < 0 || c->ms < tr->cfg[tr->best].ms)
+				tr->best = i;
+		} else {
+			fprintf(stderr, "[%d/%d] %s ... failed: %s\n", i + 1, tr->n, label, c->note);
+		}
+	}
+	free(cf);
+	free(ms);
+	free(notes);
+	return status;
+}
+
 /* blkc bench and tune after the arguments are made: times each config
  * (bench: the launch as given) and prints the results. */
 int tool_time(const ToolOptions *o, blk_context *ctx, blk_kernel *k, const blk_arg *args, int n_args,
@@ -50,7 +97,9 @@ int tool_time(const ToolOptions *o, blk_context *ctx, blk_kernel *k, const blk_a
 
 	/* the runs */
 	bool show = o->tool == TOOL_TUNE;
-	for (int i = 0; i < tr->n; i++) {
+	if (o->n_devices && time_on_devices(o, k, args, n_args, lo, tr) != 0)
+		goto out;
+	for (int i = 0; !o->n_devices && i < tr->n; i++) {
 		TuneConfig *c = &tr->cfg[i];
 		char label[1024];
 		config_label(c, label, sizeof label, " ");

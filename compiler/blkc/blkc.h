@@ -133,6 +133,8 @@ typedef struct ToolOptions {
 	const char **sweep_args;   /* --sweep */
 	int n_sweeps;
 	const char *svg;           /* --svg */
+	int devices[64];           /* blkc tune --devices: GPUs the configs are split across */
+	int n_devices;
 } ToolOptions;
 
 extern const char *tool_name; /* "blkc run", "blkc bench" or "blkc tune", in messages */

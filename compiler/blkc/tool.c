@@ -16,7 +16,7 @@ const char *tool_name = "blkc run"; /* in messages */
 static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 {
 	enum { R_GRID = 256, R_THREADS, R_SEED, R_PRINT, R_CHECKSUM, R_SAVE, R_COMPARE, R_REPS, R_BYTES, R_FORMAT,
-	       R_CONFIG, R_SWEEP, R_SVG };
+	       R_CONFIG, R_SWEEP, R_SVG, R_DEVICES };
 	static const struct option longopts[] = {
 		{"kernel", required_argument, NULL, 'k'},   {"define", required_argument, NULL, 'D'},
 		{"include", required_argument, NULL, 'I'},  {"grid", required_argument, NULL, R_GRID},
@@ -26,6 +26,7 @@ static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 		{"reps", required_argument, NULL, R_REPS},  {"bytes", required_argument, NULL, R_BYTES},
 		{"format", required_argument, NULL, R_FORMAT}, {"config", required_argument, NULL, R_CONFIG},
 		{"sweep", required_argument, NULL, R_SWEEP}, {"svg", required_argument, NULL, R_SVG},
+		{"devices", required_argument, NULL, R_DEVICES},
 		{"help", no_argument, NULL, 'h'},           {0, 0, 0, 0},
 	};
 	const char *tool_only = NULL;
@@ -100,6 +101,23 @@ static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 		case R_CONFIG: o->config_args[o->n_config_args++] = optarg; break;
 		case R_SWEEP: o->sweep_args[o->n_sweeps++] = optarg; break;
 		case R_SVG: o->svg = optarg; break;
+		case R_DEVICES: {
+			const char *p = optarg;
+			o->n_devices = 0;
+			for (;;) {
+				errno = 0;
+				long d = strtol(p, &end, 10);
+				if (end == p || errno || d < 0 || d > 1023 || (*end && *end != ',') || o->n_devices == 64) {
+					bad_usage("--devices expects GPU numbers such as 0,1 (at most 64), got '%s'", optarg);
+					return 2;
+				}
+				o->devices[o->n_devices++] = (int)d;
+				if (!*end)
+					break;
+				p = end + 1;
+			}
+			break;
+		}
 		case 'h':
 			(o->tool == TOOL_RUN ? run_usage : o->tool == TOOL_BENCH ? bench_usage : tune_usage)(stdout);
 			return 0;
@@ -115,8 +133,8 @@ static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 	} else if (o->tool == TOOL_RUN && (o->reps != 100 || o->bytes >= 0 || o->format != FORMAT_TABLE)) {
 		tool_only = o->reps != 100 ? "--reps" : o->bytes >= 0 ? "--bytes" : "--format";
 		for_tools = "blkc bench and blkc tune";
-	} else if (o->tool != TOOL_TUNE && (o->n_config_args || o->n_sweeps || o->svg)) {
-		tool_only = o->n_config_args ? "--config" : o->n_sweeps ? "--sweep" : "--svg";
+	} else if (o->tool != TOOL_TUNE && (o->n_config_args || o->n_sweeps || o->svg || o->n_devices)) {
+		tool_only = o->n_config_args ? "--config" : o->n_sweeps ? "--sweep" : o->svg ? "--svg" : "--devices";
 		for_tools = "blkc tune";
 	}
 	if (tool_only) {
@@ -162,7 +180,9 @@ int tool_main(Tool tool, int argc, char **argv)
 		goto out;
 	const char *path = argv[optind++];
 	status = 1;
-	if (blk_context_create(BLK_BACKEND_AUTO, 0, &ctx) != BLK_SUCCESS) {
+	/* --devices: the kernel and its arguments on the first GPU listed */
+	if (blk_context_create(o.n_devices ? BLK_BACKEND_GPU : BLK_BACKEND_AUTO, o.n_devices ? o.devices[0] : 0, &ctx) !=
+	    BLK_SUCCESS) {
 		fprintf(stderr, "%s: error: %s\n", tool_name, blk_last_error());
 		goto out;
 	}

@@ -27,6 +27,9 @@ void tune_usage(FILE *f)
 	      "                           its buffers' sizes); suffixes k, M, G (powers of 1000)\n"
 	      "      --format=FMT         table (default), csv or json\n"
 	      "      --svg=FILE           also draw the times as a bar chart (SVG)\n"
+	      "      --devices=N,M,...    split the configurations across these GPUs (of one\n"
+	      "                           model), timed at once, a thread each; the arguments\n"
+	      "                           are made on the first and copied to each\n"
 	      "Exits 0 when at least one configuration ran.\n",
 	      f);
 }

@@ -346,6 +346,30 @@ fi
 "$blkc" tune examples/vector_add.tile x=64 y=64 out=64 n=64 --reps 2 --sweep BLOCK=32,64 >"$tmp/out" 2>"$tmp/err" &&
 	[ "$(grep -c '^ *[12] ' "$tmp/out")" = 2 ] && ok "tune --sweep of a kernel without @autotune" || bad "tune --sweep vector_add" "$(cat "$tmp/out" "$tmp/err")"
 
+# ---- blkc tune --devices, on the two-GPU stand-in of tests/runtime ------------------------
+fake_two="$build/tests/runtime/fake/libcuda.so.1"
+if [ -f "$fake_two" ]; then
+	denv=(env BLK_CUDA_DRIVER="$fake_two" BLK_CACHE=0 BLK_BACKEND=gpu)
+	sweep=(--reps 3 --sweep BLOCK=64,128,256,512 --format=csv)
+	one=$("${denv[@]}" "$blkc" tune "${args[@]}" "${sweep[@]}" 2>"$tmp/err1")
+	two=$("${denv[@]}" "$blkc" tune "${args[@]}" "${sweep[@]}" --devices=0,1 2>"$tmp/err")
+	st=$?
+	on=$(grep -cE '^\[[1-4]/4\] BLOCK=[0-9]+ \.\.\. [0-9.]+ ms \(GPU [01]\)$' "$tmp/err")
+	alt=$(grep -oE '\(GPU [01]\)$' "$tmp/err" | tr -d '\n')
+	[ $st -eq 0 ] && [ "$(sed 1d <<<"$two" | wc -l)" = 4 ] && [ "$two" = "$one" ] && [ "$on" = 4 ] &&
+		[ "$alt" = "(GPU 0)(GPU 1)(GPU 0)(GPU 1)" ] &&
+		ok "tune --devices=0,1: the configs split across two GPUs, the table as on one" ||
+		bad "tune --devices=0,1" "status $st on=$on alt=$alt: $one / $two $(cat "$tmp/err1" "$tmp/err")"
+	FAKE_CUDA_OTHER_MODEL=1 "${denv[@]}" "$blkc" tune "${args[@]}" "${sweep[@]}" --devices=0,1 >/dev/null 2>"$tmp/err"
+	[ $? -eq 1 ] && grep -q "device 1 is a Fake GPU B (compute capability 9.0) and device 0, the kernel's, a Fake GPU" "$tmp/err" &&
+		ok "tune --devices over two models: refused, both named" || bad "tune --devices, two models" "$(cat "$tmp/err")"
+	"${denv[@]}" "$blkc" tune "${args[@]}" "${sweep[@]}" --devices=0,5 >/dev/null 2>"$tmp/err"
+	[ $? -eq 1 ] && grep -q "no CUDA device 5 (there are 2: 0 to 1)" "$tmp/err" &&
+		ok "tune --devices naming a GPU that does not exist: refused with the count" || bad "tune --devices=0,5" "$(cat "$tmp/err")"
+else
+	bad "tune --devices" "the stand-in driver $fake_two is not built (make test-bins)"
+fi
+
 # ---- usage errors, and blkc run unchanged ----------------------------------------------
 usage() { # usage NAME EXPECTED-TEXT COMMAND...: exit status 2 and the text on stderr
 	local name=$1 text=$2
@@ -358,6 +382,8 @@ usage "bench --svg: not an option of bench" "--svg is an option of blkc tune" "$
 usage "run --reps: not an option of run" "--reps is an option of blkc bench and blkc tune" "$blkc" run --reps 5 "${args[@]}"
 usage "tune --print: not an option of tune" "--print is an option of blkc run" "$blkc" tune --print out "${args[@]}"
 usage "tune --format=xml" "--format expects table, csv or json" "$blkc" tune --format=xml "${args[@]}"
+usage "tune --devices=0,x" "--devices expects GPU numbers such as 0,1" "$blkc" tune --devices=0,x "${args[@]}"
+usage "bench --devices: an option of tune" "--devices is an option of blkc tune" "$blkc" bench --devices=0 "${args[@]}"
 usage "bench --reps=0" "--reps expects a count" "$blkc" bench --reps 0 "${args[@]}"
 usage "tune --sweep without values" "--sweep expects NAME=V1" "$blkc" tune --sweep BLOCK= "${args[@]}"
 usage "tune --config not NAME=V" "--config expects NAME=VALUE" "$blkc" tune --config BLOCK "${args[@]}"

@@ -6,6 +6,8 @@
 #  - BUILD_DIR/tests/gpu/dots_api_test: every kind of dot (f16, bf16, f32 as
 #    tf32, tf32x3 and ieee, i8, fp8 e4m3 / e5m2 / mixed) in a masked matmul
 #    over odd shapes (tests/gpu/dots_api_test.c);
+#  - BUILD_DIR/tests/gpu/multi_gpu_api_test and blkc tune --devices=0,1 on
+#    two GPUs (one SKIP line where there are fewer);
 #  - every example host program built in BUILD_DIR/examples (make examples),
 #    run with BLK_BACKEND=gpu: each checks its kernel against C and exits 0;
 #  - with BLK_GPU_OPS=1, also the suite tests/ops with BLK_BACKEND=gpu;
@@ -59,6 +61,36 @@ if [ -x "$prog" ]; then
 	count dots_api_test "$out" $?
 else
 	echo "FAIL dots_api_test: not built ($prog)"
+	failed=$((failed + 1))
+fi
+
+# two GPUs (tests/gpu/multi_gpu_api_test.c): a context per device, sweeps
+# split across them, and blkc tune --devices=0,1; one SKIP line with fewer
+prog="$build/tests/gpu/multi_gpu_api_test"
+if [ -x "$prog" ]; then
+	out=$("$prog" 2>&1)
+	status=$?
+	if [[ $(printf '%s\n' "$out" | head -n 1) == SKIP:* ]]; then
+		printf '%s\n' "$out" | head -n 1
+	else
+		count multi_gpu_api_test "$out" $status
+		out=$("$build/blkc" tune tests/cli/kernels/scale.tile x=1048576:random out=1048576 n=1048576 alpha=2 \
+			--reps 20 --sweep BLOCK=128,256,512,1024 --devices=0,1 2>&1)
+		status=$?
+		if [ $status -eq 0 ] && [ "$(grep -cE '\.\.\. [0-9.]+ ms \(GPU [01]\)$' <<<"$out")" = 4 ]; then
+			echo "ok   blkc tune --devices=0,1: 4 configs timed across two GPUs"
+			passed=$((passed + 1))
+		elif [ $status -eq 1 ] && grep -q "one model only" <<<"$out"; then
+			echo "ok   blkc tune --devices=0,1 on two models: refused ($(grep -o 'device 1 is .*' <<<"$out"))"
+			passed=$((passed + 1))
+		else
+			echo "FAIL blkc tune --devices=0,1 (status $status)"
+			printf '%s\n' "$out" | tail -n 8 | sed 's/^/     /'
+			failed=$((failed + 1))
+		fi
+	fi
+else
+	echo "FAIL multi_gpu_api_test: not built ($prog)"
 	failed=$((failed + 1))
 fi
 

@@ -15,7 +15,16 @@
  * its outputs would; with "block_limit" set, a launch of more threads a
  * program fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many
  * registers); with "spill_bytes" set, a verbose link's info log says
- * that many bytes of spill stores and loads, as ptxas does. */
+ * that many bytes of spill stores and loads, as ptxas does.
+ *
+ * Devices: two by default ("devices", or $FAKE_CUDA_DEVICES read by cuInit),
+ * all named "Fake GPU" unless "other_model" (or $FAKE_CUDA_OTHER_MODEL=1)
+ * names device 1 "Fake GPU B". Each has its own primary context, clock,
+ * allocations, modules and events. A call that reaches memory, a module,
+ * a function or an event of a device other than the current context's
+ * fails with CUDA_ERROR_INVALID_CONTEXT and is counted ("violations" of
+ * fake_cuda_get), so that tests prove launches on one device never touch
+ * another's. */
 #include "fake_cuda.h"
 
 #include <ctype.h>
@@ -49,10 +58,11 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* initialized, primary_refs and sticky are read by every call without the
  * lock (NEED_INIT, NEED_CTX, the calls that return sticky), from any thread. */
 static atomic_int initialized;
+enum { MAX_DEVICES = 8 };
 static struct {
 	int devices, cc_major, cc_minor, smem_optin, init_error, names_off, l2_bytes, driver_version, scribble,
-		block_limit, spill_bytes;
-} cfg = {1, 9, 0, 232448, 0, 0, 1 << 20, 13000, 0, 0, 0};
+		block_limit, spill_bytes, other_model;
+} cfg = {2, 9, 0, 232448, 0, 0, 1 << 20, 13000, 0, 0, 0, 0};
 
 typedef struct Fail {
 	char fn[64];
@@ -62,14 +72,32 @@ typedef struct Fail {
 } Fail;
 static Fail fails[8];
 
-static int ctx_object; /* the primary context is its address */
-static atomic_int primary_refs;
+static int ctx_objects[MAX_DEVICES]; /* device d's primary context is &ctx_objects[d] */
+static atomic_int primary_refs[MAX_DEVICES];
 static _Thread_local void *current;
 static atomic_int sticky; /* a kernel "faulted": syncs and copies return this */
+static atomic_int violations; /* calls that reached another device's memory, module or event */
+
+/* The device of the current context, or -1. */
+static int cur_dev(void)
+{
+	int *c = current;
+	return c >= ctx_objects && c < ctx_objects + MAX_DEVICES ? (int)(c - ctx_objects) : -1;
+}
+
+/* A call that used something of device `dev` in another device's context. */
+static int other_device(int dev)
+{
+	if (dev == cur_dev())
+		return 0;
+	violations++;
+	return INVALID_CONTEXT;
+}
 
 typedef struct Alloc {
 	unsigned char *p;
 	size_t bytes;
+	int dev;
 	struct Alloc *next;
 } Alloc;
 static Alloc *allocs;
@@ -77,6 +105,7 @@ static Alloc *allocs;
 typedef struct Module {
 	char *ptx;
 	int loaded;
+	int dev;
 	struct Module *next;
 } Module;
 static Module *modules;
@@ -93,10 +122,15 @@ typedef struct Func {
 static Func *funcs;
 
 static FakeLaunch last_launch;
-static int launches;
+static int launches, dev_launches[MAX_DEVICES];
 static int links;        /* cuLinkComplete calls that gave a cubin */
-static int module_loads; /* cuModuleLoadData calls that loaded one */
-static double clock_ms;  /* moved by launches */
+static int module_loads, dev_module_loads[MAX_DEVICES]; /* cuModuleLoadData calls that loaded one */
+static double clock_ms[MAX_DEVICES]; /* each device's, moved by its launches */
+
+typedef struct Event {
+	double t;
+	int dev;
+} Event;
 
 API void fake_cuda_set(const char *key, long value)
 {
@@ -125,6 +159,8 @@ API void fake_cuda_set(const char *key, long value)
 		cfg.block_limit = (int)value;
 	else if (!strcmp(key, "spill_bytes"))
 		cfg.spill_bytes = (int)value;
+	else if (!strcmp(key, "other_model"))
+		cfg.other_model = (int)value;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -148,7 +184,13 @@ API int fake_cuda_launches(void) { return launches; }
 API int fake_cuda_links(void) { return links; }
 API int fake_cuda_module_loads(void) { return module_loads; }
 API void fake_cuda_last_launch(FakeLaunch *out) { *out = last_launch; }
-API int fake_cuda_primary_refs(void) { return primary_refs; }
+API int fake_cuda_primary_refs(void)
+{
+	int n = 0;
+	for (int d = 0; d < MAX_DEVICES; d++)
+		n += primary_refs[d];
+	return n;
+}
 API int fake_cuda_modules_live(void) { return modules_live; }
 
 API int fake_cuda_allocs_live(void)
@@ -157,6 +199,35 @@ API int fake_cuda_allocs_live(void)
 	pthread_mutex_lock(&lock);
 	for (Alloc *a = allocs; a; a = a->next)
 		n++;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+/* Per device dev: "launches", "module_loads", "modules_live", "allocs_live",
+ * "primary_refs"; "violations" (dev ignored): calls that reached memory, a
+ * module or an event of a device other than the current context's. */
+API long fake_cuda_get(const char *key, int dev)
+{
+	if (!strcmp(key, "violations"))
+		return violations;
+	if (dev < 0 || dev >= MAX_DEVICES)
+		return -1;
+	long n = 0;
+	pthread_mutex_lock(&lock);
+	if (!strcmp(key, "launches"))
+		n = dev_launches[dev];
+	else if (!strcmp(key, "module_loads"))
+		n = dev_module_loads[dev];
+	else if (!strcmp(key, "primary_refs"))
+		n = primary_refs[dev];
+	else if (!strcmp(key, "allocs_live"))
+		for (Alloc *a = allocs; a; a = a->next)
+			n += a->dev == dev;
+	else if (!strcmp(key, "modules_live"))
+		for (Module *m = modules; m; m = m->next)
+			n += m->dev == dev && m->loaded;
+	else
+		n = -1;
 	pthread_mutex_unlock(&lock);
 	return n;
 }
@@ -192,7 +263,7 @@ static Fail *failing(const char *fn)
 	do { \
 		if (!initialized) \
 			return NOT_INITIALIZED; \
-		if (current != &ctx_object || !primary_refs) \
+		if (cur_dev() < 0 || !primary_refs[cur_dev()]) \
 			return INVALID_CONTEXT; \
 	} while (0)
 
@@ -239,6 +310,14 @@ API CUresult cuInit(unsigned flags)
 		return INVALID_VALUE;
 	if (cfg.init_error)
 		return cfg.init_error;
+	const char *env = getenv("FAKE_CUDA_DEVICES");
+	pthread_mutex_lock(&lock);
+	if (!initialized && env && *env)
+		cfg.devices = atoi(env) < 0 ? 0 : atoi(env) > MAX_DEVICES ? MAX_DEVICES : atoi(env);
+	env = getenv("FAKE_CUDA_OTHER_MODEL");
+	if (!initialized && env && !strcmp(env, "1"))
+		cfg.other_model = 1;
+	pthread_mutex_unlock(&lock);
 	initialized = 1;
 	return OK;
 }
@@ -264,7 +343,7 @@ API CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 	NEED_INIT();
 	if (d < 0 || d >= cfg.devices || len <= 0)
 		return d < 0 || d >= cfg.devices ? INVALID_DEVICE : INVALID_VALUE;
-	snprintf(name, (size_t)len, "Fake GPU %d", d);
+	snprintf(name, (size_t)len, "%s", d == 1 && cfg.other_model ? "Fake GPU B" : "Fake GPU");
 	return OK;
 }
 
@@ -294,9 +373,9 @@ API CUresult cuDevicePrimaryCtxRetain(void **ctx, CUdevice d)
 	if (d < 0 || d >= cfg.devices)
 		return INVALID_DEVICE;
 	pthread_mutex_lock(&lock);
-	primary_refs++;
+	primary_refs[d]++;
 	pthread_mutex_unlock(&lock);
-	*ctx = &ctx_object;
+	*ctx = &ctx_objects[d];
 	return OK;
 }
 
@@ -306,11 +385,14 @@ static CUresult primary_release(CUdevice d)
 	if (d < 0 || d >= cfg.devices)
 		return INVALID_DEVICE;
 	pthread_mutex_lock(&lock);
-	int refs = primary_refs ? --primary_refs : -1;
+	int refs = primary_refs[d] ? --primary_refs[d] : -1;
+	int total = 0;
+	for (int i = 0; i < MAX_DEVICES; i++)
+		total += primary_refs[i];
 	pthread_mutex_unlock(&lock);
 	if (refs < 0)
 		return INVALID_CONTEXT;
-	if (refs == 0)
+	if (total == 0)
 		sticky = 0; /* the context is destroyed with its last reference */
 	return OK;
 }
@@ -321,7 +403,8 @@ API CUresult cuCtxSetCurrent(void *ctx)
 {
 	NEED_INIT();
 	CHECK_FAIL("cuCtxSetCurrent");
-	if (ctx && ctx != &ctx_object)
+	int *c = ctx;
+	if (c && (c < ctx_objects || c >= ctx_objects + cfg.devices))
 		return INVALID_CONTEXT;
 	current = ctx;
 	return OK;
@@ -337,7 +420,7 @@ API CUresult cuCtxGetCurrent(void **ctx)
 API CUresult cuCtxGetDevice(CUdevice *d)
 {
 	NEED_CTX();
-	*d = 0;
+	*d = cur_dev();
 	return OK;
 }
 
@@ -405,6 +488,7 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
 	memset(mem, 0xAB, bytes); /* not zero: blk_malloc must clear it */
 	a->p = mem;
 	a->bytes = bytes;
+	a->dev = cur_dev();
 	pthread_mutex_lock(&lock);
 	a->next = allocs;
 	allocs = a;
@@ -419,6 +503,10 @@ API CUresult cuMemFree_v2(CUdeviceptr p)
 	pthread_mutex_lock(&lock);
 	for (Alloc **a = &allocs; *a; a = &(*a)->next)
 		if ((uintptr_t)(*a)->p == p) {
+			if ((*a)->dev != cur_dev()) {
+				pthread_mutex_unlock(&lock);
+				return other_device((*a)->dev);
+			}
 			Alloc *dead = *a;
 			*a = dead->next;
 			pthread_mutex_unlock(&lock);
@@ -437,10 +525,11 @@ static CUresult memset_d8(const char *name, CUdeviceptr p, unsigned char v, size
 	CHECK_FAIL(name);
 	pthread_mutex_lock(&lock); /* the device: one engine, its work under the lock */
 	Alloc *a = find(p, n);
-	if (a)
+	int bad = a ? other_device(a->dev) : INVALID_VALUE;
+	if (!bad)
 		memset((void *)(uintptr_t)p, v, n);
 	pthread_mutex_unlock(&lock);
-	return a ? OK : INVALID_VALUE;
+	return bad;
 }
 
 API CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) { return memset_d8("cuMemsetD8_v2", p, v, n); }
@@ -457,7 +546,10 @@ API CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *bytes, CUdevicep
 	CHECK_FAIL("cuMemGetAddressRange_v2");
 	pthread_mutex_lock(&lock);
 	Alloc *a = find(p, 0);
+	int bad = a ? other_device(a->dev) : 0;
 	pthread_mutex_unlock(&lock);
+	if (bad)
+		return bad;
 	if (!a || p == (uintptr_t)a->p + a->bytes)
 		return NOT_FOUND;
 	*base = (CUdeviceptr)(uintptr_t)a->p;
@@ -473,10 +565,11 @@ API CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 		return sticky;
 	pthread_mutex_lock(&lock);
 	Alloc *a = find(dst, n), *b = find(src, n);
-	if (a && b)
+	int bad = !a || !b ? INVALID_VALUE : other_device(a->dev) ? INVALID_CONTEXT : other_device(b->dev);
+	if (!bad)
 		memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
 	pthread_mutex_unlock(&lock);
-	return a && b ? OK : INVALID_VALUE;
+	return bad;
 }
 
 API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
@@ -487,10 +580,11 @@ API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 		return sticky;
 	pthread_mutex_lock(&lock);
 	Alloc *a = find(dst, n);
-	if (a)
+	int bad = a ? other_device(a->dev) : INVALID_VALUE;
+	if (!bad)
 		memcpy((void *)(uintptr_t)dst, src, n);
 	pthread_mutex_unlock(&lock);
-	return a ? OK : INVALID_VALUE;
+	return bad;
 }
 
 API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
@@ -501,10 +595,11 @@ API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 		return sticky;
 	pthread_mutex_lock(&lock);
 	Alloc *a = find(src, n);
-	if (a)
+	int bad = a ? other_device(a->dev) : INVALID_VALUE;
+	if (!bad)
 		memcpy(dst, (const void *)(uintptr_t)src, n);
 	pthread_mutex_unlock(&lock);
-	return a ? OK : INVALID_VALUE;
+	return bad;
 }
 
 /* ---- linking and modules ---------------------------------------------------------------- */
@@ -624,11 +719,13 @@ API CUresult cuModuleLoadData(void **mod, const void *image)
 		return 2;
 	}
 	m->loaded = 1;
+	m->dev = cur_dev();
 	pthread_mutex_lock(&lock);
 	m->next = modules;
 	modules = m;
 	modules_live++;
 	module_loads++;
+	dev_module_loads[m->dev]++;
 	pthread_mutex_unlock(&lock);
 	*mod = m;
 	return OK;
@@ -639,6 +736,10 @@ API CUresult cuModuleUnload(void *mod)
 	Module *m = mod;
 	NEED_CTX();
 	pthread_mutex_lock(&lock);
+	if (m && m->loaded && other_device(m->dev)) {
+		pthread_mutex_unlock(&lock);
+		return INVALID_CONTEXT;
+	}
 	int was = m && m->loaded;
 	if (was) {
 		m->loaded = 0;
@@ -686,6 +787,8 @@ API CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
 	Module *m = mod;
 	if (!m || !m->loaded)
 		return INVALID_HANDLE;
+	if (other_device(m->dev))
+		return INVALID_CONTEXT;
 	size_t nl = strlen(name);
 	for (const char *p = m->ptx; (p = strstr(p, ".entry ")) != NULL; p++) {
 		const char *q = p + 7;
@@ -734,6 +837,8 @@ API CUresult cuFuncSetAttribute(void *fn, int attr, int value)
 	Func *f = fn;
 	if (!f || attr != 8 || value < 0 || value > cfg.smem_optin)
 		return INVALID_VALUE;
+	if (other_device(f->mod->dev))
+		return INVALID_CONTEXT;
 	f->max_dynamic_smem = value;
 	return OK;
 }
@@ -755,6 +860,8 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
 		return sticky;
 	if (!f || !f->mod->loaded)
 		return INVALID_HANDLE;
+	if (other_device(f->mod->dev))
+		return INVALID_CONTEXT;
 	if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535 || bx * by * bz > 1024 || extra)
 		return INVALID_VALUE;
 	if (smem > (unsigned)(f->max_dynamic_smem > 48 * 1024 ? f->max_dynamic_smem : 48 * 1024))
@@ -776,12 +883,26 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
 		if (f->sizes[i] > 0 && f->sizes[i] <= 8)
 			memcpy(l.bytes[i], params[i], (size_t)f->sizes[i]);
 	}
+	int dev = cur_dev();
 	pthread_mutex_lock(&lock);
+	/* a pointer into another device's memory: the kernel would fault */
+	for (int i = 0; i < f->n_params && i < 64; i++) {
+		CUdeviceptr p = 0;
+		if (f->sizes[i] != 8)
+			continue;
+		memcpy(&p, params[i], 8);
+		Alloc *a = find(p, 0);
+		if (a && other_device(a->dev)) {
+			pthread_mutex_unlock(&lock);
+			return INVALID_CONTEXT;
+		}
+	}
 	last_launch = l;
 	launches++;
+	dev_launches[dev]++;
 	if (fault)
 		sticky = fault;
-	clock_ms += (double)gx * gy * gz * bx * by * bz / 1e4;
+	clock_ms[dev] += (double)gx * gy * gz * bx * by * bz / 1e4;
 	if (cfg.scribble)
 		for (int i = 0; i < f->n_params && i < 64; i++) {
 			CUdeviceptr p = 0;
@@ -802,18 +923,25 @@ API CUresult cuEventCreate(void **ev, unsigned flags)
 {
 	NEED_CTX();
 	(void)flags;
-	*ev = calloc(1, sizeof(double));
-	return *ev ? OK : 2;
+	Event *e = calloc(1, sizeof *e);
+	if (!e)
+		return 2;
+	e->dev = cur_dev();
+	*ev = e;
+	return OK;
 }
 
 API CUresult cuEventRecord(void *ev, void *stream)
 {
 	(void)stream;
 	NEED_CTX();
-	if (!ev)
+	Event *e = ev;
+	if (!e)
 		return INVALID_HANDLE;
+	if (other_device(e->dev))
+		return INVALID_CONTEXT;
 	pthread_mutex_lock(&lock);
-	*(double *)ev = clock_ms;
+	e->t = clock_ms[e->dev];
 	pthread_mutex_unlock(&lock);
 	return OK;
 }
@@ -821,15 +949,20 @@ API CUresult cuEventRecord(void *ev, void *stream)
 API CUresult cuEventSynchronize(void *ev)
 {
 	NEED_CTX();
+	if (ev && other_device(((Event *)ev)->dev))
+		return INVALID_CONTEXT;
 	return ev ? sticky : INVALID_HANDLE;
 }
 
 API CUresult cuEventElapsedTime(float *ms, void *a, void *b)
 {
 	NEED_CTX();
+	const Event *ea = a, *eb = b;
 	if (!a || !b)
 		return INVALID_HANDLE;
-	*ms = (float)(*(double *)b - *(double *)a);
+	if (other_device(ea->dev) || other_device(eb->dev))
+		return INVALID_CONTEXT;
+	*ms = (float)(eb->t - ea->t);
 	return OK;
 }
 

@@ -34,11 +34,13 @@ typedef struct FakeCuda {
 	int (*modules_live)(void);
 	int (*allocs_live)(void);
 	int (*links)(void);
+	long (*get)(const char *key, int dev); /* per-device counts, "violations" */
 } FakeCuda;
 
 /* Points libblk at the stand-in beside this program (BLK_CUDA_DRIVER),
  * clears the variables that change the runtime's choices (BLK_BACKEND,
- * BLK_DEBUG, BLK_CACHE, BLK_ALWAYS_COMPILE) and loads the controls. Leaves
+ * BLK_DEBUG, BLK_CACHE, BLK_ALWAYS_COMPILE, and the stand-in's own
+ * FAKE_CUDA_*) and loads the controls. Leaves
  * this program's path in self and the driver's in path. On failure prints
  * a FAIL line and the counts, and returns false. */
 static inline bool fake_cuda_open(FakeCuda *fc, char *self, size_t self_size, char *path, size_t path_size)
@@ -55,6 +57,8 @@ static inline bool fake_cuda_open(FakeCuda *fc, char *self, size_t self_size, ch
 	unsetenv("BLK_DEBUG");
 	unsetenv("BLK_CACHE");
 	unsetenv("BLK_ALWAYS_COMPILE");
+	unsetenv("FAKE_CUDA_DEVICES");
+	unsetenv("FAKE_CUDA_OTHER_MODEL");
 	fc->handle = dlopen(path, RTLD_NOW);
 	if (!fc->handle) {
 		printf("FAIL the stand-in driver %s: %s\n0 passed, 1 failed\n", path, dlerror());
@@ -68,6 +72,7 @@ static inline bool fake_cuda_open(FakeCuda *fc, char *self, size_t self_size, ch
 	*(void **)&fc->modules_live = dlsym(fc->handle, "fake_cuda_modules_live");
 	*(void **)&fc->allocs_live = dlsym(fc->handle, "fake_cuda_allocs_live");
 	*(void **)&fc->links = dlsym(fc->handle, "fake_cuda_links");
+	*(void **)&fc->get = dlsym(fc->handle, "fake_cuda_get");
 	return true;
 }
 

@@ -135,7 +135,7 @@ int main(void)
 	fc.set("cc_major", 6);
 	fc.set("cc_minor", 1);
 	expect(blk_context_create(BLK_BACKEND_GPU, 0, &ctx) == BLK_ERROR_NO_DEVICE &&
-	           has("CUDA device 0 (Fake GPU 0) has compute capability 6.1; blk needs 7.0 or newer"),
+	           has("CUDA device 0 (Fake GPU) has compute capability 6.1; blk needs 7.0 or newer"),
 	       "a device older than sm_70 is refused with its name and compute capability");
 	expect(blk_context_create(BLK_BACKEND_AUTO, 0, &actx) == BLK_SUCCESS &&
 	           blk_context_backend(actx) == BLK_BACKEND_INTERPRETER, "... and AUTO gives the interpreter");

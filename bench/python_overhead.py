@@ -7,8 +7,10 @@ No GPU and no torch needed: libblk runs its GPU backend against the stand-in
 driver of tests/runtime (BUILD/tests/runtime/fake/libcuda.so.1, through
 BLK_CUDA_DRIVER), which records launches without running them, and
 tests/python/fake_torch.py stands in for torch (tensors in the stand-in's
-memory, torch.cuda, the raw-stream getter). Times, per launch (median of
---reps loops of --n launches each):
+memory, torch.cuda, the raw-stream getter; its tensor methods are C
+builtins, as torch's are, but cheaper than torch's). Times, per launch: the
+thread's CPU time (not the wall clock: the machine may be shared), the best
+of --reps rounds of --n launches, the paths taking turns round by round:
 
   C floor     blk_launch through ctypes with the argument array and options
               built once (what the package cannot go below);
@@ -18,15 +20,17 @@ memory, torch.cuda, the raw-stream getter). Times, per launch (median of
   cuda:1      as kernel[g] with the tensors on the stand-in's device 1;
   by turns    a launch on cuda:0, then one on cuda:1, and so on.
 
-"Python's part" is a path's time less the C floor: on the H100 the C floor
-is the real blk_launch (~5 us, mostly cuLaunchKernel) and the Python part
-adds to it unchanged. A tool for reading, not a test: nothing is asserted.
+"Python's part" is a path's time less the C floor: on a GPU the C floor is
+the real blk_launch (about 3 us of host time on the H100, mostly
+cuLaunchKernel) and the Python part adds to it. `--package DIR` times
+another version of the package (a checkout's python/) against the same
+libblk, for before and after. A tool for reading, not a test: nothing is
+asserted.
 """
 
 import argparse
 import ctypes
 import os
-import statistics
 import sys
 import time
 

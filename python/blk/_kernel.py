@@ -6,9 +6,9 @@ argument kinds, dtypes, device; see _plan.Plan.launcher) and that grid: it
 compares the keyword arguments with the plan's (one dict compare), checks
 each argument against what the plan was made for (class, dtype, device,
 contiguity: attribute reads and `is`), writes torch's current stream and
-every pointer and scalar into the plan's blk_launch_options and blk_arg
-array with one struct.pack_into (which also refuses an integer out of
-range), and calls blk_launch once. Anything unlike what the launcher
+every pointer and scalar into its own blk_launch_options and blk_arg array
+(memoryview stores; the grid and the kinds were written once), and calls
+blk_launch once. Anything unlike what the launcher
 expects goes to Kernel._miss: the plan made for the keyword arguments when
 the arguments fit it, else the slow way (every argument classified and
 checked, errors naming the parameter, a plan made or found for the new

@@ -2,7 +2,7 @@
 dtypes and device, consts, options): the blk_launch_options and const array
 built once, and its launchers. On the GPU with torch tensors and numbers a
 launcher is generated for the signature and a grid (see launcher): a launch
-is a few attribute reads, one struct.pack_into and one blk_launch.
+is a few attribute reads, memoryview stores and one blk_launch.
 Otherwise (the interpreter, __cuda_array_interface__, DLPack, addresses)
 run_checked builds each call's arguments anew: host arrays are copied into
 the interpreter's memory and back."""
@@ -14,7 +14,7 @@ import re
 import sys
 from ctypes import byref
 
-from . import _args, _ffi, _runtime, _types
+from . import _args, _ffi, _runtime
 from ._runtime import Error
 
 

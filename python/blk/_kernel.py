@@ -1,28 +1,32 @@
 """blk._kernel: modules, kernels, and launching them.
 
-A launch `kernel[grid](*args, **consts)` looks up a Plan by its keyword
-arguments (the consts and options; one dict lookup), and the plan's run
-function, generated for the argument kinds it was made for, checks each
-argument against them (class, dtype, device, contiguity: attribute reads),
-writes pointers and scalars into a blk_arg array kept from call to call
-(through memoryviews), sets the grid and torch's current stream in a
-blk_launch_options kept likewise, and calls blk_launch once. Anything unlike
-what the plan expects goes the slow way: every argument classified and
-checked (errors name the parameter), a plan made or found for the new
-signature, then run.
+`kernel[grid]` is the launcher kept for that grid (one dict lookup), a
+function generated for one plan (a call signature: keyword arguments,
+argument kinds, dtypes, device; see _plan.Plan.launcher) and that grid: it
+compares the keyword arguments with the plan's (one dict compare), checks
+each argument against what the plan was made for (class, dtype, device,
+contiguity: attribute reads and `is`), writes torch's current stream and
+every pointer and scalar into its own blk_launch_options and blk_arg array
+(memoryview stores; the grid and the kinds were written once), and calls
+blk_launch once. Anything unlike what the launcher
+expects goes to Kernel._miss: the plan made for the keyword arguments when
+the arguments fit it, else the slow way (every argument classified and
+checked, errors naming the parameter, a plan made or found for the new
+signature); the launcher of the plan that ran becomes the grid's.
 """
 
 import ctypes
-import functools
 import os
 import re
 import sys
 from ctypes import byref, c_void_p
 
-from . import _args, _ffi, _runtime, _types
+from . import _args, _ffi, _plan, _runtime, _types
 from ._runtime import Error
 
 OPTIONS = ("num_warps", "num_stages", "stream", "threads")
+MAX_LAUNCHERS = 256
+RECENT = 4
 
 
 class Param:
@@ -193,7 +197,9 @@ class Kernel:
         self._plans = {}       # keyword arguments -> the last Plan made for them
         self._by_sig = {}      # full signature -> Plan
         self._runtime_names = {p.name: i for i, p in enumerate(self.runtime_params)}
-        self._run, self._last = self._make_run()
+        self._launchers = {}   # grid -> its launcher (kernel[grid])
+        self._recent = {}      # grid -> its last few launchers, the last first
+        self._last = [None]    # the last plan made or found for a launch
 
     def _handle(self, ctx):
         h = self._handles.get(ctx)
@@ -217,30 +223,82 @@ class Kernel:
     # ---- launching ------------------------------------------------------------
 
     def __getitem__(self, grid):
-        return functools.partial(self._run, grid)
+        try:
+            return self._launchers[grid]
+        except (KeyError, TypeError):
+            return self._new_launcher(grid)
 
     def __call__(self, *args, **kw):
-        return self._run(None, *args, **kw)
+        try:
+            f = self._launchers[None]
+        except KeyError:
+            f = self._new_launcher(None)
+        return f(*args, **kw)
 
-    def _make_run(self):
-        """The launch entry: the last plan when the keyword arguments equal
-        its own (one dict compare), else a lookup by them, else the slow
-        path. A closure, so that it reads no attribute of self."""
-        last = [None]
-        plans = self._plans
-        slow = self._slow
+    def _new_launcher(self, grid):
+        """The launcher of `grid` (see _plan.Plan.launcher): the one of the
+        last plan made when it can take the fast path, else one that goes
+        the way of _miss at every call until a plan is made. Kept by grid
+        (at most MAX_LAUNCHERS grids: a grid function made anew at every
+        call must not fill the memory)."""
+        if isinstance(grid, list):
+            grid = tuple(grid)
+        try:
+            hash(grid)
+        except TypeError:  # kept by nothing: every call takes the checked path
+            return lambda *args, **kw: self._slow(grid, args, kw)
+        p = self._last[0]
+        f = p.launcher(grid) if p is not None and p.fast else self._generic(grid)
+        self._keep(grid, f)
+        return f
 
-        def run(grid, *args, **kw):
-            p = last[0]
-            if p is not None and kw == p.kw:
-                return p.run(grid, args)
-            try:
-                p = plans[tuple(kw.items())]
-            except (KeyError, TypeError):
-                return slow(grid, args, kw)
-            last[0] = p
-            return p.run(grid, args)
-        return run, last
+    def _generic(self, grid):
+        miss = self._miss
+
+        def launch(*args, **kw):
+            return miss(grid, args, kw)
+        return launch
+
+    def _miss(self, grid, args, kw):
+        """A launch the launcher of `grid` was not made for (other keyword
+        arguments, argument types, dtypes, devices, or a bad call): one of
+        the grid's last few launchers when the call fits it (a loop over
+        devices takes turns between two), else the plan made for these
+        keyword arguments when the arguments fit it, else the slow path
+        (every argument classified and checked, errors naming the
+        parameter; a plan made or found by the full signature). Either way
+        the launcher of the plan that ran becomes the grid's."""
+        for f in self._recent.get(grid, ()):
+            if kw == f.plan.kw and f.run(args) is not _plan.MISS:
+                self._keep(grid, f)
+                return None
+        try:
+            p = self._plans[tuple(kw.items())]
+        except (KeyError, TypeError):
+            p = None
+        if p is not None and p.fast:
+            f = p.launcher(grid)
+            if f.run(args) is not _plan.MISS:
+                self._keep(grid, f)
+                return None
+        plan, args, infos = self._prepare(args, kw)
+        if plan.fast:
+            self._keep(grid, plan.launcher(grid))
+        return plan.run_checked(grid, args, infos)
+
+    def _keep(self, grid, f):
+        """f becomes the launcher of `grid`, and the first of its last few."""
+        if grid not in self._launchers and len(self._launchers) >= MAX_LAUNCHERS:
+            self._launchers.clear()
+            self._recent.clear()
+        self._launchers[grid] = f
+        if hasattr(f, "plan"):
+            self._last[0] = f.plan
+            recent = self._recent.setdefault(grid, [])
+            if f in recent:
+                recent.remove(f)
+            recent.insert(0, f)
+            del recent[RECENT:]
 
     def _slow(self, grid, args, kw):
         plan, args, infos = self._prepare(args, kw)
@@ -329,7 +387,8 @@ class Kernel:
         if want == "gpu":
             if host:
                 p, a = host[0]
-                what = "a CPU tensor" if type(a.obj).__module__.startswith("torch") else \
+                torch = sys.modules.get("torch")
+                what = "a CPU tensor" if torch is not None and isinstance(a.obj, torch.Tensor) else \
                     "a blk.DeviceArray of the interpreter" if a.kind == "devarray" else "a host array"
                 raise Error(f"{self.name}: argument '{p.name}' ({p.type}) is {what}; the GPU backend takes "
                             f"CUDA memory (torch CUDA tensors, __cuda_array_interface__, DLPack)",
@@ -386,9 +445,12 @@ class Kernel:
 
 class CompileResult:
     """What blk_kernel_compile reports: ptx (str; None on the interpreter),
-    shared_bytes, num_warps, num_stages, registers (None: blk.h does not
-    report it), from_disk_cache, phases (ms by phase: parse, irgen, passes,
-    LLVM, PTX, cubin; 0 where not done now), ms (their sum)."""
+    shared_bytes, num_warps, num_stages, spill_bytes (GPU: bytes of
+    registers a thread spills to local memory, 0 for none), warnings (the
+    compilation's warnings, a line each, or ""), from_disk_cache, phases (ms
+    by phase: parse, irgen, passes, LLVM, PTX, cubin; 0 where not done now),
+    ms (their sum). registers is None: blk_compile_info does not report a
+    kernel's register count (ptxas -v on the PTX does)."""
 
     def __init__(self, info, backend):
         self.backend = backend
@@ -396,6 +458,8 @@ class CompileResult:
         self.shared_bytes = info.shared_bytes
         self.num_warps = info.num_warps
         self.num_stages = info.num_stages
+        self.spill_bytes = info.spill_bytes
+        self.warnings = info.warnings.decode(errors="replace") if info.warnings else ""
         self.registers = None
         self.from_disk_cache = bool(info.from_disk_cache)
         self.phases = {name: getattr(info, key) for key, name in _ffi.COMPILE_PHASES}

@@ -1,18 +1,20 @@
-"""blk._plan: a launch prepared for one call signature (argument kinds and
-dtypes, consts, options): the blk_launch_options and const array built once,
-and a run function. On the GPU with torch tensors and numbers, run is
-generated for the signature (see _gen_fast): a launch is a few attribute
-reads, memoryview writes and one blk_launch. Otherwise (the interpreter,
-__cuda_array_interface__, DLPack, addresses) run_checked builds each call's
-arguments anew: host arrays are copied into the interpreter's memory and
-back."""
+"""blk._plan: a launch prepared for one call signature (argument kinds,
+dtypes and device, consts, options): the blk_launch_options and const array
+built once, and its launchers. On the GPU with torch tensors and numbers a
+launcher is generated for the signature and a grid (see launcher): a launch
+is a few attribute reads, memoryview stores and one blk_launch.
+Otherwise (the interpreter, __cuda_array_interface__, DLPack, addresses)
+run_checked builds each call's arguments anew: host arrays are copied into
+the interpreter's memory and back."""
 
+import _thread
 import ctypes
+import keyword
 import re
 import sys
 from ctypes import byref
 
-from . import _args, _ffi, _runtime, _types
+from . import _args, _ffi, _runtime
 from ._runtime import Error
 
 
@@ -25,9 +27,19 @@ def _stream_getter(torch):
     return lambda dev: torch.cuda.current_stream(dev).cuda_stream
 
 
-def _views(buf):
-    m = memoryview(buf).cast("B")
-    return m.cast("Q"), m.cast("q"), m.cast("d")
+# What a launcher returns from run(args) when the arguments are not those it
+# was made for.
+MISS = object()
+MAX_LAUNCHERS = 256
+_UNSET = object()  # a launcher's parameter not given
+
+
+def _given(pos, more, named, kw):
+    """The (args, kw) of a call of a launcher, from its parameters."""
+    args = tuple(a for a in pos if a is not _UNSET) + more
+    kw = {**{k: v for k, v in named.items() if v is not _UNSET}, **kw}
+    return args, kw
+_OPT_BYTES = ctypes.sizeof(_ffi.BlkLaunchOptions)
 
 
 class Plan:
@@ -68,24 +80,27 @@ class Plan:
             o.stream = s or None
         self._popts = byref(o)
         self.meta = {**consts, **options}
-        # the argument array of the fast path, its kinds set once
-        self.args = (_ffi.BlkArg * max(1, self.n))()
-        for a, p in zip(self.args, params):
-            a.kind = {_ffi.PARAM_POINTER: _ffi.ARG_PTR, _ffi.PARAM_INT: _ffi.ARG_INT}.get(p.kind, _ffi.ARG_FLOAT)
         self.torch = sys.modules.get("torch")
         self.getstream = _stream_getter(self.torch) if backend == "gpu" else None
-        self.run = self._slow_run
-        if backend == "gpu" and infos is not None and self.torch is not None and \
-                all(a.kind in ("tensor", "int", "float") for a in infos):
-            self.run = self._gen_fast()
+        # a launcher can be generated for the signature (see launcher)
+        self.fast = backend == "gpu" and infos is not None and self.torch is not None and \
+            all(a.kind in ("tensor", "int", "float") for a in infos)
+        self._launchers = {}   # (grid, thread) -> launcher
 
     # ---- errors, grids ----------------------------------------------------------
 
-    def fail(self, st, call="blk_launch"):
+    def fail(self, st, call="blk_launch", recheck=None):
+        """Raises the blk.Error of a failed call, naming the parameter the
+        library's message names. recheck: (args, kw) of a launch that took
+        a launcher, which leaves the range of integers and the like to
+        blk_launch: checked again the slow way first, so that a bad call
+        gets the same error (naming the parameter) on every path."""
         msg = _runtime.lib().last_error()
         k = self.kernel
+        if recheck is not None:
+            k._prepare(*recheck)  # raises blk.Error when the arguments are wrong
         param = None
-        for name in re.findall(r"'([A-Za-z_]\w*)'", msg):
+        for name in re.findall(r"'([A-Za-z_]\w*)(?::[^']*)?'", msg):
             if name != k.name and any(p.name == name for p in k.params):
                 param = name
                 break
@@ -113,66 +128,164 @@ class Plan:
         g = g + (1,) * (3 - len(g))
         return None if 0 in g else g
 
-    def _slow_run(self, grid, args):
-        return self.kernel._slow(grid, args, self.kw)
+    # ---- launchers -------------------------------------------------------------
 
-    # ---- the fast path ------------------------------------------------------------
+    def launcher(self, grid):
+        """The launcher of this plan for `grid` on this thread: a function
+        launch(*args, **kw) for kernel[grid](...), with launch.run(args) for
+        Kernel._miss (MISS when the arguments do not fit). Made once and
+        kept: each has its own blk_launch_options (the grid written in it
+        once) and blk_arg array, and one thread's launches never write
+        another's (the arrays are filled, then blk_launch called: a thread
+        switch may fall between)."""
+        key = (grid, _thread.get_ident())
+        f = self._launchers.get(key)
+        if f is None:
+            if len(self._launchers) >= MAX_LAUNCHERS:
+                self._launchers.clear()
+            f = self._launchers[key] = self._make_launcher(grid)
+        return f
 
-    def _gen_fast(self):
-        """A run(grid, args) for this signature: checks each argument is what
-        the plan was made for (else the slow path, which raises or makes a
-        plan that fits), writes it into the argument array, launches."""
+    def _checked_launcher(self, grid):
+        """A launcher that takes the slow path at every call (a bad grid, a
+        grid of 0 programs: it raises or returns, with every check made)."""
+        k, kw = self.kernel, self.kw
+
+        def launch(*args, **kwargs):
+            return k._slow(grid, args, kwargs)
+        launch.run = lambda args: k._slow(grid, args, kw)
+        return launch
+
+    def _make_launcher(self, grid):
+        """Generates the launcher (see launcher). Its source, for a kernel
+        f(x: *f32, n: i32, BLOCK: const i32), a plan made for BLOCK=1024
+        and a grid of integers (written in the options once):
+
+            def launch(_a0=_U, _a1=_U, /, *_more, BLOCK=_U, **_kw):
+                if _more or _kw or _a1 is _U or BLOCK != _V0:
+                    return _miss(_GRID, *_given((_a0, _a1), _more, {'BLOCK': BLOCK}, _kw))
+                if not (_get_ident() == _THREAD and isinstance(_a0, _Tensor) and _a0.dtype is _D0
+                        and _a0.get_device() == _DEV and _a0.is_contiguous() and _a1.__class__ is int):
+                    return _miss(...)
+                _Q[5] = _getstream(_DEV)           # blk_launch_options.stream
+                _Q[8] = _a0.data_ptr()             # blk_arg 0's value
+                _I[10] = _a1                       # blk_arg 1's (refuses a value out of int64)
+                _st = _blk_launch(_K, _A, _NA, _PO)
+                if _st:
+                    _fail(_st, 'blk_launch', _given(...))
+
+        Parameters rather than *args and **kw: no tuple or dict made for
+        them, nothing to unpack. Where a const's name would not do as a
+        Python parameter (a keyword, a name of the launcher's own), it is
+        *args and **kw after all. The options and the blk_arg array lie in
+        one buffer of the launcher's, the kinds written once. run(args): the
+        same checks and launch with the keyword arguments taken as right,
+        MISS when the arguments do not fit."""
         k = self.kernel
-        q, i64, f64 = _views(self.args)
-        oq, _, _ = _views(self.opts)
-        og = memoryview(self.opts).cast("B")[:12].cast("I")
-        env = {"Tensor": self.torch.Tensor, "Q": q, "I": i64, "F": f64, "O": oq, "G": og,
-               "getstream": self.getstream, "launch": _runtime.lib().launch_fast, "K": self.handle,
-               "A": self.args, "NA": self.n, "PO": self._popts, "slow": self._slow_run, "fail": self.fail,
-               "grid3": self.grid3, "DEV": self.device}
-        names = [f"a{i}" for i in range(self.n)]
-        checks, writes = [], []
+        callable_grid = callable(grid)
+        if callable_grid:
+            g = (0, 0, 0)
+        else:
+            try:
+                g = self.grid3(grid, ())
+            except Error:
+                g = None
+            if g is None:  # a bad grid (the slow path raises), or nothing to run
+                return self._checked_launcher(grid)
+        n = self.n
+        words = _OPT_BYTES // 8
+        buf = (ctypes.c_uint64 * (words + 2 * max(1, n)))()
+        ctypes.memmove(buf, byref(self.opts), _OPT_BYTES)
+        opts = _ffi.BlkLaunchOptions.from_buffer(buf)
+        opts.grid[:] = g
+        args = (_ffi.BlkArg * max(1, n)).from_buffer(buf, _OPT_BYTES)
+        mv = memoryview(buf).cast("B")
+        env = {"_Tensor": self.torch.Tensor, "_getstream": self.getstream, "_blk_launch": _runtime.lib().launch_fast,
+               "_K": self.handle, "_A": byref(buf, _OPT_BYTES), "_NA": n, "_PO": byref(buf), "_miss": k._miss,
+               "_fail": self.fail, "_DEV": self.device, "_GRID": grid, "_KW": self.kw, "_get_ident": _thread.get_ident,
+               "_THREAD": _thread.get_ident(), "_MISS": MISS, "_grid3": self._grid3_words, "_U": _UNSET,
+               "_given": _given, "_Q": mv.cast("Q"), "_I": mv.cast("q"), "_F": mv.cast("d"), "_buf": buf,
+               "_opts": opts, "_args": args}
+        names = [f"_a{i}" for i in range(n)]
+        checks, writes = ["_get_ident() == _THREAD"], []
+        if self.stream is None:
+            writes.append(f"_Q[{_ffi.OPT_STREAM_WORD}] = _getstream(_DEV)")
         for i, (p, a) in enumerate(zip(k.runtime_params, self.infos)):
-            v = names[i]
+            v, word = names[i], words + 2 * i + 1
             if a.kind == "tensor":
-                env[f"D{i}"] = a.obj.dtype
-                c = f"isinstance({v}, Tensor) and {v}.dtype is D{i} and {v}.get_device() == DEV"
+                env[f"_D{i}"] = a.obj.dtype
+                c = f"isinstance({v}, _Tensor) and {v}.dtype is _D{i} and {v}.get_device() == _DEV"
                 if not k.takes_strides:
                     c += f" and {v}.is_contiguous()"
                 checks.append(c)
-                writes.append(f"Q[{2 * i + 1}] = {v}.data_ptr()")
+                args[i].kind = _ffi.ARG_PTR
+                writes.append(f"_Q[{word}] = {v}.data_ptr()")
             elif a.kind == "int":
-                lo, hi = _types.INT_RANGE.get(p.type, (-2**63, 2**63 - 1))
-                view = "Q" if p.type == "u64" else "I"
-                checks.append(f"{v}.__class__ is int and {lo} <= {v} <= {hi}")
-                writes.append(f"{view}[{2 * i + 1}] = {v}")
+                # the range of a type narrower than 64 bits: blk_launch checks it
+                # (and fail checks again, the slow way, for an error naming it)
+                checks.append(f"{v}.__class__ is int")
+                args[i].kind = _ffi.ARG_INT
+                writes.append(f"_{'Q' if p.type == 'u64' else 'I'}[{word}] = {v}")
             else:
                 checks.append(f"({v}.__class__ is float or {v}.__class__ is int)")
-                writes.append(f"F[{2 * i + 1}] = {v}")
-        src = ["def run(grid, args):"]
-        src.append(f"    if len(args) != {self.n}: return slow(grid, args)")
-        if self.n:
-            src.append(f"    {', '.join(names)}, = args")
-            src.append(f"    if not ({' and '.join(checks)}): return slow(grid, args)")
-        src += ["    if grid is None:", "        g0 = g1 = g2 = 0",
-                "    elif grid.__class__ is tuple and len(grid) == 1 and grid[0].__class__ is int and grid[0] > 0:",
-                "        g0 = grid[0]; g1 = g2 = 1",
-                "    else:",
-                "        g = grid3(grid, args)",
-                "        if g is None: return",
-                "        g0, g1, g2 = g",
-                "    try:"]
-        src += [f"        {w}" for w in writes]
-        src += ["        G[0] = g0; G[1] = g1; G[2] = g2",
-                "    except (ValueError, TypeError, OverflowError):",
-                "        return slow(grid, args)"]
-        if self.stream is None:
-            src.append("    O[%d] = getstream(DEV)" % _ffi.OPT_STREAM_WORD)
-        src += ["    st = launch(K, A, NA, PO)", "    if st: fail(st)"]
+                args[i].kind = _ffi.ARG_FLOAT
+                writes.append(f"_F[{word}] = {v}")
+        kwnames = list(self.kw)
+        for j, key in enumerate(kwnames):
+            env[f"_V{j}"] = self.kw[key]
+        plain = all(key.isidentifier() and not keyword.iskeyword(key) and not key.startswith("_") for key in kwnames)
+
+        def body(fallback, call, args_tuple):
+            out = [f"    if not ({' and '.join(checks)}):", f"        {fallback}"]
+            if callable_grid:
+                out += [f"    if not _grid3(_GRID, {args_tuple}, _opts):", "        return None"]
+            out += ["    try:"] + [f"        {w}" for w in writes] + \
+                   ["    except (TypeError, ValueError, OverflowError):", f"        {fallback}",
+                    "    _st = _blk_launch(_K, _A, _NA, _PO)",
+                    "    if _st:", f"        _fail(_st, 'blk_launch', {call})",
+                    "    return None"]
+            return out
+
+        if plain:
+            pos = "".join(f"{v}=_U, " for v in names) + ("/, " if n else "")
+            kws = "".join(f"{key}=_U, " for key in kwnames)
+            tup = f"({', '.join(names)}{',' if n == 1 else ''})"
+            given = f"_given({tup}, _more, {{{', '.join(f'{key!r}: {key}' for key in kwnames)}}}, _kw)"
+            cond = ["_more", "_kw"] + ([f"{names[-1]} is _U"] if n else []) + \
+                   [f"{key} != _V{j}" for j, key in enumerate(kwnames)]
+            src = [f"def launch({', '.join(x for x in (pos.rstrip(', '), f'*_more, {kws}**_kw') if x)}):",
+                   f"    if {' or '.join(cond)}:", f"        return _miss(_GRID, *{given})"]
+            src += body(f"return _miss(_GRID, *{given})", given, tup)
+        else:
+            src = ["def launch(*_args, **_kw):", "    if _kw != _KW:", "        return _miss(_GRID, _args, _kw)"]
+            if n:
+                src += ["    try:", f"        {', '.join(names)}, = _args", "    except ValueError:",
+                        "        return _miss(_GRID, _args, _kw)"]
+            else:
+                src += ["    if _args:", "        return _miss(_GRID, _args, _kw)"]
+            src += body("return _miss(_GRID, _args, _kw)", "(_args, _kw)", "_args")
+        src += ["", "", "def run(_args):"]
+        if n:
+            src += ["    try:", f"        {', '.join(names)}, = _args", "    except ValueError:", "        return _MISS"]
+        else:
+            src += ["    if _args:", "        return _MISS"]
+        src += body("return _MISS", "(_args, _KW)", "_args")
         code = "\n".join(src) + "\n"
-        exec(compile(code, f"<blk launch {k.name}>", "exec"), env)
-        self.fast_source = code
-        return env["run"]
+        exec(compile(code, f"<blk launcher {k.name}>", "exec"), env)
+        f = env["launch"]
+        f.run = env["run"]
+        f.source = code
+        f.plan = self
+        return f
+
+    def _grid3_words(self, grid, args, opts):
+        """A grid function's grid for these arguments, written in opts;
+        False when it has a 0 (nothing to run)."""
+        g = self.grid3(grid, args)
+        if g is None:
+            return False
+        opts.grid[0], opts.grid[1], opts.grid[2] = g
+        return True
 
     # ---- the checked path -------------------------------------------------------
 

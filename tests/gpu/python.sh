@@ -3,7 +3,10 @@
 #  - every examples/python/NAME.py on the GPU, checked against torch;
 #  - tests/gpu/python_gpu.py: CUDA tensors, bad calls, compile(), a blk
 #    custom op in torch.compile(fullgraph=True), CUDA-graph capture and
-#    replay, launch overhead.
+#    replay, launch overhead;
+#  - tests/gpu/python_multi_gpu.py: tensors on cuda:1, devices by turns and a
+#    thread a device, mixed devices refused, the torch.distributed example
+#    under torchrun (skipped in one line with fewer than 2 GPUs).
 # The package is python/ of this checkout on BUILD_DIR/libblk.so (default
 # build). Where there is no torch or no GPU it says so in one line and
 # prints "0 passed, 0 failed". Prints a line per case and last
@@ -42,21 +45,23 @@ for f in examples/python/*.py; do
 	fi
 done
 
-out=$(timeout 600 "$py" tests/gpu/python_gpu.py 2>&1)
-status=$?
-printf '%s\n' "$out" | sed '$d'
-last=$(printf '%s\n' "$out" | tail -n 1)
-if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-	passed=$((passed + BASH_REMATCH[1]))
-	failed=$((failed + BASH_REMATCH[2]))
-	if [ $status -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ]; then
-		echo "FAIL python_gpu.py: exited with status $status"
+for t in python_gpu python_multi_gpu; do
+	out=$(timeout 600 "$py" tests/gpu/$t.py 2>&1)
+	status=$?
+	printf '%s\n' "$out" | sed '$d'
+	last=$(printf '%s\n' "$out" | tail -n 1)
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		passed=$((passed + BASH_REMATCH[1]))
+		failed=$((failed + BASH_REMATCH[2]))
+		if [ $status -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ]; then
+			echo "FAIL $t.py: exited with status $status"
+			failed=$((failed + 1))
+		fi
+	else
+		echo "FAIL $t.py: crashed or printed no counts (status $status)"
+		printf '%s\n' "$out" | tail -n 30 | sed 's/^/    /'
 		failed=$((failed + 1))
 	fi
-else
-	echo "FAIL python_gpu.py: crashed or printed no counts (status $status)"
-	printf '%s\n' "$out" | tail -n 30 | sed 's/^/    /'
-	failed=$((failed + 1))
-fi
+done
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

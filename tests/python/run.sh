@@ -11,7 +11,10 @@
 # 3. tests/python/test_package.py with the installed package, from outside
 #    the checkout: kernels on the interpreter with numpy arrays against numpy
 #    references, and every bad call raising blk.Error naming the parameter.
-# 4. Each examples/python/NAME.py on the interpreter (small sizes), checked
+# 4. tests/python/test_gpu_path.py: the GPU launch path (launchers, streams,
+#    devices, bad calls) against the stand-in driver of tests/runtime and
+#    tests/python/fake_torch.py, no GPU or torch.
+# 5. Each examples/python/NAME.py on the interpreter (small sizes), checked
 #    against numpy.
 # Prints a line per case and last "N passed, N failed". A sanitized build
 # (BLK_SANITIZE=1 or thread) is skipped: its libblk.so needs the sanitizer
@@ -89,17 +92,29 @@ fi
 have_numpy=0
 (cd "$tmp" && "$py" -c 'import numpy') >/dev/null 2>&1 && have_numpy=1
 
-# the package's cases (the test prints its own lines and counts)
-out=$(cd "$tmp" && timeout 300 "$py" "$repo/tests/python/test_package.py" 2>&1)
-status=$?
-printf '%s\n' "$out" | sed '$d'
-last=$(printf '%s\n' "$out" | tail -n 1)
-if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-	passed=$((passed + BASH_REMATCH[1]))
-	failed=$((failed + BASH_REMATCH[2]))
-	[ $status -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ] && fail "test_package.py exited with status $status"
+# the package's cases (each test prints its own lines and counts):
+# test_package.py on the interpreter; test_gpu_path.py on the GPU backend
+# against the stand-in driver of tests/runtime, with tests/python/fake_torch.py
+run_counted() {
+	local name=$1 out status last
+	shift
+	out=$(cd "$tmp" && timeout 300 "$py" "$@" 2>&1)
+	status=$?
+	printf '%s\n' "$out" | sed '$d'
+	last=$(printf '%s\n' "$out" | tail -n 1)
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		passed=$((passed + BASH_REMATCH[1]))
+		failed=$((failed + BASH_REMATCH[2]))
+		[ $status -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ] && fail "$name exited with status $status"
+	else
+		fail "$name crashed or printed no counts (status $status)" "$out"
+	fi
+}
+run_counted test_package.py "$repo/tests/python/test_package.py"
+if [ -f "$build/tests/runtime/fake/libcuda.so.1" ]; then
+	run_counted test_gpu_path.py "$repo/tests/python/test_gpu_path.py" "$build/tests/runtime/fake/libcuda.so.1"
 else
-	fail "test_package.py crashed or printed no counts (status $status)" "$out"
+	fail "test_gpu_path.py: the stand-in driver is not built ($build/tests/runtime/fake/libcuda.so.1)"
 fi
 
 # the examples' Python drivers, on the interpreter against numpy

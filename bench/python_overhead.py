@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""python_overhead.py: the Python package's own cost of a launch, on the CPU.
+
+    python3 bench/python_overhead.py [--build build] [--reps 7] [--n 20000] [--package DIR]
+
+No GPU and no torch needed: libblk runs its GPU backend against the stand-in
+driver of tests/runtime (BUILD/tests/runtime/fake/libcuda.so.1, through
+BLK_CUDA_DRIVER), which records launches without running them, and
+tests/python/fake_torch.py stands in for torch (tensors in the stand-in's
+memory, torch.cuda, the raw-stream getter; its tensor methods are C
+builtins, as torch's are, but cheaper than torch's). Times, per launch: the
+thread's CPU time (not the wall clock: the machine may be shared), the best
+of --reps rounds of --n launches, the paths taking turns round by round:
+
+  C floor     blk_launch through ctypes with the argument array and options
+              built once (what the package cannot go below);
+  kernel[g]   the plain `vadd[(1,)](x, y, out, 1, BLOCK=1024)`;
+  launcher    `l = vadd[(1,)]` kept, `l(x, y, out, 1, BLOCK=1024)`;
+  no grid     `vadd(x, y, out, 1, BLOCK=1024)` (the kernel's grid clause);
+  cuda:1      as kernel[g] with the tensors on the stand-in's device 1;
+  by turns    a launch on cuda:0, then one on cuda:1, and so on.
+
+"Python's part" is a path's time less the C floor: on a GPU the C floor is
+the real blk_launch (about 3 us of host time on the H100, mostly
+cuLaunchKernel) and the Python part adds to it. `--package DIR` times
+another version of the package (a checkout's python/) against the same
+libblk, for before and after. A tool for reading, not a test: nothing is
+asserted.
+"""
+
+import argparse
+import ctypes
+import os
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def per_call_ns(fn, n):
+    t = time.thread_time_ns()
+    for _ in range(n // 10):
+        fn(); fn(); fn(); fn(); fn(); fn(); fn(); fn(); fn(); fn()  # noqa: E702
+    return (time.thread_time_ns() - t) / (n // 10 * 10)
+
+
+def best_ns(paths, n, reps):
+    """The best of `reps` rounds, every path timed once a round (rounds take
+    turns between paths, so that a busy moment of the machine does not fall
+    on one path alone)."""
+    best = [float("inf")] * len(paths)
+    for _ in range(reps):
+        for i, (_, fn, calls) in enumerate(paths):
+            best[i] = min(best[i], per_call_ns(fn, n // calls) / calls)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(REPO, "build"))
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--package", help="the folder that holds the blk package (default: python/ of this checkout), "
+                                      "to time another version of it")
+    a = ap.parse_args()
+    driver = os.path.join(os.path.abspath(a.build), "tests", "runtime", "fake", "libcuda.so.1")
+    if not os.path.exists(driver):
+        sys.exit(f"python_overhead: no stand-in driver at {driver} (make builds it)")
+    os.environ["BLK_CUDA_DRIVER"] = driver
+    os.environ.setdefault("BLK_LIB", os.path.join(os.path.abspath(a.build), "libblk.so"))
+    sys.path.insert(0, a.package or os.path.join(REPO, "python"))
+    sys.path.insert(0, os.path.join(REPO, "tests", "python"))
+    import fake_torch
+    torch = fake_torch.install(driver, devices=2)
+    import blk
+    from blk import _runtime
+
+    vadd = blk.load(os.path.join(REPO, "examples", "vector_add.tile")).vector_add
+    x, y, out = (torch.empty(16) for _ in range(3))
+    vadd[(1,)](x, y, out, 1, BLOCK=1024)  # compiles, makes the plan
+    vadd[(1,)](x, y, out, 1, BLOCK=1024)  # the fast path: fills the plan's argument array
+    # the C floor: blk_launch through ctypes (untyped, as the package calls
+    # it) with an argument array and options built here once
+    from blk import _ffi
+    L = _runtime.lib()
+    K = vadd._handle(_runtime.gpu_context(0))
+    A = (_ffi.BlkArg * 4)()
+    for arg, t in zip(A, (x, y, out)):
+        arg.kind, arg.v.ptr = _ffi.ARG_PTR, t.data_ptr()
+    A[3].kind, A[3].v.i = _ffi.ARG_INT, 1
+    blk_const = (_ffi.BlkConst * 1)()
+    blk_const[0].name, blk_const[0].i = b"BLOCK", 1024
+    opts = _ffi.BlkLaunchOptions()
+    opts.grid[:] = (1, 1, 1)
+    opts.consts, opts.n_consts = ctypes.cast(blk_const, ctypes.POINTER(_ffi.BlkConst)), 1
+    NA, PO, launch = 4, ctypes.byref(opts), L.launch_fast
+    assert launch(K, A, NA, PO) == 0, L.last_error()
+
+    launcher = vadd[(1,)]
+    x1, y1, o1 = (torch.empty(16, device="cuda:1") for _ in range(3))
+    vadd[(1,)](x1, y1, o1, 1, BLOCK=1024)
+
+    def two_devices():
+        vadd[(1,)](x, y, out, 1, BLOCK=1024)
+        vadd[(1,)](x1, y1, o1, 1, BLOCK=1024)
+    paths = [
+        ("C floor (blk_launch, args built once)", lambda: launch(K, A, NA, PO), 1),
+        ("kernel[(1,)](x, y, out, 1, BLOCK=1024)", lambda: vadd[(1,)](x, y, out, 1, BLOCK=1024), 1),
+        ("launcher = kernel[(1,)] kept; launcher(...)", lambda: launcher(x, y, out, 1, BLOCK=1024), 1),
+        ("kernel(x, y, out, 1, BLOCK=1024) (grid clause)", lambda: vadd(x, y, out, 1, BLOCK=1024), 1),
+        ("kernel[(1,)](...) on cuda:1", lambda: vadd[(1,)](x1, y1, o1, 1, BLOCK=1024), 1),
+        ("cuda:0 and cuda:1 by turns (a launch)", two_devices, 2),
+    ]
+    print(f"python {sys.version.split()[0]}, libblk {blk.version()}, stand-in driver; best of {a.reps} rounds "
+          f"of {a.n} launches, ns a launch")
+    times = best_ns(paths, a.n, a.reps)
+    floor = times[0]
+    for (name, _, _), ns in zip(paths, times):
+        extra = f"   Python's part {ns - floor:6.0f} ns" if ns is not floor else ""
+        print(f"  {name:48s} {ns:8.0f} ns{extra}")
+    print("  (the grid clause: blk_launch also works out the grid, in C)")
+
+if __name__ == "__main__":
+    main()

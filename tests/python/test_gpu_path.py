@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""test_gpu_path.py: the package's GPU launch path without a GPU or torch.
+
+    python3 tests/python/test_gpu_path.py BUILD/tests/runtime/fake/libcuda.so.1
+
+libblk runs its GPU backend against the stand-in driver of tests/runtime
+(which compiles nothing itself but records each launch: the kernel, grid,
+stream and every parameter's bytes), and tests/python/fake_torch.py stands
+in for torch with two devices. Each case launches through kernel[grid](...)
+and reads back what reached cuLaunchKernel: the tensors' addresses, the
+scalars, the grid, torch's current stream, the device. The launchers (the
+fast path, see python/blk/_plan.py) are taken for every kind of call, and
+every bad call that reaches one raises blk.Error naming the parameter.
+Prints a line per case and last "N passed, N failed".
+"""
+
+import os
+import sys
+import threading
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+passed = failed = 0
+
+
+def case(name):
+    def wrap(fn):
+        global passed, failed
+        try:
+            fn()
+            print(f"ok   {name}")
+            passed += 1
+        except Exception:
+            print(f"FAIL {name}")
+            traceback.print_exc(file=sys.stdout)
+            failed += 1
+        return fn
+    return wrap
+
+
+def raises(fn, param, *words):
+    try:
+        fn()
+    except blk.Error as e:
+        msg = str(e)
+        assert e.param == param, f"param {e.param!r}, expected {param!r}: {msg}"
+        assert param is None or f"'{param}'" in msg, f"message does not name '{param}': {msg}"
+        for w in words:
+            assert w in msg, f"{w!r} not in: {msg}"
+        return e
+    raise AssertionError("no blk.Error raised")
+
+
+if len(sys.argv) != 2 or not os.path.exists(sys.argv[1]):
+    print(f"skip test_gpu_path.py: no stand-in driver ({sys.argv[1:]})\n0 passed, 0 failed")
+    sys.exit(0)
+driver = os.path.abspath(sys.argv[1])
+os.environ["BLK_CUDA_DRIVER"] = driver
+os.environ["BLK_CACHE"] = "0"
+os.environ.pop("BLK_BACKEND", None)
+sys.path.insert(0, HERE)
+import fake_torch  # noqa: E402
+
+torch = fake_torch.install(driver, devices=2)
+import blk  # noqa: E402
+
+vadd = blk.load(os.path.join(REPO, "examples", "vector_add.tile")).vector_add
+f32, f16, i32 = torch.float32, torch.float16, torch.int32
+
+
+def ptrs(*ts):
+    return [t.data_ptr() for t in ts]
+
+
+def last():
+    return fake_torch.last_launch()
+
+
+def check_launch(args, n, grid, stream=0):
+    got = last()
+    assert got["name"] == "vector_add", got
+    assert got["params"][:3] == ptrs(*args), (got["params"], ptrs(*args))
+    assert got["params"][3] == n, got
+    assert got["grid"] == grid, got
+    assert got["stream"] == stream, got
+
+
+x, y, out = (torch.empty(1000) for _ in range(3))
+a, b = torch.empty(1000), torch.empty(1000)
+
+
+@case("kernel[grid](...): the tensors' addresses, n and the grid reach cuLaunchKernel, call after call")
+def _():
+    vadd[(2,)](x, y, out, 1000, BLOCK=512)    # a plan made: the checked path
+    check_launch((x, y, out), 1000, (2, 1, 1))
+    before = fake_torch.launches()
+    for i, (p, q, o, n) in enumerate([(a, b, out, 999), (x, y, a, 1000), (b, a, x, 513)] * 3):
+        vadd[(2,)](p, q, o, n, BLOCK=512)     # the launcher
+        check_launch((p, q, o), n, (2, 1, 1))
+    assert fake_torch.launches() == before + 9
+    f = vadd[(2,)]
+    assert f is vadd[(2,)], "kernel[grid] keeps the launcher of each grid"
+    assert hasattr(f, "plan") and "_blk_launch" in f.source, "the grid's launcher is the generated one"
+
+
+@case("grids: an int, 2-D, 3-D, a function of the consts, the kernel's grid clause, a list")
+def _():
+    vadd[3](x, y, out, 1000, BLOCK=512)
+    check_launch((x, y, out), 1000, (3, 1, 1))
+    vadd[(3, 2)](x, y, out, 1000, BLOCK=512)
+    check_launch((x, y, out), 1000, (3, 2, 1))
+    vadd[(1, 2, 3)](x, y, out, 1000, BLOCK=512)
+    check_launch((x, y, out), 1000, (1, 2, 3))
+    g = lambda meta: (blk.cdiv(meta["n"], meta["BLOCK"]),)  # noqa: E731
+    for n in (1000, 100, 3000):
+        vadd[g](x, y, out, n, BLOCK=256)
+        check_launch((x, y, out), n, (blk.cdiv(n, 256), 1, 1))
+    for n, block in ((1000, 512), (1000, 128), (77, 64)):
+        vadd(x, y, out, n, BLOCK=block)
+        check_launch((x, y, out), n, (blk.cdiv(n, block), 1, 1))
+    vadd[[5]](x, y, out, 1000, BLOCK=512)
+    check_launch((x, y, out), 1000, (5, 1, 1))
+
+
+@case("a grid with a 0 launches nothing (and still checks the arguments); a bad grid is a blk.Error")
+def _():
+    before = fake_torch.launches()
+    vadd[(0,)](x, y, out, 1000, BLOCK=512)
+    vadd[lambda meta: (0, 4)](x, y, out, 1000, BLOCK=512)
+    assert fake_torch.launches() == before
+    raises(lambda: vadd[(0,)](x, y, out, 1.5, BLOCK=512), "n")
+    for bad in ((1, 2, 3, 4), (-1,), ("a",), 2**31):
+        e = raises(lambda: vadd[bad](x, y, out, 1000, BLOCK=512), None, "grid")
+        assert e.kernel == "vector_add"
+
+
+@case("torch's current stream of the tensors' device, read at every launch; stream= as an option")
+def _():
+    vadd[(2,)](x, y, out, 1000, BLOCK=512)
+    fake_torch.set_stream(0x5150)
+    vadd[(2,)](x, y, out, 1000, BLOCK=512)
+    check_launch((x, y, out), 1000, (2, 1, 1), stream=0x5150)
+    fake_torch.set_stream(0x7170, device=1)  # another device's stream is not this launch's
+    vadd[(2,)](x, y, out, 1000, BLOCK=512)
+    check_launch((x, y, out), 1000, (2, 1, 1), stream=0x5150)
+    fake_torch.set_stream(0)
+    vadd[(2,)](x, y, out, 1000, BLOCK=512)
+    check_launch((x, y, out), 1000, (2, 1, 1), stream=0)
+    vadd[(2,)](x, y, out, 1000, BLOCK=512, stream=0x6160)
+    check_launch((x, y, out), 1000, (2, 1, 1), stream=0x6160)
+    vadd[(2,)](x, y, out, 1000, BLOCK=512)
+    check_launch((x, y, out), 1000, (2, 1, 1), stream=0)
+    fake_torch.set_stream(0, device=1)
+
+
+@case("keyword arguments: other consts take another plan; runtime arguments by name")
+def _():
+    for block in (512, 256, 512, 1024, 256):
+        vadd(x, y, out, 1000, BLOCK=block)
+        check_launch((x, y, out), 1000, (blk.cdiv(1000, block), 1, 1))
+    vadd[(4,)](x, y, out=a, n=999, BLOCK=256)
+    check_launch((x, y, a), 999, (4, 1, 1))
+    vadd[(4,)](x=b, y=y, out=a, n=998, BLOCK=256)
+    check_launch((b, y, a), 998, (4, 1, 1))
+    vadd[(4,)](x, y, out, 1000)       # BLOCK's default
+    check_launch((x, y, out), 1000, (4, 1, 1))
+    vadd[(4,)](x, y, out, 1000, BLOCK=256, num_warps=8)
+    got = last()
+    assert got["block"] == (256, 1, 1), got
+    check_launch((x, y, out), 1000, (4, 1, 1))
+
+
+@case("bad calls that reach a launcher: blk.Error naming the parameter, nothing launched")
+def _():
+    vadd[(2,)](x, y, out, 1000, BLOCK=512)
+    before = fake_torch.launches()
+    h = torch.empty(1000, dtype=f16)
+    raises(lambda: vadd[(2,)](h, y, out, 1000, BLOCK=512), "x", "f32", "float16")
+    raises(lambda: vadd[(2,)](x, y, torch.empty(10, dtype=i32), 1000, BLOCK=512), "out", "f32")
+    raises(lambda: vadd[(2,)](x, y, out[::2], 1000, BLOCK=512), "out", "not contiguous")
+    raises(lambda: vadd[(2,)](x, y, out, 2**40, BLOCK=512), "n", "out of range")
+    raises(lambda: vadd[(2,)](x, y, out, 2**31, BLOCK=512), "n", "out of range")
+    raises(lambda: vadd[(2,)](x, y, out, 2**64, BLOCK=512), "n", "out of range")
+    raises(lambda: vadd[(2,)](x, y, out, 10.0, BLOCK=512), "n", "integer")
+    raises(lambda: vadd[(2,)](x, y, out, x, BLOCK=512), "n", "number")
+    raises(lambda: vadd[(2,)](x, y, "out", 1000, BLOCK=512), "out")
+    raises(lambda: vadd[(2,)](x, y, out, BLOCK=512), "n", "missing")
+    raises(lambda: vadd[(2,)](x, y, out, 1000, 5, BLOCK=512), None, "4 arguments expected")
+    raises(lambda: vadd[(2,)](x, y, out, 1000, BLOCK=512, BLOKC=3), "BLOKC", "no parameter")
+    raises(lambda: vadd[(2,)](x, y, out, 1000, BLOCK="big"), "BLOCK", "number")
+    raises(lambda: vadd[(2,)](x, y, out, 1000, x=x, BLOCK=512), "x", "twice")
+    raises(lambda: vadd[(2,)](x, y, torch.empty(8, device="cpu"), 1000, BLOCK=512), "out", "CPU tensor")
+    assert fake_torch.launches() == before, "a bad call launched"
+    vadd[(2,)](x, y, out, 1000, BLOCK=512)
+    check_launch((x, y, out), 1000, (2, 1, 1))
+
+
+@case("a kernel that takes strides takes non-contiguous tensors; a subclass of torch.Tensor works")
+def _():
+    k = blk.load(source="""
+kernel copy_strided(x: *f32, out: *f32, n: i32, x_stride: i32) grid(1) {
+    let o = arange(0, 64);
+    store(out + o, load(x + o * x_stride, mask = o < n), mask = o < n);
+}""").copy_strided
+    v = x[::3]
+    for _ in range(3):
+        k(v, out, 64, 3)
+        got = last()
+        assert got["params"][:2] == [v.data_ptr(), out.data_ptr()], got
+
+    class Param(torch.Tensor):
+        pass
+    p = Param(a.data_ptr(), (1000,), (1,), f32, a.device)
+    for _ in range(3):
+        vadd[(2,)](p, y, out, 1000, BLOCK=512)
+        check_launch((p, y, out), 1000, (2, 1, 1))
+
+
+@case("several GPUs: tensors on cuda:1 launch on device 1 (a context of its own, torch's stream there)")
+def _():
+    x1, y1, o1 = (torch.empty(1000, device="cuda:1") for _ in range(3))
+    assert torch.cuda.current_device() == 0
+    fake_torch.set_stream(0x1111, device=1)
+    for _ in range(3):
+        vadd[(2,)](x1, y1, o1, 1000, BLOCK=512)
+        check_launch((x1, y1, o1), 1000, (2, 1, 1), stream=0x1111)
+    f = vadd[(2,)]
+    assert f.plan.device == 1 and f.plan.ctx.device == 1, (f.plan.device, f.plan.ctx.device)
+    assert f.plan.ctx is blk._runtime.gpu_context(1) and f.plan.ctx is not blk._runtime.gpu_context(0)
+    assert torch.cuda.current_device() == 0, "the current device is left as it was"
+    # by turns: each device's launcher
+    for _ in range(3):
+        vadd[(2,)](x, y, out, 1000, BLOCK=512)
+        check_launch((x, y, out), 1000, (2, 1, 1), stream=0)
+        vadd[(2,)](x1, y1, o1, 999, BLOCK=512)
+        check_launch((x1, y1, o1), 999, (2, 1, 1), stream=0x1111)
+    fake_torch.set_stream(0, device=1)
+
+
+@case("several GPUs: arguments on different devices are a blk.Error naming both")
+def _():
+    x1, o1 = torch.empty(1000, device="cuda:1"), torch.empty(1000, device="cuda:1")
+    vadd[(2,)](x, y, out, 1000, BLOCK=512)
+    before = fake_torch.launches()
+    for call, first, second in [(lambda: vadd[(2,)](x1, y, out, 1000, BLOCK=512), "x", "y"),
+                                (lambda: vadd[(2,)](x, y, o1, 1000, BLOCK=512), "x", "out"),
+                                (lambda: vadd(x1, y, o1, 1000, BLOCK=512), "x", "y")]:
+        e = None
+        try:
+            call()
+        except blk.Error as err:
+            e = err
+        assert e is not None, "no blk.Error"
+        msg = str(e)
+        assert f"'{first}'" in msg and f"'{second}'" in msg and "cuda:0" in msg and "cuda:1" in msg, msg
+        assert e.param in (first, second), e.param
+    assert fake_torch.launches() == before
+
+
+@case("threads: each thread launches with its own launcher, every launch with its own arguments")
+def _():
+    tensors = [[torch.empty(64) for _ in range(3)] for _ in range(4)]
+    errors = []
+    seen = []
+
+    def work(i):
+        try:
+            p, q, o = tensors[i]
+            for _ in range(200):
+                vadd[(1,)](p, q, o, 64, BLOCK=64)
+                f = vadd[(1,)]
+                seen.append(f)
+        except Exception as e:  # noqa: BLE001
+            errors.append(repr(e))
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    vadd[(1,)](a, b, out, 64, BLOCK=64)
+    check_launch((a, b, out), 64, (1, 1, 1))
+
+
+@case("compile(): the PTX of the variant a launch runs, with shared bytes, spills and phase times")
+def _():
+    r = vadd.compile(x, y, out, 1000, BLOCK=512)
+    assert r.backend == "gpu" and ".entry vector_add" in r.ptx, r
+    assert r.spill_bytes == 0 and r.registers is None and isinstance(r.warnings, str), r
+    assert r.ms >= 0 and set(r.phases) == {"parse", "irgen", "passes", "LLVM", "PTX", "cubin"}, r.phases
+
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)

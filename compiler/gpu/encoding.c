@@ -299,8 +299,12 @@ static bool mma_lin(const Encoding *mma, int idx, int kw, Type t, Lin *l)
 	if (t.rank != 2 || (kw != 1 && kw != 2 && kw != 4))
 		return false;
 	int wm = log2i(mma->wpc[0]), wn = log2i(mma->wpc[1]), kwb = log2i(kw);
-	/* dimension 0 is rows (M, or K for B), 1 columns (K for A, or N) */
-	int need0 = idx == 1 ? 8 * kw : 16, need1 = idx == 0 ? 8 * kw : 8;
+	/* dimension 0 is rows (M, or K for B), 1 columns (K for A, or N). K
+	 * takes one step at least; M under 16 and N under 8 are padded: the
+	 * instruction's rows or columns past the block have no bit, so their
+	 * lanes hold replicas and their fragment registers are absent (the
+	 * lowering feeds zeros there and drops what comes out) */
+	int need0 = idx == 1 ? 8 * kw : 1, need1 = idx == 0 ? 8 * kw : 1;
 	if (t.shape[0] < need0 || t.shape[1] < need1 || wm + wn > l->n_warp)
 		return false;
 	int pos[2] = {0, 0}, nl = 0, nw = 0;
@@ -342,6 +346,44 @@ static bool mma_lin(const Encoding *mma, int idx, int kw, Type t, Lin *l)
 	while (nw < l->n_warp)
 		l->warp[nw++] = -1;
 	rest_to_regs(t, pos, order, l);
+	return true;
+}
+
+/* Linear-index bits of register k of l, and the register of l that holds
+ * an element whose register bits are c. */
+static int reg_bits(const Lin *l, int k)
+{
+	int c = 0;
+	for (int i = 0; i < l->n_reg; i++)
+		if (k >> i & 1)
+			c |= 1 << l->reg[i];
+	return c;
+}
+
+static int reg_of(const Lin *l, int c)
+{
+	int k = 0;
+	for (int i = 0; i < l->n_reg; i++)
+		if (c >> l->reg[i] & 1)
+			k |= 1 << i;
+	return k;
+}
+
+bool mma_frag_regs(const Lin *lc, const Lin *la, const Lin *lb, Type ct, int K, int kw, int g, int kk, int c[4],
+                   int a[4], int b[2])
+{
+	int M = ct.shape[0], N = ct.shape[1], nb = log2i(N), kb = log2i(K), cc = reg_bits(lc, g);
+	int row_c = cc >> nb, col_c = cc & (N - 1), k0 = kk * 8 * kw;
+	if ((row_c & 8) || (col_c & 1))
+		return false; /* inside a tile, not its first register */
+	for (int i = 0; i < 4; i++) {
+		int row = row_c + 8 * (i >> 1), col = col_c + (i & 1); /* c_i */
+		c[i] = row < M && col < N ? reg_of(lc, (row << nb) | col) : -1;
+		row = row_c + 8 * (i & 1); /* a_i: its k 4 kw further from a2 on */
+		a[i] = row < M ? reg_of(la, (row << kb) | (k0 + 4 * kw * (i >> 1))) : -1;
+	}
+	for (int i = 0; i < 2; i++)
+		b[i] = reg_of(lb, ((k0 + 4 * kw * i) << nb) | col_c);
 	return true;
 }
 

@@ -84,8 +84,21 @@ bool wgmma_operand_layout(Encoding *e, const Lin *src, Type t, int op_idx, int i
 const Encoding *enc_dot_operand(IrFunc *f, int op_idx, const Encoding *parent, int k_width);
 const Encoding *enc_linear(IrFunc *f, const Lin *lin);
 /* The bit map of encoding e over blocks of type t. False when e cannot lay
- * out t (a shape smaller than an mma tile, a linear map of another size). */
+ * out t (an mma operand shorter than one K step, a linear map of another size). */
 bool enc_lin(const Encoding *e, Type t, int num_warps, Lin *out);
+/* The registers that one mma.sync of a dot reads and writes, given the
+ * maps of its accumulator (lc, over ct = [M, N]) and of its operands A
+ * (la, [M, K]) and B (lb, [K, N]) in dot_operand encodings of k_width kw:
+ * the tile that accumulator register g starts (false when g lies inside a
+ * tile: column bit 0 or row bit 3 set), at K step kk (8 kw wide). c[i]:
+ * the register of c_i (c0 c1 a row, columns +0 +1; c2 c3 eight rows on);
+ * a[i]: the first of the kw registers of a_i (a1 a3 eight rows on, a2 a3
+ * 4 kw k on); b[i] that of b_i (b1 4 kw k on). -1: the instruction's row
+ * or column lies past a block of fewer than 16 rows or 8 columns (padding:
+ * zeros go in, what comes out is dropped). Rows and columns past it that
+ * fall on lanes are replicas in the maps already. */
+bool mma_frag_regs(const Lin *lc, const Lin *la, const Lin *lb, Type ct, int K, int kw, int g, int kk, int c[4],
+                   int a[4], int b[2]);
 /* Whether a and b lay out blocks of type t the same way (register order too). */
 bool enc_equiv(const Encoding *a, const Encoding *b, Type t, int num_warps);
 /* A named (blocked, slice, mma ...) encoding of f equal to linear e for

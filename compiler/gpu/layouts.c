@@ -407,7 +407,9 @@ const Encoding *lp_shape_backward(LP *P, const Op *op, const Encoding *out)
  * inputs of one kind with an f32 accumulator, m16n8k16 (2); f32 inputs
  * rounded to tf32 (input_precision tf32 or tf32x3; "ieee" stays exact),
  * m16n8k8 (1); i8 into i32, and fp8 (e4m3, e5m2, mixed) into f32 from
- * sm_89 on, m16n8k32 (4). Tiles at least 16 x 8 x one K step (8 kw). */
+ * sm_89 on, m16n8k32 (4). K at least one step (8 kw); M under 16 and N
+ * under 8 are padded to the instruction's 16 x 8 (encoding.c's mma_lin,
+ * dot_mma.c). */
 static int dot_mma_width(const IrFunc *f, const Op *op)
 {
 	if (f->sm && f->sm < 80)
@@ -425,7 +427,7 @@ static int dot_mma_width(const IrFunc *f, const Op *op)
 		kw = 4;
 	else if (fp8a && fp8b && c.scalar == SK_F32 && f->sm >= 89)
 		kw = 4; /* mma.sync of e4m3 and e5m2 is sm_89's */
-	if (!kw || a.shape[0] < 16 || a.shape[1] < 8 * kw || b.shape[1] < 8)
+	if (!kw || a.shape[1] < 8 * kw)
 		return 0;
 	return kw;
 }
@@ -662,8 +664,10 @@ static void forward_op(LP *P, const Op *op)
 		if (dot_uses_mma(P->f, op)) {
 			setE(P, res, dot_mma(P, op));
 		} else {
+			/* FMAs: the accumulator's encoding, unless it is an mma one
+			 * (another dot's result), which says this dot is mma.sync */
 			const Encoding *acc = E(P, op->operands[2]);
-			setE(P, res, acc ? acc : default_enc(P, res->type));
+			setE(P, res, acc && acc->kind != ENC_MMA ? acc : default_enc(P, res->type));
 		}
 		return;
 	case OP_PHILOX:

@@ -272,11 +272,13 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 	 * elements: 8 n of one k, transposed on the way; B K-major: 16 / eb k
 	 * of one n, as they lie); the 8 lanes of one matrix are its rows.
 	 * ldmatrix transposes 16-bit elements only: a B of 8-bit or 32-bit
-	 * elements needs its tile K-major */
+	 * elements needs its tile K-major. Its matrices are 8 rows of 16 bytes,
+	 * A's two of a 16-row tile: a padded operand (A of fewer than 16 rows,
+	 * B of fewer than 8 columns) is read with plain loads */
 	Lin rows = *dst;
 	int rb = log2i(16 / eb); /* index bits of a 16-byte row */
 	if (allow_ldmatrix && dst_enc && dst_enc->kind == ENC_DOT_OPERAND && eb * dst_enc->k_width == 4 &&
-	    t.shape[1] >= 8 && (dst_enc->op_idx == 1 || t.shape[1] >= 16 / eb)) {
+	    t.shape[1] >= 8 && (dst_enc->op_idx == 1 || (t.shape[1] >= 16 / eb && t.shape[0] >= 16))) {
 		int rows_dim = 0;
 		s.ldmatrix = dst_enc->op_idx == 0 ? 1 : 2;
 		/* a B tile whose registers run along K (attention's K^T) is

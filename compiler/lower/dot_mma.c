@@ -100,17 +100,23 @@ static LLVMValueRef mma_word(Lower *L, const Value *v, int kw, int r0, DotPrecis
 }
 
 /* mma.sync over operands in dot_operand encodings of the result's mma
- * encoding (encoding.c has the fragment maps): each group of four
- * accumulator registers is one 16 x 8 tile, walked over K in steps of 8 kw
- * (kw elements of an operand a 32-bit register: 1 tf32, 2 f16 and bf16, 4
- * i8 and fp8). */
+ * encoding (encoding.c has the fragment maps): each accumulator register
+ * whose column bit 0 and row bit 3 are clear starts one 16 x 8 tile (its
+ * four registers c0..c3 are that register, one column on, eight rows on),
+ * walked over K in steps of 8 kw (kw elements of an operand a 32-bit
+ * register: 1 tf32, 2 f16 and bf16, 4 i8 and fp8). A block of fewer than
+ * 16 rows or 8 columns is padded: the instruction's rows and columns past
+ * it are lanes that hold replicas (computed alike, from the same inputs),
+ * or fragment registers the maps do not have (A's rows 8-15 where M <= 8,
+ * C's column 1 where N = 1, rows 8-15 where M <= 8), which take zeros and
+ * whose results are dropped. The padding touches no real element. */
 void lower_dot_mma(Lower *L, const Op *op)
 {
 	const Value *a = op->operands[0], *b = op->operands[1], *y = op->results[0];
 	const Lin *la = lw_lin_of(L, a), *lb = lw_lin_of(L, b), *lc = lw_lin_of(L, y);
 	Type at = a->type, ct = y->type;
 	ScalarKind ka = (ScalarKind)at.scalar, kb = (ScalarKind)b->type.scalar;
-	int K = at.shape[1], N = ct.shape[1], kbits = log2i(K), nb = log2i(N);
+	int K = at.shape[1];
 	int kw = ka == SK_F32 ? 1 : ka == SK_F16 || ka == SK_BF16 ? 2 : 4, ks = 8 * kw;
 	bool integer = ka == SK_I8;
 	DotPrecision prec = ka == SK_F32 ? (DotPrecision)op->attr[0] : DOT_IEEE;
@@ -147,27 +153,28 @@ void lower_dot_mma(Lower *L, const Op *op)
 	LLVMTypeRef ft = LLVMFunctionType(rt, args_t, 10, 0);
 	LLVMValueRef mma = LLVMGetInlineAsm(ft, text, strlen(text), (char *)cons, strlen(cons), 0, 0,
 	                                    LLVMInlineAsmDialectATT, 0);
+	LLVMValueRef zero_w = ci32(L, 0), zero_c = integer ? zero_w : LLVMConstReal(L->f32, 0.0);
 	/* tf32x3: a_small b_big, a_big b_small, then a_big b_big, each an mma */
 	int parts = prec == DOT_TF32X3 ? 3 : 1;
 	/* K steps outside: one step of the operands is live at a time */
 	for (int kk = 0; kk < K / ks && !L->failed; kk++)
-		for (int g = 0; g < n_c / 4 && !L->failed; g++) {
-			int cc = lw_reg_const(lc, 4 * g);
-			int row_c = cc >> nb, col_c = cc & (N - 1);
-			int ka0 = lw_reg_index(la, (row_c << kbits) | (kk * ks));
-			int kb0 = lw_reg_index(lb, ((kk * ks) << nb) | col_c);
+		for (int g = 0; g < n_c && !L->failed; g++) {
+			int creg[4], areg[4], breg[2];
+			if (!mma_frag_regs(lc, la, lb, ct, K, kw, g, kk, creg, areg, breg))
+				continue;
 			for (int p = 0; p < parts && !L->failed; p++) {
 				LLVMValueRef args[10];
 				for (int i = 0; i < 6; i++) {
 					bool is_a = i < 4, small = parts == 3 && (is_a ? p == 0 : p == 1);
-					int r0 = is_a ? ka0 + kw * i : kb0 + kw * (i - 4);
-					args[i] = mma_word(L, is_a ? a : b, kw, r0, prec, is_a ? &wa : &wb, small);
+					int r0 = is_a ? areg[i] : breg[i - 4];
+					args[i] = r0 < 0 ? zero_w : mma_word(L, is_a ? a : b, kw, r0, prec, is_a ? &wa : &wb, small);
 				}
 				for (int i = 0; i < 4; i++)
-					args[6 + i] = t.e[4 * g + i];
+					args[6 + i] = creg[i] >= 0 ? t.e[creg[i]] : zero_c;
 				LLVMValueRef r = LLVMBuildCall2(L->b, ft, mma, args, 10, "");
 				for (int i = 0; i < 4; i++)
-					t.e[4 * g + i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
+					if (creg[i] >= 0)
+						t.e[creg[i]] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
 			}
 		}
 	/* the operands' pinned scratches are free again */

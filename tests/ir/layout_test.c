@@ -714,6 +714,114 @@ static bool mma_feeds(const Mma *m)
 	return true;
 }
 
+/* Padded tiles (M under 16, N under 8), and the others: the dot as the
+ * lowering issues it (dot_mma.c: each tile and K step through
+ * mma_frag_regs, zeros where it says -1, the results of -1 dropped), each
+ * mma.sync emulated from the PTX ISA's fragment tables over the 32 lanes of
+ * a warp (the padded 16 x 8 x 8 kw product, integers), must leave in every
+ * thread's registers the elements of A B + C its map says it holds. The
+ * inputs are 1 to 7, so a product left out or counted twice shows. */
+static bool mma_emulated(const Mma *m)
+{
+	begin("mma");
+	F->num_warps = m->nw;
+	const Encoding *c = enc_mma(F, m->wm, m->wn);
+	Type ct = B2(f32, m->M, m->N);
+	Lin lc, la, lb;
+	if (!enc_lin(c, ct, m->nw, &lc) || !enc_lin(enc_dot_operand(F, 0, c, m->kw), B2(f16, m->M, m->K), m->nw, &la) ||
+	    !enc_lin(enc_dot_operand(F, 1, c, m->kw), B2(f16, m->K, m->N), m->nw, &lb)) {
+		snprintf(why, sizeof why, "enc_lin refused one");
+		return false;
+	}
+	static long long A[1 << 12], Bm[1 << 12], C[1 << 12], want[1 << 12];
+	static long long creg[8][32][256];
+	int kw = m->kw, nc = 1 << lc.n_reg;
+	if (m->M * m->K > 1 << 12 || m->K * m->N > 1 << 12 || nc > 256 || m->nw > 8)
+		return false;
+	unsigned seed = (unsigned)(m->M * 131 + m->N * 17 + m->K + kw);
+	for (int i = 0; i < m->M * m->K; i++)
+		A[i] = 1 + (seed = seed * 1103515245u + 12345u) % 7;
+	for (int i = 0; i < m->K * m->N; i++)
+		Bm[i] = 1 + (seed = seed * 1103515245u + 12345u) % 7;
+	for (int i = 0; i < m->M * m->N; i++) {
+		C[i] = 1 + (seed = seed * 1103515245u + 12345u) % 7;
+		want[i] = C[i];
+		for (int k = 0; k < m->K; k++)
+			want[i] += A[(i / m->N) * m->K + k] * Bm[k * m->N + i % m->N];
+	}
+	for (int w = 0; w < m->nw; w++)
+		for (int ln = 0; ln < 32; ln++)
+			for (int r = 0; r < nc; r++)
+				creg[w][ln][r] = C[lin_apply(&lc, 32 * w + ln, r)];
+	int ks = 8 * kw;
+	for (int w = 0; w < m->nw; w++)
+		for (int kk = 0; kk < m->K / ks; kk++)
+			for (int g = 0; g < nc; g++) {
+				int cr[4], ar[4], br[2];
+				if (!mma_frag_regs(&lc, &la, &lb, ct, m->K, kw, g, kk, cr, ar, br))
+					continue;
+				long long pa[16][32] = {{0}}, pb[32][8] = {{0}}, pc[16][8] = {{0}};
+				for (int ln = 0; ln < 32; ln++) {
+					int th = 32 * w + ln, gq = ln / 4, q = ln % 4;
+					for (int i = 0; i < 4; i++) /* a_i: row + 8 (i & 1), k + 4 kw (i >> 1) */
+						for (int h = 0; h < kw; h++)
+							pa[gq + 8 * (i & 1)][kw * q + h + 4 * kw * (i >> 1)] =
+								ar[i] < 0 ? 0 : A[lin_apply(&la, th, ar[i] + h)];
+					for (int i = 0; i < 2; i++) /* b_i: k + 4 kw i, column g */
+						for (int h = 0; h < kw; h++)
+							pb[kw * q + h + 4 * kw * i][gq] = Bm[lin_apply(&lb, th, br[i] + h)];
+					for (int i = 0; i < 4; i++) /* c_i: column 2q + (i & 1), row + 8 (i >> 1) */
+						pc[gq + 8 * (i >> 1)][2 * q + (i & 1)] = cr[i] < 0 ? 0 : creg[w][ln][cr[i]];
+				}
+				for (int ln = 0; ln < 32; ln++) {
+					int gq = ln / 4, q = ln % 4;
+					for (int i = 0; i < 4; i++) {
+						if (cr[i] < 0)
+							continue;
+						int row = gq + 8 * (i >> 1), col = 2 * q + (i & 1);
+						long long d = pc[row][col];
+						for (int k = 0; k < ks; k++)
+							d += pa[row][k] * pb[k][col];
+						creg[w][ln][cr[i]] = d;
+					}
+				}
+			}
+	for (int w = 0; w < m->nw; w++)
+		for (int ln = 0; ln < 32; ln++)
+			for (int r = 0; r < nc; r++) {
+				int e = lin_apply(&lc, 32 * w + ln, r);
+				if (creg[w][ln][r] != want[e]) {
+					snprintf(why, sizeof why, "warp %d lane %d register %d: C[%d][%d] = %lld, want %lld", w, ln, r,
+					         e / m->N, e % m->N, creg[w][ln][r], want[e]);
+					return false;
+				}
+			}
+	return true;
+}
+
+static void mma_padded(void)
+{
+	static const int sizes[] = {1, 2, 4, 8, 16, 32};
+	static const int w[][2] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 1}, {1, 4}, {4, 2}, {2, 4}};
+	int bad = 0, n = 0;
+	for (int kwi = 1; kwi <= 4; kwi *= 2)
+		for (int mi = 0; mi < 6; mi++)
+			for (int ni = 0; ni < 6; ni++)
+				for (int ki = 1; ki <= 2; ki++)
+					for (size_t j = 0; j < sizeof w / sizeof w[0]; j++) {
+						Mma m = {sizes[mi], sizes[ni], 8 * kwi * ki, w[j][0], w[j][1], w[j][0] * w[j][1], kwi};
+						n++;
+						if (!mma_emulated(&m) && bad++ == 0)
+							printf("  emulated mma.sync, M %d N %d K %d, k_width %d, warps [%d, %d]: %s\n", m.M, m.N,
+							       m.K, m.kw, m.wm, m.wn, why);
+					}
+	char what[200];
+	snprintf(what, sizeof what,
+	         "mma: %d dots (M and N 1 to 32, padded under 16 x 8; k_width 1, 2, 4) emulated lane by lane give A B + C",
+	         n);
+	check(bad == 0, what);
+}
+
 static void mma(void)
 {
 	static const int mn[][2] = {{16, 8}, {16, 16}, {32, 32}, {64, 16}, {16, 64}, {128, 64}, {64, 128}};
@@ -776,8 +884,15 @@ static void mma(void)
 	           "mma: [64, 32] on 2 x 2 warps (warp bit 0 takes row 16, bit 1 col 8)");
 
 	/* what an mma cannot lay out */
-	check(!enc_lin(enc_mma(F, 1, 1), B2(f32, 8, 8), 1, &l), "mma: an 8 x 8 block is smaller than a tile");
-	check(!enc_lin(enc_mma(F, 1, 1), B2(f32, 16, 4), 1, &l), "mma: a 16 x 4 block is narrower than a tile");
+	enc_lin(enc_mma(F, 1, 1), B2(f32, 8, 8), 1, &l);
+	lin_str(&l, s, sizeof s);
+	check_text(s, "reg [0] lane [1 2 3 4 5] warp []", "mma: an 8 x 8 block, padded (no register for row 3)");
+	enc_lin(enc_mma(F, 1, 1), B2(f32, 16, 4), 1, &l);
+	lin_str(&l, s, sizeof s);
+	check_text(s, "reg [0 5] lane [1 -1 2 3 4] warp []", "mma: a 16 x 4 block, padded (lane bit 1 a replica)");
+	enc_lin(enc_dot_operand(F, 0, enc_mma(F, 1, 1), 2), B2(f16, 2, 16), 1, &l);
+	lin_str(&l, s, sizeof s);
+	check_text(s, "reg [0 3] lane [1 2 4 -1 -1] warp []", "mma: A of 2 rows, padded (rows 2-7 replicas, no row 3)");
 	check(!enc_lin(enc_dot_operand(F, 0, enc_mma(F, 1, 1), 2), B2(f16, 16, 8), 1, &l),
 	      "mma: operand A needs 16 columns of K");
 	check(!enc_lin(enc_dot_operand(F, 1, enc_mma(F, 1, 1), 2), B2(f16, 8, 8), 1, &l),
@@ -1565,6 +1680,7 @@ int main(void)
 	defaults();
 	slices();
 	mma();
+	mma_padded();
 	equivalence();
 	interning();
 	printing();

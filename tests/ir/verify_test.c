@@ -645,12 +645,18 @@ static void gpu_ir(void)
 	expect("initial value and loop argument: %1 and %5 differ in encoding at %3 (for)",
 	       "verify: GPU IR: a loop's initial value in another encoding than its argument's is rejected");
 
-	/* an encoding that cannot lay out the type */
+	/* an encoding that cannot lay out the type (an 8 x 8 accumulator is
+	 * padded to the instruction's 16 x 8; a K shorter than a step is not) */
 	gpu_start();
-	with(cf(B2(f32, 8, 8), 0), enc_mma(F, 1, 1));
+	with(cf(B2(f16, 16, 8), 0), enc_dot_operand(F, 0, enc_mma(F, 1, 1), 2));
 	ret();
-	expect("result %1: mma<version = 2, wpc = [1, 1]> cannot lay out f32[8, 8] at %1 (const)",
-	       "verify: GPU IR: mma on an 8 x 8 block is rejected");
+	expect("result %1: dot_operand<idx = 0, parent = #mma3, k_width = 2> cannot lay out f16[16, 8] at %1 (const)",
+	       "verify: GPU IR: an mma operand A with 8 of K (k_width 2) is rejected");
+	gpu_start();
+	with(cf(B1(f32, 128), 0), enc_mma(F, 1, 1));
+	ret();
+	expect("result %1: mma<version = 2, wpc = [1, 1]> cannot lay out f32[128] at %1 (const)",
+	       "verify: GPU IR: mma on a 1-D block is rejected");
 
 	/* an mma dot's operands are its dot_operands with k_width elements a
 	 * 32-bit register: 4 for i8 (m16n8k32), not 2 */

@@ -134,6 +134,7 @@ static const char *wg_type_name(Type t)
 	case SK_F8E4M3: return "e4m3";
 	case SK_F8E5M2: return "e5m2";
 	case SK_I8: return "s8";
+	case SK_F32: return "tf32"; /* the tensor cores read each f32 truncated */
 	default: return "?";
 	}
 }

@@ -502,8 +502,9 @@ static const Encoding *dot_wgmma(LP *P, const Op *op)
 	           c.scalar == SK_F32;
 	bool i8 = a.scalar == SK_I8 && b.scalar == SK_I8 && c.scalar == SK_I32;
 	/* f32 as tf32: wgmma reads each f32 of shared memory truncated, as
-	 * input_precision "tf32" means (ieee stays on FMAs) */
-	bool tf32 = a.scalar == SK_F32 && b.scalar == SK_F32 && c.scalar == SK_F32 && op->attr[0] == DOT_TF32;
+	 * input_precision "tf32" means (tf32x3: and its small parts, which the
+	 * dot computes into scratches of their own; ieee stays on FMAs) */
+	bool tf32 = a.scalar == SK_F32 && b.scalar == SK_F32 && c.scalar == SK_F32 && op->attr[0] != DOT_IEEE;
 	if (!half && !tf32 && !((fp8 || i8) && K >= 32))
 		return NULL;
 	int gm = 1, gn = 1;

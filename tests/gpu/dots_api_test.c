@@ -144,6 +144,7 @@ static const Kind kinds[] = {
 	{"mm_e5m2_e4m3_f16", E5M2, E4M3, F32, F16, "", false},
 	{"mm_f16_bt", F16, F16, F32, F32, "", true},   {"mm_tf32_bt", F32, F32, F32, F32, "", true},
 	{"mm_i8_bt", I8, I8, I32, I32, "", true},      {"mm_e4m3_bt", E4M3, E4M3, F32, F32, "", true},
+	{"mm_tf32x3_bt", F32, F32, F32, F32, "tf32x3", true},
 };
 enum { N_KINDS = sizeof kinds / sizeof kinds[0] };
 
@@ -292,7 +293,7 @@ int main(void)
 		printf("SKIP: no GPU (%s)\n0 passed, 0 failed\n", blk_last_error());
 		return 0;
 	}
-	static char src[16384];
+	static char src[20000];
 	kernel_source(src, sizeof src);
 	blk_module *m = NULL;
 	blk_status st = blk_module_load_source(ctx, "dots_test.tile", src, strlen(src), NULL, &m);

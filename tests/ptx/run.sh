@@ -373,6 +373,17 @@ if [ "$n1" = 4 ] && [ "$n3" = 12 ]; then
 else
 	bad "dot tf32 / tf32x3 mma.sync counts" "$n1 and $n3, want 4 and 12 $(head -2 "$tmp/err")"
 fi
+# and on sm_90a (wgmma k8): the 64 x 64 x 32 dot on one warpgroup is 4
+# wgmma with tf32, 12 with tf32x3
+n1=$("$blkc" --emit=ptx --arch=sm_90a tests/ptx/patterns/dot_tf32_sm90a.tile -o - 2>"$tmp/err" |
+	grep -c 'wgmma\.mma_async\.sync\.aligned\.m64n64k8\.f32\.tf32\.tf32')
+n3=$("$blkc" --emit=ptx --arch=sm_90a tests/ptx/patterns/dot_tf32x3_sm90a.tile -o - 2>>"$tmp/err" |
+	grep -c 'wgmma\.mma_async\.sync\.aligned\.m64n64k8\.f32\.tf32\.tf32')
+if [ "$n1" = 4 ] && [ "$n3" = 12 ]; then
+	ok "dot f32 64 x 64 x 32 on a warpgroup (sm_90a): tf32 4 wgmma k8, tf32x3 12 (three a step)"
+else
+	bad "dot tf32 / tf32x3 wgmma counts" "$n1 and $n3, want 4 and 12 $(head -2 "$tmp/err")"
+fi
 # range(..., unroll = 4) repeats the loop body: more loads than without the hint
 u4=$("$blkc" --emit=ptx --arch=sm_90 tests/ptx/patterns/loop_unroll.tile -o - 2>"$tmp/err" | grep -c 'ld\.global')
 u1=$(sed 's/, unroll = 4//' tests/ptx/patterns/loop_unroll.tile | "$blkc" --emit=ptx --arch=sm_90 - -o - 2>>"$tmp/err" |

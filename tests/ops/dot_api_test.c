@@ -385,6 +385,11 @@ int main(int argc, char **argv)
 	tf32_case(64, 16, 16, false, PREC_TF32);
 	tf32_case(32, 32, 64, true, PREC_TF32X3);
 	tf32_case(16, 16, 16, false, PREC_TF32X3);
+	/* tiles with a 64-row block for a warpgroup: wgmma on sm_90a, where the
+	 * tensor cores truncate what they read (tf32x3: the small parts too) */
+	tf32_case(64, 64, 32, true, PREC_TF32);
+	tf32_case(128, 64, 32, false, PREC_DEFAULT);
+	tf32_case(64, 64, 32, false, PREC_TF32X3);
 	/* fp8 of both kinds, and i8, over the shapes mma.sync m16n8k32 tiles
 	 * (K 32 and more) and those it does not (K 16) */
 	fp8_mixed_case(DT_E4M3, DT_E5M2, 32, 32, 64, DT_F32);

@@ -521,8 +521,8 @@ ROWS = [
 
 # max |out - ref| / max |ref| allowed, by input type (the reference: float64 of the same inputs).
 # f16, bf16: f32 accumulation, one rounding of the output; f32 on tf32 tensor cores (Triton,
-# cuBLAS; blk's dot computes f32 exactly for now): a 10-bit mantissa per operand, about
-# 4e-4 at 4096 (the largest error of 16M outputs), so 2e-3; fp8: Triton and cuBLAS's fast
+# cuBLAS, blk's default input_precision "tf32": each operand truncated to a 10-bit fraction,
+# the products smaller by about 2^-10 on average): about 4e-4 to 1e-3 at 4096 (the largest error of 16M outputs), so 2e-3; fp8: Triton and cuBLAS's fast
 # accumulation on Hopper keeps fewer bits than f32, and the output is f16: 2e-2; i8: exact.
 TC_TOL = {"f16": 1e-2, "bf16": 1e-2, "f32": 2e-3, "f8e4m3": 2e-2, "i8": 0.0}
 # A blk side whose one run (compiled already) takes longer than this is not timed by
@@ -620,7 +620,9 @@ def row_matmul_tc(env, dtype, size, bias_relu=False):
     tin = torch_dtype(torch, dtype)
     out_name = bc.MATMUL_TC_KERNELS[dtype][2]
     tout = torch_dtype(torch, out_name)
-    k_major = dtype in ("f8e4m3", "i8")  # b stored K-major (column-major), as cuBLAS's 8-bit GEMMs want it
+    # b stored K-major (column-major), as cuBLAS's 8-bit GEMMs want it and Hopper's wgmma reads 8-bit and tf32
+    # operands (K-major only: blk's b tile then comes by cp.async, as f16's does along N)
+    k_major = dtype in ("f8e4m3", "i8", "f32")
     torch.manual_seed(12)
     if dtype == "i8":
         a = torch.randint(-128, 128, (M, K), dtype=torch.int16, device=env.dev).to(torch.int8)

@@ -178,7 +178,7 @@ def _mm_configs(shapes):
 # same ones. f16/bf16: examples/matmul.tile's; f32: K slices of 32; 8-bit: of 128 and 64.
 MATMUL_TC_CONFIGS = {
     "16bit": MATMUL_CONFIGS,
-    "f32": _mm_configs([(128, 256, 32, 8, 3), (128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (64, 64, 32, 4, 5)]),
+    "f32": _mm_configs([(128, 256, 32, 8, 4), (128, 128, 32, 8, 4), (128, 256, 32, 8, 3), (64, 64, 32, 4, 5)]),
     "8bit": _mm_configs([(128, 256, 128, 8, 3), (128, 128, 128, 8, 3), (128, 64, 64, 4, 4), (64, 64, 64, 4, 5)]),
 }
 

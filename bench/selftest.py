@@ -233,7 +233,7 @@ def tc_types(rng):
 
 def tc_matmul_on_interpreter(ctx, rng):
     """Every kernel of matmul_tc.tile through blk_calls.matmul_tc, as bench.py launches it
-    (8-bit b K-major), on M, N, K that leave a partial tile on every axis, in the
+    (8-bit and f32 b K-major), on M, N, K that leave a partial tile on every axis, in the
     family's smallest config and in its first, against a float64 reference."""
     path = os.path.join(blkffi.REPO, "bench", "kernels", "matmul_tc.tile")
     in_file = autotune_configs_by_kernel(path)
@@ -254,7 +254,7 @@ def tc_matmul_on_interpreter(ctx, rng):
         oct_, _, oenc, odec = types[out]
         av = [rand() for _ in range(M * K)]
         bv = [rand() for _ in range(K * N)]  # b[k][n] at k * N + n
-        k_major = dtype in ("f8e4m3", "i8")
+        k_major = dtype in ("f8e4m3", "i8", "f32")
         codes = {}
         if enc is None:  # f8: the code of each value, from the table
             codes = {f8e4m3_value(b): b for b in range(256) if (b >> 3) & 0xF <= 9 and b != 0x80}

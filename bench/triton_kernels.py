@@ -350,8 +350,8 @@ def attention(q, k, v, o, lse, scale, config, causal=False):
 # H100 Triton accumulates fp8 products with the tensor core's fast, imprecise
 # accumulation, max_num_imprecise_acc 2^30). BIAS_RELU adds bias[n] (the dtype of
 # c) in f32 and applies relu before the store. c's element type is the output's.
-# Strides are arguments: the benchmark stores the 8-bit b K-major (stride_bk 1),
-# which Hopper's 8-bit wgmma wants; Triton sees stride 1 specialized.
+# Strides are arguments: the benchmark stores the 8-bit and f32 b K-major (stride_bk
+# 1), which Hopper's 8-bit and tf32 wgmma want; Triton sees stride 1 specialized.
 
 @triton.jit
 def _matmul_tc(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,

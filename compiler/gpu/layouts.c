@@ -503,8 +503,12 @@ static const Encoding *dot_wgmma(LP *P, const Op *op)
 	bool fp8 = (a.scalar == SK_F8E4M3 || a.scalar == SK_F8E5M2) && (b.scalar == SK_F8E4M3 || b.scalar == SK_F8E5M2) &&
 	           c.scalar == SK_F32;
 	bool i8 = a.scalar == SK_I8 && b.scalar == SK_I8 && c.scalar == SK_I32;
-	if (!half && !((fp8 || i8) && K >= 32))
-		return NULL; /* (f32 takes mma.sync: wgmma reads tf32 by truncation, the interpreter rounds) */
+	/* f32 as tf32: wgmma reads each f32 of shared memory truncated, as
+	 * input_precision "tf32" means (tf32x3: and its small parts, which the
+	 * dot computes into scratches of their own; ieee stays on FMAs) */
+	bool tf32 = a.scalar == SK_F32 && b.scalar == SK_F32 && c.scalar == SK_F32 && op->attr[0] != DOT_IEEE;
+	if (!half && !tf32 && !((fp8 || i8) && K >= 32))
+		return NULL;
 	int gm = 1, gn = 1;
 	while (gm * gn < W / 4) {
 		if (M / (64 * gm) >= 2)

@@ -315,7 +315,7 @@ static bool feeds_dot(const IrFunc *f, const AxisInfo *ax, const Region *body, c
 /* Whether load ld (feeding a dot of the body) goes two iterations ahead:
  * on sm_90a with num_stages >= 4, where the GPU back end copies it with
  * cp.async into stage buffers (no registers held) for a wgmma dot (f16,
- * bf16, fp8 or i8 inputs, a 64-row block for each warpgroup): the copies
+ * bf16, fp8, i8 or f32 as tf32 inputs, a 64-row block for each warpgroup): the copies
  * of two iterations stay in flight. (With num_stages 3 it measured slower
  * on the H100: matmul f16 4096^3 at 128 x 256 x 64, 650 TFLOP/s against
  * 714 one ahead, attention the same; the autotuner chooses by num_stages.) */
@@ -337,6 +337,8 @@ static bool two_ahead(const IrFunc *f, const AxisInfo *ax, const Region *body, c
 		Type a = o->operands[0]->type, c = o->results[0]->type;
 		int ks = a.scalar == SK_F16 || a.scalar == SK_BF16 ? 2 : a.scalar == SK_I8 || a.scalar == SK_F8E4M3 ||
 		                                                                   a.scalar == SK_F8E5M2 ? 1 : 0;
+		if (a.scalar == SK_F32 && o->attr[0] == DOT_TF32)
+			ks = 4; /* tf32 wgmma */
 		return ks && !c.ptr && c.shape[0] >= 16 * f->num_warps;
 	}
 	return false;

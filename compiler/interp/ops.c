@@ -667,24 +667,27 @@ bool interp_shape(Worker *w, const Op *op)
 
 /* ---- dot ------------------------------------------------------------------------------ */
 
-/* x rounded to tf32: 10 fraction bits, to nearest with ties away from
- * zero (cvt.rna.tf32.f32); infinities and NaNs as they are. */
-static float tf32_rna(float x)
+/* x as tf32: its low 13 fraction bits cleared (truncation toward zero, 10
+ * fraction bits kept), which is what the tensor cores read of an f32 in
+ * shared memory; an infinity stays one, and so does a NaN with a payload
+ * bit above the 13 (one whose payload lies only in them reads as an
+ * infinity of its sign). */
+static float tf32_trunc(float x)
 {
 	uint32_t u;
 	memcpy(&u, &x, 4);
-	if ((u & 0x7f800000u) != 0x7f800000u)
-		u = (u + 0x1000u) & 0xffffe000u;
+	u &= 0xffffe000u;
 	memcpy(&x, &u, 4);
 	return x;
 }
 
 /* An f32 dot with input_precision tf32 or tf32x3, as tensor cores compute
- * it: tf32 rounds both inputs to tf32 (their product is exact in f32) and
- * adds the products in k order in f32; tf32x3 splits each input into
- * big = tf32(x) and small = tf32(x - big) and adds, for each k in turn,
- * a_small b_big, a_big b_small and a_big b_big (small x small left out).
- * A, B, C: the inputs and the accumulator in f32 (A and B are rounded in
+ * it: tf32 truncates both inputs to tf32 (their product is exact in f32)
+ * and adds the products in k order in f32; tf32x3 splits each input into
+ * big = tf32(x) and small = tf32(x - big) (x - big is exact) and adds,
+ * for each k in turn, a_small b_big, a_big b_small and a_big b_big (small
+ * x small left out).
+ * A, B, C: the inputs and the accumulator in f32 (A and B are truncated in
  * place); the results go to r, rounded to `out`. */
 static bool dot_tf32(Worker *w, const Op *op, float *A, float *B, float *C, int64_t M, int64_t N, int64_t K,
                      DotPrecision prec, Elem *r, ScalarKind out, Mark mk)
@@ -697,15 +700,15 @@ static bool dot_tf32(Worker *w, const Op *op, float *A, float *B, float *C, int6
 			return false;
 	}
 	for (int64_t i = 0; i < M * K; i++) {
-		float big = tf32_rna(A[i]);
+		float big = tf32_trunc(A[i]);
 		if (As)
-			As[i] = tf32_rna(A[i] - big);
+			As[i] = tf32_trunc(A[i] - big);
 		A[i] = big;
 	}
 	for (int64_t i = 0; i < K * N; i++) {
-		float big = tf32_rna(B[i]);
+		float big = tf32_trunc(B[i]);
 		if (Bs)
-			Bs[i] = tf32_rna(B[i] - big);
+			Bs[i] = tf32_trunc(B[i] - big);
 		B[i] = big;
 	}
 	for (int64_t i = 0; i < M; i++) {

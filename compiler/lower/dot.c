@@ -2,20 +2,16 @@
  * (dot_mma.c), else FMAs from shared memory. */
 #include "lower/lower_int.h"
 
-/* x rounded to tf32 (10 fraction bits; to nearest, ties away from zero, as
- * cvt.rna.tf32.f32) on any target: the magnitude's bits plus half of the
- * dropped part, truncated; infinities and NaNs as they are. */
-static LLVMValueRef tf32_round(Lower *L, LLVMValueRef x)
+/* x truncated to tf32: its low 13 fraction bits cleared, as the tensor
+ * cores read an f32 (dot_mma.c does the same to mma.sync's words). */
+static LLVMValueRef tf32_trunc(Lower *L, LLVMValueRef x)
 {
 	LLVMValueRef u = LLVMBuildBitCast(L->b, x, L->i32, "");
-	LLVMValueRef r = LLVMBuildAnd(L->b, LLVMBuildAdd(L->b, u, ci32(L, 0x1000), ""), ci32(L, (int32_t)0xffffe000u), "");
-	LLVMValueRef finite = LLVMBuildICmp(L->b, LLVMIntNE, LLVMBuildAnd(L->b, u, ci32(L, 0x7f800000), ""),
-	                                    ci32(L, 0x7f800000), "");
-	return LLVMBuildBitCast(L->b, LLVMBuildSelect(L->b, finite, r, u, ""), L->f32, "");
+	return LLVMBuildBitCast(L->b, LLVMBuildAnd(L->b, u, ci32(L, (int32_t)0xffffe000u), ""), L->f32, "");
 }
 
 /* dot with FMAs from shared memory: each result element walks K. f32 inputs
- * follow input_precision as mma.sync does: tf32 rounds both to tf32 (their
+ * follow input_precision as mma.sync does: tf32 truncates both to tf32 (their
  * product is exact in f32), tf32x3 sums a_small b_big, a_big b_small and
  * a_big b_big (big = tf32(x), small = tf32(x - big)), ieee is exact. */
 static void lower_dot_fma(Lower *L, const Op *op)
@@ -57,10 +53,10 @@ static void lower_dot_fma(Lower *L, const Op *op)
 			next = lp.phis[0];
 			LLVMValueRef xs = NULL, ys = NULL;
 			if (prec != DOT_IEEE) {
-				LLVMValueRef xb = tf32_round(L, xv), yb = tf32_round(L, yv);
+				LLVMValueRef xb = tf32_trunc(L, xv), yb = tf32_trunc(L, yv);
 				if (prec == DOT_TF32X3) {
-					xs = tf32_round(L, LLVMBuildFSub(L->b, xv, xb, ""));
-					ys = tf32_round(L, LLVMBuildFSub(L->b, yv, yb, ""));
+					xs = tf32_trunc(L, LLVMBuildFSub(L->b, xv, xb, ""));
+					ys = tf32_trunc(L, LLVMBuildFSub(L->b, yv, yb, ""));
 				}
 				xv = xb, yv = yb;
 			}

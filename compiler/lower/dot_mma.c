@@ -1,6 +1,6 @@
 /* dot_mma.c: dot with mma.sync over operands in dot_operand encodings of
  * an mma accumulator, read from registers or with ldmatrix (convert.c):
- * m16n8k16 for f16 and bf16, m16n8k8 for f32 rounded to tf32 (tf32x3: three
+ * m16n8k16 for f16 and bf16, m16n8k8 for f32 truncated to tf32 (tf32x3: three
  * products of the split), m16n8k32 for i8 (into i32) and fp8 (sm_89). */
 #include "lower/lower_int.h"
 
@@ -49,11 +49,12 @@ static LLVMValueRef quad_word(Lower *L, LLVMValueRef *e)
 	return LLVMBuildBitCast(L->b, v, L->i32, "");
 }
 
-/* x rounded to tf32 (round to nearest, ties away: cvt.rna), as the b32
- * register mma.sync .tf32 reads. */
+/* x truncated to tf32 (its low 13 fraction bits cleared, as wgmma reads
+ * an f32 in shared memory and the interpreter computes), the b32 register
+ * mma.sync .tf32 reads. */
 static LLVMValueRef tf32_word(Lower *L, LLVMValueRef x)
 {
-	return lw_call_intrinsic(L, "llvm.nvvm.f2tf32.rna", NULL, 0, &x, 1);
+	return LLVMBuildAnd(L->b, LLVMBuildBitCast(L->b, x, L->i32, ""), ci32(L, (int32_t)0xffffe000u), "");
 }
 
 static const char *mma_type_name(ScalarKind k)

@@ -107,6 +107,47 @@ static void wg_asm(Lower *L, const char *text)
 	lw_async_asm(L, text, NULL, NULL, 0, "");
 }
 
+/* tf32x3: the small parts x - tf32(x) of operand o's f32 tile (x - tf32(x)
+ * is exact), word for word into the scratch pinned at `at`, of o's layout
+ * (the swizzle moves whole words: the word at each address is the small
+ * part of o's word at the same address), 16 bytes a thread at a time.
+ * wgmma reads them as it reads o's words, truncated: small = tf32(x -
+ * big). The caller has made o's words visible to every thread. */
+static void small_parts(Lower *L, const WgOperand *o, Type t, int at, WgOperand *s)
+{
+	int n4 = numel(t) / 4;
+	LLVMTypeRef v4 = LLVMVectorType(L->f32, 4), w4 = LLVMVectorType(L->i32, 4);
+	LLVMValueRef src = lw_smem_abs(L, L->i8, o->offset, o->dyn ? o->dyn : ci32(L, 0));
+	LLVMValueRef dst = lw_smem_abs(L, L->i8, at, ci32(L, 0));
+	LLVMValueRef keep = LLVMConstVector((LLVMValueRef[]){ci32(L, (int32_t)0xffffe000u), ci32(L, (int32_t)0xffffe000u),
+	                                                     ci32(L, (int32_t)0xffffe000u), ci32(L, (int32_t)0xffffe000u)},
+	                                    4);
+	for (int i = 0; i * L->T < n4; i++) {
+		LLVMValueRef idx = LLVMBuildAdd(L->b, L->tid, ci32(L, i * L->T), "");
+		LLVMBasicBlockRef done = NULL;
+		if ((i + 1) * L->T > n4) { /* the threads past the tile's end skip it */
+			LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(L->b));
+			LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(L->c, fn, "small");
+			done = LLVMAppendBasicBlockInContext(L->c, fn, "small.done");
+			LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntULT, idx, ci32(L, n4), ""), body, done);
+			LLVMPositionBuilderAtEnd(L->b, body);
+		}
+		LLVMValueRef x = LLVMBuildLoad2(L->b, v4, LLVMBuildGEP2(L->b, v4, src, &idx, 1, ""), "");
+		LLVMSetAlignment(x, 16);
+		LLVMValueRef big = LLVMBuildBitCast(L->b, LLVMBuildAnd(L->b, LLVMBuildBitCast(L->b, x, w4, ""), keep, ""), v4, "");
+		LLVMValueRef st = LLVMBuildStore(L->b, LLVMBuildFSub(L->b, x, big, ""), LLVMBuildGEP2(L->b, v4, dst, &idx, 1, ""));
+		LLVMSetAlignment(st, 16);
+		if (done) {
+			LLVMBuildBr(L->b, done);
+			LLVMPositionBuilderAtEnd(L->b, done);
+		}
+	}
+	*s = *o;
+	s->offset = at;
+	s->dyn = NULL;
+	s->base = LLVMBuildTrunc(L->b, LLVMBuildPtrToInt(L->b, dst, L->i64, ""), L->i32, "");
+}
+
 /* The 32-bit register of A's elements k and k + 1 (16-bit), packed. */
 static LLVMValueRef a_word(Lower *L, const Value *a, int k)
 {
@@ -134,6 +175,7 @@ static const char *wg_type_name(Type t)
 	case SK_F8E4M3: return "e4m3";
 	case SK_F8E5M2: return "e5m2";
 	case SK_I8: return "s8";
+	case SK_F32: return "tf32"; /* the tensor cores read each f32 truncated */
 	default: return "?";
 	}
 }
@@ -347,6 +389,23 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 		        wg_type_name(type_elem(at)));
 		return;
 	}
+	/* tf32x3: the small parts of both operands in scratches of their own
+	 * (pinned until the dot is done), computed once the operands' words
+	 * are visible to every thread */
+	bool x3 = type_elem(at).scalar == SK_F32 && op->attr[0] == DOT_TF32X3;
+	WgOperand sa, sb;
+	if (x3) {
+		int bytes_a = numel(at) * 4, bytes_b = numel(bt) * 4;
+		int at_a = lw_smem_pin_aligned(L, bytes_a, 1024), at_b = lw_smem_pin_aligned(L, bytes_b, 1024);
+		if (pinned < 0)
+			pinned = at_a;
+		lw_smem_barrier(L);
+		small_parts(L, &oa, at, at_a, &sa);
+		small_parts(L, &ob, bt, at_b, &sb);
+		if (L->smem_dirty < at_b + bytes_b)
+			L->smem_dirty = at_b + bytes_b;
+		L->smem_unsynced = true;
+	}
 	/* the stores (or copies) of the operands are done and visible to the
 	 * tensor cores (the async proxy) */
 	if (L->smem_unsynced) {
@@ -382,12 +441,18 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 			LLVMValueRef col = LLVMBuildAdd(L->b, ci32(L, cc & (ct.shape[1] - 1)), wg_col, "");
 			LLVMValueRef a_desc = a_smem ? operand_desc(L, &oa, at, row, k0) : NULL;
 			LLVMValueRef b_desc = operand_desc(L, &ob, bt, k0, col);
+			int first = !(zero && kk == 0);
+			if (x3) { /* a_small b_big, then a_big b_small, as mma.sync and the interpreter */
+				issue(L, &w, n_instr, t.e + g * per, operand_desc(L, &sa, at, row, k0), NULL, b_desc, 0, 0, first);
+				issue(L, &w, n_instr, t.e + g * per, a_desc, NULL, operand_desc(L, &sb, bt, k0, col), 0, 0, 1);
+				first = 1;
+			}
 			issue(L, &w, n_instr, t.e + g * per, a_desc, a_words ? a_words + (kk * n_g + g) * 4 : NULL, b_desc,
-			      trans_a, trans_b, !(zero && kk == 0));
+			      trans_a, trans_b, first);
 		}
 	}
 	wg_asm(L, "wgmma.commit_group.sync.aligned;");
-	if (stays_in_flight(L, op)) {
+	if (!x3 && stays_in_flight(L, op)) { /* (tf32x3's small parts are rewritten by the next iteration) */
 		/* the previous iteration's products are in; this one's go on
 		 * under the next iteration's copies and barrier */
 		wg_asm(L, "wgmma.wait_group.sync.aligned 1;");

@@ -500,7 +500,7 @@ def gen_2d(k, r):
 def gen_dot(k, r):
     ti = r.choice(["f16", "f16", "bf16", "bf16", "i8", "f32", "fp8"])
     # fp8: e4m3 or e5m2 on each side (tensor cores from sm_89, FMAs below);
-    # f32: input_precision tf32 (the default, rounded as tensor cores do,
+    # f32: input_precision tf32 (the default, truncated as tensor cores read it,
     # in the interpreter too), tf32x3 or ieee
     ta = tb = ti
     prec = ""

@@ -2,13 +2,15 @@
  * of dot(x, y, acc)) over shapes that are not multiples of the tile (K
  * below BLOCK_K too, and one shape of multiples of 16, which the JIT
  * specializes), for f16 and bf16 (f32 accumulator, and f16 accumulator),
- * f32 with input_precision tf32 (mma.sync m16n8k8), tf32x3 and ieee (FMAs),
+ * f32 with input_precision tf32 and tf32x3 (mma.sync m16n8k8; wgmma k8 on
+ * sm_90a where the tile has 64 rows a warpgroup) and ieee (FMAs),
  * i8 into i32, and fp8 e4m3, e5m2 and the two mixed (mma.sync m16n8k32 from
  * sm_89 on), and some with B loaded along K (trans: a K-major B tile),
  * against references written here.
  *
  * References: the products of the inputs as the kernel's precision makes
- * them (tf32: both inputs rounded to tf32, to nearest with ties away;
+ * them (tf32: both inputs truncated to tf32, their low 13 fraction bits
+ * cleared, as the tensor cores read an f32;
  * tf32x3: a_small b_big + a_big b_small + a_big b_big), summed exactly.
  * Tolerances per element, S = sum |products| (+ |acc|): K 2^-23 S (the
  * order and rounding of the f32 additions), and for fp8 2^-10 S more for
@@ -78,7 +80,7 @@ static double fill(void *p, ty t, int i)
 		((uint16_t *)p)[i] = b;
 		return fp_value(b, 8, 7);
 	}
-	case F32: { /* every fraction bit used: tf32 must round */
+	case F32: { /* every fraction bit used: tf32 must truncate */
 		float x = (float)((double)(r & 0xffffff) / 0x1p23 - 1.0) * (float)(1 + (r >> 24) % 4);
 		((float *)p)[i] = x;
 		return x;
@@ -113,7 +115,7 @@ static double read_elem(const void *p, ty t, int i)
 	}
 }
 
-/* x rounded to tf32 (10 fraction bits, ties away from zero), in double. */
+/* x truncated to tf32 (10 fraction bits kept), in double. */
 static double tf32(double x)
 {
 	if (x == 0 || !isfinite(x))
@@ -121,7 +123,7 @@ static double tf32(double x)
 	int e;
 	frexp(fabs(x), &e);
 	double step = ldexp(1.0, e - 11 < -136 ? -136 : e - 11);
-	return copysign(floor(fabs(x) / step + 0.5) * step, x);
+	return copysign(floor(fabs(x) / step) * step, x);
 }
 
 /* ---- the cases ------------------------------------------------------------------------ */
@@ -142,6 +144,7 @@ static const Kind kinds[] = {
 	{"mm_e5m2_e4m3_f16", E5M2, E4M3, F32, F16, "", false},
 	{"mm_f16_bt", F16, F16, F32, F32, "", true},   {"mm_tf32_bt", F32, F32, F32, F32, "", true},
 	{"mm_i8_bt", I8, I8, I32, I32, "", true},      {"mm_e4m3_bt", E4M3, E4M3, F32, F32, "", true},
+	{"mm_tf32x3_bt", F32, F32, F32, F32, "tf32x3", true},
 };
 enum { N_KINDS = sizeof kinds / sizeof kinds[0] };
 
@@ -186,6 +189,7 @@ static const Shape shapes[] = {
 	{64, 64, 96, 64, 64, 32, 4},    /* multiples of 16: the JIT's specialized variant */
 	{17, 19, 40, 16, 16, 16, 1},    /* 16 x 16 x 16 tiles on one warp (8-bit: K step under 32, FMAs) */
 	{33, 40, 70, 32, 16, 64, 2},    /* BLOCK_N 16, BLOCK_K 64 */
+	{200, 150, 100, 128, 128, 32, 8}, /* the bench's tile: two warpgroups along M (wgmma on sm_90a) */
 };
 enum { N_SHAPES = sizeof shapes / sizeof shapes[0] };
 
@@ -289,7 +293,7 @@ int main(void)
 		printf("SKIP: no GPU (%s)\n0 passed, 0 failed\n", blk_last_error());
 		return 0;
 	}
-	static char src[16384];
+	static char src[20000];
 	kernel_source(src, sizeof src);
 	blk_module *m = NULL;
 	blk_status st = blk_module_load_source(ctx, "dots_test.tile", src, strlen(src), NULL, &m);

@@ -8,8 +8,9 @@
  *   - f32 accumulation of f16, bf16, fp8 and ieee f32 inputs: K 2^-24 S (the
  *     products are exact or fused; only the K additions round, in any
  *     order, as tensor cores add them);
- *   - tf32 and tf32x3: 2^-10 S on top (each input rounded to tf32's 10
- *     fraction bits: a product is within 2^-10 relative);
+ *   - tf32 and tf32x3: 2^-9 S on top (each input truncated to tf32's 10
+ *     fraction bits, within 2^-10 relative below it: a product within
+ *     2^-9);
  *   - an f16 or bf16 accumulator (acc or out_dtype): the products are summed
  *     in f32 from acc's value and the result rounds once to acc's type:
  *     K 2^-24 S plus half an ulp of the type (an ulp in dot_case). On
@@ -17,9 +18,10 @@
  *     must be the exact sum rounded once, bit for bit;
  *   - fp8 inputs: 2^-12 S more (tensor cores keep about 14 bits of the sum);
  *   - i8 -> i32: exact.
- * tf32_case pins what tf32 and tf32x3 compute (the inputs rounded as the
- * tensor cores round them) with K 2^-23 S, and checks that the case can
- * tell the rounded products from the unrounded ones. */
+ * tf32_case pins what tf32 and tf32x3 compute (the inputs truncated as the
+ * tensor cores read them) with K 2^-23 S, and checks that the case can
+ * tell the truncated products from the unrounded ones and from inputs
+ * rounded to nearest instead. */
 #include "ops.h"
 
 /* fp8 products are exact, but Hopper's fp8 tensor cores keep about 14 bits
@@ -76,7 +78,7 @@ static void dot_case(dt t, int M, int N, int K, bool with_acc, prec p, dt out_dt
 			wantf[i * N + j] = (double)s;
 			double rel = K * 0x1p-24;
 			if (p == PREC_TF32 || p == PREC_TF32X3 || (p == PREC_DEFAULT && t == DT_F32))
-				rel += 0x1p-10;
+				rel += 0x1p-9;
 			if (t == DT_E4M3 || t == DT_E5M2)
 				rel += FP8_SUM;
 			tol[i * N + j] = rel * (double)S + ulp_of(acc_t, (double)s);
@@ -214,28 +216,53 @@ static void narrow_case(dt t, dt acc_t, int M, int N, int K, bool with_acc, bool
 	       dts[acc_t].name, exact ? " (exact inputs)" : "");
 }
 
-/* x rounded to tf32 (10 fraction bits, to nearest, ties away from zero),
- * in double arithmetic: the spacing of x's binade (never below that of
- * tf32's subnormals, 2^-136) times the rounded count of spacings. */
-static double tf32_of(double x)
+/* x as tf32 in double arithmetic: the spacing of x's binade (never below
+ * that of tf32's subnormals, 2^-136) times the count of spacings in |x|,
+ * truncated (near: rounded to nearest, ties away from zero, as
+ * cvt.rna.tf32.f32 would). */
+static double tf32_of(double x, bool near)
 {
 	if (x == 0 || !isfinite(x))
 		return x;
 	int e;
 	frexp(fabs(x), &e); /* |x| in [2^(e-1), 2^e) */
 	double step = ldexp(1.0, (e - 1 - 10) < -136 ? -136 : e - 1 - 10);
-	double q = floor(fabs(x) / step + 0.5);
+	double q = floor(fabs(x) / step + (near ? 0.5 : 0.0));
 	return copysign(q * step, x);
 }
 
+/* sum_k of the products a_ik b_kj as input_precision p computes them, in
+ * long double (exact: each product is), from acc0; *S += their magnitudes
+ * where S is given. */
+static long double tf32_sum(arr a, arr b, int N, int K, int i, int j, prec p, bool near, long double acc0,
+                            long double *S)
+{
+	long double s = acc0;
+	for (int k = 0; k < K; k++) {
+		double x = get_f(a, i * K + k), y = get_f(b, k * N + j);
+		double xb = tf32_of(x, near), yb = tf32_of(y, near);
+		long double pr = (long double)xb * yb;
+		if (p == PREC_TF32X3)
+			pr += (long double)tf32_of(x - xb, near) * yb + (long double)xb * tf32_of(y - yb, near);
+		else if (p == PREC_IEEE)
+			pr = (long double)x * y;
+		s += pr;
+		if (S)
+			*S += fabsl(pr);
+	}
+	return s;
+}
+
 /* An f32 dot with input_precision tf32 (the default) or tf32x3 against a
- * reference that rounds the inputs as the tensor cores do: tf32 multiplies
- * tf32(a) tf32(b); tf32x3 sums a_small b_big + a_big b_small + a_big b_big
- * (big = tf32(x), small = tf32(x - big)). The products are exact, so only
- * the K additions in f32 differ (K 2^-23 S, an ulp an addition). Inputs
- * with all 23 fraction bits: the same check against the unrounded products
- * must fail somewhere, so that the case sees the rounding (for tf32x3,
- * against tf32's products). */
+ * reference that truncates the inputs as the tensor cores read them: tf32
+ * multiplies tf32(a) tf32(b); tf32x3 sums a_small b_big + a_big b_small +
+ * a_big b_big (big = tf32(x), small = tf32(x - big)). The products are
+ * exact, so only the K additions in f32 differ (K 2^-23 S, an ulp an
+ * addition). Inputs with all 23 fraction bits: the same check must fail
+ * somewhere against the unrounded products (for tf32x3, against tf32's)
+ * and, for tf32, against inputs rounded to nearest instead of truncated,
+ * so that the case sees which rounding is done (tf32x3's two roundings
+ * differ by less than its tolerance). */
 static void tf32_case(int M, int N, int K, bool with_acc, prec p)
 {
 	arr a = arr_new(DT_F32, M * K), b = arr_new(DT_F32, K * N), c = arr_new(DT_F32, M * N);
@@ -243,26 +270,17 @@ static void tf32_case(int M, int N, int K, bool with_acc, prec p)
 	fill_random(b, 2);
 	if (with_acc)
 		fill_random(c, 4);
+	prec q = p == PREC_TF32X3 ? PREC_TF32X3 : PREC_TF32;
 	double *want = calloc((size_t)(M * N), sizeof(double)), *other = calloc((size_t)(M * N), sizeof(double)),
-	       *tol = calloc((size_t)(M * N), sizeof(double));
+	       *near = calloc((size_t)(M * N), sizeof(double)), *tol = calloc((size_t)(M * N), sizeof(double));
 	for (int i = 0; i < M; i++)
 		for (int j = 0; j < N; j++) {
-			long double s = with_acc ? get_f(c, i * N + j) : 0, o = s, S = fabsl(s);
-			for (int k = 0; k < K; k++) {
-				double x = get_f(a, i * K + k), y = get_f(b, k * N + j);
-				double xb = tf32_of(x), yb = tf32_of(y), xs = tf32_of(x - xb), ys = tf32_of(y - yb);
-				long double pr = (long double)xb * yb;
-				if (p == PREC_TF32X3) {
-					o += pr; /* what tf32 alone would give */
-					pr += (long double)xs * yb + (long double)xb * ys;
-				} else {
-					o += (long double)x * y; /* unrounded */
-				}
-				s += pr;
-				S += fabsl(pr);
-			}
+			long double c0 = with_acc ? get_f(c, i * N + j) : 0, S = fabsl(c0);
+			long double s = tf32_sum(a, b, N, K, i, j, q, false, c0, &S);
 			want[i * N + j] = (double)s;
-			other[i * N + j] = (double)o;
+			other[i * N + j] = (double)tf32_sum(a, b, N, K, i, j, q == PREC_TF32X3 ? PREC_TF32 : PREC_IEEE, false, c0,
+			                                    NULL);
+			near[i * N + j] = (double)tf32_sum(a, b, N, K, i, j, q, true, c0, NULL);
 			tol[i * N + j] = K * 0x1p-23 * (double)S + ulp_of(DT_F32, (double)s);
 		}
 	char dot[128], ms[8], ns[8], ks[8];
@@ -274,22 +292,26 @@ static void tf32_case(int M, int N, int K, bool with_acc, prec p)
 	const char *src = render(DOT_SRC, "T", "f32", "C", "f32", "R", "f32", "M", ms, "N", ns, "K", ks, "DOT", dot, NULL);
 	blk_devptr da = dev_from(a), db = dev_from(b), dc = dev_from(c), dout = dev_zeros(DT_F32, M * N);
 	bool ok = run_kernel(src, NULL, ARGS(P(da), P(db), P(dc), P(dout)), NO_CONSTS, GRID(1, 1, 1)) == BLK_SUCCESS;
-	int sees = 0;
-	for (int i = 0; i < M * N; i++)
+	int sees = 0, sees_near = 0;
+	for (int i = 0; i < M * N; i++) {
 		sees += fabs(other[i] - want[i]) > tol[i];
+		sees_near += fabs(near[i] - want[i]) > tol[i];
+	}
 	if (ok) {
 		arr got = dev_read(dout, DT_F32, M * N);
 		ok = check_close_each(got, want, tol);
 	}
-	if (ok && !sees) {
-		why("the reference without the rounding passes as well: the case cannot see it");
+	if (ok && (!sees || (q == PREC_TF32 && !sees_near))) {
+		why("the reference %s passes as well: the case cannot see the truncation",
+		    !sees ? "without it" : "rounded to nearest");
 		ok = false;
 	}
 	free(want);
 	free(other);
+	free(near);
 	free(tol);
-	result(ok, "%s f32 (%d x %d) @ (%d x %d)%s, inputs rounded as tensor cores do (%d of %d elements off without)", dot,
-	       M, K, K, N, with_acc ? " + acc" : "", sees, M * N);
+	result(ok, "%s f32 (%d x %d) @ (%d x %d)%s, inputs truncated as tensor cores read them (%d of %d elements off "
+	       "without, %d rounded to nearest)", dot, M, K, K, N, with_acc ? " + acc" : "", sees, M * N, sees_near);
 }
 
 /* fp8 of two kinds (e4m3 times e5m2, or the other way round): exact
@@ -357,12 +379,17 @@ int main(int argc, char **argv)
 			narrow_case(DT_BF16, DT_BF16, 64, 64, 64, acc, exact);
 			narrow_case(DT_F16, DT_F16, 16, 32, 128, acc, exact);
 		}
-	/* f32 rounded to tf32 as the tensor cores round it */
+	/* f32 truncated to tf32 as the tensor cores read it */
 	tf32_case(32, 32, 32, false, PREC_DEFAULT);
 	tf32_case(16, 64, 64, true, PREC_TF32);
 	tf32_case(64, 16, 16, false, PREC_TF32);
 	tf32_case(32, 32, 64, true, PREC_TF32X3);
 	tf32_case(16, 16, 16, false, PREC_TF32X3);
+	/* tiles with a 64-row block for a warpgroup: wgmma on sm_90a, where the
+	 * tensor cores truncate what they read (tf32x3: the small parts too) */
+	tf32_case(64, 64, 32, true, PREC_TF32);
+	tf32_case(128, 64, 32, false, PREC_DEFAULT);
+	tf32_case(64, 64, 32, false, PREC_TF32X3);
 	/* fp8 of both kinds, and i8, over the shapes mma.sync m16n8k32 tiles
 	 * (K 32 and more) and those it does not (K 16) */
 	fp8_mixed_case(DT_E4M3, DT_E5M2, 32, 32, 64, DT_F32);

@@ -159,6 +159,51 @@ for s in 3 4; do
 	fi
 done
 
+# the bench's f32 matmul (bench/kernels/matmul_tc.tile, b K-major as the bench
+# stores it, specialized as the JIT does) in each @autotune config: on sm_90a
+# wgmma k8 of tf32 (the tensor cores read the f32 tiles truncated), both
+# tiles by cp.async, one group of products in flight, no local memory, and
+# ptxas takes it without serializing the wgmmas; on sm_80 mma.sync m16n8k8
+# of tf32
+f32_spec=a:16,b:16,c:16,M:16,N:16,K:16,stride_am:16,stride_bn:16,stride_cm:16,stride_ak=1,stride_bk=1,stride_cn=1
+for cfg in "128 256 32 8 4" "128 128 32 8 4" "128 256 32 8 3" "64 64 32 4 5"; do
+	set -- $cfg
+	what="matmul_tc f32 ${1}x${2}x${3} w$4 s$5"
+	for arch in sm_90a sm_80; do
+		out=$tmp/matmul_f32.$arch.ptx
+		if ! "$blkc" --emit=ptx --arch=$arch -k matmul_f32 -D BLOCK_M=$1 -D BLOCK_N=$2 -D BLOCK_K=$3 -D GROUP_M=8 \
+			-D num_warps=$4 -D num_stages=$5 --assume=$f32_spec bench/kernels/matmul_tc.tile -o "$out" 2>"$tmp/err"; then
+			bad "$what $arch: blkc" "$(head -3 "$tmp/err")"
+			continue
+		fi
+		if [ $arch = sm_90a ]; then
+			n=$(grep -cE 'wgmma\.mma_async\.sync\.aligned\.m64n[0-9]+k8\.f32\.tf32\.tf32' "$out")
+			good=$([ "$n" -gt 0 ] && ! grep -q 'mma\.sync' "$out" && grep -q 'cp\.async\.cg\.shared\.global' "$out" &&
+				grep -q 'wgmma\.wait_group\.sync\.aligned 1' "$out" && echo 1)
+			have="$n wgmma.mma_async k8 tf32, tiles by cp.async, one group in flight"
+		else
+			n=$(grep -c 'mma\.sync\.aligned\.m16n8k8\.row\.col\.f32\.tf32\.tf32\.f32' "$out")
+			good=$([ "$n" -gt 0 ] && ! grep -q 'wgmma' "$out" && echo 1)
+			have="$n mma.sync m16n8k8 tf32"
+		fi
+		if [ "$good" != 1 ] || grep -qE '(ld|st)\.local' "$out"; then
+			bad "$what $arch" "want: $have; $(grep -cE '(ld|st)\.local' "$out") local accesses"
+			continue
+		fi
+		if [ -n "$ptxas" ]; then
+			if ! "$ptxas" -arch=$arch "$out" -o "$tmp/mf.cubin" 2>"$tmp/err"; then
+				bad "$what $arch: ptxas" "$(head -3 "$tmp/err")"
+				continue
+			fi
+			if grep -qE 'C751[0-9]' "$tmp/err"; then
+				bad "$what $arch: ptxas serializes the wgmmas" "$(grep -m1 -oE 'C75[0-9]+[^$]*' "$tmp/err" | cut -c1-120)"
+				continue
+			fi
+		fi
+		ok "$what $arch: $have, no local memory${ptxas:+, ptxas takes it}"
+	done
+done
+
 # vector add, specialized as the JIT does (16-byte aligned pointers, n % 16 == 0):
 # every global access of the main path is a 16-byte vector
 va=$tmp/va.ptx
@@ -327,6 +372,17 @@ if [ "$n1" = 4 ] && [ "$n3" = 12 ]; then
 	ok "dot f32 16 x 16 x 16 on one warp: tf32 4 mma.sync m16n8k8, tf32x3 12 (three a step)"
 else
 	bad "dot tf32 / tf32x3 mma.sync counts" "$n1 and $n3, want 4 and 12 $(head -2 "$tmp/err")"
+fi
+# and on sm_90a (wgmma k8): the 64 x 64 x 32 dot on one warpgroup is 4
+# wgmma with tf32, 12 with tf32x3
+n1=$("$blkc" --emit=ptx --arch=sm_90a tests/ptx/patterns/dot_tf32_sm90a.tile -o - 2>"$tmp/err" |
+	grep -c 'wgmma\.mma_async\.sync\.aligned\.m64n64k8\.f32\.tf32\.tf32')
+n3=$("$blkc" --emit=ptx --arch=sm_90a tests/ptx/patterns/dot_tf32x3_sm90a.tile -o - 2>>"$tmp/err" |
+	grep -c 'wgmma\.mma_async\.sync\.aligned\.m64n64k8\.f32\.tf32\.tf32')
+if [ "$n1" = 4 ] && [ "$n3" = 12 ]; then
+	ok "dot f32 64 x 64 x 32 on a warpgroup (sm_90a): tf32 4 wgmma k8, tf32x3 12 (three a step)"
+else
+	bad "dot tf32 / tf32x3 wgmma counts" "$n1 and $n3, want 4 and 12 $(head -2 "$tmp/err")"
 fi
 # range(..., unroll = 4) repeats the loop body: more loads than without the hint
 u4=$("$blkc" --emit=ptx --arch=sm_90 tests/ptx/patterns/loop_unroll.tile -o - 2>"$tmp/err" | grep -c 'ld\.global')

@@ -1,5 +1,7 @@
-"""tests/gpu/attention_branches.py: examples/attention.tile with runtime
-branches inside its key loop, on the GPU against torch in float32.
+"""tests/gpu/attention_branches.py: attention with runtime branches inside
+its key loop (tests/gpu/attention_loop.tile, the one-loop form of
+examples/attention.tile), and the example itself, on the GPU against torch
+in float32.
 
 A branch between the scores' wgmma and the P V wgmma once made ptxas give Q's
 registers (the scores' A operand, live through the loop) to P: every
@@ -23,7 +25,8 @@ except ImportError as e:
     sys.exit(0)
 import blk
 
-SRC = open(os.path.join(ROOT, "examples", "attention.tile")).read()
+SRC = open(os.path.join(ROOT, "tests", "gpu", "attention_loop.tile")).read()
+EXAMPLE = open(os.path.join(ROOT, "examples", "attention.tile")).read()
 BEFORE = "        s = where(n_mask[None, :], s, -inf(f32));\n"
 AFTER = "        m_i = m_new;\n"
 
@@ -38,6 +41,7 @@ def branch(cond, stmt):
 
 
 VARIANTS = {
+    "examples/attention.tile": EXAMPLE,
     "plain": variant(),
     "if on s, last slices": variant(branch("start_n >= N_CTX - BLOCK_N", "s = s + 0.0;")),
     "if on s, every slice": variant(branch("start_n >= 0", "s = s + 0.0;")),

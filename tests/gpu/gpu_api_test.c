@@ -505,8 +505,13 @@ static void gpu_only_cases(blk_context *ctx, blk_module *m)
 	static const char ptx[] = ".version 7.0\n.target sm_70\n.address_size 64\n"
 	                          ".visible .entry noop(.param .u64 a, .param .u64 b, .param .u64 c, .param .u32 n)\n"
 	                          "{\n\tret;\n}\n";
-	void *mod = NULL, *fn = NULL;
-	int ok_raw = ModuleLoadData && ModuleGetFunction && LaunchKernel && CtxSynchronize &&
+	/* blk leaves no context current between calls: the raw side makes
+	 * device 0's primary context (the one blk's context uses) current */
+	int (*PrimaryCtxRetain)(void **, int) = cuda ? (int (*)(void **, int))dlsym(cuda, "cuDevicePrimaryCtxRetain") : NULL;
+	int (*CtxSetCurrent)(void *) = cuda ? (int (*)(void *))dlsym(cuda, "cuCtxSetCurrent") : NULL;
+	void *mod = NULL, *fn = NULL, *primary = NULL;
+	int ok_raw = ModuleLoadData && ModuleGetFunction && LaunchKernel && CtxSynchronize && PrimaryCtxRetain &&
+	             CtxSetCurrent && PrimaryCtxRetain(&primary, 0) == 0 && CtxSetCurrent(primary) == 0 &&
 	             ModuleLoadData(&mod, ptx) == 0 && ModuleGetFunction(&fn, mod, "noop") == 0;
 	expect(ok_raw, "a raw kernel for comparison (cuModuleLoadData of hand-written PTX)");
 	if (!ok_raw)

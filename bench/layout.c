@@ -55,6 +55,7 @@ int main(void)
 	OFF(blk_compile_info, from_disk_cache);
 	OFF(blk_compile_info, spill_bytes);
 	OFF(blk_compile_info, warnings);
+	OFF(blk_compile_info, registers);
 	SIZE(blk_tune_result);
 	OFF(blk_tune_result, n_configs);
 	OFF(blk_tune_result, best);

@@ -193,6 +193,7 @@ typedef struct blk_compile_info {
 	int from_disk_cache;    /* 1 when the binary came from the disk cache */
 	int spill_bytes;        /* GPU: bytes of registers spilled to local memory a thread (0: none) */
 	const char *warnings;   /* the compilation's warnings, a line each, or "" (valid while the module lives) */
+	int registers;          /* GPU: registers a thread (the loaded kernel's, from the driver); 0 on the interpreter */
 } blk_compile_info;
 BLK_EXPORT blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                                          blk_compile_info *info);

@@ -54,7 +54,7 @@ enum {
 };
 
 /* CUfunction_attribute */
-enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+enum { CU_FUNC_ATTRIBUTE_NUM_REGS = 4, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
 /* CUjit_option and CUjitInputType */
 enum {
@@ -107,6 +107,7 @@ enum { CU_EVENT_DEFAULT = 0 };
 	X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule mod)) \
 	X(cuModuleGetGlobal, "cuModuleGetGlobal_v2", CUresult, (CUdeviceptr *ptr, size_t *bytes, CUmodule mod, const char *name)) \
 	X(cuFuncSetAttribute, "cuFuncSetAttribute", CUresult, (CUfunction fn, int attrib, int value)) \
+	X(cuFuncGetAttribute, "cuFuncGetAttribute", CUresult, (int *value, int attrib, CUfunction fn)) \
 	X(cuLaunchKernel, "cuLaunchKernel", CUresult, \
 	  (CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
 	   unsigned shared_bytes, CUstream stream, void **params, void **extra)) \

@@ -372,6 +372,7 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 		free(sizes);
 
 	v->spill_bytes = 0;
+	v->registers = 0;
 	v->warning = NULL;
 	if (st == BLK_SUCCESS && !mod) {
 		char info[8192];
@@ -409,6 +410,8 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 		ctx->cu->cuModuleUnload(mod);
 		return rt_fail(cuda_blk_status(r), "blk_launch: kernel '%s': %s", kn, msg);
 	}
+	int regs = 0; /* only reported (blk_compile_info): an error leaves it 0 */
+	v->registers = ctx->cu->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn) == CUDA_SUCCESS ? regs : 0;
 	v->cumod = mod;
 	v->fn = fn;
 	v->assert_state = 0;
@@ -473,6 +476,7 @@ blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, co
 		}
 		info->from_disk_cache = gpu && v->from_disk;
 		info->spill_bytes = gpu ? v->spill_bytes : 0;
+		info->registers = gpu ? v->registers : 0;
 		info->warnings = gpu && v->warning ? v->warning : "";
 	}
 	pthread_mutex_unlock(&m->lock);

@@ -100,6 +100,7 @@ typedef struct Variant {
 	double ms_irgen, ms_passes, ms_llvm, ms_ptx, ms_cubin;
 	bool from_disk;       /* GPU: the cubin came from the disk cache */
 	int spill_bytes;      /* GPU: bytes of spill stores a thread (the JIT's log, or local memory) */
+	int registers;        /* GPU: registers a thread of the loaded function (0: unknown) */
 	const char *warning;  /* GPU: the warning about it (module arena), or NULL */
 } Variant;
 

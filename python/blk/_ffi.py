@@ -63,7 +63,7 @@ class BlkCompileInfo(Structure):
     _fields_ = [("ptx", c_char_p), ("ptx_len", c_size_t), ("shared_bytes", c_int), ("num_warps", c_int),
                 ("num_stages", c_int), ("ms_parse", c_double), ("ms_irgen", c_double), ("ms_passes", c_double),
                 ("ms_llvm", c_double), ("ms_ptx", c_double), ("ms_cubin", c_double), ("from_disk_cache", c_int),
-                ("spill_bytes", c_int), ("warnings", c_char_p)]
+                ("spill_bytes", c_int), ("warnings", c_char_p), ("registers", c_int)]
 
 
 TUNE_MAX_CONFIGS = 64
@@ -93,12 +93,13 @@ EXPECTED_LAYOUT = {
     "blk_param_info.elem_bytes": 24,
     "blk_module_options sizeof": 32, "blk_module_options alignof": 8, "blk_module_options.include_dirs": 0,
     "blk_module_options.n_include_dirs": 8, "blk_module_options.defines": 16, "blk_module_options.n_defines": 24,
-    "blk_compile_info sizeof": 96, "blk_compile_info alignof": 8, "blk_compile_info.ptx": 0,
+    "blk_compile_info sizeof": 104, "blk_compile_info alignof": 8, "blk_compile_info.ptx": 0,
     "blk_compile_info.ptx_len": 8, "blk_compile_info.shared_bytes": 16, "blk_compile_info.num_warps": 20,
     "blk_compile_info.num_stages": 24, "blk_compile_info.ms_parse": 32, "blk_compile_info.ms_irgen": 40,
     "blk_compile_info.ms_passes": 48, "blk_compile_info.ms_llvm": 56, "blk_compile_info.ms_ptx": 64,
     "blk_compile_info.ms_cubin": 72, "blk_compile_info.from_disk_cache": 80,
     "blk_compile_info.spill_bytes": 84, "blk_compile_info.warnings": 88,
+    "blk_compile_info.registers": 96,
     "blk_tune_result sizeof": 6664, "blk_tune_result alignof": 8, "blk_tune_result.n_configs": 0,
     "blk_tune_result.best": 4, "blk_tune_result.ms": 8, "blk_tune_result.note": 520,
 }

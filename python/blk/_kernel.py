@@ -449,8 +449,8 @@ class CompileResult:
     registers a thread spills to local memory, 0 for none), warnings (the
     compilation's warnings, a line each, or ""), from_disk_cache, phases (ms
     by phase: parse, irgen, passes, LLVM, PTX, cubin; 0 where not done now),
-    ms (their sum). registers is None: blk_compile_info does not report a
-    kernel's register count (ptxas -v on the PTX does)."""
+    ms (their sum), registers (GPU: registers a thread, from the driver;
+    None on the interpreter)."""
 
     def __init__(self, info, backend):
         self.backend = backend
@@ -460,7 +460,7 @@ class CompileResult:
         self.num_stages = info.num_stages
         self.spill_bytes = info.spill_bytes
         self.warnings = info.warnings.decode(errors="replace") if info.warnings else ""
-        self.registers = None
+        self.registers = info.registers if info.registers > 0 else None
         self.from_disk_cache = bool(info.from_disk_cache)
         self.phases = {name: getattr(info, key) for key, name in _ffi.COMPILE_PHASES}
         self.ms = sum(self.phases.values())

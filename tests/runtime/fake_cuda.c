@@ -831,6 +831,20 @@ API CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
 	return NOT_FOUND;
 }
 
+/* CU_FUNC_ATTRIBUTE_NUM_REGS (4): FAKE_CUDA_REGS a thread, as a compiled
+ * kernel's count; other attributes are not modelled */
+API CUresult cuFuncGetAttribute(int *value, int attr, void *fn)
+{
+	NEED_CTX();
+	Func *f = fn;
+	if (!f || !value || attr != 4)
+		return INVALID_VALUE;
+	if (other_device(f->mod->dev))
+		return INVALID_CONTEXT;
+	*value = FAKE_CUDA_REGS;
+	return OK;
+}
+
 API CUresult cuFuncSetAttribute(void *fn, int attr, int value)
 {
 	NEED_CTX();

@@ -12,6 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The registers a thread cuFuncGetAttribute reports for every function. */
+enum { FAKE_CUDA_REGS = 42 };
+
 typedef struct FakeLaunch {
 	char name[128];
 	unsigned grid[3], block[3];

@@ -335,6 +335,8 @@ int main(void)
 	                         "values in registers\n";
 	expect(st == BLK_SUCCESS && ci.spill_bytes == 2048 && ci.warnings && strcmp(ci.warnings, spill_text) == 0,
 	       "a variant that spills: blk_compile_info says the bytes and the warning");
+	expect(st == BLK_SUCCESS && ci.registers == FAKE_CUDA_REGS,
+	       "blk_compile_info.registers is the loaded function's (cuFuncGetAttribute NUM_REGS)");
 	expect(strcmp(blk_context_warnings(ctx), spill_text) == 0 && strcmp(blk_context_warnings(ctx), "") == 0,
 	       "blk_context_warnings gives it once, then \"\"");
 	blk_launch_options rw1 = {.num_warps = 1};

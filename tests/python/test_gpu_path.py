@@ -17,39 +17,11 @@ Prints a line per case and last "N passed, N failed".
 import os
 import sys
 import threading
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-passed = failed = 0
-
-
-def case(name):
-    def wrap(fn):
-        global passed, failed
-        try:
-            fn()
-            print(f"ok   {name}")
-            passed += 1
-        except Exception:
-            print(f"FAIL {name}")
-            traceback.print_exc(file=sys.stdout)
-            failed += 1
-        return fn
-    return wrap
-
-
-def raises(fn, param, *words):
-    try:
-        fn()
-    except blk.Error as e:
-        msg = str(e)
-        assert e.param == param, f"param {e.param!r}, expected {param!r}: {msg}"
-        assert param is None or f"'{param}'" in msg, f"message does not name '{param}': {msg}"
-        for w in words:
-            assert w in msg, f"{w!r} not in: {msg}"
-        return e
-    raise AssertionError("no blk.Error raised")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import case, finish, raises  # noqa: E402
 
 
 if len(sys.argv) != 2 or not os.path.exists(sys.argv[1]):
@@ -291,5 +263,4 @@ def _():
     assert r.ms >= 0 and set(r.phases) == {"parse", "irgen", "passes", "LLVM", "PTX", "cubin"}, r.phases
 
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()

@@ -13,42 +13,13 @@ need no arrays run (one line says so). Prints a line per case and last
 
 import os
 import sys
-import traceback
 
 import blk
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EX = os.path.join(REPO, "examples")
-passed = failed = 0
-
-
-def case(name):
-    def wrap(fn):
-        global passed, failed
-        try:
-            fn()
-            print(f"ok   {name}")
-            passed += 1
-        except Exception:
-            print(f"FAIL {name}")
-            traceback.print_exc(file=sys.stdout)
-            failed += 1
-        return fn
-    return wrap
-
-
-def raises(fn, param, *words):
-    """fn() must raise blk.Error whose .param is `param` and whose message names it and has `words`."""
-    try:
-        fn()
-    except blk.Error as e:
-        msg = str(e)
-        assert e.param == param, f"param {e.param!r}, expected {param!r}: {msg}"
-        assert param is None or f"'{param}'" in msg, f"message does not name '{param}': {msg}"
-        for w in words:
-            assert w in msg, f"{w!r} not in: {msg}"
-        return e
-    raise AssertionError("no blk.Error raised")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import case, finish, raises  # noqa: E402
 
 
 # ---- without arrays ------------------------------------------------------------
@@ -292,5 +263,4 @@ if np is not None:
         mm(a, b, c, M, N, K, K, 1, N, 1, N, 1, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, GROUP_M=2)
         close(c, a.astype(np.float64) @ b.astype(np.float64), 2e-2)
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()

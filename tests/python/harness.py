@@ -1,0 +1,43 @@
+"""tests/python/harness.py: what the package's test scripts share: @case
+runs a test function at once and counts it, raises() expects a blk.Error
+naming a parameter, finish() prints "N passed, N failed" and exits."""
+
+import sys
+import traceback
+
+counts = {"passed": 0, "failed": 0}
+
+
+def case(name):
+    def wrap(fn):
+        try:
+            fn()
+            print(f"ok   {name}")
+            counts["passed"] += 1
+        except Exception:
+            print(f"FAIL {name}")
+            traceback.print_exc(file=sys.stdout)
+            counts["failed"] += 1
+        return fn
+    return wrap
+
+
+def raises(fn, param, *words):
+    """fn() raises a blk.Error whose .param is param, whose message names it
+    ('param') and holds each of words; returns the error."""
+    import blk
+    try:
+        fn()
+    except blk.Error as e:
+        msg = str(e)
+        assert e.param == param, f"param {e.param!r}, expected {param!r}: {msg}"
+        assert param is None or f"'{param}'" in msg, f"message does not name '{param}': {msg}"
+        for w in words:
+            assert w in msg, f"{w!r} not in: {msg}"
+        return e
+    raise AssertionError("no blk.Error raised")
+
+
+def finish():
+    print(f"{counts['passed']} passed, {counts['failed']} failed")
+    sys.exit(1 if counts["failed"] else 0)

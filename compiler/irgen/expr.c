@@ -201,6 +201,11 @@ Sym ig_gen_binary(Gen *g, int tok, Sym a, Sym b, Span at)
 		      ig_sym_desc(g, a), ig_sym_desc(g, b));
 		return VOID;
 	}
+	if ((tok == T_SHL || tok == T_SHR) && k == SK_I1) {
+		error(g, at, "operator '%s' does not shift i1 values (%s and %s): convert them first, as in m.to(i32)",
+		      token_kind_spelling(tok), ig_sym_desc(g, a), ig_sym_desc(g, b));
+		return VOID;
+	}
 	if (a.kind == S_CONST && b.kind == S_CONST)
 		return fold_binary(g, tok, a, b, k, at);
 	Sym lit = a.kind == S_CONST ? a : b, other = a.kind == S_CONST ? b : a;

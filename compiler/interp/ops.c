@@ -95,16 +95,18 @@ static inline double fmin_blk(double x, double y, bool nan_prop)
 	return x < y ? x : y;
 }
 
-static double flush_f32(double r)
+/* exp and exp2 below f64 (ftz) flush a subnormal f32 result to +0, as the
+ * GPU's ex2.approx.ftz does (before any f16/bf16 rounding) */
+static double flush_f32(double r, bool ftz)
 {
-	return fabs((float)r) < 0x1p-126 ? 0.0 : r;
+	return ftz && fabs((float)r) < 0x1p-126 ? 0.0 : r;
 }
 
-static double math1(int64_t fn, double x)
+static double math1(int64_t fn, double x, bool ftz)
 {
 	switch (fn) {
-	case MATH_EXP: return exp(x);
-	case MATH_EXP2: return exp2(x);
+	case MATH_EXP: return flush_f32(exp(x), ftz);
+	case MATH_EXP2: return flush_f32(exp2(x), ftz);
 	case MATH_LOG: return log(x);
 	case MATH_LOG2: return log2(x);
 	case MATH_SQRT:
@@ -323,12 +325,7 @@ static bool compute_float(Worker *w, const Op *op, Elem *restrict r, const Elem 
 		break;
 	case OP_MATH: {
 		int64_t fn = op->attr[0];
-		/* exp and exp2 below f64 flush a subnormal f32 result to +0, as
-		 * the GPU's ex2.approx.ftz does (before f16/bf16 rounding) */
-		if ((fn == MATH_EXP || fn == MATH_EXP2) && k != SK_F64)
-			FLOOP(flush_f32(math1(fn, x)));
-		else
-			FLOOP(math1(fn, x));
+		FLOOP(math1(fn, x, k != SK_F64));
 		break;
 	}
 	default: return interp_fail(w, op, -1, rt, "internal error", "no float form of '%s'", op_name(op->code));

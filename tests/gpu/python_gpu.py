@@ -16,7 +16,6 @@ Prints a line per case and last "N passed, N failed".
 import os
 import sys
 import time
-import traceback
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 try:
@@ -26,22 +25,10 @@ except ImportError:
     import blk
 import torch
 
-passed = failed = 0
 
 
-def case(name):
-    def wrap(fn):
-        global passed, failed
-        try:
-            detail = fn()
-            print(f"ok   {name}" + (f": {detail}" if detail else ""))
-            passed += 1
-        except Exception:
-            print(f"FAIL {name}")
-            traceback.print_exc(file=sys.stdout)
-            failed += 1
-        return fn
-    return wrap
+sys.path.insert(0, os.path.join(REPO, "tests", "python"))
+from harness import case, finish  # noqa: E402
 
 
 def raises(fn, param, word):
@@ -164,5 +151,4 @@ def _():
     return f"{best * 1e6:.2f} µs a launch (target 8 µs)"
 
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()

@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import threading
-import traceback
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 try:
@@ -32,23 +31,11 @@ if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
     print("0 passed, 0 failed")
     sys.exit(0)
 
-passed = failed = 0
 NDEV = torch.cuda.device_count()
 
 
-def case(name):
-    def wrap(fn):
-        global passed, failed
-        try:
-            detail = fn()
-            print(f"ok   {name}" + (f": {detail}" if detail else ""))
-            passed += 1
-        except Exception:
-            print(f"FAIL {name}")
-            traceback.print_exc(file=sys.stdout)
-            failed += 1
-        return fn
-    return wrap
+sys.path.insert(0, os.path.join(REPO, "tests", "python"))
+from harness import case, finish  # noqa: E402
 
 
 vadd = blk.load(os.path.join(REPO, "examples", "vector_add.tile")).vector_add
@@ -146,5 +133,4 @@ def _():
     return [line for line in out.splitlines() if "vs one GPU" in line][0].strip()
 
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()

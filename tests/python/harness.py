@@ -1,6 +1,8 @@
-"""tests/python/harness.py: what the package's test scripts share: @case
-runs a test function at once and counts it, raises() expects a blk.Error
-naming a parameter, finish() prints "N passed, N failed" and exits."""
+"""tests/python/harness.py: what the package's test scripts (here and in
+tests/gpu) share: @case runs a test function at once and counts it (what
+the function returns, if anything, is printed after its name), raises()
+expects a blk.Error naming a parameter, finish() prints "N passed, N
+failed" and exits."""
 
 import sys
 import traceback
@@ -11,8 +13,8 @@ counts = {"passed": 0, "failed": 0}
 def case(name):
     def wrap(fn):
         try:
-            fn()
-            print(f"ok   {name}")
+            detail = fn()
+            print(f"ok   {name}" + (f": {detail}" if detail else ""))
             counts["passed"] += 1
         except Exception:
             print(f"FAIL {name}")

@@ -345,8 +345,8 @@ static blk_status tune(blk_kernel *k, const blk_arg *args, int n_args, const blk
 			continue;
 		}
 		st = rt_config_variant(k, opt, c, spec, &v);
-		if (st == BLK_SUCCESS && gpu && !v->fn)
-			st = rt_gpu_load_variant(k, v);
+		if (st == BLK_SUCCESS && gpu)
+			st = rt_gpu_ready(k, &v, args);
 		if (st == BLK_SUCCESS && gpu)
 			st = rt_launch_grid(k, v, args, n_args, opt, grid);
 		if (st == BLK_SUCCESS && gpu) {

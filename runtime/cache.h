@@ -67,6 +67,7 @@ typedef struct VariantKeyInput {
 	const char *arch;                    /* the PTX target, "sm_90" */
 	int cc_major, cc_minor;              /* the device's: the driver builds the cubin for it */
 	int driver_version;                  /* cuDriverGetVersion: the driver that builds it */
+	bool tma;                            /* descriptor tiles by TMA (BLK_TMA) */
 } VariantKeyInput;
 bool cache_variant_key(const VariantKeyInput *in, CacheKey *out);
 

@@ -132,6 +132,9 @@ static blk_status gpu_describe(blk_context *ctx, const char *fn)
 		ctx->driver_version = 0;
 	const char *dbg = getenv("BLK_DEBUG");
 	ctx->debug = dbg && dbg[0] && strcmp(dbg, "0") != 0;
+	/* TMA copies of tensor-descriptor tiles: opt-in until measured on the GPU */
+	const char *tma = getenv("BLK_TMA");
+	ctx->tma = tma && strcmp(tma, "1") == 0 && cu->cuTensorMapEncodeTiled && strcmp(ctx->arch, "sm_90a") == 0;
 	return BLK_SUCCESS;
 }
 

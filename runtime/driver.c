@@ -243,6 +243,8 @@ static void load_driver(void)
 	}
 	CUDA_DRIVER_FUNCTIONS(CUDA_LOOKUP)
 #undef CUDA_LOOKUP
+	void *tmap = dlsym(h, "cuTensorMapEncodeTiled"); /* optional: TMA only */
+	memcpy(&driver.cuTensorMapEncodeTiled, &tmap, sizeof tmap);
 	CUresult r = driver.cuInit(0);
 	if (r != CUDA_SUCCESS) {
 		/* the handle stays open: its error names are still of use */

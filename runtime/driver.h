@@ -120,10 +120,37 @@ enum { CU_EVENT_DEFAULT = 0 };
 	X(cuGetErrorName, "cuGetErrorName", CUresult, (CUresult err, const char **name)) \
 	X(cuGetErrorString, "cuGetErrorString", CUresult, (CUresult err, const char **text))
 
+/* Tensor maps (CUtensorMapDataType and the other enums of
+ * cuTensorMapEncodeTiled): 128 bytes, aligned to 64. */
+enum {
+	CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+	CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+	CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
+	CU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+	CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+	CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+	CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+	CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+	CU_TENSOR_MAP_SWIZZLE_32B = 1,
+	CU_TENSOR_MAP_SWIZZLE_64B = 2,
+	CU_TENSOR_MAP_SWIZZLE_128B = 3,
+	CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+	CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+};
+typedef struct CUtensorMap {
+	_Alignas(64) unsigned long long opaque[16];
+} CUtensorMap;
+typedef CUresult (*CuTensorMapEncodeTiled)(CUtensorMap *map, int data_type, unsigned rank, void *address,
+                                           const unsigned long long *dims, const unsigned long long *strides,
+                                           const unsigned *box, const unsigned *element_strides, int interleave,
+                                           int swizzle, int l2_promotion, int oob_fill);
+
 typedef struct CudaDriver {
 #define CUDA_FIELD(field, symbol, ret, params) ret (*field) params;
 	CUDA_DRIVER_FUNCTIONS(CUDA_FIELD)
 #undef CUDA_FIELD
+	/* "cuTensorMapEncodeTiled" (drivers of CUDA 12 on); NULL where missing */
+	CuTensorMapEncodeTiled cuTensorMapEncodeTiled;
 	void *handle;     /* from dlopen */
 	const char *path; /* what was opened: "libcuda.so.1" or $BLK_CUDA_DRIVER */
 } CudaDriver;

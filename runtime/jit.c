@@ -2,6 +2,7 @@
  * device, PTX from the compiler, the parameters' layout read back from it,
  * the cubin linked in process or taken from the disk cache; blk_kernel_compile. */
 #include "runtime.h"
+#include "gpu/gpu.h"
 #include "lower/lower.h"
 
 #include <ctype.h>
@@ -179,6 +180,7 @@ static bool variant_key(blk_kernel *k, Variant *v, CacheKey *out)
 		.cc_major = ctx->cc_major,
 		.cc_minor = ctx->cc_minor,
 		.driver_version = ctx->driver_version,
+		.tma = v->f->tma,
 	};
 	bool ok = cache_variant_key(&in, out);
 	if (srcs != buf)
@@ -279,6 +281,12 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 		                                           "program; the device allows %d", kn, warps, 32 * (long)warps,
 		               ctx->max_threads);
 
+	/* the tensor maps the launches pass (the cubin may come from the disk) */
+	if (!f->gpu) {
+		ir_set_target(f, ctx->arch);
+		ir_tma_plan(f);
+	}
+
 	/* the disk cache */
 	CacheMode mode = cache_mode();
 	char dir[4096];
@@ -326,13 +334,18 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 	int n_rt = 0;
 	for (int i = 0; i < f->n_params; i++)
 		n_rt += f->params[i].value != NULL;
-	int sbuf[32];
-	int *sizes = n_rt < 32 ? sbuf : malloc((size_t)(n_rt + 1) * sizeof *sizes);
+	int sbuf[32 + TMA_MAX_MAPS];
+	int *sizes = n_rt < 32 ? sbuf : malloc((size_t)(n_rt + 1 + TMA_MAX_MAPS) * sizeof *sizes);
 	if (!v->pkind)
 		v->pkind = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
 	if (!v->pscalar)
 		v->pscalar = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
-	int np = sizes ? rt_ptx_entry_params(ptx, len, kn, sizes, n_rt + 1) : 0;
+	int np = sizes ? rt_ptx_entry_params(ptx, len, kn, sizes, n_rt + 1 + TMA_MAX_MAPS) : 0;
+	bool maps = np == n_rt + f->n_tmaps; /* the tensor maps after the kernel's own, 128 bytes each */
+	for (int i = 0; maps && i < f->n_tmaps; i++)
+		maps = sizes[n_rt + i] == (int)sizeof(CUtensorMap);
+	if (maps)
+		np = n_rt;
 	if (st != BLK_SUCCESS)
 		;
 	else if (!sizes || !v->pkind || !v->pscalar)
@@ -425,6 +438,17 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 	return BLK_SUCCESS;
 }
 
+blk_status rt_gpu_ready(blk_kernel *k, Variant **v, const blk_arg *args)
+{
+	blk_status st = (*v)->fn ? BLK_SUCCESS : rt_gpu_load_variant(k, *v);
+	if (st == BLK_SUCCESS && args && (*v)->f->n_tmaps && !rt_tma_fits(*v, args)) {
+		st = rt_variant_without_tma(k, *v, v);
+		if (st == BLK_SUCCESS && !(*v)->fn)
+			st = rt_gpu_load_variant(k, *v);
+	}
+	return st;
+}
+
 blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                               blk_compile_info *info)
 {
@@ -453,10 +477,10 @@ blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, co
 	bool gpu = ctx && ctx->backend == BLK_BACKEND_GPU, loaded = false;
 	if (st == BLK_SUCCESS)
 		st = rt_find_variant(k, args, n_args, opt, gpu && args ? rt_arg_spec(k, args) : 0, FIND_COMPILE, &v);
-	if (st == BLK_SUCCESS && gpu && !v->fn) {
-		st = rt_gpu_load_variant(k, v);
+	if (st == BLK_SUCCESS && gpu && !v->fn)
 		loaded = true;
-	}
+	if (st == BLK_SUCCESS && gpu)
+		st = rt_gpu_ready(k, &v, args);
 	if (st == BLK_SUCCESS && info) {
 		bool made = k->n_variants > before && k->variants[k->n_variants - 1] == v;
 		info->ptx = gpu ? v->ptx : NULL;

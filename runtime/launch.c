@@ -199,12 +199,16 @@ blk_status rt_gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int 
 	/* Each argument in an 8-byte slot, its value in the low bytes (the
 	 * driver reads as many as the parameter's size). */
 	uint64_t slot_buf[64]; /* no allocation on the launch path up to 64 arguments */
-	void *ptr_buf[64];
+	void *ptr_buf[64 + TMA_MAX_MAPS];
 	uint64_t *slots = slot_buf;
 	void **ptrs = ptr_buf;
+	CUtensorMap maps[TMA_MAX_MAPS]; /* after the kernel's own parameters */
+	int n_maps = v->f->n_tmaps;
+	if (n_maps && (st = rt_tma_encode(ctx, v, args, maps)) != BLK_SUCCESS)
+		return st;
 	if (n_args > 64) {
 		slots = malloc((size_t)n_args * sizeof *slots);
-		ptrs = malloc((size_t)n_args * sizeof *ptrs);
+		ptrs = malloc((size_t)(n_args + n_maps) * sizeof *ptrs);
 		if (!slots || !ptrs) {
 			free(slots);
 			free(ptrs);
@@ -235,6 +239,8 @@ blk_status rt_gpu_launch(blk_context *ctx, Variant *v, const blk_arg *args, int 
 		slots[i] = bits;
 		ptrs[i] = &slots[i];
 	}
+	for (int i = 0; i < n_maps; i++)
+		ptrs[n_args + i] = &maps[i];
 	CUstream stream = opt ? (CUstream)opt->stream : NULL;
 	CUresult r = ctx->cu->cuLaunchKernel(v->fn, grid[0], grid[1], grid[2], v->block, 1, 1, (unsigned)v->shared_bytes,
 	                                     stream, ptrs, NULL);
@@ -361,8 +367,8 @@ blk_status rt_prepare_launch(blk_kernel *k, const blk_arg *args, int n_args, con
 		st = rt_launch_grid(k, v, args, n_args, opt, grid);
 	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_INTERPRETER)
 		st = interp_grid_limits(k, grid);
-	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_GPU && !v->fn)
-		st = rt_gpu_load_variant(k, v);
+	if (st == BLK_SUCCESS && ctx->backend == BLK_BACKEND_GPU)
+		st = rt_gpu_ready(k, &v, args);
 	pthread_mutex_unlock(&m->lock);
 	*ctx_out = ctx;
 	*v_out = v;

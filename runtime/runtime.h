@@ -58,6 +58,7 @@ struct blk_context {
 	bool retained_primary; /* cuctx is the device's primary context, retained by us (released
 	                          on destroy); false for a context borrowed from the caller */
 	bool debug;            /* BLK_DEBUG=1: synchronize after each launch, name the kernel that failed */
+	bool tma;              /* BLK_TMA=1 on sm_90a with cuTensorMapEncodeTiled: descriptor tiles by TMA */
 	char arch[16];         /* "sm_90" */
 	char device_name[128];
 	int cc_major, cc_minor;
@@ -209,7 +210,11 @@ blk_status rt_module_clone(const blk_module *m, blk_context *ctx, blk_module **o
 
 /* ---- variants (variant.c) ---------------------------------------------------------- */
 
-enum { SPEC_ARGS = 32 }; /* arguments specialized (arg_spec) */
+enum { SPEC_ARGS = 31 }; /* arguments specialized (arg_spec) */
+/* The last bit of a specialization: no TMA (a launch whose arguments no
+ * tensor map can describe runs the variant made without). */
+#define SPEC_NO_TMA ((uint64_t)1 << 63)
+#define SPEC_ONES(spec) (((spec) >> SPEC_ARGS) & (((uint64_t)1 << SPEC_ARGS) - 1))
 
 typedef enum FindMode {
 	FIND_LAUNCH,  /* a launch: tune when the choice for the key is not known */
@@ -225,15 +230,32 @@ blk_status rt_find_variant(blk_kernel *k, const blk_arg *args, int n_args, const
  * without) for this launch's options. Caller holds m->lock. */
 blk_status rt_config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec, Variant **out);
 
+/* v's twin made without TMA (its request with SPEC_NO_TMA). Caller holds m->lock. */
+blk_status rt_variant_without_tma(blk_kernel *k, const Variant *v, Variant **out);
+
 /* The arguments' specialization (GPU only): bit i when argument i is a
- * multiple of 16 or 16-byte aligned, bit SPEC_ARGS + i when it equals 1. */
+ * multiple of 16 or 16-byte aligned, bit SPEC_ARGS + i when it equals 1
+ * (the first SPEC_ARGS arguments). */
 uint64_t rt_arg_spec(const blk_kernel *k, const blk_arg *args);
+
+/* ---- tensor maps (tensor_maps.c) ---------------------------------------------------- */
+
+/* Whether the arguments fit every tensor map of v (sizes from 1 to 2^31 -
+ * 1, rows 16-byte aligned and apart by at least a row, a base aligned to
+ * 16 bytes). */
+bool rt_tma_fits(const Variant *v, const blk_arg *args);
+/* v's tensor maps for these arguments (which fit), into maps[0..n_tmaps). */
+blk_status rt_tma_encode(const blk_context *ctx, const Variant *v, const blk_arg *args, CUtensorMap *maps);
 
 /* ---- the GPU's code (jit.c) -------------------------------------------------------- */
 
 /* Compiles (or takes from the disk cache) and loads v for its context's
  * device. Caller holds m->lock. */
 blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v);
+/* *v loaded, for these arguments (NULL: any): where its descriptor tiles
+ * come by TMA and the arguments fit no tensor map, its twin without TMA
+ * instead. Caller holds m->lock. */
+blk_status rt_gpu_ready(blk_kernel *k, Variant **v, const blk_arg *args);
 
 /* The PTX target for a device of compute capability major.minor: the
  * newest target the PTX back end supports (llvm_ptx_isa_version) that is

@@ -137,8 +137,10 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 	IrgenOptions io = {.consts = copy, .n_consts = n, .num_warps = num_warps, .num_stages = num_stages};
 	double t0 = rt_monotonic_ms();
 	IrFunc *f = copy && v ? irgen_kernel(m->mod, k->node, &io, &diag, &m->arena) : NULL;
-	if (f && spec >> SPEC_ARGS && !constant_ones(f, spec >> SPEC_ARGS))
+	if (f && SPEC_ONES(spec) && !constant_ones(f, SPEC_ONES(spec)))
 		f = NULL;
+	if (f) /* TMA is planned when the target is known (jit.c) */
+		f->tma = m->ctx && m->ctx->tma && !(spec & SPEC_NO_TMA);
 	double t1 = rt_monotonic_ms();
 	/* BLK_PASSES replaces the tile passes (for tests of a pass on the
 	 * interpreter: the examples' references hold whatever runs) */
@@ -163,6 +165,11 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 	diag_free(&diag);
 	*out = f ? v : NULL;
 	return status;
+}
+
+blk_status rt_variant_without_tma(blk_kernel *k, const Variant *v, Variant **out)
+{
+	return get_variant(k, v->consts, v->n_consts, v->f->num_warps, v->f->num_stages, v->spec | SPEC_NO_TMA, out);
 }
 
 /* Does this launch ask what the kernel's last one asked? */
@@ -273,8 +280,8 @@ blk_status rt_find_variant(blk_kernel *k, const blk_arg *args, int n_args, const
 
 /* Specialization, as Triton does it: which arguments are multiples of 16
  * (integers) or 16-byte aligned (pointers), bit i for argument i, and which
- * integers equal 1, bit 32 + i (a stride of 1 makes a block of pointers
- * contiguous); the first 32 arguments. Each pattern is a variant of its
+ * integers equal 1, bit SPEC_ARGS + i (a stride of 1 makes a block of
+ * pointers contiguous); the first SPEC_ARGS arguments. Each pattern is a variant of its
  * own. GPU only: the interpreter gains nothing from it. */
 uint64_t rt_arg_spec(const blk_kernel *k, const blk_arg *args)
 {

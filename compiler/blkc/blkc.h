@@ -33,6 +33,7 @@ typedef struct Options {
 	bool locations;         /* --locations: loc(LINE:COL) in printed IR */
 	const char *arch;       /* --arch */
 	const char *assume;     /* --assume=NAME:DIV,... */
+	bool tma;               /* --tma: TMA copies of descriptor tiles on sm_90a */
 	bool time;              /* --time: each phase's time on stderr */
 	int time_runs;          /* --time=N: compile each file N times, print medians */
 	const char *ptxas;      /* --emit=cubin and c: the ptxas found, or NULL */

@@ -115,6 +115,7 @@ static bool compile_kernel(Compile *cc, Module *m, Node *k)
 		if (opt->assume && !apply_assumptions(f, opt->assume, diag))
 			return false;
 		ir_set_target(f, opt->arch); /* the GPU passes (--passes) choose by it */
+		f->tma = opt->tma;
 		const char *pipeline = opt->passes && strcmp(opt->passes, "none") == 0 ? "" : opt->passes;
 		t0 = now_ms();
 		ok = ir_run_passes(f, pipeline, opt->dump_after, cc->text, diag);

@@ -37,6 +37,8 @@ static void usage(FILE *f)
 	      "      --assume=NAME:N[,NAME=1...]\n"
 	      "                       specialize: argument NAME is a multiple of N (a pointer:\n"
 	      "                       aligned to N bytes), or NAME=1 equals 1, as the JIT does\n"
+	      "      --tma            on sm_90a, tensor-descriptor tiles that loops load for dots\n"
+	      "                       are copied with TMA (as the JIT does under BLK_TMA=1)\n"
 	      "  -o, --output=FILE    write the output to FILE instead of standard output\n"
 	      "  -I, --include=DIR    add DIR to the import search path\n"
 	      "  -D, --define=NAME=VALUE\n"
@@ -67,7 +69,7 @@ static void usage(FILE *f)
 static int parse_options(Options *opt, int argc, char **argv)
 {
 	enum { OPT_EMIT = 256, OPT_COLOR, OPT_MAX_ERRORS, OPT_PASSES, OPT_DUMP_AFTER, OPT_LOCATIONS, OPT_ARCH, OPT_ASSUME,
-	       OPT_TIME };
+	       OPT_TIME, OPT_TMA };
 	static const struct option longopts[] = {
 		{"emit", required_argument, NULL, OPT_EMIT},
 		{"output", required_argument, NULL, 'o'},
@@ -81,6 +83,7 @@ static int parse_options(Options *opt, int argc, char **argv)
 		{"locations", no_argument, NULL, OPT_LOCATIONS},
 		{"arch", required_argument, NULL, OPT_ARCH},
 		{"assume", required_argument, NULL, OPT_ASSUME},
+		{"tma", no_argument, NULL, OPT_TMA},
 		{"time", optional_argument, NULL, OPT_TIME},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -140,6 +143,9 @@ static int parse_options(Options *opt, int argc, char **argv)
 			break;
 		case OPT_ASSUME:
 			opt->assume = optarg;
+			break;
+		case OPT_TMA:
+			opt->tma = true;
 			break;
 		case OPT_TIME: {
 			opt->time = true;
@@ -218,6 +224,8 @@ static int settle_options(Options *opt, int n_files, char *stdlib_buf, size_t st
 		return bad_usage("%s", "--emit=c writes NAME.c and NAME.h: give -o NAME");
 	if (opt->emit == EMIT_C && n_files != 1)
 		return bad_usage("%s", "--emit=c takes one .tile file");
+	if (opt->emit == EMIT_C && opt->tma)
+		return bad_usage("%s", "--tma does not go with --emit=c: its launch functions pass no tensor maps");
 	if (opt->emit == EMIT_CUBIN && (!opt->output || strcmp(opt->output, "-") == 0) && isatty(STDOUT_FILENO))
 		return bad_usage("%s", "--emit=cubin writes a binary: give -o FILE (or redirect standard output)");
 	if (opt->emit == EMIT_CUBIN || opt->emit == EMIT_C) {

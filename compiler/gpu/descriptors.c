@@ -16,14 +16,10 @@
  * equal to 1) the last dimension's pointers are consecutive and its masks
  * constant over aligned runs, and the accesses are 16 bytes wide.
  *
- * Where TMA would go: on sm_90 a desc_load feeding a dot (or staged through
- * shared memory) could instead become cp.async.bulk.tensor into a shared
- * ring guarded by an mbarrier, with a CUtensorMap the runtime builds from
- * (base, shape, strides, block) at launch (cuTensorMapEncodeTiled), and a
- * desc_store cp.async.bulk.tensor from shared memory. That pass would run
- * before this one and take the ops it can; this one expands what is left.
- * The ops keep base, shape, strides and offsets as separate operands for
- * that reason. */
+ * TMA: on sm_90a with f->tma, a desc_load that tma_plan.c planned a tensor map
+ * for becomes a load flagged MEMF_TMA that keeps its offsets as operands
+ * (the copy's coordinates) beside the pointers and mask every other reader
+ * uses; the lowering may copy its tile with cp.async.bulk.tensor. */
 #include "gpu/gpu.h"
 
 typedef struct Expand {
@@ -140,12 +136,21 @@ static bool expand_op(Expand *e, Op *op)
 			return false;
 		if (scalar_is_float((ScalarKind)bt.scalar))
 			zero->def->fval = 0.0;
-		n = ir_insert_before(e->f, op, OP_LOAD, (Value *[]){ptrs, mask, zero}, 3, &bt, 1);
+		/* a TMA load keeps its offsets, for the copy's coordinates */
+		int map = ir_tma_map_of(e->f, op), r = bt.rank;
+		Value *ops[3 + BLK_MAX_RANK] = {ptrs, mask, zero};
+		for (int d = 0; map >= 0 && d < r; d++)
+			ops[3 + d] = op->operands[1 + 2 * r + d];
+		n = ir_insert_before(e->f, op, OP_LOAD, ops, map >= 0 ? 3 + r : 3, &bt, 1);
+		if (n && map >= 0) {
+			n->attr[0] = MEMF_TMA;
+			n->attr[4] = map;
+		}
 	}
 	if (!n)
 		return false;
 	n->loc = op->loc;
-	n->attr[0] = MEMF_MASK | (store ? 0 : MEMF_OTHER);
+	n->attr[0] |= MEMF_MASK | (store ? 0 : MEMF_OTHER);
 	if (!store)
 		ir_replace_uses(e->f, op->results[0], n->results[0]);
 	ir_remove(op);
@@ -168,6 +173,7 @@ static bool expand_region(Expand *e, Region *r)
 bool ir_expand_descriptors(IrFunc *f, Diag *diag)
 {
 	Expand e = {.f = f};
+	ir_tma_plan(f);
 	if (!expand_region(&e, &f->body)) {
 		diag_plain(diag, DIAG_ERROR, "out of memory expanding the tensor descriptors of '%s'", f->name);
 		return false;

@@ -173,6 +173,13 @@ bool ir_remove_conversions(IrFunc *f, Diag *diag);
  * to tile IR; first in the GPU pipeline, so the passes after it see
  * ordinary loads and stores). */
 bool ir_expand_descriptors(IrFunc *f, Diag *diag);
+/* TMA (tma_plan.c): with f->tma on sm_90a, records in f->tmaps the tensor maps
+ * of the descriptors whose tiles a loop loads for dots (what the runtime
+ * encodes at launch, in this order, after the kernel's parameters); once
+ * per function (f->tma_planned). ir_tma_map_of: the map a desc_load reads
+ * through, or -1. expand-descriptors plans, then marks such loads MEMF_TMA. */
+void ir_tma_plan(IrFunc *f);
+int ir_tma_map_of(const IrFunc *f, const Op *op);
 #define IR_GPU_PIPELINE "expand-descriptors,pipeline-dots,layouts,remove-conversions,cse,dce"
 
 #endif

@@ -135,6 +135,10 @@ static Value *load_for(IrFunc *f, const Region *body, const Op *ld, Value *iv, V
 	Value *ptr = clone_value(&c, ld->operands[0]);
 	Value *mask = flags & MEMF_MASK ? clone_value(&c, ld->operands[1]) : NULL;
 	Value *other = flags & MEMF_OTHER ? clone_value(&c, ld->operands[2]) : NULL;
+	Value *ops[3 + BLK_MAX_RANK];
+	int n_tma = flags & MEMF_TMA ? ld->n_operands - 3 : 0; /* a TMA load's offsets, for that iteration */
+	for (int i = 0; i < n_tma; i++)
+		ops[3 + i] = clone_value(&c, ld->operands[3 + i]);
 	free(c.from);
 	free(c.to);
 	Type bt = ptr->type;
@@ -150,15 +154,17 @@ static Value *load_for(IrFunc *f, const Region *body, const Op *ld, Value *iv, V
 		return NULL;
 	}
 	mask = mask ? scalar_op(f, at, OP_AND, mask, live_b, bt, 0) : live_b;
-	Value *ops[3] = {ptr, mask, other};
+	ops[0] = ptr;
+	ops[1] = mask;
+	ops[2] = other;
 	Type rt = ld->results[0]->type;
-	Op *n = ir_insert_before(f, at, OP_LOAD, ops, other ? 3 : 2, &rt, 1);
+	Op *n = ir_insert_before(f, at, OP_LOAD, ops, other ? 3 + n_tma : 2, &rt, 1);
 	if (!mask || !n) {
 		*failed = true;
 		return NULL;
 	}
 	memcpy(n->attr, ld->attr, sizeof n->attr);
-	n->attr[0] = MEMF_MASK | (other ? MEMF_OTHER : 0);
+	n->attr[0] = MEMF_MASK | (other ? MEMF_OTHER : 0) | (flags & MEMF_TMA);
 	n->loc = ld->loc;
 	return n->results[0];
 }
@@ -258,9 +264,12 @@ static Op *pipeline_one(IrFunc *f, Op *op, Op *ld, bool early, bool *failed)
  * tiles: those the GPU back end wants early). */
 /* Whether the GPU back end will copy load ld with cp.async: 16 bytes a
  * thread along its most contiguous dimension (then the tile takes no
- * registers while in flight). */
+ * registers while in flight); or with TMA (a tensor map's tile, whatever
+ * its mask: the copy takes the bounds from the map). */
 static bool async_copyable(const IrFunc *f, const AxisInfo *ax, const Op *ld)
 {
+	if (ld->attr[0] & MEMF_TMA)
+		return true;
 	const Value *p = ld->operands[0];
 	if (!ax || p->id >= f->n_values || !p->type.rank)
 		return false;

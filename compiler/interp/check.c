@@ -307,7 +307,9 @@ static bool check_op(Check *c, const Op *op)
 		break;
 	case OP_LOAD: {
 		int k = 1 + !!(op->attr[0] & MEMF_MASK) + !!(op->attr[0] & MEMF_OTHER);
-		if (no != k || nr != 1 || !o0.ptr || !same_elem(type_pointee(o0), r0) || type_numel(o0) != n)
+		/* a TMA load's offsets after them (the GPU's business) */
+		int extra = op->attr[0] & MEMF_TMA ? o0.rank : 0;
+		if (no != k + extra || nr != 1 || !o0.ptr || !same_elem(type_pointee(o0), r0) || type_numel(o0) != n)
 			return bad(c, op, "takes a pointer, then a mask and other as its flags say");
 		if ((op->attr[0] & MEMF_MASK) && (!is_i1(op->operands[1]->type) || !fits(op, 1, n)))
 			return bad(c, op, "needs an i1 mask of the pointer's shape");

@@ -291,7 +291,7 @@ static bool exec(Worker *w, const Op *op)
 		for (int i = 0; i < op->n_operands; i++) {
 			/* a load's other, a store's value and an atomic's values may stay
 			 * uniform: they are read with stride 0 */
-			bool other = op->code == OP_LOAD && (op->attr[0] & MEMF_OTHER) && i == op->n_operands - 1;
+			bool other = op->code == OP_LOAD && (op->attr[0] & MEMF_OTHER) && i >= 2; /* (and TMA offsets) */
 			if (other || (op->code == OP_STORE && i == 1) || (op->code == OP_ATOMIC_RMW && i == 1) ||
 			    (op->code == OP_ATOMIC_CAS && i > 0) || (op->code == OP_DESC_STORE && i == op->n_operands - 1))
 				continue;

@@ -149,7 +149,11 @@ typedef enum MathFn {
 	MATH_COUNT
 } MathFn;
 
-enum { MEMF_MASK = 1, MEMF_OTHER = 2 };
+/* MEMF_TMA (a load from a tensor descriptor, GPU pipeline only): operands
+ * ptr, mask, other, then the descriptor's offsets o_0..o_{r-1} (scalars);
+ * attr[4] the TmaMap of f it reads through. The lowering may copy it with
+ * TMA instead; every other reader takes it as the masked load it also is. */
+enum { MEMF_MASK = 1, MEMF_OTHER = 2, MEMF_TMA = 4 };
 typedef enum CacheMod { CACHE_DEFAULT, CACHE_CA, CACHE_CG, CACHE_CS, CACHE_CV, CACHE_WB, CACHE_WT } CacheMod;
 typedef enum Eviction { EVICT_NORMAL, EVICT_FIRST, EVICT_LAST } Eviction;
 typedef enum AtomicOp { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_XCHG } AtomicOp;
@@ -210,6 +214,25 @@ typedef struct IrParam {
 	Type type;
 } IrParam;
 
+/* A tensor map the runtime makes for a launch (cuTensorMapEncodeTiled) and
+ * passes after the kernel's own parameters, for TMA copies of the tiles of
+ * a tensor descriptor (gpu/tma_plan.c plans them). Each size and stride is a
+ * runtime argument (its index among them) or a constant (arg -1). */
+enum { TMA_MAX_RANK = 2, TMA_MAX_MAPS = 8 };
+typedef struct TmaDim {
+	int arg;       /* runtime argument index, or -1 */
+	int64_t value; /* the constant when arg < 0 */
+} TmaDim;
+typedef struct TmaMap {
+	int base_arg;            /* the runtime argument that is the tensor's base pointer */
+	int elem;                /* ScalarKind of its elements */
+	int rank;
+	TmaDim dim[TMA_MAX_RANK];    /* elements along each dimension, outermost first */
+	TmaDim stride[TMA_MAX_RANK]; /* in elements; the last is 1 */
+	int box[TMA_MAX_RANK];   /* the box one copy moves: the block's rows, and row_bytes / element bytes */
+	int row_bytes;           /* 32, 64 or 128: the swizzle, as wgmma reads its operands */
+} TmaMap;
+
 typedef struct IrFunc {
 	const char *name;
 	Arena *arena;
@@ -226,6 +249,10 @@ typedef struct IrFunc {
 	bool sm_a;         /* the target's arch-specific features (sm_90a: wgmma, setmaxnreg) */
 	Encoding **encs;   /* the distinct encodings, numbered by Encoding.id */
 	int n_encs, cap_encs;
+	/* TMA (gpu/tma_plan.c): asked for (sm_90a), planned, and the maps */
+	bool tma, tma_planned;
+	TmaMap tmaps[TMA_MAX_MAPS];
+	int n_tmaps;
 } IrFunc;
 
 const char *op_name(OpCode code);

@@ -287,6 +287,8 @@ static void put_op_line(const Op *op, StrBuf *out)
 			attr(&a, "mask");
 		if (op->attr[0] & MEMF_OTHER)
 			attr(&a, "other");
+		if (op->attr[0] & MEMF_TMA)
+			attr(&a, "tma = %" PRId64, op->attr[4]);
 		if (op->attr[1])
 			attr(&a, "cache = %s", cache_mod_name(op->attr[1]));
 		if (op->attr[2])
@@ -520,6 +522,20 @@ void ir_print_opts(const IrFunc *f, StrBuf *out, const IrPrintOpts *opts)
 	sb_printf(out, ") num_warps = %d, num_stages = %d {", f->num_warps, f->num_stages);
 	put_loc(out, f->loc, opts);
 	sb_putc(out, '\n');
+	for (int i = 0; i < f->n_tmaps; i++) { /* runtime arguments by number */
+		const TmaMap *t = &f->tmaps[i];
+		sb_printf(out, "  // tma %d: base arg %d, %s, dims", i, t->base_arg, scalar_name((ScalarKind)t->elem));
+		for (int k = 0; k < 2 * t->rank; k++) {
+			const TmaDim *d = k < t->rank ? &t->dim[k] : &t->stride[k - t->rank];
+			sb_puts(out, k == t->rank ? "], strides" : k ? "," : "");
+			sb_puts(out, k % t->rank ? " " : " [");
+			if (d->arg >= 0)
+				sb_printf(out, "arg %d", d->arg);
+			else
+				sb_printf(out, "%" PRId64, d->value);
+		}
+		sb_printf(out, "], box [%d, %d], %d-byte rows\n", t->box[0], t->box[1], t->row_bytes);
+	}
 	for (const Op *op = f->body.first; op; op = op->next)
 		ir_print_op(op, 1, out, opts);
 	sb_puts(out, "}\n");

@@ -211,7 +211,7 @@ static void check_const(Verifier *v, const Op *op)
 static void check_load(Verifier *v, const Op *op)
 {
 	int64_t fl = op->attr[0];
-	if (fl & ~(int64_t)(MEMF_MASK | MEMF_OTHER)) {
+	if (fl & ~(int64_t)(MEMF_MASK | MEMF_OTHER | MEMF_TMA)) {
 		fail(v, op, "unknown operand flags %" PRId64, fl);
 		return;
 	}
@@ -219,9 +219,21 @@ static void check_load(Verifier *v, const Op *op)
 		fail(v, op, "other without mask");
 		return;
 	}
+	bool tma = fl & MEMF_TMA;
+	if (tma && (fl != (MEMF_MASK | MEMF_OTHER | MEMF_TMA) || op->attr[4] < 0 || op->attr[4] >= v->f->n_tmaps)) {
+		fail(v, op, "a TMA load needs a mask, other and one of the function's %d tensor maps", v->f->n_tmaps);
+		return;
+	}
 	int n = 1 + !!(fl & MEMF_MASK) + !!(fl & MEMF_OTHER);
+	if (tma)
+		n += v->f->tmaps[op->attr[4]].rank;
 	if (!counts(v, op, n, n, 1))
 		return;
+	for (int i = 3; tma && i < n; i++)
+		if (OPT(i).rank || OPT(i).ptr || !scalar_is_int((ScalarKind)OPT(i).scalar)) {
+			fail(v, op, "TMA offset %s is not an integer scalar", tstr(OPT(i)));
+			return;
+		}
 	Type p = OPT(0);
 	if (!p.ptr) {
 		fail(v, op, "address has type %s, not a pointer", tstr(p));

@@ -283,11 +283,18 @@ void lower_convert(Lower *L, const Op *op)
 		 * every thread's are visible; then its dot reads with ldmatrix */
 		lw_async_commit(L);
 		if (!L->async_synced) {
+			bool cp = false; /* a tile of this loop copied with cp.async */
+			for (int i = 0; i < L->n_async; i++)
+				cp |= L->async[i].loop == as->loop && !L->async[i].tma;
 			/* two ahead: this iteration's tiles were committed two groups back */
-			lw_async_asm(L, as->arg2 ? "cp.async.wait_group 2;" : "cp.async.wait_group 1;", NULL, NULL, 0, "");
-			if (op->scratch->wgmma) /* wgmma reads through the async proxy */
+			if (cp)
+				lw_async_asm(L, as->arg2 ? "cp.async.wait_group 2;" : "cp.async.wait_group 1;", NULL, NULL, 0, "");
+			if (cp && op->scratch->wgmma) /* wgmma reads through the async proxy */
 				lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
+			lw_tma_wait(L, as->loop); /* the TMA tiles' barriers */
+			/* (with TMA too: the buffer the next fill overwrites is read by no one past it) */
 			lw_smem_barrier(L);
+			lw_tma_flush(L);
 			L->async_synced = true;
 		}
 		Tile *kept = arena_alloc(&L->arena, sizeof *kept);
@@ -300,7 +307,7 @@ void lower_convert(Lower *L, const Op *op)
 		if (!z)
 			return;
 		z->owned = false;
-		z->dyn = LLVMBuildMul(L->b, as->stage, ci32(L, as->bytes), "");
+		z->dyn = LLVMBuildMul(L->b, as->tma ? lw_tma_buffer(L, as->stage) : as->stage, ci32(L, as->bytes), "");
 		z->stages = as->n_stages;
 		L->lazy[y->id] = z;
 		L->vals[y->id] = t;

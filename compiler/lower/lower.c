@@ -374,6 +374,7 @@ static void lower_for(Lower *L, const Op *op)
 	lw_smem_unknown(L); /* after the previous iteration, or what came before the loop */
 	L->async_synced = false; /* this iteration's tiles: not waited for yet */
 	lower_region(L, body);
+	lw_tma_flush(L); /* (a body whose conversions did not take them) */
 	if (L->failed)
 		return;
 	const Op *y = terminator(body);
@@ -418,6 +419,7 @@ static void lower_for(Lower *L, const Op *op)
 	if (lowest >= 0) {
 		lw_async_commit(L);
 		lw_async_asm(L, "cp.async.wait_group 0;", NULL, NULL, 0, "");
+		lw_tma_drain(L, op);
 		lw_smem_barrier(L);
 		L->smem_base = lowest;
 	}
@@ -722,10 +724,14 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	for (int i = 0; i < f->n_params; i++)
 		if (f->params[i].value && np < 256)
 			params[np++] = param_type(&L, f->params[i].type);
+	int n_own = np;
+	for (int i = 0; i < f->n_tmaps && np < 256; i++) /* the tensor maps, by value (tma_copy.c) */
+		params[np++] = LLVMPointerTypeInContext(ctx, 0);
 	bool ok = L.vals && L.ax && L.lins && L.lin_done && L.lazy && L.wg_inflight && np < 256;
 	if (ok) {
 		LLVMTypeRef ft = LLVMFunctionType(L.vd, params, (unsigned)np, 0);
 		L.fn = LLVMAddFunction(L.m, f->name, ft);
+		lw_tma_params(&L, n_own);
 		add_annotation(&L, "kernel", 1);
 		add_annotation(&L, "maxntidx", L.T);
 		LLVMValueRef smem = LLVMAddGlobalInAddressSpace(L.m, LLVMArrayType(L.i8, 0), "blk_smem", 3);

@@ -20,7 +20,7 @@
  *
  * The files: lower.c (entry points, state, control flow, op dispatch),
  * memory.c (shared-memory scratch, cp.async, global loads and stores,
- * atomics), elementwise.c, shape.c, convert.c (convert_layout, ldmatrix),
+ * atomics), tma_copy.c (TMA copies of a loop's dot tiles), elementwise.c, shape.c, convert.c (convert_layout, ldmatrix),
  * reduce.c (reductions), scan.c (scans), dot.c (dot: FMAs, or dot_mma.c's mma.sync),
  * print_assert.c; math.c has the math the GPU has no instruction for. */
 #ifndef BLK_LOWER_INT_H
@@ -36,6 +36,8 @@ typedef struct Tile {
 	LLVMValueRef *e; /* the elements this thread holds */
 	int n;
 } Tile;
+
+typedef struct TmaFill TmaFill;
 
 typedef struct Lower {
 	Arena arena;      /* element arrays of tiles */
@@ -57,6 +59,9 @@ typedef struct Lower {
 	bool *wg_inflight;       /* by value id: a wgmma dot's result its loop carries, the products still in flight */
 	struct AsyncTile *async; /* dot tiles a loop carries through shared memory with cp.async */
 	int n_async;
+	LLVMValueRef tmap[TMA_MAX_MAPS]; /* the tensor maps' parameters (tma_copy.c) */
+	struct TmaFill { struct AsyncTile *a; LLVMValueRef buf, row, col; } tma_pending[TMA_MAX_MAPS];
+	int n_tma_pending;             /* copies of tiles ahead, issued after the next barrier */
 	Diag *diag;
 	bool failed;
 	LLVMContextRef c;
@@ -116,8 +121,11 @@ typedef struct AsyncTile {
 	int offset, bytes;       /* n_stages stage buffers, pinned */
 	int n_stages;            /* 2, or 3 for wgmma's operands (one more buffer for the dot left in flight) */
 	int vec;                 /* elements a copy moves: 16 bytes */
-	LLVMValueRef stage;      /* i32 in the body: the buffer the tile is in */
+	LLVMValueRef stage;      /* i32 in the body: the buffer the tile is in (with TMA, and the fill's parity) */
 	LLVMValueRef stage2;     /* the buffer the next iteration's tile is in (arg2) */
+	int tma;                 /* copied with TMA through f->tmaps[tma - 1] (tma_copy.c), or 0: cp.async */
+	int bars;                /* with TMA: the buffers' mbarriers, 8 bytes each, after them */
+	LLVMValueRef fills;      /* with TMA: an i32 alloca, bit b the parity of buffer b's next fill */
 } AsyncTile;
 
 /* ---- lower.c: the state, where a thread's elements lie, intrinsics ---- */
@@ -224,6 +232,25 @@ AsyncTile *lw_async_of(Lower *L, const Op *ld, const Value *arg);
 void lw_async_asm(Lower *L, const char *text, LLVMValueRef *args, LLVMTypeRef *types, int n, const char *cons);
 void lw_async_commit(Lower *L);
 void lower_load_store(Lower *L, const Op *op);
+
+/* ---- tma_copy.c: a loop's dot tiles copied with TMA ---- */
+
+/* The tensor maps' parameters, from the kernel's parameter first_param on. */
+void lw_tma_params(Lower *L, int first_param);
+/* Whether tile a comes by TMA (then sets a->tma). */
+bool lw_tma_tile(Lower *L, AsyncTile *a);
+/* Before the loop: the buffers and barriers, pinned and set up. */
+void lw_tma_init(Lower *L, AsyncTile *a);
+/* Fills buffer buf with load ld's box; returns the tile's value. */
+LLVMValueRef lw_tma_fill(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef buf);
+/* The copies of tiles ahead the body's loads left for after its barrier. */
+void lw_tma_flush(Lower *L);
+/* The buffer number in a tile's value. */
+LLVMValueRef lw_tma_buffer(Lower *L, LLVMValueRef stage);
+/* Every thread waits for the TMA tiles of `loop` it reads now. */
+void lw_tma_wait(Lower *L, const Op *loop);
+/* After loop op: its copies ahead complete, its barriers invalidated. */
+void lw_tma_drain(Lower *L, const Op *op);
 void lower_atomic(Lower *L, const Op *op);
 
 /* ---- elementwise.c ---- */

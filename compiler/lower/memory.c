@@ -243,24 +243,28 @@ void lw_async_prescan(Lower *L, const Region *r)
 			    !(conv->scratch->ldmatrix || conv->scratch->wgmma) || conv->scratch->ldmatrix == 3 ||
 			    !lw_only_for_dot(conv))
 				continue;
-			int w = async_width(L, init->def, conv->scratch);
-			if (!w || async_width(L, y->def, conv->scratch) != w || (arg2 && async_width(L, init2->def, conv->scratch) != w))
-				continue;
+			int align = conv->scratch->wgmma ? 1024 : 128;
+			int bytes = ((int)type_numel(arg->type) * type_bytes(type_elem(arg->type)) + align - 1) & ~(align - 1);
+			/* a buffer for each tile in flight, and one more for a wgmma
+			 * that may still read the one before */
+			int stages = (arg2 ? 3 : 2) + (conv->scratch->wgmma && L->f->num_stages >= 3);
+			AsyncTile at = {.loop = op, .arg = arg, .first = init->def, .ahead = y->def, .arg2 = arg2,
+			                .first2 = arg2 ? init2->def : NULL, .convert = conv, .trans = trans, .bytes = bytes,
+			                .offset = -1, .n_stages = stages};
+			if (!lw_tma_tile(L, &at)) { /* else cp.async, 16 bytes a copy */
+				int w = async_width(L, init->def, conv->scratch);
+				if (!w || async_width(L, y->def, conv->scratch) != w ||
+				    (arg2 && async_width(L, init2->def, conv->scratch) != w))
+					continue;
+				at.vec = w;
+			}
 			AsyncTile *n = realloc(L->async, (size_t)(L->n_async + 1) * sizeof *n);
 			if (!n) {
 				L->failed = true;
 				return;
 			}
 			L->async = n;
-			int align = conv->scratch->wgmma ? 1024 : 128;
-			int bytes = ((int)type_numel(arg->type) * type_bytes(type_elem(arg->type)) + align - 1) & ~(align - 1);
-			/* a buffer for each tile in flight, and one more for a wgmma
-			 * that may still read the one before */
-			int stages = (arg2 ? 3 : 2) + (conv->scratch->wgmma && L->f->num_stages >= 3);
-			L->async[L->n_async++] = (AsyncTile){.loop = op, .arg = arg, .first = init->def, .ahead = y->def,
-			                                     .arg2 = arg2, .first2 = arg2 ? init2->def : NULL,
-			                                     .convert = conv, .trans = trans, .bytes = bytes, .vec = w,
-			                                     .offset = -1, .n_stages = stages};
+			L->async[L->n_async++] = at;
 		}
 	}
 }
@@ -348,7 +352,10 @@ static void lower_async_load(Lower *L, const Op *op, AsyncTile *a)
 	if (L->failed)
 		return;
 	LLVMValueRef stage;
-	if (op == a->first) {
+	if (op == a->first && a->tma) {
+		lw_tma_init(L, a); /* the buffers and their barriers, kept until after the loop */
+		stage = ci32(L, 0);
+	} else if (op == a->first) {
 		/* the buffers, kept until after the loop */
 		a->offset = a->convert->scratch->wgmma ? lw_smem_pin_aligned(L, a->n_stages * a->bytes, 1024)
 		                                       : lw_smem_pin(L, a->n_stages * a->bytes);
@@ -357,6 +364,8 @@ static void lower_async_load(Lower *L, const Op *op, AsyncTile *a)
 		stage = ci32(L, 1);
 	} else {
 		LLVMValueRef last = a->arg2 ? a->stage2 : a->stage; /* the newest tile's buffer */
+		if (a->tma)
+			last = lw_tma_buffer(L, last);
 		LLVMValueRef next = LLVMBuildAdd(L->b, last, ci32(L, 1), ""); /* the next buffer, round */
 		stage = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, next, ci32(L, a->n_stages), ""), ci32(L, 0), next, "");
 	}
@@ -364,9 +373,13 @@ static void lower_async_load(Lower *L, const Op *op, AsyncTile *a)
 		lw_fail(L, op->loc, "internal error: a tile two iterations ahead loaded before the first%s", "");
 		return;
 	}
-	async_copy(L, a, op, stage);
-	if (op != a->ahead) /* before the loop: a group each, so that a wait can leave the later ones in flight */
-		lw_async_commit(L);
+	if (a->tma) {
+		stage = lw_tma_fill(L, a, op, stage);
+	} else {
+		async_copy(L, a, op, stage);
+		if (op != a->ahead) /* before the loop: a group each, so that a wait can leave the later ones in flight */
+			lw_async_commit(L);
+	}
 	t.e[0] = stage;
 	L->vals[op->results[0]->id] = t;
 }

@@ -123,6 +123,7 @@ static Func *funcs;
 
 static FakeLaunch last_launch;
 static int launches, dev_launches[MAX_DEVICES];
+static int encodes; /* cuTensorMapEncodeTiled calls */
 static int links;        /* cuLinkComplete calls that gave a cubin */
 static int module_loads, dev_module_loads[MAX_DEVICES]; /* cuModuleLoadData calls that loaded one */
 static double clock_ms[MAX_DEVICES]; /* each device's, moved by its launches */
@@ -205,11 +206,18 @@ API int fake_cuda_allocs_live(void)
 
 /* Per device dev: "launches", "module_loads", "modules_live", "allocs_live",
  * "primary_refs"; "violations" (dev ignored): calls that reached memory, a
- * module or an event of a device other than the current context's. */
+ * module or an event of a device other than the current context's;
+ * "encodes" (dev ignored): cuTensorMapEncodeTiled calls. */
 API long fake_cuda_get(const char *key, int dev)
 {
 	if (!strcmp(key, "violations"))
 		return violations;
+	if (!strcmp(key, "encodes")) {
+		pthread_mutex_lock(&lock);
+		long n = encodes;
+		pthread_mutex_unlock(&lock);
+		return n;
+	}
 	if (dev < 0 || dev >= MAX_DEVICES)
 		return -1;
 	long n = 0;
@@ -817,6 +825,13 @@ API CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
 					t++;
 				size = type_size(tok, (size_t)(t - tok));
 			}
+			/* an array (a tensor map: .param .align 64 .b8 name[128]) */
+			const char *stop = t;
+			while (stop < end && *stop != ',')
+				stop++;
+			const char *br = memchr(t, '[', (size_t)(stop - t));
+			if (size && br)
+				size *= atoi(br + 1);
 			if (f->n_params < 64)
 				f->sizes[f->n_params] = size;
 			f->n_params++;
@@ -854,6 +869,50 @@ API CUresult cuFuncSetAttribute(void *fn, int attr, int value)
 	if (other_device(f->mod->dev))
 		return INVALID_CONTEXT;
 	f->max_dynamic_smem = value;
+	return OK;
+}
+
+/* cuTensorMapEncodeTiled: the checks the driver documents (a 64-byte
+ * aligned map, rank 1 to 5, a 16-byte aligned address, sizes 1 to 2^32,
+ * strides multiples of 16 under 2^40 and at least a row, boxes of 1 to 256
+ * whose inner bytes are a multiple of 16 and within the swizzle's span,
+ * element strides 1 to 8), then the arguments written into the map
+ * (FakeTensorMap) for tests to read back from a launch. "encodes" counts
+ * the calls. */
+API CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
+                                    const unsigned long long *strides, const unsigned *box, const unsigned *estrides,
+                                    int interleave, int swizzle, int l2, int oob)
+{
+	static const int bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+	pthread_mutex_lock(&lock);
+	Fail *fl = failing("cuTensorMapEncodeTiled");
+	int code = fl ? fl->code : 0;
+	encodes++;
+	pthread_mutex_unlock(&lock);
+	if (code)
+		return code;
+	if (!map || (uintptr_t)map % 64 || rank < 1 || rank > FAKE_MAX_RANK || dtype < 0 || dtype > 12 ||
+	    (uintptr_t)addr % 16 || interleave || swizzle < 0 || swizzle > 3 || l2 < 0 || l2 > 3 || oob < 0 || oob > 1)
+		return INVALID_VALUE;
+	int eb = bytes[dtype], span = swizzle ? 16 << swizzle : 0;
+	for (unsigned i = 0; i < rank; i++) {
+		if (!dims[i] || dims[i] > (1ull << 32) || !box[i] || box[i] > 256 || !estrides[i] || estrides[i] > 8)
+			return INVALID_VALUE;
+		if (i && (strides[i - 1] % 16 || strides[i - 1] >= (1ull << 40) ||
+		          strides[i - 1] < (i == 1 ? dims[0] * (unsigned long long)eb : strides[i - 2])))
+			return INVALID_VALUE;
+	}
+	if ((box[0] * eb) % 16 || (span && box[0] * (unsigned)eb > (unsigned)span))
+		return INVALID_VALUE;
+	FakeTensorMap m = {.magic = FAKE_TMAP_MAGIC, .dtype = dtype, .rank = (int)rank, .swizzle = swizzle,
+	                   .address = (unsigned long long)(uintptr_t)addr};
+	for (unsigned i = 0; i < rank; i++) {
+		m.dims[i] = dims[i];
+		m.box[i] = box[i];
+		if (i)
+			m.strides[i - 1] = strides[i - 1];
+	}
+	memcpy(map, &m, sizeof m);
 	return OK;
 }
 
@@ -896,6 +955,8 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
 		l.sizes[i] = f->sizes[i];
 		if (f->sizes[i] > 0 && f->sizes[i] <= 8)
 			memcpy(l.bytes[i], params[i], (size_t)f->sizes[i]);
+		if (f->sizes[i] == FAKE_TMAP_BYTES && l.n_maps < FAKE_MAX_MAPS) /* a tensor map, by value */
+			memcpy(&l.maps[l.n_maps++], params[i], sizeof(FakeTensorMap));
 	}
 	int dev = cur_dev();
 	pthread_mutex_lock(&lock);

@@ -15,6 +15,16 @@
 /* The registers a thread cuFuncGetAttribute reports for every function. */
 enum { FAKE_CUDA_REGS = 42 };
 
+/* What the stand-in's cuTensorMapEncodeTiled writes into a map (128 bytes). */
+enum { FAKE_TMAP_BYTES = 128, FAKE_MAX_MAPS = 8, FAKE_MAX_RANK = 5, FAKE_TMAP_MAGIC = 0x746d6170 };
+typedef struct FakeTensorMap {
+	int magic, dtype, rank, swizzle;
+	unsigned long long address;
+	unsigned long long dims[FAKE_MAX_RANK], strides[FAKE_MAX_RANK - 1];
+	unsigned box[FAKE_MAX_RANK];
+} FakeTensorMap;
+_Static_assert(sizeof(FakeTensorMap) <= FAKE_TMAP_BYTES, "a fake tensor map fits in a real one");
+
 typedef struct FakeLaunch {
 	char name[128];
 	unsigned grid[3], block[3];
@@ -24,6 +34,8 @@ typedef struct FakeLaunch {
 	int sizes[64];
 	unsigned char bytes[64][8];
 	int max_dynamic_smem; /* cuFuncSetAttribute's value for the function, 0 if not set */
+	int n_maps;           /* the parameters of 128 bytes (tensor maps), in order */
+	FakeTensorMap maps[FAKE_MAX_MAPS];
 } FakeLaunch;
 
 /* The stand-in's controls (fake_cuda.c says what each does). */
@@ -42,7 +54,7 @@ typedef struct FakeCuda {
 
 /* Points libblk at the stand-in beside this program (BLK_CUDA_DRIVER),
  * clears the variables that change the runtime's choices (BLK_BACKEND,
- * BLK_DEBUG, BLK_CACHE, BLK_ALWAYS_COMPILE, and the stand-in's own
+ * BLK_DEBUG, BLK_CACHE, BLK_ALWAYS_COMPILE, BLK_TMA, and the stand-in's own
  * FAKE_CUDA_*) and loads the controls. Leaves
  * this program's path in self and the driver's in path. On failure prints
  * a FAIL line and the counts, and returns false. */
@@ -60,6 +72,7 @@ static inline bool fake_cuda_open(FakeCuda *fc, char *self, size_t self_size, ch
 	unsetenv("BLK_DEBUG");
 	unsetenv("BLK_CACHE");
 	unsetenv("BLK_ALWAYS_COMPILE");
+	unsetenv("BLK_TMA");
 	unsetenv("FAKE_CUDA_DEVICES");
 	unsetenv("FAKE_CUDA_OTHER_MODEL");
 	fc->handle = dlopen(path, RTLD_NOW);

@@ -1,0 +1,177 @@
+/* tma_plan.c: which tensor-descriptor loads become TMA copies (sm_90a), and the
+ * tensor maps the runtime makes for them.
+ *
+ * A desc_load inside a `for` whose block goes into a dot is a tile a K
+ * loop streams into shared memory for wgmma. On sm_90a the copy engine can
+ * move it (cp.async.bulk.tensor), one thread issuing the whole box, when
+ * the runtime can describe the tensor to it: the base a pointer argument
+ * aligned to 16 bytes, each size an argument or a constant, the row stride
+ * an argument that is a multiple of 16 or a constant of a multiple of 16
+ * bytes, the last stride 1, and a box the engine takes (rows up to 256,
+ * rows of 32, 64 or 128 bytes, which is also how wgmma reads its operands
+ * and so how the copy swizzles them). The plan records one map per
+ * distinct descriptor (f->tmaps); expand-descriptors marks such loads
+ * MEMF_TMA with their offsets and map, and the lowering copies them with
+ * TMA where the tile's scratch is in the map's layout (else cp.async, as
+ * every other load). The runtime encodes each map at launch from the
+ * arguments (cuTensorMapEncodeTiled) and passes it after the kernel's own
+ * parameters; where the arguments do not fit a map (a size of 0, a
+ * negative or unaligned stride) it launches a variant without TMA. */
+#include "gpu/gpu.h"
+
+#include <string.h>
+
+/* The runtime argument that value v is (a parameter's value), or -1. */
+static int arg_of(const IrFunc *f, const Value *v, int64_t *divisibility)
+{
+	for (int i = 0, a = 0; i < f->n_params; i++) {
+		if (!f->params[i].value)
+			continue;
+		if (f->params[i].value == v) {
+			*divisibility = f->params[i].divisibility;
+			return a;
+		}
+		a++;
+	}
+	return -1;
+}
+
+static bool const_of(const Value *v, int64_t *out)
+{
+	if (!v->def || v->def->code != OP_CONST || v->type.rank)
+		return false;
+	*out = v->def->ival;
+	return true;
+}
+
+/* A size: an integer argument, or a constant of at least 1 (dims up to 2^31
+ * - 1: the copy's coordinates are 32-bit). */
+static bool size_of(const IrFunc *f, const Value *v, TmaDim *d)
+{
+	int64_t div, c;
+	d->arg = arg_of(f, v, &div);
+	d->value = 0;
+	if (d->arg >= 0)
+		return true;
+	if (!const_of(v, &c) || c < 1 || c > INT32_MAX)
+		return false;
+	d->value = c;
+	return true;
+}
+
+/* The row stride: bytes a multiple of 16 (promised by the specialization
+ * for an argument, checked for a constant). */
+static bool stride_of(const IrFunc *f, const Value *v, int eb, TmaDim *d)
+{
+	int64_t div, c;
+	d->arg = arg_of(f, v, &div);
+	d->value = 0;
+	if (d->arg >= 0)
+		return div > 0 && div % 16 == 0;
+	if (!const_of(v, &c) || c < 1 || c > ((int64_t)1 << 36) || (c * eb) % 16)
+		return false;
+	d->value = c;
+	return true;
+}
+
+static bool tma_elem(Type t)
+{
+	if (t.ptr || t.scalar == SK_I1)
+		return false;
+	int eb = type_bytes(t);
+	return eb == 1 || eb == 2 || eb == 4;
+}
+
+/* The map desc_load op would read through, if it can be one. */
+static bool candidate(const IrFunc *f, const Op *op, TmaMap *m)
+{
+	if (op->code != OP_DESC_LOAD)
+		return false;
+	Type bt = op->results[0]->type;
+	int r = bt.rank;
+	if (r != 2 || !tma_elem(type_elem(bt)))
+		return false;
+	int eb = type_bytes(type_elem(bt));
+	memset(m, 0, sizeof *m);
+	int64_t div, one;
+	m->base_arg = arg_of(f, op->operands[0], &div);
+	if (m->base_arg < 0 || div < 16 || div % 16)
+		return false;
+	m->elem = bt.scalar;
+	m->rank = r;
+	for (int d = 0; d < r; d++)
+		if (!size_of(f, op->operands[1 + d], &m->dim[d]))
+			return false;
+	if (!const_of(op->operands[r + r], &one) || one != 1 || !stride_of(f, op->operands[1 + r], eb, &m->stride[0]))
+		return false;
+	m->stride[1] = (TmaDim){-1, 1};
+	int row = bt.shape[1] * eb;
+	m->row_bytes = row >= 128 ? 128 : row >= 64 ? 64 : row >= 32 ? 32 : 0;
+	if (!m->row_bytes || bt.shape[0] > 256)
+		return false;
+	m->box[0] = bt.shape[0];
+	m->box[1] = m->row_bytes / eb;
+	return true;
+}
+
+static bool same_map(const TmaMap *a, const TmaMap *b)
+{
+	if (a->base_arg != b->base_arg || a->elem != b->elem || a->rank != b->rank || a->row_bytes != b->row_bytes)
+		return false;
+	for (int d = 0; d < a->rank; d++)
+		if (a->dim[d].arg != b->dim[d].arg || a->dim[d].value != b->dim[d].value ||
+		    a->stride[d].arg != b->stride[d].arg || a->stride[d].value != b->stride[d].value ||
+		    a->box[d] != b->box[d])
+			return false;
+	return true;
+}
+
+/* Whether v is an operand A or B of a dot in r (or the regions in it). */
+static bool feeds_dot(const Region *r, const Value *v)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		if (op->code == OP_DOT && (op->operands[0] == v || op->operands[1] == v))
+			return true;
+		for (int i = 0; i < op->n_regions; i++)
+			if (feeds_dot(&op->regions[i], v))
+				return true;
+	}
+	return false;
+}
+
+static void plan_region(IrFunc *f, const Region *r, bool in_for)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		for (int i = 0; i < op->n_regions; i++)
+			plan_region(f, &op->regions[i], op->code == OP_FOR);
+		TmaMap m;
+		if (!in_for || !candidate(f, op, &m) || !feeds_dot(r, op->results[0]))
+			continue;
+		bool seen = false;
+		for (int i = 0; i < f->n_tmaps && !seen; i++)
+			seen = same_map(&f->tmaps[i], &m);
+		if (!seen && f->n_tmaps < TMA_MAX_MAPS)
+			f->tmaps[f->n_tmaps++] = m;
+	}
+}
+
+void ir_tma_plan(IrFunc *f)
+{
+	if (f->tma_planned)
+		return;
+	f->tma_planned = true;
+	f->n_tmaps = 0;
+	if (f->tma && f->sm >= 90 && f->sm_a)
+		plan_region(f, &f->body, false);
+}
+
+int ir_tma_map_of(const IrFunc *f, const Op *op)
+{
+	TmaMap m;
+	if (!f->n_tmaps || !candidate(f, op, &m))
+		return -1;
+	for (int i = 0; i < f->n_tmaps; i++)
+		if (same_map(&f->tmaps[i], &m))
+			return i;
+	return -1;
+}

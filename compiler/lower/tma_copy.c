@@ -1,0 +1,245 @@
+/* tma_copy.c: a loop's dot tiles copied with TMA (sm_90a): the tensor maps as
+ * kernel parameters, and the copies, mbarriers and waits of the tiles that
+ * memory.c would otherwise copy with cp.async.
+ *
+ * The runtime passes tensor map i (f->tmaps[i], gpu/tma_plan.c) after the
+ * kernel's own parameters, by value in the parameter space (.param .align
+ * 64 .b8 [128]), which the copy reads through its generic address
+ * (grid_constant, so no local copy is made).
+ *
+ * A tile a loop carries through its n_stages buffers gets one mbarrier a
+ * buffer (8 bytes after the buffers), initialized before the loop with an
+ * arrival count of 1. Filling buffer b: thread 0 arrives on barrier b,
+ * expecting the tile's bytes, and issues one cp.async.bulk.tensor a
+ * wgmma atom (box rows x row_bytes, swizzled as wgmma reads it), which
+ * completes those bytes on the barrier. Each fill of buffer b completes one
+ * phase of barrier b, so the parity a wait needs is the number of fills of
+ * b before this one, mod 2: every thread keeps those bits (one a buffer, in
+ * an i32 that mem2reg keeps in a register; control flow is uniform) and
+ * the tile's value is its buffer number with that parity in bit 16. The
+ * conversion that reads the tile waits for the parity (every thread), then
+ * the barrier that also guards the buffers' reuse (memory.c). At the loop's
+ * exit thread 0 waits for the fills no iteration read (the tiles ahead),
+ * so no copy is in flight when the buffers' bytes are used again, and
+ * invalidates the barriers. */
+#include "lower/lower_int.h"
+
+#include <string.h>
+
+enum { STAGE_PARITY_SHIFT = 16 };
+
+void lw_tma_params(Lower *L, int first_param)
+{
+	const IrFunc *f = L->f;
+	if (!f->n_tmaps)
+		return;
+	unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+	unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
+	LLVMMetadataRef idx[TMA_MAX_MAPS];
+	for (int i = 0; i < f->n_tmaps; i++) {
+		unsigned at = (unsigned)(first_param + i) + 1; /* attribute index: parameters from 1 */
+		LLVMAddAttributeAtIndex(L->fn, at, LLVMCreateTypeAttribute(L->c, byval, LLVMArrayType2(L->i8, 128)));
+		LLVMAddAttributeAtIndex(L->fn, at, LLVMCreateEnumAttribute(L->c, align, 64));
+		L->tmap[i] = LLVMGetParam(L->fn, (unsigned)(first_param + i));
+		idx[i] = LLVMValueAsMetadata(ci32(L, first_param + i + 1));
+	}
+	/* read in place: the copies take the parameter's address */
+	LLVMValueRef md[3] = {L->fn, LLVMMDStringInContext(L->c, "grid_constant", 13),
+	                      LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, idx, (size_t)f->n_tmaps))};
+	LLVMAddNamedMetadataOperand(L->m, "nvvm.annotations", LLVMMDNodeInContext(L->c, md, 3));
+}
+
+/* Whether loop tile a (its loads and conversion known) can come by TMA:
+ * every load of it reads through one map, into a wgmma scratch in that
+ * map's layout (the copy's swizzle), not transposed on the way. */
+bool lw_tma_tile(Lower *L, AsyncTile *a)
+{
+	const Op *lds[3] = {a->first, a->ahead, a->first2};
+	int map = -1;
+	for (int i = 0; i < 3; i++) {
+		if (!lds[i])
+			continue;
+		if (!(lds[i]->attr[0] & MEMF_TMA) || (map >= 0 && lds[i]->attr[4] != map))
+			return false;
+		map = (int)lds[i]->attr[4];
+	}
+	if (map < 0 || map >= L->f->n_tmaps || a->trans)
+		return false;
+	const TmaMap *m = &L->f->tmaps[map];
+	const Encoding *s = a->convert->scratch;
+	Type t = a->arg->type;
+	if (!s->wgmma || s->wgmma_fast != 1 || s->wgmma != m->row_bytes || t.rank != 2 || t.shape[0] != m->box[0] ||
+	    t.shape[1] % m->box[1] || type_bytes(type_elem(t)) * m->box[1] != m->row_bytes)
+		return false;
+	a->tma = map + 1;
+	return true;
+}
+
+static LLVMValueRef smem_addr32(Lower *L, int byte_offset, LLVMValueRef dyn)
+{
+	LLVMValueRef p = lw_smem_abs(L, L->i8, byte_offset, dyn ? dyn : ci32(L, 0));
+	return LLVMBuildTrunc(L->b, LLVMBuildPtrToInt(L->b, p, L->i64, ""), L->i32, "");
+}
+
+/* The shared address of barrier `buf` (an i32) of tile a. */
+static LLVMValueRef bar_addr(Lower *L, const AsyncTile *a, LLVMValueRef buf)
+{
+	return smem_addr32(L, a->bars, LLVMBuildMul(L->b, buf, ci32(L, 8), ""));
+}
+
+static LLVMValueRef is_thread0(Lower *L)
+{
+	return LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), "");
+}
+
+/* Before the loop, where its first tile is copied: the buffers and their
+ * barriers (pinned), each barrier set up for one arrival, the fill parities
+ * cleared. Every thread fences its earlier writes of these bytes from the
+ * copies (another proxy) before the barrier that shows the set-up to all. */
+void lw_tma_init(Lower *L, AsyncTile *a)
+{
+	a->offset = lw_smem_pin_aligned(L, a->n_stages * a->bytes + 8 * a->n_stages, 1024);
+	a->bars = a->offset + a->n_stages * a->bytes;
+	if (!a->fills) {
+		LLVMBuilderRef pro = L->pro;
+		a->fills = LLVMBuildAlloca(pro, L->i32, "tma.fills");
+	}
+	LLVMBuildStore(L->b, ci32(L, 0), a->fills);
+	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.init");
+	LLVMTypeRef ty[2] = {L->i32, L->i32};
+	for (int s = 0; s < a->n_stages; s++) {
+		LLVMValueRef args[2] = {bar_addr(L, a, ci32(L, s)), ci32(L, 1)};
+		lw_async_asm(L, "mbarrier.init.shared.b64 [$0], $1;", args, ty, 2, "r,r");
+	}
+	lw_async_asm(L, "fence.mbarrier_init.release.cluster;", NULL, NULL, 0, "");
+	lw_end_if(L, done);
+	lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
+	lw_smem_barrier(L);
+}
+
+/* An i64 offset as a copy's 32-bit coordinate, clamped: a box that starts
+ * past 2^31 is outside every tensor the map can describe either way. */
+static LLVMValueRef coord(Lower *L, LLVMValueRef v)
+{
+	LLVMTypeRef t = LLVMTypeOf(v);
+	if (t == L->i32)
+		return v;
+	if (LLVMGetIntTypeWidth(t) < 32)
+		return LLVMBuildSExt(L->b, v, L->i32, "");
+	LLVMValueRef hi = LLVMConstInt(t, INT32_MAX, 1), lo = LLVMConstInt(t, (unsigned long long)(long long)INT32_MIN, 1);
+	v = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntSGT, v, hi, ""), hi, v, "");
+	v = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntSLT, v, lo, ""), lo, v, "");
+	return LLVMBuildTrunc(L->b, v, L->i32, "");
+}
+
+/* Thread 0 copies the box at (row, col) into buffer buf of tile a. */
+static void issue(Lower *L, const AsyncTile *a, LLVMValueRef buf, LLVMValueRef row, LLVMValueRef col)
+{
+	const TmaMap *m = &L->f->tmaps[a->tma - 1];
+	Type t = a->arg->type;
+	int eb = type_bytes(type_elem(t)), atoms = t.shape[1] / m->box[1];
+	int atom_bytes = m->box[0] * m->row_bytes;
+	LLVMValueRef map = LLVMBuildPtrToInt(L->b, L->tmap[a->tma - 1], L->i64, "");
+	LLVMValueRef base = LLVMBuildMul(L->b, buf, ci32(L, a->bytes), "");
+	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.fill");
+	LLVMValueRef bar = bar_addr(L, a, buf);
+	LLVMValueRef ex[2] = {bar, ci32(L, numel(t) * eb)};
+	LLVMTypeRef ext[2] = {L->i32, L->i32};
+	lw_async_asm(L, "mbarrier.arrive.expect_tx.shared.b64 _, [$0], $1;", ex, ext, 2, "r,r");
+	for (int k = 0; k < atoms; k++) {
+		LLVMValueRef dst = smem_addr32(L, a->offset + k * atom_bytes, base);
+		LLVMValueRef x = k ? LLVMBuildAdd(L->b, col, ci32(L, k * m->box[1]), "") : col;
+		LLVMValueRef args[5] = {dst, map, x, row, bar};
+		LLVMTypeRef tys[5] = {L->i32, L->i64, L->i32, L->i32, L->i32};
+		lw_async_asm(L,
+		             "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+		             " [$0], [$1, {$2, $3}], [$4];",
+		             args, tys, 5, "r,l,r,r,r");
+	}
+	lw_end_if(L, done);
+}
+
+/* Fills buffer `buf` (an i32) of tile a with load ld's box: its value, the
+ * buffer with the parity of this fill. A tile ahead (in the loop's body)
+ * is copied after the barrier of the body's first conversion (lw_tma_flush):
+ * the buffer it overwrites was last read by the dot two iterations back,
+ * which every warpgroup has waited for before that barrier (not before
+ * the one of the iteration before). */
+LLVMValueRef lw_tma_fill(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef buf)
+{
+	LLVMValueRef bit = LLVMBuildShl(L->b, ci32(L, 1), buf, "");
+	LLVMValueRef fills = LLVMBuildLoad2(L->b, L->i32, a->fills, "");
+	LLVMValueRef parity = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, fills, buf, ""), ci32(L, 1), "");
+	LLVMBuildStore(L->b, LLVMBuildXor(L->b, fills, bit, ""), a->fills);
+	LLVMValueRef row = coord(L, el(L, ld->operands[3], 0)), col = coord(L, el(L, ld->operands[4], 0));
+	if (ld == a->ahead && L->n_tma_pending < TMA_MAX_MAPS)
+		L->tma_pending[L->n_tma_pending++] = (TmaFill){a, buf, row, col};
+	else
+		issue(L, a, buf, row, col);
+	L->async_synced = false; /* a conversion of a tile of this loop waits again */
+	return LLVMBuildOr(L->b, buf, LLVMBuildShl(L->b, parity, ci32(L, STAGE_PARITY_SHIFT), ""), "");
+}
+
+void lw_tma_flush(Lower *L)
+{
+	for (int i = 0; i < L->n_tma_pending && !L->failed; i++)
+		issue(L, L->tma_pending[i].a, L->tma_pending[i].buf, L->tma_pending[i].row, L->tma_pending[i].col);
+	L->n_tma_pending = 0;
+}
+
+LLVMValueRef lw_tma_buffer(Lower *L, LLVMValueRef stage)
+{
+	return LLVMBuildAnd(L->b, stage, ci32(L, (1 << STAGE_PARITY_SHIFT) - 1), "");
+}
+
+/* Until the fill that made `stage` (buffer and parity) is complete. */
+static void wait_stage(Lower *L, const AsyncTile *a, LLVMValueRef stage)
+{
+	LLVMValueRef bar = bar_addr(L, a, lw_tma_buffer(L, stage));
+	LLVMValueRef parity = LLVMBuildLShr(L->b, stage, ci32(L, STAGE_PARITY_SHIFT), "");
+	LLVMBasicBlockRef spin = LLVMAppendBasicBlockInContext(L->c, L->fn, "tma.wait");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "tma.ready");
+	LLVMBuildBr(L->b, spin);
+	LLVMPositionBuilderAtEnd(L->b, spin);
+	const char *text = "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [$1], $2; selp.b32 $0, 1, 0, p; }";
+	LLVMTypeRef ty[2] = {L->i32, L->i32};
+	LLVMTypeRef ft = LLVMFunctionType(L->i32, ty, 2, 0);
+	LLVMValueRef fn = LLVMGetInlineAsm(ft, (char *)text, strlen(text), "=r,r,r", 6, 1, 0, LLVMInlineAsmDialectATT, 0);
+	LLVMValueRef args[2] = {bar, parity};
+	LLVMValueRef ok = LLVMBuildCall2(L->b, ft, fn, args, 2, "");
+	LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntNE, ok, ci32(L, 0), ""), done, spin);
+	LLVMPositionBuilderAtEnd(L->b, done);
+}
+
+/* Every thread: the fills the tiles of loop `loop` are in now are complete. */
+void lw_tma_wait(Lower *L, const Op *loop)
+{
+	for (int i = 0; i < L->n_async && !L->failed; i++)
+		if (L->async[i].loop == loop && L->async[i].tma)
+			wait_stage(L, &L->async[i], L->async[i].stage);
+}
+
+/* After loop op: thread 0 waits for the fills no iteration read (the
+ * values its results have for each TMA tile), then invalidates the
+ * barriers; the caller's barrier follows. */
+void lw_tma_drain(Lower *L, const Op *op)
+{
+	const Region *body = &op->regions[0];
+	for (int i = 0; i < L->n_async && !L->failed; i++) {
+		AsyncTile *a = &L->async[i];
+		if (a->loop != op || !a->tma || a->offset < 0)
+			continue;
+		LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.drain");
+		for (int j = 0; j < op->n_results; j++) {
+			const Value *arg = body->args[1 + j];
+			if (arg == a->arg || (a->arg2 && arg == a->arg2))
+				wait_stage(L, a, el(L, op->results[j], 0));
+		}
+		LLVMTypeRef ty = L->i32;
+		for (int s = 0; s < a->n_stages; s++) {
+			LLVMValueRef bar = bar_addr(L, a, ci32(L, s));
+			lw_async_asm(L, "mbarrier.inval.shared.b64 [$0];", &bar, &ty, 1, "r");
+		}
+		lw_end_if(L, done);
+	}
+}

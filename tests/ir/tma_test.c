@@ -1,0 +1,303 @@
+/* tma_test.c: TMA for tensor-descriptor tiles (gpu/tma_plan.c, the
+ * expand-descriptors marks, lower/tma_copy.c's placement), without a GPU.
+ *
+ *  - the plan: which descriptors get a tensor map (a K loop's dot tiles on
+ *    sm_90a with BLK_TMA's flag, the base and row stride aligned to 16
+ *    bytes) and the map's fields, for kernels built from source; what is
+ *    left out (sm_90, no flag, unaligned, outside a loop, not a dot's, a
+ *    row under 32 bytes, constant strides of the wrong size);
+ *  - the marks: after expand-descriptors and pipeline-dots, every load of
+ *    a planned tile is MEMF_TMA with its offsets, and the interpreter runs
+ *    that IR to the same numbers as the IR without TMA and as a matmul in
+ *    C, on random f16 inputs with edges masked (TMA loads are still the
+ *    masked loads they were);
+ *  - the placement: for every element of a tile, the byte where a copy of
+ *    the map's box (atom after atom, swizzled by 16-byte units within 1024
+ *    bytes as the copy engine does for 32-, 64- and 128-byte rows) puts it
+ *    is the byte wgmma's operand layout (gpu/encoding.c) says it is at. */
+#include "gpu/gpu.h"
+#include "interp/interp.h"
+#include "irgen/irgen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+static Arena arena;
+
+static bool check(bool ok, const char *name)
+{
+	printf("%s %s\n", ok ? "ok  " : "FAIL", name);
+	ok ? passed++ : failed++;
+	return ok;
+}
+
+/* ---- kernels from source ---- */
+
+static const char *mm_src =
+	"kernel mm(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32,\n"
+	"          BM: const i32, BN: const i32, BK: const i32) grid(cdiv(M, BM), cdiv(N, BN)) {\n"
+	"    let ad = tensor_desc(a, (M, K), (sa, 1), (BM, BK));\n"
+	"    let bd = tensor_desc(b, (K, N), (sb, 1), (BK, BN));\n"
+	"    let cd = tensor_desc(c, (M, N), (sc, 1), (BM, BN));\n"
+	"    let m0 = program_id(0) * BM;\n"
+	"    let n0 = program_id(1) * BN;\n"
+	"    var acc = zeros((BM, BN), f32);\n"
+	"    for k in range(0, K, BK) {\n"
+	"        acc = dot(ad.load((m0, k)), bd.load((k, n0)), acc);\n"
+	"    }\n"
+	"    cd.store((m0, n0), acc);\n"
+	"}\n"
+	/* a's stride a constant (64 elements: 128 bytes), b's 4 (8 bytes: no map) */
+	"kernel fixed(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32) grid(1) {\n"
+	"    let ad = tensor_desc(a, (M, K), (64, 1), (64, 64));\n"
+	"    let bd = tensor_desc(b, (K, N), (4, 1), (64, 64));\n"
+	"    var acc = zeros((64, 64), f32);\n"
+	"    for k in range(0, K, 64) {\n"
+	"        acc = dot(ad.load((0, k)), bd.load((k, 0)), acc);\n"
+	"    }\n"
+	"    store(c + arange(0, 64)[:, None] * 64 + arange(0, 64)[None, :], acc);\n"
+	"}\n"
+	/* tiles no loop's dot reads: summed in a loop, and a dot outside a loop */
+	"kernel other(a: *f16, b: *f16, c: *f32, M: i32, K: i32, sa: i32) grid(1) {\n"
+	"    let ad = tensor_desc(a, (M, K), (sa, 1), (64, 64));\n"
+	"    var s = zeros((64,), f32);\n"
+	"    for k in range(0, K, 64) {\n"
+	"        s = s + sum(ad.load((0, k)).to(f32), axis = 1);\n"
+	"    }\n"
+	"    let d = dot(ad.load((0, 0)), ad.load((0, 64)));\n"
+	"    store(c + arange(0, 64), s + sum(d, axis = 1));\n"
+	"}\n";
+
+static Module *mod;
+static Diag diag;
+
+static IrFunc *build(const char *kernel, int bm, int bn, int bk, const char *arch, bool tma, bool div16,
+                     const char *passes)
+{
+	Node *k = NULL;
+	for (int i = 0; i < mod->file->list.len && !k; i++) {
+		Node *n = mod->file->list.items[i];
+		if (n->kind == N_KERNEL && strcmp(n->name, kernel) == 0)
+			k = n;
+	}
+	ConstBinding consts[3] = {{.name = "BM", .i = bm}, {.name = "BN", .i = bn}, {.name = "BK", .i = bk}};
+	IrgenOptions io = {.consts = consts, .n_consts = 3, .num_warps = 4, .num_stages = 3};
+	IrFunc *f = k ? irgen_kernel(mod, k, &io, &diag, &arena) : NULL;
+	if (!f)
+		return NULL;
+	for (int p = 0; div16 && p < f->n_params; p++)
+		if (f->params[p].value)
+			f->params[p].divisibility = 16;
+	ir_set_target(f, arch);
+	f->tma = tma;
+	if (!ir_run_passes(f, passes, NULL, NULL, &diag))
+		return NULL;
+	return f;
+}
+
+static bool dim_is(TmaDim d, int arg, int64_t value) { return d.arg == arg && (arg >= 0 || d.value == value); }
+
+static void plan_cases(void)
+{
+	const char *tile = "canonicalize,cse,dce,expand-descriptors";
+	IrFunc *f = build("mm", 128, 128, 64, "sm_90a", true, true, tile);
+	bool two = f && f->n_tmaps == 2;
+	check(two, "mm, sm_90a, arguments by 16: two maps (a and b, not c's store)");
+	if (two) {
+		const TmaMap *a = &f->tmaps[0], *b = &f->tmaps[1];
+		check(a->base_arg == 0 && a->elem == SK_F16 && a->rank == 2 && dim_is(a->dim[0], 3, 0) &&
+		          dim_is(a->dim[1], 5, 0) && dim_is(a->stride[0], 6, 0) && dim_is(a->stride[1], -1, 1) &&
+		          a->box[0] == 128 && a->box[1] == 64 && a->row_bytes == 128,
+		      "map 0: a, f16, sizes (M, K), strides (sa, 1), box 128 x 64, 128-byte rows");
+		check(b->base_arg == 1 && dim_is(b->dim[0], 5, 0) && dim_is(b->dim[1], 4, 0) && dim_is(b->stride[0], 7, 0) &&
+		          b->box[0] == 64 && b->box[1] == 64 && b->row_bytes == 128,
+		      "map 1: b, sizes (K, N), strides (sb, 1), box 64 x 64 (two copies a 64 x 128 tile)");
+	}
+	f = build("mm", 64, 64, 16, "sm_90a", true, true, tile);
+	check(f && f->n_tmaps == 2 && f->tmaps[0].row_bytes == 32 && f->tmaps[0].box[0] == 64 && f->tmaps[0].box[1] == 16 &&
+	          f->tmaps[1].row_bytes == 128 && f->tmaps[1].box[0] == 16 && f->tmaps[1].box[1] == 64,
+	      "BK = 16: a's rows of 32 bytes (box 64 x 16), b's of 128 (box 16 x 64)");
+	f = build("mm", 64, 32, 32, "sm_90a", true, true, tile);
+	check(f && f->n_tmaps == 2 && f->tmaps[0].row_bytes == 64 && f->tmaps[0].box[1] == 32 &&
+	          f->tmaps[1].row_bytes == 64 && f->tmaps[1].box[0] == 32,
+	      "BK = 32, BN = 32: rows of 64 bytes, boxes 64 x 32 and 32 x 32");
+	f = build("mm", 64, 8, 32, "sm_90a", true, true, tile);
+	check(f && f->n_tmaps == 1 && f->tmaps[0].base_arg == 0, "BN = 8: b's rows of 16 bytes take no map, a's do");
+	f = build("mm", 128, 128, 64, "sm_90", true, true, tile);
+	check(f && f->n_tmaps == 0, "sm_90 (no wgmma): no map");
+	f = build("mm", 128, 128, 64, "sm_90a", false, true, tile);
+	check(f && f->n_tmaps == 0, "without the flag (BLK_TMA, blkc --tma): no map");
+	f = build("mm", 128, 128, 64, "sm_90a", true, false, tile);
+	check(f && f->n_tmaps == 0, "arguments not known to be multiples of 16: no map");
+	f = build("fixed", 0, 0, 0, "sm_90a", true, true, tile);
+	check(f && f->n_tmaps == 1 && f->tmaps[0].base_arg == 0 && dim_is(f->tmaps[0].stride[0], -1, 64),
+	      "constant row strides: 64 f16 (128 bytes) takes a map, 4 (8 bytes) does not");
+	f = build("other", 0, 0, 0, "sm_90a", true, true, tile);
+	check(f && f->n_tmaps == 0, "a tile summed in a loop, a dot outside a loop: no map");
+}
+
+/* ---- the marks, and the interpreter on them ---- */
+
+static int count_tma_loads(const Region *r, int maps, bool *shaped)
+{
+	int n = 0;
+	for (const Op *op = r->first; op; op = op->next) {
+		for (int i = 0; i < op->n_regions; i++)
+			n += count_tma_loads(&op->regions[i], maps, shaped);
+		if (op->code == OP_LOAD && (op->attr[0] & MEMF_TMA)) {
+			n++;
+			*shaped &= op->n_operands == 5 && op->attr[4] >= 0 && op->attr[4] < maps;
+		}
+	}
+	return n;
+}
+
+static uint32_t rng = 12345;
+static double rnd(void)
+{
+	rng = rng * 1664525u + 1013904223u;
+	return (double)(rng >> 8) / (1 << 24) * 2 - 1;
+}
+
+static bool run(const IrFunc *f, uint16_t *a, uint16_t *b, float *c, int M, int N, int K, int bm, int bn)
+{
+	InterpArg args[9] = {interp_ptr(a), interp_ptr(b), interp_ptr(c), interp_int(M), interp_int(N), interp_int(K),
+	                     interp_int(K), interp_int(N), interp_int(N)};
+	InterpBuffer bufs[3] = {{"a", a, (size_t)M * K * 2}, {"b", b, (size_t)K * N * 2}, {"c", c, (size_t)M * N * 4}};
+	InterpOptions opt = {.grid = {(M + bm - 1) / bm, (N + bn - 1) / bn, 1}};
+	return interp_run(f, args, 9, bufs, 3, &opt, &diag);
+}
+
+static void interp_cases(void)
+{
+	const char *passes = "canonicalize,cse,dce,expand-descriptors,pipeline-dots,cse,dce";
+	IrFunc *f = build("mm", 64, 64, 32, "sm_90a", true, true, passes);
+	IrFunc *g = build("mm", 64, 64, 32, "sm_90a", false, true, passes);
+	bool shaped = true;
+	int n = f ? count_tma_loads(&f->body, f->n_tmaps, &shaped) : 0;
+	check(f && f->n_tmaps == 2 && n == 4 && shaped,
+	      "after pipeline-dots: four TMA loads (a and b, before the loop and ahead), each with its two offsets");
+	bool none = true;
+	check(g && count_tma_loads(&g->body, 0, &none) == 0, "without the flag: no TMA load");
+	if (!f || !g)
+		return;
+	static const int sizes[][3] = {{64, 64, 64}, {100, 72, 200}, {1, 1, 32}, {65, 130, 31}, {128, 64, 0}};
+	for (int s = 0; s < 5; s++) {
+		int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+		uint16_t *a = malloc((size_t)(M * K + 1) * 2), *b = malloc((size_t)(K * N + 1) * 2);
+		float *c1 = malloc((size_t)M * N * 4), *c2 = malloc((size_t)M * N * 4);
+		double *ref = malloc((size_t)M * N * sizeof *ref);
+		for (int i = 0; i < M * K; i++)
+			a[i] = (uint16_t)fp_encode(SK_F16, rnd());
+		for (int i = 0; i < K * N; i++)
+			b[i] = (uint16_t)fp_encode(SK_F16, rnd());
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++) {
+				double acc = 0;
+				for (int k = 0; k < K; k++)
+					acc += fp_decode(SK_F16, a[i * K + k]) * fp_decode(SK_F16, b[k * N + j]);
+				ref[i * N + j] = acc;
+			}
+		bool ok = run(f, a, b, c1, M, N, K, 64, 64) && run(g, a, b, c2, M, N, K, 64, 64);
+		double worst = 0;
+		for (int i = 0; ok && i < M * N; i++) {
+			double e = c1[i] - ref[i];
+			worst = e < 0 ? (-e > worst ? -e : worst) : (e > worst ? e : worst);
+			ok = memcmp(&c1[i], &c2[i], 4) == 0;
+		}
+		char name[160];
+		snprintf(name, sizeof name, "interpreter, M N K = %d %d %d: TMA-marked IR gives the IR's numbers, "
+		         "and C's (max error %.2g)", M, N, K, worst);
+		check(ok && worst < 1e-3 * (K ? K : 1), name);
+		free(a);
+		free(b);
+		free(c1);
+		free(c2);
+		free(ref);
+	}
+}
+
+/* ---- the placement ---- */
+
+static unsigned swizzled(const Encoding *s, unsigned c)
+{
+	unsigned a = c;
+	for (int j = 0; j < s->n_index_bits; j++)
+		if (c >> j & 1)
+			a ^= s->swizzle[j];
+	return a;
+}
+
+/* Where the copy engine puts element (r, c) of an R x C tile copied as
+ * boxes of R rows of `row` bytes (atom after atom), swizzled. */
+static unsigned tma_byte(int R, int eb, int row, int r, int c)
+{
+	int e = row / eb;
+	unsigned byte = (unsigned)((c / e) * R * row + r * row + (c % e) * eb);
+	unsigned units = (unsigned)row / 16 - 1; /* 7, 3 or 1: the 16-byte unit bits a row has */
+	return byte ^ (((byte >> 7) & units) << 4);
+}
+
+static void placement_cases(void)
+{
+	static const ScalarKind kinds[] = {SK_F8E4M3, SK_F16, SK_F32};
+	int cases = 0, bad = 0;
+	char first[160] = "";
+	for (int ki = 0; ki < 3; ki++)
+		for (int op = 0; op < 2; op++)
+			for (int lr = 4; lr <= 8; lr++)
+				for (int lc = 3; lc <= 8; lc++) {
+					ScalarKind k = kinds[ki];
+					int eb = scalar_bits(k) / 8, R = 1 << lr, C = 1 << lc;
+					if (C * eb < 32 || (op == 1 && eb != 2))
+						continue; /* no row; B tiles along N are 16-bit only */
+					Type t = type_block(type_scalar(k), 2, (int32_t[]){R, C});
+					Lin src;
+					memset(&src, -1, sizeof src);
+					src.n_reg = 1, src.n_lane = 5, src.n_warp = 2;
+					src.reg[0] = 0; /* registers along the columns: B stays along N */
+					Encoding e;
+					if (!wgmma_operand_layout(&e, &src, t, op, 256) || e.wgmma_fast != 1)
+						continue;
+					cases++;
+					int row = C * eb >= 128 ? 128 : C * eb;
+					for (int r = 0; r < R; r++)
+						for (int c = 0; c < C; c++) {
+							unsigned want = tma_byte(R, eb, row, r, c);
+							unsigned got = swizzled(&e, (unsigned)(r * C + c)) * (unsigned)eb;
+							if (want != got && !bad++)
+								snprintf(first, sizeof first, " (first: %s %s %d x %d, element %d %d: copy %u, "
+								         "wgmma %u)", scalar_name(k), op ? "B" : "A", R, C, r, c, want, got);
+						}
+				}
+	char name[320];
+	snprintf(name, sizeof name, "every element of %d tile shapes (A and B, 8-, 16- and 32-bit, 32- to 128-byte rows) "
+	         "lies where the copy engine puts it%s", cases, first);
+	check(cases >= 40 && !bad, name);
+}
+
+int main(void)
+{
+	diag_init(&diag);
+	diag.max_errors = 0;
+	Source src;
+	source_from_string(&src, "tma.tile", mm_src, strlen(mm_src), &arena);
+	ModuleSet set = {.arena = &arena, .diag = &diag, .stdlib_dir = "stdlib"};
+	mod = module_load_source(&set, &src);
+	if (!check(mod && !diag.errors, "the kernels compile")) {
+		fputs(diag.out.data ? diag.out.data : "", stdout);
+		printf("%d passed, %d failed\n", passed, failed);
+		return 1;
+	}
+	plan_cases();
+	interp_cases();
+	placement_cases();
+	if (diag.errors)
+		fputs(diag.out.data ? diag.out.data : "", stdout);
+	diag_free(&diag);
+	arena_free(&arena);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}

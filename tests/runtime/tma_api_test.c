@@ -1,0 +1,205 @@
+/* Tensor maps against the stand-in driver (fake_cuda.c): with BLK_TMA=1 on
+ * a 9.0 device (sm_90a), a kernel whose loop loads descriptor tiles for a
+ * dot gets one tensor map per descriptor after its own parameters; each
+ * launch encodes them from its arguments (the stand-in writes what it was
+ * given into the map, and records the maps a launch passes), so this
+ * checks the map's type, address, sizes, row stride, box and swizzle
+ * against the arguments; the PTX copies with cp.async.bulk.tensor; a launch
+ * whose arguments no map can describe (a size of 0, overlapping rows) runs
+ * the variant without TMA; an encoding the driver refuses is an error that
+ * names the map; without BLK_TMA, and on the disk cache's other key, no map
+ * is passed. */
+#include "blk.h"
+#include "fake_cuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static FakeCuda fc;
+static int passed, failed;
+
+static void expect(int cond, const char *what)
+{
+	printf("%s %s\n", cond ? "ok  " : "FAIL", what);
+	if (!cond)
+		printf("     last error: %s\n", blk_last_error());
+	cond ? passed++ : failed++;
+}
+
+/* C = A B through descriptors (a K loop of dots), and one descriptor
+ * whose tile no dot reads (no map for it). */
+static const char *source =
+	"kernel mm(a: *T, b: *T, c: *f32, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32,\n"
+	"          T: const type, BM: const i32, BN: const i32, BK: const i32) grid(cdiv(M, BM), cdiv(N, BN)) {\n"
+	"    let ad = tensor_desc(a, (M, K), (sa, 1), (BM, BK));\n"
+	"    let bd = tensor_desc(b, (K, N), (sb, 1), (BK, BN));\n"
+	"    let cd = tensor_desc(c, (M, N), (sc, 1), (BM, BN));\n"
+	"    let m0 = program_id(0) * BM;\n"
+	"    let n0 = program_id(1) * BN;\n"
+	"    var acc = cd.load((m0, n0));\n"
+	"    for k in range(0, K, BK) {\n"
+	"        acc = dot(ad.load((m0, k)), bd.load((k, n0)), acc);\n"
+	"    }\n"
+	"    cd.store((m0, n0), acc);\n"
+	"}\n";
+
+typedef struct Run {
+	blk_kernel *k;
+	blk_devptr a, b, c;
+	const char *type;
+	int bm, bn, bk;
+} Run;
+
+static blk_status launch(const Run *r, int M, int N, int K, int sa, int sb, FakeLaunch *out)
+{
+	blk_arg args[9] = {
+		{.kind = BLK_ARG_PTR, .v.ptr = r->a}, {.kind = BLK_ARG_PTR, .v.ptr = r->b}, {.kind = BLK_ARG_PTR, .v.ptr = r->c},
+		{.kind = BLK_ARG_INT, .v.i = M},      {.kind = BLK_ARG_INT, .v.i = N},      {.kind = BLK_ARG_INT, .v.i = K},
+		{.kind = BLK_ARG_INT, .v.i = sa},     {.kind = BLK_ARG_INT, .v.i = sb},     {.kind = BLK_ARG_INT, .v.i = N},
+	};
+	blk_const consts[4] = {{.name = "T", .type = r->type}, {.name = "BM", .i = r->bm}, {.name = "BN", .i = r->bn},
+	                       {.name = "BK", .i = r->bk}};
+	blk_launch_options opt = {.consts = consts, .n_consts = 4, .num_warps = 4, .num_stages = 3};
+	blk_status st = blk_launch(r->k, args, 9, &opt);
+	fc.last_launch(out);
+	return st;
+}
+
+static const char *ptx_of(const Run *r, int M, int N, int K, int sa, int sb)
+{
+	blk_arg args[9] = {
+		{.kind = BLK_ARG_PTR, .v.ptr = r->a}, {.kind = BLK_ARG_PTR, .v.ptr = r->b}, {.kind = BLK_ARG_PTR, .v.ptr = r->c},
+		{.kind = BLK_ARG_INT, .v.i = M},      {.kind = BLK_ARG_INT, .v.i = N},      {.kind = BLK_ARG_INT, .v.i = K},
+		{.kind = BLK_ARG_INT, .v.i = sa},     {.kind = BLK_ARG_INT, .v.i = sb},     {.kind = BLK_ARG_INT, .v.i = N},
+	};
+	blk_const consts[4] = {{.name = "T", .type = r->type}, {.name = "BM", .i = r->bm}, {.name = "BN", .i = r->bn},
+	                       {.name = "BK", .i = r->bk}};
+	blk_launch_options opt = {.consts = consts, .n_consts = 4, .num_warps = 4, .num_stages = 3};
+	blk_compile_info info;
+	return blk_kernel_compile(r->k, args, 9, &opt, &info) == BLK_SUCCESS ? info.ptx : NULL;
+}
+
+/* A map the stand-in encoded: these fields. */
+static int map_is(const FakeTensorMap *m, int dtype, blk_devptr base, long long rows, long long cols,
+                  long long stride_bytes, unsigned box_rows, unsigned box_cols, int swizzle)
+{
+	return m->magic == FAKE_TMAP_MAGIC && m->dtype == dtype && m->rank == 2 && m->address == base &&
+	       m->dims[0] == (unsigned long long)cols && m->dims[1] == (unsigned long long)rows &&
+	       m->strides[0] == (unsigned long long)stride_bytes && m->box[0] == box_cols && m->box[1] == box_rows &&
+	       m->swizzle == swizzle;
+}
+
+static blk_module *load(blk_context **ctx)
+{
+	blk_module *m = NULL;
+	if (blk_context_create(BLK_BACKEND_GPU, 0, ctx) != BLK_SUCCESS ||
+	    blk_module_load_source(*ctx, "mm.tile", source, strlen(source), NULL, &m) != BLK_SUCCESS)
+		return NULL;
+	return m;
+}
+
+static void with_tma(void)
+{
+	blk_context *ctx = NULL;
+	blk_module *m = load(&ctx);
+	expect(m != NULL, "BLK_TMA=1: a context on the stand-in's 9.0 device, the module loaded");
+	if (!m)
+		return;
+	Run r = {.type = "f16", .bm = 128, .bn = 128, .bk = 64};
+	blk_kernel_get(m, "mm", &r.k);
+	blk_malloc(ctx, 1 << 22, &r.a);
+	blk_malloc(ctx, 1 << 22, &r.b);
+	blk_malloc(ctx, 1 << 22, &r.c);
+	const char *ptx = ptx_of(&r, 256, 256, 512, 512, 256);
+	expect(ptx && strstr(ptx, "cp.async.bulk.tensor.2d") && strstr(ptx, "mbarrier.try_wait.parity") &&
+	           strstr(ptx, ".param .align 64 .b8 mm_param_9[128]") && strstr(ptx, ".param .align 64 .b8 mm_param_10[128]") &&
+	           !strstr(ptx, "mm_param_11"),
+	       "f16: the PTX copies with TMA and takes two tensor maps after its nine parameters (none for c, "
+	       "which no dot reads in the loop)");
+	long before = fc.get("encodes", 0);
+	FakeLaunch l;
+	blk_status st = launch(&r, 256, 256, 512, 512, 256, &l);
+	expect(st == BLK_SUCCESS && l.n_params == 11 && l.n_maps == 2, "f16: a launch passes 11 parameters, 2 maps");
+	expect(l.n_maps == 2 && map_is(&l.maps[0], 6, r.a, 256, 512, 512 * 2, 128, 64, 3),
+	       "f16: map 0 is a: FLOAT16, 256 x 512, rows 1024 bytes apart, box 128 x 64, 128-byte swizzle");
+	expect(l.n_maps == 2 && map_is(&l.maps[1], 6, r.b, 512, 256, 256 * 2, 64, 64, 3),
+	       "f16: map 1 is b: 512 x 256, rows 512 bytes apart, box 64 x 64 (two copies a tile of 128 columns)");
+	expect(fc.get("encodes", 0) == before + 2, "f16: a launch encodes each map once");
+
+	/* odd sizes: the maps carry the real bounds (the copies read zeros past them) */
+	st = launch(&r, 100, 200, 300, 304, 256, &l);
+	expect(st == BLK_SUCCESS && l.n_maps == 2 && map_is(&l.maps[0], 6, r.a, 100, 300, 304 * 2, 128, 64, 3) &&
+	           map_is(&l.maps[1], 6, r.b, 300, 200, 256 * 2, 64, 64, 3),
+	       "f16, M N K = 100 200 300: the maps' sizes are the arguments, not the tiles'");
+
+	/* arguments no map can describe: the variant without TMA */
+	int launches = fc.launches();
+	st = launch(&r, 256, 256, 0, 512, 256, &l);
+	expect(st == BLK_SUCCESS && fc.launches() == launches + 1 && l.n_params == 9 && l.n_maps == 0,
+	       "K = 0 (a size no map takes): the launch runs the variant without TMA, nine parameters");
+	st = launch(&r, 256, 256, 512, 256, 256, &l); /* rows of a 256 apart but 512 long: they overlap */
+	expect(st == BLK_SUCCESS && l.n_params == 9 && l.n_maps == 0,
+	       "a's rows closer than a row: the variant without TMA");
+	st = launch(&r, 256, 256, 512, 512, 256, &l);
+	expect(st == BLK_SUCCESS && l.n_maps == 2, "the same kernel with fitting arguments again: TMA again");
+	st = launch(&r, 256, 256, 512, 520, 256, &l); /* not a multiple of 16: another specialization */
+	expect(st == BLK_SUCCESS && l.n_maps == 1 && map_is(&l.maps[0], 6, r.b, 512, 256, 512, 64, 64, 3),
+	       "a row stride not a multiple of 16: only b's tiles by TMA (one map)");
+
+	fc.fail("cuTensorMapEncodeTiled", 1 /* CUDA_ERROR_INVALID_VALUE */, 1, NULL);
+	st = launch(&r, 256, 256, 512, 512, 256, &l);
+	expect(st == BLK_ERROR_LAUNCH && strstr(blk_last_error(), "kernel 'mm': tensor map 0 (256 x 512 elements") &&
+	           strstr(blk_last_error(), "cuTensorMapEncodeTiled"),
+	       "the driver refusing a map: BLK_ERROR_LAUNCH naming the kernel, the map and its sizes");
+
+	/* 8-bit and 32-bit elements */
+	Run r8 = r, r32 = r;
+	r8.type = "f8e4m3";
+	r32.type = "f32";
+	r32.bk = 32;
+	st = launch(&r8, 256, 256, 512, 512, 256, &l);
+	expect(st == BLK_SUCCESS && l.n_maps >= 1 && map_is(&l.maps[0], 0, r.a, 256, 512, 512, 128, 64, 2),
+	       "e4m3: a's map is bytes (UINT8), rows of 64 bytes (64-byte swizzle)");
+	st = launch(&r32, 256, 256, 512, 512, 256, &l);
+	expect(st == BLK_SUCCESS && l.n_maps >= 1 && map_is(&l.maps[0], 7, r.a, 256, 512, 2048, 128, 32, 3),
+	       "f32: a's map is FLOAT32, box 128 x 32 (128-byte rows)");
+	blk_context_destroy(ctx);
+}
+
+static void without_tma(void)
+{
+	unsetenv("BLK_TMA");
+	blk_context *ctx = NULL;
+	blk_module *m = load(&ctx);
+	if (!m) {
+		expect(0, "without BLK_TMA: the module loaded");
+		return;
+	}
+	Run r = {.type = "f16", .bm = 128, .bn = 128, .bk = 64};
+	blk_kernel_get(m, "mm", &r.k);
+	blk_malloc(ctx, 1 << 22, &r.a);
+	blk_malloc(ctx, 1 << 22, &r.b);
+	blk_malloc(ctx, 1 << 22, &r.c);
+	/* the disk cache holds the TMA variant of the same source and
+	 * arguments: its key must tell them apart */
+	const char *ptx = ptx_of(&r, 256, 256, 512, 512, 256);
+	expect(ptx && !strstr(ptx, "cp.async.bulk.tensor") && !strstr(ptx, "[128]"),
+	       "without BLK_TMA: no TMA in the PTX (not the disk cache's TMA entry)");
+	FakeLaunch l;
+	blk_status st = launch(&r, 256, 256, 512, 512, 256, &l);
+	expect(st == BLK_SUCCESS && l.n_params == 9 && l.n_maps == 0, "without BLK_TMA: nine parameters, no map");
+	blk_context_destroy(ctx);
+}
+
+int main(void)
+{
+	char self[4096], path[4200];
+	if (!fake_cuda_open(&fc, self, sizeof self, path, sizeof path))
+		return 1;
+	setenv("BLK_TMA", "1", 1);
+	with_tma();
+	without_tma();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}

@@ -10,6 +10,8 @@
 #    two GPUs (one SKIP line where there are fewer);
 #  - every example host program built in BUILD_DIR/examples (make examples),
 #    run with BLK_BACKEND=gpu: each checks its kernel against C and exits 0;
+#  - TMA (BLK_TMA=1): tests/ops/desc_matmul_api_test and the persistent
+#    matmul example with their descriptor tiles by TMA;
 #  - with BLK_GPU_OPS=1, also the suite tests/ops with BLK_BACKEND=gpu;
 #  - tests/gpu/python.sh: the Python package against torch (where torch is);
 #  - tests/gpu/attention_branches.py: attention with branches in its loop.
@@ -108,6 +110,32 @@ for ex in "$build"/examples/*; do
 		failed=$((failed + 1))
 	fi
 done
+
+# TMA (BLK_TMA=1, opt-in until measured): the descriptor matmuls of tests/ops
+# with their K loops' tiles by cp.async.bulk.tensor where the row strides are
+# multiples of 16 (the others, and the persistent example's rows of 70 and 130
+# elements, take the variant without), each under a time limit (a wrong
+# mbarrier parity would hang the kernel)
+prog="$build/tests/ops/desc_matmul_api_test"
+if [ -x "$prog" ]; then
+	out=$(BLK_BACKEND=gpu BLK_TMA=1 timeout 300 "$prog" 2>&1)
+	count "desc_matmul_api_test with BLK_TMA=1" "$out" $?
+else
+	echo "FAIL desc_matmul_api_test: not built ($prog)"
+	failed=$((failed + 1))
+fi
+if [ -x "$build/examples/matmul_persistent" ]; then
+	out=$(BLK_BACKEND=gpu BLK_TMA=1 timeout 300 "$build/examples/matmul_persistent" 2>&1)
+	status=$?
+	if [ $status -eq 0 ]; then
+		echo "ok   examples/matmul_persistent on the GPU with BLK_TMA=1: $(printf '%s\n' "$out" | tail -n 1)"
+		passed=$((passed + 1))
+	else
+		echo "FAIL examples/matmul_persistent on the GPU with BLK_TMA=1 (status $status)"
+		printf '%s\n' "$out" | tail -n 5 | sed 's/^/     /'
+		failed=$((failed + 1))
+	fi
+fi
 
 if [ "${BLK_GPU_OPS:-0}" = 1 ]; then
 	out=$(BLK_BACKEND=gpu BLK_OPS_JOBS=${BLK_OPS_JOBS:-12} bash tests/ops/run.sh "$build" 2>&1)

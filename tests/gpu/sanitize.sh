@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/gpu/sanitize.sh BUILD_DIR: compute-sanitizer memcheck, racecheck and
 # synccheck over every example host program and over the GPU API test
-# (BUILD_DIR/tests/gpu/gpu_api_test) and the matmul tiles of tests/ops
-# (BUILD_DIR/tests/ops/matmul_tiles_api_test), then the shared-memory bank conflicts
+# (BUILD_DIR/tests/gpu/gpu_api_test), the matmul tiles of tests/ops
+# (BUILD_DIR/tests/ops/matmul_tiles_api_test) and its descriptor matmuls with
+# their tiles by TMA (desc_matmul_api_test, BLK_TMA=1), then the shared-memory bank conflicts
 # ncu counts for the examples that move data through shared memory. Run on
 # the GPU machine; prints a line per check as it goes and last "N passed, N
 # failed". Where there is no compute-sanitizer it prints one SKIP line and
@@ -71,6 +72,16 @@ tiles="$build/tests/ops/matmul_tiles_api_test"
 if [ -x "$tiles" ]; then
 	for tool in $tools; do
 		check matmul_tiles "$tool" "$tiles"
+	done
+fi
+
+# the descriptor matmuls with their tiles by TMA (BLK_TMA=1: thread 0's
+# bulk copies completing on mbarriers, every thread waiting for the parity,
+# the drain at each K loop's exit), under a time limit: a wrong parity hangs
+dm="$build/tests/ops/desc_matmul_api_test"
+if [ -x "$dm" ]; then
+	for tool in $tools; do
+		BLK_TMA=1 check "desc_matmul (TMA)" "$tool" timeout 300 "$dm"
 	done
 fi
 

@@ -1,0 +1,121 @@
+"""rows_tma.py: the persistent descriptor matmul with and without TMA (python3 bench/bench.py --only tma).
+
+c = a @ b, f16 in and out, f32 accumulation, 4096³ and 8192³. blk:
+examples/matmul_persistent.tile (tensor descriptors, one program a multiprocessor walking
+the tiles in groups of GROUP_M rows), run twice: in the bench's own context (the
+descriptor tiles come by cp.async) and in a context made with BLK_TMA=1 (by TMA:
+cp.async.bulk.tensor into mbarrier-guarded stage buffers, docs/compiler.md). Triton:
+_matmul_persistent_tma below, the same algorithm through device-side tensor descriptors
+(TMA on Hopper). torch: torch.matmul (cuBLAS). Both sides try blk_calls.MATMUL_CONFIGS.
+"""
+
+import os
+
+GROUP = "tma"
+
+_triton_kernel = None
+_tma_ctx = None
+
+
+def _kernel():
+    """The Triton peer, compiled on first use (triton is imported only here)."""
+    global _triton_kernel
+    if _triton_kernel is None:
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def _matmul_persistent_tma(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                                   BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr):
+            a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
+            b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
+            c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+            tiles_m = tl.cdiv(M, BLOCK_M)
+            tiles_n = tl.cdiv(N, BLOCK_N)
+            for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, NUM_SMS):
+                per_group = GROUP_M * tiles_n
+                first_m = (tile // per_group) * GROUP_M
+                rows = min(tiles_m - first_m, GROUP_M)
+                in_group = tile % per_group
+                m0 = (first_m + in_group % rows) * BLOCK_M
+                n0 = (in_group // rows) * BLOCK_N
+                acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+                for k in range(0, K, BLOCK_K):
+                    acc = tl.dot(a_desc.load([m0, k]), b_desc.load([k, n0]), acc)
+                c_desc.store([m0, n0], acc.to(tl.float16))
+
+        _triton_kernel = _matmul_persistent_tma
+        import torch  # device-side descriptors take global scratch from the allocator
+        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
+    return _triton_kernel
+
+
+def triton_matmul(env, a, b, c, cfg, sms):
+    M, K = a.shape
+    N = b.shape[1]
+    tiles = ((M + cfg["BLOCK_M"] - 1) // cfg["BLOCK_M"]) * ((N + cfg["BLOCK_N"] - 1) // cfg["BLOCK_N"])
+    grid = (min(sms, tiles),)
+    _kernel()[grid](a, b, c, M, N, K, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"],
+                    GROUP_M=cfg["GROUP_M"], NUM_SMS=grid[0], num_warps=cfg["num_warps"],
+                    num_stages=cfg["num_stages"])
+
+
+def tma_context(env, b):
+    """A blk context made with BLK_TMA=1 (the runtime reads it when a context is made)."""
+    global _tma_ctx
+    if _tma_ctx is None:
+        old = os.environ.get("BLK_TMA")
+        os.environ["BLK_TMA"] = "1"
+        try:
+            _tma_ctx = env.blk.context(b.blkffi.BACKEND_GPU, env.torch.cuda.current_device())
+        finally:
+            if old is None:
+                del os.environ["BLK_TMA"]
+            else:
+                os.environ["BLK_TMA"] = old
+    return _tma_ctx
+
+
+def blk_matmul(env, b, ctx, a, bm, c, cfg):
+    k = b.bc.bench_kernel(ctx, "../../examples/matmul_persistent", "matmul_persistent")
+    M, K = a.shape
+    N = bm.shape[1]
+    consts = {key: v for key, v in cfg.items() if key not in ("num_warps", "num_stages")}
+    return k.prepare([a.data_ptr(), bm.data_ptr(), c.data_ptr(), M, N, K, a.stride(0), bm.stride(0), c.stride(0)],
+                     consts=consts, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], stream=env.stream)
+
+
+def row_matmul_desc(env, b, size, tma):
+    torch = env.torch
+    M = N = K = size
+    torch.manual_seed(7)
+    a = torch.randn(M, K, device=env.dev).half()
+    bm = torch.randn(K, N, device=env.dev).half()
+    ref = a.double() @ bm.double()
+    row = b.Row("matmul f16, descriptors" + (", TMA" if tma else ", cp.async"), f"{size}³",
+                (M * K + K * N + M * N) * 2, flop=2.0 * M * N * K)
+    cb, ct, cp = (torch.empty(M, N, device=env.dev, dtype=torch.float16) for _ in range(3))
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    ctx = tma_context(env, b) if tma else env.ctx
+    configs = b.bc.MATMUL_CONFIGS
+
+    def err(o):
+        return lambda res: b.max_rel_err(torch, res if o is None else o, ref)
+
+    b.tune(env, row, "blk", configs[:2] if env.quick else configs, lambda c: blk_matmul(env, b, ctx, a, bm, cb, c),
+           [cb], err(cb), 1e-2)
+    b.tune(env, row, "Triton", configs[:2] if env.quick else configs,
+           lambda c: (lambda: triton_matmul(env, a, bm, ct, c, sms)), [ct], err(ct), 1e-2)
+    b.measure(env, row, "torch", lambda: torch.matmul(a, bm, out=cp), [cp], err(cp), 1e-2)
+    row.notes.append(b.tflops_note(row))
+    row.notes.append("blk: examples/matmul_persistent.tile, its tiles by " + ("TMA (a context made with BLK_TMA=1)"
+                     if tma else "cp.async") + "; Triton: a persistent kernel through tensor descriptors (TMA); "
+                     "both try blk_calls.MATMUL_CONFIGS" + (" (--quick: the first two)" if env.quick else ""))
+    return [row]
+
+
+ROWS = [
+    ("tma_matmul_4096_cpasync", "matmul f16, descriptors, cp.async", "4096³", lambda env, b: row_matmul_desc(env, b, 4096, False)),
+    ("tma_matmul_4096", "matmul f16, descriptors, TMA", "4096³", lambda env, b: row_matmul_desc(env, b, 4096, True)),
+    ("tma_matmul_8192", "matmul f16, descriptors, TMA", "8192³", lambda env, b: row_matmul_desc(env, b, 8192, True)),
+]

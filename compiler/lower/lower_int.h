@@ -60,7 +60,7 @@ typedef struct Lower {
 	struct AsyncTile *async; /* dot tiles a loop carries through shared memory with cp.async */
 	int n_async;
 	LLVMValueRef tmap[TMA_MAX_MAPS]; /* the tensor maps' parameters (tma_copy.c) */
-	struct TmaFill { struct AsyncTile *a; LLVMValueRef buf, row, col; } tma_pending[TMA_MAX_MAPS];
+	struct TmaFill { int tile; LLVMValueRef buf, row, col; } tma_pending[TMA_MAX_MAPS]; /* tile: in async */
 	int n_tma_pending;             /* copies of tiles ahead, issued after the next barrier */
 	Diag *diag;
 	bool failed;

@@ -172,8 +172,8 @@ LLVMValueRef lw_tma_fill(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef buf)
 	LLVMValueRef parity = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, fills, buf, ""), ci32(L, 1), "");
 	LLVMBuildStore(L->b, LLVMBuildXor(L->b, fills, bit, ""), a->fills);
 	LLVMValueRef row = coord(L, el(L, ld->operands[3], 0)), col = coord(L, el(L, ld->operands[4], 0));
-	if (ld == a->ahead && L->n_tma_pending < TMA_MAX_MAPS)
-		L->tma_pending[L->n_tma_pending++] = (TmaFill){a, buf, row, col};
+	if (ld == a->ahead && L->n_tma_pending < TMA_MAX_MAPS) /* (an index: L->async may move) */
+		L->tma_pending[L->n_tma_pending++] = (TmaFill){(int)(a - L->async), buf, row, col};
 	else
 		issue(L, a, buf, row, col);
 	L->async_synced = false; /* a conversion of a tile of this loop waits again */
@@ -183,7 +183,8 @@ LLVMValueRef lw_tma_fill(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef buf)
 void lw_tma_flush(Lower *L)
 {
 	for (int i = 0; i < L->n_tma_pending && !L->failed; i++)
-		issue(L, L->tma_pending[i].a, L->tma_pending[i].buf, L->tma_pending[i].row, L->tma_pending[i].col);
+		issue(L, &L->async[L->tma_pending[i].tile], L->tma_pending[i].buf, L->tma_pending[i].row,
+		      L->tma_pending[i].col);
 	L->n_tma_pending = 0;
 }
 

@@ -42,7 +42,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (!ir_run_passes(f, NULL, NULL, NULL, &diag) && !diag.out.failed)
 					abort(); /* a pass broke valid IR */
 				/* the GPU passes too (they need no GPU and no LLVM), with loads
-				 * pipelined first: each keeps the IR valid, GPU IR included */
+				 * pipelined first: each keeps the IR valid, GPU IR included;
+				 * inputs of odd length for sm_90a (wgmma, two ahead) with TMA
+				 * asked for and every argument specialized, as the JIT does */
+				if (size & 1) {
+					ir_set_target(f, "sm_90a");
+					f->tma = true;
+					for (int p = 0; p < f->n_params; p++)
+						if (f->params[p].value)
+							f->params[p].divisibility = 16;
+				}
 				if (!ir_run_passes(f, "pipeline," IR_GPU_PIPELINE, NULL, NULL, &diag) && !diag.out.failed)
 					abort();
 				StrBuf out = {0};

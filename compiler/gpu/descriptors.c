@@ -129,7 +129,16 @@ static bool expand_op(Expand *e, Op *op)
 		return false;
 	Op *n;
 	if (store) {
-		n = ir_insert_before(e->f, op, OP_STORE, (Value *[]){ptrs, val, mask}, 3, NULL, 0);
+		/* a TMA store keeps its offsets, for the copy's coordinates */
+		int map = ir_tma_map_of(e->f, op), r = bt.rank;
+		Value *ops[3 + BLK_MAX_RANK] = {ptrs, val, mask};
+		for (int d = 0; map >= 0 && d < r; d++)
+			ops[3 + d] = op->operands[1 + 2 * r + d];
+		n = ir_insert_before(e->f, op, OP_STORE, ops, map >= 0 ? 3 + r : 3, NULL, 0);
+		if (n && map >= 0) {
+			n->attr[0] = MEMF_TMA;
+			n->attr[4] = map;
+		}
 	} else {
 		Value *zero = emit(e, OP_CONST, bt, NULL, NULL);
 		if (!zero)

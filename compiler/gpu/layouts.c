@@ -102,7 +102,8 @@ static void find_wide(LP *P, const Region *r)
 	for (const Op *op = r->first; op && !P->oom; op = op->next) {
 		for (int i = 0; i < op->n_regions; i++)
 			find_wide(P, &op->regions[i]);
-		if (op->code != OP_STORE || !is_block(op->operands[0]) || op->operands[0]->id >= P->n_enc)
+		if (op->code != OP_STORE || !is_block(op->operands[0]) || op->operands[0]->id >= P->n_enc ||
+		    (op->attr[0] & MEMF_TMA))
 			continue;
 		int order[BLK_MAX_RANK], vec = coalesced_order(P, op->operands[0], order);
 		if (vec > 1)
@@ -759,6 +760,8 @@ static const Encoding *want(LP *P, const Op *op, int i)
 	case OP_ATOMIC_CAS:
 		return is_block(op->operands[0]) ? E(P, res) : NULL;
 	case OP_STORE:
+		if (i == 1 && (op->attr[0] & MEMF_TMA))
+			return NULL; /* a TMA store writes its value to shared memory as it lies */
 		return is_block(op->operands[0]) ? coalesced(P, op->operands[0]) : NULL;
 	case OP_REDUCE:
 	case OP_SCAN:

@@ -1,5 +1,5 @@
-/* tma_plan.c: which tensor-descriptor loads become TMA copies (sm_90a), and the
- * tensor maps the runtime makes for them.
+/* tma_plan.c: which tensor-descriptor loads and stores become TMA copies
+ * (sm_90a), and the tensor maps the runtime makes for them.
  *
  * A desc_load inside a `for` whose block goes into a dot is a tile a K
  * loop streams into shared memory for wgmma. On sm_90a the copy engine can
@@ -9,7 +9,9 @@
  * an argument that is a multiple of 16 or a constant of a multiple of 16
  * bytes, the last stride 1, and a box the engine takes (rows up to 256,
  * rows of 32, 64 or 128 bytes, which is also how wgmma reads its operands
- * and so how the copy swizzles them). The plan records one map per
+ * and so how the copy swizzles them). A desc_store whose descriptor fits
+ * the same rules, anywhere, is copied out of shared memory by the engine
+ * too (the value written there in that layout first). The plan records one map per
  * distinct descriptor (f->tmaps); expand-descriptors marks such loads
  * MEMF_TMA with their offsets and map, and the lowering copies them with
  * TMA where the tile's scratch is in the map's layout (else cp.async, as
@@ -82,12 +84,12 @@ static bool tma_elem(Type t)
 	return eb == 1 || eb == 2 || eb == 4;
 }
 
-/* The map desc_load op would read through, if it can be one. */
+/* The map desc_load or desc_store op would go through, if it can be one. */
 static bool candidate(const IrFunc *f, const Op *op, TmaMap *m)
 {
-	if (op->code != OP_DESC_LOAD)
+	if (op->code != OP_DESC_LOAD && op->code != OP_DESC_STORE)
 		return false;
-	Type bt = op->results[0]->type;
+	Type bt = op->code == OP_DESC_LOAD ? op->results[0]->type : op->operands[op->n_operands - 1]->type;
 	int r = bt.rank;
 	if (r != 2 || !tma_elem(type_elem(bt)))
 		return false;
@@ -145,7 +147,10 @@ static void plan_region(IrFunc *f, const Region *r, bool in_for)
 		for (int i = 0; i < op->n_regions; i++)
 			plan_region(f, &op->regions[i], op->code == OP_FOR);
 		TmaMap m;
-		if (!in_for || !candidate(f, op, &m) || !feeds_dot(r, op->results[0]))
+		if (!candidate(f, op, &m))
+			continue;
+		/* a load: a K loop's tile for a dot; a store: any box (from shared memory) */
+		if (op->code == OP_DESC_LOAD && (!in_for || !feeds_dot(r, op->results[0])))
 			continue;
 		bool seen = false;
 		for (int i = 0; i < f->n_tmaps && !seen; i++)

@@ -320,7 +320,7 @@ static bool check_op(Check *c, const Op *op)
 	case OP_STORE: {
 		int k = 2 + !!(op->attr[0] & MEMF_MASK);
 		int64_t np = type_numel(o0);
-		if (no != k || nr || !o0.ptr || !same_elem(type_pointee(o0), op->operands[1]->type) || !fits(op, 1, np))
+		if (no != k + (op->attr[0] & MEMF_TMA ? o0.rank : 0) || nr || !o0.ptr || !same_elem(type_pointee(o0), op->operands[1]->type) || !fits(op, 1, np))
 			return bad(c, op, "takes a pointer, a value of the pointee type, and a mask as its flags say");
 		if (k == 3 && (!is_i1(op->operands[2]->type) || !fits(op, 2, np)))
 			return bad(c, op, "needs an i1 mask of the pointer's shape");

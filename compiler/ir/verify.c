@@ -208,6 +208,27 @@ static void check_const(Verifier *v, const Op *op)
 		fail(v, op, "constant %.17g is not a value of %s", op->fval, scalar_name(k));
 }
 
+/* A TMA load's or store's map (attr[4]) and its offsets, operands first..
+ * (one a dimension of the map). */
+static bool tma_offsets(Verifier *v, const Op *op, int first)
+{
+	if (op->attr[4] < 0 || op->attr[4] >= v->f->n_tmaps) {
+		fail(v, op, "TMA map %" PRId64 " is not one of the function's %d", op->attr[4], v->f->n_tmaps);
+		return false;
+	}
+	int rank = v->f->tmaps[op->attr[4]].rank;
+	if (op->n_operands != first + rank) {
+		fail(v, op, "a TMA access through a map of rank %d takes %d operands", rank, first + rank);
+		return false;
+	}
+	for (int i = first; i < op->n_operands; i++)
+		if (OPT(i).rank || OPT(i).ptr || !scalar_is_int((ScalarKind)OPT(i).scalar)) {
+			fail(v, op, "TMA offset %s is not an integer scalar", tstr(OPT(i)));
+			return false;
+		}
+	return true;
+}
+
 static void check_load(Verifier *v, const Op *op)
 {
 	int64_t fl = op->attr[0];
@@ -220,20 +241,15 @@ static void check_load(Verifier *v, const Op *op)
 		return;
 	}
 	bool tma = fl & MEMF_TMA;
-	if (tma && (fl != (MEMF_MASK | MEMF_OTHER | MEMF_TMA) || op->attr[4] < 0 || op->attr[4] >= v->f->n_tmaps)) {
-		fail(v, op, "a TMA load needs a mask, other and one of the function's %d tensor maps", v->f->n_tmaps);
+	if (tma && fl != (MEMF_MASK | MEMF_OTHER | MEMF_TMA)) {
+		fail(v, op, "a TMA load needs a mask and other%s", "");
 		return;
 	}
 	int n = 1 + !!(fl & MEMF_MASK) + !!(fl & MEMF_OTHER);
-	if (tma)
-		n += v->f->tmaps[op->attr[4]].rank;
-	if (!counts(v, op, n, n, 1))
+	if (tma && !tma_offsets(v, op, n))
 		return;
-	for (int i = 3; tma && i < n; i++)
-		if (OPT(i).rank || OPT(i).ptr || !scalar_is_int((ScalarKind)OPT(i).scalar)) {
-			fail(v, op, "TMA offset %s is not an integer scalar", tstr(OPT(i)));
-			return;
-		}
+	if (!counts(v, op, n + (tma ? op->n_operands - n : 0), n + (tma ? op->n_operands - n : 0), 1))
+		return;
 	Type p = OPT(0);
 	if (!p.ptr) {
 		fail(v, op, "address has type %s, not a pointer", tstr(p));
@@ -258,12 +274,15 @@ static void check_load(Verifier *v, const Op *op)
 static bool check_ptr_value_mask(Verifier *v, const Op *op, int flags_at, int results)
 {
 	int64_t fl = op->attr[flags_at];
-	if (fl & ~(int64_t)MEMF_MASK) {
+	bool tma = op->code == OP_STORE && fl == (MEMF_MASK | MEMF_TMA); /* a TMA store: offsets after the mask */
+	if (fl & ~(int64_t)MEMF_MASK && !tma) {
 		fail(v, op, "unknown operand flags %" PRId64, fl);
 		return false;
 	}
 	int n = 2 + !!(fl & MEMF_MASK);
-	if (!counts(v, op, n, n, results))
+	if (tma && !tma_offsets(v, op, n))
+		return false;
+	if (!counts(v, op, tma ? op->n_operands : n, tma ? op->n_operands : n, results))
 		return false;
 	Type p = OPT(0);
 	if (!p.ptr) {
@@ -1138,7 +1157,8 @@ static void check_encodings(Verifier *v, const Op *op)
 		/* each thread reaches the elements it holds: pointers, masks,
 		 * values and results in one encoding */
 		for (int i = 1; i < op->n_operands; i++)
-			same_enc(v, op, op->operands[i], op->operands[0], "memory operand and pointers");
+			if (!(op->code == OP_STORE && i == 1 && (op->attr[0] & MEMF_TMA))) /* its value: as it lies */
+				same_enc(v, op, op->operands[i], op->operands[0], "memory operand and pointers");
 		for (int i = 0; i < op->n_results; i++)
 			same_enc(v, op, op->results[i], op->operands[0], "result and pointers");
 		break;

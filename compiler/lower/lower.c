@@ -562,7 +562,8 @@ static void lower_op(Lower *L, const Op *op)
 		break;
 	case OP_LOAD:
 	case OP_STORE:
-		lower_load_store(L, op);
+		if (!(op->code == OP_STORE && (op->attr[0] & MEMF_TMA) && lw_tma_store(L, op)))
+			lower_load_store(L, op);
 		break;
 	case OP_ATOMIC_RMW:
 	case OP_ATOMIC_CAS:
@@ -607,6 +608,7 @@ static void lower_op(Lower *L, const Op *op)
 		lower_assert(L, op);
 		break;
 	case OP_BARRIER:
+		lw_tma_store_fence(L);
 		lw_smem_barrier(L);
 		break;
 	default:

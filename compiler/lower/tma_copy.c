@@ -244,3 +244,77 @@ void lw_tma_drain(Lower *L, const Op *op)
 		lw_end_if(L, done);
 	}
 }
+
+/* ---- stores ----
+ *
+ * A desc_store planned a map (gpu/tma_plan.c) keeps its value in the
+ * encoding it has (the layouts pass converts nothing for it): every
+ * thread writes its elements into a scratch in the map's layout (wgmma's
+ * K-major operand layout, which is the copy's swizzle), fences them from
+ * the copy engine's proxy, and after a barrier thread 0 copies the box out
+ * (one cp.async.bulk.tensor a row of atoms) and waits until the engine has
+ * read the scratch; a barrier later the scratch is free. The engine writes
+ * only the elements inside the tensor's bounds, as desc_store does. The
+ * writes themselves complete on their own: debug_barrier() waits for them
+ * (lw_tma_store_fence) so that accesses after it see them. */
+
+static bool has_tma_store(const Region *r)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		if (op->code == OP_STORE && (op->attr[0] & MEMF_TMA))
+			return true;
+		for (int i = 0; i < op->n_regions; i++)
+			if (has_tma_store(&op->regions[i]))
+				return true;
+	}
+	return false;
+}
+
+void lw_tma_store_fence(Lower *L)
+{
+	if (!L->f->n_tmaps || !has_tma_store(&L->f->body))
+		return;
+	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.stored");
+	lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
+	lw_async_asm(L, "fence.proxy.async.global;", NULL, NULL, 0, "");
+	lw_end_if(L, done);
+}
+
+bool lw_tma_store(Lower *L, const Op *op)
+{
+	const Value *v = op->operands[1];
+	if (val(L, v)->n == 1 && ept(L, v) > 1)
+		return false; /* a uniform value: the plain store takes it in any encoding */
+	const TmaMap *m = &L->f->tmaps[op->attr[4]];
+	Type t = v->type;
+	int eb = type_bytes(type_elem(t)), bytes = numel(t) * eb;
+	Encoding s;
+	if (!wgmma_operand_layout(&s, lw_lin_of(L, v), t, 0, 256) || s.wgmma != m->row_bytes || t.shape[0] != m->box[0] ||
+	    t.shape[1] % m->box[1]) {
+		lw_fail(L, op->loc, "internal error: a TMA store whose value does not fit its map%s", "");
+		return true;
+	}
+	int base = L->smem_base;
+	if (L->smem_dirty < 0 || L->smem_dirty > L->smem_base)
+		lw_smem_barrier(L);
+	int at = lw_smem_pin_aligned(L, bytes, 1024);
+	lw_scratch_store(L, v, &s, at, s.vec);
+	lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
+	lw_smem_barrier(L);
+	LLVMValueRef row = coord(L, el(L, op->operands[3], 0)), col = coord(L, el(L, op->operands[4], 0));
+	LLVMValueRef map = LLVMBuildPtrToInt(L->b, L->tmap[op->attr[4]], L->i64, "");
+	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.store");
+	for (int k = 0, atoms = t.shape[1] / m->box[1]; k < atoms; k++) {
+		LLVMValueRef x = k ? LLVMBuildAdd(L->b, col, ci32(L, k * m->box[1]), "") : col;
+		LLVMValueRef args[4] = {map, x, row, smem_addr32(L, at + k * m->box[0] * m->row_bytes, NULL)};
+		LLVMTypeRef tys[4] = {L->i64, L->i32, L->i32, L->i32};
+		lw_async_asm(L, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];", args,
+		             tys, 4, "l,r,r,r");
+	}
+	lw_async_asm(L, "cp.async.bulk.commit_group;", NULL, NULL, 0, "");
+	lw_async_asm(L, "cp.async.bulk.wait_group.read 0;", NULL, NULL, 0, "");
+	lw_end_if(L, done);
+	lw_smem_barrier(L); /* the scratch read: free for what comes next */
+	L->smem_base = base;
+	return true;
+}

@@ -7,7 +7,7 @@
  *    left out (sm_90, no flag, unaligned, outside a loop, not a dot's, a
  *    row under 32 bytes, constant strides of the wrong size);
  *  - the marks: after expand-descriptors and pipeline-dots, every load of
- *    a planned tile is MEMF_TMA with its offsets, and the interpreter runs
+ *    a planned tile (and the store) is MEMF_TMA with its offsets, and the interpreter runs
  *    that IR to the same numbers as the IR without TMA and as a matmul in
  *    C, on random f16 inputs with edges masked (TMA loads are still the
  *    masked loads they were);
@@ -103,10 +103,10 @@ static void plan_cases(void)
 {
 	const char *tile = "canonicalize,cse,dce,expand-descriptors";
 	IrFunc *f = build("mm", 128, 128, 64, "sm_90a", true, true, tile);
-	bool two = f && f->n_tmaps == 2;
-	check(two, "mm, sm_90a, arguments by 16: two maps (a and b, not c's store)");
-	if (two) {
-		const TmaMap *a = &f->tmaps[0], *b = &f->tmaps[1];
+	bool three = f && f->n_tmaps == 3;
+	check(three, "mm, sm_90a, arguments by 16: three maps (a and b for the loop's dot, c for the store)");
+	if (three) {
+		const TmaMap *a = &f->tmaps[0], *b = &f->tmaps[1], *c = &f->tmaps[2];
 		check(a->base_arg == 0 && a->elem == SK_F16 && a->rank == 2 && dim_is(a->dim[0], 3, 0) &&
 		          dim_is(a->dim[1], 5, 0) && dim_is(a->stride[0], 6, 0) && dim_is(a->stride[1], -1, 1) &&
 		          a->box[0] == 128 && a->box[1] == 64 && a->row_bytes == 128,
@@ -114,17 +114,21 @@ static void plan_cases(void)
 		check(b->base_arg == 1 && dim_is(b->dim[0], 5, 0) && dim_is(b->dim[1], 4, 0) && dim_is(b->stride[0], 7, 0) &&
 		          b->box[0] == 64 && b->box[1] == 64 && b->row_bytes == 128,
 		      "map 1: b, sizes (K, N), strides (sb, 1), box 64 x 64 (two copies a 64 x 128 tile)");
+		check(c->base_arg == 2 && c->elem == SK_F32 && dim_is(c->dim[0], 3, 0) && dim_is(c->dim[1], 4, 0) &&
+		          dim_is(c->stride[0], 8, 0) && c->box[0] == 128 && c->box[1] == 32 && c->row_bytes == 128,
+		      "map 2: c (the store), f32, sizes (M, N), strides (sc, 1), box 128 x 32 (four copies)");
 	}
 	f = build("mm", 64, 64, 16, "sm_90a", true, true, tile);
-	check(f && f->n_tmaps == 2 && f->tmaps[0].row_bytes == 32 && f->tmaps[0].box[0] == 64 && f->tmaps[0].box[1] == 16 &&
+	check(f && f->n_tmaps == 3 && f->tmaps[0].row_bytes == 32 && f->tmaps[0].box[0] == 64 && f->tmaps[0].box[1] == 16 &&
 	          f->tmaps[1].row_bytes == 128 && f->tmaps[1].box[0] == 16 && f->tmaps[1].box[1] == 64,
 	      "BK = 16: a's rows of 32 bytes (box 64 x 16), b's of 128 (box 16 x 64)");
 	f = build("mm", 64, 32, 32, "sm_90a", true, true, tile);
-	check(f && f->n_tmaps == 2 && f->tmaps[0].row_bytes == 64 && f->tmaps[0].box[1] == 32 &&
+	check(f && f->n_tmaps == 3 && f->tmaps[0].row_bytes == 64 && f->tmaps[0].box[1] == 32 &&
 	          f->tmaps[1].row_bytes == 64 && f->tmaps[1].box[0] == 32,
 	      "BK = 32, BN = 32: rows of 64 bytes, boxes 64 x 32 and 32 x 32");
 	f = build("mm", 64, 8, 32, "sm_90a", true, true, tile);
-	check(f && f->n_tmaps == 1 && f->tmaps[0].base_arg == 0, "BN = 8: b's rows of 16 bytes take no map, a's do");
+	check(f && f->n_tmaps == 2 && f->tmaps[0].base_arg == 0 && f->tmaps[1].base_arg == 2 && f->tmaps[1].row_bytes == 32,
+	      "BN = 8: b's rows of 16 bytes take no map, a's do, and c's rows of 32 bytes");
 	f = build("mm", 128, 128, 64, "sm_90", true, true, tile);
 	check(f && f->n_tmaps == 0, "sm_90 (no wgmma): no map");
 	f = build("mm", 128, 128, 64, "sm_90a", false, true, tile);
@@ -140,13 +144,13 @@ static void plan_cases(void)
 
 /* ---- the marks, and the interpreter on them ---- */
 
-static int count_tma_loads(const Region *r, int maps, bool *shaped)
+static int count_tma(const Region *r, OpCode code, int maps, bool *shaped)
 {
 	int n = 0;
 	for (const Op *op = r->first; op; op = op->next) {
 		for (int i = 0; i < op->n_regions; i++)
-			n += count_tma_loads(&op->regions[i], maps, shaped);
-		if (op->code == OP_LOAD && (op->attr[0] & MEMF_TMA)) {
+			n += count_tma(&op->regions[i], code, maps, shaped);
+		if (op->code == code && (op->attr[0] & MEMF_TMA)) {
 			n++;
 			*shaped &= op->n_operands == 5 && op->attr[4] >= 0 && op->attr[4] < maps;
 		}
@@ -176,11 +180,14 @@ static void interp_cases(void)
 	IrFunc *f = build("mm", 64, 64, 32, "sm_90a", true, true, passes);
 	IrFunc *g = build("mm", 64, 64, 32, "sm_90a", false, true, passes);
 	bool shaped = true;
-	int n = f ? count_tma_loads(&f->body, f->n_tmaps, &shaped) : 0;
-	check(f && f->n_tmaps == 2 && n == 4 && shaped,
-	      "after pipeline-dots: four TMA loads (a and b, before the loop and ahead), each with its two offsets");
+	int n = f ? count_tma(&f->body, OP_LOAD, f->n_tmaps, &shaped) : 0;
+	int stores = f ? count_tma(&f->body, OP_STORE, f->n_tmaps, &shaped) : 0;
+	check(f && f->n_tmaps == 3 && n == 4 && stores == 1 && shaped,
+	      "after pipeline-dots: four TMA loads (a and b, before the loop and ahead) and c's TMA store, each with "
+	      "its two offsets");
 	bool none = true;
-	check(g && count_tma_loads(&g->body, 0, &none) == 0, "without the flag: no TMA load");
+	check(g && count_tma(&g->body, OP_LOAD, 0, &none) + count_tma(&g->body, OP_STORE, 0, &none) == 0,
+	      "without the flag: no TMA load or store");
 	if (!f || !g)
 		return;
 	static const int sizes[][3] = {{64, 64, 64}, {100, 72, 200}, {1, 1, 32}, {65, 130, 31}, {128, 64, 0}};

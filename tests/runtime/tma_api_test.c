@@ -112,26 +112,30 @@ static void with_tma(void)
 	blk_malloc(ctx, 1 << 22, &r.b);
 	blk_malloc(ctx, 1 << 22, &r.c);
 	const char *ptx = ptx_of(&r, 256, 256, 512, 512, 256);
-	expect(ptx && strstr(ptx, "cp.async.bulk.tensor.2d") && strstr(ptx, "mbarrier.try_wait.parity") &&
+	expect(ptx && strstr(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global") &&
+	           strstr(ptx, "cp.async.bulk.tensor.2d.global.shared::cta") && strstr(ptx, "mbarrier.try_wait.parity") &&
 	           strstr(ptx, ".param .align 64 .b8 mm_param_9[128]") && strstr(ptx, ".param .align 64 .b8 mm_param_10[128]") &&
-	           !strstr(ptx, "mm_param_11"),
-	       "f16: the PTX copies with TMA and takes two tensor maps after its nine parameters (none for c, "
-	       "which no dot reads in the loop)");
+	           strstr(ptx, ".param .align 64 .b8 mm_param_11[128]") && !strstr(ptx, "mm_param_12"),
+	       "f16: the PTX copies with TMA (the loop's tiles in, c out) and takes three tensor maps after its nine "
+	       "parameters");
 	long before = fc.get("encodes", 0);
 	FakeLaunch l;
 	blk_status st = launch(&r, 256, 256, 512, 512, 256, &l);
-	expect(st == BLK_SUCCESS && l.n_params == 11 && l.n_maps == 2, "f16: a launch passes 11 parameters, 2 maps");
-	expect(l.n_maps == 2 && map_is(&l.maps[0], 6, r.a, 256, 512, 512 * 2, 128, 64, 3),
+	expect(st == BLK_SUCCESS && l.n_params == 12 && l.n_maps == 3, "f16: a launch passes 12 parameters, 3 maps");
+	expect(l.n_maps == 3 && map_is(&l.maps[0], 6, r.a, 256, 512, 512 * 2, 128, 64, 3),
 	       "f16: map 0 is a: FLOAT16, 256 x 512, rows 1024 bytes apart, box 128 x 64, 128-byte swizzle");
-	expect(l.n_maps == 2 && map_is(&l.maps[1], 6, r.b, 512, 256, 256 * 2, 64, 64, 3),
+	expect(l.n_maps == 3 && map_is(&l.maps[1], 6, r.b, 512, 256, 256 * 2, 64, 64, 3),
 	       "f16: map 1 is b: 512 x 256, rows 512 bytes apart, box 64 x 64 (two copies a tile of 128 columns)");
-	expect(fc.get("encodes", 0) == before + 2, "f16: a launch encodes each map once");
+	expect(l.n_maps == 3 && map_is(&l.maps[2], 7, r.c, 256, 256, 256 * 4, 128, 32, 3),
+	       "f16: map 2 is c (the store): FLOAT32, 256 x 256, box 128 x 32");
+	expect(fc.get("encodes", 0) == before + 3, "f16: a launch encodes each map once");
 
 	/* odd sizes: the maps carry the real bounds (the copies read zeros past them) */
-	st = launch(&r, 100, 200, 300, 304, 256, &l);
-	expect(st == BLK_SUCCESS && l.n_maps == 2 && map_is(&l.maps[0], 6, r.a, 100, 300, 304 * 2, 128, 64, 3) &&
-	           map_is(&l.maps[1], 6, r.b, 300, 200, 256 * 2, 64, 64, 3),
-	       "f16, M N K = 100 200 300: the maps' sizes are the arguments, not the tiles'");
+	st = launch(&r, 100, 208, 300, 304, 256, &l);
+	expect(st == BLK_SUCCESS && l.n_maps == 3 && map_is(&l.maps[0], 6, r.a, 100, 300, 304 * 2, 128, 64, 3) &&
+	           map_is(&l.maps[1], 6, r.b, 300, 208, 256 * 2, 64, 64, 3) &&
+	           map_is(&l.maps[2], 7, r.c, 100, 208, 208 * 4, 128, 32, 3),
+	       "f16, M N K = 100 208 300: the maps' sizes are the arguments, not the tiles'");
 
 	/* arguments no map can describe: the variant without TMA */
 	int launches = fc.launches();
@@ -142,10 +146,10 @@ static void with_tma(void)
 	expect(st == BLK_SUCCESS && l.n_params == 9 && l.n_maps == 0,
 	       "a's rows closer than a row: the variant without TMA");
 	st = launch(&r, 256, 256, 512, 512, 256, &l);
-	expect(st == BLK_SUCCESS && l.n_maps == 2, "the same kernel with fitting arguments again: TMA again");
+	expect(st == BLK_SUCCESS && l.n_maps == 3, "the same kernel with fitting arguments again: TMA again");
 	st = launch(&r, 256, 256, 512, 520, 256, &l); /* not a multiple of 16: another specialization */
-	expect(st == BLK_SUCCESS && l.n_maps == 1 && map_is(&l.maps[0], 6, r.b, 512, 256, 512, 64, 64, 3),
-	       "a row stride not a multiple of 16: only b's tiles by TMA (one map)");
+	expect(st == BLK_SUCCESS && l.n_maps == 2 && map_is(&l.maps[0], 6, r.b, 512, 256, 512, 64, 64, 3),
+	       "a row stride not a multiple of 16: a's tiles without TMA (b's and c's maps only)");
 
 	fc.fail("cuTensorMapEncodeTiled", 1 /* CUDA_ERROR_INVALID_VALUE */, 1, NULL);
 	st = launch(&r, 256, 256, 512, 512, 256, &l);

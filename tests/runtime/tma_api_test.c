@@ -168,6 +168,7 @@ static void with_tma(void)
 	st = launch(&r32, 256, 256, 512, 512, 256, &l);
 	expect(st == BLK_SUCCESS && l.n_maps >= 1 && map_is(&l.maps[0], 7, r.a, 256, 512, 2048, 128, 32, 3),
 	       "f32: a's map is FLOAT32, box 128 x 32 (128-byte rows)");
+	blk_module_destroy(m);
 	blk_context_destroy(ctx);
 }
 
@@ -193,6 +194,7 @@ static void without_tma(void)
 	FakeLaunch l;
 	blk_status st = launch(&r, 256, 256, 512, 512, 256, &l);
 	expect(st == BLK_SUCCESS && l.n_params == 9 && l.n_maps == 0, "without BLK_TMA: nine parameters, no map");
+	blk_module_destroy(m);
 	blk_context_destroy(ctx);
 }
 

@@ -51,33 +51,43 @@ typedef struct Run {
 	int bm, bn, bk;
 } Run;
 
+/* A launch's arguments and options (c's row stride N). */
+typedef struct Request {
+	blk_arg args[9];
+	blk_const consts[4];
+	blk_launch_options opt;
+} Request;
+
+static void request(Request *q, const Run *r, int M, int N, int K, int sa, int sb)
+{
+	blk_devptr ptrs[3] = {r->a, r->b, r->c};
+	int64_t ints[6] = {M, N, K, sa, sb, N};
+	for (int i = 0; i < 3; i++)
+		q->args[i] = (blk_arg){.kind = BLK_ARG_PTR, .v.ptr = ptrs[i]};
+	for (int i = 0; i < 6; i++)
+		q->args[3 + i] = (blk_arg){.kind = BLK_ARG_INT, .v.i = ints[i]};
+	q->consts[0] = (blk_const){.name = "T", .type = r->type};
+	q->consts[1] = (blk_const){.name = "BM", .i = r->bm};
+	q->consts[2] = (blk_const){.name = "BN", .i = r->bn};
+	q->consts[3] = (blk_const){.name = "BK", .i = r->bk};
+	q->opt = (blk_launch_options){.consts = q->consts, .n_consts = 4, .num_warps = 4, .num_stages = 3};
+}
+
 static blk_status launch(const Run *r, int M, int N, int K, int sa, int sb, FakeLaunch *out)
 {
-	blk_arg args[9] = {
-		{.kind = BLK_ARG_PTR, .v.ptr = r->a}, {.kind = BLK_ARG_PTR, .v.ptr = r->b}, {.kind = BLK_ARG_PTR, .v.ptr = r->c},
-		{.kind = BLK_ARG_INT, .v.i = M},      {.kind = BLK_ARG_INT, .v.i = N},      {.kind = BLK_ARG_INT, .v.i = K},
-		{.kind = BLK_ARG_INT, .v.i = sa},     {.kind = BLK_ARG_INT, .v.i = sb},     {.kind = BLK_ARG_INT, .v.i = N},
-	};
-	blk_const consts[4] = {{.name = "T", .type = r->type}, {.name = "BM", .i = r->bm}, {.name = "BN", .i = r->bn},
-	                       {.name = "BK", .i = r->bk}};
-	blk_launch_options opt = {.consts = consts, .n_consts = 4, .num_warps = 4, .num_stages = 3};
-	blk_status st = blk_launch(r->k, args, 9, &opt);
+	Request q;
+	request(&q, r, M, N, K, sa, sb);
+	blk_status st = blk_launch(r->k, q.args, 9, &q.opt);
 	fc.last_launch(out);
 	return st;
 }
 
 static const char *ptx_of(const Run *r, int M, int N, int K, int sa, int sb)
 {
-	blk_arg args[9] = {
-		{.kind = BLK_ARG_PTR, .v.ptr = r->a}, {.kind = BLK_ARG_PTR, .v.ptr = r->b}, {.kind = BLK_ARG_PTR, .v.ptr = r->c},
-		{.kind = BLK_ARG_INT, .v.i = M},      {.kind = BLK_ARG_INT, .v.i = N},      {.kind = BLK_ARG_INT, .v.i = K},
-		{.kind = BLK_ARG_INT, .v.i = sa},     {.kind = BLK_ARG_INT, .v.i = sb},     {.kind = BLK_ARG_INT, .v.i = N},
-	};
-	blk_const consts[4] = {{.name = "T", .type = r->type}, {.name = "BM", .i = r->bm}, {.name = "BN", .i = r->bn},
-	                       {.name = "BK", .i = r->bk}};
-	blk_launch_options opt = {.consts = consts, .n_consts = 4, .num_warps = 4, .num_stages = 3};
+	Request q;
+	request(&q, r, M, N, K, sa, sb);
 	blk_compile_info info;
-	return blk_kernel_compile(r->k, args, 9, &opt, &info) == BLK_SUCCESS ? info.ptx : NULL;
+	return blk_kernel_compile(r->k, q.args, 9, &q.opt, &info) == BLK_SUCCESS ? info.ptx : NULL;
 }
 
 /* A map the stand-in encoded: these fields. */

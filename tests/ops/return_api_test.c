@@ -5,7 +5,7 @@
  * tuple (block of pointers, pointer, index) from a while loop, a tuple from
  * a static_range loop with runtime ifs, a fn returning another fn's tuple
  * from inside its if, a `-> *i32` fn leaving a while loop by continue,
- * break and return. Each program takes its own condition (a parameter per
+ * break and return, a scalar result before a loop and a block inside it. Each program takes its own condition (a parameter per
  * program, random, with the programs that force every path), so one launch
  * takes both sides of each; the references are plain C, and each case
  * checks that its inputs took at least as many paths as it names. Exact. */
@@ -248,6 +248,36 @@ static int64_t sel_ref(const arr *x, int l, int64_t c, int *path)
 	return c > 3 ? get_i(*x, c + l) : X(5, l);
 }
 
+/* ---- a scalar result before a loop, a block inside it ------------------------------------ */
+
+static const char *WIDEN_SRC = "fn widen(x: *i32, n: i32, t: i32) {\n"
+                               "    if t > 5000 { return t, 1; }\n"
+                               "    for r in range(0, n) {\n"
+                               "        if load(x + r * 64) > t { return load(x + r * 64 + arange(0, 64)), r; }\n"
+                               "    }\n"
+                               "    return -t, n;\n"
+                               "}\n"
+                               "kernel k(x: *i32, ps: *i32, out: *i32, n: i32) {\n"
+                               "    let pid = program_id(0);\n"
+                               "    let v, r = widen(x, n, load(ps + pid));\n"
+                               "    store(out + pid * 64 + arange(0, 64), v + r * 100000);\n"
+                               "}\n";
+
+static int64_t widen_ref(const arr *x, int l, int64_t t, int *path)
+{
+	if (t > 5000) {
+		*path = 0;
+		return t + 100000;
+	}
+	for (int r = 0; r < R; r++)
+		if (X(r, 0) > t) {
+			*path = 1;
+			return X(r, l) + r * 100000;
+		}
+	*path = 2;
+	return -t + R * 100000;
+}
+
 int main(int argc, char **argv)
 {
 	ops_init(argc, argv);
@@ -270,5 +300,8 @@ int main(int argc, char **argv)
 	x = random_table();
 	run_case(SEL_SRC, x, params((const int64_t[]){5, 1}, 2, -2, 9), sel_ref, 2,
 	         "a '-> *i32' fn leaving a while loop by continue, break and return");
+	x = random_table();
+	run_case(WIDEN_SRC, x, params((const int64_t[]){6000, -2000, 1000}, 3, -1000, 1000), widen_ref, 3,
+	         "a scalar result before a loop, a block inside it (broadcast)");
 	return ops_finish();
 }

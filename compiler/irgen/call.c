@@ -286,6 +286,7 @@ Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	Module *saved_mod = g->mod;
 	bool returned = g->returned, in_fn = g->in_fn;
 	Sym ret = g->ret;
+	FnResult res = g->res;
 	int runtime_depth = g->runtime_depth;
 	g->scope = NULL;
 	ig_scope_push(g, true);
@@ -303,6 +304,7 @@ Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	g->in_fn = true;
 	g->returned = false;
 	g->ret = (Sym){.kind = S_NONE};
+	g->res = (FnResult){0};
 	g->runtime_depth = 0;
 	int errors = g->diag->errors;
 	Node *caller = g->cur_fn;
@@ -328,6 +330,7 @@ Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	g->returned = returned;
 	g->in_fn = in_fn;
 	g->ret = ret;
+	g->res = res;
 	g->runtime_depth = runtime_depth;
 	return result;
 }

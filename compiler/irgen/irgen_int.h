@@ -64,6 +64,21 @@ typedef struct GlobalConst {
 	bool busy, done;
 } GlobalConst;
 
+/* The result of the fn being inlined, as returns inside a runtime if or
+ * loop set it (result.c): a hidden var a value (slots: "#value", "#value1",
+ * ...), VOID until set; n, their number, is 0 until the first such return
+ * fixes it. ref[k]: the most specific value k given so far (a runtime value
+ * over a constant, a block over a scalar), which later returns must match,
+ * given by the return at ref_at[k]. */
+typedef struct FnResult {
+	Binding *slots;
+	Sym *ref;
+	Span *ref_at;
+	int n;
+	Span first_at; /* the return that fixed n */
+	bool failed;   /* a return was refused (reported): the result is VOID */
+} FnResult;
+
 typedef struct Gen {
 	Diag *diag;
 	Arena *arena;
@@ -81,6 +96,7 @@ typedef struct Gen {
 	bool in_fn;
 	bool returned;
 	Sym ret;
+	FnResult res;      /* the current fn's result from nested returns */
 	GlobalConst *globals;
 	int n_globals, cap_globals;
 	const char *no_ir; /* set while evaluating what must be constant: why no IR may be made */
@@ -101,7 +117,7 @@ enum { MAX_ARGS = 16 };
 #define FLAG_BREAK "#break"
 #define FLAG_CONTINUE "#continue"
 #define FLAG_RETURN "#return"
-#define FLAG_VALUE "#value" /* a fn's result set by such a return */
+#define FLAG_VALUE "#value" /* a fn's result set by such a return: its slots (result.c) */
 
 typedef struct Args {
 	Span call;          /* the whole call */
@@ -221,6 +237,17 @@ Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw);
 /* ---- stmt.c ------------------------------------------------------------------ */
 
 void ig_gen_block(Gen *g, Node *block);
+
+/* ---- result.c ---------------------------------------------------------------- */
+
+/* A fn's result set by a return inside a runtime if or loop: the slots
+ * (FnResult), carried by the ifs and loops as vars; a placeholder where
+ * a slot is unset (0, or a null pointer: never read). */
+bool ig_is_slot(const Binding *b);
+const char *ig_slot_desc(Gen *g, const Binding *b);
+Value *ig_result_placeholder(Gen *g, Type t, Span at);
+void ig_gen_nested_return(Gen *g, Node *n);
+Sym ig_result_value(Gen *g);
 
 /* ---- builtins.c -------------------------------------------------------------- */
 

@@ -1,7 +1,8 @@
 /* irgen/stmt.c: statements: let/var, assignment, and control flow (if, for over
  * range and static_range, while), with the variables they carry; break,
  * continue and a return inside a runtime if or loop as hidden i1 variables
- * carried the same way (FLAG_* in irgen_int.h). */
+ * carried the same way (FLAG_* in irgen_int.h), and a fn's result set by
+ * such a return as hidden vars too (its slots, result.c). */
 #include "irgen/irgen_int.h"
 
 #include <math.h>
@@ -11,6 +12,8 @@
 static void gen_stmt(Gen *g, Node *n);
 static void gen_stmts(Gen *g, Node **items, int n);
 static void gen_for_as_while(Gen *g, Node *n, Value *bounds[3], Sym step);
+
+enum { MAX_CARRIED = MAX_ARGS * 4 }; /* vars one if or loop carries */
 
 /* ---- statements -------------------------------------------------------------- */
 
@@ -253,20 +256,59 @@ static void collect_assigned(Gen *g, Node *n, PtrVec *out)
 		collect_assigned(g, n->list.items[i], out);
 }
 
+static bool push_var(Gen *g, Binding **vars, int *n, Binding *b, Span at)
+{
+	if (*n == MAX_CARRIED) {
+		error(g, at, "more than %d variables change inside this loop or 'if'; keep related values in blocks "
+		             "(join, cat) or move part of the work into a loop of its own", MAX_CARRIED);
+		return false;
+	}
+	vars[(*n)++] = b;
+	return true;
+}
+
+/* The vars of `names` declared outside the region being made (FLAG_VALUE:
+ * the fn result's slots); -1 after an error. */
+static int resolve_vars(Gen *g, const PtrVec *names, Binding **out, Span at)
+{
+	int n = 0;
+	for (int i = 0; i < names->len; i++) {
+		if (!strcmp(names->items[i], FLAG_VALUE)) {
+			for (int k = 0; k < g->res.n; k++)
+				if (!push_var(g, out, &n, &g->res.slots[k], at))
+					return -1;
+			continue;
+		}
+		Binding *b = ig_lookup_local(g, names->items[i]);
+		if (b && b->is_var && !push_var(g, out, &n, b, at))
+			return -1;
+	}
+	return n;
+}
+
 /* The variables declared outside `body` that it may assign: they flow into
- * and out of the region as arguments and results. */
-static int carried_vars(Gen *g, Node *body, Node *other, Binding **out)
+ * and out of the region as arguments and results; -1 after an error. */
+static int carried_vars(Gen *g, Node *body, Binding **out, Span at)
 {
 	PtrVec names = {0};
 	collect_assigned(g, body, &names);
-	collect_assigned(g, other, &names);
-	int n = 0;
-	for (int i = 0; i < names.len && n < MAX_ARGS * 4; i++) {
-		Binding *b = ig_lookup_local(g, names.items[i]);
-		if (b && b->is_var)
-			out[n++] = b;
+	return resolve_vars(g, &names, out, at);
+}
+
+/* The fn result's slots made while generating a region's code (by the fn's
+ * first return with a value), from *known on: added to vars, unset before
+ * the region. */
+static int add_new_slots(Gen *g, Binding **vars, int nv, int *known, Sym *before, Span at)
+{
+	for (; *known < g->res.n; ++*known) {
+		Binding *s = &g->res.slots[*known];
+		if (!push_var(g, vars, &nv, s, at)) {
+			s->sym = VOID;
+			continue;
+		}
+		before[nv - 1] = VOID;
 	}
-	return n;
+	return nv;
 }
 
 static bool sym_same(Sym a, Sym b)
@@ -299,30 +341,31 @@ static Value *coerce(Gen *g, Sym s, Type t, Span at)
 	return NULL;
 }
 
-/* The hidden var of a fn's result, set by a return inside a runtime if or
- * loop: VOID until one sets it. */
-static bool is_slot(const Binding *b)
+static const char *shown(Gen *g, const Binding *b)
 {
-	return b->is_var && !strcmp(b->name, FLAG_VALUE);
+	return ig_is_slot(b) ? ig_slot_desc(g, b) : b->name;
 }
 
-static const char *shown(const Binding *b)
-{
-	return is_slot(b) ? "the fn's result" : b->name;
-}
-
-/* A carried var's value at a loop's entry (0 for an unset fn result). */
+/* A carried var's value at a loop's entry: for an unset slot of the fn's
+ * result, 0 (a placeholder, retyped by the loop's body). */
 static Sym entry_sym(const Binding *b)
 {
-	return is_slot(b) && b->sym.kind == S_VOID ? weak_int(0) : b->sym;
+	return ig_is_slot(b) && b->sym.kind == S_VOID ? weak_int(0) : b->sym;
+}
+
+/* A carried var's value at a loop's entry as type t: an unset slot's
+ * placeholder of that type. */
+static Value *entry_value(Gen *g, const Binding *b, Type t, Span at)
+{
+	if (ig_is_slot(b) && b->sym.kind == S_VOID)
+		return ig_result_placeholder(g, t, at);
+	return coerce(g, b->sym, t, at);
 }
 
 /* The type a carried variable has in IR: a constant's own type. */
 static bool carried_type(Gen *g, Binding *b, Span at, Type *t)
 {
-	Sym s = b->sym;
-	if (is_slot(b) && s.kind == S_VOID)
-		s = weak_int(0); /* a placeholder, retyped by the loop's body */
+	Sym s = entry_sym(b);
 	if (s.kind == S_VALUE || s.kind == S_CONST) {
 		*t = s.type;
 		return true;
@@ -383,6 +426,37 @@ static void add_name(Gen *g, PtrVec *names, const char *name)
 	ptrvec_push(g->arena, names, (void *)name);
 }
 
+/* The type a var has after a runtime if whose branches leave it a and b (a
+ * slot of the fn's result unset on one side: the other side's). */
+static bool merge_type(Gen *g, const Binding *var, Sym a, Sym b, Span span, Type *t)
+{
+	if (a.kind == S_VOID)
+		a = b;
+	if (b.kind == S_VOID)
+		b = a;
+	if (!is_valueish(a) || !is_valueish(b)) {
+		error(g, span, "'%s' is %s after one branch and %s after the other", shown(g, var), ig_sym_desc(g, a),
+		      ig_sym_desc(g, b));
+		return false;
+	}
+	if (a.kind == S_VALUE)
+		*t = a.type;
+	else if (b.kind == S_VALUE)
+		*t = b.type;
+	else {
+		ScalarKind k;
+		const char *why;
+		if (!promote_arith((ScalarKind)a.type.scalar, false, (ScalarKind)b.type.scalar, false, false, &k, &why)) {
+			error(g, span, "'%s': %s", shown(g, var), why);
+			return false;
+		}
+		*t = type_scalar(k);
+	}
+	if (a.kind == S_VALUE && b.kind == S_VALUE && b.v->type.rank > a.v->type.rank)
+		*t = b.type;
+	return true;
+}
+
 static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 {
 	PtrVec names = {0};
@@ -394,14 +468,11 @@ static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 		collect_assigned(g, p.copies->n->b, &names);
 	for (int i = 0; i < p.nflags; i++)
 		add_name(g, &names, p.flags[i]->name);
-	Binding *vars[MAX_ARGS * 4];
-	int nv = 0;
-	for (int i = 0; i < names.len && nv < MAX_ARGS * 4; i++) {
-		Binding *b = ig_lookup_local(g, names.items[i]);
-		if (b && b->is_var)
-			vars[nv++] = b;
-	}
-	Sym before[MAX_ARGS * 4], after_then[MAX_ARGS * 4], after_else[MAX_ARGS * 4];
+	Binding *vars[MAX_CARRIED];
+	int nv = resolve_vars(g, &names, vars, span), known = g->res.n;
+	if (nv < 0)
+		return;
+	Sym before[MAX_CARRIED], after_then[MAX_CARRIED], after_else[MAX_CARRIED];
 	for (int i = 0; i < nv; i++)
 		before[i] = vars[i]->sym;
 	Region *saved = g->region;
@@ -420,6 +491,7 @@ static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 	} else {
 		ig_gen_block(g, p.then_n);
 	}
+	nv = add_new_slots(g, vars, nv, &known, before, span);
 	for (int i = 0; i < nv; i++) {
 		after_then[i] = vars[i]->sym;
 		vars[i]->sym = before[i];
@@ -427,15 +499,18 @@ static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 	g->region = &else_r;
 	if (p.else_n)
 		gen_stmt(g, p.else_n);
+	int nt = nv;
+	nv = add_new_slots(g, vars, nv, &known, before, span);
 	for (int i = 0; i < nv; i++) {
+		after_then[i] = i < nt ? after_then[i] : VOID;
 		after_else[i] = vars[i]->sym;
 		vars[i]->sym = before[i];
 	}
 	g->runtime_depth--;
 	/* The variables that differ between the branches become results. */
-	Type types[MAX_ARGS * 4];
-	Value *then_v[MAX_ARGS * 4], *else_v[MAX_ARGS * 4];
-	Binding *res_vars[MAX_ARGS * 4];
+	Type types[MAX_CARRIED];
+	Value *then_v[MAX_CARRIED], *else_v[MAX_CARRIED];
+	Binding *res_vars[MAX_CARRIED];
 	int nr = 0;
 	bool ok = true;
 	for (int i = 0; i < nv; i++) {
@@ -444,47 +519,26 @@ static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 			vars[i]->sym = a;
 			continue;
 		}
-		if (is_slot(vars[i])) { /* a fn's result, unset on one side: 0 there (never read) */
-			if (a.kind == S_VOID && b.kind == S_VOID)
-				continue;
-			if (a.kind == S_VOID)
-				a = weak_int(0);
-			if (b.kind == S_VOID)
-				b = weak_int(0);
-		}
 		if (a.kind == S_VOID || b.kind == S_VOID) {
-			ok = false;
-			continue;
-		}
-		Type t;
-		if (!is_valueish(a) || !is_valueish(b)) {
-			error(g, span, "'%s' is %s after one branch and %s after the other", shown(vars[i]), ig_sym_desc(g, a),
-			      ig_sym_desc(g, b));
-			ok = false;
-			continue;
-		}
-		if (a.kind == S_VALUE)
-			t = a.type;
-		else if (b.kind == S_VALUE)
-			t = b.type;
-		else {
-			ScalarKind k;
-			const char *why;
-			if (!promote_arith((ScalarKind)a.type.scalar, false, (ScalarKind)b.type.scalar, false, false, &k, &why)) {
-				error(g, span, "'%s': %s", shown(vars[i]), why);
+			if (!ig_is_slot(vars[i])) { /* after an error */
 				ok = false;
 				continue;
 			}
-			t = type_scalar(k);
+			if (a.kind == b.kind) /* a slot of the fn's result unset on both sides */
+				continue;
 		}
-		if (a.kind == S_VALUE && b.kind == S_VALUE && b.v->type.rank > a.v->type.rank)
-			t = b.type;
+		Type t;
+		if (!merge_type(g, vars[i], a, b, span, &t)) {
+			ok = false;
+			continue;
+		}
+		/* a slot of the fn's result unset on one side holds a placeholder there (never read) */
 		g->region = &then_r;
-		then_v[nr] = coerce(g, a, t, span);
+		then_v[nr] = a.kind == S_VOID ? ig_result_placeholder(g, t, span) : coerce(g, a, t, span);
 		g->region = &else_r;
-		else_v[nr] = coerce(g, b, t, span);
+		else_v[nr] = b.kind == S_VOID ? ig_result_placeholder(g, t, span) : coerce(g, b, t, span);
 		if (!then_v[nr] || !else_v[nr]) {
-			error(g, span, "'%s' is %s after the 'then' branch but %s after the 'else' branch", shown(vars[i]),
+			error(g, span, "'%s' is %s after the 'then' branch but %s after the 'else' branch", shown(g, vars[i]),
 			      ig_sym_desc(g, a), ig_sym_desc(g, b));
 			ok = false;
 			continue;
@@ -541,35 +595,46 @@ static bool has_stmt(const Node *n, NodeKind k)
 	return false;
 }
 
-static bool has_value_return(const Node *n)
+/* The slots of the fn's result that the loop body made (by the fn's first
+ * return with a value), from `known` on: added to the loop's vars, from
+ * their placeholders (in the loop's parent region) of the types the body
+ * gave them, for another attempt. False after an error. */
+static bool add_loop_slots(Gen *g, Region *parent, int known, Binding **vars, int *nv, Value **init, Type *types,
+                           Span at)
 {
-	if (!n)
-		return false;
-	if (n->kind == N_RETURN && n->a)
-		return true;
-	if (has_value_return(n->a) || has_value_return(n->b) || has_value_return(n->c))
-		return true;
-	for (int i = 0; i < n->list.len; i++)
-		if (has_value_return(n->list.items[i]))
-			return true;
-	return false;
+	Region *r = g->region;
+	bool ok = true;
+	for (int k = known; ok && k < g->res.n; k++) {
+		Sym s = g->res.slots[k].sym;
+		int i = *nv;
+		if (!(ok = is_valueish(s) && push_var(g, vars, nv, &g->res.slots[k], at)))
+			break;
+		types[i] = s.type;
+		g->region = parent;
+		ok = (init[i] = ig_result_placeholder(g, types[i], at)) != NULL;
+		g->region = r;
+	}
+	for (int k = known; k < g->res.n; k++) /* unset before the loop */
+		g->res.slots[k].sym = VOID;
+	return ok;
 }
 
-/* Generates a loop body into r (whose first `skip` arguments are not
- * carried), then yields the carried variables' values. On a type change
- * of a variable that entered as a constant, sets *retype and its new type
- * so that the caller can try again. */
-static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int nv, Value **args, Type *types,
+/* Generates a loop body into r, then yields the carried variables' values.
+ * On a type change of a variable that entered as a constant, or slots of
+ * the fn's result made in the body (more vars: *nv), sets *retype and the
+ * new types so that the caller can try again. */
+static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int *pnv, Value **args, Type *types,
                           Value **init, bool *retype, Span at)
 {
-	Sym before[MAX_ARGS * 4];
+	int nv = *pnv, known = g->res.n;
+	Sym before[MAX_CARRIED];
 	for (int i = 0; i < nv; i++) {
 		before[i] = vars[i]->sym;
 		vars[i]->sym = ig_value_sym(args[i]);
 		/* an iteration starts only while the loop's flags are false */
 		if (!strcmp(vars[i]->name, FLAG_BREAK) || !strcmp(vars[i]->name, FLAG_RETURN))
 			vars[i]->sym = ig_const_int(SK_I1, 0, false);
-		else if (is_slot(vars[i])) /* read only after a return in this iteration */
+		else if (ig_is_slot(vars[i])) /* read only after a return in this iteration */
 			vars[i]->sym = VOID;
 	}
 	Region *saved = g->region;
@@ -580,26 +645,33 @@ static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int nv,
 		ig_scope_bind(g, FLAG_CONTINUE, ig_const_int(SK_I1, 0, false), true, body->span);
 	ig_gen_block(g, body);
 	scope_pop(g);
-	Value *yield[MAX_ARGS * 4];
+	Value *yield[MAX_CARRIED];
 	bool ok = g->diag->errors == errors;
 	*retype = false;
 	for (int i = 0; ok && i < nv; i++) {
 		Sym s = vars[i]->sym;
-		if (is_slot(vars[i]) && s.kind == S_VOID)
-			s = weak_int(0);
-		yield[i] = coerce(g, s, types[i], at);
+		bool slot = ig_is_slot(vars[i]);
+		yield[i] = slot && s.kind == S_VOID ? ig_result_placeholder(g, types[i], at) : coerce(g, s, types[i], at);
 		if (yield[i])
 			continue;
-		bool placeholder = before[i].kind == S_CONST || (is_slot(vars[i]) && before[i].kind == S_VOID);
-		if (is_valueish(s) && placeholder && init[i]->def && init[i]->def->code == OP_CONST &&
-		    (s.kind == S_VALUE || s.kind == S_CONST)) {
+		bool placeholder = before[i].kind == S_CONST || (slot && before[i].kind == S_VOID);
+		if (is_valueish(s) && placeholder && init[i]->def && init[i]->def->code == OP_CONST) {
 			types[i] = s.type; /* entered as a constant: take the type the body gives */
 			*retype = true;
 			continue;
 		}
-		error(g, at, "'%s' is %s before the loop but %s after an iteration", shown(vars[i]), tstr(g, types[i]),
+		if (slot && s.kind == S_VALUE && !types[i].rank && type_eq(type_elem(s.type), types[i])) {
+			types[i] = s.type; /* a fn's scalar result, a block in the body: broadcast at the entry */
+			*retype = true;
+			continue;
+		}
+		error(g, at, "'%s' is %s before the loop but %s after an iteration", shown(g, vars[i]), tstr(g, types[i]),
 		      ig_sym_desc(g, s));
 		ok = false;
+	}
+	if (g->res.n > known) {
+		ok = add_loop_slots(g, saved, known, vars, pnv, init, types, at) && ok;
+		*retype = true;
 	}
 	if (ok && !*retype)
 		ok = ig_emit_op(g, OP_YIELD, at, yield, nv, NULL, 0) != NULL;
@@ -736,8 +808,8 @@ static bool retype_inits(Gen *g, Node *n, int attempt, Binding **vars, int nv, V
 		return false;
 	}
 	for (int i = 0; i < nv; i++)
-		if (!type_eq(init[i]->type, types[i]) && !(init[i] = coerce(g, entry_sym(vars[i]), types[i], n->span))) {
-			error(g, n->span, "'%s' enters the loop as %s but becomes %s", shown(vars[i]),
+		if (!type_eq(init[i]->type, types[i]) && !(init[i] = entry_value(g, vars[i], types[i], n->span))) {
+			error(g, n->span, "'%s' enters the loop as %s but becomes %s", shown(g, vars[i]),
 			      ig_sym_desc(g, vars[i]->sym), tstr(g, types[i]));
 			return false;
 		}
@@ -779,14 +851,14 @@ static void gen_for(Gen *g, Node *n)
 		gen_for_as_while(g, n, bounds, r[2]);
 		return;
 	}
-	Binding *vars[MAX_ARGS * 4];
-	int nv = carried_vars(g, n->b, NULL, vars);
-	Value *init[MAX_ARGS * 4];
-	Type types[MAX_ARGS * 4];
-	if (!materialize_inits(g, vars, nv, init, types, n->span))
+	Binding *vars[MAX_CARRIED];
+	int nv = carried_vars(g, n->b, vars, n->span);
+	Value *init[MAX_CARRIED];
+	Type types[MAX_CARRIED];
+	if (nv < 0 || !materialize_inits(g, vars, nv, init, types, n->span))
 		return;
 	Region body = {0};
-	Value *args[MAX_ARGS * 4];
+	Value *args[MAX_CARRIED];
 	for (int attempt = 0;; attempt++) {
 		body = (Region){0};
 		Value *iv = ir_region_arg(g->f, &body, type_scalar(k));
@@ -796,7 +868,7 @@ static void gen_for(Gen *g, Node *n)
 		ig_scope_bind(g, n->name, ig_value_sym(iv), false, n->span);
 		g->runtime_depth++;
 		bool retype;
-		bool ok = gen_loop_body(g, &body, n->b, vars, nv, args, types, init, &retype, n->span);
+		bool ok = gen_loop_body(g, &body, n->b, vars, &nv, args, types, init, &retype, n->span);
 		g->runtime_depth--;
 		scope_pop(g);
 		if (!ok)
@@ -807,7 +879,7 @@ static void gen_for(Gen *g, Node *n)
 		if (!retype_inits(g, n, attempt, vars, nv, init, types))
 			return;
 	}
-	Value *operands[3 + MAX_ARGS * 4] = {bounds[0], bounds[1], bounds[2]};
+	Value *operands[3 + MAX_CARRIED] = {bounds[0], bounds[1], bounds[2]};
 	for (int i = 0; i < nv; i++)
 		operands[3 + i] = init[i];
 	Op *op = ig_emit_op(g, OP_FOR, n->span, operands, 3 + nv, types, nv);
@@ -915,11 +987,11 @@ static void gen_for_as_while(Gen *g, Node *n, Value *bounds[3], Sym step)
 
 static void while_loop(Gen *g, Node *n)
 {
-	Binding *vars[MAX_ARGS * 4];
-	int nv = carried_vars(g, n->b, NULL, vars);
-	Value *init[MAX_ARGS * 4];
-	Type types[MAX_ARGS * 4];
-	if (!materialize_inits(g, vars, nv, init, types, n->span))
+	Binding *vars[MAX_CARRIED];
+	int nv = carried_vars(g, n->b, vars, n->span);
+	Value *init[MAX_CARRIED];
+	Type types[MAX_CARRIED];
+	if (nv < 0 || !materialize_inits(g, vars, nv, init, types, n->span))
 		return;
 	Region before = {0}, after = {0};
 	Region *saved = g->region;
@@ -927,8 +999,8 @@ static void while_loop(Gen *g, Node *n)
 		before = (Region){0};
 		after = (Region){0};
 		/* region 0: the condition over the carried values */
-		Value *bargs[MAX_ARGS * 4], *aargs[MAX_ARGS * 4];
-		Sym entry[MAX_ARGS * 4];
+		Value *bargs[MAX_CARRIED], *aargs[MAX_CARRIED];
+		Sym entry[MAX_CARRIED];
 		for (int i = 0; i < nv; i++) {
 			bargs[i] = ir_region_arg(g->f, &before, types[i]);
 			entry[i] = vars[i]->sym;
@@ -943,7 +1015,7 @@ static void while_loop(Gen *g, Node *n)
 			cv = NULL;
 		}
 		cv = and_not_flags(g, cv, n->a->span);
-		Value *fwd[1 + MAX_ARGS * 4] = {cv};
+		Value *fwd[1 + MAX_CARRIED] = {cv};
 		for (int i = 0; i < nv; i++) {
 			fwd[1 + i] = bargs[i];
 			vars[i]->sym = entry[i];
@@ -960,7 +1032,7 @@ static void while_loop(Gen *g, Node *n)
 			aargs[i] = ir_region_arg(g->f, &after, types[i]);
 		ig_scope_push(g, false);
 		bool retype;
-		bool ok = gen_loop_body(g, &after, n->b, vars, nv, aargs, types, init, &retype, n->span);
+		bool ok = gen_loop_body(g, &after, n->b, vars, &nv, aargs, types, init, &retype, n->span);
 		scope_pop(g);
 		g->runtime_depth--;
 		if (!ok)
@@ -994,35 +1066,6 @@ static void gen_break(Gen *g, Node *n)
 	b->sym = ig_const_int(SK_I1, 1, false);
 }
 
-/* A return inside a runtime if or loop: sets the return flag (the rest of
- * the kernel or fn is guarded by it). */
-static void gen_nested_return(Gen *g, Node *n)
-{
-	Binding *b = ig_lookup_local(g, FLAG_RETURN);
-	if (!b || !b->is_var) {
-		error(g, n->span, "'return' is not allowed here");
-		return;
-	}
-	if (n->a) {
-		Binding *slot = ig_lookup_local(g, FLAG_VALUE);
-		Sym v = ig_gen_expr(g, n->a);
-		if (v.kind == S_VOID)
-			return;
-		if (!slot || !slot->is_var) {
-			error(g, n->span, "a kernel returns no value; write 'return;'");
-			return;
-		}
-		if ((v.kind != S_VALUE && v.kind != S_CONST) || v.type.ptr) {
-			error(g, n->span, "'return' of %s inside a runtime 'if' or loop is not supported (a number or a block "
-			                  "of numbers is); assign the result to a 'var' and return it at the end of the fn",
-			      ig_sym_desc(g, v));
-			return;
-		}
-		slot->sym = v;
-	}
-	b->sym = ig_const_int(SK_I1, 1, false);
-}
-
 static void gen_stmt(Gen *g, Node *n)
 {
 	switch (n->kind) {
@@ -1050,7 +1093,7 @@ static void gen_stmt(Gen *g, Node *n)
 		break;
 	case N_RETURN:
 		if (g->runtime_depth > 0) {
-			gen_nested_return(g, n);
+			ig_gen_nested_return(g, n);
 			break;
 		}
 		g->ret = n->a ? ig_gen_expr(g, n->a) : (Sym){.kind = S_NONE};
@@ -1114,13 +1157,13 @@ void ig_gen_block(Gen *g, Node *block)
 void ig_gen_body(Gen *g, Node *block)
 {
 	ig_scope_bind(g, FLAG_RETURN, ig_const_int(SK_I1, 0, false), true, block->span);
-	if (g->in_fn) /* unset until a return sets it: its type comes from the returns */
-		ig_scope_bind(g, FLAG_VALUE, VOID, true, block->span);
 	ig_gen_block(g, block);
-	Binding *flag = ig_lookup_local(g, FLAG_RETURN), *slot = ig_lookup_local(g, FLAG_VALUE);
-	if (!g->returned && flag && slot && !(flag->sym.kind == S_CONST && !is_const_true(flag->sym)) &&
-	    has_value_return(block)) {
-		g->ret = slot->sym;
+	/* a fn's result set by returns inside runtime ifs or loops (its slots
+	 * are unset before the first) */
+	Binding *flag = ig_lookup_local(g, FLAG_RETURN);
+	bool may_return = flag && !(flag->sym.kind == S_CONST && !is_const_true(flag->sym));
+	if (g->res.failed || (!g->returned && g->res.n && may_return)) {
+		g->ret = ig_result_value(g);
 		g->returned = true;
 	}
 }

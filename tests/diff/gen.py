@@ -119,6 +119,7 @@ class Kernel:
         self.nv = 0
         self.tolt = None  # the least precise float type an inexact value went through
         self.fns = []  # helper fns, written before the kernel
+        self.fn_loop = False  # gen_loop: the loop in a fn returning from inside it
 
     def widen_tol(self, t):
         if is_float(t) and (self.tolt is None or EPS_RANK[t] < EPS_RANK[self.tolt]):
@@ -571,7 +572,11 @@ def gen_loop(k, r):
     b = k.body
     b.append("    let offs = program_id(0) * BLOCK + arange(0, BLOCK);")
     b.append("    let mask = offs < n;")
-    b.append("    var acc = zeros((BLOCK,), %s);" % ta)
+    # now and then the loop is a fn's, which returns a tuple (the block, a
+    # pointer, the index) from inside it at a runtime iteration
+    if k.fn_loop:
+        b = []
+    b.append("    var acc = %s;" % ("acc0" if k.fn_loop else "zeros((BLOCK,), %s)" % ta))
     b.append("    for i in range(0, iters) {")
     b.append("        let v = load(a + i * n + offs, mask = mask, other = %s);" % zero_lit(t))
     vv = V("v", t)
@@ -599,7 +604,16 @@ def gen_loop(k, r):
         b.append("        acc = %s;" % wrap("acc * %s + %s" % ("2.0" if is_float(ta) else "3", cv)))
     else:
         b.append("        acc += %s;" % cv)
+    if k.fn_loop:
+        b.append("        if i == iters - 1 - lim { return acc, a + i * n, i; }")
     b.append("    }")
+    if k.fn_loop:
+        b.append("    return acc, a, iters;")
+        k.fns.append("fn run_loop(a, acc0, offs, mask, n: i32, iters: i32, lim: i32) {\n%s\n}" % "\n".join(b))
+        b = k.body
+        b.append("    let acc1, p, it = run_loop(a, zeros((BLOCK,), %s), offs, mask, n, iters, lim);" % ta)
+        b.append("    let w = load(p + offs, mask = mask, other = %s);" % zero_lit(t))
+        b.append("    var acc = %s;" % wrap("acc1 + %s + it.to(%s)" % (convert(V("w", t), ta), ta)))
     if r.random() < 0.5:
         b.append("    if program_id(0) % 2 == 1 {")
         b.append("        acc = %s;" % wrap("acc * %s" % ("-1.5" if is_float(ta) else "5")))
@@ -731,6 +745,8 @@ def generate(seed, index):
         fn = gen_desc
     name = "k%d" % index
     k = Kernel(r, name)
+    # so is a loop kernel's loop put in a fn (the same kernel otherwise)
+    k.fn_loop = random.Random((seed * 1000003 + index) * 7919 + 29).random() < 0.3
     fn(k, r)
     return k.text(seed * 1000003 + index & 0x7FFFFFFF)
 

@@ -182,11 +182,20 @@ def empty(*shape, dtype=None, device="cuda"):
     return Tensor(ptr, shape, tuple(reversed(strides)), dt, dev)
 
 
+class FakeTensorMap(ctypes.Structure):
+    """tests/runtime/fake_cuda.h's FakeTensorMap (what the stand-in's encoder writes)."""
+    _fields_ = [("magic", ctypes.c_int), ("dtype", ctypes.c_int), ("rank", ctypes.c_int), ("swizzle", ctypes.c_int),
+                ("address", ctypes.c_ulonglong), ("dims", ctypes.c_ulonglong * 5), ("strides", ctypes.c_ulonglong * 4),
+                ("box", ctypes.c_uint * 5)]
+
+
 class FakeLaunch(ctypes.Structure):
-    """tests/runtime/fake_cuda.h's record of the last launch."""
+    """tests/runtime/fake_cuda.h's record of the last launch (the whole struct: the stand-in
+    writes all of it)."""
     _fields_ = [("name", ctypes.c_char * 128), ("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
                 ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p), ("n_params", ctypes.c_int),
-                ("sizes", ctypes.c_int * 64), ("bytes", (ctypes.c_ubyte * 8) * 64), ("max_dynamic_smem", ctypes.c_int)]
+                ("sizes", ctypes.c_int * 64), ("bytes", (ctypes.c_ubyte * 8) * 64), ("max_dynamic_smem", ctypes.c_int),
+                ("n_maps", ctypes.c_int), ("maps", FakeTensorMap * 8)]
 
 
 def last_launch():

@@ -128,11 +128,14 @@ static bool same_map(const TmaMap *a, const TmaMap *b)
 	return true;
 }
 
-/* Whether v is an operand A or B of a dot in r (or the regions in it). */
+/* Whether v is an operand A or B of a dot in r (or the regions in it),
+ * itself or transposed (attention's K^T: its tile lands K-major). */
 static bool feeds_dot(const Region *r, const Value *v)
 {
 	for (const Op *op = r->first; op; op = op->next) {
 		if (op->code == OP_DOT && (op->operands[0] == v || op->operands[1] == v))
+			return true;
+		if (op->code == OP_TRANS && op->operands[0] == v && v->type.rank == 2 && feeds_dot(r, op->results[0]))
 			return true;
 		for (int i = 0; i < op->n_regions; i++)
 			if (feeds_dot(&op->regions[i], v))

@@ -51,7 +51,10 @@ void lw_tma_params(Lower *L, int first_param)
 
 /* Whether loop tile a (its loads and conversion known) can come by TMA:
  * every load of it reads through one map, into a wgmma scratch in that
- * map's layout (the copy's swizzle), not transposed on the way. */
+ * map's layout (the copy's swizzle): the tile's rows of atoms along its
+ * last dimension, which is the scratch's contiguous one (wgmma_fast 1), or,
+ * where the tile is transposed on the way (attention's K^T), the
+ * transposed tile's first (wgmma_fast 0: K-major, the same bytes). */
 bool lw_tma_tile(Lower *L, AsyncTile *a)
 {
 	const Op *lds[3] = {a->first, a->ahead, a->first2};
@@ -63,12 +66,13 @@ bool lw_tma_tile(Lower *L, AsyncTile *a)
 			return false;
 		map = (int)lds[i]->attr[4];
 	}
-	if (map < 0 || map >= L->f->n_tmaps || a->trans)
+	if (map < 0 || map >= L->f->n_tmaps)
 		return false;
 	const TmaMap *m = &L->f->tmaps[map];
 	const Encoding *s = a->convert->scratch;
 	Type t = a->arg->type;
-	if (!s->wgmma || s->wgmma_fast != 1 || s->wgmma != m->row_bytes || t.rank != 2 || t.shape[0] != m->box[0] ||
+	if (!s->wgmma || s->wgmma_fast != (a->trans ? 0 : 1) || s->wgmma != m->row_bytes || t.rank != 2 ||
+	    (a->trans && (a->trans->attr[0] != 1 || a->trans->attr[1] != 0)) || t.shape[0] != m->box[0] ||
 	    t.shape[1] % m->box[1] || type_bytes(type_elem(t)) * m->box[1] != m->row_bytes)
 		return false;
 	a->tma = map + 1;

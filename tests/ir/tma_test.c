@@ -59,6 +59,20 @@ static const char *mm_src =
 	"    }\n"
 	"    store(c + arange(0, 64)[:, None] * 64 + arange(0, 64)[None, :], acc);\n"
 	"}\n"
+	/* b given as N x K rows, read transposed (attention's K^T) */
+	"kernel mmt(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32,\n"
+	"           BM: const i32, BN: const i32, BK: const i32) grid(cdiv(M, BM), cdiv(N, BN)) {\n"
+	"    let ad = tensor_desc(a, (M, K), (sa, 1), (BM, BK));\n"
+	"    let bd = tensor_desc(b, (N, K), (sb, 1), (BN, BK));\n"
+	"    let cd = tensor_desc(c, (M, N), (sc, 1), (BM, BN));\n"
+	"    let m0 = program_id(0) * BM;\n"
+	"    let n0 = program_id(1) * BN;\n"
+	"    var acc = zeros((BM, BN), f32);\n"
+	"    for k in range(0, K, BK) {\n"
+	"        acc = dot(ad.load((m0, k)), trans(bd.load((n0, k))), acc);\n"
+	"    }\n"
+	"    cd.store((m0, n0), acc);\n"
+	"}\n"
 	/* tiles no loop's dot reads: summed in a loop, and a dot outside a loop */
 	"kernel other(a: *f16, b: *f16, c: *f32, M: i32, K: i32, sa: i32) grid(1) {\n"
 	"    let ad = tensor_desc(a, (M, K), (sa, 1), (64, 64));\n"
@@ -165,29 +179,31 @@ static double rnd(void)
 	return (double)(rng >> 8) / (1 << 24) * 2 - 1;
 }
 
-static bool run(const IrFunc *f, uint16_t *a, uint16_t *b, float *c, int M, int N, int K, int bm, int bn)
+static bool run(const IrFunc *f, uint16_t *a, uint16_t *b, float *c, int M, int N, int K, int sb, int bm, int bn)
 {
 	InterpArg args[9] = {interp_ptr(a), interp_ptr(b), interp_ptr(c), interp_int(M), interp_int(N), interp_int(K),
-	                     interp_int(K), interp_int(N), interp_int(N)};
+	                     interp_int(K), interp_int(sb), interp_int(N)};
 	InterpBuffer bufs[3] = {{"a", a, (size_t)M * K * 2}, {"b", b, (size_t)K * N * 2}, {"c", c, (size_t)M * N * 4}};
 	InterpOptions opt = {.grid = {(M + bm - 1) / bm, (N + bn - 1) / bn, 1}};
 	return interp_run(f, args, 9, bufs, 3, &opt, &diag);
 }
 
-static void interp_cases(void)
+/* kernel mm, or mmt (b given as N x K, read transposed) */
+static void interp_cases(const char *kernel, bool trans)
 {
 	const char *passes = "canonicalize,cse,dce,expand-descriptors,pipeline-dots,cse,dce";
-	IrFunc *f = build("mm", 64, 64, 32, "sm_90a", true, true, passes);
-	IrFunc *g = build("mm", 64, 64, 32, "sm_90a", false, true, passes);
+	IrFunc *f = build(kernel, 64, 64, 32, "sm_90a", true, true, passes);
+	IrFunc *g = build(kernel, 64, 64, 32, "sm_90a", false, true, passes);
 	bool shaped = true;
 	int n = f ? count_tma(&f->body, OP_LOAD, f->n_tmaps, &shaped) : 0;
 	int stores = f ? count_tma(&f->body, OP_STORE, f->n_tmaps, &shaped) : 0;
-	check(f && f->n_tmaps == 3 && n == 4 && stores == 1 && shaped,
-	      "after pipeline-dots: four TMA loads (a and b, before the loop and ahead) and c's TMA store, each with "
-	      "its two offsets");
+	char what[200];
+	snprintf(what, sizeof what, "%s after pipeline-dots: four TMA loads (a and b%s, before the loop and ahead) and c's "
+	         "TMA store, each with its two offsets", kernel, trans ? " transposed" : "");
+	check(f && f->n_tmaps == 3 && n == 4 && stores == 1 && shaped, what);
 	bool none = true;
-	check(g && count_tma(&g->body, OP_LOAD, 0, &none) + count_tma(&g->body, OP_STORE, 0, &none) == 0,
-	      "without the flag: no TMA load or store");
+	snprintf(what, sizeof what, "%s without the flag: no TMA load or store", kernel);
+	check(g && count_tma(&g->body, OP_LOAD, 0, &none) + count_tma(&g->body, OP_STORE, 0, &none) == 0, what);
 	if (!f || !g)
 		return;
 	static const int sizes[][3] = {{64, 64, 64}, {100, 72, 200}, {1, 1, 32}, {65, 130, 31}, {128, 64, 0}};
@@ -204,10 +220,11 @@ static void interp_cases(void)
 			for (int j = 0; j < N; j++) {
 				double acc = 0;
 				for (int k = 0; k < K; k++)
-					acc += fp_decode(SK_F16, a[i * K + k]) * fp_decode(SK_F16, b[k * N + j]);
+					acc += fp_decode(SK_F16, a[i * K + k]) * fp_decode(SK_F16, b[trans ? j * K + k : k * N + j]);
 				ref[i * N + j] = acc;
 			}
-		bool ok = run(f, a, b, c1, M, N, K, 64, 64) && run(g, a, b, c2, M, N, K, 64, 64);
+		int sb = trans ? K : N;
+		bool ok = run(f, a, b, c1, M, N, K, sb, 64, 64) && run(g, a, b, c2, M, N, K, sb, 64, 64);
 		double worst = 0;
 		for (int i = 0; ok && i < M * N; i++) {
 			double e = c1[i] - ref[i];
@@ -215,8 +232,8 @@ static void interp_cases(void)
 			ok = memcmp(&c1[i], &c2[i], 4) == 0;
 		}
 		char name[160];
-		snprintf(name, sizeof name, "interpreter, M N K = %d %d %d: TMA-marked IR gives the IR's numbers, "
-		         "and C's (max error %.2g)", M, N, K, worst);
+		snprintf(name, sizeof name, "interpreter, %s M N K = %d %d %d: TMA-marked IR gives the IR's numbers, "
+		         "and C's (max error %.2g)", kernel, M, N, K, worst);
 		check(ok && worst < 1e-3 * (K ? K : 1), name);
 		free(a);
 		free(b);
@@ -247,11 +264,46 @@ static unsigned tma_byte(int R, int eb, int row, int r, int c)
 	return byte ^ (((byte >> 7) & units) << 4);
 }
 
+/* B read K-major (8-bit and tf32 always, 16-bit where its registers run
+ * along K): the tile loaded as N x K rows (attention's K, transposed on
+ * the way) is copied as such; element (n, k) of it must lie where the
+ * scratch of B = its transpose (K x N, K contiguous) has element (k, n). */
+static void placement_kmajor(int *cases, int *bad, char *first, size_t first_size)
+{
+	static const ScalarKind kinds[] = {SK_F8E4M3, SK_F16, SK_F32};
+	for (int ki = 0; ki < 3; ki++)
+		for (int lk = 3; lk <= 8; lk++)
+			for (int ln = 3; ln <= 8; ln++) {
+				ScalarKind k = kinds[ki];
+				int eb = scalar_bits(k) / 8, K = 1 << lk, N = 1 << ln;
+				if (K * eb < 32 || N > 256)
+					continue;
+				Type t = type_block(type_scalar(k), 2, (int32_t[]){K, N});
+				Lin src;
+				memset(&src, -1, sizeof src);
+				src.n_reg = 1, src.n_lane = 5, src.n_warp = 2;
+				src.reg[0] = (int8_t)ln; /* registers along K: B K-major */
+				Encoding e;
+				if (!wgmma_operand_layout(&e, &src, t, 1, 256) || e.wgmma_fast != 0)
+					continue;
+				(*cases)++;
+				int row = K * eb >= 128 ? 128 : K * eb;
+				for (int n = 0; n < N; n++)
+					for (int kk = 0; kk < K; kk++) {
+						unsigned want = tma_byte(N, eb, row, n, kk);
+						unsigned got = swizzled(&e, (unsigned)(kk * N + n)) * (unsigned)eb;
+						if (want != got && !(*bad)++)
+							snprintf(first, first_size, " (first: %s B^T %d x %d, element %d %d: copy %u, wgmma %u)",
+							         scalar_name(k), N, K, n, kk, want, got);
+					}
+			}
+}
+
 static void placement_cases(void)
 {
 	static const ScalarKind kinds[] = {SK_F8E4M3, SK_F16, SK_F32};
-	int cases = 0, bad = 0;
-	char first[160] = "";
+	int cases = 0, bad = 0, kcases = 0, kbad = 0;
+	char first[160] = "", kfirst[160] = "";
 	for (int ki = 0; ki < 3; ki++)
 		for (int op = 0; op < 2; op++)
 			for (int lr = 4; lr <= 8; lr++)
@@ -283,6 +335,10 @@ static void placement_cases(void)
 	snprintf(name, sizeof name, "every element of %d tile shapes (A and B, 8-, 16- and 32-bit, 32- to 128-byte rows) "
 	         "lies where the copy engine puts it%s", cases, first);
 	check(cases >= 40 && !bad, name);
+	placement_kmajor(&kcases, &kbad, kfirst, sizeof kfirst);
+	snprintf(name, sizeof name, "K-major B of %d shapes (8-, 16- and 32-bit): a transposed tile's copy lies where "
+	         "wgmma reads B%s", kcases, kfirst);
+	check(kcases >= 30 && !kbad, name);
 }
 
 int main(void)
@@ -299,7 +355,8 @@ int main(void)
 		return 1;
 	}
 	plan_cases();
-	interp_cases();
+	interp_cases("mm", false);
+	interp_cases("mmt", true);
 	placement_cases();
 	if (diag.errors)
 		fputs(diag.out.data ? diag.out.data : "", stdout);

@@ -1,4 +1,4 @@
-"""rows_tma.py: the persistent descriptor matmul with and without TMA (python3 bench/bench.py --only tma).
+"""rows_tma.py: descriptor kernels with and without TMA (python3 bench/bench.py --only issue12_tma).
 
 c = a @ b, f16 in and out, f32 accumulation, 4096³ and 8192³. blk:
 examples/matmul_persistent.tile (tensor descriptors, one program a multiprocessor walking
@@ -7,11 +7,15 @@ descriptor tiles come by cp.async) and in a context made with BLK_TMA=1 (by TMA:
 cp.async.bulk.tensor into mbarrier-guarded stage buffers, docs/compiler.md). Triton:
 _matmul_persistent_tma below, the same algorithm through device-side tensor descriptors
 (TMA on Hopper). torch: torch.matmul (cuBLAS). Both sides try blk_calls.MATMUL_CONFIGS.
+
+Attention forward f16 (4×16×4096, d64 and d128, causal and not): bench/kernels/attention_desc.tile
+(q, k, v, o through descriptors: the key and value tiles, and the output, by TMA under BLK_TMA=1)
+against Triton's TMA attention (triton_kernels.attention_tma, not warp-specialized) and torch's SDPA.
 """
 
 import os
 
-GROUP = "tma"
+GROUP = "issue12_tma"  # (not "tma": that is inside "softmax", and --only matches names by substring)
 
 _triton_kernel = None
 _tma_ctx = None
@@ -114,8 +118,62 @@ def row_matmul_desc(env, b, size, tma):
     return [row]
 
 
+def blk_attention(env, b, ctx, q, k, v, o, lse, scale, causal, c):
+    Z, H, N, D = q.shape
+    kern = b.bc.bench_kernel(ctx, "attention_desc")
+    return kern.prepare([q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(), Z * H, N, Z * H * N,
+                         scale], consts={"HEAD_DIM": D, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"],
+                                         "CAUSAL": bool(causal)},
+                        num_warps=c["num_warps"], num_stages=c["num_stages"], stream=env.stream)
+
+
+def row_attention_desc(env, b, D, causal, tma, Z=4, H=16, N=4096):
+    """bench/kernels/attention_desc.tile (descriptors; by TMA in a context made with BLK_TMA=1) against
+    Triton's TMA attention (triton_kernels.attention_tma, not warp-specialized) and torch's SDPA."""
+    import math
+    torch, tk = env.torch, env.tk
+    F = torch.nn.functional
+    scale = 1.0 / math.sqrt(D)
+    torch.manual_seed(12)
+    q, k, v = (torch.randn(Z, H, N, D, device=env.dev).half() for _ in range(3))
+    ref_o, ref_lse = b.attention_reference(torch, q, k, v, scale, causal)
+    row = b.Row("attention fwd fp16" + (" causal" if causal else "") + ", descriptors" + (", TMA" if tma else ""),
+                f"{Z}×{H}×{N}×{D}", 4 * Z * H * N * D * 2 + Z * H * N * 4,
+                flop=4.0 * Z * H * N * N * D * (0.5 if causal else 1.0))
+
+    def outs():
+        return (torch.empty(Z, H, N, D, device=env.dev, dtype=torch.float16),
+                torch.empty(Z * H, N, device=env.dev, dtype=torch.float32))
+
+    def err(o):
+        out, lse = o
+        return b.check_with_stats(torch, "attention: lse", out, ref_o, [(lse, ref_lse)])
+
+    ob, ot = outs(), outs()
+    ctx = tma_context(env, b) if tma else env.ctx
+    configs = [c for c in b.bc.ATTENTION_CONFIGS if c["BLOCK_M"] % c["BLOCK_N"] == 0]
+    b.tune(env, row, "blk", configs[:3] if env.quick else configs,
+           lambda c: blk_attention(env, b, ctx, q, k, v, ob[0], ob[1], scale, causal, c), list(ob), err(ob), 1e-2)
+    tma_configs = b.bc.ATTENTION_TMA_CONFIGS[:2] if env.quick else b.bc.ATTENTION_TMA_CONFIGS
+    b.tune(env, row, "Triton", [dict(c, warp_specialize=False) for c in tma_configs],
+           lambda c: (lambda: tk.attention_tma(q, k, v, ot[0], ot[1], scale, c, causal=causal)), list(ot), err(ot),
+           1e-2)
+    b.measure(env, row, "torch", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale), [],
+              lambda res: b.max_rel_err(torch, res, ref_o), 1e-2)
+    row.notes.append(b.tflops_note(row))
+    row.notes.append("blk: bench/kernels/attention_desc.tile (q, k, v, o through tensor descriptors), its tiles by "
+                     + ("TMA (BLK_TMA=1)" if tma else "cp.async") + "; Triton: triton_kernels.attention_tma without "
+                     "warp specialization; torch: F.scaled_dot_product_attention")
+    return [row]
+
+
 ROWS = [
     ("tma_matmul_4096_cpasync", "matmul f16, descriptors, cp.async", "4096³", lambda env, b: row_matmul_desc(env, b, 4096, False)),
     ("tma_matmul_4096", "matmul f16, descriptors, TMA", "4096³", lambda env, b: row_matmul_desc(env, b, 4096, True)),
     ("tma_matmul_8192", "matmul f16, descriptors, TMA", "8192³", lambda env, b: row_matmul_desc(env, b, 8192, True)),
+] + [
+    (f"attn_desc_d{d}{'_causal' if c else ''}{'' if t else '_cpasync'}",  # (no existing row's name inside)
+     "attention fwd fp16" + (" causal" if c else "") + ", descriptors" + (", TMA" if t else ""), f"4×16×4096×{d}",
+     (lambda d, c, t: lambda env, b: row_attention_desc(env, b, d, c, t))(d, c, t))
+    for d in (64, 128) for c in (False, True) for t in (False, True)
 ]

@@ -10,8 +10,8 @@
 #    two GPUs (one SKIP line where there are fewer);
 #  - every example host program built in BUILD_DIR/examples (make examples),
 #    run with BLK_BACKEND=gpu: each checks its kernel against C and exits 0;
-#  - TMA (BLK_TMA=1): tests/ops/desc_matmul_api_test and the persistent
-#    matmul example with their descriptor tiles by TMA;
+#  - TMA (BLK_TMA=1): tests/ops/desc_matmul_api_test, desc_attention_api_test
+#    and the persistent matmul example with their descriptor tiles by TMA;
 #  - with BLK_GPU_OPS=1, also the suite tests/ops with BLK_BACKEND=gpu;
 #  - tests/gpu/python.sh: the Python package against torch (where torch is);
 #  - tests/gpu/attention_branches.py: attention with branches in its loop.
@@ -111,19 +111,22 @@ for ex in "$build"/examples/*; do
 	fi
 done
 
-# TMA (BLK_TMA=1, opt-in until measured): the descriptor matmuls of tests/ops
+# TMA (BLK_TMA=1, opt-in until measured): the descriptor matmuls and the
+# descriptor attention (bench/kernels/attention_desc.tile) of tests/ops
 # with their K loops' tiles by cp.async.bulk.tensor where the row strides are
 # multiples of 16 (the others, and the persistent example's rows of 70 and 130
 # elements, take the variant without), each under a time limit (a wrong
 # mbarrier parity would hang the kernel)
-prog="$build/tests/ops/desc_matmul_api_test"
-if [ -x "$prog" ]; then
-	out=$(BLK_BACKEND=gpu BLK_TMA=1 timeout 300 "$prog" 2>&1)
-	count "desc_matmul_api_test with BLK_TMA=1" "$out" $?
-else
-	echo "FAIL desc_matmul_api_test: not built ($prog)"
-	failed=$((failed + 1))
-fi
+for name in desc_matmul_api_test desc_attention_api_test; do
+	prog="$build/tests/ops/$name"
+	if [ -x "$prog" ]; then
+		out=$(BLK_BACKEND=gpu BLK_TMA=1 timeout 300 "$prog" 2>&1)
+		count "$name with BLK_TMA=1" "$out" $?
+	else
+		echo "FAIL $name: not built ($prog)"
+		failed=$((failed + 1))
+	fi
+done
 if [ -x "$build/examples/matmul_persistent" ]; then
 	out=$(BLK_BACKEND=gpu BLK_TMA=1 timeout 300 "$build/examples/matmul_persistent" 2>&1)
 	status=$?

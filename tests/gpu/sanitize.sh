@@ -78,12 +78,13 @@ fi
 # the descriptor matmuls with their tiles by TMA (BLK_TMA=1: thread 0's
 # bulk copies completing on mbarriers, every thread waiting for the parity,
 # the drain at each K loop's exit), under a time limit: a wrong parity hangs
-dm="$build/tests/ops/desc_matmul_api_test"
-if [ -x "$dm" ]; then
+for name in desc_matmul desc_attention; do
+	prog="$build/tests/ops/${name}_api_test"
+	[ -x "$prog" ] || continue
 	for tool in $tools; do
-		BLK_TMA=1 check "desc_matmul (TMA)" "$tool" timeout 300 "$dm"
+		BLK_TMA=1 check "$name (TMA)" "$tool" timeout 300 "$prog"
 	done
-fi
+done
 
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 if [ -x "$ncu" ]; then

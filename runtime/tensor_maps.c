@@ -37,7 +37,7 @@ static bool describe(const TmaMap *m, const blk_arg *args, unsigned long long di
 	/* sizes 1 to 2^31 - 1 (the copy's coordinates are 32-bit); rows that
 	 * do not overlap, 16-byte aligned, under 2^40 bytes apart */
 	if (!*base || *base % 16 || rows < 1 || cols < 1 || rows > INT32_MAX || cols > INT32_MAX || stride < cols ||
-	    stride > ((int64_t)1 << 40) / eb || (stride * eb) % 16)
+	    stride >= ((int64_t)1 << 40) / eb || (stride * eb) % 16)
 		return false;
 	dims[0] = (unsigned long long)cols;
 	dims[1] = (unsigned long long)rows;

@@ -109,8 +109,18 @@ static bool candidate(const IrFunc *f, const Op *op, TmaMap *m)
 	m->stride[1] = (TmaDim){-1, 1};
 	int row = bt.shape[1] * eb;
 	m->row_bytes = row >= 128 ? 128 : row >= 64 ? 64 : row >= 32 ? 32 : 0;
-	if (!m->row_bytes || bt.shape[0] > 256)
+	/* several atoms (rows longer than 128 bytes): each atom a whole number
+	 * of the swizzle's 1024-byte periods (8 rows or more), else the copy's
+	 * swizzle of a later atom takes its start's bits where wgmma's layout
+	 * does not */
+	if (!m->row_bytes || bt.shape[0] > 256 || (row > m->row_bytes && bt.shape[0] * m->row_bytes % 1024))
 		return false;
+	/* a constant or a scalar stored to the whole box stays a plain store */
+	if (op->code == OP_DESC_STORE) {
+		const Op *d = op->operands[op->n_operands - 1]->def;
+		if (d && (d->code == OP_CONST || d->code == OP_SPLAT))
+			return false;
+	}
 	m->box[0] = bt.shape[0];
 	m->box[1] = m->row_bytes / eb;
 	return true;

@@ -289,12 +289,15 @@ void lower_convert(Lower *L, const Op *op)
 			/* two ahead: this iteration's tiles were committed two groups back */
 			if (cp)
 				lw_async_asm(L, as->arg2 ? "cp.async.wait_group 2;" : "cp.async.wait_group 1;", NULL, NULL, 0, "");
-			if (cp && op->scratch->wgmma) /* wgmma reads through the async proxy */
+			/* wgmma reads through the async proxy: what threads stored in
+			 * shared memory (these copies, and operands kept there, as
+			 * attention's Q) is fenced from it before the barrier */
+			if (op->scratch->wgmma)
 				lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
 			lw_tma_wait(L, as->loop); /* the TMA tiles' barriers */
 			/* (with TMA too: the buffer the next fill overwrites is read by no one past it) */
 			lw_smem_barrier(L);
-			lw_tma_flush(L);
+			lw_tma_flush(L, as->loop);
 			L->async_synced = true;
 		}
 		Tile *kept = arena_alloc(&L->arena, sizeof *kept);

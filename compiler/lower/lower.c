@@ -374,7 +374,7 @@ static void lower_for(Lower *L, const Op *op)
 	lw_smem_unknown(L); /* after the previous iteration, or what came before the loop */
 	L->async_synced = false; /* this iteration's tiles: not waited for yet */
 	lower_region(L, body);
-	lw_tma_flush(L); /* (a body whose conversions did not take them) */
+	lw_tma_flush(L, op); /* (a body whose conversions did not take them) */
 	if (L->failed)
 		return;
 	const Op *y = terminator(body);

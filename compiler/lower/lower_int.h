@@ -60,8 +60,8 @@ typedef struct Lower {
 	struct AsyncTile *async; /* dot tiles a loop carries through shared memory with cp.async */
 	int n_async;
 	LLVMValueRef tmap[TMA_MAX_MAPS]; /* the tensor maps' parameters (tma_copy.c) */
-	struct TmaFill { int tile; LLVMValueRef buf, row, col; } tma_pending[TMA_MAX_MAPS]; /* tile: in async */
-	int n_tma_pending;             /* copies of tiles ahead, issued after the next barrier */
+	struct TmaFill { int tile; LLVMValueRef buf, row, col; } tma_pending[32]; /* tile: in async */
+	int n_tma_pending;             /* copies of tiles ahead, issued after their loop's next barrier */
 	Diag *diag;
 	bool failed;
 	LLVMContextRef c;
@@ -243,8 +243,9 @@ bool lw_tma_tile(Lower *L, AsyncTile *a);
 void lw_tma_init(Lower *L, AsyncTile *a);
 /* Fills buffer buf with load ld's box; returns the tile's value. */
 LLVMValueRef lw_tma_fill(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef buf);
-/* The copies of tiles ahead the body's loads left for after its barrier. */
-void lw_tma_flush(Lower *L);
+/* The copies of loop's tiles ahead its body's loads left for after its
+ * barrier (not another loop's: a loop inside the body has its own). */
+void lw_tma_flush(Lower *L, const Op *loop);
 /* The buffer number in a tile's value. */
 LLVMValueRef lw_tma_buffer(Lower *L, LLVMValueRef stage);
 /* Every thread waits for the TMA tiles of `loop` it reads now. */

@@ -176,20 +176,27 @@ LLVMValueRef lw_tma_fill(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef buf)
 	LLVMValueRef parity = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, fills, buf, ""), ci32(L, 1), "");
 	LLVMBuildStore(L->b, LLVMBuildXor(L->b, fills, bit, ""), a->fills);
 	LLVMValueRef row = coord(L, el(L, ld->operands[3], 0)), col = coord(L, el(L, ld->operands[4], 0));
-	if (ld == a->ahead && L->n_tma_pending < TMA_MAX_MAPS) /* (an index: L->async may move) */
-		L->tma_pending[L->n_tma_pending++] = (TmaFill){(int)(a - L->async), buf, row, col};
-	else
+	if (ld != a->ahead)
 		issue(L, a, buf, row, col);
+	else if (L->n_tma_pending < (int)(sizeof L->tma_pending / sizeof L->tma_pending[0]))
+		L->tma_pending[L->n_tma_pending++] = (TmaFill){(int)(a - L->async), buf, row, col}; /* (L->async may move) */
+	else
+		lw_fail(L, ld->loc, "internal error: %s", "more TMA copies waiting for a barrier than the lowering keeps");
 	L->async_synced = false; /* a conversion of a tile of this loop waits again */
 	return LLVMBuildOr(L->b, buf, LLVMBuildShl(L->b, parity, ci32(L, STAGE_PARITY_SHIFT), ""), "");
 }
 
-void lw_tma_flush(Lower *L)
+void lw_tma_flush(Lower *L, const Op *loop)
 {
-	for (int i = 0; i < L->n_tma_pending && !L->failed; i++)
-		issue(L, &L->async[L->tma_pending[i].tile], L->tma_pending[i].buf, L->tma_pending[i].row,
-		      L->tma_pending[i].col);
-	L->n_tma_pending = 0;
+	int kept = 0;
+	for (int i = 0; i < L->n_tma_pending && !L->failed; i++) {
+		TmaFill f = L->tma_pending[i];
+		if (L->async[f.tile].loop == loop)
+			issue(L, &L->async[f.tile], f.buf, f.row, f.col);
+		else
+			L->tma_pending[kept++] = f; /* an enclosing loop's: after its own barrier */
+	}
+	L->n_tma_pending = kept;
 }
 
 LLVMValueRef lw_tma_buffer(Lower *L, LLVMValueRef stage)
@@ -259,8 +266,9 @@ void lw_tma_drain(Lower *L, const Op *op)
  * (one cp.async.bulk.tensor a row of atoms) and waits until the engine has
  * read the scratch; a barrier later the scratch is free. The engine writes
  * only the elements inside the tensor's bounds, as desc_store does. The
- * writes themselves complete on their own: debug_barrier() waits for them
- * (lw_tma_store_fence) so that accesses after it see them. */
+ * writes themselves complete on their own: the next TMA store waits for
+ * them first (stores stay in program order), and debug_barrier() waits for
+ * them (lw_tma_store_fence) so that accesses after it see them. */
 
 static bool has_tma_store(const Region *r)
 {
@@ -276,19 +284,32 @@ static bool has_tma_store(const Region *r)
 
 void lw_tma_store_fence(Lower *L)
 {
-	if (!L->f->n_tmaps || !has_tma_store(&L->f->body))
+	if (!L->f->n_tmaps)
 		return;
-	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.stored");
-	lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
+	if (has_tma_store(&L->f->body)) { /* the copies' writes complete */
+		LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.stored");
+		lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
+		lw_end_if(L, done);
+	}
+	/* every thread's global writes ordered with the copies after the
+	 * barrier (TMA loads), and the copies' with every thread's accesses */
 	lw_async_asm(L, "fence.proxy.async.global;", NULL, NULL, 0, "");
-	lw_end_if(L, done);
 }
 
 bool lw_tma_store(Lower *L, const Op *op)
 {
 	const Value *v = op->operands[1];
-	if (val(L, v)->n == 1 && ept(L, v) > 1)
-		return false; /* a uniform value: the plain store takes it in any encoding */
+	if (val(L, v)->n == 1 && ept(L, v) > 1) {
+		/* a uniform value: the plain store takes it in any encoding, after
+		 * the copies of earlier TMA stores are written (as their elements
+		 * would have been, by the threads that now store them again) */
+		LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.before");
+		lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
+		lw_async_asm(L, "fence.proxy.async.global;", NULL, NULL, 0, "");
+		lw_end_if(L, done);
+		lw_smem_barrier(L);
+		return false;
+	}
 	const TmaMap *m = &L->f->tmaps[op->attr[4]];
 	Type t = v->type;
 	int eb = type_bytes(type_elem(t)), bytes = numel(t) * eb;
@@ -308,6 +329,9 @@ bool lw_tma_store(Lower *L, const Op *op)
 	LLVMValueRef row = coord(L, el(L, op->operands[3], 0)), col = coord(L, el(L, op->operands[4], 0));
 	LLVMValueRef map = LLVMBuildPtrToInt(L->b, L->tmap[op->attr[4]], L->i64, "");
 	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.store");
+	/* in program order with earlier TMA stores (copies of different groups
+	 * are not ordered with each other): theirs written first */
+	lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
 	for (int k = 0, atoms = t.shape[1] / m->box[1]; k < atoms; k++) {
 		LLVMValueRef x = k ? LLVMBuildAdd(L->b, col, ci32(L, k * m->box[1]), "") : col;
 		LLVMValueRef args[4] = {map, x, row, smem_addr32(L, at + k * m->box[0] * m->row_bytes, NULL)};

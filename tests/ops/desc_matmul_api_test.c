@@ -1,7 +1,8 @@
 /* tests/ops: matmuls whose K loop reads its tiles through tensor
- * descriptors (the loads sm_90a copies with TMA under BLK_TMA=1), plain and
+ * descriptors (the loads sm_90a copies with TMA under BLK_TMA=1), plain,
  * persistent (a loop over tiles around the K loop, the grid a few
- * programs), f16, bf16, f32 (tf32), fp8 e4m3 and i8 inputs, over shapes that
+ * programs) and with a loop of 0 or 2 rounds inside the K loop's body
+ * (the tiles ahead must still be copied once an iteration), f16, bf16, f32 (tf32), fp8 e4m3 and i8 inputs, over shapes that
  * are multiples of no tile (the descriptors' bounds read zeros past every
  * edge), K below the tile's K and K = 0, row strides longer than a row
  * (padded matrices) and of rows that are multiples of 16 or not (the JIT
@@ -23,6 +24,23 @@ static const char *MM_SRC =
 	"        acc = dot(ad.load((m0, k)), bd.load((k, n0)), acc);\n"
 	"    }\n"
 	"    cd.store((m0, n0), acc);\n"
+	"}\n"
+	/* a loop inside the K loop's body, before its dot (R rounds: 0 or 2) */
+	"kernel nested(a: *$T, b: *$T, c: *$R, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32,\n"
+	"              BM: const i32, BN: const i32, BK: const i32) grid(cdiv(M, BM), cdiv(N, BN)) {\n"
+	"    let ad = tensor_desc(a, (M, K), (sa, 1), (BM, BK));\n"
+	"    let bd = tensor_desc(b, (K, N), (sb, 1), (BK, BN));\n"
+	"    let cd = tensor_desc(c, (M, N), (sc, 1), (BM, BN));\n"
+	"    let m0 = program_id(0) * BM;\n"
+	"    let n0 = program_id(1) * BN;\n"
+	"    let rounds = M % 3 == 0 ? 2 : 0;\n"
+	"    var acc = zeros((BM, BN), $R);\n"
+	"    var t = 0;\n"
+	"    for k in range(0, K, BK) {\n"
+	"        for j in range(0, rounds, 1) { t = t + 1; }\n"
+	"        acc = dot(ad.load((m0, k)), bd.load((k, n0)), acc);\n"
+	"    }\n"
+	"    cd.store((m0, n0), t == 1000003 ? acc + acc : acc);\n"
 	"}\n"
 	"kernel persistent(a: *$T, b: *$T, c: *$R, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32,\n"
 	"                  BM: const i32, BN: const i32, BK: const i32) grid(3) {\n"
@@ -110,8 +128,9 @@ int main(int argc, char **argv)
 			int t = (c + s) % 5;
 			if (t == 2 && configs[c].bk > 32)
 				t = 0;
-			mm_case((c + s) % 3 ? "mm" : "persistent", types[t], configs[c], shapes[s][0], shapes[s][1],
-			        shapes[s][2], shapes[s][3]);
+			static const char *const kernels[] = {"mm", "persistent", "nested"};
+			mm_case(kernels[(c + s) % 3], types[t], configs[c], shapes[s][0], shapes[s][1], shapes[s][2],
+			        shapes[s][3]);
 		}
 	return ops_finish();
 }

@@ -109,6 +109,17 @@ static blk_module *load(blk_context **ctx)
 	return m;
 }
 
+/* mm for f16 tiles of 128 x 128 x 64, over three buffers of 4 MiB. */
+static Run f16_run(blk_context *ctx, blk_module *m)
+{
+	Run r = {.type = "f16", .bm = 128, .bn = 128, .bk = 64};
+	blk_kernel_get(m, "mm", &r.k);
+	blk_malloc(ctx, 1 << 22, &r.a);
+	blk_malloc(ctx, 1 << 22, &r.b);
+	blk_malloc(ctx, 1 << 22, &r.c);
+	return r;
+}
+
 static void with_tma(void)
 {
 	blk_context *ctx = NULL;
@@ -116,11 +127,7 @@ static void with_tma(void)
 	expect(m != NULL, "BLK_TMA=1: a context on the stand-in's 9.0 device, the module loaded");
 	if (!m)
 		return;
-	Run r = {.type = "f16", .bm = 128, .bn = 128, .bk = 64};
-	blk_kernel_get(m, "mm", &r.k);
-	blk_malloc(ctx, 1 << 22, &r.a);
-	blk_malloc(ctx, 1 << 22, &r.b);
-	blk_malloc(ctx, 1 << 22, &r.c);
+	Run r = f16_run(ctx, m);
 	const char *ptx = ptx_of(&r, 256, 256, 512, 512, 256);
 	expect(ptx && strstr(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global") &&
 	           strstr(ptx, "cp.async.bulk.tensor.2d.global.shared::cta") && strstr(ptx, "mbarrier.try_wait.parity") &&
@@ -191,11 +198,7 @@ static void without_tma(void)
 		expect(0, "without BLK_TMA: the module loaded");
 		return;
 	}
-	Run r = {.type = "f16", .bm = 128, .bn = 128, .bk = 64};
-	blk_kernel_get(m, "mm", &r.k);
-	blk_malloc(ctx, 1 << 22, &r.a);
-	blk_malloc(ctx, 1 << 22, &r.b);
-	blk_malloc(ctx, 1 << 22, &r.c);
+	Run r = f16_run(ctx, m);
 	/* the disk cache holds the TMA variant of the same source and
 	 * arguments: its key must tell them apart */
 	const char *ptx = ptx_of(&r, 256, 256, 512, 512, 256);

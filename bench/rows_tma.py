@@ -39,7 +39,7 @@ def _kernel():
             for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, NUM_SMS):
                 per_group = GROUP_M * tiles_n
                 first_m = (tile // per_group) * GROUP_M
-                rows = min(tiles_m - first_m, GROUP_M)
+                rows = tl.minimum(tiles_m - first_m, GROUP_M)
                 in_group = tile % per_group
                 m0 = (first_m + in_group % rows) * BLOCK_M
                 n0 = (in_group // rows) * BLOCK_N

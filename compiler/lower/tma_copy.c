@@ -204,23 +204,32 @@ LLVMValueRef lw_tma_buffer(Lower *L, LLVMValueRef stage)
 	return LLVMBuildAnd(L->b, stage, ci32(L, (1 << STAGE_PARITY_SHIFT) - 1), "");
 }
 
-/* Until the fill that made `stage` (buffer and parity) is complete. */
+/* Until the fill that made `stage` (buffer and parity) is complete. A wait
+ * of more than 10 s (a fill takes microseconds) can only be a fault of the
+ * code: it traps, so that the launch fails (CUDA_ERROR_LAUNCH_FAILED) rather
+ * than hang the GPU. One asm statement (its labels made unique by LLVM's
+ * ${:uid}): the spin adds no block around the wgmma results in flight. */
 static void wait_stage(Lower *L, const AsyncTile *a, LLVMValueRef stage)
 {
 	LLVMValueRef bar = bar_addr(L, a, lw_tma_buffer(L, stage));
 	LLVMValueRef parity = LLVMBuildLShr(L->b, stage, ci32(L, STAGE_PARITY_SHIFT), "");
-	LLVMBasicBlockRef spin = LLVMAppendBasicBlockInContext(L->c, L->fn, "tma.wait");
-	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "tma.ready");
-	LLVMBuildBr(L->b, spin);
-	LLVMPositionBuilderAtEnd(L->b, spin);
-	const char *text = "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [$1], $2; selp.b32 $0, 1, 0, p; }";
-	LLVMTypeRef ty[2] = {L->i32, L->i32};
-	LLVMTypeRef ft = LLVMFunctionType(L->i32, ty, 2, 0);
-	LLVMValueRef fn = LLVMGetInlineAsm(ft, (char *)text, strlen(text), "=r,r,r", 6, 1, 0, LLVMInlineAsmDialectATT, 0);
+	const char *text = "{\n"
+	                   ".reg .pred p;\n"
+	                   ".reg .u64 t0, t1;\n"
+	                   "mov.u64 t0, %globaltimer;\n"
+	                   "tma_wait_${:uid}:\n"
+	                   "mbarrier.try_wait.parity.shared.b64 p, [$0], $1;\n"
+	                   "@p bra tma_ready_${:uid};\n"
+	                   "mov.u64 t1, %globaltimer;\n"
+	                   "sub.u64 t1, t1, t0;\n"
+	                   "setp.gt.u64 p, t1, 10000000000;\n"
+	                   "@p trap;\n"
+	                   "bra tma_wait_${:uid};\n"
+	                   "tma_ready_${:uid}:\n"
+	                   "}";
 	LLVMValueRef args[2] = {bar, parity};
-	LLVMValueRef ok = LLVMBuildCall2(L->b, ft, fn, args, 2, "");
-	LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntNE, ok, ci32(L, 0), ""), done, spin);
-	LLVMPositionBuilderAtEnd(L->b, done);
+	LLVMTypeRef ty[2] = {L->i32, L->i32};
+	lw_async_asm(L, text, args, ty, 2, "r,r");
 }
 
 /* Every thread: the fills the tiles of loop `loop` are in now are complete. */

@@ -911,6 +911,8 @@ static void check_op(Verifier *v, const Op *op)
 		for (int i = 0; i < op->n_operands; i++)
 			if (!same_shape(RES(0), OPT(i)))
 				fail(v, op, "operand %s is not of the results' shape %s", tstr(OPT(i)), tstr(RES(0)));
+		if (op->attr[1] < 1 || op->attr[1] > 16 || (op->attr[1] & (op->attr[1] - 1)))
+			fail(v, op, "pack %" PRId64 " is not 1, 2, 4, 8 or 16", op->attr[1]);
 		break;
 	case OP_ASSERT:
 		if (counts(v, op, 1, 1, 0) && (OPT(0).ptr || sk(OPT(0)) != SK_I1))

@@ -338,9 +338,10 @@ Sym ig_bi_num_warps(Gen *g, Args *a, int which)
 /* ---- inline PTX ------------------------------------------------------------------ */
 
 /* inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack): the
- * PTX text once for each element of the arguments (broadcast to one shape),
- * outputs first in the constraints ("=r,r,r"), $0 ... in the text; dtype a
- * type or a tuple of types (one result each). Only pack = 1. */
+ * PTX text once for each `pack` elements of the arguments (broadcast to one
+ * shape), outputs first in the constraints ("=r,r,r"), $0 ... in the text;
+ * dtype a type or a tuple of types (one result each). pack: 1, 2, 4, 8 or
+ * 16 (lower/inline_asm.c says how the elements go into registers). */
 Sym ig_bi_inline_asm(Gen *g, Args *a, int which)
 {
 	(void)which;
@@ -352,9 +353,9 @@ Sym ig_bi_inline_asm(Gen *g, Args *a, int which)
 	int64_t pack = 1;
 	if (a->given[5] && !ig_arg_int(g, a, 5, &pack))
 		return VOID;
-	if (pack != 1) {
-		error(g, a->at[5], "inline_asm_elementwise supports pack = 1 only (one element per instance); unpack the "
-		                   "elements with bitcasts and shifts around it instead");
+	if (pack < 1 || pack > 16 || (pack & (pack - 1))) {
+		error(g, a->at[5], "the pack of inline_asm_elementwise must be 1, 2, 4, 8 or 16 (elements an instance of the "
+		                   "PTX takes), found %lld", (long long)pack);
 		return VOID;
 	}
 	bool pure;
@@ -396,7 +397,7 @@ Sym ig_bi_inline_asm(Gen *g, Args *a, int which)
 	op->str = arena_strndup(g->arena, a->v[0].str, a->v[0].len);
 	op->str2 = arena_strndup(g->arena, a->v[1].str, a->v[1].len);
 	op->attr[0] = pure;
-	op->attr[1] = 1;
+	op->attr[1] = pack;
 	if (!op->str || !op->str2)
 		return VOID;
 	if (nt == 1)

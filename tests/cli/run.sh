@@ -124,6 +124,19 @@ else
 		[ $st -eq 1 ] && ok "--emit=cubin without ptxas: a clear error" || bad "--emit=cubin without ptxas" "status $st: $(cat "$tmp/err")"
 fi
 
+# ---- inline_asm_elementwise's pack: each thread's elements a multiple of it -----------------
+want="tests/cli/asm/pack_short.tile:5:20: error: inline_asm_elementwise with pack = 4: a thread holds 2 elements of the block, not a multiple of the pack (a larger block, fewer warps or a smaller pack)"
+if "$blkc" --emit=ptx --arch=sm_90 --color=never tests/cli/asm/pack_short.tile -o "$tmp/asm.ptx" 2>"$tmp/err"; then
+	bad "inline_asm pack 4 over 2 elements a thread is an error"
+elif [ "$(head -1 "$tmp/err")" = "$want" ]; then
+	ok "inline_asm pack 4 over 2 elements a thread: an error naming both and what to do"
+else
+	bad "inline_asm pack 4 over 2 elements a thread" "$(cat "$tmp/err")"
+fi
+"$blkc" --emit=ptx --arch=sm_90 --color=never -D num_warps=1 tests/cli/asm/pack_short.tile -o "$tmp/asm.ptx" 2>"$tmp/err" &&
+	[ "$(grep -c 'add.f16x2' "$tmp/asm.ptx")" = 2 ] && ok "... on 1 warp (8 elements a thread): two instances of pack 4" ||
+	bad "pack 4 on 1 warp" "$(cat "$tmp/err")"
+
 # ---- resources: blocks too large for registers, register spills -------------------------
 # A block needing over 4 x 255 registers a thread is an error before LLVM
 # runs (not minutes of ptxas), naming the kernel, the block, the registers.

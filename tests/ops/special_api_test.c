@@ -128,6 +128,51 @@ static void asm_case(void)
 	result(ok, "inline_asm_elementwise: add.s32, mov.b64 into two u32 results, a scalar broadcast");
 }
 
+/* pack > 1: two f16 a register (add.f16x2), four u8 a register (a bytewise
+ * xor), two i32 an instance (two registers in, two out), over 1024
+ * elements (8 a thread on 4 warps); each result element depends on its
+ * own inputs only, whatever elements share an instance. */
+static const char *ASM_PACK_SRC =
+	"kernel k(x: *f16, y: *f16, u: *u8, v: *u8, a: *i32, o16: *f16, o8: *u8, o32: *i32) {\n"
+	"    let o = arange(0, 1024);\n"
+	"    store(o16 + o, inline_asm_elementwise(\"add.f16x2 $0, $1, $2;\", \"=r,r,r\", (load(x + o), load(y + o)), f16,\n"
+	"                                          true, 2));\n"
+	"    store(o8 + o, inline_asm_elementwise(\"xor.b32 $0, $1, $2;\", \"=r,r,r\", (load(u + o), load(v + o)), u8, true, 4));\n"
+	"    store(o32 + o, inline_asm_elementwise(\"add.s32 $0, $2, 1;\\n\\tadd.s32 $1, $3, 1;\", \"=r,=r,r,r\", [load(a + o)],\n"
+	"                                          i32, true, 2));\n"
+	"}\n";
+
+static void asm_pack_case(void)
+{
+	if (blk_context_backend(ops_ctx) != BLK_BACKEND_GPU)
+		return; /* (the interpreter refuses inline asm: asm_case checks that) */
+	enum { N = 1024 };
+	arr x = arr_new(DT_F16, N), y = arr_new(DT_F16, N), u = arr_new(DT_U8, N), v = arr_new(DT_U8, N),
+	    a = arr_new(DT_I32, N);
+	fill_random(x, 1);
+	fill_random(y, 1);
+	fill_random(u, 0);
+	fill_random(v, 0);
+	fill_random(a, 0);
+	blk_devptr dx = dev_from(x), dy = dev_from(y), du = dev_from(u), dv = dev_from(v), da = dev_from(a);
+	blk_devptr d16 = dev_zeros(DT_F16, N), d8 = dev_zeros(DT_U8, N), d32 = dev_zeros(DT_I32, N);
+	blk_status st = run_kernel(ASM_PACK_SRC, NULL, ARGS(P(dx), P(dy), P(du), P(dv), P(da), P(d16), P(d8), P(d32)),
+	                           NO_CONSTS, GRID(1, 1, 1));
+	arr w16 = arr_new(DT_F16, N), w8 = arr_new(DT_U8, N), w32 = arr_new(DT_I32, N);
+	for (int i = 0; i < N; i++) {
+		set_f(w16, i, round_to(DT_F16, get_f(x, i) + get_f(y, i)));
+		set_i(w8, i, (int64_t)(get_u(u, i) ^ get_u(v, i)));
+		set_i(w32, i, wrap_int(DT_I32, (uint64_t)get_i(a, i) + 1));
+	}
+	bool ok = st == BLK_SUCCESS;
+	if (ok)
+		ok = check_exact(dev_read(d16, DT_F16, N), w16, &x, 1) && check_exact(dev_read(d8, DT_U8, N), w8, &u, 1) &&
+		     check_exact(dev_read(d32, DT_I32, N), w32, &a, 1);
+	else
+		why("status %d: %s\n", (int)st, ops_err);
+	result(ok, "inline_asm_elementwise with pack: add.f16x2 (2), a bytewise xor of u8 (4), two i32 an instance (2)");
+}
+
 int main(int argc, char **argv)
 {
 	ops_init(argc, argv);
@@ -139,5 +184,6 @@ int main(int argc, char **argv)
 	for (int t = 0; t < 6; t++)
 		unroll_case(types[t], 2 << (t % 3));
 	asm_case();
+	asm_pack_case();
 	return ops_finish();
 }

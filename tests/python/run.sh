@@ -117,6 +117,18 @@ else
 	fail "test_gpu_path.py: the stand-in driver is not built ($build/tests/runtime/fake/libcuda.so.1)"
 fi
 
+# every example kernel file has its Python driver
+missing=""
+for t in "$repo"/examples/*.tile; do
+	name=$(basename "$t" .tile)
+	[ -f "$repo/examples/python/$name.py" ] || missing="$missing $name"
+done
+if [ -z "$missing" ]; then
+	pass "every examples/*.tile has a driver in examples/python"
+else
+	fail "examples without a Python driver:$missing"
+fi
+
 # the examples' Python drivers, on the interpreter against numpy
 if [ $have_numpy = 1 ]; then
 	for f in examples/python/*.py; do

@@ -127,37 +127,27 @@ static bool expand_op(Expand *e, Op *op)
 	Value *ptrs, *mask;
 	if (!box(e, op, bt, &ptrs, &mask))
 		return false;
-	Op *n;
-	if (store) {
-		/* a TMA store keeps its offsets, for the copy's coordinates */
-		int map = ir_tma_map_of(e->f, op), r = bt.rank;
-		Value *ops[3 + BLK_MAX_RANK] = {ptrs, val, mask};
-		for (int d = 0; map >= 0 && d < r; d++)
-			ops[3 + d] = op->operands[1 + 2 * r + d];
-		n = ir_insert_before(e->f, op, OP_STORE, ops, map >= 0 ? 3 + r : 3, NULL, 0);
-		if (n && map >= 0) {
-			n->attr[0] = MEMF_TMA;
-			n->attr[4] = map;
-		}
-	} else {
+	Value *ops[3 + BLK_MAX_RANK] = {ptrs, val, mask};
+	if (!store) {
 		Value *zero = emit(e, OP_CONST, bt, NULL, NULL);
 		if (!zero)
 			return false;
 		if (scalar_is_float((ScalarKind)bt.scalar))
 			zero->def->fval = 0.0;
-		/* a TMA load keeps its offsets, for the copy's coordinates */
-		int map = ir_tma_map_of(e->f, op), r = bt.rank;
-		Value *ops[3 + BLK_MAX_RANK] = {ptrs, mask, zero};
-		for (int d = 0; map >= 0 && d < r; d++)
-			ops[3 + d] = op->operands[1 + 2 * r + d];
-		n = ir_insert_before(e->f, op, OP_LOAD, ops, map >= 0 ? 3 + r : 3, &bt, 1);
-		if (n && map >= 0) {
-			n->attr[0] = MEMF_TMA;
-			n->attr[4] = map;
-		}
+		ops[1] = mask;
+		ops[2] = zero;
 	}
+	/* a TMA load or store keeps its offsets, for the copy's coordinates */
+	int map = ir_tma_map_of(e->f, op), r = bt.rank;
+	for (int d = 0; map >= 0 && d < r; d++)
+		ops[3 + d] = op->operands[1 + 2 * r + d];
+	Op *n = ir_insert_before(e->f, op, store ? OP_STORE : OP_LOAD, ops, map >= 0 ? 3 + r : 3, &bt, !store);
 	if (!n)
 		return false;
+	if (map >= 0) {
+		n->attr[0] = MEMF_TMA;
+		n->attr[4] = map;
+	}
 	n->loc = op->loc;
 	n->attr[0] |= MEMF_MASK | (store ? 0 : MEMF_OTHER);
 	if (!store)

@@ -62,6 +62,7 @@ typedef struct Lower {
 	LLVMValueRef tmap[TMA_MAX_MAPS]; /* the tensor maps' parameters (tma_copy.c) */
 	struct TmaFill { int tile; LLVMValueRef buf, row, col; } tma_pending[32]; /* tile: in async */
 	int n_tma_pending;             /* copies of tiles ahead, issued after their loop's next barrier */
+	bool tma_stores;               /* the function has a TMA store (debug_barrier waits for them) */
 	Diag *diag;
 	bool failed;
 	LLVMContextRef c;

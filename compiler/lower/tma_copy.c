@@ -28,11 +28,24 @@
 
 enum { STAGE_PARITY_SHIFT = 16 };
 
+static bool has_tma_store(const Region *r)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		if (op->code == OP_STORE && (op->attr[0] & MEMF_TMA))
+			return true;
+		for (int i = 0; i < op->n_regions; i++)
+			if (has_tma_store(&op->regions[i]))
+				return true;
+	}
+	return false;
+}
+
 void lw_tma_params(Lower *L, int first_param)
 {
 	const IrFunc *f = L->f;
 	if (!f->n_tmaps)
 		return;
+	L->tma_stores = has_tma_store(&f->body);
 	unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
 	unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
 	LLVMMetadataRef idx[TMA_MAX_MAPS];
@@ -279,23 +292,11 @@ void lw_tma_drain(Lower *L, const Op *op)
  * them first (stores stay in program order), and debug_barrier() waits for
  * them (lw_tma_store_fence) so that accesses after it see them. */
 
-static bool has_tma_store(const Region *r)
-{
-	for (const Op *op = r->first; op; op = op->next) {
-		if (op->code == OP_STORE && (op->attr[0] & MEMF_TMA))
-			return true;
-		for (int i = 0; i < op->n_regions; i++)
-			if (has_tma_store(&op->regions[i]))
-				return true;
-	}
-	return false;
-}
-
 void lw_tma_store_fence(Lower *L)
 {
 	if (!L->f->n_tmaps)
 		return;
-	if (has_tma_store(&L->f->body)) { /* the copies' writes complete */
+	if (L->tma_stores) { /* the copies' writes complete */
 		LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.stored");
 		lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
 		lw_end_if(L, done);

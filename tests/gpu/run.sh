@@ -96,19 +96,26 @@ else
 	failed=$((failed + 1))
 fi
 
-for ex in "$build"/examples/*; do
-	[ -f "$ex" ] && [ -x "$ex" ] || continue
-	name=examples/$(basename "$ex")
-	out=$(BLK_BACKEND=gpu timeout 600 "$ex" 2>&1)
+# run_example PROGRAM WHAT SECONDS [VAR=VALUE...]: an example on the GPU,
+# passing when it exits 0 (it checks its own results)
+run_example() {
+	local ex=$1 what=$2 limit=$3 out status
+	shift 3
+	out=$(env BLK_BACKEND=gpu "$@" timeout "$limit" "$ex" 2>&1)
 	status=$?
 	if [ $status -eq 0 ]; then
-		echo "ok   $name on the GPU: $(printf '%s\n' "$out" | tail -n 1)"
+		echo "ok   $what: $(printf '%s\n' "$out" | tail -n 1)"
 		passed=$((passed + 1))
 	else
-		echo "FAIL $name on the GPU (status $status)"
+		echo "FAIL $what (status $status)"
 		printf '%s\n' "$out" | tail -n 5 | sed 's/^/     /'
 		failed=$((failed + 1))
 	fi
+}
+
+for ex in "$build"/examples/*; do
+	[ -f "$ex" ] && [ -x "$ex" ] || continue
+	run_example "$ex" "examples/$(basename "$ex") on the GPU" 600
 done
 
 # TMA (BLK_TMA=1, opt-in until measured): the descriptor matmuls and the
@@ -127,18 +134,8 @@ for name in desc_matmul_api_test desc_attention_api_test; do
 		failed=$((failed + 1))
 	fi
 done
-if [ -x "$build/examples/matmul_persistent" ]; then
-	out=$(BLK_BACKEND=gpu BLK_TMA=1 timeout 300 "$build/examples/matmul_persistent" 2>&1)
-	status=$?
-	if [ $status -eq 0 ]; then
-		echo "ok   examples/matmul_persistent on the GPU with BLK_TMA=1: $(printf '%s\n' "$out" | tail -n 1)"
-		passed=$((passed + 1))
-	else
-		echo "FAIL examples/matmul_persistent on the GPU with BLK_TMA=1 (status $status)"
-		printf '%s\n' "$out" | tail -n 5 | sed 's/^/     /'
-		failed=$((failed + 1))
-	fi
-fi
+[ -x "$build/examples/matmul_persistent" ] &&
+	run_example "$build/examples/matmul_persistent" "examples/matmul_persistent on the GPU with BLK_TMA=1" 300 BLK_TMA=1
 
 if [ "${BLK_GPU_OPS:-0}" = 1 ]; then
 	out=$(BLK_BACKEND=gpu BLK_OPS_JOBS=${BLK_OPS_JOBS:-12} bash tests/ops/run.sh "$build" 2>&1)

@@ -149,10 +149,11 @@ typedef enum MathFn {
 	MATH_COUNT
 } MathFn;
 
-/* MEMF_TMA (a load from a tensor descriptor, GPU pipeline only): operands
- * ptr, mask, other, then the descriptor's offsets o_0..o_{r-1} (scalars);
- * attr[4] the TmaMap of f it reads through. The lowering may copy it with
- * TMA instead; every other reader takes it as the masked load it also is. */
+/* MEMF_TMA (a load or store of a tensor descriptor's box, GPU pipeline
+ * only): operands ptr, mask, other (a store: ptr, value, mask), then the
+ * descriptor's offsets o_0..o_{r-1} (scalars); attr[4] the TmaMap of f it
+ * goes through. The lowering may copy it with TMA instead; every other
+ * reader takes it as the masked load or store it also is. */
 enum { MEMF_MASK = 1, MEMF_OTHER = 2, MEMF_TMA = 4 };
 typedef enum CacheMod { CACHE_DEFAULT, CACHE_CA, CACHE_CG, CACHE_CS, CACHE_CV, CACHE_WB, CACHE_WT } CacheMod;
 typedef enum Eviction { EVICT_NORMAL, EVICT_FIRST, EVICT_LAST } Eviction;

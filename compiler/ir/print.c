@@ -299,6 +299,8 @@ static void put_op_line(const Op *op, StrBuf *out)
 	case OP_STORE:
 		if (op->attr[0] & MEMF_MASK)
 			attr(&a, "mask");
+		if (op->attr[0] & MEMF_TMA)
+			attr(&a, "tma = %" PRId64, op->attr[4]);
 		if (op->attr[1])
 			attr(&a, "cache = %s", cache_mod_name(op->attr[1]));
 		if (op->attr[2])

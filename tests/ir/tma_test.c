@@ -5,7 +5,8 @@
  *    sm_90a with BLK_TMA's flag, the base and row stride aligned to 16
  *    bytes) and the map's fields, for kernels built from source; what is
  *    left out (sm_90, no flag, unaligned, outside a loop, not a dot's, a
- *    row under 32 bytes, constant strides of the wrong size);
+ *    row under 32 bytes, constant strides of the wrong size); the printed
+ *    form (a comment line a map, tma = N on its loads and store);
  *  - the marks: after expand-descriptors and pipeline-dots, every load of
  *    a planned tile (and the store) is MEMF_TMA with its offsets, and the interpreter runs
  *    that IR to the same numbers as the IR without TMA and as a matmul in
@@ -123,6 +124,28 @@ static IrFunc *build(const char *kernel, int bm, int bn, int bk, const char *arc
 
 static bool dim_is(TmaDim d, int arg, int64_t value) { return d.arg == arg && (arg >= 0 || d.value == value); }
 
+/* The printed form: a comment line a map after the header, and each load
+ * and store through a map naming it. */
+static void print_case(const IrFunc *f)
+{
+	StrBuf text = {0};
+	ir_print(f, &text);
+	const char *t = text.data ? text.data : "";
+	const char *want[] = {
+		"\n  // tma 0: base arg 0, f16, dims [arg 3, arg 5], strides [arg 6, 1], box [128, 64], 128-byte rows\n",
+		"\n  // tma 1: base arg 1, f16, dims [arg 5, arg 4], strides [arg 7, 1], box [64, 64], 128-byte rows\n",
+		"\n  // tma 2: base arg 2, f32, dims [arg 3, arg 4], strides [arg 8, 1], box [128, 32], 128-byte rows\n",
+		"{mask, other, tma = 0}", "{mask, other, tma = 1}", "{mask, tma = 2}"};
+	bool ok = true;
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+		if (!strstr(t, want[i])) {
+			printf("     missing: %s\n", want[i]);
+			ok = false;
+		}
+	check(ok, "printed: a comment line a map, and tma = N on the loads and the store through it");
+	sb_free(&text);
+}
+
 static void plan_cases(void)
 {
 	const char *tile = "canonicalize,cse,dce,expand-descriptors";
@@ -141,6 +164,7 @@ static void plan_cases(void)
 		check(c->base_arg == 2 && c->elem == SK_F32 && dim_is(c->dim[0], 3, 0) && dim_is(c->dim[1], 4, 0) &&
 		          dim_is(c->stride[0], 8, 0) && c->box[0] == 128 && c->box[1] == 32 && c->row_bytes == 128,
 		      "map 2: c (the store), f32, sizes (M, N), strides (sc, 1), box 128 x 32 (four copies)");
+		print_case(f);
 	}
 	f = build("mm", 64, 64, 16, "sm_90a", true, true, tile);
 	check(f && f->n_tmaps == 3 && f->tmaps[0].row_bytes == 32 && f->tmaps[0].box[0] == 64 && f->tmaps[0].box[1] == 16 &&

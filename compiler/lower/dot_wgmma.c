@@ -277,8 +277,8 @@ static bool uses_value(const Op *o, const Value *v)
  * result goes only to the loop's next iteration, where either the dot
  * itself is the accumulator's only use (a K loop's acc = dot(x, y, acc)),
  * or a dot that waits for everything comes before any use (attention: the
- * scores' dot waits for the last iteration's P V); B (and A, unless in
- * registers) in stage buffers of which the loop fills none the dot may
+ * scores' dot waits for the last iteration's P V: its P in registers is
+ * made after that wait); B (and A, unless in registers) in stage buffers of which the loop fills none the dot may
  * still read (three: the next iteration fills the one two dots back, which
  * every warpgroup has waited for before the barrier that precedes it). */
 static bool stays_in_flight(Lower *L, const Op *op)
@@ -295,7 +295,8 @@ static bool stays_in_flight(Lower *L, const Op *op)
 	if (j == term->n_operands)
 		return false;
 	const Value *arg = body->args[1 + j];
-	if (op->operands[2] != arg || arg->uses != 1) {
+	bool k_loop = op->operands[2] == arg && arg->uses == 1;
+	if (!k_loop) {
 		const Op *o = body->first;
 		for (; o && o != op; o = o->next) {
 			if (o->code == OP_DOT && o->results[0]->enc && o->results[0]->enc->kind == ENC_MMA &&
@@ -309,8 +310,15 @@ static bool stays_in_flight(Lower *L, const Op *op)
 	}
 	for (int i = 0; i < 2; i++) {
 		const LazyFrags *z = L->lazy[op->operands[i]->id];
-		if (i == 0 && !z)
-			continue; /* A in registers */
+		if (i == 0 && !z) {
+			/* A in registers: a K loop loads the next A into registers
+			 * before its dot, and ptxas may give them the registers the
+			 * products in flight still read (measured: 128 x 256 tiles,
+			 * A by ld.global, wrong sums on the H200) */
+			if (k_loop)
+				return false;
+			continue;
+		}
 		if (!z || !z->wgmma || z->stages < 3)
 			return false;
 	}

@@ -132,5 +132,11 @@ int main(int argc, char **argv)
 			mm_case(kernels[(c + s) % 3], types[t], configs[c], shapes[s][0], shapes[s][1], shapes[s][2],
 			        shapes[s][3]);
 		}
+	/* A whose rows are not 16-byte aligned goes to wgmma from registers:
+	 * its next tile is loaded while the products of the last are in
+	 * flight, over many K steps of the widest tile */
+	const tiles wide = {128, 256, 64, 8, 3};
+	mm_case("mm", DT_BF16, wide, 200, 300, 520, 3);
+	mm_case("persistent", DT_F16, wide, 130, 270, 333, 5);
 	return ops_finish();
 }

@@ -15,22 +15,28 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 status=0
 nvidia-smi -L 2>/dev/null | head -1
+# each step's wall time, so that a later call can be planned under its limit
+step_start=$SECONDS
+step_done() { echo "== $1: $((SECONDS - step_start)) s"; step_start=$SECONDS; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	tests)
 		BLK_GPU_OPS=1 bash tests/gpu/run.sh build >"$out/gpu.log" 2>&1 || status=1
 		grep -v '^ok' "$out/gpu.log" | tail -n 60
+		step_done tests
 		;;
 	sanitize)
 		bash tests/gpu/sanitize.sh build >"$out/sanitize.log" 2>&1 || status=1
 		grep -v '^ok' "$out/sanitize.log" | tail -n 30
 		sed -n '/^bank conflicts/,$p' "$out/sanitize.log" | head -n 60
+		step_done sanitize
 		;;
 	bench)
 		shift
 		bench/run "$@" >"$out/bench.log" 2>&1 || status=1
 		grep -E 'FAIL|ERROR' "$out/bench.log" | head -n 20
 		sed -n '/^| kernel/,$p' "$out/bench.log" | tail -n 60
+		step_done bench
 		break
 		;;
 	*)

@@ -49,7 +49,7 @@ bool rt_needs_tuning(const blk_kernel *k, const blk_launch_options *opt)
 	for (int c = 0; c < k->autotune.n_configs; c++)
 		for (int i = 0; i < k->autotune.config_len[c]; i++) {
 			const char *name = k->autotune.configs[c][i].name;
-			bool option = strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0;
+			bool option = irgen_is_option(name);
 			bool given = launch_gives(k, opt, name);
 			consts |= !option;
 			open_const |= !option && !given;

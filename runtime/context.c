@@ -132,9 +132,12 @@ static blk_status gpu_describe(blk_context *ctx, const char *fn)
 		ctx->driver_version = 0;
 	const char *dbg = getenv("BLK_DEBUG");
 	ctx->debug = dbg && dbg[0] && strcmp(dbg, "0") != 0;
-	/* TMA copies of tensor-descriptor tiles: opt-in until measured on the GPU */
+	/* TMA copies of tensor-descriptor tiles: where the device and driver
+	 * can, a launch's tma option asks; without one, BLK_TMA=1 does (opt-in
+	 * until measured faster on the GPU) */
 	const char *tma = getenv("BLK_TMA");
-	ctx->tma = tma && strcmp(tma, "1") == 0 && cu->cuTensorMapEncodeTiled && strcmp(ctx->arch, "sm_90a") == 0;
+	ctx->tma_ok = cu->cuTensorMapEncodeTiled && strcmp(ctx->arch, "sm_90a") == 0;
+	ctx->tma = ctx->tma_ok && tma && strcmp(tma, "1") == 0;
 	return BLK_SUCCESS;
 }
 

@@ -63,7 +63,7 @@ blk_status rt_check_options(const blk_kernel *k, const blk_launch_options *opt, 
 		const char *name = opt->consts[i].name;
 		if (!name)
 			return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "%s: opt->consts[%d].name is NULL", fn, i);
-		if (strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0)
+		if (irgen_is_option(name))
 			continue;
 		bool found = false;
 		for (int p = 0; p < k->n_params && !found; p++)

@@ -58,7 +58,8 @@ struct blk_context {
 	bool retained_primary; /* cuctx is the device's primary context, retained by us (released
 	                          on destroy); false for a context borrowed from the caller */
 	bool debug;            /* BLK_DEBUG=1: synchronize after each launch, name the kernel that failed */
-	bool tma;              /* BLK_TMA=1 on sm_90a with cuTensorMapEncodeTiled: descriptor tiles by TMA */
+	bool tma_ok;           /* sm_90a with cuTensorMapEncodeTiled: descriptor tiles can come by TMA */
+	bool tma;              /* ... and BLK_TMA=1: they do, unless a launch's tma option says 0 */
 	char arch[16];         /* "sm_90" */
 	char device_name[128];
 	int cc_major, cc_minor;

@@ -139,8 +139,10 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 	IrFunc *f = copy && v ? irgen_kernel(m->mod, k->node, &io, &diag, &m->arena) : NULL;
 	if (f && SPEC_ONES(spec) && !constant_ones(f, SPEC_ONES(spec)))
 		f = NULL;
-	if (f) /* TMA is planned when the target is known (jit.c) */
-		f->tma = m->ctx && m->ctx->tma && !(spec & SPEC_NO_TMA);
+	if (f) { /* TMA is planned when the target is known (jit.c): the tma option, else BLK_TMA */
+		int want = irgen_tma_option(copy, n);
+		f->tma = m->ctx && m->ctx->tma_ok && !(spec & SPEC_NO_TMA) && (want >= 0 ? want == 1 : m->ctx->tma);
+	}
 	double t1 = rt_monotonic_ms();
 	/* BLK_PASSES replaces the tile passes (for tests of a pass on the
 	 * interpreter: the examples' references hold whatever runs) */

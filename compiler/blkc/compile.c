@@ -115,7 +115,10 @@ static bool compile_kernel(Compile *cc, Module *m, Node *k)
 		if (opt->assume && !apply_assumptions(f, opt->assume, diag))
 			return false;
 		ir_set_target(f, opt->arch); /* the GPU passes (--passes) choose by it */
-		f->tma = opt->tma;
+		/* -D tma=N or a config's tma over --tma; never for --emit=c, whose
+		 * launch functions pass no tensor maps */
+		int tma = irgen_tma_option(io.consts, io.n_consts);
+		f->tma = opt->emit != EMIT_C && (tma >= 0 ? tma == 1 : opt->tma);
 		const char *pipeline = opt->passes && strcmp(opt->passes, "none") == 0 ? "" : opt->passes;
 		t0 = now_ms();
 		ok = ir_run_passes(f, pipeline, opt->dump_after, cc->text, diag);
@@ -241,7 +244,7 @@ static int compile_file(const Options *opt, const char *path, FILE *out, bool qu
 		 * kernel of the file has is most likely a typo */
 		for (int d = 0; m && d < opt->n_defines; d++) {
 			const char *dn = opt->defines[d].name;
-			bool used = strcmp(dn, "num_warps") == 0 || strcmp(dn, "num_stages") == 0;
+			bool used = irgen_is_option(dn);
 			for (int i = 0; i < m->file->list.len && !used; i++) {
 				Node *k = m->file->list.items[i];
 				for (int j = 0; k->kind == N_KERNEL && j < k->list.len && !used; j++) {

@@ -38,11 +38,13 @@ static void usage(FILE *f)
 	      "                       specialize: argument NAME is a multiple of N (a pointer:\n"
 	      "                       aligned to N bytes), or NAME=1 equals 1, as the JIT does\n"
 	      "      --tma            on sm_90a, tensor-descriptor tiles that loops load for dots\n"
-	      "                       are copied with TMA (as the JIT does under BLK_TMA=1)\n"
+	      "                       are copied with TMA (as the JIT does under BLK_TMA=1);\n"
+	      "                       -D tma=0 or 1, or an @autotune config's tma, overrides it\n"
 	      "  -o, --output=FILE    write the output to FILE instead of standard output\n"
 	      "  -I, --include=DIR    add DIR to the import search path\n"
 	      "  -D, --define=NAME=VALUE\n"
-	      "                       bind the const kernel parameter NAME to VALUE\n"
+	      "                       bind the const kernel parameter NAME (or the option\n"
+	      "                       num_warps, num_stages or tma) to VALUE\n"
 	      "  -k, --kernel=NAME    the kernel to compile (default: the only one)\n"
 	      "      --passes=LIST    passes to run, comma-separated (default: %s;\n"
 	      "                       'none' runs none)\n"
@@ -224,8 +226,11 @@ static int settle_options(Options *opt, int n_files, char *stdlib_buf, size_t st
 		return bad_usage("%s", "--emit=c writes NAME.c and NAME.h: give -o NAME");
 	if (opt->emit == EMIT_C && n_files != 1)
 		return bad_usage("%s", "--emit=c takes one .tile file");
-	if (opt->emit == EMIT_C && opt->tma)
-		return bad_usage("%s", "--tma does not go with --emit=c: its launch functions pass no tensor maps");
+	bool tma_define = false;
+	for (int i = 0; i < opt->n_defines; i++)
+		tma_define |= strcmp(opt->defines[i].name, "tma") == 0 && opt->defines[i].i != 0;
+	if (opt->emit == EMIT_C && (opt->tma || tma_define))
+		return bad_usage("%s", "--tma (or -D tma=1) does not go with --emit=c: its launch functions pass no tensor maps");
 	if (opt->emit == EMIT_CUBIN && (!opt->output || strcmp(opt->output, "-") == 0) && isatty(STDOUT_FILENO))
 		return bad_usage("%s", "--emit=cubin writes a binary: give -o FILE (or redirect standard output)");
 	if (opt->emit == EMIT_CUBIN || opt->emit == EMIT_C) {

@@ -434,7 +434,7 @@ bool ig_bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const Co
 	 * most likely typos; module-wide defines apply where they fit. */
 	for (int i = 0; i < opt->n_checked && i < opt->n_consts; i++) {
 		const char *name = opt->consts[i].name;
-		if (strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0)
+		if (irgen_is_option(name))
 			continue;
 		bool found = false;
 		for (int j = 0; j < n && !found; j++) {
@@ -447,6 +447,17 @@ bool ig_bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const Co
 		}
 	}
 	return ok;
+}
+
+bool irgen_is_option(const char *name)
+{
+	return strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0 || strcmp(name, "tma") == 0;
+}
+
+int irgen_tma_option(const ConstBinding *consts, int n)
+{
+	const ConstBinding *b = find_binding(consts, n, "tma");
+	return b ? b->i == 1 : -1;
 }
 
 static int option_int(const IrgenOptions *opt, const char *name, int given, int dflt)
@@ -468,6 +479,15 @@ IrFunc *irgen_kernel(Module *m, Node *k, const IrgenOptions *opt, Diag *diag, Ar
 	g.f->num_stages = option_int(opt, "num_stages", opt->num_stages, 3);
 	if (g.f->num_warps & (g.f->num_warps - 1)) {
 		diag_plain(diag, DIAG_ERROR, "num_warps must be a power of two, found %d", g.f->num_warps);
+		return NULL;
+	}
+	const ConstBinding *tma = find_binding(opt->consts, opt->n_consts, "tma");
+	if (tma && (tma->is_float || tma->type || (tma->i != 0 && tma->i != 1))) {
+		if (tma->type || tma->is_float)
+			diag_plain(diag, DIAG_ERROR, "the option tma is 0 or 1 (false or true), found %s",
+			           tma->type ? tma->type : "a float");
+		else
+			diag_plain(diag, DIAG_ERROR, "the option tma is 0 or 1 (false or true), found %lld", (long long)tma->i);
 		return NULL;
 	}
 	g.region = &g.f->body;

@@ -38,6 +38,15 @@ typedef struct IrgenOptions {
 	                               (0: unknown here, num_sms() is an error) */
 } IrgenOptions;
 
+/* Whether `name` is a launch option rather than a const parameter:
+ * num_warps, num_stages, or tma (descriptor tiles by TMA on sm_90a: 1 asks
+ * for it, 0 turns it off; unset, the runtime's BLK_TMA decides). Each may
+ * be given where consts are: -D, @autotune configs, a launch's consts. */
+bool irgen_is_option(const char *name);
+/* The tma option among consts: 1 or 0 where bound (irgen_kernel rejects
+ * other values), -1 where not. */
+int irgen_tma_option(const ConstBinding *consts, int n);
+
 /* The kernel named `name` in m (NULL: m's only kernel); reports if absent. */
 Node *irgen_find_kernel(Module *m, const char *name, Diag *diag);
 /* Builds the IR of `kernel` (declared in m). NULL on error. */

@@ -61,9 +61,8 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 		return false;
 	for (int i = 0; i < cfg->list.len; i++) {
 		Node *nv = cfg->list.items[i];
-		if (!is_const_param(k, nv->name) && strcmp(nv->name, "num_warps") != 0 &&
-		    strcmp(nv->name, "num_stages") != 0) {
-			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor num_warps or num_stages)",
+		if (!is_const_param(k, nv->name) && !irgen_is_option(nv->name)) {
+			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor num_warps, num_stages or tma)",
 			      nv->name, k->name);
 			return false;
 		}
@@ -79,6 +78,14 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 			return false;
 		}
 		bool is_float = scalar_is_float((ScalarKind)v.type.scalar);
+		if (strcmp(nv->name, "tma") == 0 && (is_float || (ig_int_value(v) != 0 && ig_int_value(v) != 1))) {
+			if (is_float)
+				error(g, nv->a->span, "the option tma is 0 or 1 (false or true), found the float %g", v.f);
+			else
+				error(g, nv->a->span, "the option tma is 0 or 1 (false or true), found %lld",
+				      (long long)ig_int_value(v));
+			return false;
+		}
 		(*out)[i] = (ConstBinding){.name = nv->name, .is_float = is_float, .i = is_float ? 0 : (int64_t)ig_int_value(v),
 		                           .f = is_float ? v.f : (double)ig_int_value(v)};
 	}

@@ -309,7 +309,12 @@ class Kernel:
         and options. Raises blk.Error naming an unknown one."""
         consts, options, named = {}, {}, {}
         for k, v in kw.items():
-            if k in self.const_params:
+            if k == "tma":  # a launch option that goes with the consts
+                if v not in (0, 1) or isinstance(v, float):
+                    raise Error(f"{self.name}: option 'tma' is 0 or 1 (False or True), given {v!r}", param=k,
+                                kernel=self.name)
+                consts[k] = int(v)
+            elif k in self.const_params:
                 consts[k] = v
             elif k in OPTIONS:
                 options[k] = v
@@ -317,7 +322,7 @@ class Kernel:
                 named[k] = v
             else:
                 raise Error(f"{self.name}: no parameter '{k}' (it has {', '.join(p.name for p in self.params)}; "
-                            f"options: {', '.join(OPTIONS)})", param=k, kernel=self.name)
+                            f"options: {', '.join(OPTIONS)}, tma)", param=k, kernel=self.name)
         args = list(args)
         if named:
             for k, i in sorted(((k, self._runtime_names[k]) for k in named), key=lambda t: t[1]):

@@ -59,7 +59,7 @@ class Plan:
         self._carr = (_ffi.BlkConst * max(1, len(consts)))()
         self._keep = []
         for c, (name, value) in zip(self._carr, consts.items()):
-            self._keep += kernel_fill_const(c, name, value, kernel.const_params[name])
+            self._keep += kernel_fill_const(c, name, value, kernel.const_params.get(name))
         # options
         o = self.opts = _ffi.BlkLaunchOptions()
         o.consts = ctypes.cast(self._carr, ctypes.POINTER(_ffi.BlkConst)) if consts else None

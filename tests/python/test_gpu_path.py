@@ -31,6 +31,7 @@ driver = os.path.abspath(sys.argv[1])
 os.environ["BLK_CUDA_DRIVER"] = driver
 os.environ["BLK_CACHE"] = "0"
 os.environ.pop("BLK_BACKEND", None)
+os.environ.pop("BLK_TMA", None)
 sys.path.insert(0, HERE)
 import fake_torch  # noqa: E402
 
@@ -261,6 +262,34 @@ def _():
     assert r.backend == "gpu" and ".entry vector_add" in r.ptx, r
     assert r.spill_bytes == 0 and r.registers == 42 and isinstance(r.warnings, str), r
     assert r.ms >= 0 and set(r.phases) == {"parse", "irgen", "passes", "LLVM", "PTX", "cubin"}, r.phases
+
+
+MM_DESC = """
+kernel mm(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, BM: const i32 = 128, BN: const i32 = 128,
+          BK: const i32 = 64) grid(cdiv(M, BM), cdiv(N, BN)) {
+    let ad = tensor_desc(a, (M, K), (K, 1), (BM, BK));
+    let bd = tensor_desc(b, (K, N), (N, 1), (BK, BN));
+    let cd = tensor_desc(c, (M, N), (N, 1), (BM, BN));
+    var acc = zeros((BM, BN), f32);
+    for k in range(0, K, BK) {
+        acc = dot(ad.load((program_id(0) * BM, k)), bd.load((k, program_id(1) * BN)), acc);
+    }
+    cd.store((program_id(0) * BM, program_id(1) * BN), acc);
+}
+"""
+
+
+@case("the option tma: True adds the tensor maps after the six parameters (the stand-in is a 9.0 device), "
+      "False and no option (without BLK_TMA) do not")
+def _():
+    mm = blk.load(source=MM_DESC).mm
+    a, b, c = torch.empty(256 * 512, dtype=f16), torch.empty(512 * 256, dtype=f16), torch.empty(256 * 256)
+    for tma, n in ((True, 9), (False, 6), (None, 6), (1, 9)):
+        kw = {} if tma is None else {"tma": tma}
+        mm(a, b, c, 256, 256, 512, **kw)
+        got = last()
+        assert got["name"] == "mm" and len(got["params"]) == n, (tma, len(got["params"]))
+        assert got["params"][:3] == ptrs(a, b, c), got["params"][:3]
 
 
 finish()

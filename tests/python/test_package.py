@@ -81,6 +81,8 @@ def _():
     k = blk.load(os.path.join(EX, "vector_add.tile")).vector_add
     raises(lambda: k[(1,)](1, 2, 3, 4, BLOCKK=64), "BLOCKK", "no parameter")
     raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK="big"), "BLOCK", "expected a number")
+    raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, tma=2), "tma", "0 or 1", "given 2")
+    raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, tma=1.0), "tma", "0 or 1", "given 1.0")
 
 
 @case("bad call: a string for a pointer, a float for an i32, an i32 out of range")
@@ -126,6 +128,15 @@ if np is not None:
         out[:] = np.nan
         VADD[(blk.cdiv(n, 512),)](x, y, out=out, n=n, BLOCK=512)  # runtime arguments by name
         close(out, x.astype(np.float64) + y, 1e-6)
+
+    @case("the launch option tma (True, False, 1, 0) with the consts: the same sums")
+    def _():
+        n = 777
+        x, y = rand(n), rand(n)
+        for tma in (True, False, 1, 0):
+            out = np.full(n, np.nan, np.float32)
+            VADD[(blk.cdiv(n, 256),)](x, y, out, n, BLOCK=256, tma=tma)
+            close(out, x.astype(np.float64) + y, 1e-6)
 
     @case("the same plan, new arrays: results follow the arrays given each call")
     def _():

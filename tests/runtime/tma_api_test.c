@@ -211,6 +211,94 @@ static void without_tma(void)
 	blk_context_destroy(ctx);
 }
 
+/* mm's launch with the option tma bound to `tma` among its consts. */
+static blk_status launch_tma(const Run *r, int64_t tma, FakeLaunch *out)
+{
+	Request q;
+	request(&q, r, 256, 256, 512, 512, 256);
+	blk_const consts[5];
+	memcpy(consts, q.consts, sizeof q.consts);
+	consts[4] = (blk_const){.name = "tma", .i = tma};
+	q.opt.consts = consts;
+	q.opt.n_consts = 5;
+	blk_status st = blk_launch(r->k, q.args, 9, &q.opt);
+	fc.last_launch(out);
+	return st;
+}
+
+/* mm with @autotune over the option tma. */
+static const char *tuned_source =
+	"@autotune(key = [M], configs = [{BM = 128, BN = 128, BK = 64, tma = 0}, {BM = 128, BN = 128, BK = 64, tma = 1}])\n"
+	"kernel mm(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32,\n"
+	"          BM: const i32, BN: const i32, BK: const i32) grid(cdiv(M, BM), cdiv(N, BN)) {\n"
+	"    let ad = tensor_desc(a, (M, K), (sa, 1), (BM, BK));\n"
+	"    let bd = tensor_desc(b, (K, N), (sb, 1), (BK, BN));\n"
+	"    let cd = tensor_desc(c, (M, N), (sc, 1), (BM, BN));\n"
+	"    var acc = zeros((BM, BN), f32);\n"
+	"    for k in range(0, K, BK) {\n"
+	"        acc = dot(ad.load((program_id(0) * BM, k)), bd.load((k, program_id(1) * BN)), acc);\n"
+	"    }\n"
+	"    cd.store((program_id(0) * BM, program_id(1) * BN), acc);\n"
+	"}\n";
+
+/* The launch option tma: 1 asks for TMA without BLK_TMA, 0 turns it off
+ * under BLK_TMA=1, another value is an error; @autotune configs may set it,
+ * and the configs with and without are timed apart. */
+static void tma_option(bool env)
+{
+	const char *where = env ? "BLK_TMA=1" : "without BLK_TMA";
+	if (env)
+		setenv("BLK_TMA", "1", 1);
+	else
+		unsetenv("BLK_TMA");
+	blk_context *ctx = NULL;
+	blk_module *m = load(&ctx);
+	if (!m) {
+		expect(0, "tma option: the module loaded");
+		return;
+	}
+	Run r = f16_run(ctx, m);
+	FakeLaunch l;
+	blk_status st = launch_tma(&r, 1, &l);
+	char what[160];
+	snprintf(what, sizeof what, "%s, tma = 1: the launch passes 12 parameters, 3 maps", where);
+	expect(st == BLK_SUCCESS && l.n_params == 12 && l.n_maps == 3, what);
+	st = launch_tma(&r, 0, &l);
+	snprintf(what, sizeof what, "%s, tma = 0: nine parameters, no map", where);
+	expect(st == BLK_SUCCESS && l.n_params == 9 && l.n_maps == 0, what);
+	st = launch(&r, 256, 256, 512, 512, 256, &l);
+	snprintf(what, sizeof what, "%s, tma not given: %s", where, env ? "3 maps (BLK_TMA decides)" : "no map");
+	expect(st == BLK_SUCCESS && l.n_maps == (env ? 3 : 0), what);
+	int launches = fc.launches();
+	st = launch_tma(&r, 2, &l);
+	snprintf(what, sizeof what, "%s, tma = 2: an error that says what tma takes, nothing launched", where);
+	expect(st == BLK_ERROR_SOURCE && strstr(blk_last_error(), "the option tma is 0 or 1") &&
+	           fc.launches() == launches,
+	       what);
+	blk_module *tm = NULL;
+	blk_kernel *tk = NULL;
+	st = blk_module_load_source(ctx, "tuned.tile", tuned_source, strlen(tuned_source), NULL, &tm);
+	if (st == BLK_SUCCESS)
+		st = blk_kernel_get(tm, "mm", &tk);
+	snprintf(what, sizeof what, "%s: @autotune configs that set tma load", where);
+	expect(st == BLK_SUCCESS, what);
+	if (st == BLK_SUCCESS) {
+		Request q;
+		request(&q, &r, 256, 256, 512, 512, 256);
+		blk_launch_options opt = {.num_warps = 4, .num_stages = 3};
+		blk_tune_result res;
+		int maps = fc.get("encodes", 0);
+		st = blk_autotune(tk, q.args, 9, &opt, &res);
+		snprintf(what, sizeof what, "%s: both configs timed, the tma = 1 one with maps", where);
+		expect(st == BLK_SUCCESS && res.n_configs == 2 && res.ms[0] >= 0 && res.ms[1] >= 0 &&
+		           fc.get("encodes", 0) > maps,
+		       what);
+		blk_module_destroy(tm);
+	}
+	blk_module_destroy(m);
+	blk_context_destroy(ctx);
+}
+
 int main(void)
 {
 	char self[4096], path[4200];
@@ -219,6 +307,8 @@ int main(void)
 	setenv("BLK_TMA", "1", 1);
 	with_tma();
 	without_tma();
+	tma_option(false);
+	tma_option(true);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -244,7 +244,7 @@ class Launch:
                 a.kind, a.v.i = ARG_INT, int(v)
             else:
                 a.kind, a.v.f = ARG_FLOAT, float(v)
-        unknown = set(consts) - set(kernel.const_params)
+        unknown = set(consts) - set(kernel.const_params) - {"tma", "fp_fusion"}  # (launch options, blk.h)
         if unknown:
             raise ValueError(f"{kernel.name}: no const parameter {sorted(unknown)} "
                              f"(it has {sorted(kernel.const_params)})")

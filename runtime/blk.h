@@ -161,8 +161,9 @@ static inline blk_arg blk_arg_float(double f) { blk_arg a = {BLK_ARG_FLOAT, {0}}
 typedef struct blk_launch_options {
 	unsigned grid[3];       /* all 0: computed by the kernel's grid(...) clause */
 	const blk_const *consts; /* const parameters, over the module's defines; also the
-	                            options num_warps, num_stages and tma (0 or 1: tensor-
-	                            descriptor tiles by TMA on sm_90a; unset: BLK_TMA) */
+	                            options num_warps, num_stages, tma (0 or 1: tensor-
+	                            descriptor tiles by TMA on sm_90a; unset: BLK_TMA) and
+	                            fp_fusion (0 or 1: a * b + c may become an fma) */
 	int n_consts;
 	int num_warps;          /* 0: the kernel's config or 4 */
 	int num_stages;         /* 0: the kernel's config or 3 */

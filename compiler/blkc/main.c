@@ -44,7 +44,7 @@ static void usage(FILE *f)
 	      "  -I, --include=DIR    add DIR to the import search path\n"
 	      "  -D, --define=NAME=VALUE\n"
 	      "                       bind the const kernel parameter NAME (or the option\n"
-	      "                       num_warps, num_stages or tma) to VALUE\n"
+	      "                       num_warps, num_stages, tma or fp_fusion) to VALUE\n"
 	      "  -k, --kernel=NAME    the kernel to compile (default: the only one)\n"
 	      "      --passes=LIST    passes to run, comma-separated (default: %s;\n"
 	      "                       'none' runs none)\n"

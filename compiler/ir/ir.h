@@ -243,6 +243,7 @@ typedef struct IrFunc {
 	int n_values;
 	int num_warps;
 	int num_stages;
+	bool fp_fusion; /* the option fp_fusion: the GPU may contract float a * b + c into an fma */
 	Span loc;
 	/* GPU IR (gpu/): set by the layouts pass */
 	bool gpu;          /* every block value has an encoding */

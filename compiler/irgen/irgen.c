@@ -451,7 +451,12 @@ bool ig_bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const Co
 
 bool irgen_is_option(const char *name)
 {
-	return strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0 || strcmp(name, "tma") == 0;
+	return strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0 || irgen_is_flag_option(name);
+}
+
+bool irgen_is_flag_option(const char *name)
+{
+	return strcmp(name, "tma") == 0 || strcmp(name, "fp_fusion") == 0;
 }
 
 int irgen_tma_option(const ConstBinding *consts, int n)
@@ -481,15 +486,21 @@ IrFunc *irgen_kernel(Module *m, Node *k, const IrgenOptions *opt, Diag *diag, Ar
 		diag_plain(diag, DIAG_ERROR, "num_warps must be a power of two, found %d", g.f->num_warps);
 		return NULL;
 	}
-	const ConstBinding *tma = find_binding(opt->consts, opt->n_consts, "tma");
-	if (tma && (tma->is_float || tma->type || (tma->i != 0 && tma->i != 1))) {
-		if (tma->type || tma->is_float)
-			diag_plain(diag, DIAG_ERROR, "the option tma is 0 or 1 (false or true), found %s",
-			           tma->type ? tma->type : "a float");
+	static const char *const flags[] = {"tma", "fp_fusion"};
+	for (int i = 0; i < 2; i++) {
+		const ConstBinding *b = find_binding(opt->consts, opt->n_consts, flags[i]);
+		if (!b || (!b->is_float && !b->type && (b->i == 0 || b->i == 1)))
+			continue;
+		if (b->type || b->is_float)
+			diag_plain(diag, DIAG_ERROR, "the option %s is 0 or 1 (false or true), found %s", flags[i],
+			           b->type ? b->type : "a float");
 		else
-			diag_plain(diag, DIAG_ERROR, "the option tma is 0 or 1 (false or true), found %lld", (long long)tma->i);
+			diag_plain(diag, DIAG_ERROR, "the option %s is 0 or 1 (false or true), found %lld", flags[i],
+			           (long long)b->i);
 		return NULL;
 	}
+	const ConstBinding *fusion = find_binding(opt->consts, opt->n_consts, "fp_fusion");
+	g.f->fp_fusion = fusion && fusion->i == 1;
 	g.region = &g.f->body;
 	ig_scope_push(&g, true);
 	if (!ig_bind_params_of_kernel(&g, k, opt, NULL, 0))

@@ -39,10 +39,15 @@ typedef struct IrgenOptions {
 } IrgenOptions;
 
 /* Whether `name` is a launch option rather than a const parameter:
- * num_warps, num_stages, or tma (descriptor tiles by TMA on sm_90a: 1 asks
- * for it, 0 turns it off; unset, the runtime's BLK_TMA decides). Each may
- * be given where consts are: -D, @autotune configs, a launch's consts. */
+ * num_warps, num_stages, tma (descriptor tiles by TMA on sm_90a: 1 asks
+ * for it, 0 turns it off; unset, the runtime's BLK_TMA decides) or
+ * fp_fusion (1: the GPU may contract a float a * b + c into one fma, as
+ * Triton does by default; 0, the default: every operation rounded, as on
+ * the interpreter). Each may be given where consts are: -D, @autotune
+ * configs, a launch's consts. tma and fp_fusion take 0 or 1 (false, true). */
 bool irgen_is_option(const char *name);
+/* Whether `name` is one of the options that take 0 or 1 (tma, fp_fusion). */
+bool irgen_is_flag_option(const char *name);
 /* The tma option among consts: 1 or 0 where bound (irgen_kernel rejects
  * other values), -1 where not. */
 int irgen_tma_option(const ConstBinding *consts, int n);

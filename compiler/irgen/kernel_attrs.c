@@ -62,7 +62,7 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 	for (int i = 0; i < cfg->list.len; i++) {
 		Node *nv = cfg->list.items[i];
 		if (!is_const_param(k, nv->name) && !irgen_is_option(nv->name)) {
-			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor num_warps, num_stages or tma)",
+			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor num_warps, num_stages, tma or fp_fusion)",
 			      nv->name, k->name);
 			return false;
 		}
@@ -78,11 +78,11 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 			return false;
 		}
 		bool is_float = scalar_is_float((ScalarKind)v.type.scalar);
-		if (strcmp(nv->name, "tma") == 0 && (is_float || (ig_int_value(v) != 0 && ig_int_value(v) != 1))) {
+		if (irgen_is_flag_option(nv->name) && (is_float || (ig_int_value(v) != 0 && ig_int_value(v) != 1))) {
 			if (is_float)
-				error(g, nv->a->span, "the option tma is 0 or 1 (false or true), found the float %g", v.f);
+				error(g, nv->a->span, "the option %s is 0 or 1 (false or true), found the float %g", nv->name, v.f);
 			else
-				error(g, nv->a->span, "the option tma is 0 or 1 (false or true), found %lld",
+				error(g, nv->a->span, "the option %s is 0 or 1 (false or true), found %lld", nv->name,
 				      (long long)ig_int_value(v));
 			return false;
 		}

@@ -52,13 +52,26 @@ static LLVMValueRef div_rn(Lower *L, LLVMValueRef a, LLVMValueRef b)
 	return narrow ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
 }
 
+/* A float add, sub or mul; with the option fp_fusion, marked so that LLVM
+ * may contract a product and a sum into fma.rn (without it NVPTX prints
+ * mul.rn and add.rn, which ptxas leaves apart). */
+static LLVMValueRef fp_arith(Lower *L, OpCode code, LLVMValueRef a, LLVMValueRef b)
+{
+	LLVMValueRef r = code == OP_ADD   ? LLVMBuildFAdd(L->b, a, b, "")
+	                 : code == OP_SUB ? LLVMBuildFSub(L->b, a, b, "")
+	                                  : LLVMBuildFMul(L->b, a, b, "");
+	if (L->f->fp_fusion && LLVMCanValueUseFastMathFlags(r))
+		LLVMSetFastMathFlags(r, LLVMFastMathAllowContract);
+	return r;
+}
+
 static LLVMValueRef binary(Lower *L, OpCode code, Type t, LLVMValueRef a, LLVMValueRef b, int64_t attr0)
 {
 	bool f = is_float(t), s = is_signed(t);
 	switch (code) {
-	case OP_ADD: return f ? LLVMBuildFAdd(L->b, a, b, "") : LLVMBuildAdd(L->b, a, b, "");
-	case OP_SUB: return f ? LLVMBuildFSub(L->b, a, b, "") : LLVMBuildSub(L->b, a, b, "");
-	case OP_MUL: return f ? LLVMBuildFMul(L->b, a, b, "") : LLVMBuildMul(L->b, a, b, "");
+	case OP_ADD: return f ? fp_arith(L, code, a, b) : LLVMBuildAdd(L->b, a, b, "");
+	case OP_SUB: return f ? fp_arith(L, code, a, b) : LLVMBuildSub(L->b, a, b, "");
+	case OP_MUL: return f ? fp_arith(L, code, a, b) : LLVMBuildMul(L->b, a, b, "");
 	case OP_DIV:
 		if (f && attr0)
 			return div_rn(L, a, b);

@@ -25,6 +25,8 @@ from . import _args, _ffi, _plan, _runtime, _types
 from ._runtime import Error
 
 OPTIONS = ("num_warps", "num_stages", "stream", "threads")
+# options that take 0 or 1 and go to libblk among the consts (blk.h)
+FLAG_OPTIONS = ("tma", "fp_fusion")
 MAX_LAUNCHERS = 256
 RECENT = 4
 
@@ -309,9 +311,9 @@ class Kernel:
         and options. Raises blk.Error naming an unknown one."""
         consts, options, named = {}, {}, {}
         for k, v in kw.items():
-            if k == "tma":  # a launch option that goes with the consts
+            if k in FLAG_OPTIONS:  # launch options that go with the consts
                 if v not in (0, 1) or isinstance(v, float):
-                    raise Error(f"{self.name}: option 'tma' is 0 or 1 (False or True), given {v!r}", param=k,
+                    raise Error(f"{self.name}: option '{k}' is 0 or 1 (False or True), given {v!r}", param=k,
                                 kernel=self.name)
                 consts[k] = int(v)
             elif k in self.const_params:
@@ -322,7 +324,7 @@ class Kernel:
                 named[k] = v
             else:
                 raise Error(f"{self.name}: no parameter '{k}' (it has {', '.join(p.name for p in self.params)}; "
-                            f"options: {', '.join(OPTIONS)}, tma)", param=k, kernel=self.name)
+                            f"options: {', '.join(OPTIONS + FLAG_OPTIONS)})", param=k, kernel=self.name)
         args = list(args)
         if named:
             for k, i in sorted(((k, self._runtime_names[k]) for k in named), key=lambda t: t[1]):

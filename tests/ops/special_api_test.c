@@ -6,7 +6,7 @@
  * integer and float sums); inline_asm_elementwise: on a GPU, an add of two
  * i32 blocks, a u64 split into its u32 halves (two results) and a scalar
  * broadcast against a block, against C; on the interpreter, refused with
- * its message. */
+ * its message; x y + z x - y z exact without fp_fusion, close with it. */
 #include "ops.h"
 
 static void num_warps_case(int w)
@@ -173,6 +173,56 @@ static void asm_pack_case(void)
 	result(ok, "inline_asm_elementwise with pack: add.f16x2 (2), a bytewise xor of u8 (4), two i32 an instance (2)");
 }
 
+/* x y + z x - y z over f32 and f64 blocks: without fp_fusion each
+ * operation is rounded as C rounds it (bit for bit); with it the GPU may
+ * contract into fmas, within a few units in the last place of the sum of
+ * the terms' magnitudes. */
+static void fusion_case(dt t, bool fusion)
+{
+	const char *src = render("kernel k(a: *$T, b: *$T, c: *$T, out: *$T, n: i32) grid(cdiv(n, 256)) {\n"
+	                         "    let o = program_id(0) * 256 + arange(0, 256);\n"
+	                         "    let x = load(a + o, mask = o < n);\n"
+	                         "    let y = load(b + o, mask = o < n);\n"
+	                         "    let z = load(c + o, mask = o < n);\n"
+	                         "    store(out + o, x * y + z * x - y * z, mask = o < n);\n"
+	                         "}\n",
+	                         "T", dts[t].name, NULL);
+	int n = 1000;
+	arr a = arr_new(t, n), b = arr_new(t, n), c = arr_new(t, n), want = arr_new(t, n);
+	fill_random(a, 4);
+	fill_random(b, 4);
+	fill_random(c, 4);
+	double *exact = calloc((size_t)n, sizeof *exact), *tol = calloc((size_t)n, sizeof *tol);
+	double ulp = t == DT_F32 ? 0x1p-23 : 0x1p-52;
+	for (int i = 0; i < n; i++) {
+		double x = get_f(a, i), y = get_f(b, i), z = get_f(c, i);
+		if (t == DT_F32) { /* rounded after each operation, as C's float */
+			float r = (float)x * (float)y;
+			r = r + (float)z * (float)x;
+			r = r - (float)y * (float)z;
+			set_f(want, i, r);
+		} else {
+			set_f(want, i, x * y + z * x - y * z);
+		}
+		exact[i] = x * y + z * x - y * z;
+		tol[i] = 4 * ulp * (fabs(x * y) + fabs(z * x) + fabs(y * z)) + 1e-300;
+	}
+	blk_devptr da = dev_from(a), db = dev_from(b), dc = dev_from(c), d = dev_zeros(t, n);
+	bool ok = (fusion ? run_kernel(src, NULL, ARGS(P(da), P(db), P(dc), P(d), I(n)), CONSTS(CI("fp_fusion", 1)),
+	                               GRID(0, 0, 0))
+	                  : run_kernel(src, NULL, ARGS(P(da), P(db), P(dc), P(d), I(n)), NO_CONSTS, GRID(0, 0, 0))) ==
+	          BLK_SUCCESS;
+	if (ok) {
+		arr got = dev_read(d, t, n);
+		const arr ins[] = {a, b, c};
+		ok = fusion ? check_close_each(got, exact, tol) : check_exact(got, want, ins, 3);
+	}
+	free(exact);
+	free(tol);
+	result(ok, "x y + z x - y z, %s, %s", dts[t].name,
+	       fusion ? "fp_fusion = 1: within 4 ulp of the terms" : "no fp_fusion: each operation rounded");
+}
+
 int main(int argc, char **argv)
 {
 	ops_init(argc, argv);
@@ -185,5 +235,9 @@ int main(int argc, char **argv)
 		unroll_case(types[t], 2 << (t % 3));
 	asm_case();
 	asm_pack_case();
+	for (int f = 0; f < 2; f++) {
+		fusion_case(DT_F32, f);
+		fusion_case(DT_F64, f);
+	}
 	return ops_finish();
 }

@@ -83,6 +83,7 @@ def _():
     raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK="big"), "BLOCK", "expected a number")
     raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, tma=2), "tma", "0 or 1", "given 2")
     raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, tma=1.0), "tma", "0 or 1", "given 1.0")
+    raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, fp_fusion=-1), "fp_fusion", "0 or 1", "given -1")
 
 
 @case("bad call: a string for a pointer, a float for an i32, an i32 out of range")
@@ -129,14 +130,15 @@ if np is not None:
         VADD[(blk.cdiv(n, 512),)](x, y, out=out, n=n, BLOCK=512)  # runtime arguments by name
         close(out, x.astype(np.float64) + y, 1e-6)
 
-    @case("the launch option tma (True, False, 1, 0) with the consts: the same sums")
+    @case("the launch options tma and fp_fusion (True, False, 1, 0) with the consts: the same sums")
     def _():
         n = 777
         x, y = rand(n), rand(n)
-        for tma in (True, False, 1, 0):
-            out = np.full(n, np.nan, np.float32)
-            VADD[(blk.cdiv(n, 256),)](x, y, out, n, BLOCK=256, tma=tma)
-            close(out, x.astype(np.float64) + y, 1e-6)
+        for flag in (True, False, 1, 0):
+            for kw in ({"tma": flag}, {"fp_fusion": flag}):
+                out = np.full(n, np.nan, np.float32)
+                VADD[(blk.cdiv(n, 256),)](x, y, out, n, BLOCK=256, **kw)
+                close(out, x.astype(np.float64) + y, 1e-6)
 
     @case("the same plan, new arrays: results follow the arrays given each call")
     def _():

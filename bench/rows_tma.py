@@ -2,23 +2,20 @@
 
 c = a @ b, f16 in and out, f32 accumulation, 4096³ and 8192³. blk:
 examples/matmul_persistent.tile (tensor descriptors, one program a multiprocessor walking
-the tiles in groups of GROUP_M rows), run twice: in the bench's own context (the
-descriptor tiles come by cp.async) and in a context made with BLK_TMA=1 (by TMA:
-cp.async.bulk.tensor into mbarrier-guarded stage buffers, docs/compiler.md). Triton:
+the tiles in groups of GROUP_M rows), run twice: with the launch option tma = 0 (the
+descriptor tiles come by cp.async) and with tma = 1 (by TMA: cp.async.bulk.tensor into
+mbarrier-guarded stage buffers, docs/compiler.md), whatever BLK_TMA says. Triton:
 _matmul_persistent_tma below, the same algorithm through device-side tensor descriptors
 (TMA on Hopper). torch: torch.matmul (cuBLAS). Both sides try blk_calls.MATMUL_CONFIGS.
 
 Attention forward f16 (4×16×4096, d64 and d128, causal and not): bench/kernels/attention_desc.tile
-(q, k, v, o through descriptors: the key and value tiles, and the output, by TMA under BLK_TMA=1)
+(q, k, v, o through descriptors: the key and value tiles, and the output, by TMA with tma = 1)
 against Triton's TMA attention (triton_kernels.attention_tma, not warp-specialized) and torch's SDPA.
 """
-
-import os
 
 GROUP = "issue12_tma"  # (not "tma": that is inside "softmax", and --only matches names by substring)
 
 _triton_kernel = None
-_tma_ctx = None
 
 
 def _kernel():
@@ -64,27 +61,12 @@ def triton_matmul(env, a, b, c, cfg, sms):
                     num_stages=cfg["num_stages"])
 
 
-def tma_context(env, b):
-    """A blk context made with BLK_TMA=1 (the runtime reads it when a context is made)."""
-    global _tma_ctx
-    if _tma_ctx is None:
-        old = os.environ.get("BLK_TMA")
-        os.environ["BLK_TMA"] = "1"
-        try:
-            _tma_ctx = env.blk.context(b.blkffi.BACKEND_GPU, env.torch.cuda.current_device())
-        finally:
-            if old is None:
-                del os.environ["BLK_TMA"]
-            else:
-                os.environ["BLK_TMA"] = old
-    return _tma_ctx
-
-
-def blk_matmul(env, b, ctx, a, bm, c, cfg):
-    k = b.bc.bench_kernel(ctx, "../../examples/matmul_persistent", "matmul_persistent")
+def blk_matmul(env, b, a, bm, c, cfg, tma):
+    k = b.bc.bench_kernel(env.ctx, "../../examples/matmul_persistent", "matmul_persistent")
     M, K = a.shape
     N = bm.shape[1]
     consts = {key: v for key, v in cfg.items() if key not in ("num_warps", "num_stages")}
+    consts["tma"] = int(tma)  # the launch option (blk.h): TMA or cp.async, whatever BLK_TMA says
     return k.prepare([a.data_ptr(), bm.data_ptr(), c.data_ptr(), M, N, K, a.stride(0), bm.stride(0), c.stride(0)],
                      consts=consts, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], stream=env.stream)
 
@@ -100,35 +82,34 @@ def row_matmul_desc(env, b, size, tma):
                 (M * K + K * N + M * N) * 2, flop=2.0 * M * N * K)
     cb, ct, cp = (torch.empty(M, N, device=env.dev, dtype=torch.float16) for _ in range(3))
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    ctx = tma_context(env, b) if tma else env.ctx
     configs = b.bc.MATMUL_CONFIGS
 
     def err(o):
         return lambda res: b.max_rel_err(torch, res if o is None else o, ref)
 
-    b.tune(env, row, "blk", configs[:2] if env.quick else configs, lambda c: blk_matmul(env, b, ctx, a, bm, cb, c),
+    b.tune(env, row, "blk", configs[:2] if env.quick else configs, lambda c: blk_matmul(env, b, a, bm, cb, c, tma),
            [cb], err(cb), 1e-2)
     b.tune(env, row, "Triton", configs[:2] if env.quick else configs,
            lambda c: (lambda: triton_matmul(env, a, bm, ct, c, sms)), [ct], err(ct), 1e-2)
     b.measure(env, row, "torch", lambda: torch.matmul(a, bm, out=cp), [cp], err(cp), 1e-2)
     row.notes.append(b.tflops_note(row))
-    row.notes.append("blk: examples/matmul_persistent.tile, its tiles by " + ("TMA (a context made with BLK_TMA=1)"
-                     if tma else "cp.async") + "; Triton: a persistent kernel through tensor descriptors (TMA); "
+    row.notes.append("blk: examples/matmul_persistent.tile, its tiles by " + ("TMA (the launch option tma = 1)"
+                     if tma else "cp.async (tma = 0)") + "; Triton: a persistent kernel through tensor descriptors (TMA); "
                      "both try blk_calls.MATMUL_CONFIGS" + (" (--quick: the first two)" if env.quick else ""))
     return [row]
 
 
-def blk_attention(env, b, ctx, q, k, v, o, lse, scale, causal, c):
+def blk_attention(env, b, q, k, v, o, lse, scale, causal, c, tma):
     Z, H, N, D = q.shape
-    kern = b.bc.bench_kernel(ctx, "attention_desc")
+    kern = b.bc.bench_kernel(env.ctx, "attention_desc")
     return kern.prepare([q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(), Z * H, N, Z * H * N,
                          scale], consts={"HEAD_DIM": D, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"],
-                                         "CAUSAL": bool(causal)},
+                                         "CAUSAL": bool(causal), "tma": int(tma)},
                         num_warps=c["num_warps"], num_stages=c["num_stages"], stream=env.stream)
 
 
 def row_attention_desc(env, b, D, causal, tma, Z=4, H=16, N=4096):
-    """bench/kernels/attention_desc.tile (descriptors; by TMA in a context made with BLK_TMA=1) against
+    """bench/kernels/attention_desc.tile (descriptors; by TMA with the launch option tma = 1) against
     Triton's TMA attention (triton_kernels.attention_tma, not warp-specialized) and torch's SDPA."""
     import math
     torch, tk = env.torch, env.tk
@@ -150,10 +131,9 @@ def row_attention_desc(env, b, D, causal, tma, Z=4, H=16, N=4096):
         return b.check_with_stats(torch, "attention: lse", out, ref_o, [(lse, ref_lse)])
 
     ob, ot = outs(), outs()
-    ctx = tma_context(env, b) if tma else env.ctx
     configs = [c for c in b.bc.ATTENTION_CONFIGS if c["BLOCK_M"] % c["BLOCK_N"] == 0]
     b.tune(env, row, "blk", configs[:3] if env.quick else configs,
-           lambda c: blk_attention(env, b, ctx, q, k, v, ob[0], ob[1], scale, causal, c), list(ob), err(ob), 1e-2)
+           lambda c: blk_attention(env, b, q, k, v, ob[0], ob[1], scale, causal, c, tma), list(ob), err(ob), 1e-2)
     tma_configs = b.bc.ATTENTION_TMA_CONFIGS[:2] if env.quick else b.bc.ATTENTION_TMA_CONFIGS
     b.tune(env, row, "Triton", [dict(c, warp_specialize=False) for c in tma_configs],
            lambda c: (lambda: tk.attention_tma(q, k, v, ot[0], ot[1], scale, c, causal=causal)), list(ot), err(ot),
@@ -162,7 +142,7 @@ def row_attention_desc(env, b, D, causal, tma, Z=4, H=16, N=4096):
               lambda res: b.max_rel_err(torch, res, ref_o), 1e-2)
     row.notes.append(b.tflops_note(row))
     row.notes.append("blk: bench/kernels/attention_desc.tile (q, k, v, o through tensor descriptors), its tiles by "
-                     + ("TMA (BLK_TMA=1)" if tma else "cp.async") + "; Triton: triton_kernels.attention_tma without "
+                     + ("TMA (tma = 1)" if tma else "cp.async (tma = 0)") + "; Triton: triton_kernels.attention_tma without "
                      "warp specialization; torch: F.scaled_dot_product_attention")
     return [row]
 

@@ -93,9 +93,10 @@ def row_matmul_desc(env, b, size, tma):
            lambda c: (lambda: triton_matmul(env, a, bm, ct, c, sms)), [ct], err(ct), 1e-2)
     b.measure(env, row, "torch", lambda: torch.matmul(a, bm, out=cp), [cp], err(cp), 1e-2)
     row.notes.append(b.tflops_note(row))
-    row.notes.append("blk: examples/matmul_persistent.tile, its tiles by " + ("TMA (the launch option tma = 1)"
-                     if tma else "cp.async (tma = 0)") + "; Triton: a persistent kernel through tensor descriptors (TMA); "
-                     "both try blk_calls.MATMUL_CONFIGS" + (" (--quick: the first two)" if env.quick else ""))
+    by = "TMA (the launch option tma = 1)" if tma else "cp.async (tma = 0)"
+    row.notes.append("blk: examples/matmul_persistent.tile, its tiles by " + by + "; Triton: a persistent kernel "
+                     "through tensor descriptors (TMA); both try blk_calls.MATMUL_CONFIGS"
+                     + (" (--quick: the first two)" if env.quick else ""))
     return [row]
 
 
@@ -141,9 +142,10 @@ def row_attention_desc(env, b, D, causal, tma, Z=4, H=16, N=4096):
     b.measure(env, row, "torch", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale), [],
               lambda res: b.max_rel_err(torch, res, ref_o), 1e-2)
     row.notes.append(b.tflops_note(row))
+    by = "TMA (tma = 1)" if tma else "cp.async (tma = 0)"
     row.notes.append("blk: bench/kernels/attention_desc.tile (q, k, v, o through tensor descriptors), its tiles by "
-                     + ("TMA (tma = 1)" if tma else "cp.async (tma = 0)") + "; Triton: triton_kernels.attention_tma without "
-                     "warp specialization; torch: F.scaled_dot_product_attention")
+                     + by + "; Triton: triton_kernels.attention_tma without warp specialization; torch: "
+                     "F.scaled_dot_product_attention")
     return [row]
 
 

@@ -487,7 +487,7 @@ IrFunc *irgen_kernel(Module *m, Node *k, const IrgenOptions *opt, Diag *diag, Ar
 		return NULL;
 	}
 	static const char *const flags[] = {"tma", "fp_fusion"};
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
 		const ConstBinding *b = find_binding(opt->consts, opt->n_consts, flags[i]);
 		if (!b || (!b->is_float && !b->type && (b->i == 0 || b->i == 1)))
 			continue;

@@ -21,6 +21,9 @@ build=${1:?usage: tests/gpu/run.sh BUILD_DIR}
 cd "$(dirname "$0")/../.." || exit 2
 passed=0
 failed=0
+# "== what: N s" after each part, so that a device call can be planned
+t0=$SECONDS
+took() { echo "== $1: $((SECONDS - t0)) s"; t0=$SECONDS; }
 
 # Adds up the counts of a program's output (its last line); prints the rest.
 count() {
@@ -56,6 +59,8 @@ if [[ $(printf '%s\n' "$out" | head -n 1) == SKIP:* ]]; then
 fi
 count gpu_api_test "$out" $status
 
+took gpu_api_test
+
 # every kind of dot (tensor cores: f16, bf16, tf32, i8, fp8) over odd shapes
 prog="$build/tests/gpu/dots_api_test"
 if [ -x "$prog" ]; then
@@ -65,6 +70,8 @@ else
 	echo "FAIL dots_api_test: not built ($prog)"
 	failed=$((failed + 1))
 fi
+
+took dots_api_test
 
 # two GPUs (tests/gpu/multi_gpu_api_test.c): a context per device, sweeps
 # split across them, and blkc tune --devices=0,1; one SKIP line with fewer
@@ -96,6 +103,8 @@ else
 	failed=$((failed + 1))
 fi
 
+took "two GPUs"
+
 # run_example PROGRAM WHAT SECONDS [VAR=VALUE...]: an example on the GPU,
 # passing when it exits 0 (it checks its own results)
 run_example() {
@@ -118,6 +127,8 @@ for ex in "$build"/examples/*; do
 	run_example "$ex" "examples/$(basename "$ex") on the GPU" 600
 done
 
+took examples
+
 # TMA (BLK_TMA=1, opt-in until measured): the descriptor matmuls and the
 # descriptor attention (bench/kernels/attention_desc.tile) of tests/ops
 # with their K loops' tiles by cp.async.bulk.tensor where the row strides are
@@ -137,9 +148,12 @@ done
 [ -x "$build/examples/matmul_persistent" ] &&
 	run_example "$build/examples/matmul_persistent" "examples/matmul_persistent on the GPU with BLK_TMA=1" 300 BLK_TMA=1
 
+took TMA
+
 if [ "${BLK_GPU_OPS:-0}" = 1 ]; then
 	out=$(BLK_BACKEND=gpu BLK_OPS_JOBS=${BLK_OPS_JOBS:-12} bash tests/ops/run.sh "$build" 2>&1)
 	count "tests/ops on the GPU" "$out" $?
+	took tests/ops
 fi
 
 # the Python package with torch (tests/gpu/python.sh; skips itself without
@@ -152,5 +166,6 @@ if [ "${BLK_SANITIZE:-0}" = 0 ]; then
 	count "tests/gpu/attention_branches.py" "$out" $?
 fi
 
+took Python
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

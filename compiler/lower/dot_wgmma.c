@@ -273,14 +273,40 @@ static bool uses_value(const Op *o, const Value *v)
 	return false;
 }
 
+/* With A in registers, whether the loop writes them again only after
+ * `waiter` (a dot of the body that waits for every product), or never: the
+ * tensor cores read A until its products are waited for, and ptxas keeps a
+ * PTX register the loop writes again in its physical register (a K loop
+ * loaded the next A by ld.global into the registers the products in flight
+ * still read: wrong sums for 128 x 256 tiles on the H200). Attention's P
+ * is made from the scores, after their dot's wait. */
+static bool a_regs_kept(const Region *body, const Op *waiter, const Value *a)
+{
+	const Op *at = a->def;
+	if (!at) {
+		if (a->owner == body)
+			return false; /* carried by the loop: written at its head */
+		at = a->owner ? a->owner->parent : NULL;
+	}
+	while (at && at->parent != body)
+		at = at->parent ? at->parent->parent : NULL;
+	if (!at)
+		return waiter != NULL; /* from outside the loop (its words are packed at the dot) */
+	for (const Op *o = waiter ? waiter->next : NULL; o; o = o->next)
+		if (o == at)
+			return true;
+	return false;
+}
+
 /* Whether dot op can leave its products in flight past its iteration: its
  * result goes only to the loop's next iteration, where either the dot
  * itself is the accumulator's only use (a K loop's acc = dot(x, y, acc)),
  * or a dot that waits for everything comes before any use (attention: the
- * scores' dot waits for the last iteration's P V: its P in registers is
- * made after that wait); B (and A, unless in registers) in stage buffers of which the loop fills none the dot may
- * still read (three: the next iteration fills the one two dots back, which
- * every warpgroup has waited for before the barrier that precedes it). */
+ * scores' dot waits for the last iteration's P V); A in registers made
+ * after that wait (a_regs_kept), else A and B in stage buffers of which the
+ * loop fills none the dot may still read (three: the next iteration fills
+ * the one two dots back, which every warpgroup has waited for before the
+ * barrier that precedes it). */
 static bool stays_in_flight(Lower *L, const Op *op)
 {
 	const Region *body = op->parent;
@@ -295,8 +321,8 @@ static bool stays_in_flight(Lower *L, const Op *op)
 	if (j == term->n_operands)
 		return false;
 	const Value *arg = body->args[1 + j];
-	bool k_loop = op->operands[2] == arg && arg->uses == 1;
-	if (!k_loop) {
+	const Op *waiter = NULL;
+	if (op->operands[2] != arg || arg->uses != 1) {
 		const Op *o = body->first;
 		for (; o && o != op; o = o->next) {
 			if (o->code == OP_DOT && o->results[0]->enc && o->results[0]->enc->kind == ENC_MMA &&
@@ -307,15 +333,12 @@ static bool stays_in_flight(Lower *L, const Op *op)
 		}
 		if (o == op)
 			return false;
+		waiter = o;
 	}
 	for (int i = 0; i < 2; i++) {
 		const LazyFrags *z = L->lazy[op->operands[i]->id];
 		if (i == 0 && !z) {
-			/* A in registers: a K loop loads the next A into registers
-			 * before its dot, and ptxas may give them the registers the
-			 * products in flight still read (measured: 128 x 256 tiles,
-			 * A by ld.global, wrong sums on the H200) */
-			if (k_loop)
+			if (!a_regs_kept(body, waiter, op->operands[0]))
 				return false;
 			continue;
 		}

@@ -459,6 +459,19 @@ bool irgen_is_flag_option(const char *name)
 	return strcmp(name, "tma") == 0 || strcmp(name, "fp_fusion") == 0;
 }
 
+const char *irgen_flag_option_error(const ConstBinding *b, char *buf, size_t size)
+{
+	if (!b->is_float && !b->type && (b->i == 0 || b->i == 1))
+		return NULL;
+	if (b->type)
+		snprintf(buf, size, "the option %s is 0 or 1 (false or true), found %s", b->name, b->type);
+	else if (b->is_float)
+		snprintf(buf, size, "the option %s is 0 or 1 (false or true), found the float %g", b->name, b->f);
+	else
+		snprintf(buf, size, "the option %s is 0 or 1 (false or true), found %lld", b->name, (long long)b->i);
+	return buf;
+}
+
 int irgen_tma_option(const ConstBinding *consts, int n)
 {
 	const ConstBinding *b = find_binding(consts, n, "tma");
@@ -486,18 +499,13 @@ IrFunc *irgen_kernel(Module *m, Node *k, const IrgenOptions *opt, Diag *diag, Ar
 		diag_plain(diag, DIAG_ERROR, "num_warps must be a power of two, found %d", g.f->num_warps);
 		return NULL;
 	}
-	static const char *const flags[] = {"tma", "fp_fusion"};
-	for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
-		const ConstBinding *b = find_binding(opt->consts, opt->n_consts, flags[i]);
-		if (!b || (!b->is_float && !b->type && (b->i == 0 || b->i == 1)))
-			continue;
-		if (b->type || b->is_float)
-			diag_plain(diag, DIAG_ERROR, "the option %s is 0 or 1 (false or true), found %s", flags[i],
-			           b->type ? b->type : "a float");
-		else
-			diag_plain(diag, DIAG_ERROR, "the option %s is 0 or 1 (false or true), found %lld", flags[i],
-			           (long long)b->i);
-		return NULL;
+	for (int i = 0; i < opt->n_consts; i++) {
+		char msg[160];
+		const ConstBinding *b = &opt->consts[i];
+		if (irgen_is_flag_option(b->name) && irgen_flag_option_error(b, msg, sizeof msg)) {
+			diag_plain(diag, DIAG_ERROR, "%s", msg);
+			return NULL;
+		}
 	}
 	const ConstBinding *fusion = find_binding(opt->consts, opt->n_consts, "fp_fusion");
 	g.f->fp_fusion = fusion && fusion->i == 1;

@@ -48,6 +48,9 @@ typedef struct IrgenOptions {
 bool irgen_is_option(const char *name);
 /* Whether `name` is one of the options that take 0 or 1 (tma, fp_fusion). */
 bool irgen_is_flag_option(const char *name);
+/* NULL when b, binding a flag option, holds 0 or 1; else what is wrong,
+ * written into buf. */
+const char *irgen_flag_option_error(const ConstBinding *b, char *buf, size_t size);
 /* The tma option among consts: 1 or 0 where bound (irgen_kernel rejects
  * other values), -1 where not. */
 int irgen_tma_option(const ConstBinding *consts, int n);

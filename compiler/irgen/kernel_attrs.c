@@ -78,16 +78,13 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 			return false;
 		}
 		bool is_float = scalar_is_float((ScalarKind)v.type.scalar);
-		if (irgen_is_flag_option(nv->name) && (is_float || (ig_int_value(v) != 0 && ig_int_value(v) != 1))) {
-			if (is_float)
-				error(g, nv->a->span, "the option %s is 0 or 1 (false or true), found the float %g", nv->name, v.f);
-			else
-				error(g, nv->a->span, "the option %s is 0 or 1 (false or true), found %lld", nv->name,
-				      (long long)ig_int_value(v));
-			return false;
-		}
 		(*out)[i] = (ConstBinding){.name = nv->name, .is_float = is_float, .i = is_float ? 0 : (int64_t)ig_int_value(v),
 		                           .f = is_float ? v.f : (double)ig_int_value(v)};
+		char msg[160];
+		if (irgen_is_flag_option(nv->name) && irgen_flag_option_error(&(*out)[i], msg, sizeof msg)) {
+			error(g, nv->a->span, "%s", msg);
+			return false;
+		}
 	}
 	return true;
 }

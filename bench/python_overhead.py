@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """python_overhead.py: the Python package's own cost of a launch, on the CPU.
 
-    python3 bench/python_overhead.py [--build build] [--reps 7] [--n 20000] [--package DIR]
+    python3 bench/python_overhead.py [--build build] [--reps 7] [--n 20000] [--package DIR] [--gpu]
 
-No GPU and no torch needed: libblk runs its GPU backend against the stand-in
+Without --gpu, no GPU and no torch needed: libblk runs its GPU backend against the stand-in
 driver of tests/runtime (BUILD/tests/runtime/fake/libcuda.so.1, through
 BLK_CUDA_DRIVER), which records launches without running them, and
 tests/python/fake_torch.py stands in for torch (tensors in the stand-in's
@@ -24,8 +24,11 @@ of --reps rounds of --n launches, the paths taking turns round by round:
 the real blk_launch (about 3 us of host time on the H100, mostly
 cuLaunchKernel) and the Python part adds to it. `--package DIR` times
 another version of the package (a checkout's python/) against the same
-libblk, for before and after. A tool for reading, not a test: nothing is
-asserted.
+libblk, for before and after. --gpu: the same paths with real torch on the
+real driver, each torch call a launcher makes timed alone beside them (what
+the package cannot avoid short of a compiled extension), and Triton's launch
+of the same kernel where Triton is. A tool for reading, not a test: nothing
+is asserted.
 """
 
 import argparse
@@ -62,21 +65,27 @@ def main():
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--package", help="the folder that holds the blk package (default: python/ of this checkout), "
                                       "to time another version of it")
+    ap.add_argument("--gpu", action="store_true", help="real torch on the real driver (the GPU machine)")
     a = ap.parse_args()
-    driver = os.path.join(os.path.abspath(a.build), "tests", "runtime", "fake", "libcuda.so.1")
-    if not os.path.exists(driver):
-        sys.exit(f"python_overhead: no stand-in driver at {driver} (make builds it)")
-    os.environ["BLK_CUDA_DRIVER"] = driver
     os.environ.setdefault("BLK_LIB", os.path.join(os.path.abspath(a.build), "libblk.so"))
     sys.path.insert(0, a.package or os.path.join(REPO, "python"))
-    sys.path.insert(0, os.path.join(REPO, "tests", "python"))
-    import fake_torch
-    torch = fake_torch.install(driver, devices=2)
+    if a.gpu:
+        import torch
+        devices = torch.cuda.device_count()
+    else:
+        driver = os.path.join(os.path.abspath(a.build), "tests", "runtime", "fake", "libcuda.so.1")
+        if not os.path.exists(driver):
+            sys.exit(f"python_overhead: no stand-in driver at {driver} (make builds it)")
+        os.environ["BLK_CUDA_DRIVER"] = driver
+        sys.path.insert(0, os.path.join(REPO, "tests", "python"))
+        import fake_torch
+        torch = fake_torch.install(driver, devices=2)
+        devices = 2
     import blk
     from blk import _runtime
 
     vadd = blk.load(os.path.join(REPO, "examples", "vector_add.tile")).vector_add
-    x, y, out = (torch.empty(16) for _ in range(3))
+    x, y, out = (torch.empty(16, device="cuda") for _ in range(3))
     vadd[(1,)](x, y, out, 1, BLOCK=1024)  # compiles, makes the plan
     vadd[(1,)](x, y, out, 1, BLOCK=1024)  # the fast path: fills the plan's argument array
     # the C floor: blk_launch through ctypes (untyped, as the package calls
@@ -97,28 +106,58 @@ def main():
     assert launch(K, A, NA, PO) == 0, L.last_error()
 
     launcher = vadd[(1,)]
-    x1, y1, o1 = (torch.empty(16, device="cuda:1") for _ in range(3))
-    vadd[(1,)](x1, y1, o1, 1, BLOCK=1024)
-
-    def two_devices():
-        vadd[(1,)](x, y, out, 1, BLOCK=1024)
-        vadd[(1,)](x1, y1, o1, 1, BLOCK=1024)
     paths = [
         ("C floor (blk_launch, args built once)", lambda: launch(K, A, NA, PO), 1),
         ("kernel[(1,)](x, y, out, 1, BLOCK=1024)", lambda: vadd[(1,)](x, y, out, 1, BLOCK=1024), 1),
         ("launcher = kernel[(1,)] kept; launcher(...)", lambda: launcher(x, y, out, 1, BLOCK=1024), 1),
         ("kernel(x, y, out, 1, BLOCK=1024) (grid clause)", lambda: vadd(x, y, out, 1, BLOCK=1024), 1),
-        ("kernel[(1,)](...) on cuda:1", lambda: vadd[(1,)](x1, y1, o1, 1, BLOCK=1024), 1),
-        ("cuda:0 and cuda:1 by turns (a launch)", two_devices, 2),
     ]
-    print(f"python {sys.version.split()[0]}, libblk {blk.version()}, stand-in driver; best of {a.reps} rounds "
-          f"of {a.n} launches, ns a launch")
+    if devices > 1:
+        x1, y1, o1 = (torch.empty(16, device="cuda:1") for _ in range(3))
+        vadd[(1,)](x1, y1, o1, 1, BLOCK=1024)
+
+        def two_devices():
+            vadd[(1,)](x, y, out, 1, BLOCK=1024)
+            vadd[(1,)](x1, y1, o1, 1, BLOCK=1024)
+        paths += [("kernel[(1,)](...) on cuda:1", lambda: vadd[(1,)](x1, y1, o1, 1, BLOCK=1024), 1),
+                  ("cuda:0 and cuda:1 by turns (a launch)", two_devices, 2)]
+    if a.gpu:
+        paths += gpu_paths(torch, x, y, out)
+    print(f"python {sys.version.split()[0]}, libblk {blk.version()}, "
+          f"{'the real driver and torch ' + torch.__version__ if a.gpu else 'stand-in driver'}; best of {a.reps} "
+          f"rounds of {a.n} launches, ns a launch")
     times = best_ns(paths, a.n, a.reps)
     floor = times[0]
     for (name, _, _), ns in zip(paths, times):
         extra = f"   Python's part {ns - floor:6.0f} ns" if ns is not floor else ""
         print(f"  {name:48s} {ns:8.0f} ns{extra}")
     print("  (the grid clause: blk_launch also works out the grid, in C)")
+    if a.gpu:
+        torch.cuda.synchronize()
+
+
+def gpu_paths(torch, x, y, out):
+    """The torch calls a launcher makes, each alone (ns a call), and
+    Triton's launch of the same kernel where Triton is."""
+    getstream = torch._C._cuda_getCurrentRawStream
+    paths = [("  torch: x.dtype", lambda: x.dtype, 1),
+             ("  torch: x.get_device()", lambda: x.get_device(), 1),
+             ("  torch: x.is_contiguous()", lambda: x.is_contiguous(), 1),
+             ("  torch: x.data_ptr()", lambda: x.data_ptr(), 1),
+             ("  torch: isinstance(x, torch.Tensor)", lambda: isinstance(x, torch.Tensor), 1),
+             ("  torch: x.is_cuda", lambda: x.is_cuda, 1),
+             ("  torch: x.device", lambda: x.device, 1),
+             ("  torch: _cuda_getCurrentRawStream(0)", lambda: getstream(0), 1),
+             ("  torch.add(x1, y1, out=o1)", lambda: torch.add(x[:1], y[:1], out=out[:1]), 1)]
+    try:
+        sys.path.insert(0, os.path.join(REPO, "bench"))
+        import triton_kernels as tk
+        tk._add[(1,)](x, y, out, 1, BLOCK=1024)
+        paths.append(("Triton: _add[(1,)](x, y, out, 1, BLOCK=1024)",
+                      lambda: tk._add[(1,)](x, y, out, 1, BLOCK=1024), 1))
+    except Exception as e:  # no Triton here: its row is left out
+        print(f"python_overhead: Triton's launch not timed ({type(e).__name__}: {e})")
+    return paths
 
 if __name__ == "__main__":
     main()

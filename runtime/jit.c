@@ -435,6 +435,8 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 	}
 	v->shared_bytes = smem;
 	v->block = 32u * (unsigned)warps;
+	if (!rt_tma_cache_new(v, &m->arena))
+		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
 	return BLK_SUCCESS;
 }
 

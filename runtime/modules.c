@@ -374,8 +374,11 @@ void blk_module_destroy(blk_module *m)
 			rt_gpu_pop(&scope);
 		}
 	}
-	for (int i = 0; m->kernels && i < m->n_kernels; i++)
+	for (int i = 0; m->kernels && i < m->n_kernels; i++) {
 		free(m->kernels[i].last.consts);
+		for (int j = 0; j < m->kernels[i].n_variants; j++)
+			rt_tma_cache_free(m->kernels[i].variants[j]);
+	}
 	pthread_mutex_destroy(&m->lock);
 	arena_free(&m->arena);
 	free(m);

@@ -104,6 +104,7 @@ typedef struct Variant {
 	int spill_bytes;      /* GPU: bytes of spill stores a thread (the JIT's log, or local memory) */
 	int registers;        /* GPU: registers a thread of the loaded function (0: unknown) */
 	const char *warning;  /* GPU: the warning about it (module arena), or NULL */
+	struct TmaCache *tma_cache; /* GPU, with tensor maps: those of its recent launches (tensor_maps.c) */
 } Variant;
 
 /* The config an @autotune kernel runs for some values of its key (and a
@@ -245,8 +246,14 @@ uint64_t rt_arg_spec(const blk_kernel *k, const blk_arg *args);
  * 1, rows 16-byte aligned and apart by at least a row, a base aligned to
  * 16 bytes). */
 bool rt_tma_fits(const Variant *v, const blk_arg *args);
-/* v's tensor maps for these arguments (which fit), into maps[0..n_tmaps). */
-blk_status rt_tma_encode(const blk_context *ctx, const Variant *v, const blk_arg *args, CUtensorMap *maps);
+/* v's tensor maps for these arguments (which fit), into maps[0..n_tmaps):
+ * copied from v's cache where a recent launch had the same bases, sizes
+ * and strides, else encoded (and kept). */
+blk_status rt_tma_encode(const blk_context *ctx, Variant *v, const blk_arg *args, CUtensorMap *maps);
+/* Gives v (loaded, with tensor maps) its cache, in arena a; false when out
+ * of memory. The module's lock held. rt_tma_cache_free undoes it. */
+bool rt_tma_cache_new(Variant *v, Arena *a);
+void rt_tma_cache_free(Variant *v);
 
 /* ---- the GPU's code (jit.c) -------------------------------------------------------- */
 

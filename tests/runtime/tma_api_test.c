@@ -2,7 +2,9 @@
  * a 9.0 device (sm_90a), a kernel whose loop loads descriptor tiles for a
  * dot gets one tensor map per descriptor after its own parameters; each
  * launch encodes them from its arguments (the stand-in writes what it was
- * given into the map, and records the maps a launch passes), so this
+ * given into the map, and records the maps a launch passes), or copies
+ * those of a recent launch with the same arguments (the variant's cache,
+ * also from several threads at once), so this
  * checks the map's type, address, sizes, row stride, box and swizzle
  * against the arguments; the PTX copies with cp.async.bulk.tensor; a launch
  * whose arguments no map can describe (a size of 0, overlapping rows) runs
@@ -12,6 +14,7 @@
 #include "blk.h"
 #include "fake_cuda.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,11 +171,41 @@ static void with_tma(void)
 	expect(st == BLK_SUCCESS && l.n_maps == 2 && map_is(&l.maps[0], 6, r.b, 512, 256, 512, 64, 64, 3),
 	       "a row stride not a multiple of 16: a's tiles without TMA (b's and c's maps only)");
 
-	fc.fail("cuTensorMapEncodeTiled", 1 /* CUDA_ERROR_INVALID_VALUE */, 1, NULL);
+	/* the maps of recent launches are kept: the same arguments encode nothing */
+	before = fc.get("encodes", 0);
 	st = launch(&r, 256, 256, 512, 512, 256, &l);
-	expect(st == BLK_ERROR_LAUNCH && strstr(blk_last_error(), "kernel 'mm': tensor map 0 (256 x 512 elements") &&
+	expect(st == BLK_SUCCESS && l.n_maps == 3 && fc.get("encodes", 0) == before &&
+	           map_is(&l.maps[0], 6, r.a, 256, 512, 512 * 2, 128, 64, 3) &&
+	           map_is(&l.maps[2], 7, r.c, 256, 256, 256 * 4, 128, 32, 3),
+	       "a launch with a recent launch's arguments: its maps again, none encoded");
+	blk_devptr a2;
+	blk_malloc(ctx, 1 << 22, &a2);
+	Run r2 = r;
+	r2.a = a2;
+	st = launch(&r2, 256, 256, 512, 512, 256, &l);
+	expect(st == BLK_SUCCESS && fc.get("encodes", 0) == before + 3 && map_is(&l.maps[0], 6, a2, 256, 512, 1024, 128, 64, 3),
+	       "another base for a: the maps encoded again, a's with the new base");
+	st = launch(&r, 256, 256, 512, 512, 256, &l);
+	expect(st == BLK_SUCCESS && fc.get("encodes", 0) == before + 3 && map_is(&l.maps[0], 6, r.a, 256, 512, 1024, 128, 64, 3),
+	       "back to the first base: its maps from the cache");
+	for (int i = 1; i <= 200; i++) /* 200 other sizes: more than the cache keeps */
+		launch(&r, 256, 256 - 4 * (i % 16), 512 - 16 * (i / 16), 512, 256, &l);
+	before = fc.get("encodes", 0);
+	st = launch(&r, 256, 256, 512, 512, 256, &l);
+	expect(st == BLK_SUCCESS && fc.get("encodes", 0) == before + 3 && map_is(&l.maps[0], 6, r.a, 256, 512, 1024, 128, 64, 3),
+	       "after 200 launches of other sizes: the first sizes' maps encoded again");
+	st = launch(&r, 256, 256, 512, 512, 256, &l);
+	expect(st == BLK_SUCCESS && fc.get("encodes", 0) == before + 3, "and kept again");
+
+	fc.fail("cuTensorMapEncodeTiled", 1 /* CUDA_ERROR_INVALID_VALUE */, 1, NULL);
+	st = launch(&r, 96, 256, 512, 512, 256, &l);
+	expect(st == BLK_ERROR_LAUNCH && strstr(blk_last_error(), "kernel 'mm': tensor map 0 (96 x 512 elements") &&
 	           strstr(blk_last_error(), "cuTensorMapEncodeTiled"),
 	       "the driver refusing a map: BLK_ERROR_LAUNCH naming the kernel, the map and its sizes");
+	before = fc.get("encodes", 0);
+	st = launch(&r, 96, 256, 512, 512, 256, &l);
+	expect(st == BLK_SUCCESS && fc.get("encodes", 0) == before + 3 && map_is(&l.maps[0], 6, r.a, 96, 512, 1024, 128, 64, 3),
+	       "a refused map is not kept: the same launch again encodes its maps");
 
 	/* 8-bit and 32-bit elements */
 	Run r8 = r, r32 = r;
@@ -185,6 +218,56 @@ static void with_tma(void)
 	st = launch(&r32, 256, 256, 512, 512, 256, &l);
 	expect(st == BLK_SUCCESS && l.n_maps >= 1 && map_is(&l.maps[0], 7, r.a, 256, 512, 2048, 128, 32, 3),
 	       "f32: a's map is FLOAT32, box 128 x 32 (128-byte rows)");
+	blk_module_destroy(m);
+	blk_context_destroy(ctx);
+}
+
+/* Threads launching at once, each over sizes of its own and shared ones:
+ * every launch succeeds (TSan: the cache's lock). */
+enum { CACHE_THREADS = 4, CACHE_LAUNCHES = 200 };
+static Run cache_run;
+static int cache_failures;
+static pthread_mutex_t cache_failures_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *cache_thread(void *arg)
+{
+	int t = (int)(intptr_t)arg, bad = 0;
+	for (int i = 0; i < CACHE_LAUNCHES; i++) {
+		int M = i % 2 ? 256 : 128 + 16 * t; /* shared, and the thread's own */
+		Request q;
+		request(&q, &cache_run, M, 256, 512, 512, 256);
+		bad += blk_launch(cache_run.k, q.args, 9, &q.opt) != BLK_SUCCESS;
+	}
+	pthread_mutex_lock(&cache_failures_lock);
+	cache_failures += bad;
+	pthread_mutex_unlock(&cache_failures_lock);
+	return NULL;
+}
+
+static void cache_threads(void)
+{
+	blk_context *ctx = NULL;
+	blk_module *m = load(&ctx);
+	if (!m) {
+		expect(0, "threads: the module loaded");
+		return;
+	}
+	cache_run = f16_run(ctx, m);
+	pthread_t th[CACHE_THREADS];
+	long before = fc.get("encodes", 0);
+	int started = 0;
+	for (int t = 0; t < CACHE_THREADS; t++)
+		started += pthread_create(&th[t], NULL, cache_thread, (void *)(intptr_t)t) == 0;
+	for (int t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	long encodes = fc.get("encodes", 0) - before;
+	/* 5 argument sets of 3 maps: 15 encodes at least, more where threads
+	 * miss at once or sets collide; without the cache, 2400 */
+	expect(started == CACHE_THREADS && cache_failures == 0 && encodes >= 15 && encodes < 1200,
+	       "4 threads, 800 launches over 5 argument sets at once: all launched, the maps encoded fewer than half "
+	       "as often as launched");
+	if (encodes < 15 || encodes >= 1200)
+		printf("     encodes: %ld\n", encodes);
 	blk_module_destroy(m);
 	blk_context_destroy(ctx);
 }
@@ -306,6 +389,7 @@ int main(void)
 		return 1;
 	setenv("BLK_TMA", "1", 1);
 	with_tma();
+	cache_threads();
 	without_tma();
 	tma_option(false);
 	tma_option(true);

@@ -695,7 +695,7 @@ def scaled_mm_result(r):
     return r[0] if isinstance(r, tuple) else r
 
 
-ATTENTION_QUICK = [0, 1, 2, 5]  # the blk configs --quick tries (indices in ATTENTION_CONFIGS)
+ATTENTION_QUICK = [0, 1, 2, 5, 8]  # the blk configs --quick tries (indices in ATTENTION_CONFIGS)
 
 
 def row_attention_tc(env, D, causal, Z=4, H=16, N=4096):
@@ -750,7 +750,7 @@ def row_attention_tc(env, D, causal, Z=4, H=16, N=4096):
     row.notes.append(tflops_note(row) + (" (flops 2·Z·H·N²·D: half the non-causal count)" if causal
                                          else " (flops 4·Z·H·N²·D)"))
     row.notes.append(f"Triton ran {ran}; blk: examples/attention.tile over blk_calls.ATTENTION_CONFIGS"
-                     + (" (--quick: 4 of them)" if env.quick else "") + "; Triton: blk_calls.ATTENTION_TMA_CONFIGS "
+                     + (" (--quick: 5 of them)" if env.quick else "") + "; Triton: blk_calls.ATTENTION_TMA_CONFIGS "
                      + ("each with and without warp_specialize" if ws_too else "without warp_specialize "
                         "(BENCH_TRITON_WS=0)") + (" (--quick: the first two)" if env.quick else "")
                      + (", the causal kernel's keys below the diagonal unmasked (masked throughout when "

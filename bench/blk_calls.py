@@ -107,6 +107,19 @@ MATMUL_CONFIGS = [
 ]
 
 
+# The tiles of the persistent descriptor matmul rows (bench/rows_tma.py), both sides:
+# the first two configs of examples/matmul_persistent.tile's @autotune (four stages:
+# with TMA the copies of two K steps in flight) and the three-stage ones of
+# MATMUL_CONFIGS. Triton's kernel may not fit four stages of 128 x 256 x 64 in
+# shared memory; the rows report what each side ran.
+PERSISTENT_CONFIGS = [
+    {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4},
+    {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
+]
+
+
 def matmul(ctx, a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, config=None,
            stream=0):
     """c = a @ b, f16 in and out, f32 accumulation. config: a dict of MATMUL_CONFIGS's
@@ -132,6 +145,7 @@ ATTENTION_CONFIGS = [
     {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
     {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 3},
     {"BLOCK_M": 64, "BLOCK_N": 128, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 4, "num_stages": 2},
 ]
 
 
@@ -218,7 +232,8 @@ def matmul_tc(ctx, dtype, a, b, c, M, N, K, stride_am, stride_ak, stride_bk, str
 
 # Triton's side of the issue-12 attention rows (triton_kernels.attention_tma): BLOCK_M 128
 # (its causal split needs BLOCK_N to divide BLOCK_M), each tried with and without
-# warp_specialize. blk's side tries ATTENTION_CONFIGS, as the attention rows do.
+# warp_specialize. blk's side tries ATTENTION_CONFIGS in the attention rows of bench.py,
+# and these in the descriptor rows of rows_tma.py.
 ATTENTION_TMA_CONFIGS = [
     {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
     {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3},

@@ -6,11 +6,13 @@ the tiles in groups of GROUP_M rows), run twice: with the launch option tma = 0 
 descriptor tiles come by cp.async) and with tma = 1 (by TMA: cp.async.bulk.tensor into
 mbarrier-guarded stage buffers, docs/compiler.md), whatever BLK_TMA says. Triton:
 _matmul_persistent_tma below, the same algorithm through device-side tensor descriptors
-(TMA on Hopper). torch: torch.matmul (cuBLAS). Both sides try blk_calls.MATMUL_CONFIGS.
+(TMA on Hopper). torch: torch.matmul (cuBLAS). Both sides try blk_calls.PERSISTENT_CONFIGS
+(--quick: the first two: 128 x 256 x 64 with four and three stages).
 
 Attention forward f16 (4×16×4096, d64 and d128, causal and not): bench/kernels/attention_desc.tile
 (q, k, v, o through descriptors: the key and value tiles, and the output, by TMA with tma = 1)
-against Triton's TMA attention (triton_kernels.attention_tma, not warp-specialized) and torch's SDPA.
+against Triton's TMA attention (triton_kernels.attention_tma, not warp-specialized) and torch's SDPA,
+both sides over blk_calls.ATTENTION_TMA_CONFIGS.
 """
 
 GROUP = "issue12_tma"  # (not "tma": that is inside "softmax", and --only matches names by substring)
@@ -82,7 +84,7 @@ def row_matmul_desc(env, b, size, tma):
                 (M * K + K * N + M * N) * 2, flop=2.0 * M * N * K)
     cb, ct, cp = (torch.empty(M, N, device=env.dev, dtype=torch.float16) for _ in range(3))
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    configs = b.bc.MATMUL_CONFIGS
+    configs = b.bc.PERSISTENT_CONFIGS
 
     def err(o):
         return lambda res: b.max_rel_err(torch, res if o is None else o, ref)
@@ -95,7 +97,7 @@ def row_matmul_desc(env, b, size, tma):
     row.notes.append(b.tflops_note(row))
     by = "TMA (the launch option tma = 1)" if tma else "cp.async (tma = 0)"
     row.notes.append("blk: examples/matmul_persistent.tile, its tiles by " + by + "; Triton: a persistent kernel "
-                     "through tensor descriptors (TMA); both try blk_calls.MATMUL_CONFIGS"
+                     "through tensor descriptors (TMA); both try blk_calls.PERSISTENT_CONFIGS"
                      + (" (--quick: the first two)" if env.quick else ""))
     return [row]
 
@@ -132,10 +134,10 @@ def row_attention_desc(env, b, D, causal, tma, Z=4, H=16, N=4096):
         return b.check_with_stats(torch, "attention: lse", out, ref_o, [(lse, ref_lse)])
 
     ob, ot = outs(), outs()
-    configs = [c for c in b.bc.ATTENTION_CONFIGS if c["BLOCK_M"] % c["BLOCK_N"] == 0]
-    b.tune(env, row, "blk", configs[:3] if env.quick else configs,
+    # both sides try ATTENTION_TMA_CONFIGS, all four even with --quick
+    tma_configs = b.bc.ATTENTION_TMA_CONFIGS
+    b.tune(env, row, "blk", tma_configs,
            lambda c: blk_attention(env, b, q, k, v, ob[0], ob[1], scale, causal, c, tma), list(ob), err(ob), 1e-2)
-    tma_configs = b.bc.ATTENTION_TMA_CONFIGS[:2] if env.quick else b.bc.ATTENTION_TMA_CONFIGS
     b.tune(env, row, "Triton", [dict(c, warp_specialize=False) for c in tma_configs],
            lambda c: (lambda: tk.attention_tma(q, k, v, ot[0], ot[1], scale, c, causal=causal)), list(ot), err(ot),
            1e-2)

@@ -123,8 +123,19 @@ endif
 # ---- the build -----------------------------------------------------------
 
 .PHONY: all
+# The Python package's launchers in C (python/blk/_fastlaunch.c, Python's
+# stable ABI of 3.10: one build for every later Python), beside libblk.so,
+# where python3 is 3.10 or newer and has its headers; the package runs
+# without it. Not sanitized: python3 cannot load a sanitized library.
+PY_INCLUDE := $(shell python3 -c 'import sys, sysconfig; sys.version_info >= (3, 10) and print(sysconfig.get_paths()["include"])' 2>/dev/null)
+PY_FAST := $(if $(wildcard $(PY_INCLUDE)/Python.h),$(BUILD)/_blkfast.abi3.so)
+
 # The size limit is for what a GPU run carries: a sanitized build never travels.
-all: $(BUILD)/blkc $(BUILD)/libblk.so $(BUILD)/libblk.a $(if $(SANITIZED),,$(BUILD)/size.txt)
+all: $(BUILD)/blkc $(BUILD)/libblk.so $(BUILD)/libblk.a $(if $(SANITIZED),,$(BUILD)/size.txt $(PY_FAST))
+
+$(BUILD)/_blkfast.abi3.so: python/blk/_fastlaunch.c
+	@mkdir -p $(@D)
+	$(CC) -std=c17 -Wall -Wextra -Werror -O2 -fPIC -shared -I$(PY_INCLUDE) -o $@ $<
 
 # Every object waits for the generated parser header (parallel make), the
 # configuration and the flags; -MMD -MP records the headers each includes.

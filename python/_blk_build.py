@@ -1,6 +1,7 @@
 """_blk_build: the PEP 517 build backend of the blk package (pyproject.toml).
 
-build_wheel makes a wheel of python/blk with libblk.so at blk/lib/libblk.so,
+build_wheel makes a wheel of python/blk with libblk.so at blk/lib/libblk.so
+(and the launchers in C, _blkfast.abi3.so, beside it where they were built),
 the standard library at blk/stdlib/ (where libblk looks for it, beside
 itself at ../stdlib) and blk.h at blk/include/. libblk.so comes from
 $BLK_LIB when set (`make wheel` and the test suite set it: nothing is
@@ -45,6 +46,23 @@ def _libblk():
     return os.path.join(REPO, "build", "libblk.so")
 
 
+def _fast_launch(lib):
+    """The launchers in C (python/blk/_fastlaunch.c) beside libblk.so: made
+    there when this is the checkout's build (where python3 has its headers);
+    None where there is none (the package runs without it)."""
+    path = os.path.join(os.path.dirname(lib), "_blkfast.abi3.so")
+    build = os.path.join(REPO, "build")
+    if not os.path.isfile(path) and os.path.abspath(os.path.dirname(lib)) == build and \
+            os.path.isfile(os.path.join(REPO, "Makefile")):
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+        subprocess.run(["make", "-C", REPO, "build/_blkfast.abi3.so"], env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    if os.path.isfile(path):
+        return path
+    _log("no _blkfast.abi3.so beside libblk.so: the package launches through its Python launchers")
+    return None
+
+
 def _tag():
     machine = platform.machine().lower() or "x86_64"
     plat = f"{sys.platform}_{machine}" if sys.platform.startswith("linux") else f"{sys.platform}_{machine}"
@@ -63,7 +81,11 @@ def _files():
     for name in sorted(os.listdir(pkg)):
         if name.endswith(".py"):
             out.append((f"blk/{name}", os.path.join(pkg, name)))
-    out.append(("blk/lib/libblk.so", _libblk()))
+    lib = _libblk()
+    out.append(("blk/lib/libblk.so", lib))
+    fast = _fast_launch(lib)
+    if fast:
+        out.append(("blk/lib/_blkfast.abi3.so", fast))
     stdlib = os.path.join(REPO, "stdlib")
     if os.path.isdir(stdlib):
         for name in sorted(os.listdir(stdlib)):

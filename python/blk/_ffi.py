@@ -200,3 +200,28 @@ def open_library(path=None):
     fast = ctypes.PyDLL(path)["blk_launch"]
     fast.restype = c_int
     return path, lib, fast
+
+
+FAST_EXT = "_blkfast.abi3.so"
+
+
+def load_fast_launch(lib_path):
+    """The module _blkfast (python/blk/_fastlaunch.c: launchers in C), from
+    beside libblk.so (build/, or blk/lib/ in the package), or None: where
+    it was not built (no Python headers), cannot load, or BLK_FAST_LAUNCH=0
+    asks for the launchers in Python."""
+    if os.environ.get("BLK_FAST_LAUNCH", "1") == "0":
+        return None
+    path = os.path.join(os.path.dirname(os.path.abspath(lib_path)), FAST_EXT)
+    if not os.path.exists(path):
+        return None
+    try:
+        import importlib.machinery
+        import importlib.util
+        loader = importlib.machinery.ExtensionFileLoader("_blkfast", path)
+        spec = importlib.util.spec_from_file_location("_blkfast", path, loader=loader)
+        mod = importlib.util.module_from_spec(spec)
+        loader.exec_module(mod)
+        return mod
+    except (ImportError, OSError):
+        return None

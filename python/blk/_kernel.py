@@ -289,11 +289,12 @@ class Kernel:
         return plan.run_checked(grid, args, infos)
 
     def _keep(self, grid, f):
-        """f becomes the launcher of `grid`, and the first of its last few."""
+        """f becomes the launcher of `grid` (its version in C, f.fast, where
+        there is one), and the first of its last few."""
         if grid not in self._launchers and len(self._launchers) >= MAX_LAUNCHERS:
             self._launchers.clear()
             self._recent.clear()
-        self._launchers[grid] = f
+        self._launchers[grid] = getattr(f, "fast", f)
         if hasattr(f, "plan"):
             self._last[0] = f.plan
             recent = self._recent.setdefault(grid, [])

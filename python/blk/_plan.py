@@ -40,6 +40,8 @@ def _given(pos, more, named, kw):
     kw = {**{k: v for k, v in named.items() if v is not _UNSET}, **kw}
     return args, kw
 _OPT_BYTES = ctypes.sizeof(_ffi.BlkLaunchOptions)
+# an argument's kind for the launchers in C (_fastlaunch.c's K_*)
+_FAST_TENSOR, _FAST_TENSOR_STRIDED, _FAST_INT, _FAST_U64, _FAST_FLOAT = range(5)
 
 
 class Plan:
@@ -276,7 +278,30 @@ class Plan:
         f.run = env["run"]
         f.source = code
         f.plan = self
+        if plain and not callable_grid:
+            self._fast_launcher(f, buf, words)
         return f
+
+    def _fast_launcher(self, f, buf, words):
+        """f.fast: the same launcher in C (python/blk/_fastlaunch.c), which
+        falls back on f for anything f would not launch at once; where the
+        extension was built. kernel[grid] hands it out (Kernel._keep)."""
+        L = _runtime.lib()
+        if L.fast_ext is None:
+            return
+        k, specs = self.kernel, []
+        for i, (p, a) in enumerate(zip(k.runtime_params, self.infos)):
+            word = words + 2 * i + 1
+            if a.kind == "tensor":
+                specs.append((_FAST_TENSOR_STRIDED if k.takes_strides else _FAST_TENSOR, word, a.obj.dtype))
+            elif a.kind == "int":
+                specs.append((_FAST_U64 if p.type == "u64" else _FAST_INT, word, None))
+            else:
+                specs.append((_FAST_FLOAT, word, None))
+        f.fast = L.fast_ext.launcher(
+            f, self.fail, L.launch_address, self.handle.value, ctypes.addressof(buf), buf, _OPT_BYTES,
+            _ffi.OPT_STREAM_WORD if self.stream is None else -1, self.getstream, self.device, self.torch.Tensor,
+            tuple(self.kw), tuple(self.kw.values()), tuple(specs))
 
     def _grid3_words(self, grid, args, opts):
         """A grid function's grid for these arguments, written in opts;

@@ -36,6 +36,9 @@ _lib = None
 class Lib:
     def __init__(self, path=None):
         self.path, self.lib, self.launch_fast = _ffi.open_library(path)
+        # launchers in C where the extension was built (_plan.Plan._make_launcher)
+        self.fast_ext = _ffi.load_fast_launch(self.path)
+        self.launch_address = ctypes.cast(self.lib.blk_launch, ctypes.c_void_p).value
 
     def last_error(self):
         msg = self.lib.blk_last_error()

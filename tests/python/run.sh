@@ -13,7 +13,9 @@
 #    references, and every bad call raising blk.Error naming the parameter.
 # 4. tests/python/test_gpu_path.py: the GPU launch path (launchers, streams,
 #    devices, bad calls) against the stand-in driver of tests/runtime and
-#    tests/python/fake_torch.py, no GPU or torch.
+#    tests/python/fake_torch.py, no GPU or torch; twice where the package has
+#    its launchers in C (python/blk/_fastlaunch.c): with them, and with
+#    BLK_FAST_LAUNCH=0 (those in Python).
 # 5. Each examples/python/NAME.py on the interpreter (small sizes), checked
 #    against numpy.
 # Prints a line per case and last "N passed, N failed". A sanitized build
@@ -113,6 +115,14 @@ run_counted() {
 run_counted test_package.py "$repo/tests/python/test_package.py"
 if [ -f "$build/tests/runtime/fake/libcuda.so.1" ]; then
 	run_counted test_gpu_path.py "$repo/tests/python/test_gpu_path.py" "$build/tests/runtime/fake/libcuda.so.1"
+	# again with the launchers in Python (where the package has them in C)
+	if [ -n "$(cd "$tmp" && "$py" -c 'import blk._runtime as r; print(r.lib().fast_ext or "")' 2>/dev/null)" ]; then
+		echo "   (test_gpu_path.py again with BLK_FAST_LAUNCH=0: the launchers in Python)"
+		BLK_FAST_LAUNCH=0 run_counted test_gpu_path.py "$repo/tests/python/test_gpu_path.py" \
+			"$build/tests/runtime/fake/libcuda.so.1"
+	else
+		echo "   (the package has no launchers in C: test_gpu_path.py ran with those in Python)"
+	fi
 else
 	fail "test_gpu_path.py: the stand-in driver is not built ($build/tests/runtime/fake/libcuda.so.1)"
 fi

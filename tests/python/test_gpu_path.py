@@ -38,6 +38,14 @@ import fake_torch  # noqa: E402
 torch = fake_torch.install(driver, devices=2)
 import blk  # noqa: E402
 
+
+def generated(kernel, grid):
+    """The generated (Python) launcher kernel[grid] stands for: itself, or
+    the one whose version in C it is."""
+    f = kernel._recent[grid][0]
+    assert kernel[grid] is getattr(f, "fast", f)
+    return f
+
 vadd = blk.load(os.path.join(REPO, "examples", "vector_add.tile")).vector_add
 f32, f16, i32 = torch.float32, torch.float16, torch.int32
 
@@ -74,7 +82,35 @@ def _():
     assert fake_torch.launches() == before + 9
     f = vadd[(2,)]
     assert f is vadd[(2,)], "kernel[grid] keeps the launcher of each grid"
-    assert hasattr(f, "plan") and "_blk_launch" in f.source, "the grid's launcher is the generated one"
+    py = generated(vadd, (2,))
+    assert "_blk_launch" in py.source, "the grid's launcher is the generated one"
+    if blk._runtime.lib().fast_ext is not None:  # its version in C (python/blk/_fastlaunch.c)
+        assert f is py.fast and type(f).__name__ == "builtin_function_or_method", "the C launcher is handed out"
+    else:
+        assert f is py and not hasattr(py, "fast"), "without the extension, the Python launcher"
+
+
+@case("the C launcher (where built) launches by itself; anything else goes to the generated one")
+def _():
+    vadd[(2,)](x, y, out, 1000, BLOCK=512)
+    py = generated(vadd, (2,))
+    calls = []
+    real = py.__globals__["_blk_launch"]
+    py.__globals__["_blk_launch"] = lambda *a: calls.append(1) or real(*a)
+    try:
+        before = fake_torch.launches()
+        for n in (1000, 999, 7):
+            vadd[(2,)](x, y, out, n, BLOCK=512)
+            check_launch((x, y, out), n, (2, 1, 1))
+        c = blk._runtime.lib().fast_ext is not None
+        assert fake_torch.launches() == before + 3
+        assert len(calls) == (0 if c else 3), (c, len(calls))
+        vadd[(2,)](x, y, out, n=5, BLOCK=512)  # n by name: the Python launcher's way
+        check_launch((x, y, out), 5, (2, 1, 1))
+        raises(lambda: vadd[(2,)](x, y, out, 1.5, BLOCK=512), "n")  # the checked path's error
+    finally:
+        py.__globals__["_blk_launch"] = real
+    return f"launches by {'C' if c else 'Python'}"
 
 
 @case("grids: an int, 2-D, 3-D, a function of the consts, the kernel's grid clause, a list")
@@ -198,7 +234,7 @@ def _():
     for _ in range(3):
         vadd[(2,)](x1, y1, o1, 1000, BLOCK=512)
         check_launch((x1, y1, o1), 1000, (2, 1, 1), stream=0x1111)
-    f = vadd[(2,)]
+    f = generated(vadd, (2,))
     assert f.plan.device == 1 and f.plan.ctx.device == 1, (f.plan.device, f.plan.ctx.device)
     assert f.plan.ctx is blk._runtime.gpu_context(1) and f.plan.ctx is not blk._runtime.gpu_context(0)
     assert torch.cuda.current_device() == 0, "the current device is left as it was"

@@ -54,6 +54,13 @@ check_build() {
 	[ -f /usr/include/zstd.h ] || need libzstd-dev
 	# libblk's disk cache hashes with xxHash, header-only (XXH_INLINE_ALL).
 	[ -f /usr/include/xxhash.h ] || need libxxhash-dev
+	# Python's headers, for the Python package's launchers in C (where
+	# python3 is 3.10 or newer; the package runs without them)
+	local pyinc
+	pyinc=$(python3 -c 'import sys, sysconfig; sys.version_info >= (3, 10) and print(sysconfig.get_paths()["include"])' 2>/dev/null)
+	if [ -n "$pyinc" ] && [ ! -f "$pyinc/Python.h" ] && [ "$pyinc" = "${pyinc#/usr/local}" ]; then
+		need python3-dev
+	fi
 }
 
 check_fuzz() {

@@ -3,7 +3,8 @@
 #  - every examples/python/NAME.py on the GPU, checked against torch;
 #  - tests/gpu/python_gpu.py: CUDA tensors, bad calls, compile(), a blk
 #    custom op in torch.compile(fullgraph=True), CUDA-graph capture and
-#    replay, launch overhead;
+#    replay, launch overhead; with the launchers in C where the package
+#    has them (build/_blkfast.abi3.so), then again with BLK_FAST_LAUNCH=0;
 #  - tests/gpu/python_multi_gpu.py: tensors on cuda:1, devices by turns and a
 #    thread a device, mixed devices refused, the torch.distributed example
 #    under torchrun (skipped in one line with fewer than 2 GPUs).
@@ -45,8 +46,12 @@ for f in examples/python/*.py; do
 	fi
 done
 
-for t in python_gpu python_multi_gpu; do
-	out=$(timeout 600 "$py" tests/gpu/$t.py 2>&1)
+# python_gpu.py twice where the package has its launchers in C: with them,
+# and with those in Python (BLK_FAST_LAUNCH=0)
+fast=$("$py" -c 'import blk._runtime as r; print("python_gpu:0" if r.lib().fast_ext else "")' 2>/dev/null)
+for t in python_gpu python_multi_gpu $fast; do
+	echo "== tests/gpu/${t%:0}.py${t#python_gpu}" | sed 's/py:0$/py with BLK_FAST_LAUNCH=0/'
+	out=$(BLK_FAST_LAUNCH=$([ "$t" = python_gpu:0 ] && echo 0 || echo 1) timeout 600 "$py" tests/gpu/${t%:0}.py 2>&1)
 	status=$?
 	printf '%s\n' "$out" | sed '$d'
 	last=$(printf '%s\n' "$out" | tail -n 1)
@@ -54,11 +59,11 @@ for t in python_gpu python_multi_gpu; do
 		passed=$((passed + BASH_REMATCH[1]))
 		failed=$((failed + BASH_REMATCH[2]))
 		if [ $status -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ]; then
-			echo "FAIL $t.py: exited with status $status"
+			echo "FAIL ${t%:0}.py: exited with status $status"
 			failed=$((failed + 1))
 		fi
 	else
-		echo "FAIL $t.py: crashed or printed no counts (status $status)"
+		echo "FAIL ${t%:0}.py: crashed or printed no counts (status $status)"
 		printf '%s\n' "$out" | tail -n 30 | sed 's/^/    /'
 		failed=$((failed + 1))
 	fi

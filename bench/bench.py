@@ -210,6 +210,27 @@ def launch_time_ms(env, fn, n=1000, reps=7):
     return statistics.median(walls) * 1e3, statistics.median(hosts) * 1e3
 
 
+def launch_host_ms(env, fn, batch=100, batches=70):
+    """Median host time of a launch from Python with the GPU's launch queue kept short:
+    `batches` batches of `batch` launches, each timed on the host (perf_counter around
+    the batch alone), a synchronize between batches outside the timed part, so that no
+    launch waits for room in the queue (as bench/launch.c times launches from C). A
+    launch that costs less than the GPU takes to run a kernel would otherwise be timed
+    at the GPU's rate once the queue fills."""
+    torch = env.torch
+    for _ in range(100):
+        fn()
+    times = []
+    for _ in range(batches):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        times.append((time.perf_counter() - t0) / batch)
+    torch.cuda.synchronize()
+    return statistics.median(times) * 1e3
+
+
 # ---- the rows ------------------------------------------------------------------
 
 def row_vector_add(env):
@@ -832,8 +853,10 @@ def table(rows, env_line, notes):
             lines.append("| " + " | ".join(r.cells()) + " |")
         lines.append("")
         lines.append("blk/Triton = Triton time / blk time (above 1: blk is faster). GB/s: bytes the computation must "
-                     "move (inputs read once, outputs written once) over the median time. Launch rows: wall time a "
-                     "launch from Python (ms), 1000 launches then one synchronize.")
+                     "move (inputs read once, outputs written once) over the median time. Launch rows: ms a launch "
+                     "from Python; the package's row (launch overhead, Python package) its host time with the GPU's "
+                     "launch queue kept short (batches of 100, a synchronize between them), the others wall time "
+                     "over 1000 launches then one synchronize.")
     if tc:
         if main:
             lines.append("")

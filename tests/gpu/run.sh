@@ -12,9 +12,10 @@
 #    run with BLK_BACKEND=gpu: each checks its kernel against C and exits 0;
 #  - TMA (BLK_TMA=1): tests/ops/desc_matmul_api_test, desc_attention_api_test
 #    and the persistent matmul example with their descriptor tiles by TMA;
-#  - with BLK_GPU_OPS=1, also the suite tests/ops with BLK_BACKEND=gpu;
 #  - tests/gpu/python.sh: the Python package against torch (where torch is);
-#  - tests/gpu/attention_branches.py: attention with branches in its loop.
+#  - tests/gpu/attention_branches.py: attention with branches in its loop;
+#  - with BLK_GPU_OPS=1, last, the suite tests/ops with BLK_BACKEND=gpu
+#    (its failures printed as they come).
 # Prints a line per case and last "N passed, N failed".
 set -u
 build=${1:?usage: tests/gpu/run.sh BUILD_DIR}
@@ -150,12 +151,6 @@ done
 
 took TMA
 
-if [ "${BLK_GPU_OPS:-0}" = 1 ]; then
-	out=$(BLK_BACKEND=gpu BLK_OPS_JOBS=${BLK_OPS_JOBS:-12} bash tests/ops/run.sh "$build" 2>&1)
-	count "tests/ops on the GPU" "$out" $?
-	took tests/ops
-fi
-
 # the Python package with torch (tests/gpu/python.sh; skips itself without
 # torch); not with a sanitized libblk, which python3 cannot load
 if [ "${BLK_SANITIZE:-0}" = 0 ]; then
@@ -167,5 +162,17 @@ if [ "${BLK_SANITIZE:-0}" = 0 ]; then
 fi
 
 took Python
+
+# last, and its lines as they come (tee): the longest part, which a run cut
+# off at a time limit still shows up to where it got
+if [ "${BLK_GPU_OPS:-0}" = 1 ]; then
+	log=$(mktemp)
+	BLK_BACKEND=gpu BLK_OPS_JOBS=${BLK_OPS_JOBS:-12} bash tests/ops/run.sh "$build" 2>&1 | tee "$log" | grep -v '^ok'
+	status=${PIPESTATUS[0]}
+	out=$(tail -n 1 "$log")
+	rm -f "$log"
+	count "tests/ops on the GPU" "$out" "$status"
+	took tests/ops
+fi
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

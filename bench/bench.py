@@ -210,7 +210,7 @@ def launch_time_ms(env, fn, n=1000, reps=7):
     return statistics.median(walls) * 1e3, statistics.median(hosts) * 1e3
 
 
-def launch_host_ms(env, fn, batch=100, batches=70):
+def launch_host_ms(env, fn, batch=20, batches=300):
     """Median host time of a launch from Python with the GPU's launch queue kept short:
     `batches` batches of `batch` launches, each timed on the host (perf_counter around
     the batch alone), a synchronize between batches outside the timed part, so that no
@@ -855,7 +855,7 @@ def table(rows, env_line, notes):
         lines.append("blk/Triton = Triton time / blk time (above 1: blk is faster). GB/s: bytes the computation must "
                      "move (inputs read once, outputs written once) over the median time. Launch rows: ms a launch "
                      "from Python; the package's row (launch overhead, Python package) its host time with the GPU's "
-                     "launch queue kept short (batches of 100, a synchronize between them), the others wall time "
+                     "launch queue kept short (batches of 20, a synchronize between them), the others wall time "
                      "over 1000 launches then one synchronize.")
     if tc:
         if main:

@@ -423,6 +423,10 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 		ctx->cu->cuModuleUnload(mod);
 		return rt_fail(cuda_blk_status(r), "blk_launch: kernel '%s': %s", kn, msg);
 	}
+	if (!rt_tma_cache_new(v, &m->arena)) {
+		ctx->cu->cuModuleUnload(mod);
+		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	}
 	int regs = 0; /* only reported (blk_compile_info): an error leaves it 0 */
 	v->registers = ctx->cu->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn) == CUDA_SUCCESS ? regs : 0;
 	v->cumod = mod;
@@ -435,8 +439,6 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 	}
 	v->shared_bytes = smem;
 	v->block = 32u * (unsigned)warps;
-	if (!rt_tma_cache_new(v, &m->arena))
-		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
 	return BLK_SUCCESS;
 }
 

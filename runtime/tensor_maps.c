@@ -156,6 +156,9 @@ static void cache_put(struct TmaCache *c, int n, uint64_t key[][4], const CUtens
 	unsigned s = key_set(n, key);
 	pthread_mutex_lock(&c->lock);
 	int w = c->older[s];
+	for (int i = 0; i < TMA_CACHE_WAYS; i++) /* another thread's miss kept them meanwhile */
+		if (c->way[s][i].used && memcmp(c->way[s][i].key, key, (size_t)n * sizeof key[0]) == 0)
+			w = i;
 	TmaWay *e = &c->way[s][w];
 	memcpy(e->key, key, (size_t)n * sizeof key[0]);
 	memcpy(e->maps, maps, (size_t)n * sizeof maps[0]);

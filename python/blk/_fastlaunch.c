@@ -1,20 +1,29 @@
 /* _fastlaunch.c: the module _blkfast, the launch fast path of the blk
  * package in C (optional: the package runs without it, python/blk/_ffi.py).
  *
- * _blkfast.launcher(fallback, fail, launch, kernel, buf, args_offset,
- * stream_word, getstream, device, tensor_type, kwnames, kwvalues, specs)
- * returns a builtin function that does what the launcher _plan.py generates
- * does (the same checks, in the same order) for one plan and grid, without
- * its Python frame and without ctypes: each tensor's class, dtype, device
- * and contiguity; each int and float's class; the thread that made it; the
- * keyword arguments (names and values); then torch's current stream and
- * every pointer and scalar written into the plan's blk_launch_options and
- * blk_arg array, and blk_launch called through its address, the GIL held
- * (as the package's ctypes call holds it: the arrays are the plan's).
- * Anything unlike what it was made for (and any exception on the way) goes
- * to `fallback`, the generated Python launcher, with the same arguments:
- * it decides the slow way. A failed blk_launch goes to fail(status,
- * "blk_launch", (args, kwargs)), which raises the blk.Error.
+ * _blkfast.launcher(fallback, fail, launch, kernel, buf, keep, buf_words,
+ * args_offset, stream_word, getstream, device, tensor_type, kwnames,
+ * kwvalues, specs) returns a builtin function that does what the launcher
+ * _plan.py generates does for one plan and grid, without its Python frame
+ * and without ctypes. First the checks, every argument's, in the same
+ * order: the thread that made it, the keyword arguments (names and values),
+ * each tensor's class, dtype, device and contiguity, each int and float's
+ * class. Then the values: torch's current stream and every pointer and
+ * scalar, written into the plan's blk_launch_options and blk_arg array, and
+ * blk_launch called through its address, the GIL held (as the package's
+ * ctypes call holds it: the arrays are the plan's).
+ *
+ * A call that fails a check goes to fallback(args, kwargs) (the kernel's
+ * _miss for this grid: it decides the slow way); so does a value that
+ * raises TypeError, ValueError or OverflowError (a data_ptr or an integer
+ * that does not fit), as the generated launcher's writes do. Any other
+ * exception propagates, as from the generated launcher. A failed blk_launch
+ * goes to fail(status, "blk_launch", (args, kwargs)), which raises the
+ * blk.Error.
+ *
+ * A launcher is an object of a garbage-collected type (it holds the plan's
+ * objects, which hold the kernel, which holds its launchers: cycles the
+ * collector must see), wrapped in a builtin function.
  *
  * Python's stable ABI of 3.10: one build serves every later Python. */
 #define Py_LIMITED_API 0x030A0000
@@ -25,7 +34,8 @@
 #include <string.h>
 
 /* an argument's kind: what it must be, and how its value is written */
-enum { K_TENSOR, K_TENSOR_STRIDED, K_INT, K_U64, K_FLOAT };
+enum { K_TENSOR, K_TENSOR_STRIDED, K_INT, K_U64, K_FLOAT, K_KINDS };
+enum { MAX_ARGS = 64 };
 
 typedef int (*LaunchFn)(void *kernel, void *args, int n_args, void *opts);
 
@@ -36,44 +46,80 @@ typedef struct ArgSpec {
 } ArgSpec;
 
 typedef struct Launcher {
+	PyObject_HEAD
 	LaunchFn launch;
 	void *kernel;
 	unsigned char *buf; /* blk_launch_options, then the blk_arg array */
 	Py_ssize_t args_offset;
 	int n;
 	Py_ssize_t stream_word; /* -1: the stream was written once */
-	PyObject *getstream, *device;
-	long device_index;
 	unsigned long thread;
-	PyTypeObject *tensor_type;
-	PyObject *keep, *fallback, *fail, *kwnames, *kwvalues;
 	Py_ssize_t n_kw;
-	ArgSpec arg[];
+	PyObject *getstream, *device, *tensor_type, *keep, *fallback, *fail, *kwnames, *kwvalues;
+	ArgSpec arg[MAX_ARGS];
 } Launcher;
 
-static const char CAPSULE[] = "blk._blkfast.launcher";
 static PyObject *s_dtype, *s_get_device, *s_is_contiguous, *s_data_ptr, *s_blk_launch;
 
-static void launcher_free(PyObject *capsule)
+static int launcher_traverse(PyObject *self, visitproc visit, void *arg)
 {
-	Launcher *L = PyCapsule_GetPointer(capsule, CAPSULE);
-	if (!L)
-		return;
+	Launcher *L = (Launcher *)self;
+	Py_VISIT(Py_TYPE(self)); /* a heap type's instances hold it */
+	Py_VISIT(L->getstream);
+	Py_VISIT(L->device);
+	Py_VISIT(L->tensor_type);
+	Py_VISIT(L->keep);
+	Py_VISIT(L->fallback);
+	Py_VISIT(L->fail);
+	Py_VISIT(L->kwnames);
+	Py_VISIT(L->kwvalues);
 	for (int i = 0; i < L->n; i++)
-		Py_XDECREF(L->arg[i].dtype);
-	Py_XDECREF(L->getstream);
-	Py_XDECREF(L->device);
-	Py_XDECREF((PyObject *)L->tensor_type);
-	Py_XDECREF(L->keep);
-	Py_XDECREF(L->fallback);
-	Py_XDECREF(L->fail);
-	Py_XDECREF(L->kwnames);
-	Py_XDECREF(L->kwvalues);
-	PyMem_Free(L);
+		Py_VISIT(L->arg[i].dtype);
+	return 0;
 }
 
-/* The call's (args, kwargs) as a tuple and a dict (the slow ways only). */
-static PyObject *given(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **kw)
+static int launcher_clear(PyObject *self)
+{
+	Launcher *L = (Launcher *)self;
+	Py_CLEAR(L->getstream);
+	Py_CLEAR(L->device);
+	Py_CLEAR(L->tensor_type);
+	Py_CLEAR(L->keep);
+	Py_CLEAR(L->fallback);
+	Py_CLEAR(L->fail);
+	Py_CLEAR(L->kwnames);
+	Py_CLEAR(L->kwvalues);
+	for (int i = 0; i < L->n; i++)
+		Py_CLEAR(L->arg[i].dtype);
+	L->buf = NULL; /* cleared: every call raises */
+	return 0;
+}
+
+static void launcher_dealloc(PyObject *self)
+{
+	PyTypeObject *tp = Py_TYPE(self);
+	PyObject_GC_UnTrack(self);
+	launcher_clear(self);
+	freefunc free_fn = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+	free_fn(self);
+	Py_DECREF(tp);
+}
+
+static PyType_Slot launcher_slots[] = {
+	{Py_tp_traverse, (void *)launcher_traverse},
+	{Py_tp_clear, (void *)launcher_clear},
+	{Py_tp_dealloc, (void *)launcher_dealloc},
+	{0, NULL},
+};
+
+static PyType_Spec launcher_spec = {"_blkfast.Launcher", sizeof(Launcher), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+                                    launcher_slots};
+static PyObject *launcher_type;
+
+/* The call's positional arguments as a tuple, and its keyword arguments as
+ * a dict: those given (kwnames), or the plan's (kwnames NULL, plan set). */
+static PyObject *given(const Launcher *L, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int plan_order,
+                       PyObject **kw)
 {
 	PyObject *t = PyTuple_New(nargs);
 	*kw = PyDict_New();
@@ -83,10 +129,13 @@ static PyObject *given(PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
 		Py_INCREF(args[i]);
 		PyTuple_SetItem(t, i, args[i]);
 	}
-	Py_ssize_t nk = kwnames ? PyTuple_Size(kwnames) : 0;
-	for (Py_ssize_t j = 0; j < nk; j++)
-		if (PyDict_SetItem(*kw, PyTuple_GetItem(kwnames, j), args[nargs + j]) < 0)
+	PyObject *names = plan_order ? L->kwnames : kwnames;
+	Py_ssize_t nk = names ? PyTuple_Size(names) : 0;
+	for (Py_ssize_t j = 0; j < nk; j++) {
+		PyObject *v = plan_order ? PyTuple_GetItem(L->kwvalues, j) : args[nargs + j];
+		if (PyDict_SetItem(*kw, PyTuple_GetItem(names, j), v) < 0)
 			goto fail;
+	}
 	return t;
 fail:
 	Py_XDECREF(t);
@@ -96,19 +145,18 @@ fail:
 
 static PyObject *to_fallback(Launcher *L, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-	PyErr_Clear();
 	PyObject *kw;
-	PyObject *t = given(args, nargs, kwnames, &kw);
+	PyObject *t = given(L, args, nargs, kwnames, 0, &kw);
 	if (!t)
 		return NULL;
-	PyObject *r = PyObject_Call(L->fallback, t, kw);
+	PyObject *r = PyObject_CallFunctionObjArgs(L->fallback, t, kw, NULL);
 	Py_DECREF(t);
 	Py_DECREF(kw);
 	return r;
 }
 
-/* Whether the keyword arguments are the plan's: the same names, each
- * value equal to the plan's. */
+/* Whether the keyword arguments are the plan's: the same names, each value
+ * equal to the plan's. -1: a comparison raised. */
 static int same_kw(const Launcher *L, PyObject *const *values, PyObject *kwnames)
 {
 	Py_ssize_t nk = kwnames ? PyTuple_Size(kwnames) : 0;
@@ -122,11 +170,16 @@ static int same_kw(const Launcher *L, PyObject *const *values, PyObject *kwnames
 			if (want == name || PyUnicode_Compare(want, name) == 0)
 				break;
 		}
+		if (PyErr_Occurred())
+			return -1;
 		if (i == L->n_kw)
 			return 0;
 		PyObject *want = PyTuple_GetItem(L->kwvalues, i);
-		if (values[j] != want && PyObject_RichCompareBool(values[j], want, Py_EQ) != 1)
-			return 0;
+		if (values[j] == want)
+			continue;
+		int eq = PyObject_RichCompareBool(values[j], want, Py_EQ);
+		if (eq != 1)
+			return eq;
 	}
 	return 1;
 }
@@ -134,107 +187,140 @@ static int same_kw(const Launcher *L, PyObject *const *values, PyObject *kwnames
 /* A method of a tensor called without arguments. */
 static PyObject *call0(PyObject *t, PyObject *name) { return PyObject_CallMethodObjArgs(t, name, NULL); }
 
-/* The bits of argument a for spec s into *bits: 0 when it is not what the
- * plan was made for (or an exception was raised on the way). */
-static int value_bits(const Launcher *L, const ArgSpec *s, PyObject *a, uint64_t *bits)
+/* Whether argument a is what spec s was made for: 1 yes, 0 no, -1 an
+ * exception (which propagates, as from the generated launcher's checks). */
+static int check(const Launcher *L, const ArgSpec *s, PyObject *a)
 {
 	PyObject *r;
 	int ok;
 	switch (s->kind) {
 	case K_TENSOR:
 	case K_TENSOR_STRIDED:
-		if (Py_TYPE(a) != L->tensor_type && !PyType_IsSubtype(Py_TYPE(a), L->tensor_type))
+		if (Py_TYPE(a) != (PyTypeObject *)L->tensor_type &&
+		    !PyType_IsSubtype(Py_TYPE(a), (PyTypeObject *)L->tensor_type))
 			return 0;
 		if (!(r = PyObject_GetAttr(a, s_dtype)))
-			return 0;
+			return -1;
 		ok = r == s->dtype;
 		Py_DECREF(r);
-		if (!ok || !(r = call0(a, s_get_device)))
+		if (!ok)
 			return 0;
-		ok = PyLong_Check(r) && PyLong_AsLong(r) == L->device_index;
+		if (!(r = call0(a, s_get_device)))
+			return -1;
+		ok = PyObject_RichCompareBool(r, L->device, Py_EQ);
 		Py_DECREF(r);
-		if (ok && s->kind == K_TENSOR) {
-			if (!(r = call0(a, s_is_contiguous)))
-				return 0;
-			ok = r == Py_True;
-			Py_DECREF(r);
-		}
-		if (!ok || !(r = call0(a, s_data_ptr)))
-			return 0;
-		*bits = PyLong_Check(r) ? PyLong_AsUnsignedLongLong(r) : (uint64_t)-1;
+		if (ok != 1 || s->kind == K_TENSOR_STRIDED)
+			return ok;
+		if (!(r = call0(a, s_is_contiguous)))
+			return -1;
+		ok = PyObject_IsTrue(r);
 		Py_DECREF(r);
-		return !PyErr_Occurred();
+		return ok;
 	case K_INT:
 	case K_U64:
-		if (Py_TYPE(a) != &PyLong_Type)
-			return 0;
-		if (s->kind == K_U64) {
-			*bits = PyLong_AsUnsignedLongLong(a);
-		} else {
-			int over = 0;
-			long long v = PyLong_AsLongLongAndOverflow(a, &over);
-			if (over)
-				return 0;
-			memcpy(bits, &v, sizeof v);
-		}
-		return !PyErr_Occurred();
-	default: {
-		double d;
-		if (Py_TYPE(a) == &PyFloat_Type)
-			d = PyFloat_AsDouble(a);
-		else if (Py_TYPE(a) == &PyLong_Type)
-			d = PyLong_AsDouble(a);
-		else
-			return 0;
-		memcpy(bits, &d, sizeof d);
-		return !PyErr_Occurred();
-	}
+		return Py_TYPE(a) == &PyLong_Type;
+	default:
+		return Py_TYPE(a) == &PyFloat_Type || Py_TYPE(a) == &PyLong_Type;
 	}
 }
 
-static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* Argument a's bits (it passed check): 1, or 0 where the value does not
+ * fit (TypeError, ValueError or OverflowError: cleared, the call falls
+ * back), or -1 (another exception: it propagates). */
+static int value(const ArgSpec *s, PyObject *a, uint64_t *bits)
 {
-	Launcher *L = PyCapsule_GetPointer(self, CAPSULE);
-	if (!L)
-		return NULL;
-	if (nargs != L->n || !same_kw(L, args + nargs, kwnames) || PyThread_get_thread_ident() != L->thread)
-		return to_fallback(L, args, nargs, kwnames);
-	enum { MAX_FAST = 64 };
-	uint64_t bits[MAX_FAST];
-	for (int i = 0; i < L->n; i++)
-		if (!value_bits(L, &L->arg[i], args[i], &bits[i]))
-			return to_fallback(L, args, nargs, kwnames);
-	if (L->stream_word >= 0) {
-		PyObject *r = PyObject_CallFunctionObjArgs(L->getstream, L->device, NULL);
-		uint64_t stream = r && PyLong_Check(r) ? PyLong_AsUnsignedLongLong(r) : 0;
-		int ok = r && PyLong_Check(r) && !PyErr_Occurred();
-		Py_XDECREF(r);
-		if (!ok)
-			return to_fallback(L, args, nargs, kwnames);
-		memcpy(L->buf + 8 * L->stream_word, &stream, 8);
+	PyObject *r = NULL;
+	switch (s->kind) {
+	case K_TENSOR:
+	case K_TENSOR_STRIDED:
+		if (!(r = call0(a, s_data_ptr)))
+			break;
+		if (!PyLong_Check(r)) {
+			Py_DECREF(r);
+			return 0;
+		}
+		*bits = PyLong_AsUnsignedLongLong(r);
+		Py_DECREF(r);
+		break;
+	case K_INT: {
+		long long v = PyLong_AsLongLong(a);
+		memcpy(bits, &v, sizeof v);
+		break;
 	}
+	case K_U64:
+		*bits = PyLong_AsUnsignedLongLong(a);
+		break;
+	default: {
+		double d = Py_TYPE(a) == &PyFloat_Type ? PyFloat_AsDouble(a) : PyLong_AsDouble(a);
+		memcpy(bits, &d, sizeof d);
+		break;
+	}
+	}
+	if (!PyErr_Occurred())
+		return 1;
+	if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
+	    PyErr_ExceptionMatches(PyExc_OverflowError)) {
+		PyErr_Clear();
+		return 0;
+	}
+	return -1;
+}
+
+static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+{
+	Launcher *L = (Launcher *)self;
+	Py_ssize_t nargs = nargsf; /* a builtin function's FASTCALL: no offset flag */
+	if (!L->buf) {
+		PyErr_SetString(PyExc_RuntimeError, "blk: a launcher used after it was cleared");
+		return NULL;
+	}
+	int ok = nargs == L->n && PyThread_get_thread_ident() == L->thread ? same_kw(L, args + nargs, kwnames) : 0;
+	for (int i = 0; ok == 1 && i < L->n; i++)
+		ok = check(L, &L->arg[i], args[i]);
+	uint64_t bits[MAX_ARGS], stream = 0;
+	for (int i = 0; ok == 1 && i < L->n; i++)
+		ok = value(&L->arg[i], args[i], &bits[i]);
+	if (ok == 1 && L->stream_word >= 0) {
+		PyObject *r = PyObject_CallFunctionObjArgs(L->getstream, L->device, NULL);
+		ArgSpec u64 = {K_U64, 0, NULL};
+		ok = !r ? -1 : PyLong_Check(r) ? value(&u64, r, &stream) : 0;
+		Py_XDECREF(r);
+		if (ok == -1 && (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
+		                 PyErr_ExceptionMatches(PyExc_OverflowError))) {
+			PyErr_Clear();
+			ok = 0;
+		}
+	}
+	if (ok < 0)
+		return NULL;
+	if (!ok)
+		return to_fallback(L, args, nargs, kwnames);
+	if (L->stream_word >= 0)
+		memcpy(L->buf + 8 * L->stream_word, &stream, 8);
 	for (int i = 0; i < L->n; i++)
 		memcpy(L->buf + 8 * L->arg[i].word, &bits[i], 8);
 	int st = L->launch(L->kernel, L->buf + L->args_offset, L->n, L->buf);
-	if (st) {
-		PyObject *kw;
-		PyObject *t = given(args, nargs, kwnames, &kw);
-		if (!t)
-			return NULL;
-		PyObject *r = PyObject_CallFunction(L->fail, "iO(OO)", st, s_blk_launch, t, kw);
-		Py_DECREF(t);
-		Py_DECREF(kw);
-		return r;
-	}
-	Py_RETURN_NONE;
+	if (!st)
+		Py_RETURN_NONE;
+	PyObject *kw;
+	PyObject *t = given(L, args, nargs, NULL, 1, &kw);
+	if (!t)
+		return NULL;
+	PyObject *r = PyObject_CallFunction(L->fail, "iO(OO)", st, s_blk_launch, t, kw);
+	Py_DECREF(t);
+	Py_DECREF(kw);
+	return r;
 }
 
 static PyMethodDef launch_def = {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL | METH_KEYWORDS,
                                  "A blk launcher (blk._plan): kernel[grid](*args, **consts)."};
 
-static void *address(PyObject *o)
+static void *address(PyObject *o) { return PyLong_Check(o) ? PyLong_AsVoidPtr(o) : NULL; }
+
+static PyObject *bad(const char *what)
 {
-	return PyLong_Check(o) ? PyLong_AsVoidPtr(o) : NULL;
+	PyErr_Format(PyExc_ValueError, "_blkfast.launcher: %s", what);
+	return NULL;
 }
 
 static PyObject *make_launcher(PyObject *mod, PyObject *a)
@@ -242,60 +328,57 @@ static PyObject *make_launcher(PyObject *mod, PyObject *a)
 	(void)mod;
 	PyObject *fallback, *fail, *fn, *kernel, *buf, *keep, *getstream, *device, *tensor_type, *kwnames, *kwvalues,
 		*specs;
-	Py_ssize_t args_offset, stream_word;
-	if (!PyArg_ParseTuple(a, "OOOOOOnnOOOOOO:launcher", &fallback, &fail, &fn, &kernel, &buf, &keep, &args_offset,
-	                      &stream_word, &getstream, &device, &tensor_type, &kwnames, &kwvalues, &specs))
+	Py_ssize_t buf_words, args_offset, stream_word;
+	if (!PyArg_ParseTuple(a, "OOOOOOnnnOOOOOO:launcher", &fallback, &fail, &fn, &kernel, &buf, &keep, &buf_words,
+	                      &args_offset, &stream_word, &getstream, &device, &tensor_type, &kwnames, &kwvalues, &specs))
 		return NULL;
 	if (!PyTuple_Check(kwnames) || !PyTuple_Check(kwvalues) || PyTuple_Size(kwnames) != PyTuple_Size(kwvalues) ||
-	    !PyTuple_Check(specs) || !PyType_Check(tensor_type) || PyTuple_Size(specs) > 64) {
-		PyErr_SetString(PyExc_TypeError, "_blkfast.launcher: bad arguments");
-		return NULL;
-	}
-	int n = (int)PyTuple_Size(specs);
-	Launcher *L = PyMem_Calloc(1, sizeof *L + (size_t)n * sizeof L->arg[0]);
+	    !PyTuple_Check(specs) || !PyType_Check(tensor_type) || !PyLong_Check(device))
+		return bad("arguments of the wrong types");
+	Py_ssize_t n = PyTuple_Size(specs);
+	if (n > MAX_ARGS)
+		return bad("more than 64 arguments");
+	if (buf_words < 1 || args_offset < 0 || args_offset % 8 || args_offset / 8 + 2 * n > buf_words ||
+	    stream_word >= buf_words)
+		return bad("offsets outside the buffer");
+	Launcher *L = (Launcher *)PyType_GenericAlloc((PyTypeObject *)launcher_type, 0);
 	if (!L)
-		return PyErr_NoMemory();
-	PyObject *cap = PyCapsule_New(L, CAPSULE, launcher_free); /* frees L and what it holds */
-	if (!cap) {
-		PyMem_Free(L);
 		return NULL;
-	}
 	PyObject *objs[] = {getstream, device, tensor_type, keep, fallback, fail, kwnames, kwvalues};
-	for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
+	PyObject **slots[] = {&L->getstream, &L->device, &L->tensor_type, &L->keep, &L->fallback, &L->fail,
+	                      &L->kwnames, &L->kwvalues};
+	for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
 		Py_INCREF(objs[i]);
-	L->getstream = getstream;
-	L->device = device;
-	L->tensor_type = (PyTypeObject *)tensor_type;
-	L->keep = keep;
-	L->fallback = fallback;
-	L->fail = fail;
-	L->kwnames = kwnames;
-	L->kwvalues = kwvalues;
+		*slots[i] = objs[i];
+	}
 	L->n_kw = PyTuple_Size(kwnames);
 	L->launch = (LaunchFn)(uintptr_t)address(fn);
 	L->kernel = address(kernel);
 	L->buf = address(buf);
 	L->args_offset = args_offset;
 	L->stream_word = stream_word;
-	L->device_index = PyLong_AsLong(device);
 	L->thread = PyThread_get_thread_ident();
-	for (int i = 0; i < n && !PyErr_Occurred(); i++) {
+	for (Py_ssize_t i = 0; i < n && !PyErr_Occurred(); i++) {
 		PyObject *dtype = NULL;
 		int kind = 0;
 		Py_ssize_t word = 0;
 		if (!PyArg_ParseTuple(PyTuple_GetItem(specs, i), "inO", &kind, &word, &dtype))
 			break;
+		if (kind < 0 || kind >= K_KINDS || word < 0 || word >= buf_words) {
+			bad("an argument's kind or word out of range");
+			break;
+		}
 		Py_INCREF(dtype);
 		L->arg[L->n++] = (ArgSpec){kind, word, dtype};
 	}
 	if (!PyErr_Occurred() && (!L->launch || !L->buf))
-		PyErr_SetString(PyExc_ValueError, "_blkfast.launcher: a null address");
+		bad("a null address");
 	if (PyErr_Occurred()) {
-		Py_DECREF(cap);
+		Py_DECREF(L);
 		return NULL;
 	}
-	PyObject *f = PyCFunction_NewEx(&launch_def, cap, NULL);
-	Py_DECREF(cap);
+	PyObject *f = PyCFunction_NewEx(&launch_def, (PyObject *)L, NULL);
+	Py_DECREF(L);
 	return f;
 }
 
@@ -315,6 +398,8 @@ PyMODINIT_FUNC PyInit__blkfast(void)
 	s_data_ptr = PyUnicode_InternFromString("data_ptr");
 	s_blk_launch = PyUnicode_InternFromString("blk_launch");
 	if (!s_dtype || !s_get_device || !s_is_contiguous || !s_data_ptr || !s_blk_launch)
+		return NULL;
+	if (!launcher_type && !(launcher_type = PyType_FromSpec(&launcher_spec)))
 		return NULL;
 	return PyModule_Create(&module);
 }

@@ -9,6 +9,7 @@ the interpreter's memory and back."""
 
 import _thread
 import ctypes
+import functools
 import keyword
 import re
 import sys
@@ -42,6 +43,7 @@ def _given(pos, more, named, kw):
 _OPT_BYTES = ctypes.sizeof(_ffi.BlkLaunchOptions)
 # an argument's kind for the launchers in C (_fastlaunch.c's K_*)
 _FAST_TENSOR, _FAST_TENSOR_STRIDED, _FAST_INT, _FAST_U64, _FAST_FLOAT = range(5)
+_FAST_MAX_ARGS = 64
 
 
 class Plan:
@@ -279,17 +281,19 @@ class Plan:
         f.source = code
         f.plan = self
         if plain and not callable_grid:
-            self._fast_launcher(f, buf, words)
+            self._fast_launcher(f, grid, buf, words)
         return f
 
-    def _fast_launcher(self, f, buf, words):
-        """f.fast: the same launcher in C (python/blk/_fastlaunch.c), which
-        falls back on f for anything f would not launch at once; where the
-        extension was built. kernel[grid] hands it out (Kernel._keep)."""
+    def _fast_launcher(self, f, grid, buf, words):
+        """f.fast: the same launcher in C (python/blk/_fastlaunch.c), where
+        the extension was built; kernel[grid] hands it out (Kernel._keep).
+        A call it was not made for goes to the kernel's _miss for the grid,
+        as f's does. Never in the way: any trouble making it leaves f alone."""
         L = _runtime.lib()
-        if L.fast_ext is None:
+        k = self.kernel
+        if L.fast_ext is None or len(k.runtime_params) > _FAST_MAX_ARGS:
             return
-        k, specs = self.kernel, []
+        specs = []
         for i, (p, a) in enumerate(zip(k.runtime_params, self.infos)):
             word = words + 2 * i + 1
             if a.kind == "tensor":
@@ -298,10 +302,14 @@ class Plan:
                 specs.append((_FAST_U64 if p.type == "u64" else _FAST_INT, word, None))
             else:
                 specs.append((_FAST_FLOAT, word, None))
-        f.fast = L.fast_ext.launcher(
-            f, self.fail, L.launch_address, self.handle.value, ctypes.addressof(buf), buf, _OPT_BYTES,
-            _ffi.OPT_STREAM_WORD if self.stream is None else -1, self.getstream, self.device, self.torch.Tensor,
-            tuple(self.kw), tuple(self.kw.values()), tuple(specs))
+        try:
+            f.fast = L.fast_ext.launcher(
+                functools.partial(k._miss, grid), self.fail, L.launch_address, self.handle.value,
+                ctypes.addressof(buf), buf, len(buf), _OPT_BYTES, _ffi.OPT_STREAM_WORD if self.stream is None else -1,
+                self.getstream, self.device, self.torch.Tensor, tuple(self.kw), tuple(self.kw.values()),
+                tuple(specs))
+        except Exception:  # an extension of another version: the Python launcher does it all
+            pass
 
     def _grid3_words(self, grid, args, opts):
         """A grid function's grid for these arguments, written in opts;

@@ -90,7 +90,7 @@ def _():
         assert f is py and not hasattr(py, "fast"), "without the extension, the Python launcher"
 
 
-@case("the C launcher (where built) launches by itself; anything else goes to the generated one")
+@case("the C launcher (where built) launches by itself; anything else goes the slow way")
 def _():
     vadd[(2,)](x, y, out, 1000, BLOCK=512)
     py = generated(vadd, (2,))
@@ -111,6 +111,52 @@ def _():
     finally:
         py.__globals__["_blk_launch"] = real
     return f"launches by {'C' if c else 'Python'}"
+
+
+@case("launchers: a data_ptr not an int, a check that raises, a dropped module collected, 66 arguments")
+def _():
+    import gc
+    import weakref
+    vadd[(2,)](x, y, out, 1000, BLOCK=512)
+    odd = torch.empty(1000)
+    odd.data_ptr = lambda: "not an address"
+    before = fake_torch.launches()
+    try:
+        vadd[(2,)](odd, y, out, 1000, BLOCK=512)
+    except (blk.Error, TypeError, ValueError):
+        pass
+    assert fake_torch.launches() == before, "a data_ptr that is not an int launches nothing"
+
+    bad = torch.empty(1000)
+
+    def boom():
+        raise RuntimeError("get_device failed")
+    bad.get_device = boom
+    try:
+        vadd[(2,)](bad, y, out, 1000, BLOCK=512)
+        raise AssertionError("no exception")
+    except RuntimeError as e:  # as from the generated launcher's checks: not swallowed
+        assert "get_device failed" in str(e), e
+    assert fake_torch.launches() == before
+
+    m = blk.load(os.path.join(REPO, "examples", "vector_add.tile"))
+    k = m.vector_add
+    for n in (1000, 999):
+        k[(2,)](x, y, out, n, BLOCK=512)
+        check_launch((x, y, out), n, (2, 1, 1))
+    gone = weakref.ref(m)
+    del m, k
+    gc.collect()
+    assert gone() is None, "a module dropped after launches is collected (its launchers hold it in cycles)"
+
+    n = 66
+    params = ", ".join(f"a{i}: i32" for i in range(n))
+    many = blk.load(source=f"kernel many(out: *i32, {params}) grid(1) {{\n    store(out, a0 + a{n - 1});\n}}\n").many
+    o = torch.empty(4, dtype=i32)
+    before = fake_torch.launches()
+    for i in range(3):  # (the stand-in records the first parameters only: the count tells)
+        many[(1,)](o, *range(i, i + n))
+    assert fake_torch.launches() == before + 3, "a kernel of 67 arguments launches (the C launcher takes 64)"
 
 
 @case("grids: an int, 2-D, 3-D, a function of the consts, the kernel's grid clause, a list")

@@ -635,7 +635,9 @@ def tflops_note(row):
 
 def row_matmul_tc(env, dtype, size, bias_relu=False):
     """c = a @ b [+ bias, relu] for inputs of blk type `dtype`, size³: blk (bench/kernels/matmul_tc.tile),
-    Triton (_matmul_tc) and torch, over the same configs (blk_calls.MATMUL_TC_CONFIGS)."""
+    Triton (_matmul_tc) and torch, over the same configs (blk_calls.MATMUL_TC_CONFIGS); for f16
+    and bf16 each side also tries its persistent TMA kernel over blk_calls.PERSISTENT_CONFIGS
+    (bench/kernels/matmul_persistent_tc.tile, triton_kernels.matmul_persistent_tma)."""
     torch, tk = env.torch, env.tk
     M = N = K = size
     tin = torch_dtype(torch, dtype)
@@ -666,21 +668,35 @@ def row_matmul_tc(env, dtype, size, bias_relu=False):
 
     family = bc.matmul_tc_family(dtype)
     configs = bc.MATMUL_TC_CONFIGS[family]
+    # 16-bit inputs: each side also tries its persistent kernel through tensor descriptors (TMA)
+    persistent = [dict(c, kernel="persistent") for c in bc.PERSISTENT_CONFIGS] if family == "16bit" else []
     strides = (a.stride(0), a.stride(1), b.stride(0), b.stride(1))
+    bias_ptr = None if bias is None else bias.data_ptr()
 
     def blk_run(c):
+        if c.get("kernel") == "persistent":
+            go = bc.matmul_persistent_tc(env.ctx, dtype, a.data_ptr(), b.data_ptr(), cb.data_ptr(), M, N, K,
+                                         a.stride(0), b.stride(0), cb.stride(0), bias=bias_ptr, config=c,
+                                         stream=env.stream)
+            blkffi.check_pointer_types(go.kernel, [a.dtype, b.dtype, cb.dtype, cb.dtype])
+            return go
         go = bc.matmul_tc(env.ctx, dtype, a.data_ptr(), b.data_ptr(), cb.data_ptr(), M, N, K, *strides,
-                          cb.stride(0), cb.stride(1), bias=None if bias is None else bias.data_ptr(), config=c,
-                          stream=env.stream)
+                          cb.stride(0), cb.stride(1), bias=bias_ptr, config=c, stream=env.stream)
         blkffi.check_pointer_types(go.kernel, [a.dtype, b.dtype, cb.dtype] + ([] if bias is None else [bias.dtype]))
         return go
+
+    def triton_run(c):
+        if c.get("kernel") == "persistent":
+            return lambda: tk.matmul_persistent_tma(a, b, ct, c, bias=bias)
+        return lambda: tk.matmul_tc(a, b, ct, c, bias=bias)
 
     old_tf32 = torch.backends.cuda.matmul.allow_tf32
     try:
         torch.backends.cuda.matmul.allow_tf32 = True  # torch's f32 matmul on tf32 tensor cores, as blk's default
-        tune_blk_tc(env, row, configs, blk_run, [cb], err(cb), tol, quick_configs=configs[:2])
-        tune(env, row, "Triton", configs[:2] if env.quick else configs,
-             lambda c: (lambda: tk.matmul_tc(a, b, ct, c, bias=bias)), [ct], err(ct), tol)
+        tune_blk_tc(env, row, persistent + configs, blk_run, [cb], err(cb), tol,
+                    quick_configs=configs[:2] + persistent[:2])
+        tune(env, row, "Triton", configs[:2] + persistent[:2] if env.quick else configs + persistent,
+             triton_run, [ct], err(ct), tol)
         if isinstance(row.config.get("Triton"), dict):
             row.config["Triton"] = bc.config_text(row.config["Triton"])
         if dtype in ("f16", "bf16", "f32") and not bias_relu:
@@ -706,7 +722,11 @@ def row_matmul_tc(env, dtype, size, bias_relu=False):
     what = {"16bit": "examples/matmul.tile's four", "f32": "four (K slices of 32)", "8bit": "four (K slices of 128 "
             "and 64)"}[family]
     row.notes.append(f"configs: {what} @autotune configs of bench/kernels/matmul_tc.tile, tried on both sides"
-                     + (" (--quick: the first two)" if env.quick else "") + "; max rel err tolerance "
+                     + (" (--quick: the first two)" if env.quick else "")
+                     + ("; and each side's persistent kernel through tensor descriptors by TMA "
+                        "(bench/kernels/matmul_persistent_tc.tile, triton_kernels.matmul_persistent_tma) over "
+                        "blk_calls.PERSISTENT_CONFIGS" + (" (--quick: the first two)" if env.quick else "")
+                        if persistent else "") + "; max rel err tolerance "
                      f"{tol:g}" + ("; b K-major on every side" if k_major else ""))
     return [row]
 

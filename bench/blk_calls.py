@@ -179,7 +179,7 @@ def bench_kernel(ctx, file, name=None):
 def config_text(cfg):
     """A matmul config in a few characters: 128×256×64 g8 w8 s3."""
     return (f"{cfg['BLOCK_M']}×{cfg['BLOCK_N']}×{cfg['BLOCK_K']} g{cfg['GROUP_M']} w{cfg['num_warps']} "
-            f"s{cfg['num_stages']}")
+            f"s{cfg['num_stages']}" + (" persistent" if cfg.get("kernel") == "persistent" else ""))
 
 
 def _mm_configs(shapes):
@@ -210,6 +210,23 @@ MATMUL_TC_KERNELS = {
 def matmul_tc_family(dtype):
     """The MATMUL_TC_CONFIGS key of an input type (blk's name)."""
     return "16bit" if dtype in ("f16", "bf16") else "f32" if dtype == "f32" else "8bit"
+
+
+def matmul_persistent_tc(ctx, dtype, a, b, c, M, N, K, stride_am, stride_bk, stride_cm, bias=None, config=None,
+                         stream=0):
+    """c = a @ b (with bias: relu(a @ b + bias[n])) by bench/kernels/matmul_persistent_tc.tile,
+    dtype f16 or bf16 (a, b, c and bias), rows contiguous; by TMA on sm_90a. config: a dict
+    of PERSISTENT_CONFIGS's form, or None (the kernel's @autotune). Grid from its clause."""
+    if dtype not in ("f16", "bf16"):
+        raise ValueError(f"matmul_persistent_tc: f16 or bf16, not {dtype}")
+    k = bench_kernel(ctx, "matmul_persistent_tc")
+    consts = {key: v for key, v in (config or {}).items() if key not in ("num_warps", "num_stages", "kernel")}
+    consts.update(T=dtype, BIAS=bias is not None)
+    if config:
+        consts["tma"] = 1
+    cfg = config or {}
+    return k.prepare([a, b, c, c if bias is None else bias, M, N, K, stride_am, stride_bk, stride_cm], consts=consts,
+                     num_warps=cfg.get("num_warps", 0), num_stages=cfg.get("num_stages", 0), stream=stream)
 
 
 def matmul_tc(ctx, dtype, a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,

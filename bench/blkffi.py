@@ -254,7 +254,11 @@ class Launch:
             nb = name.encode()
             self._names.append(nb)
             c.name = nb
-            if isinstance(value, float):
+            if isinstance(value, str):  # a type name, for a `T: const type` parameter
+                tb = value.encode()
+                self._names.append(tb)
+                c.type = tb
+            elif isinstance(value, float):
                 c.is_float, c.f = 1, value
             else:
                 c.i = int(value)

@@ -5,9 +5,10 @@ examples/matmul_persistent.tile (tensor descriptors, one program a multiprocesso
 the tiles in groups of GROUP_M rows), run twice: with the launch option tma = 0 (the
 descriptor tiles come by cp.async) and with tma = 1 (by TMA: cp.async.bulk.tensor into
 mbarrier-guarded stage buffers, docs/compiler.md), whatever BLK_TMA says. Triton:
-_matmul_persistent_tma below, the same algorithm through device-side tensor descriptors
-(TMA on Hopper). torch: torch.matmul (cuBLAS). Both sides try blk_calls.PERSISTENT_CONFIGS
-(--quick: the first two: 128 x 256 x 64 with four and three stages).
+triton_kernels.matmul_persistent_tma, the same algorithm through device-side tensor
+descriptors (TMA on Hopper). torch: torch.matmul (cuBLAS). Both sides try
+blk_calls.PERSISTENT_CONFIGS (--quick: the first two: 128 x 256 x 64 with four and three
+stages).
 
 Attention forward f16 (4×16×4096, d64 and d128, causal and not): bench/kernels/attention_desc.tile
 (q, k, v, o through descriptors: the key and value tiles, and the output, by TMA with tma = 1)
@@ -16,51 +17,6 @@ both sides over blk_calls.ATTENTION_TMA_CONFIGS.
 """
 
 GROUP = "issue12_tma"  # (not "tma": that is inside "softmax", and --only matches names by substring)
-
-_triton_kernel = None
-
-
-def _kernel():
-    """The Triton peer, compiled on first use (triton is imported only here)."""
-    global _triton_kernel
-    if _triton_kernel is None:
-        import triton
-        import triton.language as tl
-
-        @triton.jit
-        def _matmul_persistent_tma(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                                   BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr):
-            a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
-            b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
-            c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
-            tiles_m = tl.cdiv(M, BLOCK_M)
-            tiles_n = tl.cdiv(N, BLOCK_N)
-            for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, NUM_SMS):
-                per_group = GROUP_M * tiles_n
-                first_m = (tile // per_group) * GROUP_M
-                rows = tl.minimum(tiles_m - first_m, GROUP_M)
-                in_group = tile % per_group
-                m0 = (first_m + in_group % rows) * BLOCK_M
-                n0 = (in_group // rows) * BLOCK_N
-                acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-                for k in range(0, K, BLOCK_K):
-                    acc = tl.dot(a_desc.load([m0, k]), b_desc.load([k, n0]), acc)
-                c_desc.store([m0, n0], acc.to(tl.float16))
-
-        _triton_kernel = _matmul_persistent_tma
-        import torch  # device-side descriptors take global scratch from the allocator
-        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
-    return _triton_kernel
-
-
-def triton_matmul(env, a, b, c, cfg, sms):
-    M, K = a.shape
-    N = b.shape[1]
-    tiles = ((M + cfg["BLOCK_M"] - 1) // cfg["BLOCK_M"]) * ((N + cfg["BLOCK_N"] - 1) // cfg["BLOCK_N"])
-    grid = (min(sms, tiles),)
-    _kernel()[grid](a, b, c, M, N, K, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"],
-                    GROUP_M=cfg["GROUP_M"], NUM_SMS=grid[0], num_warps=cfg["num_warps"],
-                    num_stages=cfg["num_stages"])
 
 
 def blk_matmul(env, b, a, bm, c, cfg, tma):
@@ -92,7 +48,7 @@ def row_matmul_desc(env, b, size, tma):
     b.tune(env, row, "blk", configs[:2] if env.quick else configs, lambda c: blk_matmul(env, b, a, bm, cb, c, tma),
            [cb], err(cb), 1e-2)
     b.tune(env, row, "Triton", configs[:2] if env.quick else configs,
-           lambda c: (lambda: triton_matmul(env, a, bm, ct, c, sms)), [ct], err(ct), 1e-2)
+           lambda c: (lambda: env.tk.matmul_persistent_tma(a, bm, ct, c, sms=sms)), [ct], err(ct), 1e-2)
     b.measure(env, row, "torch", lambda: torch.matmul(a, bm, out=cp), [cp], err(cp), 1e-2)
     row.notes.append(b.tflops_note(row))
     by = "TMA (the launch option tma = 1)" if tma else "cp.async (tma = 0)"

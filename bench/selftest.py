@@ -289,6 +289,55 @@ def tc_matmul_on_interpreter(ctx, rng):
                        + (", b K-major" if k_major else ""), f"max rel err {err:.2e}")
 
 
+def tc_persistent_on_interpreter(ctx, rng, quick=False):
+    """bench/kernels/matmul_persistent_tc.tile through blk_calls.matmul_persistent_tc, as the
+    16-bit matmul rows launch it: its @autotune configs are PERSISTENT_CONFIGS with tma = 1;
+    f16 and bf16, with and without the bias + relu epilogue, on M, N, K that leave a partial
+    tile on every axis, in a small config and the first (the interpreter runs no TMA: the
+    descriptors' bounds and the epilogue are what it checks), against a float64 reference;
+    and with --arch=sm_90a the first config's PTX copies by TMA and multiplies with wgmma."""
+    path = os.path.join(blkffi.REPO, "bench", "kernels", "matmul_persistent_tc.tile")
+    in_file = autotune_configs_by_kernel(path).get("matmul_persistent_tc")
+    expect(in_file == [dict(c, tma=1) for c in bc.PERSISTENT_CONFIGS],
+           "matmul_persistent_tc's @autotune configs are blk_calls.PERSISTENT_CONFIGS with tma = 1", repr(in_file))
+    types = tc_types(rng)
+    M, N, K = 40, 72, 144
+    small = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "num_warps": 4, "num_stages": 3,
+             "kernel": "persistent"}
+    for dtype in ("f16", "bf16"):
+        ct, rand, enc, dec = types[dtype]
+        av = [rand() for _ in range(M * K)]
+        bv = [rand() for _ in range(K * N)]
+        a, b = Buf(ctx, ct, [enc(v) for v in av]), Buf(ctx, ct, [enc(v) for v in bv])
+        prod = [sum(av[i * K + k] * bv[k * N + j] for k in range(K)) for i in range(M) for j in range(N)]
+        for with_bias in (False, True):
+            biasv = [rand() for _ in range(N)]
+            bias = Buf(ctx, ct, [enc(v) for v in biasv]) if with_bias else None
+            ref = [max(p + biasv[i % N], 0.0) for i, p in enumerate(prod)] if with_bias else prod
+            for cfg in (small,) if quick else (small, bc.PERSISTENT_CONFIGS[0]):
+                c = Buf(ctx, ct, [0x7E00 if dtype == "f16" else 0x7FC0] * (M * N))
+                go = bc.matmul_persistent_tc(ctx, dtype, a.ptr, b.ptr, c.ptr, M, N, K, K, N, N,
+                                             bias=bias.ptr if bias else None, config=cfg)
+                go()
+                err = max_rel([dec(v) for v in c.read()], ref)
+                expect(err <= 1e-2, f"matmul_persistent_tc {dtype}{' + bias + relu' if with_bias else ''} "
+                       f"{M}x{N}x{K} config {bc.config_text(cfg)}", f"max rel err {err:.2e}")
+    blkc = os.path.join(blkffi.REPO, "build", "blkc")
+    if not os.path.exists(blkc):
+        return
+    cfg = bc.PERSISTENT_CONFIGS[0]
+    defs = [f"-D{k}={v}" for k, v in cfg.items()] + ["-DT=bf16", "-DBIAS=true", "-Dtma=1",
+                                                     "--assume=a:16,b:16,c:16,stride_am:16,stride_bk:16,stride_cm:16"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "k.ptx")
+        p = subprocess.run([blkc, "--emit=ptx", "--arch=sm_90a", "-o", out, path] + defs, capture_output=True,
+                           text=True)
+        ptx = open(out).read() if p.returncode == 0 and os.path.exists(out) else ""
+        expect("cp.async.bulk.tensor" in ptx and "wgmma.mma_async" in ptx,
+               f"blkc sm_90a: matmul_persistent_tc bf16 + bias + relu {bc.config_text(cfg)}, tma = 1: "
+               "cp.async.bulk.tensor and wgmma", (p.stderr.strip().splitlines() or [""])[0][:200])
+
+
 def blkc_sm90(quick=False):
     """build/blkc --emit=ptx --arch=sm_90 of every config the issue-12 rows launch: each kernel
     of matmul_tc.tile in each @autotune config (f16 and bf16 must use mma), and
@@ -479,6 +528,7 @@ def main():
 
     runtime_calls(ctx, rng)
     tc_matmul_on_interpreter(ctx, rng)
+    tc_persistent_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
     issue12_selection()
     blkc_sm90(quick="--quick" in sys.argv)
 

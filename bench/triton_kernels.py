@@ -516,6 +516,57 @@ def attention_tma(q, k, v, o, lse, scale, config, causal=False):
                                             num_warps=config["num_warps"], num_stages=config["num_stages"])
 
 
+# ---- issue 12: the persistent matmul through tensor descriptors (TMA) ------------------
+# One program a multiprocessor walking the tiles of c in groups of GROUP_M tile rows
+# (blk's examples/matmul_persistent.tile and bench/kernels/matmul_persistent_tc.tile,
+# the same algorithm), a, b, c through device-side descriptors; with BIAS_RELU,
+# relu(acc + bias[n]) in f32 before c is stored in c's dtype. Rows contiguous.
+
+@triton.jit
+def _matmul_persistent_tma(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                           GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr, BIAS_RELU: tl.constexpr):
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1], block_shape=[BLOCK_K, BLOCK_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[BLOCK_M, BLOCK_N])
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, NUM_SMS):
+        per_group = GROUP_M * tiles_n
+        first_m = (tile // per_group) * GROUP_M
+        rows = tl.minimum(tiles_m - first_m, GROUP_M)
+        in_group = tile % per_group
+        m0 = (first_m + in_group % rows) * BLOCK_M
+        n0 = (in_group // rows) * BLOCK_N
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, K, BLOCK_K):
+            acc = tl.dot(a_desc.load([m0, k]), b_desc.load([k, n0]), acc)
+        if BIAS_RELU:
+            offs_n = n0 + tl.arange(0, BLOCK_N)
+            bv = tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
+            acc = tl.maximum(acc + bv[None, :], 0.0)
+        c_desc.store([m0, n0], acc.to(c_ptr.dtype.element_ty))
+
+
+def matmul_persistent_tma(a, b, c, config, bias=None, sms=None):
+    """c = a @ b [+ bias, relu] by _matmul_persistent_tma with one config (a dict of
+    blk_calls.MATMUL_CONFIGS's form); a, b, c (and bias) of one 16-bit dtype."""
+    global _allocator_set
+    if not _allocator_set:
+        triton.set_allocator(_scratch)
+        _allocator_set = True
+    M, K = a.shape
+    N = b.shape[1]
+    if sms is None:
+        sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+    tiles = triton.cdiv(M, config["BLOCK_M"]) * triton.cdiv(N, config["BLOCK_N"])
+    grid = (min(sms, tiles),)
+    _matmul_persistent_tma[grid](a, b, c, c if bias is None else bias, M, N, K, a.stride(0), b.stride(0), c.stride(0),
+                                 BLOCK_M=config["BLOCK_M"], BLOCK_N=config["BLOCK_N"], BLOCK_K=config["BLOCK_K"],
+                                 GROUP_M=config["GROUP_M"], NUM_SMS=grid[0], BIAS_RELU=bias is not None,
+                                 num_warps=config["num_warps"], num_stages=config["num_stages"])
+
+
 def fresh_jit(kernel):
     """A new JITFunction of a @triton.jit kernel's code: its in-memory cache is
     empty, so its first call compiles (or loads from Triton's disk cache)."""

@@ -8,7 +8,8 @@ Triton compiles for a target given by hand (triton.compile of an ASTSource,
 GPUTarget("cuda", 90, 32)) down to a cubin with the ptxas its wheel ships,
 without a driver. This compiles each config bench.py gives Triton's side of the
 issue-12 rows (blk_calls.MATMUL_TC_CONFIGS for _matmul_tc in every input type,
-plain and with the bias + relu epilogue; blk_calls.ATTENTION_TMA_CONFIGS, with
+plain and with the bias + relu epilogue; blk_calls.PERSISTENT_CONFIGS for
+_matmul_persistent_tma in f16 and bf16, plain and with it; blk_calls.ATTENTION_TMA_CONFIGS, with
 and without warp specialization, for _attention_fwd_tma at HEAD_DIM 64 and 128,
 causal and not), with the specializations a launch on the benchmark's tensors
 gets (pointers and sizes divisible by 16, unit strides constant). It prints one
@@ -101,6 +102,26 @@ def matmul_cases(quick):
                                     {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]})
 
 
+def persistent_cases(quick):
+    """_matmul_persistent_tma (the 16-bit rows' persistent kernel) for f16 and bf16, plain and
+    with bias + relu, over blk_calls.PERSISTENT_CONFIGS (four stages of 128 x 256 may not fit:
+    bench.py then keeps the others)."""
+    for name, ab, _ in MATMUL_TYPES[:2]:
+        for bias in (False, True):
+            for cfg in (bc.PERSISTENT_CONFIGS[1:2] if quick else bc.PERSISTENT_CONFIGS):
+                sig = {"a_ptr": ab, "b_ptr": ab, "c_ptr": ab, "bias_ptr": ab, "M": "i32", "N": "i32", "K": "i32",
+                       "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"}
+                for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "NUM_SMS", "BIAS_RELU"):
+                    sig[key] = "constexpr"
+                consts = {k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages")}
+                consts.update(NUM_SMS=132, BIAS_RELU=bias)
+                label = f"_matmul_persistent_tma {name}{' bias+relu' if bias else ''} {bc.config_text(cfg)}"
+                yield label, cfg["num_stages"] < 4 or cfg["BLOCK_N"] < 256, (
+                    tk._matmul_persistent_tma, sig, consts,
+                    ["a_ptr", "b_ptr", "c_ptr", "bias_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"],
+                    {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]})
+
+
 def attention_cases(quick):
     for d in (64, 128):
         for causal in (False, True):
@@ -126,7 +147,8 @@ def main():
     print(f"Triton {triton.__version__}, target {TARGET}")
     bad = 0
     ws_ok = ws_bad = 0
-    for label, needed, (fn, sig, consts, div, opts) in list(matmul_cases(args.quick)) + list(attention_cases(args.quick)):
+    for label, needed, (fn, sig, consts, div, opts) in list(matmul_cases(args.quick)) + list(persistent_cases(args.quick)) + \
+            list(attention_cases(args.quick)):
         t0 = time.time()
         try:
             k = compile_one(fn, sig, consts, div, opts)

@@ -147,8 +147,8 @@ def main():
     print(f"Triton {triton.__version__}, target {TARGET}")
     bad = 0
     ws_ok = ws_bad = 0
-    for label, needed, (fn, sig, consts, div, opts) in list(matmul_cases(args.quick)) + list(persistent_cases(args.quick)) + \
-            list(attention_cases(args.quick)):
+    cases = list(matmul_cases(args.quick)) + list(persistent_cases(args.quick)) + list(attention_cases(args.quick))
+    for label, needed, (fn, sig, consts, div, opts) in cases:
         t0 = time.time()
         try:
             k = compile_one(fn, sig, consts, div, opts)

@@ -16,6 +16,7 @@
 #  - tests/gpu/attention_branches.py: attention with branches in its loop;
 #  - with BLK_GPU_OPS=1, last, the suite tests/ops with BLK_BACKEND=gpu
 #    (its failures printed as they come).
+# BLK_GPU_PARTS=dots,gpus,examples,tma,python,ops picks parts (see want()).
 # Prints a line per case and last "N passed, N failed".
 set -u
 build=${1:?usage: tests/gpu/run.sh BUILD_DIR}
@@ -25,6 +26,10 @@ failed=0
 # "== what: N s" after each part, so that a device call can be planned
 t0=$SECONDS
 took() { echo "== $1: $((SECONDS - t0)) s"; t0=$SECONDS; }
+# BLK_GPU_PARTS=dots,gpus,examples,tma,python,ops (comma-separated) runs those
+# parts only, so that a suite longer than one device call can take two;
+# unset, all of them (ops with BLK_GPU_OPS=1). gpu_api_test always runs.
+want() { [ -z "${BLK_GPU_PARTS:-}" ] || [[ ",$BLK_GPU_PARTS," == *",$1,"* ]]; }
 
 # Adds up the counts of a program's output (its last line); prints the rest.
 count() {
@@ -62,48 +67,50 @@ count gpu_api_test "$out" $status
 
 took gpu_api_test
 
-# every kind of dot (tensor cores: f16, bf16, tf32, i8, fp8) over odd shapes
-prog="$build/tests/gpu/dots_api_test"
-if [ -x "$prog" ]; then
-	out=$("$prog" 2>&1)
-	count dots_api_test "$out" $?
-else
-	echo "FAIL dots_api_test: not built ($prog)"
-	failed=$((failed + 1))
+if want dots; then
+	# every kind of dot (tensor cores: f16, bf16, tf32, i8, fp8) over odd shapes
+	prog="$build/tests/gpu/dots_api_test"
+	if [ -x "$prog" ]; then
+		out=$("$prog" 2>&1)
+		count dots_api_test "$out" $?
+	else
+		echo "FAIL dots_api_test: not built ($prog)"
+		failed=$((failed + 1))
+	fi
 fi
-
 took dots_api_test
 
-# two GPUs (tests/gpu/multi_gpu_api_test.c): a context per device, sweeps
-# split across them, and blkc tune --devices=0,1; one SKIP line with fewer
-prog="$build/tests/gpu/multi_gpu_api_test"
-if [ -x "$prog" ]; then
-	out=$("$prog" 2>&1)
-	status=$?
-	if [[ $(printf '%s\n' "$out" | head -n 1) == SKIP:* ]]; then
-		printf '%s\n' "$out" | head -n 1
-	else
-		count multi_gpu_api_test "$out" $status
-		out=$("$build/blkc" tune tests/cli/kernels/scale.tile x=1048576:random out=1048576 n=1048576 alpha=2 \
-			--reps 20 --sweep BLOCK=128,256,512,1024 --devices=0,1 2>&1)
+if want gpus; then
+	# two GPUs (tests/gpu/multi_gpu_api_test.c): a context per device, sweeps
+	# split across them, and blkc tune --devices=0,1; one SKIP line with fewer
+	prog="$build/tests/gpu/multi_gpu_api_test"
+	if [ -x "$prog" ]; then
+		out=$("$prog" 2>&1)
 		status=$?
-		if [ $status -eq 0 ] && [ "$(grep -cE '\.\.\. [0-9.]+ ms \(GPU [01]\)$' <<<"$out")" = 4 ]; then
-			echo "ok   blkc tune --devices=0,1: 4 configs timed across two GPUs"
-			passed=$((passed + 1))
-		elif [ $status -eq 1 ] && grep -q "one model only" <<<"$out"; then
-			echo "ok   blkc tune --devices=0,1 on two models: refused ($(grep -o 'device 1 is .*' <<<"$out"))"
-			passed=$((passed + 1))
+		if [[ $(printf '%s\n' "$out" | head -n 1) == SKIP:* ]]; then
+			printf '%s\n' "$out" | head -n 1
 		else
-			echo "FAIL blkc tune --devices=0,1 (status $status)"
-			printf '%s\n' "$out" | tail -n 8 | sed 's/^/     /'
-			failed=$((failed + 1))
+			count multi_gpu_api_test "$out" $status
+			out=$("$build/blkc" tune tests/cli/kernels/scale.tile x=1048576:random out=1048576 n=1048576 alpha=2 \
+				--reps 20 --sweep BLOCK=128,256,512,1024 --devices=0,1 2>&1)
+			status=$?
+			if [ $status -eq 0 ] && [ "$(grep -cE '\.\.\. [0-9.]+ ms \(GPU [01]\)$' <<<"$out")" = 4 ]; then
+				echo "ok   blkc tune --devices=0,1: 4 configs timed across two GPUs"
+				passed=$((passed + 1))
+			elif [ $status -eq 1 ] && grep -q "one model only" <<<"$out"; then
+				echo "ok   blkc tune --devices=0,1 on two models: refused ($(grep -o 'device 1 is .*' <<<"$out"))"
+				passed=$((passed + 1))
+			else
+				echo "FAIL blkc tune --devices=0,1 (status $status)"
+				printf '%s\n' "$out" | tail -n 8 | sed 's/^/     /'
+				failed=$((failed + 1))
+			fi
 		fi
+	else
+		echo "FAIL multi_gpu_api_test: not built ($prog)"
+		failed=$((failed + 1))
 	fi
-else
-	echo "FAIL multi_gpu_api_test: not built ($prog)"
-	failed=$((failed + 1))
 fi
-
 took "two GPUs"
 
 # run_example PROGRAM WHAT SECONDS [VAR=VALUE...]: an example on the GPU,
@@ -123,11 +130,12 @@ run_example() {
 	fi
 }
 
-for ex in "$build"/examples/*; do
-	[ -f "$ex" ] && [ -x "$ex" ] || continue
-	run_example "$ex" "examples/$(basename "$ex") on the GPU" 600
-done
-
+if want examples; then
+	for ex in "$build"/examples/*; do
+		[ -f "$ex" ] && [ -x "$ex" ] || continue
+		run_example "$ex" "examples/$(basename "$ex") on the GPU" 600
+	done
+fi
 took examples
 
 # TMA (BLK_TMA=1, opt-in until measured): the descriptor matmuls and the
@@ -136,24 +144,25 @@ took examples
 # multiples of 16 (the others, and the persistent example's rows of 70 and 130
 # elements, take the variant without), each under a time limit (a wrong
 # mbarrier parity would hang the kernel)
-for name in desc_matmul_api_test desc_attention_api_test; do
-	prog="$build/tests/ops/$name"
-	if [ -x "$prog" ]; then
-		out=$(BLK_BACKEND=gpu BLK_TMA=1 timeout 300 "$prog" 2>&1)
-		count "$name with BLK_TMA=1" "$out" $?
-	else
-		echo "FAIL $name: not built ($prog)"
-		failed=$((failed + 1))
-	fi
-done
-[ -x "$build/examples/matmul_persistent" ] &&
-	run_example "$build/examples/matmul_persistent" "examples/matmul_persistent on the GPU with BLK_TMA=1" 300 BLK_TMA=1
-
+if want tma; then
+	for name in desc_matmul_api_test desc_attention_api_test; do
+		prog="$build/tests/ops/$name"
+		if [ -x "$prog" ]; then
+			out=$(BLK_BACKEND=gpu BLK_TMA=1 timeout 300 "$prog" 2>&1)
+			count "$name with BLK_TMA=1" "$out" $?
+		else
+			echo "FAIL $name: not built ($prog)"
+			failed=$((failed + 1))
+		fi
+	done
+	[ -x "$build/examples/matmul_persistent" ] &&
+		run_example "$build/examples/matmul_persistent" "examples/matmul_persistent on the GPU with BLK_TMA=1" 300 BLK_TMA=1
+fi
 took TMA
 
 # the Python package with torch (tests/gpu/python.sh; skips itself without
 # torch); not with a sanitized libblk, which python3 cannot load
-if [ "${BLK_SANITIZE:-0}" = 0 ]; then
+if [ "${BLK_SANITIZE:-0}" = 0 ] && want python; then
 	out=$(bash tests/gpu/python.sh "$build" 2>&1)
 	count "tests/gpu/python.sh" "$out" $?
 	# attention with runtime branches in its loop (skips itself without torch)
@@ -165,7 +174,7 @@ took Python
 
 # last, and its lines as they come (tee): the longest part, which a run cut
 # off at a time limit still shows up to where it got
-if [ "${BLK_GPU_OPS:-0}" = 1 ]; then
+if { [ "${BLK_GPU_OPS:-0}" = 1 ] || [ -n "${BLK_GPU_PARTS:-}" ]; } && want ops; then
 	log=$(mktemp)
 	BLK_BACKEND=gpu BLK_OPS_JOBS=${BLK_OPS_JOBS:-12} bash tests/ops/run.sh "$build" 2>&1 | tee "$log" | grep -v '^ok'
 	status=${PIPESTATUS[0]}

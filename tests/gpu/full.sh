@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/gpu/full.sh [tests] [sanitize] [bench [BENCH ARGS...]]: the GPU machine's
 # whole check in one call, over a build made elsewhere (nothing is built here).
-# Carry build/libblk.so, build/blkc, build/tests, build/examples and build/bench.
+# Carry build/libblk.so, build/blkc, build/_blkfast.abi3.so (the Python
+# package's launchers in C), build/tests, build/examples and build/bench.
 #   tests     tests/gpu/run.sh with BLK_GPU_OPS=1: the API tests, every example
 #             and tests/ops on the GPU
 #   sanitize  tests/gpu/sanitize.sh: compute-sanitizer memcheck, racecheck and

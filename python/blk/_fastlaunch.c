@@ -224,6 +224,19 @@ static int check(const Launcher *L, const ArgSpec *s, PyObject *a)
 	}
 }
 
+/* An exception raised while taking a value: 0 (cleared: the call falls
+ * back) for a TypeError, ValueError or OverflowError, which the generated
+ * launcher's writes catch; -1 (it propagates) for any other. */
+static int misfit(void)
+{
+	if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
+	    PyErr_ExceptionMatches(PyExc_OverflowError)) {
+		PyErr_Clear();
+		return 0;
+	}
+	return -1;
+}
+
 /* Argument a's bits (it passed check): 1, or 0 where the value does not
  * fit (TypeError, ValueError or OverflowError: cleared, the call falls
  * back), or -1 (another exception: it propagates). */
@@ -256,14 +269,7 @@ static int value(const ArgSpec *s, PyObject *a, uint64_t *bits)
 		break;
 	}
 	}
-	if (!PyErr_Occurred())
-		return 1;
-	if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
-	    PyErr_ExceptionMatches(PyExc_OverflowError)) {
-		PyErr_Clear();
-		return 0;
-	}
-	return -1;
+	return PyErr_Occurred() ? misfit() : 1;
 }
 
 static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
@@ -283,13 +289,8 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargsf
 	if (ok == 1 && L->stream_word >= 0) {
 		PyObject *r = PyObject_CallFunctionObjArgs(L->getstream, L->device, NULL);
 		ArgSpec u64 = {K_U64, 0, NULL};
-		ok = !r ? -1 : PyLong_Check(r) ? value(&u64, r, &stream) : 0;
+		ok = !r ? misfit() : PyLong_Check(r) ? value(&u64, r, &stream) : 0;
 		Py_XDECREF(r);
-		if (ok == -1 && (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
-		                 PyErr_ExceptionMatches(PyExc_OverflowError))) {
-			PyErr_Clear();
-			ok = 0;
-		}
 	}
 	if (ok < 0)
 		return NULL;

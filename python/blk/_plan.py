@@ -212,6 +212,7 @@ class Plan:
                "_opts": opts, "_args": args}
         names = [f"_a{i}" for i in range(n)]
         checks, writes = ["_get_ident() == _THREAD"], []
+        specs = []  # each argument's (kind, word, dtype) for the launcher in C
         if self.stream is None:
             writes.append(f"_Q[{_ffi.OPT_STREAM_WORD}] = _getstream(_DEV)")
         for i, (p, a) in enumerate(zip(k.runtime_params, self.infos)):
@@ -224,16 +225,19 @@ class Plan:
                 checks.append(c)
                 args[i].kind = _ffi.ARG_PTR
                 writes.append(f"_Q[{word}] = {v}.data_ptr()")
+                specs.append((_FAST_TENSOR_STRIDED if k.takes_strides else _FAST_TENSOR, word, a.obj.dtype))
             elif a.kind == "int":
                 # the range of a type narrower than 64 bits: blk_launch checks it
                 # (and fail checks again, the slow way, for an error naming it)
                 checks.append(f"{v}.__class__ is int")
                 args[i].kind = _ffi.ARG_INT
                 writes.append(f"_{'Q' if p.type == 'u64' else 'I'}[{word}] = {v}")
+                specs.append((_FAST_U64 if p.type == "u64" else _FAST_INT, word, None))
             else:
                 checks.append(f"({v}.__class__ is float or {v}.__class__ is int)")
                 args[i].kind = _ffi.ARG_FLOAT
                 writes.append(f"_F[{word}] = {v}")
+                specs.append((_FAST_FLOAT, word, None))
         kwnames = list(self.kw)
         for j, key in enumerate(kwnames):
             env[f"_V{j}"] = self.kw[key]
@@ -281,27 +285,18 @@ class Plan:
         f.source = code
         f.plan = self
         if plain and not callable_grid:
-            self._fast_launcher(f, grid, buf, words)
+            self._fast_launcher(f, grid, buf, specs)
         return f
 
-    def _fast_launcher(self, f, grid, buf, words):
+    def _fast_launcher(self, f, grid, buf, specs):
         """f.fast: the same launcher in C (python/blk/_fastlaunch.c), where
         the extension was built; kernel[grid] hands it out (Kernel._keep).
         A call it was not made for goes to the kernel's _miss for the grid,
         as f's does. Never in the way: any trouble making it leaves f alone."""
         L = _runtime.lib()
         k = self.kernel
-        if L.fast_ext is None or len(k.runtime_params) > _FAST_MAX_ARGS:
+        if L.fast_ext is None or len(specs) > _FAST_MAX_ARGS:
             return
-        specs = []
-        for i, (p, a) in enumerate(zip(k.runtime_params, self.infos)):
-            word = words + 2 * i + 1
-            if a.kind == "tensor":
-                specs.append((_FAST_TENSOR_STRIDED if k.takes_strides else _FAST_TENSOR, word, a.obj.dtype))
-            elif a.kind == "int":
-                specs.append((_FAST_U64 if p.type == "u64" else _FAST_INT, word, None))
-            else:
-                specs.append((_FAST_FLOAT, word, None))
         try:
             f.fast = L.fast_ext.launcher(
                 functools.partial(k._miss, grid), self.fail, L.launch_address, self.handle.value,

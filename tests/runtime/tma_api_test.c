@@ -103,12 +103,15 @@ static int map_is(const FakeTensorMap *m, int dtype, blk_devptr base, long long 
 	       m->swizzle == swizzle;
 }
 
-static blk_module *load(blk_context **ctx)
+/* A context on the stand-in's device and the module of `source`, the case
+ * `what` passing or failing by whether they came. */
+static blk_module *load(blk_context **ctx, const char *what)
 {
 	blk_module *m = NULL;
 	if (blk_context_create(BLK_BACKEND_GPU, 0, ctx) != BLK_SUCCESS ||
 	    blk_module_load_source(*ctx, "mm.tile", source, strlen(source), NULL, &m) != BLK_SUCCESS)
-		return NULL;
+		m = NULL;
+	expect(m != NULL, what);
 	return m;
 }
 
@@ -126,8 +129,7 @@ static Run f16_run(blk_context *ctx, blk_module *m)
 static void with_tma(void)
 {
 	blk_context *ctx = NULL;
-	blk_module *m = load(&ctx);
-	expect(m != NULL, "BLK_TMA=1: a context on the stand-in's 9.0 device, the module loaded");
+	blk_module *m = load(&ctx, "BLK_TMA=1: a context on the stand-in's 9.0 device, the module loaded");
 	if (!m)
 		return;
 	Run r = f16_run(ctx, m);
@@ -247,11 +249,9 @@ static void *cache_thread(void *arg)
 static void cache_threads(void)
 {
 	blk_context *ctx = NULL;
-	blk_module *m = load(&ctx);
-	if (!m) {
-		expect(0, "threads: the module loaded");
+	blk_module *m = load(&ctx, "threads: the module loaded");
+	if (!m)
 		return;
-	}
 	cache_run = f16_run(ctx, m);
 	pthread_t th[CACHE_THREADS];
 	long before = fc.get("encodes", 0);
@@ -276,11 +276,9 @@ static void without_tma(void)
 {
 	unsetenv("BLK_TMA");
 	blk_context *ctx = NULL;
-	blk_module *m = load(&ctx);
-	if (!m) {
-		expect(0, "without BLK_TMA: the module loaded");
+	blk_module *m = load(&ctx, "without BLK_TMA: the module loaded");
+	if (!m)
 		return;
-	}
 	Run r = f16_run(ctx, m);
 	/* the disk cache holds the TMA variant of the same source and
 	 * arguments: its key must tell them apart */
@@ -335,11 +333,9 @@ static void tma_option(bool env)
 	else
 		unsetenv("BLK_TMA");
 	blk_context *ctx = NULL;
-	blk_module *m = load(&ctx);
-	if (!m) {
-		expect(0, "tma option: the module loaded");
+	blk_module *m = load(&ctx, "tma option: the module loaded");
+	if (!m)
 		return;
-	}
 	Run r = f16_run(ctx, m);
 	FakeLaunch l;
 	blk_status st = launch_tma(&r, 1, &l);

@@ -678,7 +678,7 @@ def row_matmul_tc(env, dtype, size, bias_relu=False):
             go = bc.matmul_persistent_tc(env.ctx, dtype, a.data_ptr(), b.data_ptr(), cb.data_ptr(), M, N, K,
                                          a.stride(0), b.stride(0), cb.stride(0), bias=bias_ptr, config=c,
                                          stream=env.stream)
-            blkffi.check_pointer_types(go.kernel, [a.dtype, b.dtype, cb.dtype, cb.dtype])
+            blkffi.check_pointer_types(go.kernel, [a.dtype, b.dtype, cb.dtype, cb.dtype], types={"T": dtype})
             return go
         go = bc.matmul_tc(env.ctx, dtype, a.data_ptr(), b.data_ptr(), cb.data_ptr(), M, N, K, *strides,
                           cb.stride(0), cb.stride(1), bias=bias_ptr, config=c, stream=env.stream)

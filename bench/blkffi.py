@@ -57,14 +57,22 @@ def blk_type(dtype):
     return TORCH_DTYPES[name[6:] if name.startswith("torch.") else name]
 
 
-def check_pointer_types(kernel, dtypes):
+def check_pointer_types(kernel, dtypes, types=None):
     """Raises ValueError unless the kernel's pointer parameters, in order, point to
-    `dtypes` (torch dtypes or their names; None skips a parameter)."""
+    `dtypes` (torch dtypes or their names; None skips a parameter). `types` binds the
+    kernel's `T: const type` parameters (name -> blk type name), so that `*T` is checked
+    as the type the launch gives T."""
     ptrs = [p for p in kernel.runtime_params if p.kind == PARAM_POINTER]
     if len(dtypes) > len(ptrs):
         raise ValueError(f"{kernel.name}: {len(ptrs)} pointer parameters, {len(dtypes)} types given")
-    bad = [f"'{p.name}' is {p.type}, given {d}" for p, d in zip(ptrs, dtypes)
-           if d is not None and p.type != "*" + blk_type(d)]
+    types = types or {}
+
+    def pointee(p):
+        name = p.type[1:]
+        return types.get(name, name)
+
+    bad = [f"'{p.name}' is {p.type}" + (f" ({p.type[1:]} = {pointee(p)})" if pointee(p) != p.type[1:] else "")
+           + f", given {d}" for p, d in zip(ptrs, dtypes) if d is not None and pointee(p) != blk_type(d)]
     if bad:
         raise ValueError(f"{kernel.name}: " + "; ".join(bad))
 

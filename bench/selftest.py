@@ -318,6 +318,13 @@ def tc_persistent_on_interpreter(ctx, rng, quick=False):
                 c = Buf(ctx, ct, [0x7E00 if dtype == "f16" else 0x7FC0] * (M * N))
                 go = bc.matmul_persistent_tc(ctx, dtype, a.ptr, b.ptr, c.ptr, M, N, K, K, N, N,
                                              bias=bias.ptr if bias else None, config=cfg)
+                torch_name = {"f16": "float16", "bf16": "bfloat16"}[dtype]
+                blkffi.check_pointer_types(go.kernel, [torch_name] * 4, types={"T": dtype})
+                try:
+                    blkffi.check_pointer_types(go.kernel, ["float32"] + [torch_name] * 3, types={"T": dtype})
+                    expect(False, f"check_pointer_types refuses f32 for *T = {dtype}", "accepted")
+                except ValueError:
+                    pass
                 go()
                 err = max_rel([dec(v) for v in c.read()], ref)
                 expect(err <= 1e-2, f"matmul_persistent_tc {dtype}{' + bias + relu' if with_bias else ''} "

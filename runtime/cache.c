@@ -211,6 +211,8 @@ bool cache_variant_key(const VariantKeyInput *in, CacheKey *out)
 	rt_key_i64(h, in->driver_version);
 	if (in->tma) /* (keys made without it stay as they were) */
 		rt_key_str(h, "tma");
+	if (in->warp_specialize)
+		rt_key_str(h, "warp_specialize");
 	return rt_key_end(h, out);
 }
 

@@ -68,6 +68,7 @@ typedef struct VariantKeyInput {
 	int cc_major, cc_minor;              /* the device's: the driver builds the cubin for it */
 	int driver_version;                  /* cuDriverGetVersion: the driver that builds it */
 	bool tma;                            /* descriptor tiles by TMA (BLK_TMA) */
+	bool warp_specialize;                /* asked for (the option, or BLK_WARP_SPECIALIZE) */
 } VariantKeyInput;
 bool cache_variant_key(const VariantKeyInput *in, CacheKey *out);
 

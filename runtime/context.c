@@ -138,6 +138,8 @@ static blk_status gpu_describe(blk_context *ctx, const char *fn)
 	const char *tma = getenv("BLK_TMA");
 	ctx->tma_ok = cu->cuTensorMapEncodeTiled && strcmp(ctx->arch, "sm_90a") == 0;
 	ctx->tma = ctx->tma_ok && tma && strcmp(tma, "1") == 0;
+	const char *ws = getenv("BLK_WARP_SPECIALIZE"); /* (the option warp_specialize's default) */
+	ctx->warp_specialize = ctx->tma_ok && ws && strcmp(ws, "1") == 0;
 	return BLK_SUCCESS;
 }
 

@@ -151,6 +151,19 @@ int rt_ptx_entry_params(const char *ptx, size_t len, const char *name, int *size
 	return -1;
 }
 
+/* The threads a program of the PTX's kernel runs (its .maxntid x): more
+ * than num_warps' with warp specialization's producer warpgroup; 0 when
+ * the PTX says nothing. */
+int rt_ptx_threads(const char *ptx, size_t len)
+{
+	const char *p = ptx ? memmem(ptx, len, ".maxntid", 8) : NULL;
+	if (!p)
+		return 0;
+	char *e;
+	long v = strtol(p + 8, &e, 10);
+	return v > 0 && v <= 1024 ? (int)v : 0;
+}
+
 /* ---- compiling and loading ---------------------------------------------------------- */
 
 /* The disk cache's key of v (cache.h: what it is made of). */
@@ -181,6 +194,7 @@ static bool variant_key(blk_kernel *k, Variant *v, CacheKey *out)
 		.cc_minor = ctx->cc_minor,
 		.driver_version = ctx->driver_version,
 		.tma = v->f->tma,
+		.warp_specialize = v->f->warp_specialize,
 	};
 	bool ok = cache_variant_key(&in, out);
 	if (srcs != buf)
@@ -438,7 +452,8 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 			v->assert_state = 0;
 	}
 	v->shared_bytes = smem;
-	v->block = 32u * (unsigned)warps;
+	int threads = rt_ptx_threads(v->ptx, v->ptx_len);
+	v->block = threads > 32 * warps ? (unsigned)threads : 32u * (unsigned)warps;
 	return BLK_SUCCESS;
 }
 

@@ -60,6 +60,7 @@ struct blk_context {
 	bool debug;            /* BLK_DEBUG=1: synchronize after each launch, name the kernel that failed */
 	bool tma_ok;           /* sm_90a with cuTensorMapEncodeTiled: descriptor tiles can come by TMA */
 	bool tma;              /* ... and BLK_TMA=1: they do, unless a launch's tma option says 0 */
+	bool warp_specialize;  /* BLK_WARP_SPECIALIZE=1: TMA loops warp-specialized, unless the option says 0 */
 	char arch[16];         /* "sm_90" */
 	char device_name[128];
 	int cc_major, cc_minor;
@@ -92,7 +93,7 @@ typedef struct Variant {
 	CUmodule cumod;
 	CUfunction fn;
 	int shared_bytes;     /* dynamic shared memory a program needs */
-	unsigned block;       /* threads a program: 32 * num_warps */
+	unsigned block;       /* threads a program: 32 * num_warps, or the PTX's .maxntid (a producer warpgroup more) */
 	uint8_t *pkind;       /* per runtime argument: PK_* */
 	uint8_t *pscalar;     /* per runtime argument: its ScalarKind */
 	CUdeviceptr assert_state; /* GPU: the kernel's record of a failed assert, or 0 without asserts */
@@ -279,6 +280,7 @@ bool cuda_arch_for(int major, int minor, char *buf, size_t size);
  * are written), or -1 when there is no such entry or its list cannot be
  * read. */
 int rt_ptx_entry_params(const char *ptx, size_t len, const char *name, int *sizes, int max);
+int rt_ptx_threads(const char *ptx, size_t len);
 
 /* ---- launches (launch.c) ----------------------------------------------------------- */
 

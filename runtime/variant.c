@@ -142,6 +142,8 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 	if (f) { /* TMA is planned when the target is known (jit.c): the tma option, else BLK_TMA */
 		int want = irgen_tma_option(copy, n);
 		f->tma = m->ctx && m->ctx->tma_ok && !(spec & SPEC_NO_TMA) && (want >= 0 ? want == 1 : m->ctx->tma);
+		if (irgen_flag_option(copy, n, "warp_specialize") < 0 && m->ctx && m->ctx->warp_specialize)
+			f->warp_specialize = true;
 	}
 	double t1 = rt_monotonic_ms();
 	/* BLK_PASSES replaces the tile passes (for tests of a pass on the

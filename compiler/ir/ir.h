@@ -244,6 +244,8 @@ typedef struct IrFunc {
 	int num_warps;
 	int num_stages;
 	bool fp_fusion; /* the option fp_fusion: the GPU may contract float a * b + c into an fma */
+	bool warp_specialize; /* the option warp_specialize: TMA loops split into producer and consumers
+	                       * (lower/warp_spec.c) where they can be */
 	Span loc;
 	/* GPU IR (gpu/): set by the layouts pass */
 	bool gpu;          /* every block value has an encoding */

@@ -456,7 +456,7 @@ bool irgen_is_option(const char *name)
 
 bool irgen_is_flag_option(const char *name)
 {
-	return strcmp(name, "tma") == 0 || strcmp(name, "fp_fusion") == 0;
+	return strcmp(name, "tma") == 0 || strcmp(name, "fp_fusion") == 0 || strcmp(name, "warp_specialize") == 0;
 }
 
 const char *irgen_flag_option_error(const ConstBinding *b, char *buf, size_t size)
@@ -474,7 +474,12 @@ const char *irgen_flag_option_error(const ConstBinding *b, char *buf, size_t siz
 
 int irgen_tma_option(const ConstBinding *consts, int n)
 {
-	const ConstBinding *b = find_binding(consts, n, "tma");
+	return irgen_flag_option(consts, n, "tma");
+}
+
+int irgen_flag_option(const ConstBinding *consts, int n, const char *name)
+{
+	const ConstBinding *b = find_binding(consts, n, name);
 	return b ? b->i == 1 : -1;
 }
 
@@ -509,6 +514,7 @@ IrFunc *irgen_kernel(Module *m, Node *k, const IrgenOptions *opt, Diag *diag, Ar
 	}
 	const ConstBinding *fusion = find_binding(opt->consts, opt->n_consts, "fp_fusion");
 	g.f->fp_fusion = fusion && fusion->i == 1;
+	g.f->warp_specialize = irgen_flag_option(opt->consts, opt->n_consts, "warp_specialize") == 1;
 	g.region = &g.f->body;
 	ig_scope_push(&g, true);
 	if (!ig_bind_params_of_kernel(&g, k, opt, NULL, 0))

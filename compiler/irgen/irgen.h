@@ -54,6 +54,8 @@ const char *irgen_flag_option_error(const ConstBinding *b, char *buf, size_t siz
 /* The tma option among consts: 1 or 0 where bound (irgen_kernel rejects
  * other values), -1 where not. */
 int irgen_tma_option(const ConstBinding *consts, int n);
+/* The same for any 0-or-1 option by name. */
+int irgen_flag_option(const ConstBinding *consts, int n, const char *name);
 
 /* The kernel named `name` in m (NULL: m's only kernel); reports if absent. */
 Node *irgen_find_kernel(Module *m, const char *name, Diag *diag);

@@ -295,8 +295,10 @@ void lower_convert(Lower *L, const Op *op)
 			if (op->scratch->wgmma)
 				lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
 			lw_tma_wait(L, as->loop); /* the TMA tiles' barriers */
-			/* (with TMA too: the buffer the next fill overwrites is read by no one past it) */
-			lw_smem_barrier(L);
+			/* (with TMA too: the buffer the next fill overwrites is read by no one past it;
+			 * warp-specialized consumers give it back group by group instead) */
+			if (L->ws != WS_CONSUMER || L->smem_unsynced)
+				lw_smem_barrier(L);
 			lw_tma_flush(L, as->loop);
 			L->async_synced = true;
 		}

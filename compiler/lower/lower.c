@@ -286,7 +286,7 @@ static void add_incoming(Lower *L, Tile *phis, int n, const Value *const *vals, 
 
 /* Whether a loop condition holds for iv: iv < ub, or iv > ub for a
  * signed loop whose (run-time) step is negative. */
-static LLVMValueRef loop_cond(Lower *L, const Op *op, LLVMValueRef iv)
+LLVMValueRef lw_loop_cond(Lower *L, const Op *op, LLVMValueRef iv)
 {
 	bool sgn = is_signed(op->regions[0].args[0]->type);
 	LLVMValueRef ub = el(L, op->operands[1], 0), step = el(L, op->operands[2], 0);
@@ -354,7 +354,7 @@ static void lower_for(Lower *L, const Op *op)
 		return;
 	}
 	if (rotated)
-		LLVMBuildCondBr(L->b, loop_cond(L, op, el(L, op->operands[0], 0)), head, skip);
+		LLVMBuildCondBr(L->b, lw_loop_cond(L, op, el(L, op->operands[0], 0)), head, skip);
 	else
 		LLVMBuildBr(L->b, head);
 	LLVMPositionBuilderAtEnd(L->b, head);
@@ -369,7 +369,7 @@ static void lower_for(Lower *L, const Op *op)
 	if (rotated)
 		LLVMBuildBr(L->b, bb);
 	else
-		LLVMBuildCondBr(L->b, loop_cond(L, op, iv), bb, exit);
+		LLVMBuildCondBr(L->b, lw_loop_cond(L, op, iv), bb, exit);
 	LLVMPositionBuilderAtEnd(L->b, bb);
 	lw_smem_unknown(L); /* after the previous iteration, or what came before the loop */
 	L->async_synced = false; /* this iteration's tiles: not waited for yet */
@@ -388,7 +388,7 @@ static void lower_for(Lower *L, const Op *op)
 		for (int i = 0; i < nc; i++)
 			L->vals[op->results[i]->id] = phis[1 + i];
 	} else {
-		unroll_hint(L, op, LLVMBuildCondBr(L->b, loop_cond(L, op, next), head, done));
+		unroll_hint(L, op, LLVMBuildCondBr(L->b, lw_loop_cond(L, op, next), head, done));
 		LLVMPositionBuilderAtEnd(L->b, done);
 		Tile last[64];
 		for (int i = 0; i < nc && !L->failed; i++) {
@@ -416,7 +416,9 @@ static void lower_for(Lower *L, const Op *op)
 	for (int i = 0; i < L->n_async; i++)
 		if (L->async[i].loop == op && L->async[i].offset >= 0 && (lowest < 0 || L->async[i].offset < lowest))
 			lowest = L->async[i].offset;
-	if (lowest >= 0) {
+	if (lowest >= 0 && L->ws) {
+		lw_tma_drain(L, op); /* the buffers stay: the producer may be filling them for the loop's next run */
+	} else if (lowest >= 0) {
 		lw_async_commit(L);
 		lw_async_asm(L, "cp.async.wait_group 0;", NULL, NULL, 0, "");
 		lw_tma_drain(L, op);
@@ -498,7 +500,7 @@ static void lower_while(Lower *L, const Op *op)
 
 /* ---- the op dispatch ------------------------------------------------------------------ */
 
-static void lower_op(Lower *L, const Op *op)
+void lw_lower_op(Lower *L, const Op *op)
 {
 	const Value *res = op->n_results ? op->results[0] : NULL;
 	int n = res ? ept(L, res) : 1;
@@ -624,7 +626,7 @@ void lower_region(Lower *L, const Region *r)
 		if (L->scope && op->loc.line)
 			LLVMSetCurrentDebugLocation2(L->b, LLVMDIBuilderCreateDebugLocation(L->c, op->loc.line, op->loc.col,
 			                                                                    L->scope, NULL));
-		lower_op(L, op);
+		lw_lower_op(L, op);
 	}
 }
 
@@ -734,8 +736,11 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 		LLVMTypeRef ft = LLVMFunctionType(L.vd, params, (unsigned)np, 0);
 		L.fn = LLVMAddFunction(L.m, f->name, ft);
 		lw_tma_params(&L, n_own);
+		bool ws = lw_ws_plan(&L); /* then a producer warpgroup runs beside the num_warps warps */
 		add_annotation(&L, "kernel", 1);
-		add_annotation(&L, "maxntidx", L.T);
+		add_annotation(&L, "maxntidx", L.T + (ws ? 128 : 0));
+		if (ws) /* at most what the consumers take later (setmaxnreg.inc must not lower it) */
+			add_annotation(&L, "maxnreg", lw_ws_launch_regs(&L));
 		LLVMValueRef smem = LLVMAddGlobalInAddressSpace(L.m, LLVMArrayType(L.i8, 0), "blk_smem", 3);
 		LLVMSetLinkage(smem, LLVMExternalLinkage);
 		LLVMSetAlignment(smem, 16);
@@ -766,6 +771,8 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 		L.pro = LLVMCreateBuilderInContext(ctx);
 		LLVMPositionBuilderBefore(L.pro, br);
 		LLVMPositionBuilderAtEnd(L.b, body);
+		if (ws)
+			lw_ws_begin(&L);
 		lower_region(&L, &f->body);
 		ok = !L.failed;
 		if (L.wgmma_used) /* the swizzled operands' pattern repeats every 1024 bytes from the window's start */
@@ -786,6 +793,7 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 	free(L.wg_inflight);
 	free(L.async);
 	free(L.tparts);
+	free(L.ws_need);
 	if (L.pro)
 		LLVMDisposeBuilder(L.pro);
 	LLVMDisposeBuilder(L.b);

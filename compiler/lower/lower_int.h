@@ -60,9 +60,14 @@ typedef struct Lower {
 	struct AsyncTile *async; /* dot tiles a loop carries through shared memory with cp.async */
 	int n_async;
 	LLVMValueRef tmap[TMA_MAX_MAPS]; /* the tensor maps' parameters (tma_copy.c) */
-	struct TmaFill { int tile; LLVMValueRef buf, row, col; } tma_pending[32]; /* tile: in async */
+	/* tile: in async; release (warp specialization's consumers): whether the buffer was filled
+	 * before in this run of the loop, so that the flush gives it back to the producer */
+	struct TmaFill { int tile; LLVMValueRef buf, row, col, release; } tma_pending[32];
 	int n_tma_pending;             /* copies of tiles ahead, issued after their loop's next barrier */
 	bool tma_stores;               /* the function has a TMA store (debug_barrier waits for them) */
+	int ws;                        /* warp specialization (warp_spec.c): 0 none, WS_CONSUMER or WS_PRODUCER
+	                                * for the code being lowered now */
+	bool *ws_need;                 /* by value id: a scalar the producer computes */
 	Diag *diag;
 	bool failed;
 	LLVMContextRef c;
@@ -127,7 +132,10 @@ typedef struct AsyncTile {
 	int tma;                 /* copied with TMA through f->tmaps[tma - 1] (tma_copy.c), or 0: cp.async */
 	int bars;                /* with TMA: the buffers' mbarriers, 8 bytes each, after them */
 	LLVMValueRef fills;      /* with TMA: an i32 alloca, bit b the parity of buffer b's next fill */
+	LLVMValueRef count;      /* with warp specialization: an i32 alloca, the fills in this run of the loop */
 } AsyncTile;
+
+enum { WS_CONSUMER = 1, WS_PRODUCER = 2 };
 
 /* ---- lower.c: the state, where a thread's elements lie, intrinsics ---- */
 
@@ -191,7 +199,10 @@ void lw_end_if(Lower *L, LLVMBasicBlockRef done);
 
 void lw_loop_begin(Lower *L, Loop *lp, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef *init, int n);
 void lw_loop_end(Lower *L, Loop *lp, LLVMValueRef *next);
+/* Whether for-loop op's condition holds for iv. */
+LLVMValueRef lw_loop_cond(Lower *L, const Op *op, LLVMValueRef iv);
 void lower_region(Lower *L, const Region *r);
+void lw_lower_op(Lower *L, const Op *op);
 
 /* The values a region's terminator passes on. */
 static inline const Op *terminator(const Region *r) { return r->last; }
@@ -242,6 +253,9 @@ void lw_tma_params(Lower *L, int first_param);
 bool lw_tma_tile(Lower *L, AsyncTile *a);
 /* Before the loop: the buffers and barriers, pinned and set up. */
 void lw_tma_init(Lower *L, AsyncTile *a);
+/* Warp specialization, at the kernel's start: every TMA tile's buffers,
+ * full and empty barriers and fill counts, for the whole kernel. */
+void lw_tma_ws_init(Lower *L);
 /* Fills buffer buf with load ld's box; returns the tile's value. */
 LLVMValueRef lw_tma_fill(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef buf);
 /* The copies of loop's tiles ahead its body's loads left for after its
@@ -259,6 +273,18 @@ bool lw_tma_store(Lower *L, const Op *op);
 /* Before debug_barrier(): thread 0's TMA stores complete and visible. */
 void lw_tma_store_fence(Lower *L);
 void lower_atomic(Lower *L, const Op *op);
+
+/* ---- warp_spec.c: warp specialization ---- */
+
+/* Whether f's TMA loops split into a producer warpgroup and the consumers
+ * (f->warp_specialize, and everything the producer computes is scalar);
+ * then the async tiles of the whole function are known. */
+bool lw_ws_plan(Lower *L);
+/* At the body's start: the buffers and barriers of every TMA tile set up,
+ * the producer warpgroup's code (to its return), the consumers' start. */
+void lw_ws_begin(Lower *L);
+/* The registers a thread may have at launch (the kernel's .maxnreg). */
+int lw_ws_launch_regs(const Lower *L);
 
 /* ---- elementwise.c ---- */
 

@@ -8,8 +8,15 @@
 
 /* ---- shared memory ------------------------------------------------------------------ */
 
+/* bar.sync 0 for the whole program; with warp specialization the
+ * consumers' barrier 1 counts them alone (the producer never waits on it). */
 static void barrier(Lower *L)
 {
+	if (L->ws == WS_CONSUMER) {
+		LLVMValueRef args[2] = {ci32(L, 1), ci32(L, L->T)};
+		lw_call_intrinsic(L, "llvm.nvvm.barrier.sync.cnt", NULL, 0, args, 2);
+		return;
+	}
 	lw_call_intrinsic(L, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
 }
 
@@ -206,6 +213,11 @@ void lw_async_prescan(Lower *L, const Region *r)
 	for (const Op *op = r->first; op; op = op->next) {
 		if (op->code != OP_FOR || (L->f->sm && L->f->sm < 80))
 			continue; /* cp.async is sm_80's */
+		bool seen = false; /* (warp specialization scans every loop first) */
+		for (int i = 0; i < L->n_async && !seen; i++)
+			seen = L->async[i].loop == op;
+		if (seen)
+			continue;
 		const Region *body = &op->regions[0];
 		for (int j = 0; j < op->n_results; j++) {
 			const Value *arg = body->args[1 + j], *init = op->operands[3 + j], *y = body->last->operands[j];

@@ -21,7 +21,21 @@
  * the barrier that also guards the buffers' reuse (memory.c). At the loop's
  * exit thread 0 waits for the fills no iteration read (the tiles ahead),
  * so no copy is in flight when the buffers' bytes are used again, and
- * invalidates the barriers. */
+ * invalidates the barriers.
+ *
+ * Warp specialization (warp_spec.c) splits the fills from the waits: the
+ * producer warpgroup fills, the consumers wait and give the buffers back.
+ * Each buffer then has a second mbarrier, "empty", on which each consumer
+ * warpgroup arrives once it has read the buffer; the producer waits for
+ * the empty phase of the fill before (parity of this fill xor 1: a fresh
+ * barrier passes that wait at once) before it fills the buffer again. Both
+ * sides keep their own fill parities, and the count of fills in the loop's
+ * present run: a fill past the first n_stages reuses a buffer of this run,
+ * which the consumers give back at the point where the plain pipeline
+ * would issue that fill (lw_tma_flush); at the loop's exit they wait for
+ * the fills nobody read and give back every buffer of the run. The
+ * buffers and barriers are the kernel's (lw_tma_ws_init): the producer may
+ * start the loop's next run while the consumers finish this one. */
 #include "lower/lower_int.h"
 
 #include <string.h>
@@ -104,10 +118,26 @@ static LLVMValueRef bar_addr(Lower *L, const AsyncTile *a, LLVMValueRef buf)
 	return smem_addr32(L, a->bars, LLVMBuildMul(L->b, buf, ci32(L, 8), ""));
 }
 
+/* The same, of the barrier that says buffer `buf` is empty (warp
+ * specialization), after the n_stages full ones. */
+static LLVMValueRef empty_addr(Lower *L, const AsyncTile *a, LLVMValueRef buf)
+{
+	return smem_addr32(L, a->bars + 8 * a->n_stages, LLVMBuildMul(L->b, buf, ci32(L, 8), ""));
+}
+
+/* The thread that issues: thread 0, or the producer warpgroup's first. */
 static LLVMValueRef is_thread0(Lower *L)
 {
-	return LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), "");
+	return LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, L->ws == WS_PRODUCER ? L->T : 0), "");
 }
+
+/* A consumer warpgroup's first thread (it gives buffers back for its group). */
+static LLVMValueRef is_group_leader(Lower *L)
+{
+	return LLVMBuildICmp(L->b, LLVMIntEQ, LLVMBuildAnd(L->b, L->tid, ci32(L, 127), ""), ci32(L, 0), "");
+}
+
+static void wait_parity(Lower *L, LLVMValueRef bar, LLVMValueRef parity);
 
 /* Before the loop, where its first tile is copied: the buffers and their
  * barriers (pinned), each barrier set up for one arrival, the fill parities
@@ -115,6 +145,10 @@ static LLVMValueRef is_thread0(Lower *L)
  * copies (another proxy) before the barrier that shows the set-up to all. */
 void lw_tma_init(Lower *L, AsyncTile *a)
 {
+	if (L->ws) { /* set up for the whole kernel (lw_tma_ws_init): a new run of the loop */
+		LLVMBuildStore(L->b, ci32(L, 0), a->count);
+		return;
+	}
 	a->offset = lw_smem_pin_aligned(L, a->n_stages * a->bytes + 8 * a->n_stages, 1024);
 	a->bars = a->offset + a->n_stages * a->bytes;
 	if (!a->fills) {
@@ -134,6 +168,33 @@ void lw_tma_init(Lower *L, AsyncTile *a)
 	lw_smem_barrier(L);
 }
 
+void lw_tma_ws_init(Lower *L)
+{
+	for (int i = 0; i < L->n_async; i++) {
+		AsyncTile *a = &L->async[i];
+		a->offset = lw_smem_pin_aligned(L, a->n_stages * a->bytes + 16 * a->n_stages, 1024);
+		a->bars = a->offset + a->n_stages * a->bytes;
+		a->fills = LLVMBuildAlloca(L->pro, L->i32, "tma.fills");
+		a->count = LLVMBuildAlloca(L->pro, L->i32, "tma.count");
+		LLVMBuildStore(L->b, ci32(L, 0), a->fills);
+		LLVMBuildStore(L->b, ci32(L, 0), a->count);
+	}
+	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.init");
+	LLVMTypeRef ty[2] = {L->i32, L->i32};
+	for (int i = 0; i < L->n_async; i++) {
+		const AsyncTile *a = &L->async[i];
+		for (int s = 0; s < a->n_stages; s++) {
+			LLVMValueRef full[2] = {bar_addr(L, a, ci32(L, s)), ci32(L, 1)};
+			LLVMValueRef empty[2] = {empty_addr(L, a, ci32(L, s)), ci32(L, L->T / 128)};
+			lw_async_asm(L, "mbarrier.init.shared.b64 [$0], $1;", full, ty, 2, "r,r");
+			lw_async_asm(L, "mbarrier.init.shared.b64 [$0], $1;", empty, ty, 2, "r,r");
+		}
+	}
+	lw_async_asm(L, "fence.mbarrier_init.release.cluster;", NULL, NULL, 0, "");
+	lw_end_if(L, done);
+	lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
+}
+
 /* An i64 offset as a copy's 32-bit coordinate, clamped: a box that starts
  * past 2^31 is outside every tensor the map can describe either way. */
 static LLVMValueRef coord(Lower *L, LLVMValueRef v)
@@ -149,8 +210,11 @@ static LLVMValueRef coord(Lower *L, LLVMValueRef v)
 	return LLVMBuildTrunc(L->b, v, L->i32, "");
 }
 
-/* Thread 0 copies the box at (row, col) into buffer buf of tile a. */
-static void issue(Lower *L, const AsyncTile *a, LLVMValueRef buf, LLVMValueRef row, LLVMValueRef col)
+/* Thread 0 copies the box at (row, col) into buffer buf of tile a; the
+ * producer's first thread, once the consumers gave the buffer back from
+ * the fill before (`parity`: this fill's). */
+static void issue(Lower *L, const AsyncTile *a, LLVMValueRef buf, LLVMValueRef row, LLVMValueRef col,
+                  LLVMValueRef parity)
 {
 	const TmaMap *m = &L->f->tmaps[a->tma - 1];
 	Type t = a->arg->type;
@@ -159,6 +223,8 @@ static void issue(Lower *L, const AsyncTile *a, LLVMValueRef buf, LLVMValueRef r
 	LLVMValueRef map = LLVMBuildPtrToInt(L->b, L->tmap[a->tma - 1], L->i64, "");
 	LLVMValueRef base = LLVMBuildMul(L->b, buf, ci32(L, a->bytes), "");
 	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.fill");
+	if (L->ws == WS_PRODUCER)
+		wait_parity(L, empty_addr(L, a, buf), LLVMBuildXor(L->b, parity, ci32(L, 1), ""));
 	LLVMValueRef bar = bar_addr(L, a, buf);
 	LLVMValueRef ex[2] = {bar, ci32(L, numel(t) * eb)};
 	LLVMTypeRef ext[2] = {L->i32, L->i32};
@@ -188,11 +254,23 @@ LLVMValueRef lw_tma_fill(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef buf)
 	LLVMValueRef fills = LLVMBuildLoad2(L->b, L->i32, a->fills, "");
 	LLVMValueRef parity = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, fills, buf, ""), ci32(L, 1), "");
 	LLVMBuildStore(L->b, LLVMBuildXor(L->b, fills, bit, ""), a->fills);
-	LLVMValueRef row = coord(L, el(L, ld->operands[3], 0)), col = coord(L, el(L, ld->operands[4], 0));
-	if (ld != a->ahead)
-		issue(L, a, buf, row, col);
+	LLVMValueRef release = NULL;
+	if (L->ws) { /* a buffer filled before in this run: given back where this fill would be issued */
+		LLVMValueRef n = LLVMBuildLoad2(L->b, L->i32, a->count, "");
+		LLVMBuildStore(L->b, LLVMBuildAdd(L->b, n, ci32(L, 1), ""), a->count);
+		release = LLVMBuildICmp(L->b, LLVMIntSGE, n, ci32(L, a->n_stages), "");
+	}
+	LLVMValueRef row = NULL, col = NULL;
+	if (L->ws != WS_CONSUMER) {
+		row = coord(L, el(L, ld->operands[3], 0));
+		col = coord(L, el(L, ld->operands[4], 0));
+	}
+	if (L->ws == WS_PRODUCER || (!L->ws && ld != a->ahead))
+		issue(L, a, buf, row, col, parity);
+	else if (L->ws == WS_CONSUMER && ld != a->ahead)
+		; /* a first fill: nothing of this run to give back */
 	else if (L->n_tma_pending < (int)(sizeof L->tma_pending / sizeof L->tma_pending[0]))
-		L->tma_pending[L->n_tma_pending++] = (TmaFill){(int)(a - L->async), buf, row, col}; /* (L->async may move) */
+		L->tma_pending[L->n_tma_pending++] = (TmaFill){(int)(a - L->async), buf, row, col, release}; /* (L->async may move) */
 	else
 		lw_fail(L, ld->loc, "internal error: %s", "more TMA copies waiting for a barrier than the lowering keeps");
 	L->async_synced = false; /* a conversion of a tile of this loop waits again */
@@ -204,8 +282,14 @@ void lw_tma_flush(Lower *L, const Op *loop)
 	int kept = 0;
 	for (int i = 0; i < L->n_tma_pending && !L->failed; i++) {
 		TmaFill f = L->tma_pending[i];
-		if (L->async[f.tile].loop == loop)
-			issue(L, &L->async[f.tile], f.buf, f.row, f.col);
+		if (L->async[f.tile].loop == loop && L->ws == WS_CONSUMER) { /* the buffer back to the producer */
+			LLVMBasicBlockRef done = lw_begin_if(L, LLVMBuildAnd(L->b, f.release, is_group_leader(L), ""), "tma.give");
+			LLVMValueRef bar = empty_addr(L, &L->async[f.tile], f.buf);
+			LLVMTypeRef ty = L->i32;
+			lw_async_asm(L, "mbarrier.arrive.shared.b64 _, [$0];", &bar, &ty, 1, "r");
+			lw_end_if(L, done);
+		} else if (L->async[f.tile].loop == loop)
+			issue(L, &L->async[f.tile], f.buf, f.row, f.col, NULL);
 		else
 			L->tma_pending[kept++] = f; /* an enclosing loop's: after its own barrier */
 	}
@@ -222,10 +306,8 @@ LLVMValueRef lw_tma_buffer(Lower *L, LLVMValueRef stage)
  * code: it traps, so that the launch fails (CUDA_ERROR_LAUNCH_FAILED) rather
  * than hang the GPU. One asm statement (its labels made unique by LLVM's
  * ${:uid}): the spin adds no block around the wgmma results in flight. */
-static void wait_stage(Lower *L, const AsyncTile *a, LLVMValueRef stage)
+static void wait_parity(Lower *L, LLVMValueRef bar, LLVMValueRef parity)
 {
-	LLVMValueRef bar = bar_addr(L, a, lw_tma_buffer(L, stage));
-	LLVMValueRef parity = LLVMBuildLShr(L->b, stage, ci32(L, STAGE_PARITY_SHIFT), "");
 	const char *text = "{\n"
 	                   ".reg .pred p;\n"
 	                   ".reg .u64 t0, t1;\n"
@@ -245,12 +327,38 @@ static void wait_stage(Lower *L, const AsyncTile *a, LLVMValueRef stage)
 	lw_async_asm(L, text, args, ty, 2, "r,r");
 }
 
+static void wait_stage(Lower *L, const AsyncTile *a, LLVMValueRef stage)
+{
+	wait_parity(L, bar_addr(L, a, lw_tma_buffer(L, stage)), LLVMBuildLShr(L->b, stage, ci32(L, STAGE_PARITY_SHIFT), ""));
+}
+
 /* Every thread: the fills the tiles of loop `loop` are in now are complete. */
 void lw_tma_wait(Lower *L, const Op *loop)
 {
 	for (int i = 0; i < L->n_async && !L->failed; i++)
 		if (L->async[i].loop == loop && L->async[i].tma)
 			wait_stage(L, &L->async[i], L->async[i].stage);
+}
+
+/* Warp specialization's consumers after the loop (each group's products
+ * complete): each group gives back every buffer of the run, the ones no
+ * iteration read once their fill is complete (a buffer's newest fill has
+ * the parity of its next one xor 1). */
+static void ws_drain(Lower *L, AsyncTile *a)
+{
+	LLVMBasicBlockRef done = lw_begin_if(L, is_group_leader(L), "tma.giveall");
+	LLVMValueRef n = LLVMBuildLoad2(L->b, L->i32, a->count, "");
+	LLVMValueRef fills = LLVMBuildLoad2(L->b, L->i32, a->fills, "");
+	LLVMTypeRef ty = L->i32;
+	for (int s = 0; s < a->n_stages && !L->failed; s++) {
+		LLVMBasicBlockRef used = lw_begin_if(L, LLVMBuildICmp(L->b, LLVMIntSLT, ci32(L, s), n, ""), "tma.used");
+		LLVMValueRef parity = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, fills, ci32(L, s), ""), ci32(L, 1), "");
+		wait_parity(L, bar_addr(L, a, ci32(L, s)), LLVMBuildXor(L->b, parity, ci32(L, 1), ""));
+		LLVMValueRef bar = empty_addr(L, a, ci32(L, s));
+		lw_async_asm(L, "mbarrier.arrive.shared.b64 _, [$0];", &bar, &ty, 1, "r");
+		lw_end_if(L, used);
+	}
+	lw_end_if(L, done);
 }
 
 /* After loop op: thread 0 waits for the fills no iteration read (the
@@ -263,6 +371,10 @@ void lw_tma_drain(Lower *L, const Op *op)
 		AsyncTile *a = &L->async[i];
 		if (a->loop != op || !a->tma || a->offset < 0)
 			continue;
+		if (L->ws) {
+			ws_drain(L, a);
+			continue;
+		}
 		LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.drain");
 		for (int j = 0; j < op->n_results; j++) {
 			const Value *arg = body->args[1 + j];

@@ -26,7 +26,7 @@ from ._runtime import Error
 
 OPTIONS = ("num_warps", "num_stages", "stream", "threads")
 # options that take 0 or 1 and go to libblk among the consts (blk.h)
-FLAG_OPTIONS = ("tma", "fp_fusion")
+FLAG_OPTIONS = ("tma", "fp_fusion", "warp_specialize")
 MAX_LAUNCHERS = 256
 RECENT = 4
 

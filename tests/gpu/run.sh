@@ -143,20 +143,25 @@ took examples
 # with their K loops' tiles by cp.async.bulk.tensor where the row strides are
 # multiples of 16 (the others, and the persistent example's rows of 70 and 130
 # elements, take the variant without), each under a time limit (a wrong
-# mbarrier parity would hang the kernel)
+# mbarrier parity would hang the kernel); then again warp-specialized
+# (BLK_WARP_SPECIALIZE=1: a producer warpgroup issues the copies)
 if want tma; then
-	for name in desc_matmul_api_test desc_attention_api_test; do
-		prog="$build/tests/ops/$name"
-		if [ -x "$prog" ]; then
-			out=$(BLK_BACKEND=gpu BLK_TMA=1 timeout 300 "$prog" 2>&1)
-			count "$name with BLK_TMA=1" "$out" $?
-		else
-			echo "FAIL $name: not built ($prog)"
-			failed=$((failed + 1))
-		fi
+	for ws in 0 1; do
+		for name in desc_matmul_api_test desc_attention_api_test; do
+			prog="$build/tests/ops/$name"
+			if [ -x "$prog" ]; then
+				out=$(BLK_BACKEND=gpu BLK_TMA=1 BLK_WARP_SPECIALIZE=$ws timeout 300 "$prog" 2>&1)
+				count "$name with BLK_TMA=1 BLK_WARP_SPECIALIZE=$ws" "$out" $?
+			else
+				echo "FAIL $name: not built ($prog)"
+				failed=$((failed + 1))
+			fi
+		done
+		[ -x "$build/examples/matmul_persistent" ] &&
+			run_example "$build/examples/matmul_persistent" \
+				"examples/matmul_persistent on the GPU with BLK_TMA=1 BLK_WARP_SPECIALIZE=$ws" 300 BLK_TMA=1 \
+				BLK_WARP_SPECIALIZE=$ws
 	done
-	[ -x "$build/examples/matmul_persistent" ] &&
-		run_example "$build/examples/matmul_persistent" "examples/matmul_persistent on the GPU with BLK_TMA=1" 300 BLK_TMA=1
 fi
 took TMA
 

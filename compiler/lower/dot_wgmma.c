@@ -488,8 +488,12 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 		 * under the next iteration's copies and barrier */
 		wg_asm(L, "wgmma.wait_group.sync.aligned 1;");
 		L->wg_inflight[y->id] = true;
+		if (L->ws == WS_CONSUMER)
+			lw_tma_ws_release(L, op, true);
 	} else {
 		wait_all(L, t.e, n_c);
+		if (L->ws == WS_CONSUMER)
+			lw_tma_ws_release(L, op, false);
 	}
 	/* the operands' pinned scratches are free again; what the tensor cores
 	 * read is done */

@@ -681,7 +681,28 @@ static void add_annotation(Lower *L, const char *key, int value)
 	LLVMAddNamedMetadataOperand(L->m, "nvvm.annotations", LLVMMDNodeInContext(L->c, md, 3));
 }
 
+/* What a program of an sm_90 GPU may take of shared memory (opt-in). */
+enum { SM90_SMEM_MAX = 227 * 1024 };
+
+static bool lower_kernel(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag,
+                         bool allow_ws, bool *split);
+
 bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag)
+{
+	bool split = false;
+	if (!lower_kernel(f, ctx, out, shared_bytes, diag, true, &split))
+		return false;
+	/* warp specialization keeps the loops' buffers for the whole kernel:
+	 * where that outgrows the GPU's shared memory, the kernel is not split */
+	if (split && *shared_bytes > SM90_SMEM_MAX) {
+		LLVMDisposeModule(*out);
+		return lower_kernel(f, ctx, out, shared_bytes, diag, false, &split);
+	}
+	return true;
+}
+
+static bool lower_kernel(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag,
+                         bool allow_ws, bool *split)
 {
 	Lower L = {.f = f, .diag = diag, .c = ctx, .T = 32 * f->num_warps};
 	L.m = LLVMModuleCreateWithNameInContext(f->name, ctx);
@@ -736,7 +757,8 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 		LLVMTypeRef ft = LLVMFunctionType(L.vd, params, (unsigned)np, 0);
 		L.fn = LLVMAddFunction(L.m, f->name, ft);
 		lw_tma_params(&L, n_own);
-		bool ws = lw_ws_plan(&L); /* then a producer warpgroup runs beside the num_warps warps */
+		bool ws = allow_ws && lw_ws_plan(&L); /* then a producer warpgroup runs beside the num_warps warps */
+		*split = ws;
 		add_annotation(&L, "kernel", 1);
 		add_annotation(&L, "maxntidx", L.T + (ws ? 128 : 0));
 		if (ws) /* at most what the consumers take later (setmaxnreg.inc must not lower it) */

@@ -60,9 +60,7 @@ typedef struct Lower {
 	struct AsyncTile *async; /* dot tiles a loop carries through shared memory with cp.async */
 	int n_async;
 	LLVMValueRef tmap[TMA_MAX_MAPS]; /* the tensor maps' parameters (tma_copy.c) */
-	/* tile: in async; release (warp specialization's consumers): whether the buffer was filled
-	 * before in this run of the loop, so that the flush gives it back to the producer */
-	struct TmaFill { int tile; LLVMValueRef buf, row, col, release; } tma_pending[32];
+	struct TmaFill { int tile; LLVMValueRef buf, row, col; } tma_pending[32]; /* tile: in async */
 	int n_tma_pending;             /* copies of tiles ahead, issued after their loop's next barrier */
 	bool tma_stores;               /* the function has a TMA store (debug_barrier waits for them) */
 	int ws;                        /* warp specialization (warp_spec.c): 0 none, WS_CONSUMER or WS_PRODUCER
@@ -132,10 +130,13 @@ typedef struct AsyncTile {
 	int tma;                 /* copied with TMA through f->tmaps[tma - 1] (tma_copy.c), or 0: cp.async */
 	int bars;                /* with TMA: the buffers' mbarriers, 8 bytes each, after them */
 	LLVMValueRef fills;      /* with TMA: an i32 alloca, bit b the parity of buffer b's next fill */
-	LLVMValueRef count;      /* with warp specialization: an i32 alloca, the fills in this run of the loop */
+	LLVMValueRef count;      /* with warp specialization: i32 allocas, the fills in this run of the loop, */
+	LLVMValueRef reads;      /* and the iterations that read one */
+	int given_back;          /* how its dot gives buffers back: WS_PREVIOUS or WS_OWN (0: not yet known) */
 } AsyncTile;
 
 enum { WS_CONSUMER = 1, WS_PRODUCER = 2 };
+enum { WS_PREVIOUS = 1, WS_OWN = 2 };
 
 /* ---- lower.c: the state, where a thread's elements lie, intrinsics ---- */
 
@@ -256,6 +257,10 @@ void lw_tma_init(Lower *L, AsyncTile *a);
 /* Warp specialization, at the kernel's start: every TMA tile's buffers,
  * full and empty barriers and fill counts, for the whole kernel. */
 void lw_tma_ws_init(Lower *L);
+/* Warp specialization's consumers, after dot op's wgmma wait: the buffers
+ * of its TMA operands the tensor cores are done with, given back (the
+ * previous iteration's where its products stay in flight, else its own). */
+void lw_tma_ws_release(Lower *L, const Op *op, bool in_flight);
 /* Fills buffer buf with load ld's box; returns the tile's value. */
 LLVMValueRef lw_tma_fill(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef buf);
 /* The copies of loop's tiles ahead its body's loads left for after its

@@ -29,13 +29,15 @@
  * warpgroup arrives once it has read the buffer; the producer waits for
  * the empty phase of the fill before (parity of this fill xor 1: a fresh
  * barrier passes that wait at once) before it fills the buffer again. Both
- * sides keep their own fill parities, and the count of fills in the loop's
- * present run: a fill past the first n_stages reuses a buffer of this run,
- * which the consumers give back at the point where the plain pipeline
- * would issue that fill (lw_tma_flush); at the loop's exit they wait for
- * the fills nobody read and give back every buffer of the run. The
- * buffers and barriers are the kernel's (lw_tma_ws_init): the producer may
- * start the loop's next run while the consumers finish this one. */
+ * sides keep their own fill parities; the consumers also count the fills
+ * and the iterations of the loop's present run. A dot gives back what its
+ * wgmma wait completed (lw_tma_ws_release): the previous iteration's
+ * buffer when its own products stay in flight (after the first
+ * iteration), else its own. Fills of a run go round the buffers from 0, so
+ * fill j is in buffer j mod n_stages. At the loop's exit the consumers
+ * wait for the fills nobody read and give back what is left. The buffers
+ * and barriers are the kernel's (lw_tma_ws_init): the producer may start
+ * the loop's next run while the consumers finish this one. */
 #include "lower/lower_int.h"
 
 #include <string.h>
@@ -147,6 +149,7 @@ void lw_tma_init(Lower *L, AsyncTile *a)
 {
 	if (L->ws) { /* set up for the whole kernel (lw_tma_ws_init): a new run of the loop */
 		LLVMBuildStore(L->b, ci32(L, 0), a->count);
+		LLVMBuildStore(L->b, ci32(L, 0), a->reads);
 		return;
 	}
 	a->offset = lw_smem_pin_aligned(L, a->n_stages * a->bytes + 8 * a->n_stages, 1024);
@@ -176,8 +179,8 @@ void lw_tma_ws_init(Lower *L)
 		a->bars = a->offset + a->n_stages * a->bytes;
 		a->fills = LLVMBuildAlloca(L->pro, L->i32, "tma.fills");
 		a->count = LLVMBuildAlloca(L->pro, L->i32, "tma.count");
+		a->reads = LLVMBuildAlloca(L->pro, L->i32, "tma.reads");
 		LLVMBuildStore(L->b, ci32(L, 0), a->fills);
-		LLVMBuildStore(L->b, ci32(L, 0), a->count);
 	}
 	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.init");
 	LLVMTypeRef ty[2] = {L->i32, L->i32};
@@ -254,23 +257,16 @@ LLVMValueRef lw_tma_fill(Lower *L, AsyncTile *a, const Op *ld, LLVMValueRef buf)
 	LLVMValueRef fills = LLVMBuildLoad2(L->b, L->i32, a->fills, "");
 	LLVMValueRef parity = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, fills, buf, ""), ci32(L, 1), "");
 	LLVMBuildStore(L->b, LLVMBuildXor(L->b, fills, bit, ""), a->fills);
-	LLVMValueRef release = NULL;
-	if (L->ws) { /* a buffer filled before in this run: given back where this fill would be issued */
+	if (L->ws == WS_CONSUMER) { /* the producer fills it: counted only */
 		LLVMValueRef n = LLVMBuildLoad2(L->b, L->i32, a->count, "");
 		LLVMBuildStore(L->b, LLVMBuildAdd(L->b, n, ci32(L, 1), ""), a->count);
-		release = LLVMBuildICmp(L->b, LLVMIntSGE, n, ci32(L, a->n_stages), "");
+		return LLVMBuildOr(L->b, buf, LLVMBuildShl(L->b, parity, ci32(L, STAGE_PARITY_SHIFT), ""), "");
 	}
-	LLVMValueRef row = NULL, col = NULL;
-	if (L->ws != WS_CONSUMER) {
-		row = coord(L, el(L, ld->operands[3], 0));
-		col = coord(L, el(L, ld->operands[4], 0));
-	}
-	if (L->ws == WS_PRODUCER || (!L->ws && ld != a->ahead))
+	LLVMValueRef row = coord(L, el(L, ld->operands[3], 0)), col = coord(L, el(L, ld->operands[4], 0));
+	if (L->ws == WS_PRODUCER || ld != a->ahead)
 		issue(L, a, buf, row, col, parity);
-	else if (L->ws == WS_CONSUMER && ld != a->ahead)
-		; /* a first fill: nothing of this run to give back */
 	else if (L->n_tma_pending < (int)(sizeof L->tma_pending / sizeof L->tma_pending[0]))
-		L->tma_pending[L->n_tma_pending++] = (TmaFill){(int)(a - L->async), buf, row, col, release}; /* (L->async may move) */
+		L->tma_pending[L->n_tma_pending++] = (TmaFill){(int)(a - L->async), buf, row, col}; /* (L->async may move) */
 	else
 		lw_fail(L, ld->loc, "internal error: %s", "more TMA copies waiting for a barrier than the lowering keeps");
 	L->async_synced = false; /* a conversion of a tile of this loop waits again */
@@ -282,13 +278,7 @@ void lw_tma_flush(Lower *L, const Op *loop)
 	int kept = 0;
 	for (int i = 0; i < L->n_tma_pending && !L->failed; i++) {
 		TmaFill f = L->tma_pending[i];
-		if (L->async[f.tile].loop == loop && L->ws == WS_CONSUMER) { /* the buffer back to the producer */
-			LLVMBasicBlockRef done = lw_begin_if(L, LLVMBuildAnd(L->b, f.release, is_group_leader(L), ""), "tma.give");
-			LLVMValueRef bar = empty_addr(L, &L->async[f.tile], f.buf);
-			LLVMTypeRef ty = L->i32;
-			lw_async_asm(L, "mbarrier.arrive.shared.b64 _, [$0];", &bar, &ty, 1, "r");
-			lw_end_if(L, done);
-		} else if (L->async[f.tile].loop == loop)
+		if (L->async[f.tile].loop == loop)
 			issue(L, &L->async[f.tile], f.buf, f.row, f.col, NULL);
 		else
 			L->tma_pending[kept++] = f; /* an enclosing loop's: after its own barrier */
@@ -335,28 +325,73 @@ static void wait_stage(Lower *L, const AsyncTile *a, LLVMValueRef stage)
 /* Every thread: the fills the tiles of loop `loop` are in now are complete. */
 void lw_tma_wait(Lower *L, const Op *loop)
 {
-	for (int i = 0; i < L->n_async && !L->failed; i++)
-		if (L->async[i].loop == loop && L->async[i].tma)
-			wait_stage(L, &L->async[i], L->async[i].stage);
+	for (int i = 0; i < L->n_async && !L->failed; i++) {
+		AsyncTile *a = &L->async[i];
+		if (a->loop != loop || !a->tma)
+			continue;
+		wait_stage(L, a, a->stage);
+		if (L->ws == WS_CONSUMER) /* an iteration that reads a fill */
+			LLVMBuildStore(L->b, LLVMBuildAdd(L->b, LLVMBuildLoad2(L->b, L->i32, a->reads, ""), ci32(L, 1), ""),
+			               a->reads);
+	}
+}
+
+static void give_back(Lower *L, const AsyncTile *a, LLVMValueRef buf)
+{
+	LLVMValueRef bar = empty_addr(L, a, buf);
+	LLVMTypeRef ty = L->i32;
+	lw_async_asm(L, "mbarrier.arrive.shared.b64 _, [$0];", &bar, &ty, 1, "r");
+}
+
+void lw_tma_ws_release(Lower *L, const Op *op, bool in_flight)
+{
+	for (int i = 0; i < 2 && !L->failed; i++) {
+		const LazyFrags *z = L->lazy[op->operands[i]->id];
+		AsyncTile *a = z && z->stages && z->convert ? lw_async_of(L, NULL, z->convert->operands[0]) : NULL;
+		if (!a || !a->tma)
+			continue;
+		a->given_back = in_flight ? WS_PREVIOUS : WS_OWN;
+		LLVMValueRef buf = lw_tma_buffer(L, a->stage), cond = is_group_leader(L);
+		if (in_flight) { /* the previous fill of the run: the buffer before, round */
+			buf = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, buf, ci32(L, 0), ""), ci32(L, a->n_stages - 1),
+			                      LLVMBuildSub(L->b, buf, ci32(L, 1), ""), "");
+			LLVMValueRef reads = LLVMBuildLoad2(L->b, L->i32, a->reads, "");
+			cond = LLVMBuildAnd(L->b, cond, LLVMBuildICmp(L->b, LLVMIntSGE, reads, ci32(L, 2), ""), "");
+		}
+		LLVMBasicBlockRef done = lw_begin_if(L, cond, "tma.give");
+		give_back(L, a, buf);
+		lw_end_if(L, done);
+	}
 }
 
 /* Warp specialization's consumers after the loop (each group's products
- * complete): each group gives back every buffer of the run, the ones no
- * iteration read once their fill is complete (a buffer's newest fill has
- * the parity of its next one xor 1). */
+ * complete): each group gives back the fills of the run its dots did not,
+ * from the last read one (or the first unread) to the last, each once its
+ * copy is complete (the newest fill of a buffer has the parity of its next
+ * one xor 1). At most n_stages fills: each in a buffer of its own. */
 static void ws_drain(Lower *L, AsyncTile *a)
 {
+	if (!a->given_back) {
+		lw_fail(L, a->loop->loc, "internal error: %s", "a warp-specialized TMA tile that no wgmma dot read");
+		return;
+	}
 	LLVMBasicBlockRef done = lw_begin_if(L, is_group_leader(L), "tma.giveall");
 	LLVMValueRef n = LLVMBuildLoad2(L->b, L->i32, a->count, "");
+	LLVMValueRef reads = LLVMBuildLoad2(L->b, L->i32, a->reads, "");
 	LLVMValueRef fills = LLVMBuildLoad2(L->b, L->i32, a->fills, "");
-	LLVMTypeRef ty = L->i32;
-	for (int s = 0; s < a->n_stages && !L->failed; s++) {
-		LLVMBasicBlockRef used = lw_begin_if(L, LLVMBuildICmp(L->b, LLVMIntSLT, ci32(L, s), n, ""), "tma.used");
-		LLVMValueRef parity = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, fills, ci32(L, s), ""), ci32(L, 1), "");
-		wait_parity(L, bar_addr(L, a, ci32(L, s)), LLVMBuildXor(L->b, parity, ci32(L, 1), ""));
-		LLVMValueRef bar = empty_addr(L, a, ci32(L, s));
-		lw_async_asm(L, "mbarrier.arrive.shared.b64 _, [$0];", &bar, &ty, 1, "r");
-		lw_end_if(L, used);
+	LLVMValueRef lo = reads;
+	if (a->given_back == WS_PREVIOUS) { /* the last read one is still held */
+		LLVMValueRef m = LLVMBuildSub(L->b, reads, ci32(L, 1), "");
+		lo = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntSGT, m, ci32(L, 0), ""), m, ci32(L, 0), "");
+	}
+	for (int k = 0; k < a->n_stages && !L->failed; k++) {
+		LLVMValueRef j = LLVMBuildAdd(L->b, lo, ci32(L, k), "");
+		LLVMBasicBlockRef held = lw_begin_if(L, LLVMBuildICmp(L->b, LLVMIntSLT, j, n, ""), "tma.held");
+		LLVMValueRef buf = LLVMBuildURem(L->b, j, ci32(L, a->n_stages), "");
+		LLVMValueRef parity = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, fills, buf, ""), ci32(L, 1), "");
+		wait_parity(L, bar_addr(L, a, buf), LLVMBuildXor(L->b, parity, ci32(L, 1), ""));
+		give_back(L, a, buf);
+		lw_end_if(L, held);
 	}
 	lw_end_if(L, done);
 }

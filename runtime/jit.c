@@ -159,8 +159,11 @@ int rt_ptx_threads(const char *ptx, size_t len)
 	const char *p = ptx ? memmem(ptx, len, ".maxntid", 8) : NULL;
 	if (!p)
 		return 0;
-	char *e;
-	long v = strtol(p + 8, &e, 10);
+	const char *end = ptx + len;
+	p = skip_space(p + 8, end);
+	long v = 0;
+	for (; p < end && isdigit((unsigned char)*p) && v <= 1024; p++)
+		v = 10 * v + (*p - '0');
 	return v > 0 && v <= 1024 ? (int)v : 0;
 }
 

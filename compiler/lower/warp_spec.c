@@ -119,7 +119,7 @@ static bool holds_copy(Lower *L, const Op *op)
 bool lw_ws_plan(Lower *L)
 {
 	const IrFunc *f = L->f;
-	if (!f->warp_specialize || !f->sm_a || f->sm < 90 || !f->n_tmaps || f->num_warps % 4 || f->num_warps > 12 ||
+	if (!f->warp_specialize || !f->sm_a || f->sm < 90 || !f->n_tmaps || f->num_warps % 4 || f->num_warps > 8 ||
 	    returns_early(&f->body, true))
 		return false;
 	prescan_all(L, &f->body);

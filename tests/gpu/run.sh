@@ -31,6 +31,15 @@ took() { echo "== $1: $((SECONDS - t0)) s"; t0=$SECONDS; }
 # unset, all of them (ops with BLK_GPU_OPS=1). gpu_api_test always runs.
 want() { [ -z "${BLK_GPU_PARTS:-}" ] || [[ ",$BLK_GPU_PARTS," == *",$1,"* ]]; }
 
+# ok WHAT / bad WHAT [OUTPUT [LINES]]: one case passed, or failed with the
+# last LINES (5) of its output shown
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() {
+	echo "FAIL $1"
+	[ -n "${2:-}" ] && printf '%s\n' "$2" | tail -n "${3:-5}" | sed 's/^/     /'
+	failed=$((failed + 1))
+}
+
 # Adds up the counts of a program's output (its last line); prints the rest.
 count() {
 	local name=$1 out=$2 status=$3 last
@@ -40,13 +49,11 @@ count() {
 		passed=$((passed + BASH_REMATCH[1]))
 		failed=$((failed + BASH_REMATCH[2]))
 		if [ "$status" -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ]; then
-			echo "FAIL $name: exited with status $status"
-			failed=$((failed + 1))
+			bad "$name: exited with status $status"
 		fi
 	else
 		printf '%s\n' "$last"
-		echo "FAIL $name: crashed or printed no counts (status $status)"
-		failed=$((failed + 1))
+		bad "$name: crashed or printed no counts (status $status)"
 	fi
 }
 
@@ -74,8 +81,7 @@ if want dots; then
 		out=$("$prog" 2>&1)
 		count dots_api_test "$out" $?
 	else
-		echo "FAIL dots_api_test: not built ($prog)"
-		failed=$((failed + 1))
+		bad "dots_api_test: not built ($prog)"
 	fi
 fi
 took dots_api_test
@@ -95,20 +101,15 @@ if want gpus; then
 				--reps 20 --sweep BLOCK=128,256,512,1024 --devices=0,1 2>&1)
 			status=$?
 			if [ $status -eq 0 ] && [ "$(grep -cE '\.\.\. [0-9.]+ ms \(GPU [01]\)$' <<<"$out")" = 4 ]; then
-				echo "ok   blkc tune --devices=0,1: 4 configs timed across two GPUs"
-				passed=$((passed + 1))
+				ok "blkc tune --devices=0,1: 4 configs timed across two GPUs"
 			elif [ $status -eq 1 ] && grep -q "one model only" <<<"$out"; then
-				echo "ok   blkc tune --devices=0,1 on two models: refused ($(grep -o 'device 1 is .*' <<<"$out"))"
-				passed=$((passed + 1))
+				ok "blkc tune --devices=0,1 on two models: refused ($(grep -o 'device 1 is .*' <<<"$out"))"
 			else
-				echo "FAIL blkc tune --devices=0,1 (status $status)"
-				printf '%s\n' "$out" | tail -n 8 | sed 's/^/     /'
-				failed=$((failed + 1))
+				bad "blkc tune --devices=0,1 (status $status)" "$out" 8
 			fi
 		fi
 	else
-		echo "FAIL multi_gpu_api_test: not built ($prog)"
-		failed=$((failed + 1))
+		bad "multi_gpu_api_test: not built ($prog)"
 	fi
 fi
 took "two GPUs"
@@ -121,12 +122,9 @@ run_example() {
 	out=$(env BLK_BACKEND=gpu "$@" timeout "$limit" "$ex" 2>&1)
 	status=$?
 	if [ $status -eq 0 ]; then
-		echo "ok   $what: $(printf '%s\n' "$out" | tail -n 1)"
-		passed=$((passed + 1))
+		ok "$what: $(printf '%s\n' "$out" | tail -n 1)"
 	else
-		echo "FAIL $what (status $status)"
-		printf '%s\n' "$out" | tail -n 5 | sed 's/^/     /'
-		failed=$((failed + 1))
+		bad "$what (status $status)" "$out"
 	fi
 }
 
@@ -153,8 +151,7 @@ if want tma; then
 				out=$(BLK_BACKEND=gpu BLK_TMA=1 BLK_WARP_SPECIALIZE=$ws timeout 300 "$prog" 2>&1)
 				count "$name with BLK_TMA=1 BLK_WARP_SPECIALIZE=$ws" "$out" $?
 			else
-				echo "FAIL $name: not built ($prog)"
-				failed=$((failed + 1))
+				bad "$name: not built ($prog)"
 			fi
 		done
 		[ -x "$build/examples/matmul_persistent" ] &&

@@ -121,6 +121,14 @@ int main(void)
 	expect(streq(params_of(two, "f2"), "4"), "a longer name is another entry");
 	expect(streq(params_of(".entry bad(.param a)", "bad"), "-1") &&
 	           streq(params_of(".entry cut(.param .u32 a,", "cut"), "-1"), "an unreadable list is -1");
+	/* the threads a program runs: .maxntid's x (a producer warpgroup more with warp specialization) */
+	const char *ws = ".visible .entry k(.param .u32 a)\n.maxntid 384, 1, 1\n.maxnreg 168\n{ ret; }";
+	expect(rt_ptx_threads(ws, strlen(ws)) == 384, ".maxntid 384 read as 384 threads");
+	expect(rt_ptx_threads(kinds, strlen(kinds)) == 0 && rt_ptx_threads(NULL, 0) == 0, "no .maxntid: 0");
+	expect(rt_ptx_threads(ws, 12) == 0, "a .maxntid past the length is not read");
+	expect(rt_ptx_threads(".maxntid 99999, 1, 1", 20) == 0 && rt_ptx_threads(".maxntid x", 10) == 0,
+	       "a count past 1024, or none, is 0");
+	expect(rt_ptx_threads(".maxntid 2", 9) == 0, "digits past the length are not read");
 	int few[2];
 	expect(rt_ptx_entry_params(kinds, strlen(kinds), "k", few, 2) == 8 && few[0] == 1 && few[1] == 2,
 	       "the count is returned in full when fewer sizes fit");

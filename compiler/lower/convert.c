@@ -158,9 +158,26 @@ static int vector_elem(const int *pos, int k, int e)
 	return k;
 }
 
-/* Stores x into its scratch, vec elements a store where its registers
- * allow (the caller checked; else those in its first registers). */
+bool lw_scratch_parts(Lower *L, const Value *x, const Encoding *s, int part_elems)
+{
+	const Lin *li = lw_lin_of(L, x);
+	for (int i = 0; i < 5 + li->n_warp; i++) {
+		int to = i < 5 ? li->lane[i] : li->warp[i - 5];
+		if (to >= 0 && swizzle_const(s, 1u << to) >= (unsigned)part_elems)
+			return false;
+	}
+	return true;
+}
+
 void lw_scratch_store(Lower *L, const Value *x, const Encoding *s, int at, int vec)
+{
+	lw_scratch_store_part(L, x, s, at, vec, 0, 0);
+}
+
+/* Stores x into its scratch, vec elements a store where its registers
+ * allow (the caller checked; else those in its first registers); with
+ * part_elems, only the registers in part `part`. */
+void lw_scratch_store_part(Lower *L, const Value *x, const Encoding *s, int at, int vec, int part_elems, int part)
 {
 	const Lin *li = lw_lin_of(L, x);
 	Tile *in = val(L, x);
@@ -178,6 +195,8 @@ void lw_scratch_store(Lower *L, const Value *x, const Encoding *s, int at, int v
 		vmask |= 1 << pos[i];
 	for (int k = 0, n_in = 1 << li->n_reg; k < n_in; k++) {
 		if (k & vmask)
+			continue;
+		if (part_elems && swizzle_const(s, (unsigned)lw_reg_const(li, k)) / (unsigned)part_elems != (unsigned)part)
 			continue;
 		LLVMValueRef p = lw_smem_abs(L, mt, at, lw_scratch_addr(L, s, li, tsw, k));
 		LLVMValueRef st;

@@ -325,6 +325,14 @@ LLVMValueRef lw_frag(Lower *L, const Value *v, int k);
 /* Stores x's registers (vec at a time: their addresses must run on) at
  * byte `at` of shared memory in scratch map s; replicas store once. */
 void lw_scratch_store(Lower *L, const Value *x, const Encoding *s, int at, int vec);
+/* The same, only the registers whose scratch addresses lie in part `part`
+ * (of part_elems elements; the addresses stay the whole scratch's, so the
+ * part's own bytes start at at + part * part_elems elements). */
+void lw_scratch_store_part(Lower *L, const Value *x, const Encoding *s, int at, int vec, int part_elems, int part);
+/* Whether each thread's part of x's scratch addresses stays below
+ * part_elems: which part of that size a register's element lies in then
+ * depends on the register alone. */
+bool lw_scratch_parts(Lower *L, const Value *x, const Encoding *s, int part_elems);
 /* Whether y's only use is a dot that comes after op in the same region. */
 bool lw_only_for_dot(const Op *op);
 void lower_convert(Lower *L, const Op *op);

@@ -437,7 +437,12 @@ void lw_tma_drain(Lower *L, const Op *op)
  * only the elements inside the tensor's bounds, as desc_store does. The
  * writes themselves complete on their own: the next TMA store waits for
  * them first (stores stay in program order), and debug_barrier() waits for
- * them (lw_tma_store_fence) so that accesses after it see them. */
+ * them (lw_tma_store_fence) so that accesses after it see them.
+ * Warp-specialized consumers keep the loops' buffers for the whole
+ * kernel, so a box of more than two atoms goes out an atom at a time
+ * through two scratches of one atom each: the threads write atom k while
+ * the engine reads atom k - 1, and before they write a scratch again
+ * thread 0 waits until the engine has read it (wait_group.read 1). */
 
 void lw_tma_store_fence(Lower *L)
 {
@@ -476,27 +481,47 @@ bool lw_tma_store(Lower *L, const Op *op)
 		lw_fail(L, op->loc, "internal error: a TMA store whose value does not fit its map%s", "");
 		return true;
 	}
+	int atoms = t.shape[1] / m->box[1], atom_bytes = m->box[0] * m->row_bytes;
+	/* warp-specialized, the loops' buffers stay: the box goes out an atom
+	 * at a time through two scratches of an atom each */
+	bool by_atoms = L->ws == WS_CONSUMER && atoms > 2 && lw_scratch_parts(L, v, &s, atom_bytes / eb);
 	int base = L->smem_base;
 	if (L->smem_dirty < 0 || L->smem_dirty > L->smem_base)
 		lw_smem_barrier(L);
-	int at = lw_smem_pin_aligned(L, bytes, 1024);
-	lw_scratch_store(L, v, &s, at, s.vec);
-	lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
-	lw_smem_barrier(L);
+	int at = lw_smem_pin_aligned(L, by_atoms ? 2 * atom_bytes : bytes, 1024);
 	LLVMValueRef row = coord(L, el(L, op->operands[3], 0)), col = coord(L, el(L, op->operands[4], 0));
 	LLVMValueRef map = LLVMBuildPtrToInt(L->b, L->tmap[op->attr[4]], L->i64, "");
-	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.store");
-	/* in program order with earlier TMA stores (copies of different groups
-	 * are not ordered with each other): theirs written first */
-	lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
-	for (int k = 0, atoms = t.shape[1] / m->box[1]; k < atoms; k++) {
-		LLVMValueRef x = k ? LLVMBuildAdd(L->b, col, ci32(L, k * m->box[1]), "") : col;
-		LLVMValueRef args[4] = {map, x, row, smem_addr32(L, at + k * m->box[0] * m->row_bytes, NULL)};
-		LLVMTypeRef tys[4] = {L->i64, L->i32, L->i32, L->i32};
-		lw_async_asm(L, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];", args,
-		             tys, 4, "l,r,r,r");
+	for (int k = 0, rounds = by_atoms ? atoms : 1; k < rounds && !L->failed; k++) {
+		int from = at + (by_atoms ? k % 2 * atom_bytes : 0);
+		if (by_atoms && k >= 2) { /* the copy from this scratch two atoms back has read it */
+			LLVMBasicBlockRef read = lw_begin_if(L, is_thread0(L), "tma.read");
+			lw_async_asm(L, "cp.async.bulk.wait_group.read 1;", NULL, NULL, 0, "");
+			lw_end_if(L, read);
+			lw_smem_barrier(L);
+		}
+		if (by_atoms)
+			lw_scratch_store_part(L, v, &s, from - k * atom_bytes, s.vec, atom_bytes / eb, k);
+		else
+			lw_scratch_store(L, v, &s, at, s.vec);
+		lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
+		lw_smem_barrier(L);
+		LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.store");
+		/* in program order with earlier TMA stores (copies of different
+		 * groups are not ordered with each other): theirs written first */
+		if (!k)
+			lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
+		for (int j = by_atoms ? k : 0; j < (by_atoms ? k + 1 : atoms); j++) {
+			LLVMValueRef x = j ? LLVMBuildAdd(L->b, col, ci32(L, j * m->box[1]), "") : col;
+			LLVMValueRef src = smem_addr32(L, by_atoms ? from : at + j * atom_bytes, NULL);
+			LLVMValueRef args[4] = {map, x, row, src};
+			LLVMTypeRef tys[4] = {L->i64, L->i32, L->i32, L->i32};
+			lw_async_asm(L, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];",
+			             args, tys, 4, "l,r,r,r");
+		}
+		lw_async_asm(L, "cp.async.bulk.commit_group;", NULL, NULL, 0, "");
+		lw_end_if(L, done);
 	}
-	lw_async_asm(L, "cp.async.bulk.commit_group;", NULL, NULL, 0, "");
+	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.read");
 	lw_async_asm(L, "cp.async.bulk.wait_group.read 0;", NULL, NULL, 0, "");
 	lw_end_if(L, done);
 	lw_smem_barrier(L); /* the scratch read: free for what comes next */

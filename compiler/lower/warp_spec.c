@@ -16,6 +16,11 @@
  * other than a `for`, or the kernel returns early, nothing is split and
  * the kernel compiles as without the option.
  *
+ * The buffers of a tile are num_stages (the program itself carries at
+ * most two tiles ahead, which takes four): the producer fills each as soon
+ * as the consumers give it back, so it runs up to num_stages - 2 K steps
+ * ahead of the dots.
+ *
  * Example: in examples/matmul_persistent.tile the producer walks the same
  * tiles (program_id, num_programs, tile_coords' integer ops) and K steps,
  * copying the A and B boxes; the consumers run the dots and the stores. */
@@ -145,6 +150,11 @@ bool lw_ws_plan(Lower *L)
 					return false;
 		}
 	}
+	/* the program carries at most two tiles ahead, but the producer runs
+	 * as far ahead as there are buffers: num_stages of them */
+	for (int i = 0; i < L->n_async; i++)
+		if (L->async[i].n_stages < f->num_stages)
+			L->async[i].n_stages = f->num_stages;
 	return true;
 }
 

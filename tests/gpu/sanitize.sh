@@ -7,7 +7,7 @@
 # ncu counts for the examples that move data through shared memory. Run on
 # the GPU machine; prints a line per check as it goes and last "N passed, N
 # failed". Where there is no compute-sanitizer it prints one SKIP line and
-# "0 passed, 0 failed".
+# "0 passed, 0 failed". BLK_SANITIZE_ONLY=tma runs only the TMA checks.
 #
 # The API test runs with BLK_GPU_TEST_NO_FAULT=1 (its last case is a kernel
 # that stores out of bounds on purpose, which memcheck would report) and
@@ -28,6 +28,8 @@ if [ ! -x "$cs" ]; then
 	exit 0
 fi
 tools="memcheck racecheck synccheck"
+all=true
+[ "${BLK_SANITIZE_ONLY:-}" = tma ] && all=false
 
 # check NAME TOOL COMMAND...: one sanitizer run, one line.
 check() {
@@ -49,14 +51,16 @@ check() {
 }
 
 for prog in "$build"/examples/*; do
-	[ -x "$prog" ] || continue
+	if ! $all || [ ! -x "$prog" ]; then continue; fi
 	for tool in $tools; do
 		check "$(basename "$prog")" "$tool" "$prog"
 	done
 done
 
 api="$build/tests/gpu/gpu_api_test"
-if [ -x "$api" ]; then
+if ! $all; then
+	:
+elif [ -x "$api" ]; then
 	for tool in $tools; do
 		BLK_GPU_TEST_NO_FAULT=1 BLK_GPU_TEST_NO_TIMING=1 check gpu_api_test "$tool" --report-api-errors no "$api"
 	done
@@ -69,7 +73,7 @@ fi
 # cp.async stage buffers, products in flight across iterations): the
 # buffers' reuse is what racecheck and synccheck look at
 tiles="$build/tests/ops/matmul_tiles_api_test"
-if [ -x "$tiles" ]; then
+if $all && [ -x "$tiles" ]; then
 	for tool in $tools; do
 		check matmul_tiles "$tool" "$tiles"
 	done
@@ -78,16 +82,30 @@ fi
 # the descriptor matmuls with their tiles by TMA (BLK_TMA=1: thread 0's
 # bulk copies completing on mbarriers, every thread waiting for the parity,
 # the drain at each K loop's exit), under a time limit: a wrong parity hangs
-for name in desc_matmul desc_attention; do
-	prog="$build/tests/ops/${name}_api_test"
-	[ -x "$prog" ] || continue
-	for tool in $tools; do
-		BLK_TMA=1 check "$name (TMA)" "$tool" timeout 300 "$prog"
+# the hang; each with and without warp specialization (a producer
+# warpgroup issuing the copies, consumers giving buffers back on empty
+# mbarriers, C's tile stored an atom at a time), and the persistent example
+# split the same way
+for ws in 0 1; do
+	how="TMA"
+	[ $ws = 1 ] && how="TMA, warp-specialized"
+	for name in desc_matmul desc_attention; do
+		prog="$build/tests/ops/${name}_api_test"
+		[ -x "$prog" ] || continue
+		for tool in $tools; do
+			BLK_TMA=1 BLK_WARP_SPECIALIZE=$ws check "$name ($how)" "$tool" timeout 300 "$prog"
+		done
 	done
 done
+if [ -x "$build/examples/matmul_persistent" ]; then
+	for tool in $tools; do
+		BLK_WARP_SPECIALIZE=1 check "matmul_persistent (warp-specialized)" "$tool" timeout 300 \
+			"$build/examples/matmul_persistent"
+	done
+fi
 
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-if [ -x "$ncu" ]; then
+if $all && [ -x "$ncu" ]; then
 	for name in matmul w4a16_gemv attention; do
 		[ -x "$build/examples/$name" ] || continue
 		echo "bank conflicts, $name (per kernel launch):"

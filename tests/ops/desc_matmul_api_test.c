@@ -6,7 +6,7 @@
  * are multiples of no tile (the descriptors' bounds read zeros past every
  * edge), K below the tile's K and K = 0, row strides longer than a row
  * (padded matrices) and of rows that are multiples of 16 or not (the JIT
- * specializes on both), 4 and 8 warps, 3 and 4 stages. The reference sums
+ * specializes on both), 4 and 8 warps, 3, 4 and 6 stages. The reference sums
  * exact products in long double; the tolerance is as matmul_tiles_api_test's
  * (tf32: the inputs truncated as the tensor cores read them, then K 2^-24 S). */
 #include "ops.h"
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 {
 	ops_init(argc, argv);
 	const tiles configs[] = {{64, 64, 32, 4, 3}, {128, 128, 64, 8, 3}, {128, 64, 32, 4, 4}, {64, 128, 64, 4, 4},
-	                         {128, 256, 64, 8, 3}};
+	                         {128, 256, 64, 8, 3}, {128, 256, 64, 8, 4}, {128, 128, 64, 8, 6}};
 	/* pads: 0 and 16 keep rows multiples of 16 elements where the sizes
 	 * are (the JIT's TMA variant), 8 and 3 do not */
 	const int shapes[][4] = {{256, 256, 128, 0}, {150, 130, 70, 16}, {64, 64, 8, 0}, {1, 1, 1, 3},

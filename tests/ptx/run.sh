@@ -317,8 +317,8 @@ done
 # (384 threads), registers moved from it to the consumers, the consumers'
 # barriers counting 256 threads, buffers given back on empty mbarriers; the
 # same kernel without TMA, or for sm_90, is not split, nor is the 128 x 256
-# one, whose four stages and C tile outgrow shared memory when the buffers
-# stay the loop's for the whole kernel
+# one of five stages, whose buffers and C's scratch outgrow shared memory
+# when the buffers stay the loop's for the whole kernel
 ws_args=(-D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64 -D GROUP_M=8 -D num_warps=8 -D num_stages=4 -D warp_specialize=1
 	--assume=a:16,b:16,c:16,stride_am:16,stride_bk:16,stride_cm:16 examples/matmul_persistent.tile)
 ws=$tmp/ws.ptx
@@ -332,7 +332,21 @@ if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 "${ws_args[@]}" -o "$ws" 2>"$tmp/er
 else
 	bad "matmul_persistent sm_90a, warp_specialize" "$(head -3 "$tmp/err")"
 fi
-for how in "--arch=sm_90a -D tma=0" "--arch=sm_90 -D tma=1" "--arch=sm_90a -D tma=1 -D BLOCK_N=256"; do
+# split, 128 x 256 with four stages fits: C's tile goes out a 128 x 64
+# atom at a time through two scratches (4 bulk stores, the scratch of two
+# atoms back read before it is written again); six stages of 128 x 128 get
+# six buffers, each with a full and an empty barrier (24 inits)
+if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 -D BLOCK_N=256 "${ws_args[@]}" -o "$ws" 2>"$tmp/err" &&
+	grep -q '^\.maxntid 384, 1, 1' "$ws" && [ "$(grep -c 'cp\.async\.bulk\.tensor\.2d\.global\.shared::cta' "$ws")" = 4 ] &&
+	grep -q 'cp\.async\.bulk\.wait_group\.read 1;' "$ws" &&
+	"$blkc" --emit=ptx --arch=sm_90a -D tma=1 -D num_stages=6 "${ws_args[@]}" -o "$tmp/ws6.ptx" 2>"$tmp/err" &&
+	grep -q '^\.maxntid 384, 1, 1' "$tmp/ws6.ptx" && [ "$(grep -c 'mbarrier\.init\.shared\.b64' "$tmp/ws6.ptx")" = 24 ] &&
+	{ [ -z "$ptxas" ] || "$ptxas" -arch=sm_90a "$ws" -o "$tmp/ws.cubin" 2>"$tmp/err"; }; then
+	ok "matmul_persistent sm_90a, warp_specialize: 128 x 256 split, C out an atom at a time; 6 stages, 6 buffers"
+else
+	bad "matmul_persistent sm_90a, warp_specialize, 128 x 256 / 6 stages" "$(head -3 "$tmp/err")"
+fi
+for how in "--arch=sm_90a -D tma=0" "--arch=sm_90 -D tma=1" "--arch=sm_90a -D tma=1 -D BLOCK_N=256 -D num_stages=5"; do
 	# shellcheck disable=SC2086 # $how is words
 	if "$blkc" --emit=ptx $how "${ws_args[@]}" -o "$ws" 2>"$tmp/err" && grep -q '^\.maxntid 256, 1, 1' "$ws" &&
 		! grep -q 'setmaxnreg' "$ws"; then

@@ -77,10 +77,7 @@ static bool operand_from(Lower *L, const LazyFrags *z, const Encoding *s, Type t
 	o->dyn = z->dyn;
 	int other = t.shape[1 - s->wgmma_fast];
 	o->desc0 = LLVMConstInt(L->i64, desc_fields(other * s->wgmma, 8 * s->wgmma, s->wgmma), 0);
-	LLVMValueRef p = lw_smem_abs(L, L->i8, z->offset, ci32(L, 0));
-	o->base = LLVMBuildTrunc(L->b, LLVMBuildPtrToInt(L->b, p, L->i64, ""), L->i32, "");
-	if (z->dyn)
-		o->base = LLVMBuildAdd(L->b, o->base, z->dyn, "");
+	o->base = lw_smem_addr32(L, z->offset, z->dyn);
 	return true;
 }
 

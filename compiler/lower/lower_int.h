@@ -76,6 +76,7 @@ typedef struct Lower {
 	int T;            /* threads */
 	LLVMValueRef tid; /* i32 */
 	LLVMValueRef smem; /* dynamic shared memory, addrspace(3) */
+	LLVMValueRef smem32; /* its 32-bit shared address, computed once (lw_smem_addr32) */
 	int smem_bytes;
 	int n_asserts;
 	LLVMMetadataRef scope; /* the kernel's debug subprogram: ops carry .tile lines */
@@ -212,6 +213,9 @@ static inline const Op *terminator(const Region *r) { return r->last; }
 
 /* Element idx of type t from byte byte_offset of shared memory. */
 LLVMValueRef lw_smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx);
+/* The 32-bit shared address of byte byte_offset (+ dyn, an i32 or NULL),
+ * what mbarrier, TMA and wgmma descriptors take. */
+LLVMValueRef lw_smem_addr32(Lower *L, int byte_offset, LLVMValueRef dyn);
 /* The same, byte_offset from the transient uses' base. */
 LLVMValueRef lw_smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx);
 /* Pins bytes below the transient uses (until smem_base is lowered again);

@@ -41,6 +41,24 @@ LLVMValueRef lw_smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef 
 	return LLVMBuildGEP2(L->b, t, base, &idx, 1, "");
 }
 
+/* The base is computed once, in the entry block, by an asm statement that
+ * LLVM cannot see through: as a constant, the address would be made again
+ * in every block that uses it (ptxas reads the CTA's id in the cluster for
+ * each), which costs a TMA producer's loop a third of its instructions. */
+LLVMValueRef lw_smem_addr32(Lower *L, int byte_offset, LLVMValueRef dyn)
+{
+	if (!L->smem32) {
+		LLVMValueRef p = LLVMBuildPtrToInt(L->pro, L->smem, L->i64, "");
+		LLVMTypeRef ft = LLVMFunctionType(L->i32, &L->i64, 1, 0);
+		static const char text[] = "cvt.u32.u64 $0, $1;", cons[] = "=r,l";
+		LLVMValueRef fn = LLVMGetInlineAsm(ft, text, sizeof text - 1, cons, sizeof cons - 1, 0, 0,
+		                                   LLVMInlineAsmDialectATT, 0);
+		L->smem32 = LLVMBuildCall2(L->pro, ft, fn, &p, 1, "smem32");
+	}
+	LLVMValueRef a = byte_offset ? LLVMBuildAdd(L->b, L->smem32, ci32(L, byte_offset), "") : L->smem32;
+	return dyn ? LLVMBuildAdd(L->b, a, dyn, "") : a;
+}
+
 /* The same, byte_offset from the transient uses' base. */
 LLVMValueRef lw_smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx)
 {

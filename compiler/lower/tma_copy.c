@@ -110,8 +110,7 @@ bool lw_tma_tile(Lower *L, AsyncTile *a)
 
 static LLVMValueRef smem_addr32(Lower *L, int byte_offset, LLVMValueRef dyn)
 {
-	LLVMValueRef p = lw_smem_abs(L, L->i8, byte_offset, dyn ? dyn : ci32(L, 0));
-	return LLVMBuildTrunc(L->b, LLVMBuildPtrToInt(L->b, p, L->i64, ""), L->i32, "");
+	return lw_smem_addr32(L, byte_offset, dyn);
 }
 
 /* The shared address of barrier `buf` (an i32) of tile a. */
@@ -127,10 +126,12 @@ static LLVMValueRef empty_addr(Lower *L, const AsyncTile *a, LLVMValueRef buf)
 	return smem_addr32(L, a->bars + 8 * a->n_stages, LLVMBuildMul(L->b, buf, ci32(L, 8), ""));
 }
 
-/* The thread that issues: thread 0, or the producer warpgroup's first. */
+/* The thread that issues: thread 0, or the producer (one thread). */
 static LLVMValueRef is_thread0(Lower *L)
 {
-	return LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, L->ws == WS_PRODUCER ? L->T : 0), "");
+	if (L->ws == WS_PRODUCER)
+		return LLVMConstInt(L->i1, 1, 0);
+	return LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, 0), "");
 }
 
 /* A consumer warpgroup's first thread (it gives buffers back for its group). */
@@ -295,12 +296,15 @@ LLVMValueRef lw_tma_buffer(Lower *L, LLVMValueRef stage)
  * of more than 10 s (a fill takes microseconds) can only be a fault of the
  * code: it traps, so that the launch fails (CUDA_ERROR_LAUNCH_FAILED) rather
  * than hang the GPU. One asm statement (its labels made unique by LLVM's
- * ${:uid}): the spin adds no block around the wgmma results in flight. */
+ * ${:uid}): the spin adds no block around the wgmma results in flight.
+ * The clock is read only once a first try finds the phase incomplete. */
 static void wait_parity(Lower *L, LLVMValueRef bar, LLVMValueRef parity)
 {
 	const char *text = "{\n"
 	                   ".reg .pred p;\n"
 	                   ".reg .u64 t0, t1;\n"
+	                   "mbarrier.try_wait.parity.shared.b64 p, [$0], $1;\n"
+	                   "@p bra tma_ready_${:uid};\n"
 	                   "mov.u64 t0, %globaltimer;\n"
 	                   "tma_wait_${:uid}:\n"
 	                   "mbarrier.try_wait.parity.shared.b64 p, [$0], $1;\n"

@@ -9,7 +9,9 @@
  * their loop has no barrier for the buffers' reuse: each group gives a
  * buffer back on its empty mbarrier (tma_copy.c says how).
  *
- * The producer runs the same program with only what its copies need: the
+ * One thread of the producer warpgroup runs the same program with only
+ * what its copies need (the others leave once the registers are given
+ * back): the
  * loops around them (their bounds, and the scalars they carry that the
  * copies' coordinates come from) and the scalar ops those are made of.
  * Where any of that is a block, or an op with an effect, or control flow
@@ -260,6 +262,14 @@ void lw_ws_begin(Lower *L)
 	LLVMPositionBuilderAtEnd(L->b, prod);
 	snprintf(text, sizeof text, "setmaxnreg.dec.sync.aligned.u32 %d;", PRODUCER_REGS);
 	lw_async_asm(L, text, NULL, NULL, 0, "");
+	/* one thread issues: the warpgroup's others leave, so that its loop
+	 * runs without a branch around each copy (and a reconvergence after) */
+	LLVMBasicBlockRef issuer = LLVMAppendBasicBlockInContext(L->c, L->fn, "ws.issuer");
+	LLVMBasicBlockRef idle = LLVMAppendBasicBlockInContext(L->c, L->fn, "ws.idle");
+	LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, ci32(L, L->T), ""), issuer, idle);
+	LLVMPositionBuilderAtEnd(L->b, idle);
+	LLVMBuildRetVoid(L->b);
+	LLVMPositionBuilderAtEnd(L->b, issuer);
 	L->ws = WS_PRODUCER;
 	producer_region(L, &L->f->body);
 	if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(L->b)))

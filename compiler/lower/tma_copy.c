@@ -445,8 +445,9 @@ void lw_tma_drain(Lower *L, const Op *op)
  * Warp-specialized consumers keep the loops' buffers for the whole
  * kernel, so a box of more than two atoms goes out an atom at a time
  * through two scratches of one atom each: the threads write atom k while
- * the engine reads atom k - 1, and before they write a scratch again
- * thread 0 waits until the engine has read it (wait_group.read 1). */
+ * the engine reads atom k - 1, and thread 0 waits until it has (before
+ * the barrier after which atom k is copied and atom k + 1 written into
+ * the scratch of k - 1): one barrier an atom. */
 
 void lw_tma_store_fence(Lower *L)
 {
@@ -497,17 +498,16 @@ bool lw_tma_store(Lower *L, const Op *op)
 	LLVMValueRef map = LLVMBuildPtrToInt(L->b, L->tmap[op->attr[4]], L->i64, "");
 	for (int k = 0, rounds = by_atoms ? atoms : 1; k < rounds && !L->failed; k++) {
 		int from = at + (by_atoms ? k % 2 * atom_bytes : 0);
-		if (by_atoms && k >= 2) { /* the copy from this scratch two atoms back has read it */
-			LLVMBasicBlockRef read = lw_begin_if(L, is_thread0(L), "tma.read");
-			lw_async_asm(L, "cp.async.bulk.wait_group.read 1;", NULL, NULL, 0, "");
-			lw_end_if(L, read);
-			lw_smem_barrier(L);
-		}
 		if (by_atoms)
 			lw_scratch_store_part(L, v, &s, from - k * atom_bytes, s.vec, atom_bytes / eb, k);
 		else
 			lw_scratch_store(L, v, &s, at, s.vec);
 		lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
+		if (k) { /* the copy of atom k - 1 has read its scratch, which atom k + 1 takes after the barrier */
+			LLVMBasicBlockRef read = lw_begin_if(L, is_thread0(L), "tma.read");
+			lw_async_asm(L, "cp.async.bulk.wait_group.read 0;", NULL, NULL, 0, "");
+			lw_end_if(L, read);
+		}
 		lw_smem_barrier(L);
 		LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.store");
 		/* in program order with earlier TMA stores (copies of different

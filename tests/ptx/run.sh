@@ -333,12 +333,12 @@ else
 	bad "matmul_persistent sm_90a, warp_specialize" "$(head -3 "$tmp/err")"
 fi
 # split, 128 x 256 with four stages fits: C's tile goes out a 128 x 64
-# atom at a time through two scratches (4 bulk stores, the scratch of two
-# atoms back read before it is written again); six stages of 128 x 128 get
+# atom at a time through two scratches (4 bulk stores, thread 0 waiting
+# for each copy's read before the next barrier: 3, and 1 at the end); six stages of 128 x 128 get
 # six buffers, each with a full and an empty barrier (24 inits)
 if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 -D BLOCK_N=256 "${ws_args[@]}" -o "$ws" 2>"$tmp/err" &&
 	grep -q '^\.maxntid 384, 1, 1' "$ws" && [ "$(grep -c 'cp\.async\.bulk\.tensor\.2d\.global\.shared::cta' "$ws")" = 4 ] &&
-	grep -q 'cp\.async\.bulk\.wait_group\.read 1;' "$ws" &&
+	[ "$(grep -c 'cp\.async\.bulk\.wait_group\.read 0;' "$ws")" -ge 4 ] &&
 	"$blkc" --emit=ptx --arch=sm_90a -D tma=1 -D num_stages=6 "${ws_args[@]}" -o "$tmp/ws6.ptx" 2>"$tmp/err" &&
 	grep -q '^\.maxntid 384, 1, 1' "$tmp/ws6.ptx" && [ "$(grep -c 'mbarrier\.init\.shared\.b64' "$tmp/ws6.ptx")" = 24 ] &&
 	{ [ -z "$ptxas" ] || "$ptxas" -arch=sm_90a "$ws" -o "$tmp/ws.cubin" 2>"$tmp/err"; }; then

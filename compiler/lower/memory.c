@@ -41,12 +41,19 @@ LLVMValueRef lw_smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef 
 	return LLVMBuildGEP2(L->b, t, base, &idx, 1, "");
 }
 
-/* The base is computed once, in the entry block, by an asm statement that
- * LLVM cannot see through: as a constant, the address would be made again
- * in every block that uses it (ptxas reads the CTA's id in the cluster for
- * each), which costs a TMA producer's loop a third of its instructions. */
+/* Warp-specialized, the base is computed once, in the entry block, by an
+ * asm statement that LLVM cannot see through: as a constant, the address
+ * is made again in every block that uses it (ptxas reads the CTA's id in
+ * the cluster for each), which cost the producer's loop a third of its
+ * instructions. Elsewhere the constant stays: a register live through the
+ * whole kernel made attention (d64, 4 warps) spill. */
 LLVMValueRef lw_smem_addr32(Lower *L, int byte_offset, LLVMValueRef dyn)
 {
+	if (!L->ws) {
+		LLVMValueRef p = lw_smem_abs(L, L->i8, byte_offset, ci32(L, 0));
+		LLVMValueRef a = LLVMBuildTrunc(L->b, LLVMBuildPtrToInt(L->b, p, L->i64, ""), L->i32, "");
+		return dyn ? LLVMBuildAdd(L->b, a, dyn, "") : a;
+	}
 	if (!L->smem32) {
 		LLVMValueRef p = LLVMBuildPtrToInt(L->pro, L->smem, L->i64, "");
 		LLVMTypeRef ft = LLVMFunctionType(L->i32, &L->i64, 1, 0);

@@ -7,7 +7,8 @@
 # ncu counts for the examples that move data through shared memory. Run on
 # the GPU machine; prints a line per check as it goes and last "N passed, N
 # failed". Where there is no compute-sanitizer it prints one SKIP line and
-# "0 passed, 0 failed". BLK_SANITIZE_ONLY=tma runs only the TMA checks.
+# "0 passed, 0 failed". BLK_SANITIZE_ONLY=tma runs only the TMA checks,
+# BLK_SANITIZE_TIMEOUT (300) is each TMA check's limit in seconds.
 #
 # The API test runs with BLK_GPU_TEST_NO_FAULT=1 (its last case is a kernel
 # that stores out of bounds on purpose, which memcheck would report) and
@@ -29,6 +30,7 @@ if [ ! -x "$cs" ]; then
 fi
 tools="memcheck racecheck synccheck"
 all=true
+limit=${BLK_SANITIZE_TIMEOUT:-300} # seconds a TMA check may take
 [ "${BLK_SANITIZE_ONLY:-}" = tma ] && all=false
 
 # check NAME TOOL COMMAND...: one sanitizer run, one line.
@@ -86,20 +88,20 @@ fi
 # warpgroup issuing the copies, consumers giving buffers back on empty
 # mbarriers, C's tile stored an atom at a time), and the persistent example
 # split the same way
-for ws in 0 1; do
+for ws in 1 0; do
 	how="TMA"
 	[ $ws = 1 ] && how="TMA, warp-specialized"
 	for name in desc_matmul desc_attention; do
 		prog="$build/tests/ops/${name}_api_test"
 		[ -x "$prog" ] || continue
 		for tool in $tools; do
-			BLK_TMA=1 BLK_WARP_SPECIALIZE=$ws check "$name ($how)" "$tool" timeout 300 "$prog"
+			BLK_TMA=1 BLK_WARP_SPECIALIZE=$ws check "$name ($how)" "$tool" timeout "$limit" "$prog"
 		done
 	done
 done
 if [ -x "$build/examples/matmul_persistent" ]; then
 	for tool in $tools; do
-		BLK_WARP_SPECIALIZE=1 check "matmul_persistent (warp-specialized)" "$tool" timeout 300 \
+		BLK_WARP_SPECIALIZE=1 check "matmul_persistent (warp-specialized)" "$tool" timeout "$limit" \
 			"$build/examples/matmul_persistent"
 	done
 fi

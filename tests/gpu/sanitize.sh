@@ -2,8 +2,9 @@
 # tests/gpu/sanitize.sh BUILD_DIR: compute-sanitizer memcheck, racecheck and
 # synccheck over every example host program and over the GPU API test
 # (BUILD_DIR/tests/gpu/gpu_api_test), the matmul tiles of tests/ops
-# (BUILD_DIR/tests/ops/matmul_tiles_api_test) and its descriptor matmuls with
-# their tiles by TMA (desc_matmul_api_test, BLK_TMA=1), then the shared-memory bank conflicts
+# (BUILD_DIR/tests/ops/matmul_tiles_api_test) and its descriptor matmuls and
+# attention with their tiles by TMA (BLK_TMA=1), with and without warp
+# specialization, then the shared-memory bank conflicts
 # ncu counts for the examples that move data through shared memory. Run on
 # the GPU machine; prints a line per check as it goes and last "N passed, N
 # failed". Where there is no compute-sanitizer it prints one SKIP line and

@@ -18,10 +18,10 @@
  * other than a `for`, or the kernel returns early, nothing is split and
  * the kernel compiles as without the option.
  *
- * The buffers of a tile are num_stages (the program itself carries at
- * most two tiles ahead, which takes four): the producer fills each as soon
- * as the consumers give it back, so it runs up to num_stages - 2 K steps
- * ahead of the dots.
+ * The buffers of a tile are num_stages, up to 32 (the program itself
+ * carries at most two tiles ahead, which takes four): the producer fills
+ * each as soon as the consumers give it back, so it runs up to
+ * num_stages - 2 K steps ahead of the dots.
  *
  * Example: in examples/matmul_persistent.tile the producer walks the same
  * tiles (program_id, num_programs, tile_coords' integer ops) and K steps,
@@ -33,7 +33,7 @@
 
 #include <llvm-c/DebugInfo.h>
 
-enum { PRODUCER_REGS = 40 };
+enum { PRODUCER_REGS = 40, MAX_RING = 32 };
 
 static bool need(Lower *L, const Value *v, int depth);
 
@@ -153,10 +153,12 @@ bool lw_ws_plan(Lower *L)
 		}
 	}
 	/* the program carries at most two tiles ahead, but the producer runs
-	 * as far ahead as there are buffers: num_stages of them */
+	 * as far ahead as there are buffers: num_stages of them, at most 32
+	 * (a tile keeps its buffers' fill parities in the bits of an i32) */
+	int ring = f->num_stages < MAX_RING ? f->num_stages : MAX_RING;
 	for (int i = 0; i < L->n_async; i++)
-		if (L->async[i].n_stages < f->num_stages)
-			L->async[i].n_stages = f->num_stages;
+		if (L->async[i].n_stages < ring)
+			L->async[i].n_stages = ring;
 	return true;
 }
 

@@ -346,6 +346,16 @@ if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 -D BLOCK_N=256 "${ws_args[@]}" -o "
 else
 	bad "matmul_persistent sm_90a, warp_specialize, 128 x 256 / 6 stages" "$(head -3 "$tmp/err")"
 fi
+# at most 32 buffers a tile (its fill parities are the bits of an i32):
+# 40 stages of 64 x 64 x 16 tiles split with 32, a full and an empty barrier
+# each for A and B
+if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 -D BLOCK_M=64 -D BLOCK_N=64 -D BLOCK_K=16 -D num_warps=4 -D num_stages=40 \
+	"${ws_args[@]}" -o "$ws" 2>"$tmp/err" && grep -q '^\.maxntid 256, 1, 1' "$ws" &&
+	[ "$(grep -c 'mbarrier\.init\.shared\.b64' "$ws")" = 128 ]; then
+	ok "matmul_persistent sm_90a, warp_specialize, 40 stages: 32 buffers a tile"
+else
+	bad "matmul_persistent sm_90a, warp_specialize, 40 stages" "$(head -3 "$tmp/err")"
+fi
 for how in "--arch=sm_90a -D tma=0" "--arch=sm_90 -D tma=1" "--arch=sm_90a -D tma=1 -D BLOCK_N=256 -D num_stages=5"; do
 	# shellcheck disable=SC2086 # $how is words
 	if "$blkc" --emit=ptx $how "${ws_args[@]}" -o "$ws" 2>"$tmp/err" && grep -q '^\.maxntid 256, 1, 1' "$ws" &&

@@ -108,22 +108,17 @@ bool lw_tma_tile(Lower *L, AsyncTile *a)
 	return true;
 }
 
-static LLVMValueRef smem_addr32(Lower *L, int byte_offset, LLVMValueRef dyn)
-{
-	return lw_smem_addr32(L, byte_offset, dyn);
-}
-
 /* The shared address of barrier `buf` (an i32) of tile a. */
 static LLVMValueRef bar_addr(Lower *L, const AsyncTile *a, LLVMValueRef buf)
 {
-	return smem_addr32(L, a->bars, LLVMBuildMul(L->b, buf, ci32(L, 8), ""));
+	return lw_smem_addr32(L, a->bars, LLVMBuildMul(L->b, buf, ci32(L, 8), ""));
 }
 
 /* The same, of the barrier that says buffer `buf` is empty (warp
  * specialization), after the n_stages full ones. */
 static LLVMValueRef empty_addr(Lower *L, const AsyncTile *a, LLVMValueRef buf)
 {
-	return smem_addr32(L, a->bars + 8 * a->n_stages, LLVMBuildMul(L->b, buf, ci32(L, 8), ""));
+	return lw_smem_addr32(L, a->bars + 8 * a->n_stages, LLVMBuildMul(L->b, buf, ci32(L, 8), ""));
 }
 
 /* The thread that issues: thread 0, or the producer (one thread). */
@@ -234,7 +229,7 @@ static void issue(Lower *L, const AsyncTile *a, LLVMValueRef buf, LLVMValueRef r
 	LLVMTypeRef ext[2] = {L->i32, L->i32};
 	lw_async_asm(L, "mbarrier.arrive.expect_tx.shared.b64 _, [$0], $1;", ex, ext, 2, "r,r");
 	for (int k = 0; k < atoms; k++) {
-		LLVMValueRef dst = smem_addr32(L, a->offset + k * atom_bytes, base);
+		LLVMValueRef dst = lw_smem_addr32(L, a->offset + k * atom_bytes, base);
 		LLVMValueRef x = k ? LLVMBuildAdd(L->b, col, ci32(L, k * m->box[1]), "") : col;
 		LLVMValueRef args[5] = {dst, map, x, row, bar};
 		LLVMTypeRef tys[5] = {L->i32, L->i64, L->i32, L->i32, L->i32};
@@ -516,7 +511,7 @@ bool lw_tma_store(Lower *L, const Op *op)
 			lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
 		for (int j = by_atoms ? k : 0; j < (by_atoms ? k + 1 : atoms); j++) {
 			LLVMValueRef x = j ? LLVMBuildAdd(L->b, col, ci32(L, j * m->box[1]), "") : col;
-			LLVMValueRef src = smem_addr32(L, by_atoms ? from : at + j * atom_bytes, NULL);
+			LLVMValueRef src = lw_smem_addr32(L, by_atoms ? from : at + j * atom_bytes, NULL);
 			LLVMValueRef args[4] = {map, x, row, src};
 			LLVMTypeRef tys[4] = {L->i64, L->i32, L->i32, L->i32};
 			lw_async_asm(L, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];",

@@ -11,9 +11,9 @@
  *
  * One thread of the producer warpgroup runs the same program with only
  * what its copies need (the others leave once the registers are given
- * back): the
- * loops around them (their bounds, and the scalars they carry that the
- * copies' coordinates come from) and the scalar ops those are made of.
+ * back): the loops around them (their bounds, and the scalars they carry
+ * that the copies' coordinates come from) and the scalar ops those are
+ * made of.
  * Where any of that is a block, or an op with an effect, or control flow
  * other than a `for`, or the kernel returns early, nothing is split and
  * the kernel compiles as without the option.

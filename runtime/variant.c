@@ -140,7 +140,7 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 	if (f && SPEC_ONES(spec) && !constant_ones(f, SPEC_ONES(spec)))
 		f = NULL;
 	if (f) { /* TMA is planned when the target is known (jit.c): the tma option, else BLK_TMA */
-		int want = irgen_tma_option(copy, n);
+		int want = irgen_flag_option(copy, n, "tma");
 		f->tma = m->ctx && m->ctx->tma_ok && !(spec & SPEC_NO_TMA) && (want >= 0 ? want == 1 : m->ctx->tma);
 		if (irgen_flag_option(copy, n, "warp_specialize") < 0 && m->ctx && m->ctx->warp_specialize)
 			f->warp_specialize = true;

@@ -117,7 +117,7 @@ static bool compile_kernel(Compile *cc, Module *m, Node *k)
 		ir_set_target(f, opt->arch); /* the GPU passes (--passes) choose by it */
 		/* -D tma=N or a config's tma over --tma; never for --emit=c, whose
 		 * launch functions pass no tensor maps */
-		int tma = irgen_tma_option(io.consts, io.n_consts);
+		int tma = irgen_flag_option(io.consts, io.n_consts, "tma");
 		f->tma = opt->emit != EMIT_C && (tma >= 0 ? tma == 1 : opt->tma);
 		const char *pipeline = opt->passes && strcmp(opt->passes, "none") == 0 ? "" : opt->passes;
 		t0 = now_ms();

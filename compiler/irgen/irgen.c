@@ -472,11 +472,6 @@ const char *irgen_flag_option_error(const ConstBinding *b, char *buf, size_t siz
 	return buf;
 }
 
-int irgen_tma_option(const ConstBinding *consts, int n)
-{
-	return irgen_flag_option(consts, n, "tma");
-}
-
 int irgen_flag_option(const ConstBinding *consts, int n, const char *name)
 {
 	const ConstBinding *b = find_binding(consts, n, name);

@@ -46,15 +46,14 @@ typedef struct IrgenOptions {
  * the interpreter). Each may be given where consts are: -D, @autotune
  * configs, a launch's consts. tma and fp_fusion take 0 or 1 (false, true). */
 bool irgen_is_option(const char *name);
-/* Whether `name` is one of the options that take 0 or 1 (tma, fp_fusion). */
+/* Whether `name` is one of the options that take 0 or 1 (tma, fp_fusion,
+ * warp_specialize). */
 bool irgen_is_flag_option(const char *name);
 /* NULL when b, binding a flag option, holds 0 or 1; else what is wrong,
  * written into buf. */
 const char *irgen_flag_option_error(const ConstBinding *b, char *buf, size_t size);
-/* The tma option among consts: 1 or 0 where bound (irgen_kernel rejects
- * other values), -1 where not. */
-int irgen_tma_option(const ConstBinding *consts, int n);
-/* The same for any 0-or-1 option by name. */
+/* The 0-or-1 option `name` (tma, ...) among consts: 1 or 0 where bound
+ * (irgen_kernel rejects other values), -1 where not. */
 int irgen_flag_option(const ConstBinding *consts, int n, const char *name);
 
 /* The kernel named `name` in m (NULL: m's only kernel); reports if absent. */

@@ -509,9 +509,10 @@ bool lw_tma_store(Lower *L, const Op *op)
 		 * groups are not ordered with each other): theirs written first */
 		if (!k)
 			lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
-		for (int j = by_atoms ? k : 0; j < (by_atoms ? k + 1 : atoms); j++) {
+		int first = by_atoms ? k : 0, end = by_atoms ? k + 1 : atoms; /* this round's atoms, from `from` on */
+		for (int j = first; j < end; j++) {
 			LLVMValueRef x = j ? LLVMBuildAdd(L->b, col, ci32(L, j * m->box[1]), "") : col;
-			LLVMValueRef src = lw_smem_addr32(L, by_atoms ? from : at + j * atom_bytes, NULL);
+			LLVMValueRef src = lw_smem_addr32(L, from + (j - first) * atom_bytes, NULL);
 			LLVMValueRef args[4] = {map, x, row, src};
 			LLVMTypeRef tys[4] = {L->i64, L->i32, L->i32, L->i32};
 			lw_async_asm(L, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];",

@@ -27,8 +27,9 @@ while IFS= read -r tile; do
 	for arch in sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a; do
 		emit "$key.$arch.ptx" --emit=ptx --color=never --arch=$arch "$tile"
 	done
+	emit "$key.sm_90a.tma.ptx" --emit=ptx --color=never --arch=sm_90a --tma "$tile"
 	emit "$key.llvm" --emit=llvm --color=never --arch=sm_90 "$tile"
-done < <(find examples tests stdlib -name '*.tile' | LC_ALL=C sort)
+done < <(find examples tests stdlib bench -name '*.tile' | LC_ALL=C sort)
 for arch in sm_80 sm_90 sm_90a; do
 	emit "matmul.spec.$arch.ptx" --emit=ptx --arch=$arch -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64 \
 		-D GROUP_M=8 --assume=$mm_assume examples/matmul.tile
@@ -46,4 +47,18 @@ for arch in sm_80 sm_90 sm_90a; do
 done
 emit "vector_add.spec.ptx" --emit=ptx --assume=x:16,y:16,out:16,n:16 examples/vector_add.tile
 emit "softmax.spec.ptx" --emit=ptx --assume=x:16,out:16,x_row_stride:16,out_row_stride:16 examples/softmax.tile
+# the TMA paths as the JIT specializes them: the persistent matmul with and
+# without warp specialization, and the descriptor attention
+mp=(-D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64 -D GROUP_M=8 -D num_warps=8 -D num_stages=4
+	--assume=a:16,b:16,c:16,stride_am:16,stride_bk:16,stride_cm:16 examples/matmul_persistent.tile)
+for ws in 0 1; do
+	for tma in 0 1; do
+		emit "matmul_persistent.tma$tma.ws$ws.ptx" --emit=ptx --arch=sm_90a -D tma=$tma -D warp_specialize=$ws "${mp[@]}"
+		emit "attention_desc.tma$tma.ws$ws.ptx" --emit=ptx --arch=sm_90a -D HEAD_DIM=64 -D BLOCK_M=128 \
+			-D BLOCK_N=128 -D num_warps=8 -D num_stages=2 -D CAUSAL=true -D tma=$tma -D warp_specialize=$ws \
+			--assume=q:16,k:16,v:16,o:16,lse:16 bench/kernels/attention_desc.tile
+	done
+done
+emit "matmul_persistent.256.ptx" --emit=ptx --arch=sm_90a -D tma=1 -D warp_specialize=1 -D BLOCK_N=256 "${mp[@]}"
+emit "matmul_persistent.fp_fusion.ptx" --emit=ptx --arch=sm_90a -D tma=1 -D fp_fusion=1 "${mp[@]}"
 echo "$n outputs in $out"

@@ -675,6 +675,30 @@ static LLVMTypeRef param_type(Lower *L, Type t)
 	}
 }
 
+/* Bytes of parameter space a kernel may take with the PTX ISA versions
+ * llvm_emit_ptx emits (at most 8.0; 8.1 raised it to 32764). */
+enum { PTX_PARAM_SPACE = 4352 };
+
+/* The bytes the kernel's parameters take, each at a multiple of its size
+ * (the tensor maps: 128 bytes at a multiple of 64); *count gets how many. */
+static long param_bytes(const IrFunc *f, int *count)
+{
+	long at = 0;
+	*count = f->n_tmaps;
+	for (int i = 0; i < f->n_params; i++) {
+		if (!f->params[i].value)
+			continue;
+		++*count;
+		Type t = f->params[i].type;
+		int size = t.ptr ? 8 : t.scalar == SK_I64 || t.scalar == SK_U64 || t.scalar == SK_F64 ? 8
+		         : t.scalar == SK_F16 || t.scalar == SK_BF16 ? 2 : 4;
+		at = (at + size - 1) / size * size + size;
+	}
+	for (int i = 0; i < f->n_tmaps; i++)
+		at = (at + 63) / 64 * 64 + 128;
+	return at;
+}
+
 static void add_annotation(Lower *L, const char *key, int value)
 {
 	LLVMValueRef md[3] = {L->fn, LLVMMDStringInContext(L->c, key, (unsigned)strlen(key)), ci32(L, value)};
@@ -704,6 +728,15 @@ bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int
 static bool lower_kernel(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag,
                          bool allow_ws, bool *split)
 {
+	int count = 0;
+	long pbytes = param_bytes(f, &count);
+	if (pbytes > PTX_PARAM_SPACE) {
+		diag_report(diag, DIAG_ERROR, f->loc,
+		            "kernel '%s': its %d parameters take %ld bytes, more than the %d bytes a kernel's parameters "
+		            "may take on the GPU (pass the values through a buffer)",
+		            f->name, count, pbytes, PTX_PARAM_SPACE);
+		return false;
+	}
 	Lower L = {.f = f, .diag = diag, .c = ctx, .T = 32 * f->num_warps};
 	L.m = LLVMModuleCreateWithNameInContext(f->name, ctx);
 	L.b = LLVMCreateBuilderInContext(ctx);
@@ -744,17 +777,19 @@ static bool lower_kernel(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out
 		LLVMDisposeModule(L.m);
 		return false;
 	}
-	LLVMTypeRef params[256];
+	LLVMTypeRef *params = malloc((size_t)(f->n_params + f->n_tmaps + 1) * sizeof *params);
 	int np = 0;
-	for (int i = 0; i < f->n_params; i++)
-		if (f->params[i].value && np < 256)
+	for (int i = 0; i < f->n_params && params; i++)
+		if (f->params[i].value)
 			params[np++] = param_type(&L, f->params[i].type);
 	int n_own = np;
-	for (int i = 0; i < f->n_tmaps && np < 256; i++) /* the tensor maps, by value (tma_copy.c) */
+	for (int i = 0; i < f->n_tmaps && params; i++) /* the tensor maps, by value (tma_copy.c) */
 		params[np++] = LLVMPointerTypeInContext(ctx, 0);
-	bool ok = L.vals && L.ax && L.lins && L.lin_done && L.lazy && L.wg_inflight && np < 256;
+	bool ok = L.vals && L.ax && L.lins && L.lin_done && L.lazy && L.wg_inflight && params;
 	if (ok) {
 		LLVMTypeRef ft = LLVMFunctionType(L.vd, params, (unsigned)np, 0);
+		free(params);
+		params = NULL;
 		L.fn = LLVMAddFunction(L.m, f->name, ft);
 		lw_tma_params(&L, n_own);
 		bool ws = allow_ws && lw_ws_plan(&L); /* then a producer warpgroup runs beside the num_warps warps */
@@ -806,6 +841,7 @@ static bool lower_kernel(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out
 	} else {
 		diag_plain(diag, DIAG_ERROR, "out of memory lowering '%s'", f->name);
 	}
+	free(params);
 	arena_free(&L.arena);
 	free(L.vals);
 	free(L.ax);

@@ -287,7 +287,7 @@ bool lw_only_for_dot(const Op *op)
 	return false;
 }
 
-void lower_convert(Lower *L, const Op *op)
+void lower_convert(Lower *L, const Op *op, AsyncTile *as)
 {
 	const Value *x = op->operands[0], *y = op->results[0];
 	const Lin *li = lw_lin_of(L, x), *lo = lw_lin_of(L, y);
@@ -296,7 +296,6 @@ void lower_convert(Lower *L, const Op *op)
 	Tile t = lw_tile_new(L, n_out);
 	if (L->failed)
 		return;
-	AsyncTile *as = lw_async_of(L, NULL, x);
 	if (as) {
 		/* this iteration's copies are done (the next ones may fly on), and
 		 * every thread's are visible; then its dot reads with ldmatrix */

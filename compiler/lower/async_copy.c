@@ -195,6 +195,34 @@ void lw_async_commit(Lower *L)
 	L->async_pending = false;
 }
 
+/* Before a conversion reads tile a: this iteration's copies are done (the
+ * next ones may fly on), and every thread's are visible; wgmma: the dot
+ * reads the buffer through the async proxy. */
+void lw_async_wait(Lower *L, const AsyncTile *a, bool wgmma)
+{
+	lw_async_commit(L);
+	if (!L->async_synced) {
+		bool cp = false; /* a tile of this loop copied with cp.async */
+		for (int i = 0; i < L->n_async; i++)
+			cp |= L->async[i].loop == a->loop && !L->async[i].tma;
+		/* two ahead: this iteration's tiles were committed two groups back */
+		if (cp)
+			lw_async_asm(L, a->arg2 ? "cp.async.wait_group 2;" : "cp.async.wait_group 1;", NULL, NULL, 0, "");
+		/* wgmma reads through the async proxy: what threads stored in
+		 * shared memory (these copies, and operands kept there, as
+		 * attention's Q) is fenced from it before the barrier */
+		if (wgmma)
+			lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
+		lw_tma_wait(L, a->loop); /* the TMA tiles' barriers */
+		/* (with TMA too: the buffer the next fill overwrites is read by no one past it;
+		 * warp-specialized consumers give it back group by group instead) */
+		if (L->ws != WS_CONSUMER || L->smem_unsynced)
+			lw_smem_barrier(L);
+		lw_tma_flush(L, a->loop);
+		L->async_synced = true;
+	}
+}
+
 /* A first or ahead load of a carried tile: the copies, and the buffer's
  * number as its value. */
 void lw_lower_async_load(Lower *L, const Op *op, AsyncTile *a)

@@ -268,6 +268,9 @@ void lw_async_prescan(Lower *L, const Region *r);
 AsyncTile *lw_async_of(Lower *L, const Op *ld, const Value *arg);
 void lw_async_asm(Lower *L, const char *text, LLVMValueRef *args, LLVMTypeRef *types, int n, const char *cons);
 void lw_async_commit(Lower *L);
+/* Before a conversion reads tile a: its copies (and TMA fills) waited for
+ * and visible to every thread, once an iteration; wgmma: read by wgmma. */
+void lw_async_wait(Lower *L, const AsyncTile *a, bool wgmma);
 /* Load op of tile a: its copies into a stage buffer, whose number is the
  * load's value. */
 void lw_lower_async_load(Lower *L, const Op *op, AsyncTile *a);

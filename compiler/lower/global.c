@@ -296,7 +296,7 @@ static void atomic_fence(Lower *L, int64_t scope)
 static const char *atomic_form(const Lower *L, const Op *op, Type et, char *buf, size_t n)
 {
 	int bits = type_bytes(et) * 8;
-	bool f = is_float(et);
+	bool f = type_is_float(et);
 	if (op->code == OP_ATOMIC_CAS) {
 		snprintf(buf, n, "cas.b%d", bits);
 		return bits >= 16 ? buf : NULL;
@@ -332,7 +332,7 @@ static LLVMValueRef atomic_asm(Lower *L, const Op *op, Type et, const char *form
                                LLVMValueRef c)
 {
 	int bits = type_bytes(et) * 8;
-	bool f = is_float(et) && bits >= 32 && strncmp(form, "add", 3) == 0; /* f32, f64 add in float registers */
+	bool f = type_is_float(et) && bits >= 32 && strncmp(form, "add", 3) == 0; /* f32, f64 add in float registers */
 	LLVMTypeRef vt = f ? lw_elem_type(L, et) : LLVMIntTypeInContext(L->c, (unsigned)bits);
 	const char *r = f ? (bits == 64 ? "d" : "f") : bits == 64 ? "l" : bits == 16 ? "h" : "r";
 	LLVMValueRef args[3] = {ptr, LLVMBuildBitCast(L->b, b, vt, ""), c ? LLVMBuildBitCast(L->b, c, vt, "") : NULL};
@@ -396,7 +396,7 @@ void lower_atomic(Lower *L, const Op *op)
 			if (rel)
 				atomic_fence(L, op->attr[2]);
 			LLVMAtomicRMWBinOp bop = int_ops[op->attr[0]];
-			if (is_float(et))
+			if (type_is_float(et))
 				bop = op->attr[0] == ATOM_ADD ? LLVMAtomicRMWBinOpFAdd : op->attr[0] == ATOM_MAX ? LLVMAtomicRMWBinOpFMax
 				    : op->attr[0] == ATOM_MIN ? LLVMAtomicRMWBinOpFMin : LLVMAtomicRMWBinOpXchg;
 			else if (!is_signed(et) && (op->attr[0] == ATOM_MAX || op->attr[0] == ATOM_MIN))

@@ -330,7 +330,6 @@ int lw_ws_launch_regs(const Lower *L);
 
 /* ---- elementwise.c ---- */
 
-static inline bool is_float(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
 static inline bool is_fp8(Type t) { return !t.ptr && (t.scalar == SK_F8E4M3 || t.scalar == SK_F8E5M2); }
 static inline bool is_signed(Type t) { return !t.ptr && scalar_is_signed((ScalarKind)t.scalar) && t.scalar != SK_I1; }
 

@@ -58,7 +58,7 @@ void lower_print(Lower *L, const Op *op)
 	/* a conversion for each value passed (16 at most), and room for each */
 	for (int i = 0; i < op->n_operands && i < 16 && pos < (int)sizeof fmt - 16; i++) {
 		Type et = type_elem(op->operands[i]->type);
-		const char *f = et.ptr ? "0x%llx" : is_float(et) ? "%.9g" : op->attr[0] ? "0x%llx" : is_signed(et) ? "%lld" : "%llu";
+		const char *f = et.ptr ? "0x%llx" : type_is_float(et) ? "%.9g" : op->attr[0] ? "0x%llx" : is_signed(et) ? "%lld" : "%llu";
 		pos += snprintf(fmt + pos, sizeof fmt - (size_t)pos, "%s%s", i ? ", " : "", f);
 	}
 	snprintf(fmt + pos, sizeof fmt - (size_t)pos, "\n");
@@ -85,9 +85,9 @@ void lower_print(Lower *L, const Op *op)
 				v = LLVMBuildPtrToInt(L->b, v, L->i64, "");
 			else if (is_fp8(et))
 				v = LLVMBuildFPExt(L->b, gpu_fp8_to_f32(L->b, L->m, (ScalarKind)et.scalar, v), L->f64, "");
-			else if (is_float(et) && et.scalar != SK_F64)
+			else if (type_is_float(et) && et.scalar != SK_F64)
 				v = LLVMBuildFPExt(L->b, v, L->f64, "");
-			else if (!is_float(et) && LLVMTypeOf(v) != L->i64)
+			else if (!type_is_float(et) && LLVMTypeOf(v) != L->i64)
 				v = is_signed(et) ? LLVMBuildSExt(L->b, v, L->i64, "") : LLVMBuildZExt(L->b, v, L->i64, "");
 			fields[nf] = LLVMTypeOf(v), vals[nf++] = v;
 		}

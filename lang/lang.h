@@ -349,6 +349,11 @@ Type type_pointee(Type t);  /* one pointer level less */
 Type type_pointer_to(Type t);
 bool type_eq(Type a, Type b);
 bool type_is_ptr(Type t);
+/* Whether t's elements are floats (fp8 included; a pointer is not). */
+bool type_is_float(Type t);
+/* Bytes of one element of type t in memory (pointers 8, i1 and the 8-bit
+ * kinds 1). */
+int type_bytes(Type t);
 int64_t type_numel(Type t); /* 1 for a scalar */
 /* "f32", "*f16", "i32[128]", "*f32[64, 64]" */
 void type_print(Type t, StrBuf *out);

@@ -70,6 +70,16 @@ bool type_eq(Type a, Type b)
 
 bool type_is_ptr(Type t) { return t.ptr > 0; }
 
+bool type_is_float(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
+
+int type_bytes(Type t)
+{
+	if (t.ptr)
+		return 8;
+	int b = scalar_bits((ScalarKind)t.scalar) / 8;
+	return b ? b : 1;
+}
+
 int64_t type_numel(Type t)
 {
 	int64_t n = 1;

@@ -102,14 +102,8 @@ void rt_orphan_modules(blk_context *ctx)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
-static int elem_bytes(Type t)
-{
-	Type e = type_pointee(type_elem(t));
-	if (e.ptr)
-		return 8;
-	int bits = scalar_bits((ScalarKind)e.scalar);
-	return bits < 8 ? 1 : bits / 8;
-}
+/* Bytes of an element a pointer parameter of type t points to. */
+static int elem_bytes(Type t) { return type_bytes(type_pointee(type_elem(t))); }
 
 /* Is `name` a const type parameter of kernel k? */
 static bool type_param_of(const Node *k, const char *name)
@@ -189,7 +183,7 @@ static bool describe_params(blk_module *m, blk_kernel *k, Diag *diag)
 			.type = sb.data ? arena_strndup(&m->arena, sb.data, sb.len) : "?",
 			.kind = depth ? BLK_PARAM_POINTER : scalar_is_float(sk) ? BLK_PARAM_FLOAT : BLK_PARAM_INT,
 			.is_const = is_const,
-			.elem_bytes = generic ? 0 : depth ? elem_bytes(ty) : (scalar_bits(sk) < 8 ? 1 : scalar_bits(sk) / 8),
+			.elem_bytes = generic ? 0 : depth ? elem_bytes(ty) : type_bytes(type_scalar(sk)),
 		};
 		sb_free(&sb);
 		k->param_sk[i] = (uint8_t)sk;

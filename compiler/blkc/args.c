@@ -24,7 +24,7 @@ static double next_normal(void)
 	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-static int elem_size(ScalarKind k) { return scalar_bits(k) < 8 ? 1 : scalar_bits(k) / 8; }
+static int elem_size(ScalarKind k) { return type_bytes(type_scalar(k)); }
 
 static void put_elem(void *base, int64_t i, ScalarKind k, double v)
 {

@@ -76,7 +76,6 @@ static AxisInfo meet(AxisInfo a, AxisInfo b)
 	return a;
 }
 
-static bool is_float(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
 
 static void set(Axis *A, const Value *v, AxisInfo a)
 {
@@ -335,12 +334,12 @@ static bool analyze_arith(Axis *A, const Op *op, AxisInfo a, AxisInfo b, int n, 
 	switch (op->code) {
 	case OP_DIV:
 	case OP_SHR:
-		if (is_float(t))
+		if (type_is_float(t))
 			return false;
 		*out = div_info(A, op, a, b, t, n);
 		return true;
 	case OP_REM:
-		if (is_float(t))
+		if (type_is_float(t))
 			return false;
 		*out = rem_info(A, op, a, b, n);
 		return true;
@@ -362,7 +361,7 @@ static bool analyze_arith(Axis *A, const Op *op, AxisInfo a, AxisInfo b, int n, 
 	}
 	case OP_MIN:
 	case OP_MAX:
-		if (is_float(t))
+		if (type_is_float(t))
 			return false;
 		/* in aligned groups where both run (or both hold), min(s + i, u + i)
 		 * = min(s, u) + i: a run from s or from u; against a constant the
@@ -397,7 +396,7 @@ static bool analyze_arith(Axis *A, const Op *op, AxisInfo a, AxisInfo b, int n, 
 		return true;
 	}
 	case OP_CAST:
-		if (is_float(type_elem(op->operands[0]->type)) || is_float(type_elem(t)) || t.ptr ||
+		if (type_is_float(type_elem(op->operands[0]->type)) || type_is_float(type_elem(t)) || t.ptr ||
 		    op->operands[0]->type.ptr)
 			return false;
 		*out = cast_info(a, op->operands[0]->type, t, n);
@@ -431,10 +430,10 @@ static void analyze_op(Axis *A, const Op *op)
 	switch (op->code) {
 	case OP_CONST:
 		for (int d = 0; d < n; d++) {
-			out.div[d] = is_float(t) ? 1 : pow2_factor(op->ival);
+			out.div[d] = type_is_float(t) ? 1 : pow2_factor(op->ival);
 			out.constancy[d] = size(t, d);
 		}
-		out.nonneg = !is_float(t) && op->ival >= 0;
+		out.nonneg = !type_is_float(t) && op->ival >= 0;
 		break;
 	case OP_ARANGE:
 		out.contig[0] = op->attr[1] - op->attr[0];

@@ -109,14 +109,6 @@ void enc_ref(const Encoding *e, StrBuf *out);   /* "#blocked3" */
 /* What a reduction along axis of a block of type t laid out by in leaves:
  * the axis' bits gone (their lanes and warps replicas), the rest renumbered. */
 void lin_slice(const Lin *in, Type t, int axis, Lin *out);
-/* Bytes of one element of type t (pointers 8, i1 and the 8-bit kinds 1). */
-static inline int type_bytes(Type t)
-{
-	if (t.ptr)
-		return 8;
-	int b = scalar_bits((ScalarKind)t.scalar) / 8;
-	return b ? b : 1;
-}
 /* The exponent of the power of two at or above x (block sizes are powers of two). */
 static inline int log2i(int x)
 {

@@ -287,7 +287,7 @@ bool lw_only_for_dot(const Op *op)
 	return false;
 }
 
-void lower_convert(Lower *L, const Op *op)
+void lower_convert(Lower *L, const Op *op, AsyncTile *as)
 {
 	const Value *x = op->operands[0], *y = op->results[0];
 	const Lin *li = lw_lin_of(L, x), *lo = lw_lin_of(L, y);
@@ -296,31 +296,8 @@ void lower_convert(Lower *L, const Op *op)
 	Tile t = lw_tile_new(L, n_out);
 	if (L->failed)
 		return;
-	AsyncTile *as = lw_async_of(L, NULL, x);
 	if (as) {
-		/* this iteration's copies are done (the next ones may fly on), and
-		 * every thread's are visible; then its dot reads with ldmatrix */
-		lw_async_commit(L);
-		if (!L->async_synced) {
-			bool cp = false; /* a tile of this loop copied with cp.async */
-			for (int i = 0; i < L->n_async; i++)
-				cp |= L->async[i].loop == as->loop && !L->async[i].tma;
-			/* two ahead: this iteration's tiles were committed two groups back */
-			if (cp)
-				lw_async_asm(L, as->arg2 ? "cp.async.wait_group 2;" : "cp.async.wait_group 1;", NULL, NULL, 0, "");
-			/* wgmma reads through the async proxy: what threads stored in
-			 * shared memory (these copies, and operands kept there, as
-			 * attention's Q) is fenced from it before the barrier */
-			if (op->scratch->wgmma)
-				lw_async_asm(L, "fence.proxy.async.shared::cta;", NULL, NULL, 0, "");
-			lw_tma_wait(L, as->loop); /* the TMA tiles' barriers */
-			/* (with TMA too: the buffer the next fill overwrites is read by no one past it;
-			 * warp-specialized consumers give it back group by group instead) */
-			if (L->ws != WS_CONSUMER || L->smem_unsynced)
-				lw_smem_barrier(L);
-			lw_tma_flush(L, as->loop);
-			L->async_synced = true;
-		}
+		lw_async_wait(L, as, op->scratch->wgmma); /* then its dot reads with ldmatrix (or wgmma) */
 		Tile *kept = arena_alloc(&L->arena, sizeof *kept);
 		if (!kept) {
 			L->failed = true;

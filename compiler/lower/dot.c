@@ -33,7 +33,7 @@ static void lower_dot_fma(Lower *L, const Op *op)
 	Type res_t = type_elem(ct), acc_t = res_t;
 	if (res_t.scalar == SK_F16 || res_t.scalar == SK_BF16 || res_t.scalar == SK_F8E4M3 || res_t.scalar == SK_F8E5M2)
 		acc_t = type_scalar(SK_F32);
-	bool fl = is_float(acc_t);
+	bool fl = type_is_float(acc_t);
 	Type in_e = type_elem(at), in_b = type_elem(bt); /* mixed fp8: each side its own kind */
 	DotPrecision prec = at.scalar == SK_F32 && bt.scalar == SK_F32 && acc_t.scalar == SK_F32 ? (DotPrecision)op->attr[0]
 	                                                                                          : DOT_IEEE;

@@ -3,7 +3,7 @@
  * B (and A, unless it is already in registers: a chained dot's scores) read
  * by the tensor cores straight from shared memory through descriptors. The
  * operands' scratches are in the layout gpu/encoding.c's wgmma_operand_layout
- * describes; convert.c and memory.c fill them (stores, or cp.async stage
+ * describes; convert.c and async_copy.c fill them (stores, or cp.async stage
  * buffers) and leave them to the dot. */
 #include "lower/lower_int.h"
 

@@ -26,7 +26,7 @@ static LLVMValueRef ex2_ftz(Lower *L, LLVMValueRef x)
 LLVMValueRef lw_const_elem(Lower *L, const Op *op, Type t)
 {
 	LLVMTypeRef lt = lw_elem_type(L, t);
-	if (is_float(t)) {
+	if (type_is_float(t)) {
 		if (t.scalar == SK_F8E4M3 || t.scalar == SK_F8E5M2)
 			return LLVMConstInt(L->i8, fp_encode((ScalarKind)t.scalar, op->fval), 0);
 		return LLVMConstReal(lt, op->fval);
@@ -67,7 +67,7 @@ static LLVMValueRef fp_arith(Lower *L, OpCode code, LLVMValueRef a, LLVMValueRef
 
 static LLVMValueRef binary(Lower *L, OpCode code, Type t, LLVMValueRef a, LLVMValueRef b, int64_t attr0)
 {
-	bool f = is_float(t), s = is_signed(t);
+	bool f = type_is_float(t), s = is_signed(t);
 	switch (code) {
 	case OP_ADD: return f ? fp_arith(L, code, a, b) : LLVMBuildAdd(L->b, a, b, "");
 	case OP_SUB: return f ? fp_arith(L, code, a, b) : LLVMBuildSub(L->b, a, b, "");
@@ -114,7 +114,7 @@ static LLVMValueRef binary(Lower *L, OpCode code, Type t, LLVMValueRef a, LLVMVa
 
 static LLVMValueRef compare(Lower *L, CmpPred p, Type t, LLVMValueRef a, LLVMValueRef b)
 {
-	if (is_float(t)) {
+	if (type_is_float(t)) {
 		static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
 		return LLVMBuildFCmp(L->b, fp[p], a, b, "");
 	}
@@ -227,7 +227,7 @@ static LLVMValueRef to_bf16(Lower *L, LLVMValueRef v)
 LLVMValueRef lw_cast(Lower *L, Type from, Type to, LLVMValueRef v, Span at)
 {
 	LLVMTypeRef lt = lw_elem_type(L, to);
-	bool ff = is_float(from), ft = is_float(to);
+	bool ff = type_is_float(from), ft = type_is_float(to);
 	if (is_fp8(from) || is_fp8(to)) { /* through f32, which holds every fp8 value */
 		Type f32 = type_scalar(SK_F32);
 		if (is_fp8(from) && is_fp8(to) && from.scalar == to.scalar)
@@ -304,13 +304,13 @@ static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LL
 	case OP_SELECT: r = LLVMBuildSelect(L->b, a, b, c, ""); break;
 	case OP_NEG:
 		r = is_fp8(in_t) ? LLVMBuildXor(L->b, a, LLVMConstInt(L->i8, 0x80, 0), "")
-		    : is_float(in_t) ? LLVMBuildFNeg(L->b, a, "") : LLVMBuildNeg(L->b, a, "");
+		    : type_is_float(in_t) ? LLVMBuildFNeg(L->b, a, "") : LLVMBuildNeg(L->b, a, "");
 		break;
 	case OP_NOT: r = LLVMBuildNot(L->b, a, ""); break;
 	case OP_ABS:
 		if (is_fp8(in_t)) {
 			r = LLVMBuildAnd(L->b, a, LLVMConstInt(L->i8, 0x7F, 0), "");
-		} else if (is_float(in_t)) {
+		} else if (type_is_float(in_t)) {
 			LLVMTypeRef ty = LLVMTypeOf(a);
 			r = lw_call_intrinsic(L, "llvm.fabs", &ty, 1, &a, 1);
 		} else {

@@ -1,5 +1,6 @@
-/* lower/lower.h: GPU IR to LLVM IR for NVPTX, the math the GPU has no
- * instruction for, and LLVM IR to PTX. */
+/* lower/lower.h: what other folders use of the GPU back end: GPU IR to PTX
+ * (or LLVM IR), LLVM IR to PTX, versions, ptxas's spill counts. The rest is
+ * lower_int.h's, internal to compiler/lower. */
 #ifndef BLK_LOWER_H
 #define BLK_LOWER_H
 
@@ -60,26 +61,10 @@ bool gpu_compile_ptx_timed(IrFunc *f, const char *arch, char **ptx, size_t *ptx_
                            double *ms_llvm, double *ms_ptx, Diag *diag);
 /* ---- resources (resources.c) ---------------------------------------------------- */
 
-/* Registers a thread may need for one block value before lowering refuses
- * the kernel: four times the 255 a thread has (spills of a few times the
- * register file still compile in seconds; far more take ptxas minutes). */
-enum { GPU_MAX_BLOCK_REGS = 4 * 255 };
-/* An error (naming the kernel, the block's op and type, its registers a
- * thread, and what to do) when a block value of f needs more than that. */
-bool gpu_check_registers(const IrFunc *f, Diag *diag);
 /* The largest "N bytes spill stores, M bytes spill loads" of a ptxas -v or
  * JIT info log; false when the log has none. */
 bool gpu_ptxas_spills(const char *log, long *stores, long *loads);
 
-/* Math without a GPU instruction (math.c): f32 sin, cos, tanh and f64
- * exp, exp2, log, log2, sin, cos, tanh as IR; NULL for the others. fp8
- * values are i8 bits; conversions with f32 round to nearest even and
- * saturate. */
-LLVMValueRef gpu_math(LLVMBuilderRef b, LLVMModuleRef m, MathFn fn, LLVMValueRef x);
-LLVMValueRef gpu_fp8_to_f32(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef bits);
-LLVMValueRef gpu_f32_to_fp8(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef x);
-/* Exact fmod of two floats (the result has x's sign). */
-LLVMValueRef gpu_fmod(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x, LLVMValueRef y);
 /* For blkc, which reaches LLVM only through libblk.so: PTX, or LLVM IR text. */
 BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
                           Diag *diag);

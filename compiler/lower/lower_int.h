@@ -18,11 +18,21 @@
  * are scalars, so all threads of a program take the same path and barriers
  * inside loops and branches are safe.
  *
- * The files: lower.c (entry points, state, control flow, op dispatch),
- * memory.c (shared-memory scratch, cp.async, global loads and stores,
- * atomics), tma_copy.c (TMA copies of a loop's dot tiles), elementwise.c, shape.c, convert.c (convert_layout, ldmatrix),
- * reduce.c (reductions), scan.c (scans), dot.c (dot: FMAs, or dot_mma.c's mma.sync),
- * print_assert.c; math.c has the math the GPU has no instruction for. */
+ * The files: lower.c (the entry point, the kernel and its state, the op
+ * dispatch), builder.c (the helpers every op builds with: types, layouts
+ * and indices, intrinsics, if blocks, counted loops), control_flow.c (for,
+ * if, while), shared.c (the shared-memory scratch), global.c (global loads,
+ * stores, atomics), async_copy.c (the dot tiles loops carry through shared
+ * memory with cp.async), tma_copy.c (or with TMA), warp_spec.c (warp
+ * specialization), elementwise.c, shape.c, convert.c (convert_layout,
+ * ldmatrix), reduce.c, scan.c, dot.c (FMAs, or dot_mma.c's mma.sync,
+ * dot_wgmma.c's wgmma), sort.c, histogram.c, gather.c, inline_asm.c,
+ * print_assert.c; math.c has the math the GPU has no instruction for,
+ * resources.c the register check, ptx.c LLVM IR to PTX.
+ *
+ * The files below lower.c call the helpers, never the dispatcher, but for
+ * the two entries that lower IR inside an op: lower_region (a loop's body,
+ * a combine region) and lw_lower_op (warp_spec.c's producer, op by op). */
 #ifndef BLK_LOWER_INT_H
 #define BLK_LOWER_INT_H
 
@@ -113,8 +123,8 @@ typedef struct LazyFrags {
 	LLVMTypeRef ft;
 } LazyFrags;
 
-/* A dot tile a loop carries through shared memory with cp.async (memory.c
- * says how). */
+/* A dot tile a loop carries through shared memory with cp.async
+ * (async_copy.c says how). */
 typedef struct AsyncTile {
 	const Op *loop;
 	const Value *arg;        /* the carried tile */
@@ -139,7 +149,7 @@ typedef struct AsyncTile {
 enum { WS_CONSUMER = 1, WS_PRODUCER = 2 };
 enum { WS_PREVIOUS = 1, WS_OWN = 2 };
 
-/* ---- lower.c: the state, where a thread's elements lie, intrinsics ---- */
+/* ---- builder.c: types, where a thread's elements lie, intrinsics ---- */
 
 void lw_fail(Lower *L, Span at, const char *fmt, const char *what);
 LLVMTypeRef lw_elem_type(Lower *L, Type t);
@@ -197,19 +207,27 @@ LLVMValueRef lw_sreg(Lower *L, const char *name);
 LLVMBasicBlockRef lw_begin_if(Lower *L, LLVMValueRef cond, const char *name);
 void lw_end_if(Lower *L, LLVMBasicBlockRef done);
 
-/* ---- lower.c: control flow, the op dispatch ---- */
+/* ---- builder.c: counted loops ---- */
 
 void lw_loop_begin(Lower *L, Loop *lp, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef *init, int n);
 void lw_loop_end(Lower *L, Loop *lp, LLVMValueRef *next);
-/* Whether for-loop op's condition holds for iv. */
-LLVMValueRef lw_loop_cond(Lower *L, const Op *op, LLVMValueRef iv);
+
+/* ---- lower.c: the op dispatch; control_flow.c ---- */
+
+/* Lowers r's ops in order (the tiles its loops carry through shared memory
+ * found first). */
 void lower_region(Lower *L, const Region *r);
 void lw_lower_op(Lower *L, const Op *op);
+/* Whether for-loop op's condition holds for iv. */
+LLVMValueRef lw_loop_cond(Lower *L, const Op *op, LLVMValueRef iv);
+void lower_for(Lower *L, const Op *op);
+void lower_if(Lower *L, const Op *op);
+void lower_while(Lower *L, const Op *op);
 
 /* The values a region's terminator passes on. */
 static inline const Op *terminator(const Region *r) { return r->last; }
 
-/* ---- memory.c: shared memory ---- */
+/* ---- shared.c: shared memory ---- */
 
 /* Element idx of type t from byte byte_offset of shared memory. */
 LLVMValueRef lw_smem_abs(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef idx);
@@ -240,14 +258,29 @@ void lw_smem_store_if(Lower *L, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef 
 void lw_smem_store_block(Lower *L, const Value *x, const Tile *v, int byte_offset);
 LLVMValueRef lw_smem_load(Lower *L, Type t, int byte_offset, LLVMValueRef idx);
 
-/* ---- memory.c: cp.async, global memory ---- */
+/* ---- async_copy.c: dot tiles through shared memory with cp.async ---- */
 
 /* Finds the tiles loops in r carry through shared memory with cp.async
  * (before r is lowered: the first loads come before their loop). */
 void lw_async_prescan(Lower *L, const Region *r);
+/* The tile whose first or ahead load is ld, or that is carried as arg (or
+ * transposed into it); NULL if none. */
 AsyncTile *lw_async_of(Lower *L, const Op *ld, const Value *arg);
 void lw_async_asm(Lower *L, const char *text, LLVMValueRef *args, LLVMTypeRef *types, int n, const char *cons);
 void lw_async_commit(Lower *L);
+/* Before a conversion reads tile a: its copies (and TMA fills) waited for
+ * and visible to every thread, once an iteration; wgmma: read by wgmma. */
+void lw_async_wait(Lower *L, const AsyncTile *a, bool wgmma);
+/* Load op of tile a: its copies into a stage buffer, whose number is the
+ * load's value. */
+void lw_lower_async_load(Lower *L, const Op *op, AsyncTile *a);
+
+/* ---- global.c: global memory ---- */
+
+/* How many consecutive registers of ptr one access can take (contiguous,
+ * aligned, under one mask bit; 16 bytes at most). */
+int lw_access_width(Lower *L, const Value *ptr, const Value *mask);
+/* A load or store through registers (not a carried tile's load). */
 void lower_load_store(Lower *L, const Op *op);
 
 /* ---- tma_copy.c: a loop's dot tiles copied with TMA ---- */
@@ -281,7 +314,7 @@ void lw_tma_drain(Lower *L, const Op *op);
 bool lw_tma_store(Lower *L, const Op *op);
 /* Before debug_barrier(): thread 0's TMA stores complete and visible. */
 void lw_tma_store_fence(Lower *L);
-void lower_atomic(Lower *L, const Op *op);
+void lower_atomic(Lower *L, const Op *op); /* global.c */
 
 /* ---- warp_spec.c: warp specialization ---- */
 
@@ -297,7 +330,6 @@ int lw_ws_launch_regs(const Lower *L);
 
 /* ---- elementwise.c ---- */
 
-static inline bool is_float(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
 static inline bool is_fp8(Type t) { return !t.ptr && (t.scalar == SK_F8E4M3 || t.scalar == SK_F8E5M2); }
 static inline bool is_signed(Type t) { return !t.ptr && scalar_is_signed((ScalarKind)t.scalar) && t.scalar != SK_I1; }
 
@@ -339,7 +371,9 @@ void lw_scratch_store_part(Lower *L, const Value *x, const Encoding *s, int at, 
 bool lw_scratch_parts(Lower *L, const Value *x, const Encoding *s, int part_elems);
 /* Whether y's only use is a dot that comes after op in the same region. */
 bool lw_only_for_dot(const Op *op);
-void lower_convert(Lower *L, const Op *op);
+/* as: the tile a loop carries in shared memory that op converts (read
+ * from its stage buffer), or NULL. */
+void lower_convert(Lower *L, const Op *op, AsyncTile *as);
 void lower_dot(Lower *L, const Op *op);
 void lower_dot_mma(Lower *L, const Op *op);
 void lower_dot_wgmma(Lower *L, const Op *op);
@@ -355,5 +389,26 @@ void lower_sreg(Lower *L, const Op *op);
 /* inline_asm.c */
 void lower_inline_asm(Lower *L, const Op *op);
 void lower_assert(Lower *L, const Op *op);
+
+/* ---- resources.c ---- */
+
+/* Registers a thread may need for one block value before lowering refuses
+ * the kernel: four times the 255 a thread has (spills of a few times the
+ * register file still compile in seconds; far more take ptxas minutes). */
+enum { GPU_MAX_BLOCK_REGS = 4 * 255 };
+/* An error (naming the kernel, the block's op and type, its registers a
+ * thread, and what to do) when a block value of f needs more than that. */
+bool gpu_check_registers(const IrFunc *f, Diag *diag);
+
+/* ---- math.c ---- */
+
+/* Math without a GPU instruction: f32 sin, cos, tanh and f64 exp, exp2,
+ * log, log2, sin, cos, tanh as IR; NULL for the others. fp8 values are i8
+ * bits; conversions with f32 round to nearest even and saturate. */
+LLVMValueRef gpu_math(LLVMBuilderRef b, LLVMModuleRef m, MathFn fn, LLVMValueRef x);
+LLVMValueRef gpu_fp8_to_f32(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef bits);
+LLVMValueRef gpu_f32_to_fp8(LLVMBuilderRef b, LLVMModuleRef m, ScalarKind kind, LLVMValueRef x);
+/* Exact fmod of two floats (the result has x's sign). */
+LLVMValueRef gpu_fmod(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x, LLVMValueRef y);
 
 #endif

@@ -7,7 +7,7 @@
  * argument exactly and sum long Taylor series: within 2 ulp. fp8 values
  * travel as their bits and convert to and from f32 by integer arithmetic,
  * rounding to nearest even and saturating as cvt.rn.satfinite does. */
-#include "lower/lower.h"
+#include "lower/lower_int.h"
 
 #include <math.h>
 #include <string.h>

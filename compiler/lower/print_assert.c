@@ -37,17 +37,28 @@ void lower_print(Lower *L, const Op *op)
 			lw_fail(L, op->loc, "%s", "print of blocks of different sizes is not supported on the GPU yet");
 			return;
 		}
-	char fmt[512];
+	char fmt[1024];
 	int pos = snprintf(fmt, sizeof fmt, "pid (%%d, %%d, %%d) idx (");
 	for (int d = 0; d < t.rank; d++)
 		pos += snprintf(fmt + pos, sizeof fmt - (size_t)pos, "%s%%d", d ? ", " : "");
 	const char *prefix = op->str ? op->str : "";
 	size_t pl = strlen(prefix);
-	pos += snprintf(fmt + pos, sizeof fmt - (size_t)pos, ")%s%.*s%s ", pl ? " " : "", (int)(pl > 200 ? 200 : pl), prefix,
+	/* the message is vprintf's format: a '%' in it doubled, so that it
+	 * prints as itself and reads no argument */
+	char text[2 * 200 + 1];
+	size_t tl = 0;
+	for (size_t i = 0; i < pl && i < 200; i++) {
+		if (prefix[i] == '%')
+			text[tl++] = '%';
+		text[tl++] = prefix[i];
+	}
+	text[tl] = 0;
+	pos += snprintf(fmt + pos, sizeof fmt - (size_t)pos, ")%s%s%s ", pl ? " " : "", text,
 	                !pl || (prefix[pl - 1] != ':' && prefix[pl - 1] != '=') ? ":" : "");
-	for (int i = 0; i < op->n_operands && pos < (int)sizeof fmt - 16; i++) {
+	/* a conversion for each value passed (16 at most), and room for each */
+	for (int i = 0; i < op->n_operands && i < 16 && pos < (int)sizeof fmt - 16; i++) {
 		Type et = type_elem(op->operands[i]->type);
-		const char *f = et.ptr ? "0x%llx" : is_float(et) ? "%.9g" : op->attr[0] ? "0x%llx" : is_signed(et) ? "%lld" : "%llu";
+		const char *f = et.ptr ? "0x%llx" : type_is_float(et) ? "%.9g" : op->attr[0] ? "0x%llx" : is_signed(et) ? "%lld" : "%llu";
 		pos += snprintf(fmt + pos, sizeof fmt - (size_t)pos, "%s%s", i ? ", " : "", f);
 	}
 	snprintf(fmt + pos, sizeof fmt - (size_t)pos, "\n");
@@ -74,9 +85,9 @@ void lower_print(Lower *L, const Op *op)
 				v = LLVMBuildPtrToInt(L->b, v, L->i64, "");
 			else if (is_fp8(et))
 				v = LLVMBuildFPExt(L->b, gpu_fp8_to_f32(L->b, L->m, (ScalarKind)et.scalar, v), L->f64, "");
-			else if (is_float(et) && et.scalar != SK_F64)
+			else if (type_is_float(et) && et.scalar != SK_F64)
 				v = LLVMBuildFPExt(L->b, v, L->f64, "");
-			else if (!is_float(et) && LLVMTypeOf(v) != L->i64)
+			else if (!type_is_float(et) && LLVMTypeOf(v) != L->i64)
 				v = is_signed(et) ? LLVMBuildSExt(L->b, v, L->i64, "") : LLVMBuildZExt(L->b, v, L->i64, "");
 			fields[nf] = LLVMTypeOf(v), vals[nf++] = v;
 		}

@@ -8,7 +8,7 @@
  *   - gpu_ptxas_spills: the bytes of spill stores and loads in the log of
  *     ptxas -v (blkc) or the driver's JIT (CU_JIT_LOG_VERBOSE), for the
  *     warning that names the kernel. */
-#include "lower/lower.h"
+#include "lower/lower_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -215,7 +215,7 @@ static LLVMValueRef key_of(Lower *L, Type t, LLVMValueRef x)
 	LLVMValueRef sign = LLVMConstInt(it, 1ull << (kb - 1), 0);
 	if (scalar_is_unsigned((ScalarKind)t.scalar))
 		return x;
-	if (!is_float(t))
+	if (!type_is_float(t))
 		return LLVMBuildXor(L->b, x, sign, "");
 	LLVMValueRef bits = LLVMBuildBitCast(L->b, x, it, "");
 	LLVMValueRef nan = LLVMBuildFCmp(L->b, LLVMRealUNO, x, x, "");
@@ -232,7 +232,7 @@ static LLVMValueRef value_of(Lower *L, Type t, LLVMValueRef k)
 	LLVMValueRef sign = LLVMConstInt(it, 1ull << (kb - 1), 0);
 	if (scalar_is_unsigned((ScalarKind)t.scalar))
 		return k;
-	if (!is_float(t))
+	if (!type_is_float(t))
 		return LLVMBuildXor(L->b, k, sign, "");
 	LLVMValueRef was_pos = LLVMBuildICmp(L->b, LLVMIntSLT, k, LLVMConstInt(it, 0, 0), "");
 	LLVMValueRef bits = LLVMBuildSelect(L->b, was_pos, LLVMBuildXor(L->b, k, sign, ""), LLVMBuildNot(L->b, k, ""), "");

@@ -1,6 +1,6 @@
 /* tma_copy.c: a loop's dot tiles copied with TMA (sm_90a): the tensor maps as
  * kernel parameters, and the copies, mbarriers and waits of the tiles that
- * memory.c would otherwise copy with cp.async.
+ * async_copy.c would otherwise copy with cp.async.
  *
  * The runtime passes tensor map i (f->tmaps[i], gpu/tma_plan.c) after the
  * kernel's own parameters, by value in the parameter space (.param .align
@@ -18,7 +18,7 @@
  * an i32 that mem2reg keeps in a register; control flow is uniform) and
  * the tile's value is its buffer number with that parity in bit 16. The
  * conversion that reads the tile waits for the parity (every thread), then
- * the barrier that also guards the buffers' reuse (memory.c). At the loop's
+ * the barrier that also guards the buffers' reuse (async_copy.c). At the loop's
  * exit thread 0 waits for the fills no iteration read (the tiles ahead),
  * so no copy is in flight when the buffers' bytes are used again, and
  * invalidates the barriers.

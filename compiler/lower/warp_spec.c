@@ -105,10 +105,11 @@ static bool returns_early(const Region *r, bool top)
 	return false;
 }
 
-static bool tma_load(Lower *L, const Op *op)
+/* The tile op loads by TMA, or NULL. */
+static AsyncTile *tma_load(Lower *L, const Op *op)
 {
-	const AsyncTile *a = op->code == OP_LOAD ? lw_async_of(L, op, NULL) : NULL;
-	return a && a->tma;
+	AsyncTile *a = op->code == OP_LOAD ? lw_async_of(L, op, NULL) : NULL;
+	return a && a->tma ? a : NULL;
 }
 
 /* Whether op is or holds a copy the producer issues. */
@@ -226,11 +227,12 @@ static void producer_region(Lower *L, const Region *r)
 		if (L->scope && op->loc.line)
 			LLVMSetCurrentDebugLocation2(L->b, LLVMDIBuilderCreateDebugLocation(L->c, op->loc.line, op->loc.col,
 			                                                                    L->scope, NULL));
+		AsyncTile *tile = tma_load(L, op);
 		if (op->code == OP_FOR) {
 			if (holds_copy(L, op))
 				producer_for(L, op);
-		} else if (tma_load(L, op)) {
-			lower_load_store(L, op);
+		} else if (tile) {
+			lw_lower_async_load(L, op, tile);
 		} else if (op->code == OP_RETURN) {
 			LLVMBuildRetVoid(L->b);
 		} else if (op->n_results && !op->n_regions && L->ws_need[op->results[0]->id]) {

@@ -446,5 +446,41 @@ printf 'kernel k(x: *f32) { let a = ; }\n' >"$tmp/w/broken.tile"
 [ $? -ne 0 ] && [ "$(cat "$tmp/w/keep.ptx")" = old ] && [ -z "$(ls "$tmp/w" | grep '\.tmp\.')" ] &&
 	ok "a failed compile leaves the old output and no temporary file" || bad "a failed compile's output" "$(ls "$tmp/w")"
 
+# many parameters: NAME N TYPE writes a kernel of out: *TYPE and N more
+# parameters of TYPE, each stored to out
+many_params() {
+	local i
+	{
+		printf 'kernel %s(out: *%s' "$1" "$3"
+		for ((i = 0; i < $2; i++)); do printf ', a%d: %s' "$i" "$3"; done
+		printf ') grid(1) {\n'
+		for ((i = 0; i < $2; i++)); do printf '    store(out + %d, a%d);\n' "$i" "$i"; done
+		printf '}\n'
+	} >"$tmp/$1.tile"
+}
+# 300 i32 parameters (more than the 256 lowering once had room for): PTX
+# with all of them, which ptxas (where there is one) accepts
+many_params many300 300 i32
+if "$blkc" --emit=ptx "$tmp/many300.tile" -o "$tmp/many300.ptx" 2>"$tmp/err" &&
+	[ "$(grep -cE '^\s*\.param \.(u32|b32|u64|b64) many300_param_[0-9]+' "$tmp/many300.ptx")" = 301 ] &&
+	{ [ -z "$ptxas" ] || "$ptxas" -arch=sm_90 "$tmp/many300.ptx" -o "$tmp/many300.cubin" 2>>"$tmp/err"; }; then
+	ok "a kernel of 301 parameters: PTX with all of them"
+else
+	bad "a kernel of 301 parameters" "$(head -3 "$tmp/err")"
+fi
+# 543 i64 and a pointer fill the 4352 bytes of parameter space PTX 8.0
+# gives a kernel; one more is an error naming the kernel, the count, the bytes
+many_params fits 543 i64
+many_params over 544 i64
+if "$blkc" --emit=ptx "$tmp/fits.tile" -o "$tmp/fits.ptx" 2>"$tmp/err" &&
+	{ [ -z "$ptxas" ] || "$ptxas" -arch=sm_90 "$tmp/fits.ptx" -o "$tmp/fits.cubin" 2>>"$tmp/err"; } &&
+	! "$blkc" --emit=ptx "$tmp/over.tile" -o "$tmp/over.ptx" 2>"$tmp/err" &&
+	grep -qF "kernel 'over': its 545 parameters take 4360 bytes, more than the 4352 bytes" "$tmp/err" &&
+	! grep -q "out of memory" "$tmp/err"; then
+	ok "parameters: 4352 bytes compile, 4360 an error naming the kernel, the count and the limit"
+else
+	bad "parameter space limit" "$(head -3 "$tmp/err")"
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -3,6 +3,7 @@
 #  - BUILD_DIR/tests/gpu/gpu_api_test: kernels through blk.h on the GPU
 #    backend (tests/gpu/gpu_api_test.c); where no GPU can be used it prints
 #    "SKIP: no GPU (reason)" and so does this script, then "0 passed, 0 failed";
+#  - print with '%' in its message: the interpreter's lines (print_percent.tile);
 #  - BUILD_DIR/tests/gpu/dots_api_test: every kind of dot (f16, bf16, f32 as
 #    tf32, tf32x3 and ieee, i8, fp8 e4m3 / e5m2 / mixed) in a masked matmul
 #    over odd shapes (tests/gpu/dots_api_test.c);
@@ -16,7 +17,7 @@
 #  - tests/gpu/attention_branches.py: attention with branches in its loop;
 #  - with BLK_GPU_OPS=1, last, the suite tests/ops with BLK_BACKEND=gpu
 #    (its failures printed as they come).
-# BLK_GPU_PARTS=dots,gpus,examples,tma,python,ops picks parts (see want()).
+# BLK_GPU_PARTS=print,dots,gpus,examples,tma,python,ops picks parts (see want()).
 # Prints a line per case and last "N passed, N failed".
 set -u
 build=${1:?usage: tests/gpu/run.sh BUILD_DIR}
@@ -26,7 +27,7 @@ failed=0
 # "== what: N s" after each part, so that a device call can be planned
 t0=$SECONDS
 took() { echo "== $1: $((SECONDS - t0)) s"; t0=$SECONDS; }
-# BLK_GPU_PARTS=dots,gpus,examples,tma,python,ops (comma-separated) runs those
+# BLK_GPU_PARTS=print,dots,gpus,examples,tma,python,ops (comma-separated) runs those
 # parts only, so that a suite longer than one device call can take two;
 # unset, all of them (ops with BLK_GPU_OPS=1). gpu_api_test always runs.
 want() { [ -z "${BLK_GPU_PARTS:-}" ] || [[ ",$BLK_GPU_PARTS," == *",$1,"* ]]; }
@@ -73,6 +74,21 @@ fi
 count gpu_api_test "$out" $status
 
 took gpu_api_test
+
+# print with '%' in its message (tests/gpu/print_percent.tile): the GPU's
+# lines, in any order, are the interpreter's (the message printed as text)
+want print && {
+	tile=tests/gpu/print_percent.tile
+	want_out=$(BLK_BACKEND=interpreter "$build/blkc" run "$tile" x=64:arange 2>&1 | sort)
+	got=$(BLK_BACKEND=gpu timeout 120 "$build/blkc" run "$tile" x=64:arange 2>&1)
+	status=$?
+	if [ $status -eq 0 ] && [ "$(sort <<<"$got")" = "$want_out" ] && [ "$(wc -l <<<"$want_out")" = 64 ]; then
+		ok "print(\"50% done %s%s%s%s%s %d\", ...) on the GPU: the interpreter's 64 lines"
+	else
+		bad "print with '%' in its message on the GPU (status $status)" "$got"
+	fi
+}
+took print
 
 if want dots; then
 	# every kind of dot (tensor cores: f16, bf16, tf32, i8, fp8) over odd shapes

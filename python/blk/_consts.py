@@ -68,11 +68,15 @@ def path_arg(arg, v):
 
 
 def text_arg(arg, v):
-    """A name (str) with no NUL byte, for a C string."""
+    """A name (str) with no NUL byte, in UTF-8, for a C string."""
     if not isinstance(v, str):
         raise Error(f"blk.load: {arg}: expected a str, given {_what(v)}")
     if "\0" in v:
         raise Error(f"blk.load: {arg}: {v!r} contains a NUL byte")
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise Error(f"blk.load: {arg}: {v!r} is not encodable as UTF-8 ({e.reason})"[:200]) from None
     return v
 
 

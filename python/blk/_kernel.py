@@ -120,8 +120,8 @@ class Module:
     def __getitem__(self, name):
         k = self._kernels.get(name) if isinstance(name, str) else None
         if k is None:
-            if name is not None and (not isinstance(name, str) or "\0" in name):
-                raise Error(f"module {self.name}: a kernel name is a str with no NUL byte, given {name!r}"[:200])
+            if name is not None:
+                _consts.text_arg("kernel name", name)
             k = Kernel(self, name)
             self._kernels[name] = k
         return k

@@ -145,6 +145,8 @@ def _():
             (lambda: blk.load(source=src, include_dirs=["/tmp\0x"]), ("include_dirs", "NUL")),
             (lambda: blk.load(source=src, name="a\0b"), ("name", "NUL")),
             (lambda: blk.load(source=src, name=3), ("name", "int")),
+            (lambda: blk.load(source=src, name="\udcff"), ("name", "UTF-8")),
+            (lambda: blk.load(source=src)["k\udcff"], ("kernel name", "UTF-8")),
             (lambda: blk.load(os.path.join(EX, "relu.tile") + "\0x"), ("path", "NUL")),
             (lambda: blk.load(3.5), ("path", "float")),
             (lambda: blk.load(os.path.join(EX, "relu.tile"))["relu\0x"], ("NUL",)),

@@ -405,6 +405,12 @@ kernel st(x: *f32, out: *f32, stride: i32) grid(1) {
                "big-endian")
         VADD(x.astype(x.dtype.newbyteorder("=")), np.ones(64, np.float32), out, 64)
         assert (out == np.arange(64) + 1).all()
+        d = blk.device_array(x)  # a copy in the interpreter: the values, in this machine's order
+        VADD(d, np.ones(64, np.float32), out, 64)
+        assert (out == np.arange(64) + 1).all(), out[:4]
+        d.copy_from(np.arange(64, 128, dtype=">f4"))
+        VADD(d, np.ones(64, np.float32), out, 64)
+        assert (out == np.arange(64, 128) + 1).all(), out[:4]
 
     @case("compile(*args, backend=): the backend honoured with arguments as without")
     def _():

@@ -320,13 +320,13 @@ class Kernel:
             raise Error(f"{self.name}: {n} arguments expected ({sig}), given {len(args)}", kernel=self.name)
         return args, consts, options, bool(named)
 
-    def _prepare(self, args, kw, backend=None):
+    def _prepare(self, args, kw, want=None):
         """The Plan for these arguments (made, or found by their signature)
-        and the runtime arguments in order. backend: compile()'s, over
+        and the runtime arguments in order. want: compile()'s backend, over
         blk.set_backend's."""
         args, consts, options, named = self._split(args, kw)
         infos = [_args.classify(v, p, self) for v, p in zip(args, self.runtime_params)]
-        backend, device = self._backend_for(infos, backend)
+        backend, device = self._backend_for(infos, want)
         user_kw = {**consts, **options}
         # bind `T: const type` parameters from the element types of *T pointers
         for p, a in zip(self.runtime_params, infos):
@@ -353,7 +353,7 @@ class Kernel:
             plan = Plan(self, backend, device, infos, consts, options, user_kw)
             if sig is not None:
                 self._by_sig[sig] = plan
-        if not named and backend is None:  # compile(backend=) leaves the launches' plans alone
+        if not named and want is None:  # compile(backend=) leaves the launches' plans alone
             try:
                 self._plans[tuple(kw.items())] = plan
                 self._last[0] = plan

@@ -425,5 +425,10 @@ kernel st(x: *f32, out: *f32, stride: i32) grid(1) {
             blk.set_backend("auto")
         VADD(x, x, out, 64)
         close(out, 2 * x.astype(np.float64), 1e-6)
+        # a launch's plan is kept for its keyword arguments; compile(backend=) leaves it
+        p = VADD._plans[()]
+        assert p.backend == "interpreter"
+        VADD.compile(x, x, out, 64, backend="interpreter")
+        assert VADD._plans[()] is p
 
 finish()

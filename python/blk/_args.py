@@ -110,7 +110,7 @@ def _numpy(kernel, param, v):
     elem = _types.numpy_name(v.dtype)
     _check_elem(kernel, param, elem, _describe(v))
     if not v.dtype.isnative:
-        _native_or_raise(kernel, param, ">" if sys.byteorder == "little" else "<", f"the numpy array of {v.dtype.str}")
+        _native_or_raise(kernel, param, v.dtype.byteorder, f"the numpy array of {v.dtype.str}")
     _contiguous_or_raise(kernel, param, v.flags.c_contiguous, v.shape, v.strides, f"the numpy array")
     a = Arg("host", elem, -1, v.ctypes.data, v.nbytes, obj=v)
     a.writeable = bool(v.flags.writeable)

@@ -112,9 +112,9 @@ def load_kwargs(rng, path):
         kw["include_dirs"] = rng.choice([[os.path.dirname(path)], os.path.dirname(path), [REPO + "/stdlib"], (),
                                          None, "/tmp", ["/tmp\0x"], [weird(rng)], weird(rng)])
     if rng.random() < 0.3:
-        kw["defines"] = rng.choice([{"BLOCK": rng.choice([1, 16, 128, 3, 0, -1, 2**40])},
-                                    {"BLOCK": weird(rng)}, {rng.choice([None, 0, 1.5, "", "a\0b", b"x", (), "x y"]): 1}, {"T": "f16"}, {"tma": 1},
-                                    [("BLOCK", 64)], weird(rng), {}])
+        bad_key = rng.choice([None, 0, 1.5, "", "a\0b", b"x", (), "x y", "\udcff"])
+        kw["defines"] = rng.choice([{"BLOCK": rng.choice([1, 16, 128, 3, 0, -1, 2**40])}, {"BLOCK": weird(rng)},
+                                    {bad_key: 1}, {"T": "f16"}, {"tma": 1}, [("BLOCK", 64)], weird(rng), {}])
     return kw
 
 

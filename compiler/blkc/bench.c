@@ -76,7 +76,7 @@ int tool_time(const ToolOptions *o, blk_context *ctx, blk_kernel *k, const blk_a
 {
 	TuneConfig *at = NULL;
 	int n_at = 0, status = 1;
-	if (!kernel_autotune(path, o->kernel, o->includes, o->n_inc, kernel_name, &at, &n_at)) {
+	if (!kernel_autotune(path, o->source, o->kernel, o->includes, o->n_inc, kernel_name, &at, &n_at)) {
 		fprintf(stderr, "%s: error: cannot read the @autotune configs of '%s'\n", tool_name, path);
 		goto out;
 	}

@@ -40,8 +40,12 @@ typedef struct Options {
 } Options;
 
 /* Compiles a file (with --time=N, N times) and prints its phase times
- * with --time; returns 0, or 1 when it had errors. */
+ * with --time; returns 0, 1 when it had errors, 2 when it would overwrite
+ * a file it reads. */
 int compile_file_timed(const Options *opt, const char *path, FILE *out);
+/* The files -o names: none (standard output), the file, or NAME.c and
+ * NAME.h for --emit=c. Returns how many. */
+int compile_outputs(const Options *opt, char outs[2][4200]);
 /* The errno of the first write to the output that fell short (0: none). */
 int compile_write_errno(void);
 
@@ -106,6 +110,10 @@ int bad_usage(const char *fmt, const char *arg);
 bool is_identifier(const char *s, size_t n);
 bool parse_define(const char *arg, ConstBinding *out);
 const char *find_stdlib(char *buf, size_t size);
+/* Is `out`, written by option `flag`, the input or a file it imports (of
+ * modules, NULL for none)? Reported (`who` first) when it is: the caller
+ * exits with status 2 before writing anything. */
+bool output_is_source(const char *who, const char *flag, const char *out, const char *input, const PtrVec *modules);
 
 /* ---- blkc run, bench and tune (tool.c) ---------------------------------- */
 
@@ -136,6 +144,7 @@ typedef struct ToolOptions {
 	const char *svg;           /* --svg */
 	int devices[64];           /* blkc tune --devices: GPUs the configs are split across */
 	int n_devices;
+	const Source *source;      /* the program read from standard input (FILE "-"), else NULL */
 } ToolOptions;
 
 extern const char *tool_name; /* "blkc run", "blkc bench" or "blkc tune", in messages */
@@ -193,7 +202,8 @@ void tune_usage(FILE *f);
 void free_config(TuneConfig *c);
 void config_label(const TuneConfig *c, char *buf, size_t size, const char *sep);
 const blk_const *config_get(const TuneConfig *c, const char *name);
-bool kernel_autotune(const char *path, const char *kernel, const char **inc, int n_inc, char **name,
+/* src: the program already read (standard input), else NULL to read path. */
+bool kernel_autotune(const char *path, const Source *src, const char *kernel, const char **inc, int n_inc, char **name,
                      TuneConfig **cfg, int *n_cfg);
 int tune_configs(const ToolOptions *o, TuneRun *tr, TuneConfig *at, int n_at);
 

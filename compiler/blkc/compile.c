@@ -26,6 +26,24 @@ int compile_write_errno(void)
 	return write_errno;
 }
 
+int compile_outputs(const Options *opt, char outs[2][4200])
+{
+	if (!opt->output || !opt->output[0] || strcmp(opt->output, "-") == 0)
+		return 0;
+	if (opt->emit != EMIT_C) {
+		snprintf(outs[0], sizeof outs[0], "%s", opt->output);
+		return 1;
+	}
+	char base[4096]; /* NAME.c and NAME.h, as write_aot names them */
+	snprintf(base, sizeof base, "%s", opt->output);
+	size_t bl = strlen(base);
+	if (bl > 2 && (strcmp(base + bl - 2, ".c") == 0 || strcmp(base + bl - 2, ".h") == 0))
+		base[bl - 2] = '\0';
+	snprintf(outs[0], sizeof outs[0], "%s.c", base);
+	snprintf(outs[1], sizeof outs[1], "%s.h", base);
+	return 2;
+}
+
 /* The const values for one compilation: an autotune config (if any) with
  * the -D bindings over it. */
 static int const_values(const Options *opt, const AutotuneSpec *at, int config, ConstBinding *out)
@@ -205,7 +223,8 @@ static void print_times(const Options *opt, const char *path, const PhaseTimes *
 	fprintf(stderr, "  %-16s %9.3f ms\n", "wall", wall);
 }
 
-/* Compiles one file; returns 0, or 1 when it had errors. With quiet, it
+/* Compiles one file; returns 0, 1 when it had errors, 2 when its output
+ * would overwrite a file it reads. With quiet, it
  * writes neither output nor diagnostics (a --time=N run before the last);
  * *times gets the phases' times and *wall the whole file's. */
 static int compile_file(const Options *opt, const char *path, FILE *out, bool quiet, PhaseTimes *times,
@@ -240,6 +259,11 @@ static int compile_file(const Options *opt, const char *path, FILE *out, bool qu
 		double t0 = now_ms();
 		Module *m = module_load_file(&set, path);
 		cc.t.parse = now_ms() - t0;
+		/* -o onto a file the input imports: refused before anything is written */
+		char outs[2][4200];
+		for (int o = compile_outputs(opt, outs) - 1; o >= 0 && m && !quiet; o--)
+			if (output_is_source("blkc", "-o", outs[o], path, &set.modules))
+				m = NULL, rc = 2;
 		/* -D applies to the kernels that have the parameter; one that no
 		 * kernel of the file has is most likely a typo */
 		for (int d = 0; m && d < opt->n_defines; d++) {
@@ -286,7 +310,7 @@ static int compile_file(const Options *opt, const char *path, FILE *out, bool qu
 	if (text.len && diag.errors == 0 && !quiet && fwrite(text.data, 1, text.len, out) != text.len && !write_errno)
 		write_errno = errno ? errno : EIO;
 	sb_free(&text);
-	if (diag.errors)
+	if (diag.errors && !rc)
 		rc = 1;
 	if (diag.out.len && !quiet) {
 		fwrite(diag.out.data, 1, diag.out.len, stderr);

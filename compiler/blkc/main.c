@@ -251,46 +251,26 @@ static int settle_options(Options *opt, int n_files, char *stdlib_buf, size_t st
 	return -1;
 }
 
-/* Compiles argv[first..argc) to -o FILE, else standard output; returns the
- * exit status. */
 /* Is an output the same file as an input? (Checked before anything is
- * opened for writing: `-o f.tile` must not destroy f.tile.) */
+ * opened for writing: `-o f.tile` must not destroy f.tile; the files an
+ * input imports are checked as each is compiled, compile_file.) */
 static bool output_is_input(const Options *opt, int argc, char **argv, int first)
 {
-	if (!opt->output || strcmp(opt->output, "-") == 0)
-		return false;
 	char outs[2][4200];
-	int n = 1;
-	snprintf(outs[0], sizeof outs[0], "%s", opt->output);
-	if (opt->emit == EMIT_C) { /* NAME.c and NAME.h, as write_aot names them */
-		char base[4096];
-		snprintf(base, sizeof base, "%s", opt->output);
-		size_t bl = strlen(base);
-		if (bl > 2 && (strcmp(base + bl - 2, ".c") == 0 || strcmp(base + bl - 2, ".h") == 0))
-			base[bl - 2] = '\0';
-		snprintf(outs[0], sizeof outs[0], "%s.c", base);
-		snprintf(outs[1], sizeof outs[1], "%s.h", base);
-		n = 2;
-	}
-	for (int o = 0; o < n; o++) {
-		struct stat so, si;
-		if (stat(outs[o], &so) != 0)
-			continue;
+	int n = compile_outputs(opt, outs);
+	for (int o = 0; o < n; o++)
 		for (int i = first; i < argc; i++)
-			if (strcmp(argv[i], "-") != 0 && stat(argv[i], &si) == 0 && si.st_dev == so.st_dev &&
-			    si.st_ino == so.st_ino) {
-				fprintf(stderr, "blkc: error: the output '%s' is the input '%s': refusing to overwrite it\n",
-				        outs[o], argv[i]);
+			if (output_is_source("blkc", "-o", outs[o], argv[i], NULL))
 				return true;
-			}
-	}
 	return false;
 }
 
+/* Compiles argv[first..argc) to -o FILE, else standard output; returns the
+ * exit status. */
 static int compile_files(const Options *opt, int argc, char **argv, int first)
 {
 	if (output_is_input(opt, argc, argv, first))
-		return 1;
+		return 2;
 	int status = 0;
 	FILE *out = stdout;
 	char tmp[4200] = "";
@@ -301,9 +281,11 @@ static int compile_files(const Options *opt, int argc, char **argv, int first)
 			return 1;
 		}
 	}
-	for (int i = first; i < argc; i++)
-		if (compile_file_timed(opt, argv[i], out))
-			status = 1;
+	for (int i = first; i < argc; i++) {
+		int rc = compile_file_timed(opt, argv[i], out);
+		if (rc > status)
+			status = rc;
+	}
 	int werr = compile_write_errno();
 	const char *name = out == stdout ? "standard output" : opt->output;
 	bool closed = out == stdout ? !ferror(stdout) && fflush(stdout) == 0

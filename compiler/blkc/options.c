@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int bad_usage(const char *fmt, const char *arg)
@@ -89,5 +90,31 @@ bool parse_define(const char *arg, ConstBinding *out)
 	}
 	free((char *)out->name);
 	out->name = NULL;
+	return false;
+}
+
+/* Is `out` (the output of option `flag`) a file this compile reads: the
+ * input as given, or a file loaded for it (modules: the input and its
+ * imports)? By device and inode, so that another name of the same file
+ * counts; an output that does not exist yet clashes with nothing. Reports
+ * a clash on stderr, `who` first ("blkc", "blkc run"). */
+bool output_is_source(const char *who, const char *flag, const char *out, const char *input, const PtrVec *modules)
+{
+	struct stat so, si;
+	if (!out || strcmp(out, "-") == 0 || stat(out, &so) != 0)
+		return false;
+	int n = modules ? modules->len : 0;
+	for (int i = -1; i < n; i++) {
+		const char *p = i < 0 ? input : ((const Module *)modules->items[i])->path;
+		if (!p || strcmp(p, "-") == 0 || stat(p, &si) != 0 || si.st_dev != so.st_dev || si.st_ino != so.st_ino)
+			continue;
+		if (i <= 0)
+			fprintf(stderr, "%s: error: %s: the output '%s' is the input '%s': refusing to overwrite it\n", who,
+			        flag, out, p);
+		else
+			fprintf(stderr, "%s: error: %s: the output '%s' is '%s', a file the input imports: refusing to "
+			                "overwrite it\n", who, flag, out, p);
+		return true;
+	}
 	return false;
 }

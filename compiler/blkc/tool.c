@@ -150,6 +150,44 @@ static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 	return -1;
 }
 
+/* The program from standard input into *src (reported when it cannot be
+ * read). */
+static bool read_stdin(Source *src, Arena *arena)
+{
+	Diag diag;
+	diag_init(&diag);
+	bool ok = source_read_file(src, "-", arena, &diag);
+	if (!ok)
+		fwrite(diag.out.data, 1, diag.out.len, stderr);
+	diag_free(&diag);
+	return ok;
+}
+
+/* --save=NAME:PATH and --svg=FILE onto the program or a file it imports:
+ * refused before anything runs (exit status 2), else -1. The files are
+ * those the front end loads for it (errors there are libblk's to report). */
+static int refuse_outputs(const ToolOptions *o, const char *path, Arena *arena)
+{
+	if (!o->n_save && !o->svg)
+		return -1;
+	Diag diag;
+	diag_init(&diag);
+	char stdlib_buf[4200];
+	ModuleSet set = {.arena = arena, .diag = &diag, .include_dirs = o->includes, .n_include_dirs = o->n_inc,
+	                 .stdlib_dir = find_stdlib(stdlib_buf, sizeof stdlib_buf)};
+	if (o->source)
+		module_load_source(&set, o->source);
+	else
+		module_load_file(&set, path);
+	diag_free(&diag);
+	bool clash = o->svg && output_is_source(tool_name, "--svg", o->svg, path, &set.modules);
+	for (int i = 0; i < o->n_save && !clash; i++) {
+		const char *colon = strchr(o->saves[i], ':');
+		clash = colon && output_is_source(tool_name, "--save", colon + 1, path, &set.modules);
+	}
+	return clash ? 2 : -1;
+}
+
 /* blkc run, bench and tune: their options, the kernel loaded through libblk,
  * its arguments made, then run once or timed. Returns the exit status. */
 int tool_main(Tool tool, int argc, char **argv)
@@ -170,6 +208,7 @@ int tool_main(Tool tool, int argc, char **argv)
 	int n_args = 0, n_bufs = 0, status = 2;
 	blk_context *ctx = NULL;
 	blk_module *mod = NULL;
+	Arena arena = {0}; /* the program read from standard input, the files of refuse_outputs */
 	rng_state = 1;
 	if (!o.defines || !o.includes || !o.prints || !o.saves || !o.compares || !bufs || !o.config_args || !o.sweep_args) {
 		fprintf(stderr, "%s: error: out of memory\n", tool_name);
@@ -179,6 +218,18 @@ int tool_main(Tool tool, int argc, char **argv)
 	if (status >= 0)
 		goto out;
 	const char *path = argv[optind++];
+	/* "-": the program from standard input, read once (libblk and the
+	 * @autotune configs take it as text) */
+	Source src;
+	if (strcmp(path, "-") == 0) {
+		status = read_stdin(&src, &arena) ? -1 : 1;
+		if (status >= 0)
+			goto out;
+		o.source = &src;
+	}
+	status = refuse_outputs(&o, path, &arena);
+	if (status >= 0)
+		goto out;
 	status = 1;
 	/* --devices: the kernel and its arguments on the first GPU listed */
 	if (blk_context_create(o.n_devices ? BLK_BACKEND_GPU : BLK_BACKEND_AUTO, o.n_devices ? o.devices[0] : 0, &ctx) !=
@@ -189,7 +240,9 @@ int tool_main(Tool tool, int argc, char **argv)
 	blk_module_options mo = {.include_dirs = o.includes, .n_include_dirs = o.n_inc, .defines = o.defines,
 	                         .n_defines = o.n_def};
 	blk_kernel *k;
-	if (blk_module_load_file(ctx, path, &mo, &mod) != BLK_SUCCESS || blk_kernel_get(mod, o.kernel, &k) != BLK_SUCCESS) {
+	blk_status st = o.source ? blk_module_load_source(ctx, "<stdin>", o.source->text, o.source->len, &mo, &mod)
+	                         : blk_module_load_file(ctx, path, &mo, &mod);
+	if (st != BLK_SUCCESS || blk_kernel_get(mod, o.kernel, &k) != BLK_SUCCESS) {
 		fputs(blk_last_error(), stderr);
 		fputc('\n', stderr);
 		goto out;
@@ -203,6 +256,7 @@ int tool_main(Tool tool, int argc, char **argv)
 		status = run_kernel(&o, ctx, k, args, n_args, &lo, bufs, n_bufs);
 	fputs(blk_context_warnings(ctx), stderr); /* register spills of the variants compiled */
 out:
+	arena_free(&arena);
 	for (int i = 0; i < n_bufs; i++)
 		free(bufs[i].host);
 	for (int i = 0; i < o.n_def; i++)

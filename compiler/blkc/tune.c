@@ -146,7 +146,7 @@ const blk_const *config_get(const TuneConfig *c, const char *name)
 }
 
 /* The kernel's name and @autotune configs, read with the front end. */
-bool kernel_autotune(const char *path, const char *kernel, const char **inc, int n_inc, char **name,
+bool kernel_autotune(const char *path, const Source *src, const char *kernel, const char **inc, int n_inc, char **name,
                      TuneConfig **cfg, int *n_cfg)
 {
 	Arena arena = {0};
@@ -155,7 +155,7 @@ bool kernel_autotune(const char *path, const char *kernel, const char **inc, int
 	char stdlib_buf[4200];
 	ModuleSet set = {.arena = &arena, .diag = &diag, .include_dirs = inc, .n_include_dirs = n_inc,
 	                 .stdlib_dir = find_stdlib(stdlib_buf, sizeof stdlib_buf)};
-	Module *m = module_load_file(&set, path);
+	Module *m = src ? module_load_source(&set, src) : module_load_file(&set, path);
 	Node *k = m && !diag.errors ? irgen_find_kernel(m, kernel, &diag) : NULL;
 	AutotuneSpec at;
 	bool ok = k && irgen_autotune(m, k, &at, &diag, &arena);

@@ -21,12 +21,29 @@ from ._runtime import Error
 
 
 class Arg:
-    __slots__ = ("kind", "elem", "device", "ptr", "nbytes", "root", "root_nbytes", "writeable", "value", "obj")
+    """lo, hi: for host memory, the bytes [lo, hi) the array spans (its
+    view's own extent, strides and all): what the interpreter gets a copy of,
+    so that its bounds are the view's."""
+    __slots__ = ("kind", "elem", "device", "ptr", "nbytes", "lo", "hi", "writeable", "value", "obj")
 
     def __init__(self, kind, elem=None, device=None, ptr=0, nbytes=0, value=None, obj=None):
         self.kind, self.elem, self.device, self.ptr, self.nbytes = kind, elem, device, ptr, nbytes
-        self.root, self.root_nbytes, self.writeable = ptr, nbytes, True
+        self.lo, self.hi, self.writeable = ptr, ptr + nbytes, True
         self.value, self.obj = value, obj
+
+
+def _extent(ptr, shape, strides, itemsize):
+    """(lo, hi): the bytes an array at ptr with this shape and byte strides
+    spans; lo == hi for an empty one. A negative stride reaches below ptr."""
+    if any(n == 0 for n in shape):
+        return ptr, ptr
+    lo = hi = ptr
+    for n, st in zip(shape, strides):
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    return lo, hi + itemsize
 
 
 def _describe(v):
@@ -72,12 +89,18 @@ def _tensor(kernel, param, v, torch):
         raise _bad(kernel, param, f"a tensor on {v.device}: blk runs CUDA tensors (GPU) and CPU tensors "
                                   f"(interpreter)")
     a = Arg("host", elem, -1, v.data_ptr(), v.numel() * v.element_size(), obj=v)
-    try:  # the whole storage, so that views of one tensor share one interpreter copy
-        st = v.untyped_storage()
-        a.root, a.root_nbytes = st.data_ptr(), st.nbytes()
-    except (AttributeError, RuntimeError):
-        pass
+    a.lo, a.hi = _extent(a.ptr, tuple(v.shape), [st * v.element_size() for st in v.stride()], v.element_size())
     return a
+
+
+def _native_or_raise(kernel, param, byteorder, given):
+    """Refuses memory of the other byte order ('>' on a little-endian
+    machine): blk reads elements in this machine's order."""
+    other = ">" if sys.byteorder == "little" else "<"
+    if byteorder == other:
+        raise _bad(kernel, param, f"{given} is {'big' if other == '>' else 'little'}-endian, not this machine's "
+                                  f"byte order: pass x.astype(x.dtype.newbyteorder('=')) (or "
+                                  f"numpy.ascontiguousarray(x, dtype=x.dtype.newbyteorder('=')))")
 
 
 def _numpy(kernel, param, v):
@@ -86,22 +109,23 @@ def _numpy(kernel, param, v):
         v = numpy.asarray(v)
     elem = _types.numpy_name(v.dtype)
     _check_elem(kernel, param, elem, _describe(v))
+    if not v.dtype.isnative:
+        _native_or_raise(kernel, param, v.dtype.byteorder, f"the numpy array of {v.dtype.str}")
     _contiguous_or_raise(kernel, param, v.flags.c_contiguous, v.shape, v.strides, f"the numpy array")
     a = Arg("host", elem, -1, v.ctypes.data, v.nbytes, obj=v)
     a.writeable = bool(v.flags.writeable)
-    # the whole allocation the array views, so that views of one array alias
-    root = v
-    while isinstance(root.base, numpy.ndarray):
-        root = root.base
-    if root is not v and (root.flags.c_contiguous or root.flags.f_contiguous):
-        a.root, a.root_nbytes = root.ctypes.data, root.nbytes
+    # the view's own bytes (not its base array's): the interpreter's bounds
+    # are the view's; views that overlap share one copy (_plan._host_spans)
+    a.lo, a.hi = _extent(a.ptr, v.shape, v.strides, v.itemsize)
     return a
 
 
 def _cai(kernel, param, v):
     cai = v.__cuda_array_interface__
-    elem = _types.typestr_name(cai.get("typestr"))
-    _check_elem(kernel, param, elem, f"a {type(v).__name__} of {cai.get('typestr')}")
+    ts = cai.get("typestr")
+    elem = _types.typestr_name(ts)
+    _check_elem(kernel, param, elem, f"a {type(v).__name__} of {ts}")
+    _native_or_raise(kernel, param, ts[:1], f"the {type(v).__name__} of {ts}")
     shape, strides = tuple(cai.get("shape", ())), cai.get("strides")
     if strides is not None:
         size, want = _types.BLK_BYTES.get(elem, 1), []

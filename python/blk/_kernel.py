@@ -21,7 +21,10 @@ import re
 import sys
 from ctypes import byref, c_void_p
 
-from . import _args, _ffi, _plan, _runtime, _types
+from . import _args, _consts, _ffi, _plan, _runtime, _types
+from ._consts import fill_const as _fill_const
+from ._plan import Plan
+from ._results import CompileResult, TuneResult  # noqa: F401  (blk.CompileResult, blk.TuneResult)
 from ._runtime import Error
 
 OPTIONS = ("num_warps", "num_stages", "stream", "threads")
@@ -56,25 +59,29 @@ class Module:
     def __init__(self, path=None, source=None, name=None, include_dirs=(), defines=None):
         if (path is None) == (source is None):
             raise Error("blk.load: give a path or source=, not both")
-        self.path = os.path.abspath(path) if path is not None else None
-        if source is None:
-            try:
-                with open(self.path, encoding="utf-8") as f:
-                    source = f.read()
-            except OSError as e:
-                raise Error(f"blk.load: {path}: {e.strerror}", _ffi.ERROR_NOT_FOUND) from None
-        self.source = source
-        self.name = name or self.path or "<source>"
-        self.include_dirs = [os.fspath(d) for d in include_dirs]
-        self.defines = dict(defines or {})
+        # a file is libblk's to read (blk_module_load_file: it refuses a FIFO,
+        # a device, a file too large; any bytes in comments)
+        self.path = os.path.abspath(_consts.path_arg("path", path)) if path is not None else None
+        self._text = _consts.source_arg(source) if source is not None else None
+        self.name = _consts.text_arg("name", name) if name is not None else None
+        self.name = self.name or self.path or "<source>"
+        self.include_dirs = _consts.dirs_arg(include_dirs)
+        self.defines = _consts.defines_arg(defines)
         self._handles = {}   # Context -> blk_module handle
         self._kernels = {}
         self._opts_keep = None
         self._handle(_runtime.interpreter_context())  # checks the source now; errors raise here
 
+    @property
+    def source(self):
+        """The source text (a file's as libblk accepted it, read when asked)."""
+        if self._text is None:
+            self._text = _consts.read_source(self.path)
+        return self._text.decode("utf-8", errors="replace")
+
     def _options(self):
         if self._opts_keep is None:
-            dirs = [d.encode() for d in self.include_dirs]
+            dirs = [os.fsencode(d) for d in self.include_dirs]
             darr = (ctypes.c_char_p * max(1, len(dirs)))(*dirs)
             consts = (_ffi.BlkConst * max(1, len(self.defines)))()
             names = []
@@ -98,7 +105,7 @@ class Module:
         if self.path is not None:
             st = L.lib.blk_module_load_file(ctx.handle, self.path.encode(), opts, byref(h))
         else:
-            text = self.source.encode()
+            text = self._text
             st = L.lib.blk_module_load_source(ctx.handle, self.name.encode(), text, len(text), opts, byref(h))
         if st != _ffi.SUCCESS:
             raise Error(L.last_error(), st)
@@ -111,8 +118,10 @@ class Module:
         return re.findall(r"\bkernel\s+([A-Za-z_]\w*)\s*\(", text)
 
     def __getitem__(self, name):
-        k = self._kernels.get(name)
+        k = self._kernels.get(name) if isinstance(name, str) else None
         if k is None:
+            if name is not None:
+                _consts.text_arg("kernel name", name)
             k = Kernel(self, name)
             self._kernels[name] = k
         return k
@@ -138,40 +147,6 @@ class Module:
                 L.lib.blk_module_destroy(h)
         except Exception:
             pass
-
-
-def _fill_const(c, name, value, param):
-    """Fills blk_const c for const `name` = value; returns the bytes that must
-    stay alive with it. A type value (for a `T: const type` parameter) goes
-    into the field `type` that blk.h's blk_const gains for generic kernels."""
-    nb = name.encode()
-    c.name = nb
-    keep = [nb]
-    if param is not None and param.is_type:
-        tname = _types.type_name(value)
-        if tname is None:
-            raise Error(f"const '{name}' ({param.type}): expected a dtype or a blk type name, given {value!r}",
-                        param=name)
-        if not hasattr(_ffi.BlkConst, "type"):
-            raise Error(f"const '{name}' ({param.type}): this libblk's blk_const has no type field", param=name)
-        tb = tname.encode()
-        c.type = tb
-        keep.append(tb)
-        return keep
-    if isinstance(value, bool):
-        value = int(value)
-    is_float = isinstance(value, float) or (param is not None and param.kind == _ffi.PARAM_FLOAT)
-    try:
-        if is_float:
-            c.is_float, c.f = 1, float(value)
-        else:
-            if isinstance(value, float) or not hasattr(value, "__index__"):
-                raise TypeError
-            c.is_float, c.i = 0, int(value.__index__())
-    except (TypeError, ValueError, OverflowError):
-        what = f"({param.type})" if param is not None else ""
-        raise Error(f"const '{name}' {what}: expected a number, given {value!r}", param=name) from None
-    return keep
 
 
 class Kernel:
@@ -345,12 +320,13 @@ class Kernel:
             raise Error(f"{self.name}: {n} arguments expected ({sig}), given {len(args)}", kernel=self.name)
         return args, consts, options, bool(named)
 
-    def _prepare(self, args, kw):
+    def _prepare(self, args, kw, want=None):
         """The Plan for these arguments (made, or found by their signature)
-        and the runtime arguments in order."""
+        and the runtime arguments in order. want: compile()'s backend, over
+        blk.set_backend's."""
         args, consts, options, named = self._split(args, kw)
         infos = [_args.classify(v, p, self) for v, p in zip(args, self.runtime_params)]
-        backend, device = self._backend_for(infos)
+        backend, device = self._backend_for(infos, want)
         user_kw = {**consts, **options}
         # bind `T: const type` parameters from the element types of *T pointers
         for p, a in zip(self.runtime_params, infos):
@@ -377,7 +353,7 @@ class Kernel:
             plan = Plan(self, backend, device, infos, consts, options, user_kw)
             if sig is not None:
                 self._by_sig[sig] = plan
-        if not named:
+        if not named and want is None:  # compile(backend=) leaves the launches' plans alone
             try:
                 self._plans[tuple(kw.items())] = plan
                 self._last[0] = plan
@@ -385,8 +361,8 @@ class Kernel:
                 pass
         return plan, args, infos
 
-    def _backend_for(self, infos):
-        want = _runtime.get_backend()
+    def _backend_for(self, infos, backend=None):
+        want = _runtime._norm_backend(backend) if backend is not None else _runtime.get_backend()
         gpu = [(p, a) for p, a in zip(self.runtime_params, infos) if a.kind in ("tensor", "gpu")]
         host = [(p, a) for p, a in zip(self.runtime_params, infos) if a.kind in ("host", "devarray")]
         if want == "auto":
@@ -417,7 +393,7 @@ class Kernel:
 
     def _plan_for(self, args, kw, backend):
         if args:
-            plan, args, infos = self._prepare(args, kw)
+            plan, args, infos = self._prepare(args, kw, backend)
             return plan, (args, infos)
         consts = {k: v for k, v in kw.items() if k in self.const_params}
         options = {k: v for k, v in kw.items() if k in OPTIONS}
@@ -449,48 +425,3 @@ class Kernel:
         """Median time of a launch in ms (blk_time_launch: warm-up, `reps` runs)."""
         plan, args, infos = self._prepare(args, kw)
         return plan.time((args, infos), reps, grid)
-
-
-class CompileResult:
-    """What blk_kernel_compile reports: ptx (str; None on the interpreter),
-    shared_bytes, num_warps, num_stages, spill_bytes (GPU: bytes of
-    registers a thread spills to local memory, 0 for none), warnings (the
-    compilation's warnings, a line each, or ""), from_disk_cache, phases (ms
-    by phase: parse, irgen, passes, LLVM, PTX, cubin; 0 where not done now),
-    ms (their sum), registers (GPU: registers a thread, from the driver;
-    None on the interpreter)."""
-
-    def __init__(self, info, backend):
-        self.backend = backend
-        self.ptx = info.ptx[:info.ptx_len].decode() if info.ptx else None
-        self.shared_bytes = info.shared_bytes
-        self.num_warps = info.num_warps
-        self.num_stages = info.num_stages
-        self.spill_bytes = info.spill_bytes
-        self.warnings = info.warnings.decode(errors="replace") if info.warnings else ""
-        self.registers = info.registers if info.registers > 0 else None
-        self.from_disk_cache = bool(info.from_disk_cache)
-        self.phases = {name: getattr(info, key) for key, name in _ffi.COMPILE_PHASES}
-        self.ms = sum(self.phases.values())
-
-    def __repr__(self):
-        ph = ", ".join(f"{k} {v:.2f}" for k, v in self.phases.items())
-        return (f"<blk.CompileResult {self.backend}: shared {self.shared_bytes} B, num_warps {self.num_warps}, "
-                f"num_stages {self.num_stages}, {self.ms:.2f} ms ({ph})>")
-
-
-class TuneResult:
-    """What blk_autotune reports: ms (a list, one a config; None where it could
-    not run), notes (why not), best (the index of the fastest)."""
-
-    def __init__(self, res):
-        n = min(res.n_configs, _ffi.TUNE_MAX_CONFIGS)
-        self.best = res.best
-        self.ms = [res.ms[i] if res.ms[i] >= 0 else None for i in range(n)]
-        self.notes = [res.note[i].value.decode(errors="replace") for i in range(n)]
-
-    def __repr__(self):
-        return f"<blk.TuneResult best {self.best}, ms {self.ms}>"
-
-
-from ._plan import Plan  # noqa: E402  (Plan needs Error and _fill_const from here)

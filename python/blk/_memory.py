@@ -32,6 +32,8 @@ class DeviceArray:
         """Copies a C-contiguous numpy array of the same size in bytes in."""
         if host.nbytes != self.nbytes:
             raise Error(f"blk.DeviceArray: {host.nbytes} bytes given, the array has {self.nbytes}")
+        if not host.dtype.isnative:  # blk reads elements in this machine's byte order
+            host = host.astype(host.dtype.newbyteorder("="))
         if not host.flags.c_contiguous:
             host = host.copy()
         self.context.to_device(self.ptr, host.ctypes.data, self.nbytes)
@@ -71,6 +73,8 @@ def device_array(host, backend="interpreter", device=None):
     `backend` ('interpreter' or 'gpu')."""
     import numpy
     host = numpy.ascontiguousarray(host)
+    if not host.dtype.isnative:  # the values, in this machine's byte order
+        host = host.astype(host.dtype.newbyteorder("="))
     name = _types.numpy_name(host.dtype)
     if name is None:
         raise Error(f"blk.device_array: blk has no type for numpy {host.dtype}")

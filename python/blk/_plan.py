@@ -16,6 +16,8 @@ import sys
 from ctypes import byref
 
 from . import _args, _ffi, _runtime
+from ._consts import fill_const
+from ._results import CompileResult, TuneResult
 from ._runtime import Error
 
 
@@ -46,6 +48,21 @@ _FAST_TENSOR, _FAST_TENSOR_STRIDED, _FAST_INT, _FAST_U64, _FAST_FLOAT = range(5)
 _FAST_MAX_ARGS = 64
 
 
+def _host_spans(infos):
+    """{index: (lo, hi)}: the bytes each host array's interpreter copy
+    holds: its own extent, merged with those of the others it overlaps (x
+    and out the same array, or views that share bytes, share one copy), so
+    no kernel reaches a byte outside the arrays it was given."""
+    groups = []
+    for lo, hi, i in sorted((a.lo, a.hi, i) for i, a in enumerate(infos) if a.kind == "host"):
+        if groups and lo < groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], hi)
+            groups[-1][2].append(i)
+        else:
+            groups.append([lo, hi, [i]])
+    return {i: (lo, hi) for lo, hi, idx in groups for i in idx}
+
+
 class Plan:
     def __init__(self, kernel, backend, device, infos, consts, options, user_kw):
         self.kernel = kernel
@@ -63,7 +80,7 @@ class Plan:
         self._carr = (_ffi.BlkConst * max(1, len(consts)))()
         self._keep = []
         for c, (name, value) in zip(self._carr, consts.items()):
-            self._keep += kernel_fill_const(c, name, value, kernel.const_params.get(name))
+            self._keep += fill_const(c, name, value, kernel.const_params.get(name))
         # options
         o = self.opts = _ffi.BlkLaunchOptions()
         o.consts = ctypes.cast(self._carr, ctypes.POINTER(_ffi.BlkConst)) if consts else None
@@ -321,25 +338,26 @@ class Plan:
         """A fresh blk_arg array for these arguments, and what to do after the
         launch (host arrays copied back, interpreter memory freed)."""
         arr = (_ffi.BlkArg * max(1, self.n))()
-        bufs = {}  # interpreter: the allocation a host array views -> its copy
-        for a, p, info in zip(arr, self.kernel.runtime_params, infos):
+        bufs = {}  # interpreter: (lo, nbytes) of a span of host memory -> [its copy, writeable, info]
+        spans = _host_spans(infos)
+        for i, (a, info) in enumerate(zip(arr, infos)):
             if info.kind == "int":
                 a.kind, a.v.i = _ffi.ARG_INT, info.value
             elif info.kind == "float":
                 a.kind, a.v.f = _ffi.ARG_FLOAT, info.value
             elif info.kind == "host":
-                key = (info.root, info.root_nbytes)
-                b = bufs.get(key)
+                lo, hi = spans[i]
+                b = bufs.get((lo, hi - lo))
                 if b is None:
-                    dev = self.ctx.malloc(info.root_nbytes)
-                    b = bufs[key] = [dev, info.writeable, info]
+                    dev = self.ctx.malloc(hi - lo)
+                    b = bufs[(lo, hi - lo)] = [dev, info.writeable, info]
                     try:
-                        self.ctx.to_device(dev, info.root, info.root_nbytes)
+                        self.ctx.to_device(dev, lo, hi - lo)
                     except Error:
                         self._release(bufs, False)
                         raise
                 b[1] = b[1] or info.writeable
-                a.kind, a.v.ptr = _ffi.ARG_PTR, b[0] + (info.ptr - info.root)
+                a.kind, a.v.ptr = _ffi.ARG_PTR, b[0] + (info.ptr - lo)
             else:
                 a.kind, a.v.ptr = _ffi.ARG_PTR, info.ptr
         return arr, bufs
@@ -411,13 +429,11 @@ class Plan:
     def compile(self, argsinfo, grid=None):
         info = _ffi.BlkCompileInfo()
         self._call(_runtime.lib().lib.blk_kernel_compile, "blk_kernel_compile", argsinfo, grid, byref(info))
-        from ._kernel import CompileResult
         return CompileResult(info, self.backend)
 
     def autotune(self, argsinfo, grid=None):
         res = _ffi.BlkTuneResult()
         self._call(_runtime.lib().lib.blk_autotune, "blk_autotune", argsinfo, grid, byref(res))
-        from ._kernel import TuneResult
         return TuneResult(res)
 
     def time(self, argsinfo, reps, grid=None):
@@ -425,7 +441,3 @@ class Plan:
         self._call(_runtime.lib().lib.blk_time_launch, "blk_time_launch", argsinfo, grid, int(reps), byref(ms))
         return ms.value
 
-
-def kernel_fill_const(c, name, value, param):
-    from ._kernel import _fill_const
-    return _fill_const(c, name, value, param)

@@ -432,6 +432,56 @@ cp examples/vector_add.tile "$tmp/w/same.tile"
 st=$?
 [ $st -ne 0 ] && grep -qF "the output '$tmp/w/same.tile' is the input" "$tmp/err" && cmp -s examples/vector_add.tile "$tmp/w/same.tile" &&
 	ok "-o naming the input: refused, the source untouched" || bad "-o the input" "status $st: $(cat "$tmp/err")"
+[ $st -eq 2 ] && grep -qF -- "-o: " "$tmp/err" && ok "-o naming the input: exit 2, the flag named" ||
+	bad "-o the input: exit 2 naming -o" "status $st: $(cat "$tmp/err")"
+# every output flag against every file the compile reads (the input and
+# its imports), by device and inode: a hard link to an import counts
+mkdir -p "$tmp/imp"
+printf 'fn twice(x: f32) -> f32 { return x * 2.0; }\n' >"$tmp/imp/lib.tile"
+cp "$tmp/imp/lib.tile" "$tmp/imp/lib.orig"
+ln "$tmp/imp/lib.tile" "$tmp/imp/hard.ptx"
+printf 'import "lib.tile";\nkernel k(x: *f32, n: i32) grid(1) {\n    let o = arange(0, 16);\n    store(x + o, twice(load(x + o, mask = o < n)), mask = o < n);\n}\n' \
+	>"$tmp/imp/main.tile"
+refused() { # refused NAME FLAG FILE COMMAND...: exit 2 naming FLAG and FILE, the import untouched
+	local name=$1 flag=$2 file=$3 st
+	shift 3
+	"$@" >/dev/null 2>"$tmp/err"
+	st=$?
+	[ $st -eq 2 ] && grep -qF -- "$flag: the output '$file'" "$tmp/err" && grep -qF "lib.tile" "$tmp/err" &&
+		cmp -s "$tmp/imp/lib.tile" "$tmp/imp/lib.orig" && ok "$name" || bad "$name" "status $st: $(cat "$tmp/err")"
+}
+refused "-o onto an imported file: refused (exit 2), the import untouched" -o "$tmp/imp/lib.tile" \
+	"$blkc" --emit=ptx "$tmp/imp/main.tile" -o "$tmp/imp/lib.tile"
+refused "-o onto a hard link of an imported file: refused" -o "$tmp/imp/hard.ptx" \
+	"$blkc" --emit=ptx "$tmp/imp/main.tile" -o "$tmp/imp/hard.ptx"
+refused "--emit=c whose NAME.c is an imported file: refused" -o "$tmp/imp/lib.c" \
+	bash -c 'ln -f "$1/lib.tile" "$1/lib.c" && exec "$2" --emit=c "$1/main.tile" -o "$1/lib"' _ "$tmp/imp" "$blkc"
+refused "blkc run --save onto an imported file: refused, nothing run" --save "$tmp/imp/lib.tile" \
+	"$blkc" run "$tmp/imp/main.tile" x=16:ones n=16 --save=x:"$tmp/imp/lib.tile"
+(cd "$tmp/imp" && "$blkc" run - x=16:ones n=16 --save=x:hard.ptx <main.tile >/dev/null 2>"$tmp/err")
+[ $? -eq 2 ] && cmp -s "$tmp/imp/lib.tile" "$tmp/imp/lib.orig" && ok "blkc run - --save onto an import of standard input: refused" ||
+	bad "blkc run - --save onto an import" "$(cat "$tmp/err")"
+cp examples/vector_add.tile "$tmp/imp/va.tile"
+"$blkc" tune "$tmp/imp/va.tile" x=256 y=256 out=256 n=256 --config BLOCK=128 --reps=1 --svg="$tmp/imp/va.tile" \
+	>/dev/null 2>"$tmp/err"
+st=$?
+[ $st -eq 2 ] && grep -qF -- "--svg: the output '$tmp/imp/va.tile' is the input" "$tmp/err" &&
+	cmp -s examples/vector_add.tile "$tmp/imp/va.tile" && ok "blkc tune --svg onto the input: refused (exit 2)" ||
+	bad "tune --svg onto the input" "status $st: $(cat "$tmp/err")"
+"$blkc" run "$tmp/imp/va.tile" x=256:ones y=256:ones out=256 n=256 --save=out:"$tmp/imp/va.tile" >/dev/null 2>"$tmp/err"
+st=$?
+[ $st -eq 2 ] && cmp -s examples/vector_add.tile "$tmp/imp/va.tile" && ok "blkc run --save onto the input: refused (exit 2)" ||
+	bad "run --save onto the input" "status $st: $(cat "$tmp/err")"
+"$blkc" run "$tmp/imp/main.tile" x=16:ones n=16 --save=x:"$tmp/imp/x.bin" >/dev/null 2>"$tmp/err" &&
+	[ "$(stat -c %s "$tmp/imp/x.bin")" = 64 ] && ok "blkc run --save to a new file: written" || bad "run --save" "$(cat "$tmp/err")"
+# blkc run, bench and tune read the program from standard input with FILE "-"
+out=$(cd "$tmp/imp" && "$blkc" run - x=16:ones n=16 --print=x:4 <main.tile 2>&1)
+[ "$out" = "x: 2 2 2 2" ] && ok "blkc run - reads the program (and its imports beside the working folder) from standard input" ||
+	bad "blkc run -" "$out"
+out=$("$blkc" bench - x=256 y=256 out=256 n=256 --reps=1 <examples/vector_add.tile 2>&1)
+[ $? -eq 0 ] && grep -qF "vector_add:" <<<"$out" && ok "blkc bench - reads standard input" || bad "blkc bench -" "$out"
+out=$("$blkc" tune - x=256 y=256 out=256 n=256 --reps=1 --config BLOCK=64 --config BLOCK=128 <examples/vector_add.tile 2>&1)
+[ $? -eq 0 ] && grep -qF "fastest" <<<"$out" && ok "blkc tune - reads standard input" || bad "blkc tune -" "$out"
 ln -s same.tile "$tmp/w/link.ptx"
 "$blkc" --emit=ptx "$tmp/w/same.tile" -o "$tmp/w/link.ptx" >/dev/null 2>"$tmp/err"
 [ $? -ne 0 ] && cmp -s examples/vector_add.tile "$tmp/w/same.tile" &&

@@ -16,7 +16,9 @@
 #    tests/python/fake_torch.py, no GPU or torch; twice where the package has
 #    its launchers in C (python/blk/_fastlaunch.c): with them, and with
 #    BLK_FAST_LAUNCH=0 (those in Python).
-# 5. Each examples/python/NAME.py on the interpreter (small sizes), checked
+# 5. tests/fuzz/fuzz_python.py for $BLK_FUZZ_PY_SECONDS (default 20) seconds:
+#    the Python front door fuzzed, nothing but blk.Error may come out.
+# 6. Each examples/python/NAME.py on the interpreter (small sizes), checked
 #    against numpy.
 # Prints a line per case and last "N passed, N failed". A sanitized build
 # (BLK_SANITIZE=1 or thread) is skipped: its libblk.so needs the sanitizer
@@ -100,7 +102,7 @@ have_numpy=0
 run_counted() {
 	local name=$1 out status last
 	shift
-	out=$(cd "$tmp" && timeout 300 "$py" "$@" 2>&1)
+	out=$(cd "$tmp" && timeout "${RUN_TIMEOUT:-300}" "$py" "$@" 2>&1)
 	status=$?
 	printf '%s\n' "$out" | sed '$d'
 	last=$(printf '%s\n' "$out" | tail -n 1)
@@ -126,6 +128,13 @@ if [ -f "$build/tests/runtime/fake/libcuda.so.1" ]; then
 else
 	fail "test_gpu_path.py: the stand-in driver is not built ($build/tests/runtime/fake/libcuda.so.1)"
 fi
+
+# the Python front door fuzzed for a short while (tests/fuzz/fuzz_python.py:
+# blk.load(source=...) of mutated sources, random arguments, launches; only
+# blk.Error may come out). Longer: BLK_FUZZ_PY_SECONDS=600 tests/python/run.sh
+# BUILD, or tests/fuzz/fuzz_python.py --seconds N yourself.
+fuzz_s=${BLK_FUZZ_PY_SECONDS:-20}
+RUN_TIMEOUT=$((${fuzz_s%.*} + 300)) run_counted fuzz_python.py "$repo/tests/fuzz/fuzz_python.py" --seconds "$fuzz_s"
 
 # every example kernel file has its Python driver
 missing=""

@@ -94,6 +94,90 @@ def _():
     raises(lambda: k[(1,)](1, 2, 3, 2**40), "n", "out of range")
 
 
+@case("blk.load(path) reads through libblk: a FIFO, /dev/zero, /dev/urandom refused at once; any bytes in comments")
+def _():
+    import signal
+    import tempfile
+    import time
+    d = tempfile.mkdtemp()
+    fifo = os.path.join(d, "k.tile")
+    os.mkfifo(fifo)
+    old = signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(TimeoutError("blk.load hung")))
+    signal.alarm(10)
+    try:
+        t0 = time.monotonic()
+        for p in (fifo, "/dev/zero", "/dev/urandom"):
+            if os.path.exists(p):
+                raises(lambda: blk.load(p), None, p, "not a regular file")
+        assert time.monotonic() - t0 < 5
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    f = os.path.join(d, "latin1.tile")
+    with open(f, "wb") as fh:  # a Latin-1 byte in a comment: blkc accepts it, and so does blk.load
+        fh.write(b"// caf\xe9 au lait\nkernel k(x: *f32) grid(1) { store(x + arange(0, 16), 1.0); }\n")
+    m = blk.load(f)
+    assert m.kernel_names == ["k"] and m.k.params[0].type == "*f32", m.kernel_names
+    assert "caf\ufffd" in m.source
+
+
+@case("blk.load's arguments: bytes source, one folder, paths; every bad one a blk.Error naming it")
+def _():
+    src = "kernel k(x: *f32) grid(1) { store(x + arange(0, 16), 1.0); }"
+    assert blk.load(source=src.encode()).kernel_names == ["k"]
+    assert blk.load(source=bytearray(src.encode()), name="b.tile").name == "b.tile"
+    import pathlib
+    assert blk.load(pathlib.Path(EX) / "relu.tile").kernel_names == ["relu"]
+    assert blk.load(os.fsencode(os.path.join(EX, "relu.tile"))).kernel_names == ["relu"]
+    # include_dirs given one folder: that folder, not its characters
+    assert blk.load(source=src, include_dirs=EX).include_dirs == [EX]
+    assert blk.load(source=src, include_dirs=pathlib.Path(EX)).include_dirs == [EX]
+    m = blk.load(source='import "relu.tile";\n' + src, include_dirs=EX)
+    assert m.kernel_names == ["k"]
+    for call, words in [
+            (lambda: blk.load(source=3), ("source", "int")),
+            (lambda: blk.load(source="\udcff"), ("source", "UTF-8")),
+            (lambda: blk.load(source=src, defines={None: 1}), ("defines", "None")),
+            (lambda: blk.load(source=src, defines={"A\0B": 1}), ("defines",)),
+            (lambda: blk.load(source=src, defines=[1, 2]), ("defines",)),
+            (lambda: blk.load(source=src, include_dirs=3), ("include_dirs", "int")),
+            (lambda: blk.load(source=src, include_dirs=[EX, None]), ("include_dirs[1]",)),
+            (lambda: blk.load(source=src, include_dirs=["/tmp\0x"]), ("include_dirs", "NUL")),
+            (lambda: blk.load(source=src, name="a\0b"), ("name", "NUL")),
+            (lambda: blk.load(source=src, name=3), ("name", "int")),
+            (lambda: blk.load(source=src, name="\udcff"), ("name", "UTF-8")),
+            (lambda: blk.load(source=src)["k\udcff"], ("kernel name", "UTF-8")),
+            (lambda: blk.load(os.path.join(EX, "relu.tile") + "\0x"), ("path", "NUL")),
+            (lambda: blk.load(3.5), ("path", "float")),
+            (lambda: blk.load(os.path.join(EX, "relu.tile"))["relu\0x"], ("NUL",)),
+            (lambda: blk.load(os.path.join(EX, "relu.tile"))[3], ("kernel name",))]:
+        raises(call, None, *words)
+    raises(lambda: blk.load(source=src, defines={"A": "x"}), "A", "expected a number")
+
+
+@case("the package's modules import no circle (issue 26: _kernel and _plan)")
+def _():
+    import ast
+    here = os.path.dirname(blk.__file__)
+    deps = {}
+    for f in os.listdir(here):
+        if f.endswith(".py"):
+            tree = ast.parse(open(os.path.join(here, f)).read())
+            mods = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.level == 1:
+                    mods |= {node.module} if node.module else {a.name for a in node.names}
+            deps[f[:-3]] = mods
+    assert "_kernel" not in deps["_plan"], deps["_plan"]
+
+    def visit(m, stack):
+        assert m not in stack, "import circle: " + " -> ".join(stack + [m])
+        for d in deps.get(m, ()):
+            visit(d, stack + [m])
+    for m in deps:
+        visit(m, [])
+
+
 try:
     import numpy as np
 except ImportError:
@@ -275,5 +359,76 @@ if np is not None:
         c[:] = 0
         mm(a, b, c, M, N, K, K, 1, N, 1, N, 1, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, GROUP_M=2)
         close(c, a.astype(np.float64) @ b.astype(np.float64), 2e-2)
+
+    @case("views: the interpreter's bounds are the view's; overlapping views share a copy; strided views")
+    def _():
+        cp = blk.load(source="""
+kernel cp(x: *f32, out: *f32, BLOCK: const i32 = 16) grid(1) {
+    let o = arange(0, BLOCK);
+    store(out + o, load(x + o));
+}""").cp
+        base = np.arange(32, dtype=np.float32)
+        raises(lambda: cp(base[:8], np.zeros(16, np.float32)), "x", "out-of-bounds load")
+        raises(lambda: cp(base[8:], np.zeros(32, np.float32), BLOCK=32), "x", "out-of-bounds load")
+        big = np.zeros(32, np.float32)
+        raises(lambda: cp(np.ones(16, np.float32), big[:8]), "out", "out-of-bounds store")
+        assert not big.any(), "a store past the view landed in the caller's array"
+        b = np.arange(48, dtype=np.float32)
+        cp(b[16:32], b[0:16])          # two views of one array, apart: each its own copy
+        assert (b[:16] == np.arange(16, 32)).all() and (b[16:] == np.arange(16, 48)).all()
+        b = np.arange(48, dtype=np.float32)
+        cp(b[8:24], b[0:16])           # overlapping views: one copy
+        assert (b[:16] == np.arange(8, 24)).all() and (b[16:] == np.arange(16, 48)).all(), b
+        x = np.arange(16, dtype=np.float32)
+        cp(x, x)                       # out is x
+        assert (x == np.arange(16)).all()
+        st = blk.load(source="""
+kernel st(x: *f32, out: *f32, stride: i32) grid(1) {
+    let o = arange(0, 4);
+    store(out + o, load(x + o * stride));
+}""").st
+        m = np.arange(32, dtype=np.float32).reshape(4, 8)
+        out = np.zeros(4, np.float32)
+        st(m[:, 2], out, 8)            # a strided column: the kernel takes strides
+        assert (out == m[:, 2]).all(), out
+        raises(lambda: st(m[:, 2], out, 9), "x", "out-of-bounds load")
+        rev = np.arange(16, dtype=np.float32)[::-1]  # a negative stride: its bytes lie below its pointer
+        st(rev, out, -1)
+        assert (out == [15, 14, 13, 12]).all(), out
+
+    @case("byte order: a big-endian array refused, naming the argument and the fix")
+    def _():
+        x = np.arange(64, dtype=">f4")
+        out = np.zeros(64, np.float32)
+        raises(lambda: VADD(x, np.zeros(64, np.float32), out, 64), "x", "big-endian", "newbyteorder('=')")
+        raises(lambda: VADD(np.zeros(64, np.float32), np.zeros(64, np.float32), np.zeros(64, ">f4"), 64), "out",
+               "big-endian")
+        VADD(x.astype(x.dtype.newbyteorder("=")), np.ones(64, np.float32), out, 64)
+        assert (out == np.arange(64) + 1).all()
+        d = blk.device_array(x)  # a copy in the interpreter: the values, in this machine's order
+        VADD(d, np.ones(64, np.float32), out, 64)
+        assert (out == np.arange(64) + 1).all(), out[:4]
+        d.copy_from(np.arange(64, 128, dtype=">f4"))
+        VADD(d, np.ones(64, np.float32), out, 64)
+        assert (out == np.arange(64, 128) + 1).all(), out[:4]
+
+    @case("compile(*args, backend=): the backend honoured with arguments as without")
+    def _():
+        x = rand(64)
+        out = np.zeros(64, np.float32)
+        raises(lambda: VADD.compile(x, x, out, 64, backend="gpu"), "x", "GPU backend")
+        raises(lambda: VADD.compile(x, x, out, 64, backend="tpu"), None, "backend 'tpu'")
+        blk.set_backend("gpu")
+        try:
+            assert VADD.compile(x, x, out, 64, backend="interpreter").backend == "interpreter"
+        finally:
+            blk.set_backend("auto")
+        VADD(x, x, out, 64)
+        close(out, 2 * x.astype(np.float64), 1e-6)
+        # a launch's plan is kept for its keyword arguments; compile(backend=) leaves it
+        p = VADD._plans[()]
+        assert p.backend == "interpreter"
+        VADD.compile(x, x, out, 64, backend="interpreter")
+        assert VADD._plans[()] is p
 
 finish()

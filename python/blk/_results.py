@@ -1,0 +1,46 @@
+"""blk._results: what compiling and autotuning report (blk.CompileResult,
+blk.TuneResult), made from libblk's structs."""
+
+from . import _ffi
+
+
+class CompileResult:
+    """What blk_kernel_compile reports: ptx (str; None on the interpreter),
+    shared_bytes, num_warps, num_stages, spill_bytes (GPU: bytes of
+    registers a thread spills to local memory, 0 for none), warnings (the
+    compilation's warnings, a line each, or ""), from_disk_cache, phases (ms
+    by phase: parse, irgen, passes, LLVM, PTX, cubin; 0 where not done now),
+    ms (their sum), registers (GPU: registers a thread, from the driver;
+    None on the interpreter)."""
+
+    def __init__(self, info, backend):
+        self.backend = backend
+        self.ptx = info.ptx[:info.ptx_len].decode() if info.ptx else None
+        self.shared_bytes = info.shared_bytes
+        self.num_warps = info.num_warps
+        self.num_stages = info.num_stages
+        self.spill_bytes = info.spill_bytes
+        self.warnings = info.warnings.decode(errors="replace") if info.warnings else ""
+        self.registers = info.registers if info.registers > 0 else None
+        self.from_disk_cache = bool(info.from_disk_cache)
+        self.phases = {name: getattr(info, key) for key, name in _ffi.COMPILE_PHASES}
+        self.ms = sum(self.phases.values())
+
+    def __repr__(self):
+        ph = ", ".join(f"{k} {v:.2f}" for k, v in self.phases.items())
+        return (f"<blk.CompileResult {self.backend}: shared {self.shared_bytes} B, num_warps {self.num_warps}, "
+                f"num_stages {self.num_stages}, {self.ms:.2f} ms ({ph})>")
+
+
+class TuneResult:
+    """What blk_autotune reports: ms (a list, one a config; None where it could
+    not run), notes (why not), best (the index of the fastest)."""
+
+    def __init__(self, res):
+        n = min(res.n_configs, _ffi.TUNE_MAX_CONFIGS)
+        self.best = res.best
+        self.ms = [res.ms[i] if res.ms[i] >= 0 else None for i in range(n)]
+        self.notes = [res.note[i].value.decode(errors="replace") for i in range(n)]
+
+    def __repr__(self):
+        return f"<blk.TuneResult best {self.best}, ms {self.ms}>"

@@ -410,7 +410,9 @@ blk_status rt_choose_config(blk_kernel *k, const blk_arg *args, int n_args, cons
 	CacheKey ck;
 	bool disk = gpu && cache_mode() != CACHE_OFF && cache_dir(dir, sizeof dir) && tune_key(k, opt, key, spec, &ck);
 	int index;
-	if (disk && cache_read_tune(dir, &ck, &index, stored, sizeof stored) && index < k->autotune.n_configs) {
+	bool read = disk && cache_read_tune(dir, &ck, &index, stored, sizeof stored);
+	rt_cache_warning(k->m->ctx);
+	if (read && index < k->autotune.n_configs) {
 		config_text(k, index, text, sizeof text);
 		if (strcmp(text, stored) == 0) {
 			remember_tuned(k, key, spec, index);
@@ -451,6 +453,7 @@ void rt_store_choice(blk_kernel *k, const blk_arg *args, const blk_launch_option
 		config_text(k, best, text, sizeof text);
 		cache_write_tune(dir, &ck, best, text);
 	}
+	rt_cache_warning(k->m->ctx);
 	if (key != kbuf)
 		free(key);
 }

@@ -282,6 +282,22 @@ const char *blk_context_warnings(blk_context *ctx)
 	return ctx ? take_text(ctx, &ctx->warnings, &ctx->warnings_out) : "";
 }
 
+void rt_cache_warning(blk_context *ctx)
+{
+	char why[2048];
+	if (!cache_take_refusal(why, sizeof why) || !ctx)
+		return;
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+	for (const char *p = why; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	pthread_mutex_lock(&ctx->lock);
+	if (h != ctx->cache_warned) {
+		ctx->cache_warned = h;
+		sb_printf(&ctx->warnings, "warning: %s\n", why);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
 blk_status blk_synchronize(blk_context *ctx)
 {
 	if (!ctx)

@@ -281,9 +281,9 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
 
 /* Compiles and loads v for ctx's device: PTX, the parameters' layout,
  * shared memory, a CUfunction. The cubin comes from the disk cache when it
- * has it (BLK_CACHE, BLK_ALWAYS_COMPILE); else it is compiled and put
- * there. Caller holds m->lock. */
-blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
+ * has it (BLK_CACHE, BLK_ALWAYS_COMPILE) and read_cache; else it is
+ * compiled and put there. Caller holds m->lock. */
+static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 {
 	blk_module *m = k->m;
 	blk_context *ctx = m->ctx;
@@ -317,7 +317,7 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 	v->from_disk = false;
 	v->ms_llvm = v->ms_ptx = v->ms_cubin = 0;
 	double t0 = rt_monotonic_ms();
-	if (cached && mode == CACHE_READ_WRITE && cache_read_variant(dir, &key, &entry)) {
+	if (cached && mode == CACHE_READ_WRITE && read_cache && cache_read_variant(dir, &key, &entry)) {
 		if (ctx->cu->cuModuleLoadData(&mod, entry.cubin) == CUDA_SUCCESS) {
 			ptx = (char *)entry.ptx;
 			len = entry.ptx_len;
@@ -458,6 +458,19 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 	int threads = rt_ptx_threads(v->ptx, v->ptx_len);
 	v->block = threads > 32 * warps ? (unsigned)threads : 32u * (unsigned)warps;
 	return BLK_SUCCESS;
+}
+
+blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
+{
+	blk_status st = load_variant(k, v, true);
+	if (st != BLK_SUCCESS && v->from_disk) {
+		/* an entry that checks but cannot be used (its function missing, its
+		 * shared memory over the device's limit): compiled once more, and the
+		 * entry rewritten */
+		st = load_variant(k, v, false);
+	}
+	rt_cache_warning(k->m->ctx);
+	return st;
 }
 
 blk_status rt_gpu_ready(blk_kernel *k, Variant **v, const blk_arg *args)

@@ -50,6 +50,7 @@ struct blk_context {
 	StrBuf printed_out;  /* what blk_context_printed returned last */
 	StrBuf warnings;     /* compilations' warnings (register spills), a line each */
 	StrBuf warnings_out; /* what blk_context_warnings returned last */
+	uint64_t cache_warned; /* a hash of the disk cache's refusal reported last (rt_cache_warning) */
 	blk_module *modules; /* loaded on this context, linked through next_module */
 	/* the GPU backend */
 	const CudaDriver *cu;
@@ -194,6 +195,11 @@ typedef struct GpuScope {
 } GpuScope;
 blk_status rt_gpu_push(blk_context *ctx, const char *fn, GpuScope *s);
 void rt_gpu_pop(GpuScope *s);
+
+/* Adds the disk cache's refusal on this thread (cache_take_refusal), if
+ * any, to ctx's warnings (blk_context_warnings), unless it is the one ctx
+ * reported last. */
+void rt_cache_warning(blk_context *ctx);
 
 /* The context of k's module (NULL once destroyed), read under its lock. */
 blk_context *rt_kernel_context(blk_kernel *k);

@@ -489,6 +489,8 @@ blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, co
 {
 	if (!k)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_compile: kernel is NULL");
+	if (rt_handle_check(k, H_KERNEL, "blk_kernel_compile") != BLK_SUCCESS)
+		return BLK_ERROR_INVALID_ARGUMENT;
 	if (info)
 		memset(info, 0, sizeof *info);
 	blk_status st = rt_check_options(k, opt, "blk_kernel_compile");

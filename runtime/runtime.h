@@ -22,7 +22,8 @@
  * One job a file: error.c, context.c, buffers.c, modules.c (modules and
  * their kernels), variant.c (a kernel's compiled variants), jit.c (a
  * variant compiled for the GPU and loaded), launch.c, timing.c,
- * autotune.c. driver.c (driver.h) and cache.c (cache.h) know nothing of
+ * autotune.c, handles.c (BLK_DEBUG=1's record of live handles). driver.c
+ * (driver.h) and cache.c (cache.h) know nothing of
  * the rest. Nothing here prints or exits. */
 #ifndef BLK_RUNTIME_H
 #define BLK_RUNTIME_H
@@ -158,6 +159,22 @@ struct blk_module {
 	double ms_parse;      /* loading: reading, parsing and checking the sources */
 	pthread_mutex_t lock;
 };
+
+/* ---- handles under BLK_DEBUG=1 (handles.c) ------------------------------------------ */
+
+typedef enum HandleKind { H_CONTEXT, H_MODULE, H_KERNEL } HandleKind;
+
+/* Whether BLK_DEBUG=1 asked for the record of handles (read once). */
+bool rt_debug_handles(void);
+/* Records a handle made (nothing without BLK_DEBUG=1). */
+void rt_handle_add(const void *p, HandleKind kind);
+/* Marks a handle destroyed; true when it was recorded and live: its
+ * caller then frees what it holds but keeps its own bytes. */
+bool rt_handle_dead(const void *p);
+/* BLK_SUCCESS without BLK_DEBUG=1, for NULL, or for a live handle of that
+ * kind; else BLK_ERROR_INVALID_ARGUMENT naming the handle ("fn: the
+ * blk_kernel 0x... was destroyed"). */
+blk_status rt_handle_check(const void *p, HandleKind kind, const char *fn);
 
 /* ---- errors (error.c) -------------------------------------------------------------- */
 
@@ -334,6 +351,10 @@ blk_status rt_time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_
                     const blk_launch_options *opt, int warmups, int reps, double *median);
 
 /* ---- autotuning (autotune.c) ------------------------------------------------------- */
+
+/* BLK_ERROR_INVALID_ARGUMENT naming the counts when result cannot hold
+ * k's configs (more than BLK_TUNE_MAX_CONFIGS); else BLK_SUCCESS. */
+blk_status rt_check_tune_result(const blk_kernel *k, const blk_tune_result *result, const char *fn);
 
 /* Does this launch leave the choice among the kernel's configs open? */
 bool rt_needs_tuning(const blk_kernel *k, const blk_launch_options *opt);

@@ -300,7 +300,7 @@ static blk_status restore_buffers(blk_context *ctx, const Saved *s, int n)
  * "blk_launch: ", cut to fit. */
 static void note_failure(blk_tune_result *res, int c)
 {
-	if (!res || c >= 64)
+	if (!res || c >= BLK_TUNE_MAX_CONFIGS)
 		return;
 	const char *e = blk_last_error();
 	if (strncmp(e, "blk_launch: ", 12) == 0)
@@ -322,7 +322,7 @@ static blk_status tune(blk_kernel *k, const blk_arg *args, int n_args, const blk
 		memset(res, 0, sizeof *res);
 		res->n_configs = nc;
 		res->best = -1;
-		for (int c = 0; c < 64; c++)
+		for (int c = 0; c < BLK_TUNE_MAX_CONFIGS; c++)
 			res->ms[c] = -1;
 	}
 	*best = -1;
@@ -340,7 +340,7 @@ static blk_status tune(blk_kernel *k, const blk_arg *args, int n_args, const blk
 		double ms = 0;
 		bool ran = false;
 		if (!gpu && *best >= 0) {
-			if (res && c < 64)
+			if (res && c < BLK_TUNE_MAX_CONFIGS)
 				snprintf(res->note[c], sizeof res->note[c], "not timed on the interpreter");
 			continue;
 		}
@@ -354,7 +354,7 @@ static blk_status tune(blk_kernel *k, const blk_arg *args, int n_args, const blk
 			st = rt_time_gpu(ctx, v, args, n_args, grid, opt, 3, 10, &ms);
 		}
 		if (st == BLK_SUCCESS) {
-			if (res && c < 64)
+			if (res && c < BLK_TUNE_MAX_CONFIGS)
 				res->ms[c] = ms;
 			if (*best < 0 || ms < best_ms) {
 				*best = c;
@@ -410,7 +410,9 @@ blk_status rt_choose_config(blk_kernel *k, const blk_arg *args, int n_args, cons
 	CacheKey ck;
 	bool disk = gpu && cache_mode() != CACHE_OFF && cache_dir(dir, sizeof dir) && tune_key(k, opt, key, spec, &ck);
 	int index;
-	if (disk && cache_read_tune(dir, &ck, &index, stored, sizeof stored) && index < k->autotune.n_configs) {
+	bool read = disk && cache_read_tune(dir, &ck, &index, stored, sizeof stored);
+	rt_cache_warning(k->m->ctx);
+	if (read && index < k->autotune.n_configs) {
 		config_text(k, index, text, sizeof text);
 		if (strcmp(text, stored) == 0) {
 			remember_tuned(k, key, spec, index);
@@ -451,6 +453,7 @@ void rt_store_choice(blk_kernel *k, const blk_arg *args, const blk_launch_option
 		config_text(k, best, text, sizeof text);
 		cache_write_tune(dir, &ck, best, text);
 	}
+	rt_cache_warning(k->m->ctx);
 	if (key != kbuf)
 		free(key);
 }
@@ -477,13 +480,27 @@ void rt_config_options(const blk_kernel *k, const blk_launch_options *opt, int c
 	out->n_consts = n;
 }
 
+blk_status rt_check_tune_result(const blk_kernel *k, const blk_tune_result *result, const char *fn)
+{
+	if (result && k->autotune.n_configs > BLK_TUNE_MAX_CONFIGS)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT,
+		               "%s: kernel '%s' has %d @autotune configs; a blk_tune_result holds at most %d "
+		               "(tune it with result NULL, or by a launch)", fn, k->node->name, k->autotune.n_configs,
+		               BLK_TUNE_MAX_CONFIGS);
+	return BLK_SUCCESS;
+}
+
 blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                         blk_tune_result *result)
 {
 	if (!k)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_autotune: kernel is NULL");
+	if (rt_handle_check(k, H_KERNEL, "blk_autotune") != BLK_SUCCESS)
+		return BLK_ERROR_INVALID_ARGUMENT;
 	blk_status st = rt_check_options(k, opt, "blk_autotune");
 	if (st != BLK_SUCCESS)
+		return st;
+	if ((st = rt_check_tune_result(k, result, "blk_autotune")) != BLK_SUCCESS)
 		return st;
 	st = rt_check_args(k, args, n_args);
 	if (st != BLK_SUCCESS)

@@ -94,6 +94,9 @@ BLK_EXPORT const char *blk_context_warnings(blk_context *ctx);
 /* Memory of the context, zero-filled. */
 BLK_EXPORT blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_devptr *out);
 BLK_EXPORT blk_status blk_free(blk_context *ctx, blk_devptr ptr);
+/* Copies (synchronous). On the interpreter a host range may overlap the
+ * context's memory (a blk_devptr there is a host address): the copy is
+ * then as memmove makes it. */
 BLK_EXPORT blk_status blk_copy_to_device(blk_context *ctx, blk_devptr dst, const void *src, size_t bytes);
 BLK_EXPORT blk_status blk_copy_from_device(blk_context *ctx, void *dst, blk_devptr src, size_t bytes);
 
@@ -215,11 +218,13 @@ BLK_EXPORT blk_status blk_time_launch(blk_kernel *k, const blk_arg *args, int n_
  * disk cache); later blk_launch calls with the same key use it. Buffers
  * the kernel writes are saved before and restored after each config, so
  * the arguments hold their old contents on return. result may be NULL. */
+#define BLK_TUNE_MAX_CONFIGS 64 /* the configs a blk_tune_result holds: a kernel of more is
+                                   tuned by a launch, or by blk_autotune with result NULL */
 typedef struct blk_tune_result {
 	int n_configs;
 	int best;                 /* index of the fastest config */
-	double ms[64];            /* median time of each config; negative: it could not run */
-	char note[64][96];        /* why a config could not run, or "" */
+	double ms[BLK_TUNE_MAX_CONFIGS];   /* median time of each config; negative: it could not run */
+	char note[BLK_TUNE_MAX_CONFIGS][96]; /* why a config could not run, or "" */
 } blk_tune_result;
 BLK_EXPORT blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                                    blk_tune_result *result);

@@ -30,6 +30,9 @@ blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_devptr *out)
 {
 	if (!ctx || !out)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_malloc: %s is NULL", ctx ? "out" : "ctx");
+	blk_status hs = rt_handle_check(ctx, H_CONTEXT, "blk_malloc");
+	if (hs != BLK_SUCCESS)
+		return hs;
 	if (bytes == 0 || bytes > ((size_t)1 << 40))
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_malloc: cannot allocate %zu bytes", bytes);
 	if (ctx->backend == BLK_BACKEND_GPU) {
@@ -87,6 +90,9 @@ blk_status blk_free(blk_context *ctx, blk_devptr ptr)
 {
 	if (!ctx)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_free: ctx is NULL");
+	blk_status hs = rt_handle_check(ctx, H_CONTEXT, "blk_free");
+	if (hs != BLK_SUCCESS)
+		return hs;
 	if (!ptr)
 		return rt_ok();
 	pthread_mutex_lock(&ctx->lock);
@@ -117,6 +123,9 @@ static blk_status copy(blk_context *ctx, void *host, blk_devptr dev, size_t byte
 	const char *fn = to_device ? "blk_copy_to_device" : "blk_copy_from_device";
 	if (!ctx || (!host && bytes))
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, ctx ? "the host pointer" : "ctx");
+	blk_status hs = rt_handle_check(ctx, H_CONTEXT, fn);
+	if (hs != BLK_SUCCESS)
+		return hs;
 	pthread_mutex_lock(&ctx->lock);
 	int b = rt_find_buffer(ctx, dev, bytes);
 	pthread_mutex_unlock(&ctx->lock);
@@ -138,10 +147,12 @@ static blk_status copy(blk_context *ctx, void *host, blk_devptr dev, size_t byte
 			return cuda_fail(ctx, r, fn, to_device ? "cuMemcpyHtoD_v2" : "cuMemcpyDtoH_v2");
 		return rt_ok();
 	}
+	/* memmove: on the interpreter the host range may be (part of) the
+	 * buffer itself, and may overlap it */
 	if (to_device)
-		memcpy((void *)(uintptr_t)dev, host, bytes);
+		memmove((void *)(uintptr_t)dev, host, bytes);
 	else
-		memcpy(host, (const void *)(uintptr_t)dev, bytes);
+		memmove(host, (const void *)(uintptr_t)dev, bytes);
 	return rt_ok();
 }
 

@@ -1,16 +1,22 @@
 /* cache.c: the disk cache of compiled GPU variants and of autotuning
  * choices (cache.h describes the files). Keys are XXH3-128 hashes, the
  * payload's checksum XXH64, both from xxHash (header-only). Every failure
- * is a miss: nothing here reports, prints or exits. */
+ * is a miss: nothing here prints or exits; a folder or entry refused for
+ * trust is described for the caller to report (cache_take_refusal). */
 #include "cache.h"
 #include "irgen/irgen.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* header-only; hashing is off the launch path, so small code over fast */
@@ -36,25 +42,149 @@ CacheMode cache_mode(void)
 	return CACHE_READ_WRITE;
 }
 
-/* mkdir -p: every missing folder of path. */
+/* ---- trust ---------------------------------------------------------------------- *
+ *
+ * A cubin read from the cache is run in this process, and an entry's
+ * checksum finds damage, not forgery: whoever can write into the folder
+ * can plant an entry under any key. So the folder must be the user's
+ * alone (owned by the effective user, written by no group or other user,
+ * not a symbolic link), and so must each entry read, checked on the open
+ * file (fstat), not on its name. What fails that is refused, and why is
+ * kept for the caller to report (cache_take_refusal). */
+
+static _Thread_local char refusal[2048];
+
+/* Keeps the first refusal since the caller last took one. */
+static void refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void refuse(const char *fmt, ...)
+{
+	if (refusal[0])
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(refusal, sizeof refusal, fmt, ap);
+	va_end(ap);
+}
+
+/* Adds to the refusal kept. */
+static void refuse_more(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void refuse_more(const char *fmt, ...)
+{
+	size_t n = strlen(refusal);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(refusal + n, sizeof refusal - n, fmt, ap);
+	va_end(ap);
+}
+
+bool cache_take_refusal(char *buf, size_t size)
+{
+	if (!refusal[0])
+		return false;
+	if (size)
+		snprintf(buf, size, "%s", refusal);
+	refusal[0] = '\0';
+	return true;
+}
+
+/* Why a file or folder of these properties is not the user's alone, or NULL. */
+static const char *not_private(const struct stat *st, char *buf, size_t size)
+{
+	if (st->st_uid != geteuid()) {
+		snprintf(buf, size, "is owned by uid %ld, not by this user (uid %ld)", (long)st->st_uid, (long)geteuid());
+		return buf;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(buf, size, "can be written by other users (mode %04o)", (unsigned)(st->st_mode & 07777));
+		return buf;
+	}
+	return NULL;
+}
+
+/* Opens the cache folder dir (for openat); -1 when it cannot be, with a
+ * refusal when it is there but not the user's alone (*refused then true;
+ * quiet: no refusal kept). */
+static int open_dir(const char *dir, bool quiet, bool *refused)
+{
+	*refused = false;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char why[128];
+	if (fd < 0) {
+		if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+			*refused = true;
+			if (!quiet)
+				refuse("the disk cache folder %s is a symbolic link: not followed, its entries are not run; "
+				       "set BLK_CACHE_DIR to the folder itself", dir);
+		}
+		return -1;
+	}
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return -1;
+	}
+	if (not_private(&st, why, sizeof why)) {
+		*refused = true;
+		if (!quiet) {
+			if (st.st_uid != geteuid())
+				refuse("the disk cache folder %s %s: its entries are not run; set BLK_CACHE_DIR to a folder "
+				       "of your own", dir, why);
+			else
+				refuse("the disk cache folder %s %s: its entries are not run; chmod 700 %s, or set "
+				       "BLK_CACHE_DIR to a folder of your own", dir, why, dir);
+		}
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* mkdir -p: every missing folder of path, each made 0700 whatever the
+ * umask (folders already there are left as they are). */
 static bool make_dirs(char *path)
 {
 	struct stat st;
 	if (stat(path, &st) == 0)
 		return S_ISDIR(st.st_mode);
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
+	for (char *p = path + 1;; p++) {
+		if (*p != '/' && *p != '\0')
 			continue;
+		char c = *p;
 		*p = '\0';
-		int r = mkdir(path, 0777);
+		int r = mkdir(path, 0700);
 		int e = errno;
-		*p = '/';
+		if (r == 0)
+			chmod(path, 0700); /* the umask may have taken bits off */
+		*p = c;
 		if (r != 0 && e != EEXIST)
 			return false;
+		if (!c)
+			break;
 	}
-	if (mkdir(path, 0777) != 0 && errno != EEXIST)
-		return false;
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The folder cached entries go to when the chosen one is refused:
+ * $XDG_RUNTIME_DIR/blk (the user's own by the XDG spec) when it is usable,
+ * else none (kernels are then compiled in each process). Adds where to the
+ * refusal. */
+static bool private_dir(char *buf, size_t size)
+{
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	char dir[4096];
+	bool refused;
+	if (run && run[0] == '/' && (size_t)snprintf(dir, sizeof dir, "%s/blk", run) < size - 64 &&
+	    strcmp(dir, buf) != 0 && make_dirs(dir)) {
+		int fd = open_dir(dir, true, &refused);
+		if (fd >= 0) {
+			close(fd);
+			refuse_more(" (kernels are cached in %s meanwhile)", dir);
+			snprintf(buf, size, "%s", dir);
+			return true;
+		}
+	}
+	refuse_more(" (kernels are not cached on disk meanwhile)");
+	return false;
 }
 
 bool cache_dir(char *buf, size_t size)
@@ -73,7 +203,14 @@ bool cache_dir(char *buf, size_t size)
 		return false;
 	while (n > 1 && buf[n - 1] == '/')
 		buf[--n] = '\0';
-	return make_dirs(buf);
+	make_dirs(buf); /* (a link, a file: open_dir tells) */
+	bool refused;
+	int fd = open_dir(buf, false, &refused);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return refused && private_dir(buf, size);
 }
 
 /* ---- keys ---------------------------------------------------------------------- */
@@ -218,18 +355,110 @@ bool cache_variant_key(const VariantKeyInput *in, CacheKey *out)
 
 /* ---- files ----------------------------------------------------------------------- */
 
-/* Writes data to DIR/NAME through a temporary file in DIR and rename(). */
+/* ---- temporary files -------------------------------------------------------------- *
+ *
+ * An entry is written as DIR/.tmp-PID-HOST-N and renamed over DIR/NAME. A
+ * writer killed on the way leaves its temporary file; each write first
+ * removes those whose writer is gone (this host's, of a process that is no
+ * more) or that are older than STALE_TEMP_SECONDS (another host's, or of a
+ * name from before). */
+
+enum { STALE_TEMP_SECONDS = 600 };
+
+/* This host's name as it goes into a temporary file's: letters, digits and '_'. */
+static void temp_host(char *buf, size_t size)
+{
+	char host[256] = "";
+	if (gethostname(host, sizeof host - 1) != 0)
+		host[0] = '\0';
+	size_t n = 0;
+	for (const char *h = host; *h && n + 1 < size && n < 40; h++, n++) {
+		char c = *h;
+		buf[n] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
+	}
+	buf[n] = '\0';
+}
+
+/* Is the temporary file named .tmp-REST one whose writer, a process of
+ * this host, is gone? */
+static bool writer_gone(const char *rest, const char *host)
+{
+	char *end;
+	errno = 0;
+	long pid = strtol(rest, &end, 10);
+	if (errno || end == rest || *end != '-' || pid <= 0 || pid == (long)getpid())
+		return false;
+	size_t hl = strlen(host);
+	if (strncmp(end + 1, host, hl) != 0 || end[1 + hl] != '-')
+		return false;
+	return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Removes the stale temporary files of the folder open as dfd. */
+static void sweep_temps(int dfd, const char *host)
+{
+	int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	time_t now = time(NULL);
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		if (strncmp(e->d_name, ".tmp-", 5) != 0 || fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (now - st.st_mtime > STALE_TEMP_SECONDS || writer_gone(e->d_name + 5, host))
+			unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
+/* A new temporary file in the folder open as dfd, 0600 whatever the umask:
+ * its fd (its name in tmp), or -1. */
+static int make_temp(int dfd, const char *host, char *tmp, size_t size)
+{
+	static atomic_uint counter;
+	for (int attempt = 0; attempt < 64; attempt++) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		unsigned n = atomic_fetch_add(&counter, 1) ^ (unsigned)ts.tv_nsec;
+		snprintf(tmp, size, ".tmp-%ld-%s-%08x", (long)getpid(), host, n);
+		int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			if (fchmod(fd, 0600) == 0)
+				return fd;
+			close(fd);
+			unlinkat(dfd, tmp, 0);
+			return -1;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
+/* Writes data to DIR/NAME through a temporary file in DIR and rename(),
+ * DIR checked first (open_dir) and reached through its fd from then on. */
 static bool write_atomically(const char *dir, const char *name, const void *a, size_t alen, const void *b, size_t blen,
                              const void *c, size_t clen)
 {
-	char tmp[4096], path[4096];
-	if ((size_t)snprintf(tmp, sizeof tmp, "%s/.tmp-XXXXXX", dir) >= sizeof tmp ||
-	    (size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+	bool refused;
+	int dfd = open_dir(dir, false, &refused);
+	if (dfd < 0)
 		return false;
-	int fd = mkstemp(tmp);
-	if (fd < 0)
+	char host[64], tmp[128];
+	temp_host(host, sizeof host);
+	sweep_temps(dfd, host);
+	int fd = make_temp(dfd, host, tmp, sizeof tmp);
+	if (fd < 0) {
+		close(dfd);
 		return false;
-	bool ok = fchmod(fd, 0644) == 0;
+	}
+	bool ok = true;
 	const void *parts[3] = {a, b, c};
 	size_t lens[3] = {alen, blen, clen};
 	for (int i = 0; ok && i < 3; i++) {
@@ -248,26 +477,42 @@ static bool write_atomically(const char *dir, const char *name, const void *a, s
 	}
 	if (close(fd) != 0)
 		ok = false;
-	if (ok && rename(tmp, path) != 0)
+	if (ok && renameat(dfd, tmp, dfd, name) != 0)
 		ok = false;
 	if (!ok)
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
 	return ok;
 }
 
 /* Reads a whole file (at most max bytes) into a malloc'd buffer with a
- * NUL after it. */
+ * NUL after it. The file's folder must be the user's alone (open_dir), and
+ * so must the file: a regular file owned by the user that no one else can
+ * write, as the open file says (no link followed); else NULL, with a
+ * refusal when it is not the user's alone. */
 static void *read_file(const char *path, size_t max, size_t *len)
 {
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	if (!slash || (size_t)(slash - path) >= sizeof dir)
+		return NULL;
+	snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	bool refused;
+	int dfd = open_dir(dir, false, &refused);
+	if (dfd < 0)
+		return NULL;
 	/* O_NONBLOCK: an entry replaced by a FIFO must not hang the open; the
 	 * fstat below refuses it (a damaged entry: the variant is recompiled). */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(dfd, slash + 1, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
 	if (fd < 0)
 		return NULL;
 	struct stat st;
-	char *data = NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max &&
-	    (data = malloc((size_t)st.st_size + 1)) != NULL) {
+	char *data = NULL, why[128];
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && not_private(&st, why, sizeof why)) {
+		refuse("the disk cache entry %s %s: it is not run; it is compiled again and replaced", path, why);
+	} else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max &&
+	           (data = malloc((size_t)st.st_size + 1)) != NULL) {
 		size_t got = 0, want = (size_t)st.st_size;
 		while (got < want) {
 			ssize_t r = read(fd, data + got, want - got);

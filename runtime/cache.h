@@ -9,7 +9,15 @@
  * the folder and renamed over the old one, so a reader sees a whole file or
  * none; a file that is short, damaged, of another format or another key is
  * refused (and rewritten by the caller). Nothing here reports errors: a
- * cache that cannot be used is a miss. */
+ * cache that cannot be used is a miss.
+ *
+ * Trust: folders are made 0700 and files 0600 whatever the umask; the
+ * folder must be the user's alone (owned by the effective user, written by
+ * no group or other user, not a symbolic link), and so must every file
+ * read from it. A folder or file that is not is refused (a miss; for the
+ * folder, $XDG_RUNTIME_DIR/blk instead when usable, else no disk cache),
+ * and the refusal is kept for the caller to report (cache_take_refusal).
+ * Temporary files left by a writer that died are removed by later writes. */
 #ifndef BLK_CACHE_H
 #define BLK_CACHE_H
 
@@ -29,8 +37,15 @@ typedef enum CacheMode { CACHE_OFF, CACHE_READ_WRITE, CACHE_WRITE_ONLY } CacheMo
 CacheMode cache_mode(void);
 
 /* The cache folder (made with its parents when missing) into buf; false
- * when there is none (no variable says where, or it cannot be made). */
+ * when there is none (no variable says where, or it cannot be made). A
+ * folder that is not the user's alone is refused: buf then names the
+ * private folder used instead, or false when there is none. */
 bool cache_dir(char *buf, size_t size);
+
+/* The calling thread's first refusal since it last asked ("the disk cache
+ * folder /x can be written by other users (mode 0777): ..."; naming the
+ * path and the fix), into buf; false when there was none. Clears it. */
+bool cache_take_refusal(char *buf, size_t size);
 
 /* A key, built field by field: each field is hashed with its length, so
  * that ("ab", "c") and ("a", "bc") differ. key_begin returns NULL when out

@@ -184,6 +184,7 @@ blk_status blk_context_create(blk_backend backend, int device, blk_context **out
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_mutex_init(&ctx->flush_lock, NULL);
+	rt_handle_add(ctx, H_CONTEXT);
 	*out = ctx;
 	return rt_ok();
 }
@@ -223,13 +224,14 @@ blk_status blk_context_create_current(blk_context **out)
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_mutex_init(&ctx->flush_lock, NULL);
+	rt_handle_add(ctx, H_CONTEXT);
 	*out = ctx;
 	return rt_ok();
 }
 
 void blk_context_destroy(blk_context *ctx)
 {
-	if (!ctx)
+	if (!ctx || rt_handle_check(ctx, H_CONTEXT, "blk_context_destroy") != BLK_SUCCESS)
 		return;
 	/* modules that outlive their context lose their GPU code and fail to
 	 * launch rather than crash */
@@ -255,10 +257,16 @@ void blk_context_destroy(blk_context *ctx)
 	sb_free(&ctx->warnings_out);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_mutex_destroy(&ctx->flush_lock);
-	free(ctx);
+	if (!rt_handle_dead(ctx)) /* BLK_DEBUG=1 keeps its bytes: no new context gets its address */
+		free(ctx);
 }
 
-blk_backend blk_context_backend(const blk_context *ctx) { return ctx ? ctx->backend : BLK_BACKEND_AUTO; }
+blk_backend blk_context_backend(const blk_context *ctx)
+{
+	if (!ctx || rt_handle_check(ctx, H_CONTEXT, "blk_context_backend") != BLK_SUCCESS)
+		return BLK_BACKEND_AUTO;
+	return ctx->backend;
+}
 
 /* What `in` collected since the last call, handed out through `out` (kept
  * until the next call); in starts again empty. */
@@ -275,17 +283,43 @@ static const char *take_text(blk_context *ctx, StrBuf *in, StrBuf *out)
 	return out->data && !out->failed ? out->data : "";
 }
 
-const char *blk_context_printed(blk_context *ctx) { return ctx ? take_text(ctx, &ctx->printed, &ctx->printed_out) : ""; }
+const char *blk_context_printed(blk_context *ctx)
+{
+	if (!ctx || rt_handle_check(ctx, H_CONTEXT, "blk_context_printed") != BLK_SUCCESS)
+		return "";
+	return take_text(ctx, &ctx->printed, &ctx->printed_out);
+}
 
 const char *blk_context_warnings(blk_context *ctx)
 {
-	return ctx ? take_text(ctx, &ctx->warnings, &ctx->warnings_out) : "";
+	if (!ctx || rt_handle_check(ctx, H_CONTEXT, "blk_context_warnings") != BLK_SUCCESS)
+		return "";
+	return take_text(ctx, &ctx->warnings, &ctx->warnings_out);
+}
+
+void rt_cache_warning(blk_context *ctx)
+{
+	char why[2048];
+	if (!cache_take_refusal(why, sizeof why) || !ctx)
+		return;
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+	for (const char *p = why; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	pthread_mutex_lock(&ctx->lock);
+	if (h != ctx->cache_warned) {
+		ctx->cache_warned = h;
+		sb_printf(&ctx->warnings, "warning: %s\n", why);
+	}
+	pthread_mutex_unlock(&ctx->lock);
 }
 
 blk_status blk_synchronize(blk_context *ctx)
 {
 	if (!ctx)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_synchronize: ctx is NULL");
+	blk_status hs = rt_handle_check(ctx, H_CONTEXT, "blk_synchronize");
+	if (hs != BLK_SUCCESS)
+		return hs;
 	if (ctx->backend != BLK_BACKEND_GPU)
 		return rt_ok();
 	GpuScope scope;

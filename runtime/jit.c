@@ -281,9 +281,9 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
 
 /* Compiles and loads v for ctx's device: PTX, the parameters' layout,
  * shared memory, a CUfunction. The cubin comes from the disk cache when it
- * has it (BLK_CACHE, BLK_ALWAYS_COMPILE); else it is compiled and put
- * there. Caller holds m->lock. */
-blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
+ * has it (BLK_CACHE, BLK_ALWAYS_COMPILE) and read_cache; else it is
+ * compiled and put there. Caller holds m->lock. */
+static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 {
 	blk_module *m = k->m;
 	blk_context *ctx = m->ctx;
@@ -317,7 +317,7 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 	v->from_disk = false;
 	v->ms_llvm = v->ms_ptx = v->ms_cubin = 0;
 	double t0 = rt_monotonic_ms();
-	if (cached && mode == CACHE_READ_WRITE && cache_read_variant(dir, &key, &entry)) {
+	if (cached && mode == CACHE_READ_WRITE && read_cache && cache_read_variant(dir, &key, &entry)) {
 		if (ctx->cu->cuModuleLoadData(&mod, entry.cubin) == CUDA_SUCCESS) {
 			ptx = (char *)entry.ptx;
 			len = entry.ptx_len;
@@ -460,6 +460,19 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 	return BLK_SUCCESS;
 }
 
+blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
+{
+	blk_status st = load_variant(k, v, true);
+	if (st != BLK_SUCCESS && v->from_disk) {
+		/* an entry that checks but cannot be used (its function missing, its
+		 * shared memory over the device's limit): compiled once more, and the
+		 * entry rewritten */
+		st = load_variant(k, v, false);
+	}
+	rt_cache_warning(k->m->ctx);
+	return st;
+}
+
 blk_status rt_gpu_ready(blk_kernel *k, Variant **v, const blk_arg *args)
 {
 	blk_status st = (*v)->fn ? BLK_SUCCESS : rt_gpu_load_variant(k, *v);
@@ -476,6 +489,8 @@ blk_status blk_kernel_compile(blk_kernel *k, const blk_arg *args, int n_args, co
 {
 	if (!k)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_compile: kernel is NULL");
+	if (rt_handle_check(k, H_KERNEL, "blk_kernel_compile") != BLK_SUCCESS)
+		return BLK_ERROR_INVALID_ARGUMENT;
 	if (info)
 		memset(info, 0, sizeof *info);
 	blk_status st = rt_check_options(k, opt, "blk_kernel_compile");

@@ -379,6 +379,9 @@ blk_status blk_launch(blk_kernel *k, const blk_arg *args, int n_args, const blk_
 {
 	if (!k)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: kernel is NULL");
+	blk_status hs = rt_handle_check(k, H_KERNEL, "blk_launch");
+	if (hs != BLK_SUCCESS)
+		return hs;
 	unsigned grid[3];
 	Variant *v;
 	blk_context *ctx;

@@ -214,12 +214,17 @@ static bool describe_key(blk_module *m, blk_kernel *k)
 	return true;
 }
 
+static void destroy_module(blk_module *m);
+
 static blk_status load_module(blk_context *ctx, const Source *given, const char *path, const blk_module_options *opt,
                               blk_module **out)
 {
 	if (!ctx || !out)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load: %s is NULL", ctx ? "out" : "ctx");
 	*out = NULL;
+	blk_status hs = rt_handle_check(ctx, H_CONTEXT, "blk_module_load");
+	if (hs != BLK_SUCCESS)
+		return hs;
 	if (opt) {
 		if (opt->n_include_dirs < 0 || (opt->n_include_dirs > 0 && !opt->include_dirs))
 			return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_module_load: opt->n_include_dirs is %d and "
@@ -277,7 +282,8 @@ static blk_status load_module(blk_context *ctx, const Source *given, const char 
 	} else {
 		for (int i = 0; i < m->mod->file->list.len; i++)
 			m->n_kernels += ((Node *)m->mod->file->list.items[i])->kind == N_KERNEL;
-		m->kernels = arena_alloc(&m->arena, (size_t)(m->n_kernels ? m->n_kernels : 1) * sizeof *m->kernels);
+		/* not in the arena: BLK_DEBUG=1 keeps the kernels' bytes after the module is destroyed */
+		m->kernels = calloc((size_t)(m->n_kernels ? m->n_kernels : 1), sizeof *m->kernels);
 		int j = 0;
 		for (int i = 0; m->kernels && i < m->mod->file->list.len; i++) {
 			Node *n = m->mod->file->list.items[i];
@@ -289,6 +295,7 @@ static blk_status load_module(blk_context *ctx, const Source *given, const char 
 			if (!describe_params(m, k, &diag) || !irgen_autotune(m->mod, n, &k->autotune, &diag, &m->arena))
 				break;
 			if (!describe_key(m, k)) {
+				free(m->kernels);
 				m->kernels = NULL;
 				break;
 			}
@@ -301,10 +308,13 @@ static blk_status load_module(blk_context *ctx, const Source *given, const char 
 	diag_free(&diag);
 	m->set.diag = NULL;
 	if (status != BLK_SUCCESS) {
-		blk_module_destroy(m);
+		destroy_module(m);
 		return status;
 	}
 	m->ms_parse = rt_monotonic_ms() - t0;
+	rt_handle_add(m, H_MODULE);
+	for (int i = 0; i < m->n_kernels; i++)
+		rt_handle_add(&m->kernels[i], H_KERNEL);
 	pthread_mutex_lock(&ctx->lock);
 	m->next_module = ctx->modules;
 	ctx->modules = m;
@@ -351,8 +361,13 @@ blk_status rt_module_clone(const blk_module *m, blk_context *ctx, blk_module **o
 
 void blk_module_destroy(blk_module *m)
 {
-	if (!m)
-		return;
+	if (m && rt_handle_check(m, H_MODULE, "blk_module_destroy") == BLK_SUCCESS)
+		destroy_module(m);
+}
+
+/* Unlinks m from its context, unloads its GPU code, frees it. */
+static void destroy_module(blk_module *m)
+{
 	blk_context *ctx = m->ctx;
 	if (ctx) {
 		pthread_mutex_lock(&ctx->lock);
@@ -375,7 +390,15 @@ void blk_module_destroy(blk_module *m)
 	}
 	pthread_mutex_destroy(&m->lock);
 	arena_free(&m->arena);
-	free(m);
+	/* BLK_DEBUG=1 keeps the module's and its kernels' own bytes: no new
+	 * handle gets their addresses */
+	bool keep = rt_handle_dead(m);
+	for (int i = 0; keep && m->kernels && i < m->n_kernels; i++)
+		rt_handle_dead(&m->kernels[i]);
+	if (!keep) {
+		free(m->kernels);
+		free(m);
+	}
 }
 
 blk_status blk_kernel_get(blk_module *m, const char *name, blk_kernel **out)
@@ -383,6 +406,9 @@ blk_status blk_kernel_get(blk_module *m, const char *name, blk_kernel **out)
 	if (!m || !out)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_get: %s is NULL", m ? "out" : "the module");
 	*out = NULL;
+	blk_status hs = rt_handle_check(m, H_MODULE, "blk_kernel_get");
+	if (hs != BLK_SUCCESS)
+		return hs;
 	for (int i = 0; i < m->n_kernels; i++)
 		if (!name || strcmp(m->kernels[i].node->name, name) == 0) {
 			if (!name && m->n_kernels > 1)
@@ -395,10 +421,18 @@ blk_status blk_kernel_get(blk_module *m, const char *name, blk_kernel **out)
 	               name ? " named " : "", name ? name : "");
 }
 
-int blk_kernel_num_params(const blk_kernel *k) { return k ? k->n_params : 0; }
+int blk_kernel_num_params(const blk_kernel *k)
+{
+	if (!k || rt_handle_check(k, H_KERNEL, "blk_kernel_num_params") != BLK_SUCCESS)
+		return 0;
+	return k->n_params;
+}
 
 blk_status blk_kernel_param(const blk_kernel *k, int i, blk_param_info *out)
 {
+	blk_status hs = rt_handle_check(k, H_KERNEL, "blk_kernel_param");
+	if (hs != BLK_SUCCESS)
+		return hs;
 	if (!k || !out || i < 0 || i >= k->n_params)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_param: no parameter %d", i);
 	*out = k->params[i];

@@ -22,7 +22,8 @@
  * One job a file: error.c, context.c, buffers.c, modules.c (modules and
  * their kernels), variant.c (a kernel's compiled variants), jit.c (a
  * variant compiled for the GPU and loaded), launch.c, timing.c,
- * autotune.c. driver.c (driver.h) and cache.c (cache.h) know nothing of
+ * autotune.c, handles.c (BLK_DEBUG=1's record of live handles). driver.c
+ * (driver.h) and cache.c (cache.h) know nothing of
  * the rest. Nothing here prints or exits. */
 #ifndef BLK_RUNTIME_H
 #define BLK_RUNTIME_H
@@ -50,6 +51,7 @@ struct blk_context {
 	StrBuf printed_out;  /* what blk_context_printed returned last */
 	StrBuf warnings;     /* compilations' warnings (register spills), a line each */
 	StrBuf warnings_out; /* what blk_context_warnings returned last */
+	uint64_t cache_warned; /* a hash of the disk cache's refusal reported last (rt_cache_warning) */
 	blk_module *modules; /* loaded on this context, linked through next_module */
 	/* the GPU backend */
 	const CudaDriver *cu;
@@ -158,6 +160,22 @@ struct blk_module {
 	pthread_mutex_t lock;
 };
 
+/* ---- handles under BLK_DEBUG=1 (handles.c) ------------------------------------------ */
+
+typedef enum HandleKind { H_CONTEXT, H_MODULE, H_KERNEL } HandleKind;
+
+/* Whether BLK_DEBUG=1 asked for the record of handles (read once). */
+bool rt_debug_handles(void);
+/* Records a handle made (nothing without BLK_DEBUG=1). */
+void rt_handle_add(const void *p, HandleKind kind);
+/* Marks a handle destroyed; true when it was recorded and live: its
+ * caller then frees what it holds but keeps its own bytes. */
+bool rt_handle_dead(const void *p);
+/* BLK_SUCCESS without BLK_DEBUG=1, for NULL, or for a live handle of that
+ * kind; else BLK_ERROR_INVALID_ARGUMENT naming the handle ("fn: the
+ * blk_kernel 0x... was destroyed"). */
+blk_status rt_handle_check(const void *p, HandleKind kind, const char *fn);
+
 /* ---- errors (error.c) -------------------------------------------------------------- */
 
 /* Sets this thread's last error (blk_last_error) to the message; returns
@@ -194,6 +212,11 @@ typedef struct GpuScope {
 } GpuScope;
 blk_status rt_gpu_push(blk_context *ctx, const char *fn, GpuScope *s);
 void rt_gpu_pop(GpuScope *s);
+
+/* Adds the disk cache's refusal on this thread (cache_take_refusal), if
+ * any, to ctx's warnings (blk_context_warnings), unless it is the one ctx
+ * reported last. */
+void rt_cache_warning(blk_context *ctx);
 
 /* The context of k's module (NULL once destroyed), read under its lock. */
 blk_context *rt_kernel_context(blk_kernel *k);
@@ -328,6 +351,10 @@ blk_status rt_time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_
                     const blk_launch_options *opt, int warmups, int reps, double *median);
 
 /* ---- autotuning (autotune.c) ------------------------------------------------------- */
+
+/* BLK_ERROR_INVALID_ARGUMENT naming the counts when result cannot hold
+ * k's configs (more than BLK_TUNE_MAX_CONFIGS); else BLK_SUCCESS. */
+blk_status rt_check_tune_result(const blk_kernel *k, const blk_tune_result *result, const char *fn);
 
 /* Does this launch leave the choice among the kernel's configs open? */
 bool rt_needs_tuning(const blk_kernel *k, const blk_launch_options *opt);

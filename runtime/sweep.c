@@ -258,6 +258,9 @@ static blk_status check_sweep(const Sweep *sw, const int *devices, int n_devices
 {
 	if (!sw->k)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "%s: kernel is NULL", sw->fn);
+	blk_status hs = rt_handle_check(sw->k, H_KERNEL, sw->fn);
+	if (hs != BLK_SUCCESS)
+		return hs;
 	if (n_devices < 0 || (n_devices > 0 && !devices))
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "%s: n_devices is %d and devices is %s", sw->fn, n_devices,
 		               devices ? "not NULL" : "NULL");
@@ -308,7 +311,7 @@ blk_status blk_autotune_devices(blk_kernel *k, const blk_arg *args, int n_args, 
 		return st;
 	if (n_devices == 0)
 		return blk_autotune(k, args, n_args, opt, result);
-	if ((st = rt_check_options(k, opt, fn)) != BLK_SUCCESS)
+	if ((st = rt_check_options(k, opt, fn)) != BLK_SUCCESS || (st = rt_check_tune_result(k, result, fn)) != BLK_SUCCESS)
 		return st;
 	/* each config as a launch's options (a kernel without configs: the one launch) */
 	int nc = k->autotune.n_configs > 1 ? k->autotune.n_configs : 1;
@@ -346,9 +349,9 @@ blk_status blk_autotune_devices(blk_kernel *k, const blk_arg *args, int n_args, 
 		memset(result, 0, sizeof *result);
 		result->n_configs = nc;
 		result->best = best;
-		for (int c = 0; c < 64; c++)
+		for (int c = 0; c < BLK_TUNE_MAX_CONFIGS; c++)
 			result->ms[c] = c < nc ? ms[c] : -1;
-		for (int c = 0; c < nc && c < 64; c++)
+		for (int c = 0; c < nc && c < BLK_TUNE_MAX_CONFIGS; c++)
 			snprintf(result->note[c], sizeof result->note[c], "%s", notes[c]);
 	}
 	if (st == BLK_SUCCESS) {

@@ -131,6 +131,9 @@ blk_status blk_time_launch(blk_kernel *k, const blk_arg *args, int n_args, const
 {
 	if (!k || !median_ms)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_time_launch: %s is NULL", k ? "median_ms" : "kernel");
+	blk_status hs = rt_handle_check(k, H_KERNEL, "blk_time_launch");
+	if (hs != BLK_SUCCESS)
+		return hs;
 	if (reps < 1 || reps > 100000)
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_time_launch: reps is %d (1 to 100000)", reps);
 	*median_ms = 0;

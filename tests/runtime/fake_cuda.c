@@ -15,7 +15,11 @@
  * its outputs would; with "block_limit" set, a launch of more threads a
  * program fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many
  * registers); with "spill_bytes" set, a verbose link's info log says
- * that many bytes of spill stores and loads, as ptxas does.
+ * that many bytes of spill stores and loads, as ptxas does. Cubins, for
+ * the disk cache's tests: fake_cuda_cubin_note(TEXT) puts a line
+ * "// TEXT" in those linked from then on (a mark fake_cuda_images_with
+ * finds in the images loaded); with "cubin_no_entry" set, their
+ * ".entry" reads ".extry" (cuModuleGetFunction finds no kernel).
  *
  * Devices: two by default ("devices", or $FAKE_CUDA_DEVICES read by cuInit),
  * all named "Fake GPU" unless "other_model" (or $FAKE_CUDA_OTHER_MODEL=1)
@@ -61,8 +65,9 @@ static atomic_int initialized;
 enum { MAX_DEVICES = 8 };
 static struct {
 	int devices, cc_major, cc_minor, smem_optin, init_error, names_off, l2_bytes, driver_version, scribble,
-		block_limit, spill_bytes, other_model;
-} cfg = {2, 9, 0, 232448, 0, 0, 1 << 20, 13000, 0, 0, 0, 0};
+		block_limit, spill_bytes, other_model, cubin_no_entry;
+} cfg = {2, 9, 0, 232448, 0, 0, 1 << 20, 13000, 0, 0, 0, 0, 0};
+static char cubin_note[128];
 
 typedef struct Fail {
 	char fn[64];
@@ -162,7 +167,28 @@ API void fake_cuda_set(const char *key, long value)
 		cfg.spill_bytes = (int)value;
 	else if (!strcmp(key, "other_model"))
 		cfg.other_model = (int)value;
+	else if (!strcmp(key, "cubin_no_entry"))
+		cfg.cubin_no_entry = (int)value;
 	pthread_mutex_unlock(&lock);
+}
+
+/* The line "// TEXT" in the cubins linked from now on ("" or NULL: none). */
+API void fake_cuda_cubin_note(const char *text)
+{
+	pthread_mutex_lock(&lock);
+	snprintf(cubin_note, sizeof cubin_note, "%s", text ? text : "");
+	pthread_mutex_unlock(&lock);
+}
+
+/* The images cuModuleLoadData loaded (since the start) that hold text. */
+API int fake_cuda_images_with(const char *text)
+{
+	int n = 0;
+	pthread_mutex_lock(&lock);
+	for (Module *m = modules; m; m = m->next)
+		n += strstr(m->ptx, text) != NULL;
+	pthread_mutex_unlock(&lock);
+	return n;
 }
 
 /* The next `count` calls of fn return code ("kernel": the next launch
@@ -678,15 +704,24 @@ API CUresult cuLinkComplete(void *state, void **cubin, size_t *size)
 	Link *l = state;
 	if (!l || !l->ptx)
 		return INVALID_VALUE;
-	size_t n = strlen(l->ptx);
+	pthread_mutex_lock(&lock);
+	char note[160] = "";
+	if (cubin_note[0])
+		snprintf(note, sizeof note, "// %s\n", cubin_note);
+	int no_entry = cfg.cubin_no_entry;
+	pthread_mutex_unlock(&lock);
+	size_t n = strlen(l->ptx), nn = strlen(note);
 	free(l->cubin);
-	l->cubin = malloc(sizeof cubin_magic + n);
+	l->cubin = malloc(sizeof cubin_magic + nn + n);
 	if (!l->cubin)
 		return 2;
 	memcpy(l->cubin, cubin_magic, sizeof cubin_magic - 1);
-	memcpy(l->cubin + sizeof cubin_magic - 1, l->ptx, n + 1);
+	memcpy(l->cubin + sizeof cubin_magic - 1, note, nn);
+	memcpy(l->cubin + sizeof cubin_magic - 1 + nn, l->ptx, n + 1);
+	for (char *e = l->cubin; no_entry && (e = strstr(e, ".entry")) != NULL;)
+		e[3] = 'x';
 	*cubin = l->cubin;
-	*size = sizeof cubin_magic + n;
+	*size = sizeof cubin_magic + nn + n;
 	pthread_mutex_lock(&lock);
 	links++;
 	int spill = cfg.spill_bytes;

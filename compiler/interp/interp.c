@@ -486,6 +486,47 @@ static bool setup_params(Run *r, const InterpArg *args, int n_args, Diag *diag)
 	return true;
 }
 
+/* What the interpreter cannot run, in IR that ir_verify accepts: inline PTX
+ * (it does not read PTX), and dots of rank 3 (it multiplies matrices; irgen
+ * makes a batched dot one dot a product). False with the error in diag. */
+static bool runnable(const IrFunc *f, const Region *r, Diag *diag)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		if (op->code == OP_INLINE_ASM) {
+			diag_error(diag, op->loc,
+			           "inline_asm cannot run on the interpreter (it does not read PTX); run this kernel on the GPU, "
+			           "or write the operation with builtins");
+			return false;
+		}
+		if (op->code == OP_DOT && op->operands[0]->type.rank != 2) {
+			diag_error(diag, op->loc, "the interpreter runs dots of matrices, not of rank %d (in kernel '%s')",
+			           op->operands[0]->type.rank, f->name);
+			return false;
+		}
+		for (int i = 0; i < op->n_regions; i++)
+			if (!runnable(f, &op->regions[i], diag))
+				return false;
+	}
+	return true;
+}
+
+/* The interpreter runs verified IR: ir_verify checks every invariant it
+ * relies on (operands defined before their use and in scope, counts, types
+ * and shapes, so that no loop reads past a buffer); beyond that, runnable()
+ * above, and that each parameter is a scalar (one InterpArg each). */
+static bool check_ir(const IrFunc *f, Diag *diag)
+{
+	if (!ir_verify(f, diag, NULL))
+		return false;
+	for (int i = 0; i < f->n_params; i++)
+		if (f->params[i].value && f->params[i].value->type.rank) {
+			diag_error(diag, f->loc, "kernel '%s': parameter '%s' is not a scalar value (one argument each)", f->name,
+			           f->params[i].name ? f->params[i].name : "?");
+			return false;
+		}
+	return runnable(f, &f->body, diag);
+}
+
 bool interp_run(const IrFunc *f, const InterpArg *args, int n_args, const InterpBuffer *bufs, int n_bufs,
                 const InterpOptions *opt, Diag *diag)
 {
@@ -496,7 +537,7 @@ bool interp_run(const IrFunc *f, const InterpArg *args, int n_args, const Interp
 		diag_plain(diag, DIAG_ERROR, "interp_run: no kernel");
 		return false;
 	}
-	if (!interp_check(f, diag))
+	if (!check_ir(f, diag))
 		return false;
 	Run r = {.f = f, .ub_checks = !opt->no_ub_checks, .print_out = opt->print_out, .stop_at = INT64_MAX};
 	r.n_programs = 1;

@@ -171,8 +171,6 @@ bool interp_scan(Worker *w, const Op *op);
 bool interp_sort(Worker *w, const Op *op); /* sort and topk */
 /* histogram.c */
 bool interp_histogram(Worker *w, const Op *op);
-/* check.c */
-bool interp_check(const IrFunc *f, Diag *diag);
 /* print_assert.c */
 bool interp_print(Worker *w, const Op *op);
 bool interp_assert(Worker *w, const Op *op);

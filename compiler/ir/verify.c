@@ -837,7 +837,15 @@ static void check_op(Verifier *v, const Op *op)
 	case OP_ATOMIC_RMW:
 		if (!check_ptr_value_mask(v, op, 3, 1) || !result_is(v, op, 0, OPT(1)))
 			break;
-		if (attr_in(v, op, 0, ATOM_ADD, ATOM_XCHG, "atomic op") && attr_in(v, op, 1, SEM_ACQ_REL, SEM_RELAXED, "sem"))
+		if (!attr_in(v, op, 0, ATOM_ADD, ATOM_XCHG, "atomic op"))
+			break;
+		/* and, or, xor change bits of integers; a pointer is only exchanged */
+		if ((op->attr[0] >= ATOM_AND && op->attr[0] <= ATOM_XOR && !is_int(OPT(1))) ||
+		    (op->attr[0] != ATOM_XCHG && OPT(1).ptr)) {
+			fail(v, op, "atomic %s does not apply to %s", atomic_op_name(op->attr[0]), tstr(OPT(1)));
+			break;
+		}
+		if (attr_in(v, op, 1, SEM_ACQ_REL, SEM_RELAXED, "sem"))
 			attr_in(v, op, 2, SCOPE_GPU, SCOPE_SYS, "scope");
 		break;
 	case OP_DESC_LOAD:

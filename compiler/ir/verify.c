@@ -54,11 +54,12 @@ static void fail(Verifier *v, const Op *op, const char *fmt, ...)
 	sb_free(&where);
 }
 
-/* Types printed into a small rotating set of buffers, for messages. */
+/* Types printed into a small rotating set of buffers, for messages (a
+ * thread's own: passes and interpreter runs verify on several threads). */
 static const char *tstr(Type t)
 {
-	static char bufs[4][96];
-	static int next;
+	static _Thread_local char bufs[4][96];
+	static _Thread_local int next;
 	char *b = bufs[next++ & 3];
 	StrBuf sb = {0};
 	type_print(t, &sb);

@@ -25,6 +25,7 @@ int lin_bit(Type t, int d, int i)
 
 const Encoding *enc_intern(IrFunc *f, const Encoding *e)
 {
+	gpu_install_ir_hooks(); /* IR with encodings: ir_print and ir_verify read them through these */
 	for (int i = 0; i < f->n_encs; i++)
 		if (memcmp(f->encs[i], e, offsetof(Encoding, id)) == 0)
 			return f->encs[i];

@@ -105,6 +105,11 @@ bool enc_equiv(const Encoding *a, const Encoding *b, Type t, int num_warps);
  * blocks of type t, or e. */
 const Encoding *enc_canonical(IrFunc *f, const Encoding *e, Type t);
 void enc_print(const Encoding *e, StrBuf *out); /* "blocked<spt = [1, 4], ...>" */
+/* Installs gpu/'s part of ir_print and ir_verify (ir.h, IrGpuHooks;
+ * invariants.c). Making an encoding installs it too, so only a caller that
+ * prints or verifies GPU IR gpu/ did not make need call it; any thread, any
+ * number of times. */
+void gpu_install_ir_hooks(void);
 void enc_ref(const Encoding *e, StrBuf *out);   /* "#blocked3" */
 /* What a reduction along axis of a block of type t laid out by in leaves:
  * the axis' bits gone (their lanes and warps replicas), the rest renumbered. */

@@ -957,6 +957,7 @@ bool ir_layouts(IrFunc *f, Diag *diag)
 		 * given an encoding after their users looked: settle once more */
 		materialize_region(&P, &f->body);
 		f->gpu = true;
+		gpu_install_ir_hooks(); /* what verifies GPU IR (a kernel of scalars makes no encoding) */
 	} else {
 		P.oom = true;
 	}

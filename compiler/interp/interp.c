@@ -4,9 +4,11 @@
  * every program of the grid, on the calling thread or on a few OS threads,
  * each of which claims programs in increasing order. A program runs its ops
  * one at a time, each over a whole block (interp.h has the representation).
- * This file has the run, control flow and the reports; access.c has loads,
- * stores and atomics (all checked against the registered buffers), check.c
- * the check of the IR, ops.c the ops that compute. docs/interpreter.md is the user's view. */
+ * This file has the run, control flow and the reports; the ops are in one
+ * file a family, named as lowering's (memory.c: loads, stores and atomics,
+ * all checked against the registered buffers; elementwise.c, shape.c,
+ * gather.c, dot.c, reduce.c, scan.c, sort.c, histogram.c, print_assert.c).
+ * docs/interpreter.md is the user's view. */
 #include "interp/interp_int.h"
 
 #include <time.h>
@@ -15,14 +17,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* GCC's -O2 vectorizes a loop only when its trip count is a multiple of the
- * vector length (the "very cheap" cost model); these loops run over blocks
- * of any length: let it weigh the cost as -O3 does. (Clang vectorizes them
- * at -O2 anyway.) */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("vect-cost-model=dynamic")
-#endif
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -269,16 +263,6 @@ static bool exec_while(Worker *w, const Op *op)
 	}
 }
 
-static bool exec_assert(Worker *w, const Op *op)
-{
-	const Slot *c = slot(w, op->operands[0]);
-	for (int64_t i = 0; i < c->n; i++)
-		if (!c->p[i].u)
-			return interp_fail(w, op, i, op->operands[0]->type, "assertion failed", "%s",
-			                   op->str && *op->str ? op->str : "(no message)");
-	return true;
-}
-
 static bool exec(Worker *w, const Op *op)
 {
 	if (op_flags(op->code) & OPF_ELEMWISE)
@@ -322,21 +306,9 @@ static bool exec(Worker *w, const Op *op)
 	case OP_SORT: case OP_TOPK: return interp_sort(w, op);
 	case OP_HISTOGRAM: return interp_histogram(w, op);
 	case OP_PRINT: return interp_print(w, op);
-	case OP_ASSERT: return exec_assert(w, op);
+	case OP_ASSERT: return interp_assert(w, op);
 	case OP_BARRIER: return true; /* programs run one at a time: nothing to wait for */
-	case OP_SREG: {
-		Elem *r = interp_def(w, op->results[0], 1);
-		if (!r)
-			return false;
-		if (op->attr[0] == SREG_GLOBALTIMER) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			r[0].u = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-		} else {
-			r[0].i = 0; /* smid: one multiprocessor */
-		}
-		return true;
-	}
+	case OP_SREG: return interp_sreg(w, op);
 	case OP_IF: return exec_if(w, op);
 	case OP_FOR: return exec_for(w, op);
 	case OP_WHILE: return exec_while(w, op);
@@ -514,6 +486,47 @@ static bool setup_params(Run *r, const InterpArg *args, int n_args, Diag *diag)
 	return true;
 }
 
+/* What the interpreter cannot run, in IR that ir_verify accepts: inline PTX
+ * (it does not read PTX), and dots of rank 3 (it multiplies matrices; irgen
+ * makes a batched dot one dot a product). False with the error in diag. */
+static bool runnable(const IrFunc *f, const Region *r, Diag *diag)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		if (op->code == OP_INLINE_ASM) {
+			diag_error(diag, op->loc,
+			           "inline_asm cannot run on the interpreter (it does not read PTX); run this kernel on the GPU, "
+			           "or write the operation with builtins");
+			return false;
+		}
+		if (op->code == OP_DOT && op->operands[0]->type.rank != 2) {
+			diag_error(diag, op->loc, "the interpreter runs dots of matrices, not of rank %d (in kernel '%s')",
+			           op->operands[0]->type.rank, f->name);
+			return false;
+		}
+		for (int i = 0; i < op->n_regions; i++)
+			if (!runnable(f, &op->regions[i], diag))
+				return false;
+	}
+	return true;
+}
+
+/* The interpreter runs verified IR: ir_verify checks every invariant it
+ * relies on (operands defined before their use and in scope, counts, types
+ * and shapes, so that no loop reads past a buffer); beyond that, runnable()
+ * above, and that each parameter is a scalar (one InterpArg each). */
+static bool check_ir(const IrFunc *f, Diag *diag)
+{
+	if (!ir_verify(f, diag, NULL))
+		return false;
+	for (int i = 0; i < f->n_params; i++)
+		if (f->params[i].value && f->params[i].value->type.rank) {
+			diag_error(diag, f->loc, "kernel '%s': parameter '%s' is not a scalar value (one argument each)", f->name,
+			           f->params[i].name ? f->params[i].name : "?");
+			return false;
+		}
+	return runnable(f, &f->body, diag);
+}
+
 bool interp_run(const IrFunc *f, const InterpArg *args, int n_args, const InterpBuffer *bufs, int n_bufs,
                 const InterpOptions *opt, Diag *diag)
 {
@@ -524,7 +537,7 @@ bool interp_run(const IrFunc *f, const InterpArg *args, int n_args, const Interp
 		diag_plain(diag, DIAG_ERROR, "interp_run: no kernel");
 		return false;
 	}
-	if (!interp_check(f, diag))
+	if (!check_ir(f, diag))
 		return false;
 	Run r = {.f = f, .ub_checks = !opt->no_ub_checks, .print_out = opt->print_out, .stop_at = INT64_MAX};
 	r.n_programs = 1;

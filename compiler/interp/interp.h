@@ -4,7 +4,7 @@
 
 #include "ir/ir.h"
 
-/* ---- interpreter (interp.c, access.c, check.c, ops.c) --------------------------------
+/* ---- interpreter (interp.c and one file an op family) --------------------------------
  *
  * Runs an IrFunc on the CPU, a block at a time: the reference semantics of
  * blk, with every memory access checked against the buffers it was given.

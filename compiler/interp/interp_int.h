@@ -1,5 +1,7 @@
-/* interp/interp_int.h: what interp.c (the run, control flow), access.c
- * (loads, stores, atomics), check.c and ops.c (the computing ops) share. Internal to the interpreter.
+/* interp/interp_int.h: what the interpreter's files share: interp.c (the
+ * run, control flow) and one file an op family, named as lowering's
+ * (elementwise.c, shape.c, gather.c, memory.c, dot.c, reduce.c, scan.c,
+ * sort.c, histogram.c, print_assert.c). Internal to the interpreter.
  *
  * Every value holds a buffer of elements, one 8-byte slot each:
  *   signed ints   int64, sign-extended from their width (canonical)
@@ -21,6 +23,14 @@
 
 #include <pthread.h>
 #include <string.h>
+
+/* GCC's -O2 vectorizes a loop only when its trip count is a multiple of the
+ * vector length (the "very cheap" cost model); these loops run over blocks
+ * of any length: let it weigh the cost as -O3 does. (Clang vectorizes them
+ * at -O2 anyway.) */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=dynamic")
+#endif
 
 typedef union Elem {
 	int64_t i;
@@ -120,31 +130,50 @@ static inline void copy_elems(Elem *dst, const Slot *s, int64_t n)
 	}
 }
 
-/* ---- access.c: checked against the run's buffers ---- */
+/* Row-major strides (in elements) of a block of type t. */
+static inline void strides_of(Type t, int64_t *st)
+{
+	int64_t s = 1;
+	for (int d = t.rank - 1; d >= 0; d--) {
+		st[d] = s;
+		s *= t.shape[d];
+	}
+}
 
+/* ---- one file an op family (as lower/'s) ---- */
+
+/* elementwise.c */
+bool interp_elementwise(Worker *w, const Op *op); /* every OPF_ELEMWISE op */
+bool interp_philox(Worker *w, const Op *op);
+/* shape.c: const, arange, splat ... split, hint (and gather, in gather.c) */
+bool interp_shape(Worker *w, const Op *op);
+/* gather.c */
+bool interp_gather(Worker *w, const Op *op);
+bool interp_sreg(Worker *w, const Op *op);
+/* memory.c: checked against the run's buffers */
 bool interp_load(Worker *w, const Op *op);
 bool interp_store(Worker *w, const Op *op);
 bool interp_atomic(Worker *w, const Op *op); /* atomic_rmw and atomic_cas */
 bool interp_desc(Worker *w, const Op *op);   /* desc_load and desc_store */
-
-/* ---- check.c: the IR checked once before a run ("malformed IR" reports) ---- */
-
-bool interp_check(const IrFunc *f, Diag *diag);
-
-/* ---- ops.c ---- */
-
-bool interp_elementwise(Worker *w, const Op *op); /* every OPF_ELEMWISE op */
-bool interp_shape(Worker *w, const Op *op);       /* const, arange, splat ... split, hint */
+/* dot.c */
 bool interp_dot(Worker *w, const Op *op);
+/* reduce.c */
+enum { MAX_COMBINE = 64 }; /* the blocks a reduce or scan combines */
 bool interp_reduce(Worker *w, const Op *op);
+/* Runs op's combine region over L lanes: its 2n arguments read in[0..2n),
+ * its n results go to out[0..n). */
+bool interp_combine(Worker *w, const Op *op, Elem *const *in, Elem *const *out, int64_t L);
+/* t's elements around axis: outer rows of len elements, inner apart. */
+void interp_split_axis(Type t, int axis, int64_t *outer, int64_t *len, int64_t *inner);
+/* scan.c */
 bool interp_scan(Worker *w, const Op *op);
-bool interp_philox(Worker *w, const Op *op);
-bool interp_print(Worker *w, const Op *op);
-
-/* ---- sorting.c ---- */
-
-bool interp_sort(Worker *w, const Op *op);      /* sort and topk */
+/* sort.c */
+bool interp_sort(Worker *w, const Op *op); /* sort and topk */
+/* histogram.c */
 bool interp_histogram(Worker *w, const Op *op);
+/* print_assert.c */
+bool interp_print(Worker *w, const Op *op);
+bool interp_assert(Worker *w, const Op *op);
 
 /* Whether t is a float scalar or a block of floats (not a pointer). */
 static inline bool is_float_t(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
@@ -168,6 +197,17 @@ static inline uint64_t exact_bits(ScalarKind k, double x)
 	if (k == SK_F8E5M2 || k == SK_F8E4M3)
 		return fp_encode_fp8(k, x, false);
 	return fp_encode(k, x);
+}
+
+/* The bits of element e of type t (as stored in memory). */
+static inline uint64_t elem_bits(Elem e, Type t)
+{
+	ScalarKind k = (ScalarKind)t.scalar;
+	if (t.ptr)
+		return e.u;
+	if (scalar_is_int(k))
+		return k == SK_I1 ? e.u : e.u & (scalar_bits(k) == 64 ? UINT64_MAX : (1ull << scalar_bits(k)) - 1);
+	return k == SK_F32 ? fp_to_f32_bits(e.f) : exact_bits(k, e.f);
 }
 
 /* Bytes of one element of type t in memory (pointers are 8, i1 is 1). */

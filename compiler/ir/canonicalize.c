@@ -7,7 +7,7 @@
  * to the target (division by zero, INT_MIN / -1, shifts by the width or
  * more, NaN or out-of-range float to integer, transcendental functions) is
  * left for run time. Floats compute in double and round once with the
- * interpreter's own conversions (fpconv.c), as the interpreter (interp/ops.c) does. */
+ * interpreter's own conversions (fpconv.c), as the interpreter (interp/elementwise.c) does. */
 #include "ir/ir.h"
 
 #include <math.h>

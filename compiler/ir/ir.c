@@ -1,8 +1,17 @@
 /* ir.c: building and editing tile IR. */
 #include "ir/ir.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* gpu/'s table (ir.h, IrGpuHooks): one constant, stored atomically so that
+ * threads compiling at once may each install it */
+static _Atomic(const IrGpuHooks *) gpu_hooks;
+
+void ir_set_gpu_hooks(const IrGpuHooks *hooks) { atomic_store_explicit(&gpu_hooks, hooks, memory_order_release); }
+
+const IrGpuHooks *ir_gpu_hooks(void) { return atomic_load_explicit(&gpu_hooks, memory_order_acquire); }
 
 static const char *const op_names[OP_COUNT] = {
 #define OP_NAME(name, spelling, regions, flags) [OP_##name] = spelling,

@@ -259,6 +259,25 @@ typedef struct IrFunc {
 	int n_tmaps;
 } IrFunc;
 
+/* The GPU IR's part of the printer and the verifier, which gpu/ provides
+ * (gpu/invariants.c), so that ir/, the lower stage, needs no gpu/ header.
+ * gpu/ installs its one table whenever it makes an encoding (and
+ * gpu_install_ir_hooks() does it on purpose): IR with encodings always
+ * finds the hooks that read them. Installing is an atomic store of one
+ * constant table, safe from any thread, any number of times. */
+typedef struct IrGpuHooks {
+	/* "#blocked3": a reference to an encoding */
+	void (*enc_ref)(const Encoding *e, StrBuf *out);
+	/* "#blocked3 = blocked<...>" lines, one an encoding that f uses */
+	void (*print_encodings)(const IrFunc *f, StrBuf *out);
+	/* The GPU IR's invariants of one op whose tile IR checks passed (f->gpu
+	 * set): false with what is wrong (without the place) in `why` */
+	bool (*check_op)(const IrFunc *f, const Op *op, StrBuf *why);
+} IrGpuHooks;
+
+void ir_set_gpu_hooks(const IrGpuHooks *hooks);
+const IrGpuHooks *ir_gpu_hooks(void); /* NULL until gpu/ installed them */
+
 const char *op_name(OpCode code);
 int op_flags(OpCode code);
 int op_regions(OpCode code);

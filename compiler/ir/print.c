@@ -4,7 +4,7 @@
  * by golden tests: change it only on purpose, and the docs with it.
  * The printer never fails on broken IR (the verifier reports that): missing
  * pieces print as "<null>" and out-of-range enums as "?". */
-#include "gpu/gpu.h"
+#include "ir/ir.h"
 
 #include <stdlib.h>
 
@@ -161,6 +161,16 @@ static void indent_to(StrBuf *out, int indent)
 		sb_puts(out, "  ");
 }
 
+/* "#blocked3" (gpu/ names encodings; they exist only once it installed its hooks) */
+static void put_enc_ref(StrBuf *out, const Encoding *e)
+{
+	const IrGpuHooks *h = ir_gpu_hooks();
+	if (h)
+		h->enc_ref(e, out);
+	else
+		sb_puts(out, "#?");
+}
+
 static void put_types(StrBuf *out, Value *const *vs, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -170,7 +180,7 @@ static void put_types(StrBuf *out, Value *const *vs, int n)
 			type_print(vs[i]->type, out);
 			if (vs[i]->enc) {
 				sb_putc(out, ' ');
-				enc_ref(vs[i]->enc, out);
+				put_enc_ref(out, vs[i]->enc);
 			}
 		} else
 			sb_puts(out, "<null>");
@@ -273,7 +283,7 @@ static void put_op_line(const Op *op, StrBuf *out)
 		if (op->scratch) {
 			sb_puts(out, a.n++ ? ", " : " {");
 			sb_puts(out, "scratch = ");
-			enc_ref(op->scratch, out);
+			put_enc_ref(out, op->scratch);
 		}
 		break;
 	case OP_HINT:
@@ -449,49 +459,11 @@ static void put_region(const Region *r, int indent, StrBuf *out, const IrPrintOp
 		ir_print_op(op, indent + 1, out, opts);
 }
 
-/* Marks the encodings that values, scratches and parents use. */
-static void mark_enc(const Encoding *e, bool *used)
-{
-	for (; e && !used[e->id]; e = e->parent)
-		used[e->id] = true;
-}
-
-static void mark_region(const Region *r, bool *used)
-{
-	for (int i = 0; i < r->n_args; i++)
-		mark_enc(r->args[i]->enc, used);
-	for (const Op *op = r->first; op; op = op->next) {
-		for (int i = 0; i < op->n_results; i++)
-			mark_enc(op->results[i]->enc, used);
-		mark_enc(op->scratch, used);
-		for (int i = 0; i < op->n_regions; i++)
-			mark_region(&op->regions[i], used);
-	}
-}
-
-/* GPU IR: "#blocked0 = blocked<...>" for each encoding in use, by number. */
-static void put_encodings(const IrFunc *f, StrBuf *out)
-{
-	if (!f->n_encs)
-		return;
-	bool *used = calloc((size_t)f->n_encs, sizeof *used);
-	if (!used)
-		return;
-	mark_region(&f->body, used);
-	for (int i = 0; i < f->n_encs; i++) {
-		if (!used[i])
-			continue;
-		enc_ref(f->encs[i], out);
-		sb_puts(out, " = ");
-		enc_print(f->encs[i], out);
-		sb_putc(out, '\n');
-	}
-	free(used);
-}
-
 void ir_print_opts(const IrFunc *f, StrBuf *out, const IrPrintOpts *opts)
 {
-	put_encodings(f, out);
+	const IrGpuHooks *h = ir_gpu_hooks();
+	if (f->n_encs && h) /* GPU IR: its encodings first (gpu/ prints them) */
+		h->print_encodings(f, out);
 	sb_printf(out, "kernel @%s(", f->name ? f->name : "?");
 	int n = 0;
 	int args_seen = 0;

@@ -6,7 +6,7 @@
  *   internal error: IR invalid after PASS: WHAT at %N (op)
  * and the walk stops. Nothing here may crash on broken IR: every pointer is
  * checked before it is followed, and region nesting is bounded. */
-#include "gpu/gpu.h"
+#include "ir/ir.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -54,11 +54,12 @@ static void fail(Verifier *v, const Op *op, const char *fmt, ...)
 	sb_free(&where);
 }
 
-/* Types printed into a small rotating set of buffers, for messages. */
+/* Types printed into a small rotating set of buffers, for messages (a
+ * thread's own: passes and interpreter runs verify on several threads). */
 static const char *tstr(Type t)
 {
-	static char bufs[4][96];
-	static int next;
+	static _Thread_local char bufs[4][96];
+	static _Thread_local int next;
 	char *b = bufs[next++ & 3];
 	StrBuf sb = {0};
 	type_print(t, &sb);
@@ -837,7 +838,15 @@ static void check_op(Verifier *v, const Op *op)
 	case OP_ATOMIC_RMW:
 		if (!check_ptr_value_mask(v, op, 3, 1) || !result_is(v, op, 0, OPT(1)))
 			break;
-		if (attr_in(v, op, 0, ATOM_ADD, ATOM_XCHG, "atomic op") && attr_in(v, op, 1, SEM_ACQ_REL, SEM_RELAXED, "sem"))
+		if (!attr_in(v, op, 0, ATOM_ADD, ATOM_XCHG, "atomic op"))
+			break;
+		/* and, or, xor change bits of integers; a pointer is only exchanged */
+		if ((op->attr[0] >= ATOM_AND && op->attr[0] <= ATOM_XOR && !is_int(OPT(1))) ||
+		    (op->attr[0] != ATOM_XCHG && OPT(1).ptr)) {
+			fail(v, op, "atomic %s does not apply to %s", atomic_op_name(op->attr[0]), tstr(OPT(1)));
+			break;
+		}
+		if (attr_in(v, op, 1, SEM_ACQ_REL, SEM_RELAXED, "sem"))
 			attr_in(v, op, 2, SCOPE_GPU, SCOPE_SYS, "scope");
 		break;
 	case OP_DESC_LOAD:
@@ -1055,34 +1064,8 @@ static OpCode terminator_for(const Op *parent, int region)
 
 static void walk_region(Verifier *v, const Region *r, const Op *parent, int index);
 
-/* GPU IR: every block has an encoding that can lay it out; element-wise
- * ops keep their operands' encoding; loop-carried and yielded values keep
- * theirs across the region boundary. */
-static bool enc_ok(Verifier *v, const Op *op, const Value *x, const char *what)
-{
-	Lin l;
-	if (x->type.rank == 0)
-		return true;
-	if (!x->enc) {
-		fail(v, op, "%s %%%d has no encoding", what, x->id);
-		return false;
-	}
-	if (!enc_lin(x->enc, x->type, v->f->num_warps, &l)) {
-		StrBuf sb = {0};
-		enc_print(x->enc, &sb);
-		fail(v, op, "%s %%%d: %s cannot lay out %s", what, x->id, sb.data ? sb.data : "?", tstr(x->type));
-		sb_free(&sb);
-		return false;
-	}
-	return true;
-}
-
-static void same_enc(Verifier *v, const Op *op, const Value *a, const Value *b, const char *what)
-{
-	if (!v->failed && a->type.rank && b->type.rank && !enc_equiv(a->enc, b->enc, a->type, v->f->num_warps))
-		fail(v, op, "%s: %%%d and %%%d differ in encoding", what, a->id, b->id);
-}
-
+/* GPU IR: its invariants are gpu/'s (gpu/invariants.c, through the hooks
+ * of ir.h); tile IR has no convert_layout. */
 static void check_encodings(Verifier *v, const Op *op)
 {
 	if (!v->f->gpu) {
@@ -1090,83 +1073,15 @@ static void check_encodings(Verifier *v, const Op *op)
 			fail(v, op, "convert_layout outside GPU IR");
 		return;
 	}
-	if (op->code == OP_DESC_LOAD || op->code == OP_DESC_STORE) {
-		fail(v, op, "a tensor descriptor op in GPU IR (expand-descriptors runs before layouts)");
+	const IrGpuHooks *h = ir_gpu_hooks();
+	if (!h) {
+		fail(v, op, "GPU IR, but gpu/ has installed no checks of it (gpu_install_ir_hooks)");
 		return;
 	}
-	for (int i = 0; i < op->n_results; i++)
-		if (!enc_ok(v, op, op->results[i], "result"))
-			return;
-	for (int i = 0; i < op->n_regions; i++)
-		for (int j = 0; j < op->regions[i].n_args; j++)
-			if (!enc_ok(v, op, op->regions[i].args[j], "region argument"))
-				return;
-	if (op_flags(op->code) & OPF_ELEMWISE || op->code == OP_HINT)
-		for (int i = 0; i < op->n_operands; i++)
-			same_enc(v, op, op->operands[i], op->results[0], "operand and result");
-	switch (op->code) {
-	case OP_FOR: {
-		const Region *b = &op->regions[0];
-		for (int i = 0; i < op->n_results; i++) {
-			same_enc(v, op, op->operands[3 + i], b->args[1 + i], "initial value and loop argument");
-			same_enc(v, op, b->last->operands[i], b->args[1 + i], "yielded value and loop argument");
-			same_enc(v, op, op->results[i], b->args[1 + i], "result and loop argument");
-		}
-		break;
-	}
-	case OP_IF:
-		for (int i = 0; i < op->n_results; i++)
-			for (int r = 0; r < 2; r++)
-				same_enc(v, op, op->regions[r].last->operands[i], op->results[i], "yielded value and result");
-		break;
-	case OP_WHILE: {
-		const Region *r0 = &op->regions[0], *r1 = &op->regions[1];
-		for (int i = 0; i < r0->n_args; i++) {
-			same_enc(v, op, op->operands[i], r0->args[i], "initial value and loop argument");
-			same_enc(v, op, r1->last->operands[i], r0->args[i], "yielded value and loop argument");
-		}
-		for (int i = 0; i < r1->n_args; i++) {
-			same_enc(v, op, r0->last->operands[1 + i], r1->args[i], "forwarded value and argument");
-			same_enc(v, op, op->results[i], r1->args[i], "result and argument");
-		}
-		break;
-	}
-	case OP_DOT: {
-		/* mma.sync (version 2): A and B as its dot operands, k_width
-		 * elements a 32-bit register (4 / their bytes), acc as the result */
-		const Encoding *c = op->results[0]->enc;
-		if (!c || c->kind != ENC_MMA || c->version != 2 || op->n_operands != 3)
-			break;
-		for (int i = 0; i < 2; i++) {
-			const Value *x = op->operands[i];
-			Encoding want = {.kind = ENC_DOT_OPERAND, .rank = 2, .op_idx = i, .parent = c,
-			                 .k_width = 4 / type_bytes(type_elem(x->type))};
-			if (!v->failed && !enc_equiv(x->enc, &want, x->type, v->f->num_warps))
-				fail(v, op, "operand %d (%%%d) is not laid out as the mma's dot_operand of k_width %d", i, x->id,
-				     want.k_width);
-		}
-		same_enc(v, op, op->operands[2], op->results[0], "accumulator and result");
-		break;
-	}
-	case OP_CONVERT_LAYOUT:
-		if (op->n_operands != 1 || op->n_results != 1 || !type_eq(op->operands[0]->type, op->results[0]->type))
-			fail(v, op, "converts one block to the same type");
-		break;
-	case OP_LOAD:
-	case OP_STORE:
-	case OP_ATOMIC_RMW:
-	case OP_ATOMIC_CAS:
-		/* each thread reaches the elements it holds: pointers, masks,
-		 * values and results in one encoding */
-		for (int i = 1; i < op->n_operands; i++)
-			if (!(op->code == OP_STORE && i == 1 && (op->attr[0] & MEMF_TMA))) /* its value: as it lies */
-				same_enc(v, op, op->operands[i], op->operands[0], "memory operand and pointers");
-		for (int i = 0; i < op->n_results; i++)
-			same_enc(v, op, op->results[i], op->operands[0], "result and pointers");
-		break;
-	default:
-		break;
-	}
+	StrBuf why = {0};
+	if (!h->check_op(v->f, op, &why))
+		fail(v, op, "%s", why.data ? why.data : "a GPU IR invariant does not hold");
+	sb_free(&why);
 }
 
 static void walk_op(Verifier *v, const Region *r, const Op *op)

@@ -167,6 +167,20 @@ static void memory(void)
 	expect("sem 4 is out of range (0..3) at %2 (atomic_rmw)", "verify: atomic sem in range");
 
 	p = start();
+	a = emit(OP_ATOMIC_RMW, (Value *[]){p, cf(B1(f32, 16), 1)}, 2, (Type[]){B1(f32, 16)}, 1);
+	a->attr[0] = ATOM_AND;
+	ret();
+	expect("atomic and does not apply to f32[16] at %2 (atomic_rmw)", "verify: bitwise atomics take integers");
+
+	begin("k");
+	Value *pp = param("pp", P(B1(P(f32), 16)));
+	Value *np = emit(OP_LOAD, &pp, 1, (Type[]){B1(P(f32), 16)}, 1)->results[0];
+	a = emit(OP_ATOMIC_RMW, (Value *[]){pp, np}, 2, (Type[]){B1(P(f32), 16)}, 1);
+	a->attr[0] = ATOM_ADD;
+	ret();
+	expect("atomic add does not apply to *f32[16] at %2 (atomic_rmw)", "verify: a pointer is only exchanged");
+
+	p = start();
 	emit(OP_ATOMIC_CAS, (Value *[]){p, cf(B1(f32, 16), 1), cf(B1(f16, 16), 1)}, 3, (Type[]){B1(f32, 16)}, 1);
 	ret();
 	expect("operands *f32[16], f32[16], f16[16] are not a pointer and two values of its pointee at %3 (atomic_cas)",

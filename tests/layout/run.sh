@@ -7,8 +7,27 @@
 #    runtime/ or LLVM; compiler/ir, irgen, interp and gpu know nothing of
 #    LLVM or the runtime; compiler/ never includes runtime/ headers but
 #    blk.h; runtime/driver.c knows only the driver (driver.h);
+#  - the stages stand in order: a file includes headers of its own stage and
+#    of the stages before it alone, by this order (a stage, then what it may
+#    include):
+#      lang:     lang
+#      ir:       lang ir                  (so ir/ never includes gpu/ or lower/)
+#      irgen:    lang ir irgen
+#      interp:   lang ir irgen interp
+#      gpu:      lang ir gpu
+#      lower:    lang ir gpu lower
+#      pipeline: lang ir irgen interp gpu lower pipeline
+#      runtime:  every stage above, and runtime
+#      blkc:     every stage
+#    (a header's stage is its folder: lang/, compiler/STAGE/, runtime/);
 #  - a folder's internal header (NAME_int.h) is included from that folder alone;
-#  - the library's .c files have distinct names (libblk.a's members).
+#  - the library's .c files have distinct names (libblk.a's members), but for
+#    the interpreter's files named as lowering's on purpose (interp/X.c beside
+#    lower/X.c: one op family, two back ends); libblk.a is made afresh
+#    (Makefile: rm -f, then ar rcs), so those members do not replace each other;
+#  - docs/compiler.md's map names every source file: each file DIR/NAME of
+#    lang/, compiler/*/ and runtime/ (.c, .h, .y, .re) appears as `NAME`, in
+#    backticks, in the map table's row whose first cell is `DIR/`.
 # usage: tests/layout/run.sh [BUILD_DIR]   (the build is not used)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -34,8 +53,14 @@ long=$(awk '
 
 # libblk.a names its members by file name alone: two sources of the library
 # with one name would make members that `ar x` or `ar r` confuse
-dups=$(printf '%s\n' "${srcs[@]}" | grep '\.c$' | grep -v '^compiler/blkc/' | xargs -n1 basename | sort | uniq -d)
-[ -z "$dups" ] && ok "the library's source files have distinct names (libblk.a members)" || bad "source files of one name" "$dups"
+dups=$(printf '%s\n' "${srcs[@]}" | grep '\.c$' | grep -v '^compiler/blkc/' |
+	awk '{ n = $0; sub(/.*\//, "", n); print n, $0 }' | sort |
+	awk '{ if ($1 == p) print pf " and " $2; p = $1; pf = $2 }' |
+	grep -vE '^compiler/interp/([a-z_]+)\.c and compiler/lower/\1\.c$')
+[ -z "$dups" ] && ok "the library's source files have distinct names (libblk.a members; interp/X.c mirrors lower/X.c)" ||
+	bad "source files of one name" "$dups"
+grep -A1 -F '$(BUILD)/libblk.a:' Makefile | grep -q 'rm -f \$@' && ok "libblk.a is made afresh (members of one name all kept)" ||
+	bad "libblk.a" "the Makefile's rule does not remove the archive before ar rcs"
 
 # the project's includes: FILE -> the header it names, resolved as the
 # compiler does (beside the file, then -Ilang -Icompiler -Iruntime)
@@ -70,6 +95,53 @@ viol=$(
 )
 [ -z "$viol" ] && ok "stage dependencies go one way (lang, then the LLVM-free stages, then lower, then runtime)" ||
 	bad "a stage includes what it must not know" "$viol"
+
+# the stages in order: each stage, then the stages it may include
+stage_of() { # a path: its stage (lang, ir, ..., runtime, blkc)
+	case $1 in
+	lang/*) echo lang ;;
+	compiler/*/*) d=${1#compiler/}; echo "${d%%/*}" ;;
+	runtime/*) echo runtime ;;
+	esac
+}
+may_include() { # a stage: the stages it may include
+	case $1 in
+	lang) echo lang ;;
+	ir) echo lang ir ;;
+	irgen) echo lang ir irgen ;;
+	interp) echo lang ir irgen interp ;;
+	gpu) echo lang ir gpu ;;
+	lower) echo lang ir gpu lower ;;
+	pipeline) echo lang ir irgen interp gpu lower pipeline ;;
+	runtime) echo lang ir irgen interp gpu lower pipeline runtime ;;
+	blkc) echo lang ir irgen interp gpu lower pipeline runtime blkc ;;
+	*) echo "?" ;;
+	esac
+}
+order=$(echo "$edges" | while read -r f h; do
+	[ -n "$f" ] || continue
+	sf=$(stage_of "$f") sh=$(stage_of "$h")
+	[ -n "$sh" ] || continue
+	case " $(may_include "$sf") " in
+	*" $sh "*) ;;
+	*) echo "$f ($sf) includes $h ($sh)" ;;
+	esac
+done)
+[ -z "$order" ] && ok "the stages stand in order (ir before irgen before interp; ir before gpu before lower before pipeline, runtime, blkc)" ||
+	bad "a stage includes a later one" "$order"
+
+# docs/compiler.md's map names every source file in its folder's row
+map=$(awk '/^## The map/ { on = 1; next } /^## / { on = 0 } on && /^\| `/' docs/compiler.md)
+unnamed=$(for f in "${srcs[@]}"; do
+	d=${f%/*}/ n=${f##*/}
+	row=$(echo "$map" | grep -F "| \`$d\` |")
+	if [ -z "$row" ]; then
+		echo "$f: no row for \`$d\`"
+	elif ! echo "$row" | grep -qF "\`$n\`"; then
+		echo "$f: not in \`$d\`'s row"
+	fi
+done)
+[ -z "$unnamed" ] && ok "docs/compiler.md's map names every source file (${#srcs[@]})" || bad "files the map does not name" "$unnamed"
 
 # internal headers stay in their folder
 leak=$(echo "$edges" | awk '$2 ~ /_int\.h$/ { d1 = $1; sub(/\/[^\/]*$/, "", d1); d2 = $2; sub(/\/[^\/]*$/, "", d2); if (d1 != d2) print $1 " includes " $2 }')

@@ -1,4 +1,4 @@
-/* access.c: the interpreter's loads, stores and atomics, each access checked
+/* memory.c: the interpreter's loads, stores and atomics, each access checked
  * against the buffers the run was given (docs/interpreter.md, "Memory"). */
 #include "interp/interp_int.h"
 
@@ -6,14 +6,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* GCC's -O2 vectorizes a loop only when its trip count is a multiple of the
- * vector length (the "very cheap" cost model); these loops run over blocks
- * of any length: let it weigh the cost as -O3 does. (Clang vectorizes them
- * at -O2 anyway.) */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("vect-cost-model=dynamic")
-#endif
 
 /* ---- buffers -------------------------------------------------------------- */
 

@@ -349,7 +349,12 @@ Type type_pointee(Type t);  /* one pointer level less */
 Type type_pointer_to(Type t);
 bool type_eq(Type a, Type b);
 bool type_is_ptr(Type t);
-int64_t type_numel(Type t); /* 1 for a scalar */
+/* The element count of a shape; false when it overflows an int64_t (or a
+ * size is negative), *n then INT64_MAX so that no limit check passes it. */
+bool shape_numel(int rank, const int32_t *shape, int64_t *n);
+int64_t type_numel(Type t); /* 1 for a scalar; INT64_MAX when it overflows */
+/* The element count of a shape in decimal, exact even past int64_t. */
+void shape_count_print(int rank, const int32_t *shape, StrBuf *out);
 /* "f32", "*f16", "i32[128]", "*f32[64, 64]" */
 void type_print(Type t, StrBuf *out);
 const char *type_str(Type t, Arena *a);

@@ -12,18 +12,29 @@ static bool ir_allowed(Gen *g, Span at)
 	return false;
 }
 
+bool ig_shape_fits(Gen *g, int rank, const int32_t *shape, Span at)
+{
+	int64_t n;
+	if (shape_numel(rank, shape, &n) && n <= BLK_MAX_NUMEL)
+		return true;
+	StrBuf sb = {0};
+	sb_putc(&sb, '(');
+	for (int i = 0; i < rank; i++)
+		sb_printf(&sb, "%s%d", i ? ", " : "", (int)shape[i]);
+	sb_puts(&sb, rank == 1 ? ",) has " : ") has ");
+	shape_count_print(rank, shape, &sb);
+	error(g, at, "block of shape %s elements; the limit is %d", sb.data ? sb.data : "?", BLK_MAX_NUMEL);
+	sb_free(&sb);
+	return false;
+}
+
 /* A result over BLK_MAX_NUMEL elements is an error at the expression that
  * makes it (a broadcast, a dot, a reshape ...), not a verifier failure. */
 static bool fits_limit(Gen *g, const Type *rt, int n, Span at)
 {
-	for (int i = 0; i < n; i++) {
-		int64_t numel = type_numel(rt[i]);
-		if (numel > BLK_MAX_NUMEL) {
-			error(g, at, "this makes a block of shape %s, %lld elements: more than the limit of %d", tstr(g, rt[i]),
-			      (long long)numel, BLK_MAX_NUMEL);
+	for (int i = 0; i < n; i++)
+		if (!ig_shape_fits(g, rt[i].rank, rt[i].shape, at))
 			return false;
-		}
-	}
 	return true;
 }
 

@@ -204,6 +204,10 @@ static inline bool is_const_true(Sym s)
 
 /* ---- emit.c ------------------------------------------------------------------ */
 
+/* True when a block of this shape has at most BLK_MAX_NUMEL elements;
+ * otherwise reports "block of shape (...) has N elements; the limit is M"
+ * at `at` (the count checked for overflow, exact in the message). */
+bool ig_shape_fits(Gen *g, int rank, const int32_t *shape, Span at);
 /* IR construction in g->region; NULL after an error (reported). */
 Value *ig_emit(Gen *g, OpCode code, Span at, Type rt, Value *a, Value *b, Value *c);
 Op *ig_emit_op(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results);

@@ -389,6 +389,7 @@ struct Module {
 	ModuleImport *imports;
 	int n_imports;
 	bool loading;         /* on the import stack (cycle detection) */
+	int index;            /* in the ModuleSet's modules */
 };
 
 typedef struct ModuleSet {
@@ -396,7 +397,11 @@ typedef struct ModuleSet {
 	Diag *diag;
 	const char *const *include_dirs; /* -I, in order */
 	int n_include_dirs;
-	const char *stdlib_dir;          /* "std/x.tile" is looked up here as "x.tile" */
+	const char *stdlib_dir;          /* "std/x.tile" is looked up here as "x.tile", only here */
+	/* false: an import must be a relative path leading to a file under the
+	 * importing file's folder, a -I folder or the standard library (for
+	 * untrusted source); true: absolute paths and any "..", as given */
+	bool allow_any_import;
 	PtrVec modules;                  /* every Module loaded */
 } ModuleSet;
 

@@ -38,9 +38,51 @@ static bool fits_limit(Gen *g, const Type *rt, int n, Span at)
 	return true;
 }
 
+/* "inlining 'f' (...)" or "the kernel 'k'": what went over a limit. */
+static const char *what_grew(Gen *g)
+{
+	if (g->outer_fn)
+		return arena_printf(g->arena, "inlining '%s' (with the fns it calls and the static_range loops it unrolls)",
+		                    g->outer_fn->name);
+	return arena_printf(g->arena, "the kernel '%s'", g->f->name);
+}
+
+static bool over_limit(Gen *g)
+{
+	g->too_big = true;
+	g->inline_limit = true; /* no more inlining, the call's note only at the outermost */
+	return false;
+}
+
+bool ig_count_node(Gen *g, Span at)
+{
+	if (g->too_big)
+		return false;
+	if (++g->nodes > MAX_KERNEL_NODES) {
+		error(g, at, "%s goes over the limit of %d source nodes generated into one kernel (fns count at each call, "
+		             "static_range bodies at each iteration)",
+		      what_grew(g), MAX_KERNEL_NODES);
+		return over_limit(g);
+	}
+	size_t used = g->arena->used_total - g->arena_base;
+	if ((g->nodes & 1023) == 0 && used > MAX_KERNEL_BYTES) {
+		error(g, at, "%s goes over the limit of %d MiB of compiler memory for one kernel (%zu MiB used)",
+		      what_grew(g), MAX_KERNEL_BYTES >> 20, used >> 20);
+		return over_limit(g);
+	}
+	return true;
+}
+
 /* ir_append, reporting its failure (out of memory) once. */
 static Op *append(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results)
 {
+	if (g->too_big)
+		return NULL;
+	if (++g->n_ops > MAX_KERNEL_OPS) {
+		error(g, at, "%s goes over the limit of %d IR ops in one kernel", what_grew(g), MAX_KERNEL_OPS);
+		over_limit(g);
+		return NULL;
+	}
 	Op *op = ir_append(g->f, g->region, code, at, operands, n, rt, n_results);
 	if (!op && !g->oom) {
 		error(g, at, "out of memory while generating the kernel's code");

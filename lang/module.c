@@ -101,7 +101,10 @@ static bool resolve(ModuleSet *set, const Module *from, const char *want, Resolv
 		r->canon = canonical(a, want);
 		return r->canon != NULL;
 	}
-	if (from && from->src && try_in(set, dir_of(a, from->src->name), want, r))
+	/* beside the importing file when it is one (source text named by no
+	 * existing file has no folder; standard input has the current one) */
+	bool has_dir = from && from->src && (from->path || strcmp(from->src->name, "<stdin>") == 0);
+	if (has_dir && try_in(set, dir_of(a, from->src->name), want, r))
 		return true;
 	for (int i = 0; i < set->n_include_dirs; i++)
 		if (try_in(set, set->include_dirs[i], want, r))

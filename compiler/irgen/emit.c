@@ -41,10 +41,13 @@ static bool fits_limit(Gen *g, const Type *rt, int n, Span at)
 /* "inlining 'f' (...)" or "the kernel 'k'": what went over a limit. */
 static const char *what_grew(Gen *g)
 {
+	const char *s = NULL;
 	if (g->outer_fn)
-		return arena_printf(g->arena, "inlining '%s' (with the fns it calls and the static_range loops it unrolls)",
-		                    g->outer_fn->name);
-	return arena_printf(g->arena, "the kernel '%s'", g->f->name);
+		s = arena_printf(g->arena, "inlining '%s' (with the fns it calls and the static_range loops it unrolls)",
+		                 g->outer_fn->name);
+	else if (g->f)
+		s = arena_printf(g->arena, "the kernel '%s'", g->f->name);
+	return s ? s : "evaluating this grid or attribute"; /* no g->f: a grid clause or @autotune */
 }
 
 static bool over_limit(Gen *g)

@@ -116,6 +116,17 @@ sed 's/^kernel k(out: \*i32) {$/fn grow() -> i32 {/; s/    store(out, c);/    re
 printf 'kernel k(out: *i32) {\n    store(out, grow());\n}\n' >>"$tmp/memory_fn.tile"
 expect "memory limit inside a fn names it" 1 "inlining 'grow' (with the fns it calls" "$blkc" "$tmp/memory_fn.tile"
 
+# a grid clause calling a fn that unrolls 4096^3 constant steps
+{
+	printf 'fn blocks() -> i32 {\n    var c = 0;\n'
+	printf '    for i in static_range(0, 4096) {\n        for j in static_range(0, 4096) {\n'
+	printf '            for l in static_range(0, 4096) {\n                c = c + 1;\n            }\n        }\n    }\n'
+	printf '    return c;\n}\n'
+	printf 'kernel k(out: *i32) grid(blocks()) {\n    store(out, 1);\n}\n'
+} >"$tmp/grid.tile"
+expect "a grid clause inlining a fn that goes over" 1 "inlining 'blocks' (with the fns it calls" \
+	"$blkc" run "$tmp/grid.tile" out=1
+
 # ---- import confinement -----------------------------------------------------------------
 p=$tmp/conf/proj
 mkdir -p "$p/std" "$p/lib" "$tmp/conf/inc"

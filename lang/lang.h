@@ -349,15 +349,16 @@ Type type_pointee(Type t);  /* one pointer level less */
 Type type_pointer_to(Type t);
 bool type_eq(Type a, Type b);
 bool type_is_ptr(Type t);
-/* The element count of a shape; false when it overflows an int64_t (or a
- * size is negative), *n then INT64_MAX so that no limit check passes it. */
-bool shape_numel(int rank, const int32_t *shape, int64_t *n);
-int64_t type_numel(Type t); /* 1 for a scalar; INT64_MAX when it overflows */
-/* The element count of a shape in decimal, exact even past int64_t. */
-void shape_count_print(int rank, const int32_t *shape, StrBuf *out);
+int64_t type_numel(Type t); /* 1 for a scalar */
 /* "f32", "*f16", "i32[128]", "*f32[64, 64]" */
 void type_print(Type t, StrBuf *out);
 const char *type_str(Type t, Arena *a);
+/* The element count of a shape; false when it overflows an int64_t (or a
+ * size is negative), *n then INT64_MAX so that no limit check passes it
+ * (type_numel is this count: INT64_MAX for a shape that overflows). */
+bool shape_numel(int rank, const int32_t *shape, int64_t *n);
+/* The element count of a shape in decimal, exact even past int64_t. */
+void shape_count_print(int rank, const int32_t *shape, StrBuf *out);
 
 /* The element type two operands of an arithmetic operator are computed in
  * (docs/language.md, "Type promotion"). A literal operand (a_lit/b_lit)

@@ -70,6 +70,13 @@ bool type_eq(Type a, Type b)
 
 bool type_is_ptr(Type t) { return t.ptr > 0; }
 
+int64_t type_numel(Type t)
+{
+	int64_t n;
+	shape_numel(t.rank, t.shape, &n);
+	return n;
+}
+
 bool shape_numel(int rank, const int32_t *shape, int64_t *n)
 {
 	int64_t p = 1;
@@ -81,13 +88,6 @@ bool shape_numel(int rank, const int32_t *shape, int64_t *n)
 	}
 	*n = p;
 	return true;
-}
-
-int64_t type_numel(Type t)
-{
-	int64_t n;
-	shape_numel(t.rank, t.shape, &n);
-	return n;
 }
 
 void shape_count_print(int rank, const int32_t *shape, StrBuf *out)

@@ -358,6 +358,12 @@ int64_t type_numel(Type t); /* 1 for a scalar */
 /* "f32", "*f16", "i32[128]", "*f32[64, 64]" */
 void type_print(Type t, StrBuf *out);
 const char *type_str(Type t, Arena *a);
+/* The element count of a shape; false when it overflows an int64_t (or a
+ * size is negative), *n then INT64_MAX so that no limit check passes it
+ * (type_numel is this count: INT64_MAX for a shape that overflows). */
+bool shape_numel(int rank, const int32_t *shape, int64_t *n);
+/* The element count of a shape in decimal, exact even past int64_t. */
+void shape_count_print(int rank, const int32_t *shape, StrBuf *out);
 
 /* The element type two operands of an arithmetic operator are computed in
  * (docs/language.md, "Type promotion"). A literal operand (a_lit/b_lit)
@@ -389,6 +395,7 @@ struct Module {
 	ModuleImport *imports;
 	int n_imports;
 	bool loading;         /* on the import stack (cycle detection) */
+	int index;            /* in the ModuleSet's modules */
 };
 
 typedef struct ModuleSet {
@@ -396,7 +403,11 @@ typedef struct ModuleSet {
 	Diag *diag;
 	const char *const *include_dirs; /* -I, in order */
 	int n_include_dirs;
-	const char *stdlib_dir;          /* "std/x.tile" is looked up here as "x.tile" */
+	const char *stdlib_dir;          /* "std/x.tile" is looked up here as "x.tile", only here */
+	/* false: an import must be a relative path leading to a file under the
+	 * importing file's folder, a -I folder or the standard library (for
+	 * untrusted source); true: absolute paths and any "..", as given */
+	bool allow_any_import;
 	PtrVec modules;                  /* every Module loaded */
 } ModuleSet;
 

@@ -8,7 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { MAX_IMPORT_DEPTH = 64 };
+enum {
+	MAX_IMPORT_DEPTH = 64,
+	MAX_MODULES = 4096, /* files in one ModuleSet (a lookup's visited set is a bitmap of this many) */
+};
 
 static bool is_file(const char *path)
 {
@@ -28,34 +31,106 @@ static const char *canonical(Arena *a, const char *path)
 static const char *dir_of(Arena *a, const char *path)
 {
 	const char *slash = strrchr(path, '/');
+	if (slash == path)
+		return "/";
 	return slash ? arena_strndup(a, path, (size_t)(slash - path)) : ".";
 }
 
-/* Search order: the importing file's folder, then each -I folder, then the
- * standard library for "std/..." paths. Absolute paths are taken as they are. */
-static const char *resolve(ModuleSet *set, const Module *from, const char *want)
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+	return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* Whether the canonical path `path` lies under the folder `dir` (any form:
+ * it is made canonical here, so "..", "." and symbolic links count where
+ * they lead). */
+static bool inside(Arena *a, const char *path, const char *dir)
+{
+	const char *d = canonical(a, dir);
+	if (!d)
+		return false;
+	size_t n = strlen(d);
+	if (n == 1 && d[0] == '/')
+		return true;
+	return strncmp(path, d, n) == 0 && path[n] == '/';
+}
+
+/* How an import was resolved: the path as found (beside the importing file
+ * it is named as that file was, so diagnostics show paths as the user wrote
+ * them), its canonical form, or why there is none. */
+typedef struct {
+	const char *found, *canon;
+	bool escapes; /* a file exists but lies outside every folder allowed */
+} Resolved;
+
+/* `base/want` when it is a file under base (or anywhere, with
+ * allow_any_import). */
+static bool try_in(ModuleSet *set, const char *base, const char *want, Resolved *r)
 {
 	Arena *a = set->arena;
-	if (want[0] == '/')
-		return is_file(want) ? want : NULL;
-	if (from && from->src) {
-		/* beside the importing file, named as that file was (diagnostics
-		 * then show paths as the user wrote them, not absolute ones) */
-		const char *p = arena_printf(a, "%s/%s", dir_of(a, from->src->name), want);
-		if (p && is_file(p))
-			return p;
+	const char *p = arena_printf(a, "%s/%s", base, want);
+	if (!p || !is_file(p))
+		return false;
+	const char *c = canonical(a, p);
+	if (!c)
+		return false;
+	if (!set->allow_any_import && !inside(a, c, base)) {
+		r->escapes = true;
+		return false;
 	}
-	for (int i = 0; i < set->n_include_dirs; i++) {
-		const char *p = arena_printf(a, "%s/%s", set->include_dirs[i], want);
-		if (p && is_file(p))
-			return p;
+	r->found = p;
+	r->canon = c;
+	return true;
+}
+
+/* "std/..." is the standard library and only that. Other paths: the
+ * importing file's folder, then each -I folder; the file must lie inside
+ * the folder it was found from, and the path must not be absolute, unless
+ * set->allow_any_import (then absolute paths are taken as they are). */
+static bool resolve(ModuleSet *set, const Module *from, const char *want, Resolved *r)
+{
+	Arena *a = set->arena;
+	*r = (Resolved){0};
+	if (strncmp(want, "std/", 4) == 0)
+		return set->stdlib_dir && try_in(set, set->stdlib_dir, want + 4, r);
+	if (want[0] == '/') {
+		if (!set->allow_any_import || !is_file(want))
+			return false;
+		r->found = want;
+		r->canon = canonical(a, want);
+		return r->canon != NULL;
 	}
-	if (set->stdlib_dir && strncmp(want, "std/", 4) == 0) {
-		const char *p = arena_printf(a, "%s/%s", set->stdlib_dir, want + 4);
-		if (p && is_file(p))
-			return p;
-	}
-	return NULL;
+	/* beside the importing file when it is one (source text named by no
+	 * existing file has no folder; standard input has the current one) */
+	bool has_dir = from && from->src && (from->path || strcmp(from->src->name, "<stdin>") == 0);
+	if (has_dir && try_in(set, dir_of(a, from->src->name), want, r))
+		return true;
+	for (int i = 0; i < set->n_include_dirs; i++)
+		if (try_in(set, set->include_dirs[i], want, r))
+			return true;
+	return false;
+}
+
+/* Reports why `want` was not resolved, at the import's span. */
+static void import_error(ModuleSet *set, Span at, const char *want, const Resolved *r)
+{
+	if (r->escapes)
+		diag_error(set->diag, at,
+		           "import '%s' leads outside the folders imports may read (the importing file's, the -I folders "
+		           "and the standard library); blkc --allow-any-import permits it",
+		           want);
+	else if (strncmp(want, "std/", 4) == 0)
+		diag_error(set->diag, at, "cannot find '%s' in the standard library%s", want,
+		           set->stdlib_dir ? "" : " (its folder was not found: set BLK_STDLIB)");
+	else if (want[0] == '/' && !set->allow_any_import)
+		diag_error(set->diag, at,
+		           "import path '%s' is absolute: imports are relative to the importing file's folder or a -I "
+		           "folder (blkc --allow-any-import permits absolute ones)",
+		           want);
+	else
+		diag_error(set->diag, at, "cannot find '%s' (looked beside this file%s)", want,
+		           set->n_include_dirs ? " and in the -I folders" : "");
 }
 
 static Module *find_loaded(ModuleSet *set, const char *path)
@@ -88,14 +163,18 @@ static void load_imports(ModuleSet *set, Module *m, int depth)
 			diag_error(set->diag, imp->span, "import path contains a NUL byte");
 			continue;
 		}
-		const char *found = resolve(set, m, imp->str);
-		const char *path = found ? canonical(set->arena, found) : NULL;
-		if (!path) {
-			diag_error(set->diag, imp->span, "cannot find '%s' (looked beside this file%s%s)", imp->str,
-			           set->n_include_dirs ? ", in the -I folders" : "",
-			           strncmp(imp->str, "std/", 4) == 0 ? " and in the standard library" : "");
+		/* only .tile sources: a diagnostic in an imported file shows its
+		 * lines, which must never be those of some other file */
+		if (!ends_with(imp->str, ".tile")) {
+			diag_error(set->diag, imp->span, "cannot import '%s': only .tile files can be imported", imp->str);
 			continue;
 		}
+		Resolved r;
+		if (!resolve(set, m, imp->str, &r)) {
+			import_error(set, imp->span, imp->str, &r);
+			continue;
+		}
+		const char *found = r.found, *path = r.canon;
 		Module *dep = find_loaded(set, path);
 		if (dep && dep->loading) {
 			diag_error(set->diag, imp->span, "'%s' imports itself (through a cycle of imports)", imp->str);
@@ -104,6 +183,10 @@ static void load_imports(ModuleSet *set, Module *m, int depth)
 		if (!dep) {
 			if (depth >= MAX_IMPORT_DEPTH) {
 				diag_error(set->diag, imp->span, "imports nested too deeply (more than %d)", MAX_IMPORT_DEPTH);
+				continue;
+			}
+			if (set->modules.len >= MAX_MODULES) {
+				diag_error(set->diag, imp->span, "too many files imported: the limit is %d", MAX_MODULES);
 				continue;
 			}
 			Source *src = arena_alloc(set->arena, sizeof *src);
@@ -127,6 +210,7 @@ static Module *load(ModuleSet *set, const Source *src, const char *path, int dep
 		return NULL;
 	m->src = src;
 	m->path = path;
+	m->index = set->modules.len;
 	m->file = file;
 	if (!ptrvec_push(set->arena, &set->modules, m))
 		return NULL;
@@ -150,8 +234,18 @@ Module *module_load_file(ModuleSet *set, const char *path)
 	return module_load_source(set, src);
 }
 
-static Node *lookup(Module *m, const char *name, Module **owner, int depth)
+/* Depth first through the imports without alias, each module once: a
+ * module already visited did not declare the name, nor did its imports
+ * (those were visited then), so skipping it changes nothing and keeps an
+ * import diamond linear instead of exponential. */
+static Node *lookup(Module *m, const char *name, Module **owner, uint64_t *seen)
 {
+	if (m->index >= 0 && m->index < MAX_MODULES) {
+		uint64_t bit = (uint64_t)1 << (m->index % 64);
+		if (seen[m->index / 64] & bit)
+			return NULL;
+		seen[m->index / 64] |= bit;
+	}
 	for (int i = 0; i < m->file->list.len; i++) {
 		Node *d = m->file->list.items[i];
 		if ((d->kind == N_FN || d->kind == N_KERNEL || d->kind == N_CONST) && strcmp(d->name, name) == 0) {
@@ -159,12 +253,10 @@ static Node *lookup(Module *m, const char *name, Module **owner, int depth)
 			return d;
 		}
 	}
-	if (depth >= MAX_IMPORT_DEPTH)
-		return NULL;
 	for (int i = 0; i < m->n_imports; i++) {
 		if (m->imports[i].alias)
 			continue;
-		Node *d = lookup(m->imports[i].module, name, owner, depth + 1);
+		Node *d = lookup(m->imports[i].module, name, owner, seen);
 		if (d)
 			return d;
 	}
@@ -173,7 +265,8 @@ static Node *lookup(Module *m, const char *name, Module **owner, int depth)
 
 Node *module_lookup(Module *m, const char *name, Module **owner)
 {
-	return lookup(m, name, owner, 0);
+	uint64_t seen[MAX_MODULES / 64] = {0};
+	return lookup(m, name, owner, seen);
 }
 
 Module *module_alias(Module *m, const char *alias)

@@ -82,10 +82,37 @@ int type_bytes(Type t)
 
 int64_t type_numel(Type t)
 {
-	int64_t n = 1;
-	for (int i = 0; i < t.rank; i++)
-		n *= t.shape[i];
+	int64_t n;
+	shape_numel(t.rank, t.shape, &n);
 	return n;
+}
+
+bool shape_numel(int rank, const int32_t *shape, int64_t *n)
+{
+	int64_t p = 1;
+	for (int i = 0; i < rank; i++) {
+		if (shape[i] < 0 || __builtin_mul_overflow(p, (int64_t)shape[i], &p)) {
+			*n = INT64_MAX;
+			return false;
+		}
+	}
+	*n = p;
+	return true;
+}
+
+void shape_count_print(int rank, const int32_t *shape, StrBuf *out)
+{
+	int64_t n;
+	if (shape_numel(rank, shape, &n)) {
+		sb_printf(out, "%lld", (long long)n);
+		return;
+	}
+	/* too many for an int64_t: the exact count in a double (block sizes
+	 * are powers of two, so it holds them exactly) */
+	double d = 1;
+	for (int i = 0; i < rank; i++)
+		d *= shape[i] < 0 ? 0 : (double)shape[i];
+	sb_printf(out, "%.0f", d);
 }
 
 void type_print(Type t, StrBuf *out)

@@ -24,6 +24,7 @@ typedef struct Options {
 	int max_errors;
 	const char **include_dirs;
 	int n_include_dirs;
+	bool allow_any_import;  /* --allow-any-import */
 	ConstBinding *defines;
 	int n_defines;
 	const char *kernel;     /* --kernel */

@@ -255,7 +255,8 @@ static int compile_file(const Options *opt, const char *path, FILE *out, bool qu
 		cc.t.parse = now_ms() - t0;
 	} else {
 		ModuleSet set = {.arena = &arena, .diag = &diag, .include_dirs = opt->include_dirs,
-		                 .n_include_dirs = opt->n_include_dirs, .stdlib_dir = opt->stdlib_dir};
+		                 .n_include_dirs = opt->n_include_dirs, .stdlib_dir = opt->stdlib_dir,
+		                 .allow_any_import = opt->allow_any_import};
 		double t0 = now_ms();
 		Module *m = module_load_file(&set, path);
 		cc.t.parse = now_ms() - t0;

@@ -42,6 +42,9 @@ static void usage(FILE *f)
 	      "                       -D tma=0 or 1, or an @autotune config's tma, overrides it\n"
 	      "  -o, --output=FILE    write the output to FILE instead of standard output\n"
 	      "  -I, --include=DIR    add DIR to the import search path\n"
+	      "      --allow-any-import\n"
+	      "                       let imports name absolute paths and files outside the\n"
+	      "                       importing file's folder, the -I folders and the stdlib\n"
 	      "  -D, --define=NAME=VALUE\n"
 	      "                       bind the const kernel parameter NAME (or the option\n"
 	      "                       num_warps, num_stages, tma, fp_fusion or\n"
@@ -72,11 +75,12 @@ static void usage(FILE *f)
 static int parse_options(Options *opt, int argc, char **argv)
 {
 	enum { OPT_EMIT = 256, OPT_COLOR, OPT_MAX_ERRORS, OPT_PASSES, OPT_DUMP_AFTER, OPT_LOCATIONS, OPT_ARCH, OPT_ASSUME,
-	       OPT_TIME, OPT_TMA };
+	       OPT_TIME, OPT_TMA, OPT_ALLOW_ANY_IMPORT };
 	static const struct option longopts[] = {
 		{"emit", required_argument, NULL, OPT_EMIT},
 		{"output", required_argument, NULL, 'o'},
 		{"include", required_argument, NULL, 'I'},
+		{"allow-any-import", no_argument, NULL, OPT_ALLOW_ANY_IMPORT},
 		{"define", required_argument, NULL, 'D'},
 		{"color", required_argument, NULL, OPT_COLOR},
 		{"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
@@ -122,6 +126,9 @@ static int parse_options(Options *opt, int argc, char **argv)
 			break;
 		case 'I':
 			opt->include_dirs[opt->n_include_dirs++] = optarg;
+			break;
+		case OPT_ALLOW_ANY_IMPORT:
+			opt->allow_any_import = true;
 			break;
 		case 'D':
 			if (parse_define(optarg, &opt->defines[opt->n_defines]))

@@ -242,14 +242,20 @@ static void take(Type t, int *pos, int d, int8_t *slots, int *n, bool is_reg)
 }
 
 /* Every bit of every dimension not yet placed goes to registers, fastest
- * dimension of `order` first. */
-static void rest_to_regs(Type t, int *pos, const int *order, Lin *l)
+ * dimension of `order` first. False when they do not fit LIN_MAX_BITS (a
+ * block past BLK_MAX_NUMEL, which irgen refuses: without this check a
+ * shape whose element count overflowed looped here for ever). */
+static bool rest_to_regs(Type t, int *pos, const int *order, Lin *l)
 {
 	for (int i = 0; i < t.rank; i++) {
 		int d = order[i];
-		while (pos[d] < log2i(t.shape[d]))
+		while (pos[d] < log2i(t.shape[d])) {
+			if (l->n_reg >= LIN_MAX_BITS)
+				return false;
 			take(t, pos, d, l->reg, &l->n_reg, true);
+		}
 	}
+	return true;
 }
 
 static bool blocked_lin(const Encoding *e, Type t, Lin *l)
@@ -281,8 +287,7 @@ static bool blocked_lin(const Encoding *e, Type t, Lin *l)
 	}
 	if (nl != 5 || nw != l->n_warp)
 		return false;
-	rest_to_regs(t, pos, e->order, l);
-	return true;
+	return rest_to_regs(t, pos, e->order, l);
 }
 
 /* mma.sync m16n8: the accumulator (idx -1) and the operands A (0) and B (1)
@@ -346,8 +351,7 @@ static bool mma_lin(const Encoding *mma, int idx, int kw, Type t, Lin *l)
 	}
 	while (nw < l->n_warp)
 		l->warp[nw++] = -1;
-	rest_to_regs(t, pos, order, l);
-	return true;
+	return rest_to_regs(t, pos, order, l);
 }
 
 /* Linear-index bits of register k of l, and the register of l that holds
@@ -449,8 +453,7 @@ static bool mma3_lin(const Encoding *mma, int idx, Type t, Lin *l)
 		else
 			take(t, pos, 1, l->warp, &nw, false);
 	}
-	rest_to_regs(t, pos, order, l);
-	return nl == 5;
+	return rest_to_regs(t, pos, order, l) && nl == 5;
 }
 
 bool enc_lin(const Encoding *e, Type t, int num_warps, Lin *out)

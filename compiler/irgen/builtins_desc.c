@@ -65,7 +65,6 @@ Sym ig_bi_tensor_desc(Gen *g, Args *a, int which)
 	if (!out.items)
 		return VOID;
 	int32_t bshape[BLK_MAX_RANK];
-	int64_t numel = 1;
 	for (int d = 0; d < r; d++) {
 		if (!index_sym(g, shape[d], a->at[1], "dimension", d) || !index_sym(g, strides[d], a->at[2], "stride", d))
 			return VOID;
@@ -82,15 +81,11 @@ Sym ig_bi_tensor_desc(Gen *g, Args *a, int which)
 			return VOID;
 		}
 		bshape[d] = (int32_t)bv;
-		numel *= (int64_t)bv;
 		out.items[d] = shape[d];
 		out.items[r + d] = strides[d];
 	}
-	if (numel > BLK_MAX_NUMEL) {
-		error(g, a->at[3], "the block shape has %lld elements, more than a block holds (%d)", (long long)numel,
-		      BLK_MAX_NUMEL);
+	if (!ig_shape_fits(g, r, bshape, a->at[3]))
 		return VOID;
-	}
 	Sym last = strides[r - 1];
 	if (last.kind == S_CONST && ig_int_value(last) != 1) {
 		error(g, a->at[2], "the last stride of a tensor descriptor must be 1 (its rows are contiguous), found %lld",

@@ -14,7 +14,6 @@ static bool sym_shape(Gen *g, Sym s, Span at, int *rank, int32_t shape[BLK_MAX_R
 		error(g, at, "blocks have at most %d dimensions, this shape has %d", BLK_MAX_RANK, n);
 		return false;
 	}
-	int64_t numel = 1;
 	for (int i = 0; i < n; i++) {
 		if (items[i].kind != S_CONST || scalar_is_float((ScalarKind)items[i].type.scalar)) {
 			error(g, at, "a shape must be a tuple of constant integers, found %s", ig_sym_desc(g, items[i]));
@@ -25,13 +24,10 @@ static bool sym_shape(Gen *g, Sym s, Span at, int *rank, int32_t shape[BLK_MAX_R
 			error(g, at, "block dimensions must be powers of two, found %lld", (long long)d);
 			return false;
 		}
-		numel *= d;
 		shape[i] = (int32_t)d;
 	}
-	if (numel > BLK_MAX_NUMEL) {
-		error(g, at, "a block of %lld elements is larger than the limit of %d", (long long)numel, BLK_MAX_NUMEL);
+	if (!ig_shape_fits(g, n, shape, at))
 		return false;
-	}
 	*rank = n;
 	return true;
 }
@@ -91,7 +87,9 @@ Sym ig_bi_arange(Gen *g, Args *a, int which)
 	int64_t lo, hi;
 	if (!ig_arg_int(g, a, 0, &lo) || !ig_arg_int(g, a, 1, &hi))
 		return VOID;
-	int64_t n = hi - lo;
+	int64_t n;
+	if (__builtin_sub_overflow(hi, lo, &n))
+		n = -1; /* reported as a bad count below */
 	if (n <= 0 || (n & (n - 1)) || n > BLK_MAX_NUMEL) {
 		error(g, a->call, "arange(%lld, %lld) has %lld elements: the count must be a power of two up to %d",
 		      (long long)lo, (long long)hi, (long long)n, BLK_MAX_NUMEL);
@@ -295,10 +293,8 @@ Sym ig_bi_join_cat(Gen *g, Args *a, int join)
 			return VOID;
 		t.shape[axis] *= 2;
 	}
-	if (type_numel(t) > BLK_MAX_NUMEL) {
-		error(g, a->call, "the result of '%s' is larger than %d elements", a->fname, BLK_MAX_NUMEL);
+	if (!ig_shape_fits(g, t.rank, t.shape, a->call))
 		return VOID;
-	}
 	if (!join && axis != 0) {
 		/* the IR's cat joins along dim 0 (docs/ir.md): move the axis to the
 		 * front, concatenate, and move it back */

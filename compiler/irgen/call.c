@@ -291,6 +291,9 @@ Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 	g->scope = NULL;
 	ig_scope_push(g, true);
 	g->mod = mod;
+	Node *outer_fn = g->outer_fn;
+	if (!g->inline_depth)
+		g->outer_fn = fn;
 	g->inline_depth++;
 	bool ok = true;
 	/* const type parameters first: the types of the others may name them */
@@ -324,6 +327,7 @@ Sym ig_call_fn(Gen *g, Node *fn, Module *mod, RawArgs *raw)
 		                                          : VOID;
 	}
 	g->inline_depth--;
+	g->outer_fn = outer_fn;
 	g->scope = scope;
 	g->scope_depth = scope_depth;
 	g->mod = saved_mod;

@@ -12,17 +12,66 @@ static bool ir_allowed(Gen *g, Span at)
 	return false;
 }
 
+bool ig_shape_fits(Gen *g, int rank, const int32_t *shape, Span at)
+{
+	int64_t n;
+	if (shape_numel(rank, shape, &n) && n <= BLK_MAX_NUMEL)
+		return true;
+	StrBuf sb = {0};
+	sb_putc(&sb, '(');
+	for (int i = 0; i < rank; i++)
+		sb_printf(&sb, "%s%d", i ? ", " : "", (int)shape[i]);
+	sb_puts(&sb, rank == 1 ? ",) has " : ") has ");
+	shape_count_print(rank, shape, &sb);
+	error(g, at, "block of shape %s elements; the limit is %d", sb.data ? sb.data : "?", BLK_MAX_NUMEL);
+	sb_free(&sb);
+	return false;
+}
+
 /* A result over BLK_MAX_NUMEL elements is an error at the expression that
  * makes it (a broadcast, a dot, a reshape ...), not a verifier failure. */
 static bool fits_limit(Gen *g, const Type *rt, int n, Span at)
 {
-	for (int i = 0; i < n; i++) {
-		int64_t numel = type_numel(rt[i]);
-		if (numel > BLK_MAX_NUMEL) {
-			error(g, at, "this makes a block of shape %s, %lld elements: more than the limit of %d", tstr(g, rt[i]),
-			      (long long)numel, BLK_MAX_NUMEL);
+	for (int i = 0; i < n; i++)
+		if (!ig_shape_fits(g, rt[i].rank, rt[i].shape, at))
 			return false;
-		}
+	return true;
+}
+
+/* "inlining 'f' (...)" or "the kernel 'k'": what went over a limit. */
+static const char *what_grew(Gen *g)
+{
+	const char *s = NULL;
+	if (g->outer_fn)
+		s = arena_printf(g->arena, "inlining '%s' (with the fns it calls and the static_range loops it unrolls)",
+		                 g->outer_fn->name);
+	else if (g->f)
+		s = arena_printf(g->arena, "the kernel '%s'", g->f->name);
+	return s ? s : "evaluating this grid or attribute"; /* no g->f: a grid clause or @autotune */
+}
+
+static bool over_limit(Gen *g)
+{
+	g->too_big = true;
+	g->inline_limit = true; /* no more inlining, the call's note only at the outermost */
+	return false;
+}
+
+bool ig_count_node(Gen *g, Span at)
+{
+	if (g->too_big)
+		return false;
+	if (++g->nodes > MAX_KERNEL_NODES) {
+		error(g, at, "%s goes over the limit of %d source nodes generated into one kernel (fns count at each call, "
+		             "static_range bodies at each iteration)",
+		      what_grew(g), MAX_KERNEL_NODES);
+		return over_limit(g);
+	}
+	size_t used = g->arena->used_total - g->arena_base;
+	if ((g->nodes & 1023) == 0 && used > MAX_KERNEL_BYTES) {
+		error(g, at, "%s goes over the limit of %d MiB of compiler memory for one kernel (%zu MiB used)",
+		      what_grew(g), MAX_KERNEL_BYTES >> 20, used >> 20);
+		return over_limit(g);
 	}
 	return true;
 }
@@ -30,6 +79,13 @@ static bool fits_limit(Gen *g, const Type *rt, int n, Span at)
 /* ir_append, reporting its failure (out of memory) once. */
 static Op *append(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results)
 {
+	if (g->too_big)
+		return NULL;
+	if (++g->n_ops > MAX_KERNEL_OPS) {
+		error(g, at, "%s goes over the limit of %d IR ops in one kernel", what_grew(g), MAX_KERNEL_OPS);
+		over_limit(g);
+		return NULL;
+	}
 	Op *op = ir_append(g->f, g->region, code, at, operands, n, rt, n_results);
 	if (!op && !g->oom) {
 		error(g, at, "out of memory while generating the kernel's code");

@@ -450,6 +450,8 @@ static Sym gen_tuple(Gen *g, Node *n)
 
 Sym ig_gen_expr(Gen *g, Node *n)
 {
+	if (!ig_count_node(g, n->span))
+		return VOID;
 	switch (n->kind) {
 	case N_IDENT:
 		return ig_gen_ident(g, n);

@@ -489,7 +489,7 @@ static int option_int(const IrgenOptions *opt, const char *name, int given, int 
 IrFunc *irgen_kernel(Module *m, Node *k, const IrgenOptions *opt, Diag *diag, Arena *arena)
 {
 	int errors = diag->errors;
-	Gen g = {.diag = diag, .arena = arena, .mod = m};
+	Gen g = {.diag = diag, .arena = arena, .mod = m, .arena_base = arena->used_total};
 	g.f = ir_func_new(arena, k->name, k->span);
 	if (!g.f)
 		return NULL;

@@ -9,6 +9,12 @@
 enum {
 	MAX_INLINE_DEPTH = 64,
 	MAX_INLINED_CALLS = 16384, /* fn calls inlined into one kernel */
+	/* What generating one kernel may cost (issue 27): source nodes
+	 * generated, inlined fn bodies and unrolled static_range bodies counted
+	 * at each copy; IR ops made; bytes of the compilation's arena used. */
+	MAX_KERNEL_NODES = 2000000,
+	MAX_KERNEL_OPS = 500000,
+	MAX_KERNEL_BYTES = 512 << 20,
 	MAX_UNROLL = 4096,     /* static_range iterations */
 };
 
@@ -91,6 +97,11 @@ typedef struct Gen {
 	bool inline_limit;  /* an inlining limit was reported: notes only at the outermost call */
 	int scope_depth;    /* pushes minus pops, failed pushes included */
 	bool oom;           /* out of memory was reported */
+	long long nodes;    /* source nodes generated, against MAX_KERNEL_NODES */
+	long long n_ops;    /* IR ops made, against MAX_KERNEL_OPS */
+	size_t arena_base;  /* arena->used_total when the kernel's generation began */
+	bool too_big;       /* a size limit was reported: generate nothing more */
+	Node *outer_fn;     /* the fn inlined by the kernel's own body that is being generated */
 	Node *cur_fn;      /* the fn being inlined now, NULL in the kernel's own body */
 	int runtime_depth; /* runtime if/for/while around this point, within the current fn */
 	bool in_fn;
@@ -204,6 +215,14 @@ static inline bool is_const_true(Sym s)
 
 /* ---- emit.c ------------------------------------------------------------------ */
 
+/* Counts one source node generated at `at`: false (reported once) when the
+ * kernel has gone over MAX_KERNEL_NODES or MAX_KERNEL_BYTES of memory;
+ * nothing more is generated then. */
+bool ig_count_node(Gen *g, Span at);
+/* True when a block of this shape has at most BLK_MAX_NUMEL elements;
+ * otherwise reports "block of shape (...) has N elements; the limit is M"
+ * at `at` (the count checked for overflow, exact in the message). */
+bool ig_shape_fits(Gen *g, int rank, const int32_t *shape, Span at);
 /* IR construction in g->region; NULL after an error (reported). */
 Value *ig_emit(Gen *g, OpCode code, Span at, Type rt, Value *a, Value *b, Value *c);
 Op *ig_emit_op(Gen *g, OpCode code, Span at, Value **operands, int n, const Type *rt, int n_results);

@@ -14,7 +14,8 @@ bool irgen_grid(Module *m, Node *k, const IrgenOptions *opt, const ConstBinding 
 		diag_plain(diag, DIAG_ERROR, "kernel '%s' has no grid(...) clause: give the grid explicitly", k->name);
 		return false;
 	}
-	Gen g = {.diag = diag, .arena = arena, .mod = m, .num_sms = opt ? opt->num_sms : 0, .in_grid = true};
+	Gen g = {.diag = diag, .arena = arena, .mod = m, .num_sms = opt ? opt->num_sms : 0, .in_grid = true,
+	         .arena_base = arena->used_total};
 	ig_scope_push(&g, true);
 	if (!ig_bind_params_of_kernel(&g, k, opt, args, n_args))
 		return false;
@@ -93,7 +94,8 @@ bool irgen_autotune(Module *m, Node *k, AutotuneSpec *out, Diag *diag, Arena *ar
 {
 	*out = (AutotuneSpec){0};
 	int errors = diag->errors;
-	Gen g = {.diag = diag, .arena = arena, .mod = m, .no_ir = "attribute arguments must be known at compile time"};
+	Gen g = {.diag = diag, .arena = arena, .mod = m, .no_ir = "attribute arguments must be known at compile time",
+	         .arena_base = arena->used_total};
 	ig_scope_push(&g, true);
 	for (int i = 0; i < k->attrs.len; i++) {
 		Node *attr = k->attrs.items[i];

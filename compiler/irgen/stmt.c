@@ -1068,6 +1068,8 @@ static void gen_break(Gen *g, Node *n)
 
 static void gen_stmt(Gen *g, Node *n)
 {
+	if (!ig_count_node(g, n->span))
+		return;
 	switch (n->kind) {
 	case N_LET:
 		gen_let(g, n);

@@ -351,6 +351,12 @@ static void blocked(void)
 	      "blocked: 2 warps per CTA where 4 run lays out nothing");
 	check(!enc_lin(enc_blocked(F, 2, (int[]){1, 1}, (int[]){1, 32}, (int[]){1, 4}, (int[]){1, 0}), B1(f32, 128), 4, &l),
 	      "blocked: rank 2 encoding on a rank 1 block lays out nothing");
+	/* more bits than a layout holds: a block of 2^64 elements, which irgen
+	 * refuses, but whose count once wrapped to 0 and let it reach here,
+	 * where placing its bits in registers looped for ever */
+	check(!enc_lin(enc_blocked(F, 4, (int[]){1, 1, 1, 1}, (int[]){1, 1, 1, 32}, (int[]){1, 1, 1, 4}, (int[]){3, 2, 1, 0}),
+	               type_block(type_scalar(SK_I32), 4, (int32_t[]){65536, 65536, 65536, 65536}), 4, &l),
+	      "blocked: a block of 65536^4 elements lays out nothing (and returns)");
 	/* KNOWN BUG: more lanes or warps than exist are cut silently (blocked_lin
 	 * stops taking bits at 5 lanes and num_warps warps and returns true), so
 	 * the Lin is not the layout the encoding names. */

@@ -83,14 +83,12 @@ static bool check_type(Verifier *v, const Op *op, Type t, const char *what)
 		     BLK_MAX_PTR_DEPTH, BLK_MAX_RANK);
 		return false;
 	}
-	int64_t n = 1;
-	for (int i = 0; i < t.rank; i++) {
+	for (int i = 0; i < t.rank; i++)
 		if (!is_pow2(t.shape[i])) {
 			fail(v, op, "%s has type %s: dimension %d is not a power of two", what, tstr(t), i);
 			return false;
 		}
-		n *= t.shape[i];
-	}
+	int64_t n = type_numel(t); /* INT64_MAX where the count overflows */
 	if (n > BLK_MAX_NUMEL) {
 		fail(v, op, "%s has type %s: %" PRId64 " elements, more than %d", what, tstr(t), n,
 		     BLK_MAX_NUMEL);

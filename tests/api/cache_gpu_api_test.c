@@ -11,7 +11,8 @@
  *    arguments as they were, an in-place kernel applied once; a config
  *    over the device's shared memory skipped;
  *  - the launch overhead of a tuned kernel against cuLaunchKernel;
- *  - blk_context_create_current on the primary context blk made current.
+ *  - blk_context_create_current on the device's primary context, made
+ *    current by the test (blk puts back what was current after each call).
  *
  * The cache folder is a new temporary one (BLK_CACHE_DIR); the program runs
  * itself again (argv[1] "child") for the other process. */
@@ -223,6 +224,14 @@ int main(int argc, char **argv)
 	                                                unsigned, void *, void **, void **))dlsym(cuda, "cuLaunchKernel")
 	                                    : NULL;
 	int (*CtxSynchronize)(void) = cuda ? (int (*)(void))dlsym(cuda, "cuCtxSynchronize") : NULL;
+	/* blk leaves no context current on this thread: the raw launches (and
+	 * blk_context_create_current below) run on device 0's primary context,
+	 * which blk's own context retains too */
+	int (*PrimaryRetain)(void **, int) = cuda ? (int (*)(void **, int))dlsym(cuda, "cuDevicePrimaryCtxRetain") : NULL;
+	int (*CtxSetCurrent)(void *) = cuda ? (int (*)(void *))dlsym(cuda, "cuCtxSetCurrent") : NULL;
+	void *primary = NULL;
+	if (PrimaryRetain && CtxSetCurrent && PrimaryRetain(&primary, 0) == 0)
+		CtxSetCurrent(primary);
 	static const char ptx[] = ".version 7.0\n.target sm_70\n.address_size 64\n"
 	                          ".visible .entry noop(.param .u64 a, .param .u32 n)\n{\n\tret;\n}\n";
 	void *mod = NULL, *fn = NULL;
@@ -262,7 +271,7 @@ int main(int argc, char **argv)
 		expect(errors == 0 && mb <= 1.25 * mr + 0.25, what);
 	}
 
-	/* ---- borrowing the context blk made current */
+	/* ---- borrowing the current (primary) context */
 	blk_context *b = NULL;
 	expect(blk_context_create_current(&b) == BLK_SUCCESS && vadd_check(b, 4096, -1, &info) == 0,
 	       "blk_context_create_current borrows the current context: a module and a launch on it");

@@ -116,7 +116,7 @@ class Plan:
         a launcher, which leaves the range of integers and the like to
         blk_launch: checked again the slow way first, so that a bad call
         gets the same error (naming the parameter) on every path."""
-        msg = _runtime.lib().last_error()
+        msg = _runtime.for_python(_runtime.lib().last_error(), call)
         k = self.kernel
         if recheck is not None:
             k._prepare(*recheck)  # raises blk.Error when the arguments are wrong

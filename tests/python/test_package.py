@@ -275,7 +275,11 @@ if np is not None:
         k = blk.load(source="kernel g(x: *f32, n: i32, B: const i32) grid(cdiv(n, B)) { let o = program_id(0) * B"
                             " + arange(0, B); store(x + o, load(x + o, mask = o < n) * 2.0, mask = o < n); }").g
         x = rand(40)
-        raises(lambda: k(x, 40), "B", "has no value")
+        e = raises(lambda: k(x, 40), "B", "has no value", "B=... (a keyword argument of the launch)")
+        assert "-D" not in str(e), e  # blkc's syntax, not Python's
+        h = blk.load(source="kernel h(x: *f32) { let o = arange(0, 16); store(x + o, load(x + o)); }").h
+        e = raises(lambda: h(rand(16)), None, "blk_launch(h): kernel 'h' has no grid(...) clause", "h[grid](...)")
+        assert "blk_launch: " not in str(e) and "error: " not in str(e), e  # no second prefix
         want = x * 2.0
         k(x, 40, B=16)
         close(x, want, 0)
@@ -310,6 +314,30 @@ kernel add_rows(x: *f32, y: *f32, out: *f32, row_stride: i32, C: i32) grid(4) {
         x = np.ascontiguousarray(big[:, :C])  # the fix the message names
         k(x, y, out, out.shape[1], C)
         close(out, big[:, :C] + y, 0)
+
+    try:
+        import ml_dtypes
+    except ImportError:
+        ml_dtypes = None
+        print("skip the ml_dtypes case (numpy bf16 and fp8 arrays): ml_dtypes is not installed "
+              "(pip install ml_dtypes)")
+    if ml_dtypes is not None:
+        @case("issue 33: numpy bf16 and fp8 arrays (ml_dtypes) for *bf16, *f8e4m3, *f8e5m2 and *T")
+        def _():
+            for dt, name in [(ml_dtypes.bfloat16, "bf16"), (ml_dtypes.float8_e4m3fn, "f8e4m3"),
+                             (ml_dtypes.float8_e5m2, "f8e5m2")]:
+                x = np.array([1, -2, 0.5, 3, 0, 0.25, -1, 4] * 4, np.float32).astype(dt)
+                out = np.zeros(32, dt)
+                k = blk.load(source=SCALE_SRC.replace("kernel scale(x: *T, out: *T", f"kernel scale(x: *{name}, "
+                             f"out: *{name}").replace(".to(T)", f".to({name})")).scale
+                k(x, out, 2.0, 32)
+                assert (out.astype(np.float32) == 2 * x.astype(np.float32)).all(), (name, out)
+                raises(lambda: k(x.astype(np.float16), out, 2.0, 32), "x", f"{name} elements", "float16")
+                g = blk.load(source=SCALE_SRC.replace("BLOCK: const i32", "T: const type, BLOCK: const i32")).scale
+                # T: the array's element type
+                out[:] = 0
+                g(x, out, 0.5, 32)
+                assert (out.astype(np.float32) == 0.5 * x.astype(np.float32)).all(), (name, out)
 
     @case("every dtype: a scale kernel for f16, f32, f64, i8, i32, u8 (source with a define)")
     def _():
@@ -374,6 +402,16 @@ kernel add_rows(x: *f32, y: *f32, out: *f32, row_stride: i32, C: i32) grid(4) {
         c = np.zeros((M, N), np.float16)
         res = mm.autotune(a, b, c, M, N, K, K, 1, N, 1, N, 1)
         assert len(res.ms) == 4 and 0 <= res.best < 4, res
+        r = repr(res)  # issue 33: not "<blk.TuneResult best 0, ms [0.0, None]>"
+        assert r.startswith(f"<blk.TuneResult best config {res.best}; *{res.best}: ran, not timed"), r
+        assert "None" not in r and "0.0" not in r and r.count(" - (") == 3, r
+        from blk import _ffi
+        st = _ffi.BlkTuneResult()  # as the GPU reports: times, a config that could not run
+        st.n_configs, st.best, st.ms[0], st.ms[1], st.ms[2] = 3, 2, 0.5, -1.0, 0.25
+        st.note[1].value = b"needs 300000 bytes of shared memory"
+        r = repr(blk.TuneResult(st))
+        assert r == "<blk.TuneResult best config 2; 0: 0.5 ms, 1: - (needs 300000 bytes of shared memory), " \
+                    "*2: 0.25 ms>", r
         c[:] = 0
         mm(a, b, c, M, N, K, K, 1, N, 1, N, 1)  # the tuned config, the kernel's grid clause
         close(c, a.astype(np.float64) @ b.astype(np.float64), 2e-2)

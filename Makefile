@@ -324,8 +324,10 @@ $(FUZZ_DIR)/fuzz_irgen: tests/fuzz/fuzz_irgen.c $(FUZZ_OBJS) $(FUZZ_IR_OBJS) | $
 .PHONY: install
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/blk/stdlib
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/blk/stdlib \
+		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/blkc $(DESTDIR)$(PREFIX)/bin/blkc
+	install -m 644 docs/blkc.1 $(DESTDIR)$(PREFIX)/share/man/man1/blkc.1
 	install -m 755 $(BUILD)/libblk.so $(DESTDIR)$(PREFIX)/lib/libblk.so
 	install -m 644 $(BUILD)/libblk.a $(DESTDIR)$(PREFIX)/lib/libblk.a
 	$(if $(wildcard runtime/blk.h),install -m 644 runtime/blk.h $(DESTDIR)$(PREFIX)/include/blk.h)
@@ -353,7 +355,8 @@ clean:
 help:
 	@echo 'make                  build build/blkc, build/libblk.so, build/libblk.a'
 	@echo 'make test             build, then run every test suite (SUITES=lang,llvm: some)'
-	@echo 'make demo             build, then print the syntax tree of examples/vector_add.tile'
+	@echo 'make demo             build, then run the vector_add, softmax and matmul examples against C references'
+	@echo '                      (on the GPU when one can be used, else on the interpreter)'
 	@echo 'make SANITIZE=1 ...   the same with ASan and UBSan, in build/san'
 	@echo 'make SANITIZE=thread test  the threaded suites (runtime,api,interp) with TSan, in build/tsan'
 	@echo 'make CC=clang ...     another compiler (objects rebuild when flags change)'
@@ -362,7 +365,8 @@ help:
 	@echo 'make examples         build the examples host programs into build/examples'
 	@echo 'make bench-bins       build the benchmark programs (bench/*.c) into build/bench'
 	@echo 'make wheel            the Python package as a wheel (libblk.so and stdlib inside) in build/wheel'
-	@echo 'make install          install into PREFIX (default /usr/local), DESTDIR honoured'
+	@echo 'make install          install blkc, libblk, blk.h, the stdlib and the blkc(1) man page into PREFIX'
+	@echo '                      (default /usr/local), DESTDIR honoured'
 	@echo 'make clean            remove build/'
 
 -include $(LIB_OBJS:.o=.d) $(BLKC_OBJ:.o=.d) $(UNIT_TEST_BINS:$(BUILD)/tests/%=$(OBJ)/tests/%.d) \

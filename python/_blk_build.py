@@ -69,9 +69,16 @@ def _tag():
     return f"py3-none-{plat.replace('-', '_').replace('.', '_')}"
 
 
+# pip install "./python[numpy]": the optional packages, by extra (as
+# pyproject.toml's [project.optional-dependencies] lists them)
+EXTRAS = {"numpy": ["numpy"], "ml-dtypes": ["numpy", "ml_dtypes"]}
+
+
 def _metadata():
+    extras = "".join(f"Provides-Extra: {x}\n" + "".join(f'Requires-Dist: {r}; extra == "{x}"\n' for r in reqs)
+                     for x, reqs in EXTRAS.items())
     return (f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {VERSION}\n"
-            "Summary: Tile kernels for GPUs, from Python and PyTorch\nRequires-Python: >=3.8\n")
+            "Summary: Tile kernels for GPUs, from Python and PyTorch\nRequires-Python: >=3.8\n" + extras)
 
 
 def _files():

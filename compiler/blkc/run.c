@@ -10,7 +10,8 @@ void run_usage(FILE *f)
 {
 	fputs("usage: blkc run [options] FILE [NAME=SPEC ...]\n"
 	      "\n"
-	      "Runs a kernel on the interpreter (or, where libblk has one, a GPU: BLK_BACKEND=gpu).\n"
+	      "Runs a kernel on the GPU when one can be used, else on the interpreter\n"
+	      "(BLK_BACKEND=gpu or BLK_BACKEND=interpreter chooses one).\n"
 	      "FILE '-' reads the program from standard input.\n"
 	      "Each runtime parameter NAME of the kernel gets a SPEC:\n"
 	      "  pointer   COUNT[:INIT]   a new buffer of COUNT elements of the pointee type;\n"

@@ -11,6 +11,7 @@ Torch CUDA tensors run on the GPU, on torch's current stream; numpy arrays
 says it all.
 """
 
+from ._args import strided  # noqa: F401
 from ._ffi import COMPILE_PHASES  # noqa: F401
 from ._kernel import CompileResult, Kernel, Module, Param, TuneResult  # noqa: F401
 from ._memory import DeviceArray, device_array  # noqa: F401

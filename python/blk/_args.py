@@ -11,6 +11,12 @@ against its parameter, or raises blk.Error naming the parameter:
   kind "devarray" a blk.DeviceArray of the interpreter context
   kind "addr"     an int given for a pointer parameter: an address, unchecked
   kind "int", "float"  Python numbers (bool is an int)
+
+Contiguity: a tensor or array must be contiguous (C order), or be given as
+blk.strided(x): the caller's word that the kernel addresses x through
+strides the launch passes (x's own). blk cannot tell from a kernel's
+parameters which strides belong to which argument, so it takes nothing
+non-contiguous on trust without that word (docs/python.md, "Contiguity").
 """
 
 import sys
@@ -20,16 +26,41 @@ from ._memory import DeviceArray
 from ._runtime import Error
 
 
+class Strided:
+    """blk.strided(x): x (a tensor or array, contiguous or not) for a
+    kernel that addresses it through strides given as arguments. See
+    strided()."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __repr__(self):
+        return f"blk.strided({_describe(self.obj)})"
+
+
+def strided(x):
+    """x marked as addressed by the kernel through strides the launch
+    passes (x.stride() for torch, x.strides // x.itemsize for numpy): a
+    non-contiguous x is then passed as its pointer, as it is. Without it a
+    non-contiguous argument is an error, since a kernel that reads it as
+    contiguous reads the wrong elements."""
+    if isinstance(x, Strided):
+        return x
+    return Strided(x)
+
+
 class Arg:
     """lo, hi: for host memory, the bytes [lo, hi) the array spans (its
     view's own extent, strides and all): what the interpreter gets a copy of,
     so that its bounds are the view's."""
-    __slots__ = ("kind", "elem", "device", "ptr", "nbytes", "lo", "hi", "writeable", "value", "obj")
+    __slots__ = ("kind", "elem", "device", "ptr", "nbytes", "lo", "hi", "writeable", "value", "obj", "strided")
 
     def __init__(self, kind, elem=None, device=None, ptr=0, nbytes=0, value=None, obj=None):
         self.kind, self.elem, self.device, self.ptr, self.nbytes = kind, elem, device, ptr, nbytes
         self.lo, self.hi, self.writeable = ptr, ptr + nbytes, True
         self.value, self.obj = value, obj
+        self.strided = False  # given as blk.strided(x)
 
 
 def _extent(ptr, shape, strides, itemsize):
@@ -72,17 +103,23 @@ def _check_elem(kernel, param, elem, given):
         raise _bad(kernel, param, f"expected {want}, given {given}")
 
 
-def _contiguous_or_raise(kernel, param, ok, shape, strides, given):
-    if not ok and not kernel.takes_strides:
-        raise _bad(kernel, param, f"{given} is not contiguous (shape {tuple(shape)}, strides {tuple(strides)}); "
-                                  f"the kernel takes a raw pointer and no strides: pass .contiguous(), or its "
-                                  f".data_ptr() to pass the address as it is")
+def _contiguous_or_raise(kernel, param, ok, shape, strides, given, fix, allow):
+    """A non-contiguous argument is refused unless given as blk.strided(x)
+    (allow): which strides a kernel's parameters hold, and of which
+    argument, blk cannot know, and a guess passes views the kernel reads
+    wrong."""
+    if not ok and not allow:
+        raise _bad(kernel, param, f"{given} is not contiguous (shape {tuple(shape)}, strides {tuple(strides)}) "
+                                  f"and the kernel addresses a pointer as contiguous memory: pass {fix}, or "
+                                  f"blk.strided({param.name}) if the kernel takes its strides and the launch "
+                                  f"passes them")
 
 
-def _tensor(kernel, param, v, torch):
+def _tensor(kernel, param, v, torch, allow=False):
     elem = _types.torch_name(v.dtype)
     _check_elem(kernel, param, elem, _describe(v))
-    _contiguous_or_raise(kernel, param, v.is_contiguous(), v.shape, v.stride(), f"the {v.dtype} tensor")
+    _contiguous_or_raise(kernel, param, v.is_contiguous(), v.shape, v.stride(), f"the {v.dtype} tensor",
+                         f"{param.name}.contiguous()", allow)
     if v.is_cuda:
         return Arg("tensor", elem, v.get_device(), v.data_ptr(), obj=v)
     if v.device.type != "cpu":
@@ -103,7 +140,7 @@ def _native_or_raise(kernel, param, byteorder, given):
                                   f"numpy.ascontiguousarray(x, dtype=x.dtype.newbyteorder('=')))")
 
 
-def _numpy(kernel, param, v):
+def _numpy(kernel, param, v, allow=False):
     import numpy
     if not isinstance(v, numpy.ndarray):
         v = numpy.asarray(v)
@@ -111,7 +148,8 @@ def _numpy(kernel, param, v):
     _check_elem(kernel, param, elem, _describe(v))
     if not v.dtype.isnative:
         _native_or_raise(kernel, param, v.dtype.byteorder, f"the numpy array of {v.dtype.str}")
-    _contiguous_or_raise(kernel, param, v.flags.c_contiguous, v.shape, v.strides, f"the numpy array")
+    _contiguous_or_raise(kernel, param, v.flags.c_contiguous, v.shape, v.strides, f"the numpy array",
+                         f"numpy.ascontiguousarray({param.name})", allow)
     a = Arg("host", elem, -1, v.ctypes.data, v.nbytes, obj=v)
     a.writeable = bool(v.flags.writeable)
     # the view's own bytes (not its base array's): the interpreter's bounds
@@ -120,7 +158,7 @@ def _numpy(kernel, param, v):
     return a
 
 
-def _cai(kernel, param, v):
+def _cai(kernel, param, v, allow=False):
     cai = v.__cuda_array_interface__
     ts = cai.get("typestr")
     elem = _types.typestr_name(ts)
@@ -133,7 +171,8 @@ def _cai(kernel, param, v):
             want.append(size)
             size *= s
         ok = tuple(reversed(want)) == tuple(strides) or 0 in shape
-        _contiguous_or_raise(kernel, param, ok, shape, strides, f"the {type(v).__name__}")
+        _contiguous_or_raise(kernel, param, ok, shape, strides, f"the {type(v).__name__}",
+                             "a contiguous copy", allow)
     torch = sys.modules.get("torch")
     dev = torch.cuda.current_device() if torch is not None and torch.cuda.is_available() else 0
     return Arg("gpu", elem, dev, cai["data"][0], obj=v)
@@ -143,32 +182,46 @@ def classify(v, param, kernel):
     """An Arg for runtime argument v of parameter param (raises blk.Error)."""
     torch = sys.modules.get("torch")
     if param.kind == _ffi.PARAM_POINTER:
-        if torch is not None and isinstance(v, torch.Tensor):
-            return _tensor(kernel, param, v, torch)
-        if isinstance(v, DeviceArray):
-            _check_elem(kernel, param, v.dtype, repr(v))
-            if not v.ptr:
-                raise _bad(kernel, param, "the blk.DeviceArray was freed")
-            kind = "gpu" if v.context.backend == "gpu" else "devarray"
-            return Arg(kind, v.dtype, v.context.device if kind == "gpu" else -1, v.ptr, v.nbytes, obj=v)
-        if hasattr(v, "__cuda_array_interface__"):
-            return _cai(kernel, param, v)
-        if hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
-            dev_type, _ = v.__dlpack_device__()
-            if dev_type in (2, 3, 13) and torch is not None:       # CUDA, CUDA host, CUDA managed
-                a = _tensor(kernel, param, torch.from_dlpack(v), torch)
-                a.obj = v
-                return a
-            if dev_type == 1 and not hasattr(v, "__array_interface__"):
-                import numpy
-                return _numpy(kernel, param, numpy.from_dlpack(v))
-        if hasattr(v, "__array_interface__"):
-            return _numpy(kernel, param, v)
-        if isinstance(v, int) and not isinstance(v, bool):
-            if v <= 0 or v >= 2**64:
-                raise _bad(kernel, param, f"an address must be a positive 64-bit integer, given {v}")
-            return Arg("addr", None, None, v)
-        raise _bad(kernel, param, f"expected a tensor or array, given {_describe(v)}")
+        if isinstance(v, Strided):
+            a = _pointer(v.obj, param, kernel, torch, True)
+            a.strided = True
+            return a
+        return _pointer(v, param, kernel, torch, False)
+    if isinstance(v, Strided):
+        raise _bad(kernel, param, "blk.strided(...) is for a pointer parameter's tensor or array")
+    return _scalar(v, param, kernel, torch)
+
+
+def _pointer(v, param, kernel, torch, allow):
+    if torch is not None and isinstance(v, torch.Tensor):
+        return _tensor(kernel, param, v, torch, allow)
+    if isinstance(v, DeviceArray):
+        _check_elem(kernel, param, v.dtype, repr(v))
+        if not v.ptr:
+            raise _bad(kernel, param, "the blk.DeviceArray was freed")
+        kind = "gpu" if v.context.backend == "gpu" else "devarray"
+        return Arg(kind, v.dtype, v.context.device if kind == "gpu" else -1, v.ptr, v.nbytes, obj=v)
+    if hasattr(v, "__cuda_array_interface__"):
+        return _cai(kernel, param, v, allow)
+    if hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
+        dev_type, _ = v.__dlpack_device__()
+        if dev_type in (2, 3, 13) and torch is not None:       # CUDA, CUDA host, CUDA managed
+            a = _tensor(kernel, param, torch.from_dlpack(v), torch, allow)
+            a.obj = v
+            return a
+        if dev_type == 1 and not hasattr(v, "__array_interface__"):
+            import numpy
+            return _numpy(kernel, param, numpy.from_dlpack(v), allow)
+    if hasattr(v, "__array_interface__"):
+        return _numpy(kernel, param, v, allow)
+    if isinstance(v, int) and not isinstance(v, bool):
+        if v <= 0 or v >= 2**64:
+            raise _bad(kernel, param, f"an address must be a positive 64-bit integer, given {v}")
+        return Arg("addr", None, None, v)
+    raise _bad(kernel, param, f"expected a tensor or array, given {_describe(v)}")
+
+
+def _scalar(v, param, kernel, torch):
     scalar = param.type
     if torch is not None and isinstance(v, torch.Tensor) or hasattr(v, "__array_interface__") and \
             getattr(v, "shape", None) not in ((), None):

@@ -167,10 +167,6 @@ class Kernel:
         self.runtime_params = [p for p in self.params if not p.is_const]
         self.const_params = {p.name: p for p in self.params if p.is_const}
         self.type_params = {p.name for p in self.params if p.is_type}
-        # A kernel with integer parameters named like strides addresses its
-        # memory through them: non-contiguous tensors are its business.
-        self.takes_strides = any("stride" in p.name.lower() for p in self.runtime_params
-                                 if p.kind == _ffi.PARAM_INT)
         self._plans = {}       # keyword arguments -> the last Plan made for them
         self._by_sig = {}      # full signature -> Plan
         self._runtime_names = {p.name: i for i, p in enumerate(self.runtime_params)}
@@ -341,7 +337,7 @@ class Kernel:
             if t not in consts:
                 raise Error(f"{self.name}: const '{t}' (const type) missing: give {t}=dtype or a tensor to a "
                             f"*{t} parameter", param=t, kernel=self.name)
-        sig = (backend, device, tuple((a.kind, a.elem, a.device) for a in infos),
+        sig = (backend, device, tuple((a.kind, a.elem, a.device, a.strided) for a in infos),
                tuple(sorted((k, _types.type_name(v) if k in self.type_params else (type(v), v))
                             for k, v in consts.items())),
                tuple(sorted(options.items())))

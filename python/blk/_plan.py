@@ -116,7 +116,7 @@ class Plan:
         a launcher, which leaves the range of integers and the like to
         blk_launch: checked again the slow way first, so that a bad call
         gets the same error (naming the parameter) on every path."""
-        msg = _runtime.lib().last_error()
+        msg = _runtime.for_python(_runtime.lib().last_error(), call)
         k = self.kernel
         if recheck is not None:
             k._prepare(*recheck)  # raises blk.Error when the arguments are wrong
@@ -226,7 +226,7 @@ class Plan:
                "_fail": self.fail, "_DEV": self.device, "_GRID": grid, "_KW": self.kw, "_get_ident": _thread.get_ident,
                "_THREAD": _thread.get_ident(), "_MISS": MISS, "_grid3": self._grid3_words, "_U": _UNSET,
                "_given": _given, "_Q": mv.cast("Q"), "_I": mv.cast("q"), "_F": mv.cast("d"), "_buf": buf,
-               "_opts": opts, "_args": args}
+               "_opts": opts, "_args": args, "_Strided": _args.Strided}
         names = [f"_a{i}" for i in range(n)]
         checks, writes = ["_get_ident() == _THREAD"], []
         specs = []  # each argument's (kind, word, dtype) for the launcher in C
@@ -234,15 +234,21 @@ class Plan:
             writes.append(f"_Q[{_ffi.OPT_STREAM_WORD}] = _getstream(_DEV)")
         for i, (p, a) in enumerate(zip(k.runtime_params, self.infos)):
             v, word = names[i], words + 2 * i + 1
-            if a.kind == "tensor":
+            if a.kind == "tensor" and a.strided:
+                # blk.strided(t): any layout (the launcher in C takes plain tensors only)
                 env[f"_D{i}"] = a.obj.dtype
-                c = f"isinstance({v}, _Tensor) and {v}.dtype is _D{i} and {v}.get_device() == _DEV"
-                if not k.takes_strides:
-                    c += f" and {v}.is_contiguous()"
-                checks.append(c)
+                checks.append(f"{v}.__class__ is _Strided and isinstance({v}.obj, _Tensor) and "
+                              f"{v}.obj.dtype is _D{i} and {v}.obj.get_device() == _DEV")
+                args[i].kind = _ffi.ARG_PTR
+                writes.append(f"_Q[{word}] = {v}.obj.data_ptr()")
+                specs.append((_FAST_TENSOR_STRIDED, word, a.obj.dtype))
+            elif a.kind == "tensor":
+                env[f"_D{i}"] = a.obj.dtype
+                checks.append(f"isinstance({v}, _Tensor) and {v}.dtype is _D{i} and {v}.get_device() == _DEV "
+                              f"and {v}.is_contiguous()")
                 args[i].kind = _ffi.ARG_PTR
                 writes.append(f"_Q[{word}] = {v}.data_ptr()")
-                specs.append((_FAST_TENSOR_STRIDED if k.takes_strides else _FAST_TENSOR, word, a.obj.dtype))
+                specs.append((_FAST_TENSOR, word, a.obj.dtype))
             elif a.kind == "int":
                 # the range of a type narrower than 64 bits: blk_launch checks it
                 # (and fail checks again, the slow way, for an error naming it)
@@ -312,7 +318,8 @@ class Plan:
         as f's does. Never in the way: any trouble making it leaves f alone."""
         L = _runtime.lib()
         k = self.kernel
-        if L.fast_ext is None or len(specs) > _FAST_MAX_ARGS:
+        if L.fast_ext is None or len(specs) > _FAST_MAX_ARGS or \
+                any(kind == _FAST_TENSOR_STRIDED for kind, _, _ in specs):
             return
         try:
             f.fast = L.fast_ext.launcher(

@@ -34,7 +34,9 @@ class CompileResult:
 
 class TuneResult:
     """What blk_autotune reports: ms (a list, one a config; None where it could
-    not run), notes (why not), best (the index of the fastest)."""
+    not run, 0 where it ran untimed, as on the interpreter), notes (why not),
+    best (the index of the fastest). Prints as
+    <blk.TuneResult best config 1; 0: 0.0213 ms, *1: 0.0171 ms, 2: - (why)>."""
 
     def __init__(self, res):
         n = min(res.n_configs, _ffi.TUNE_MAX_CONFIGS)
@@ -43,4 +45,15 @@ class TuneResult:
         self.notes = [res.note[i].value.decode(errors="replace") for i in range(n)]
 
     def __repr__(self):
-        return f"<blk.TuneResult best {self.best}, ms {self.ms}>"
+        def one(i, ms):
+            mark = "*" if i == self.best else ""
+            if ms is None:
+                note = self.notes[i] if i < len(self.notes) and self.notes[i] else "did not run"
+                return f"{mark}{i}: - ({note})"
+            if ms == 0:  # the interpreter runs a config without timing it
+                return f"{mark}{i}: ran, not timed"
+            return f"{mark}{i}: {ms:.4g} ms"
+        if not self.ms:
+            return "<blk.TuneResult: no configs>"
+        best = f"config {self.best}" if 0 <= self.best < len(self.ms) and self.ms[self.best] is not None else "none ran"
+        return f"<blk.TuneResult best {best}; {', '.join(one(i, ms) for i, ms in enumerate(self.ms))}>"

@@ -8,6 +8,7 @@ primary context (blk_context_create)."""
 
 import ctypes
 import os
+import re
 import threading
 from ctypes import byref, c_uint64, c_void_p
 
@@ -29,6 +30,23 @@ class Error(RuntimeError):
         self.kernel = kernel
 
 
+def for_python(msg, call=None):
+    """libblk's message as a Python caller reads it: the advice blkc's
+    command line would take (-D B=VALUE) given as the launch's keyword
+    argument (B=...), a missing grid as kernel[grid](...); with call, its
+    own "call: " (or "call: error: ") prefix left off, for the caller puts
+    the call in front."""
+    if call is not None:
+        for prefix in (f"{call}: error: ", f"{call}: "):
+            if msg.startswith(prefix):
+                msg = msg[len(prefix):]
+                break
+    msg = re.sub(r"-D (\w+)=VALUE\b", r"\1=... (a keyword argument of the launch)", msg)
+    msg = re.sub(r"-D (\w+)=(\w+)\b", r"\1='\2'", msg)
+    return re.sub(r"kernel '(\w+)' has no grid\(\.\.\.\) clause: give the grid explicitly",
+                  r"kernel '\1' has no grid(...) clause: give the grid at the launch, \1[grid](...)", msg)
+
+
 _lock = threading.RLock()
 _lib = None
 
@@ -42,11 +60,11 @@ class Lib:
 
     def last_error(self):
         msg = self.lib.blk_last_error()
-        return msg.decode(errors="replace") if msg else ""
+        return for_python(msg.decode(errors="replace")) if msg else ""
 
     def check(self, status, call, kernel=None, param=None):
         if status != _ffi.SUCCESS:
-            raise Error(f"{call}: {self.last_error()}", status, param=param, kernel=kernel)
+            raise Error(f"{call}: {for_python(self.last_error(), call)}", status, param=param, kernel=kernel)
 
 
 def lib():

@@ -9,9 +9,12 @@ TORCH = {
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
 }
 
-# numpy dtype names -> blk
+# numpy dtype names -> blk; bfloat16 and the float8s are ml_dtypes' (the
+# numpy extension types JAX and others use), known by name: blk never
+# imports ml_dtypes
 NUMPY = {
     "float16": "f16", "float32": "f32", "float64": "f64",
+    "bfloat16": "bf16", "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2",
     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
 }

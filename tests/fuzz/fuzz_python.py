@@ -149,7 +149,11 @@ def array(rng, np):
 def argument(rng, np, param):
     r = rng.random()
     if param.kind == 0 and np is not None and r < 0.75:  # a pointer
-        return array(rng, np)
+        a = array(rng, np)
+        if rng.random() < 0.2:  # given as strided: the kernel's word that it takes any layout
+            import blk
+            return blk.strided(a)
+        return a
     if r < 0.85:
         if param.type in ("i64", "u64") and rng.random() < 0.9:
             return rng.choice(SMALL_INTS)

@@ -68,10 +68,37 @@ def _():
     xi, yi = torch.arange(16, dtype=torch.int32, device=dev), torch.zeros(16, dtype=torch.int32, device=dev)
     raises(lambda: k(xi.float(), yi, 16), "x", "float32")
     raises(lambda: k(xi, yi.cpu(), 16), "y", "CPU tensor")
-    raises(lambda: k(xi, torch.zeros(32, dtype=torch.int32, device=dev)[::2], 16), "y", "not contiguous")
+    raises(lambda: k(xi, torch.zeros(32, dtype=torch.int32, device=dev)[::2], 16), "y", "not contiguous",
+           "y.contiguous()", "blk.strided(y)")
     raises(lambda: k(xi, yi), "n", "given 2")
     k(xi, yi, 16)
     assert torch.equal(xi, yi)
+
+
+@case("issue 33: big[:, :C] with a row_stride three tensors share is refused; blk.strided passes a view")
+def _():
+    k = blk.load(source="""
+kernel add_rows(x: *f32, y: *f32, out: *f32, row_stride: i32, C: i32) grid(4) {
+    let c = arange(0, 8);
+    let at = program_id(0) * row_stride + c;
+    store(out + at, load(x + at, mask = c < C) + load(y + at, mask = c < C), mask = c < C);
+}""").add_rows
+    big = torch.randn(4, 16, device=dev)
+    y, out = torch.randn(4, 6, device=dev), torch.zeros(4, 6, device=dev)
+    for _ in range(2):  # the checked path, then the launcher's
+        raises(lambda: k(big[:, :6], y, out, out.stride(0), 6), "x", "not contiguous", "blk.strided(x)")
+    assert not out.any()
+    k(big[:, :6].contiguous(), y, out, out.stride(0), 6)
+    torch.testing.assert_close(out, big[:, :6] + y, rtol=0, atol=0)
+    col = blk.load(source="""
+kernel col(x: *f32, out: *f32, stride: i32) grid(1) {
+    let o = arange(0, 4);
+    store(out + o, load(x + o * stride));
+}""").col
+    o4 = torch.zeros(4, device=dev)
+    for _ in range(3):
+        col(blk.strided(big[:, 3]), o4, big.stride(0))
+    torch.testing.assert_close(o4, big[:, 3], rtol=0, atol=0)
 
 
 @case("kernel.compile(): PTX, shared bytes, phase times")

@@ -8,6 +8,8 @@
 #    PYTHONPATH instead (one line says so).
 # 2. numpy: the system's, else `pip install numpy` into the venv; where
 #    neither works, the cases that need arrays are skipped (one line says so).
+#    ml_dtypes (numpy bf16/fp8 arrays) the same way; the extras the
+#    installed package offers (numpy, ml-dtypes) checked.
 # 3. tests/python/test_package.py with the installed package, from outside
 #    the checkout: kernels on the interpreter with numpy arrays against numpy
 #    references, and every bad call raising blk.Error naming the parameter.
@@ -95,6 +97,25 @@ if ! (cd "$tmp" && "$py" -c 'import numpy') >/dev/null 2>&1; then
 fi
 have_numpy=0
 (cd "$tmp" && "$py" -c 'import numpy') >/dev/null 2>&1 && have_numpy=1
+# ml_dtypes (numpy bf16 and fp8 arrays), optional in the same way: where it
+# cannot be had, test_package.py says it skips that case
+if [ $have_numpy = 1 ] && [ "$py" != python3 ] && ! (cd "$tmp" && "$py" -c 'import ml_dtypes') >/dev/null 2>&1; then
+	timeout 300 "$py" -m pip install -q ml_dtypes >"$tmp/ml_dtypes.log" 2>&1 ||
+		echo "note: pip install ml_dtypes failed (no network?): $(tail -n 1 "$tmp/ml_dtypes.log")"
+fi
+
+# the extras the package offers (pip install "./python[numpy]")
+if out=$(cd "$tmp" && "$py" -c 'import importlib.metadata as m
+x = m.metadata("blk").get_all("Provides-Extra") or []
+r = m.requires("blk") or []
+assert "numpy" in x and "ml-dtypes" in x, x
+assert any(q.startswith("numpy") and "extra == \"numpy\"" in q for q in r), r
+assert any(q.startswith("ml_dtypes") and "ml-dtypes" in q for q in r), r
+print(", ".join(x))' 2>&1); then
+	pass "the installed package offers the extras: $out"
+else
+	fail "the installed package's extras (pip install \"./python[numpy]\")" "$out"
+fi
 
 # the package's cases (each test prints its own lines and counts):
 # test_package.py on the interpreter; test_gpu_path.py on the GPU backend

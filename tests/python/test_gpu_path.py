@@ -251,7 +251,8 @@ def _():
     check_launch((x, y, out), 1000, (2, 1, 1))
 
 
-@case("a kernel that takes strides takes non-contiguous tensors; a subclass of torch.Tensor works")
+@case("non-contiguous tensors: refused, whatever the parameters are named; blk.strided(t) passes one "
+      "(the Python launcher); a subclass of torch.Tensor works")
 def _():
     k = blk.load(source="""
 kernel copy_strided(x: *f32, out: *f32, n: i32, x_stride: i32) grid(1) {
@@ -259,10 +260,19 @@ kernel copy_strided(x: *f32, out: *f32, n: i32, x_stride: i32) grid(1) {
     store(out + o, load(x + o * x_stride, mask = o < n), mask = o < n);
 }""").copy_strided
     v = x[::3]
+    before = last()
+    raises(lambda: k(v, out, 64, 3), "x", "not contiguous", "x.contiguous()", "blk.strided(x)")
+    assert last() == before, "the kernel was launched"
     for _ in range(3):
-        k(v, out, 64, 3)
+        k(blk.strided(v), out, 64, 3)
         got = last()
         assert got["params"][:2] == [v.data_ptr(), out.data_ptr()], got
+    for _ in range(2):  # a plain tensor again, then a strided one: each its own plan
+        raises(lambda: k(v, out, 64, 3), "x", "not contiguous")
+        k(x, out, 64, 1)
+        assert last()["params"][:2] == [x.data_ptr(), out.data_ptr()]
+        k(blk.strided(v), out, 64, 3)
+        assert last()["params"][:2] == [v.data_ptr(), out.data_ptr()]
 
     class Param(torch.Tensor):
         pass

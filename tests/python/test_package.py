@@ -259,7 +259,9 @@ if np is not None:
                             "{ let o = arange(0, 16); store(y + o, load(x + o, mask = o < n), mask = o < n); }").cp
         xi, yi = np.arange(16, dtype=np.int32), np.zeros(16, np.int32)
         raises(lambda: k(rand(16), yi, 16), "x", "i32", "float32")
-        raises(lambda: k(xi, np.zeros(32, np.int32)[::2], 16), "y", "not contiguous", ".contiguous()")
+        e = raises(lambda: k(xi, np.zeros(32, np.int32)[::2], 16), "y", "not contiguous",
+                   "numpy.ascontiguousarray(y)")
+        assert ".contiguous()" not in str(e), e  # torch's advice, not numpy's
         blk.set_backend("gpu")
         try:
             raises(lambda: k(xi, yi, 16), "x", "GPU backend")
@@ -273,7 +275,11 @@ if np is not None:
         k = blk.load(source="kernel g(x: *f32, n: i32, B: const i32) grid(cdiv(n, B)) { let o = program_id(0) * B"
                             " + arange(0, B); store(x + o, load(x + o, mask = o < n) * 2.0, mask = o < n); }").g
         x = rand(40)
-        raises(lambda: k(x, 40), "B", "has no value")
+        e = raises(lambda: k(x, 40), "B", "has no value", "B=... (a keyword argument of the launch)")
+        assert "-D" not in str(e), e  # blkc's syntax, not Python's
+        h = blk.load(source="kernel h(x: *f32) { let o = arange(0, 16); store(x + o, load(x + o)); }").h
+        e = raises(lambda: h(rand(16)), None, "blk_launch(h): kernel 'h' has no grid(...) clause", "h[grid](...)")
+        assert "blk_launch: " not in str(e) and "error: " not in str(e), e  # no second prefix
         want = x * 2.0
         k(x, 40, B=16)
         close(x, want, 0)
@@ -281,14 +287,57 @@ if np is not None:
     @case("strided kernels take non-contiguous arrays (softmax over every other column block)")
     def _():
         k = blk.load(os.path.join(EX, "softmax.tile")).softmax
-        assert k.takes_strides
         rows, cols = 7, 50
         x = rand(rows, 2 * cols)
         out = np.full((rows, cols), np.nan, np.float32)
         xs = x[:, :cols]  # rows of x, every row strided by 2 * cols
-        k[(rows,)](xs, out, x.shape[1], cols, rows, cols, BLOCK=64)
+        raises(lambda: k[(rows,)](xs, out, x.shape[1], cols, rows, cols, BLOCK=64), "x", "not contiguous",
+               "blk.strided(x)", "numpy.ascontiguousarray(x)")
+        assert np.isnan(out).all()
+        k[(rows,)](blk.strided(xs), out, x.shape[1], cols, rows, cols, BLOCK=64)
         e = np.exp(xs.astype(np.float64) - xs.max(axis=1, keepdims=True))
         close(out, e / e.sum(axis=1, keepdims=True), 1e-5)
+
+    @case("issue 33: big[:, :C] to a kernel whose row_stride three tensors share is an error, not wrong numbers")
+    def _():
+        k = blk.load(source="""
+kernel add_rows(x: *f32, y: *f32, out: *f32, row_stride: i32, C: i32) grid(4) {
+    let c = arange(0, 8);
+    let at = program_id(0) * row_stride + c;
+    store(out + at, load(x + at, mask = c < C) + load(y + at, mask = c < C), mask = c < C);
+}""").add_rows
+        C = 6
+        big = rand(4, 16)
+        y, out = rand(4, C), np.zeros((4, C), np.float32)
+        raises(lambda: k(big[:, :C], y, out, out.shape[1], C), "x", "not contiguous", "blk.strided(x)")
+        assert not out.any(), "the kernel ran"
+        x = np.ascontiguousarray(big[:, :C])  # the fix the message names
+        k(x, y, out, out.shape[1], C)
+        close(out, big[:, :C] + y, 0)
+
+    try:
+        import ml_dtypes
+    except ImportError:
+        ml_dtypes = None
+        print("skip the ml_dtypes case (numpy bf16 and fp8 arrays): ml_dtypes is not installed "
+              "(pip install ml_dtypes)")
+    if ml_dtypes is not None:
+        @case("issue 33: numpy bf16 and fp8 arrays (ml_dtypes) for *bf16, *f8e4m3, *f8e5m2 and *T")
+        def _():
+            for dt, name in [(ml_dtypes.bfloat16, "bf16"), (ml_dtypes.float8_e4m3fn, "f8e4m3"),
+                             (ml_dtypes.float8_e5m2, "f8e5m2")]:
+                x = np.array([1, -2, 0.5, 3, 0, 0.25, -1, 4] * 4, np.float32).astype(dt)
+                out = np.zeros(32, dt)
+                k = blk.load(source=SCALE_SRC.replace("kernel scale(x: *T, out: *T", f"kernel scale(x: *{name}, "
+                             f"out: *{name}").replace(".to(T)", f".to({name})")).scale
+                k(x, out, 2.0, 32)
+                assert (out.astype(np.float32) == 2 * x.astype(np.float32)).all(), (name, out)
+                raises(lambda: k(x.astype(np.float16), out, 2.0, 32), "x", f"{name} elements", "float16")
+                g = blk.load(source=SCALE_SRC.replace("BLOCK: const i32", "T: const type, BLOCK: const i32")).scale
+                # T: the array's element type
+                out[:] = 0
+                g(x, out, 0.5, 32)
+                assert (out.astype(np.float32) == 0.5 * x.astype(np.float32)).all(), (name, out)
 
     @case("every dtype: a scale kernel for f16, f32, f64, i8, i32, u8 (source with a define)")
     def _():
@@ -353,6 +402,16 @@ if np is not None:
         c = np.zeros((M, N), np.float16)
         res = mm.autotune(a, b, c, M, N, K, K, 1, N, 1, N, 1)
         assert len(res.ms) == 4 and 0 <= res.best < 4, res
+        r = repr(res)  # issue 33: not "<blk.TuneResult best 0, ms [0.0, None]>"
+        assert r.startswith(f"<blk.TuneResult best config {res.best}; *{res.best}: ran, not timed"), r
+        assert "None" not in r and "0.0" not in r and r.count(" - (") == 3, r
+        from blk import _ffi
+        st = _ffi.BlkTuneResult()  # as the GPU reports: times, a config that could not run
+        st.n_configs, st.best, st.ms[0], st.ms[1], st.ms[2] = 3, 2, 0.5, -1.0, 0.25
+        st.note[1].value = b"needs 300000 bytes of shared memory"
+        r = repr(blk.TuneResult(st))
+        assert r == "<blk.TuneResult best config 2; 0: 0.5 ms, 1: - (needs 300000 bytes of shared memory), " \
+                    "*2: 0.25 ms>", r
         c[:] = 0
         mm(a, b, c, M, N, K, K, 1, N, 1, N, 1)  # the tuned config, the kernel's grid clause
         close(c, a.astype(np.float64) @ b.astype(np.float64), 2e-2)
@@ -389,11 +448,12 @@ kernel st(x: *f32, out: *f32, stride: i32) grid(1) {
 }""").st
         m = np.arange(32, dtype=np.float32).reshape(4, 8)
         out = np.zeros(4, np.float32)
-        st(m[:, 2], out, 8)            # a strided column: the kernel takes strides
+        raises(lambda: st(m[:, 2], out, 8), "x", "not contiguous")  # a parameter named stride proves nothing
+        st(blk.strided(m[:, 2]), out, 8)   # a strided column: the kernel takes strides
         assert (out == m[:, 2]).all(), out
-        raises(lambda: st(m[:, 2], out, 9), "x", "out-of-bounds load")
+        raises(lambda: st(blk.strided(m[:, 2]), out, 9), "x", "out-of-bounds load")
         rev = np.arange(16, dtype=np.float32)[::-1]  # a negative stride: its bytes lie below its pointer
-        st(rev, out, -1)
+        st(blk.strided(rev), out, -1)
         assert (out == [15, 14, 13, 12]).all(), out
 
     @case("byte order: a big-endian array refused, naming the argument and the fix")

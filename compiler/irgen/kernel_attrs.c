@@ -62,10 +62,19 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 	for (int i = 0; i < cfg->list.len; i++) {
 		Node *nv = cfg->list.items[i];
 		if (!is_const_param(k, nv->name) && !irgen_is_option(nv->name)) {
-			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor num_warps, num_stages, tma or fp_fusion)",
-			      nv->name, k->name);
+			StrBuf names = {0};
+			for (int o = 0; o < OPTION_COUNT; o++)
+				sb_printf(&names, "%s%s", o ? o == OPTION_COUNT - 1 ? " or " : ", " : "", option_table[o].name);
+			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor the option %s)", nv->name, k->name,
+			      names.data ? names.data : "");
+			sb_free(&names);
 			return false;
 		}
+		for (int j = 0; j < i; j++)
+			if (strcmp(((Node *)cfg->list.items[j])->name, nv->name) == 0) {
+				error(g, nv->span, "const '%s' given twice in this config", nv->name);
+				return false;
+			}
 		Sym v = ig_gen_expr(g, nv->a);
 		if (v.kind == S_TYPE) { /* the value of a const type parameter */
 			(*out)[i] = (ConstBinding){.name = nv->name, .type = tstr(g, v.type)};
@@ -81,7 +90,7 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 		(*out)[i] = (ConstBinding){.name = nv->name, .is_float = is_float, .i = is_float ? 0 : (int64_t)ig_int_value(v),
 		                           .f = is_float ? v.f : (double)ig_int_value(v)};
 		char msg[160];
-		if (irgen_is_flag_option(nv->name) && irgen_flag_option_error(&(*out)[i], msg, sizeof msg)) {
+		if (irgen_option_error(&(*out)[i], msg, sizeof msg)) {
 			error(g, nv->a->span, "%s", msg);
 			return false;
 		}

@@ -70,11 +70,6 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 			sb_free(&names);
 			return false;
 		}
-		for (int j = 0; j < i; j++)
-			if (strcmp(((Node *)cfg->list.items[j])->name, nv->name) == 0) {
-				error(g, nv->span, "const '%s' given twice in this config", nv->name);
-				return false;
-			}
 		Sym v = ig_gen_expr(g, nv->a);
 		if (v.kind == S_TYPE) { /* the value of a const type parameter */
 			(*out)[i] = (ConstBinding){.name = nv->name, .type = tstr(g, v.type)};

@@ -90,7 +90,7 @@ static void promise_alignment(IrFunc *f, uint64_t spec)
 
 
 /* What the runtime knows after irgen (the driver's prepare): the
- * specialization, whether TMA can run here, BLK_PASSES's target. */
+ * specialization, whether TMA can run here. */
 typedef struct Prepare {
 	blk_module *m;
 	uint64_t spec;
@@ -106,10 +106,8 @@ static bool prepare(IrFunc *f, void *user, Diag *diag)
 	/* TMA is planned when the target is known (jit.c), where the device can */
 	if (!p->m->ctx || !p->m->ctx->tma_ok || (p->spec & SPEC_NO_TMA))
 		f->tma = 0;
-	if (p->test_passes) { /* the target those passes choose by ("sm_90a") */
-		ir_set_target(f, getenv("BLK_PASSES_TARGET"));
+	if (p->test_passes) /* what the arguments promise, for the GPU passes a test names */
 		promise_alignment(f, p->spec);
-	}
 	return true;
 }
 
@@ -156,7 +154,8 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 	Prepare p = {.m = m, .spec = spec, .test_passes = passes && *passes};
 	PipelineRequest req = {.from = STAGE_IRGEN, .to = STAGE_TILE_PASSES, .mod = m->mod, .kernel = k->node,
 	                       .irgen = &io, .arena = &m->arena, .prepare = prepare, .user = &p,
-	                       .passes = p.test_passes ? passes : NULL};
+	                       .passes = p.test_passes ? passes : NULL,
+	                       .arch = p.test_passes ? getenv("BLK_PASSES_TARGET") : NULL}; /* what those passes choose by */
 	PipelineResult res;
 	IrFunc *f = copy && v && blk_pipeline_run(&req, &res, &diag) ? res.f : NULL;
 	blk_status status = BLK_SUCCESS;

@@ -84,15 +84,13 @@ static bool apply_assumptions(IrFunc *f, const char *spec, Diag *diag)
 	return true;
 }
 
-/* After irgen (the driver's prepare): --assume, the target the passes
- * choose by (--passes may name GPU ones), no TMA for --emit=c (its launch
- * functions pass no tensor maps). */
+/* After irgen (the driver's prepare): --assume, and no TMA for --emit=c
+ * (its launch functions pass no tensor maps). */
 static bool prepare(IrFunc *f, void *user, Diag *diag)
 {
 	const Options *opt = user;
 	if (opt->assume && !apply_assumptions(f, opt->assume, diag))
 		return false;
-	ir_set_target(f, opt->arch);
 	if (opt->emit == EMIT_C)
 		f->tma = 0;
 	return true;

@@ -62,12 +62,8 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 	for (int i = 0; i < cfg->list.len; i++) {
 		Node *nv = cfg->list.items[i];
 		if (!is_const_param(k, nv->name) && !irgen_is_option(nv->name)) {
-			StrBuf names = {0};
-			for (int o = 0; o < OPTION_COUNT; o++)
-				sb_printf(&names, "%s%s", o ? o == OPTION_COUNT - 1 ? " or " : ", " : "", option_table[o].name);
-			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor the option %s)", nv->name, k->name,
-			      names.data ? names.data : "");
-			sb_free(&names);
+			error(g, nv->span, "'%s' is neither a const parameter of kernel '%s' nor an option (num_warps, "
+			      "num_stages, ...: blkc --help lists them)", nv->name, k->name);
 			return false;
 		}
 		Sym v = ig_gen_expr(g, nv->a);

@@ -135,6 +135,8 @@ BLK_API bool blk_pipeline_run(const PipelineRequest *req, PipelineResult *out, D
 	if (!f)
 		return false;
 	if (RUNS(STAGE_TILE_PASSES)) {
+		if (req->arch) /* the passes asked for may be GPU ones (blkc --passes, BLK_PASSES), which choose by it */
+			ir_set_target(f, req->arch);
 		if (!pipeline_run_passes(f, req->passes, req->dump_after, req->dump, diag))
 			return false;
 		out->ms[STAGE_TILE_PASSES] = lap(&t);

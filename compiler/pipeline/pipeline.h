@@ -52,7 +52,8 @@ typedef struct PipelineRequest {
 	const char *passes;
 	const char *dump_after;
 	StrBuf *dump;
-	/* STAGE_TARGET and after: "sm_90a" */
+	/* the target ("sm_90a"): set before the tile passes too when given
+	 * there, as the GPU passes a test names choose by it */
 	const char *arch;
 } PipelineRequest;
 

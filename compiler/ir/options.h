@@ -29,7 +29,8 @@
 	X(tma, OPTION_FLAG, 0, 0, 1, "BLK_TMA", true, "sm_90a: descriptor tiles that loops load for dots by TMA")  \
 	X(fp_fusion, OPTION_FLAG, 0, 0, 1, NULL, true, "the GPU may contract a float a * b + c into one fma")      \
 	X(warp_specialize, OPTION_FLAG, 0, 0, 1, "BLK_WARP_SPECIALIZE", true,                                     \
-	  "sm_90a: TMA loops split into a producer and consumer warps")
+	  "sm_90a: TMA loops split into a producer and consumer warps")                                            \
+	X(maxnreg, OPTION_INT, 0, 0, 255, NULL, true, "registers a thread may use at most (.maxnreg; 0: no cap)")
 
 typedef enum { OPTION_INT, OPTION_POW2, OPTION_FLAG } OptionKind;
 

@@ -86,6 +86,43 @@ static bool read_kernel(LLVMModuleRef m, const IrFunc *f, PipelineResult *out, D
 	return true;
 }
 
+/* The option maxnreg: a cap on the registers of a thread, the kernel's
+ * .maxnreg (as Triton's). Warp specialization sets its own (its consumers
+ * take more registers later); then the option is not applied, with a
+ * warning. */
+static void cap_registers(LLVMModuleRef m, const IrFunc *f, Diag *diag)
+{
+	LLVMValueRef fn = LLVMGetNamedFunction(m, f->name);
+	unsigned n = LLVMGetNamedMetadataNumOperands(m, "nvvm.annotations");
+	LLVMValueRef *notes = malloc((n ? n : 1) * sizeof *notes);
+	if (!fn || !notes) {
+		free(notes);
+		return;
+	}
+	LLVMGetNamedMetadataOperands(m, "nvvm.annotations", notes);
+	long set = 0;
+	for (unsigned i = 0; i < n; i++) {
+		LLVMValueRef ops[3];
+		unsigned len = 0;
+		if (LLVMGetMDNodeNumOperands(notes[i]) != 3)
+			continue;
+		LLVMGetMDNodeOperands(notes[i], ops);
+		const char *key = LLVMGetMDString(ops[1], &len);
+		if (ops[0] == fn && key && len == 7 && memcmp(key, "maxnreg", 7) == 0)
+			set = (long)LLVMConstIntGetSExtValue(ops[2]);
+	}
+	free(notes);
+	if (set) {
+		diag_plain(diag, DIAG_WARNING, "kernel '%s': maxnreg %d is not applied: warp specialization sets .maxnreg %ld",
+		           f->name, f->maxnreg, set);
+		return;
+	}
+	LLVMContextRef c = LLVMGetModuleContext(m);
+	LLVMValueRef md[3] = {fn, LLVMMDStringInContext(c, "maxnreg", 7),
+	                      LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned long long)f->maxnreg, 0)};
+	LLVMAddNamedMetadataOperand(m, "nvvm.annotations", LLVMMDNodeInContext(c, md, 3));
+}
+
 /* STAGE_LOWER and STAGE_PTX: f to LLVM IR, then (to STAGE_PTX) PTX. */
 static bool lower_and_emit(const PipelineRequest *req, IrFunc *f, PipelineResult *out, Diag *diag)
 {
@@ -93,6 +130,8 @@ static bool lower_and_emit(const PipelineRequest *req, IrFunc *f, PipelineResult
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMModuleRef m;
 	bool ok = gpu_lower_llvm(f, ctx, &m, &out->shared_bytes, diag);
+	if (ok && f->maxnreg)
+		cap_registers(m, f, diag);
 	if (ok && !(ok = read_kernel(m, f, out, diag)))
 		LLVMDisposeModule(m);
 	if (ok && req->to == STAGE_LOWER) {

@@ -380,6 +380,23 @@ for how in "sm_90a 0" "sm_90 1" "sm_90a 1 BLOCK_N=256 num_stages=5"; do
 		bad "matmul_persistent $how, warp_specialize: not split" "$(head -3 "$tmp/err")"
 	fi
 done
+# the option maxnreg (Triton's): .maxnreg N on the kernel; none by default;
+# warp specialization keeps its own, with a warning
+if "$blkc" --emit=ptx -D maxnreg=128 examples/vector_add.tile -o "$tmp/nreg.ptx" 2>"$tmp/err" &&
+	grep -q '^\.maxnreg 128$' "$tmp/nreg.ptx" && grep -q '^\.maxntid 128, 1, 1' "$tmp/nreg.ptx" &&
+	"$blkc" --emit=ptx examples/vector_add.tile -o "$tmp/nreg0.ptx" && ! grep -q 'maxnreg' "$tmp/nreg0.ptx" &&
+	{ [ -z "$ptxas" ] || "$ptxas" -arch=sm_90 "$tmp/nreg.ptx" -o "$tmp/nreg.cubin" 2>"$tmp/err"; }; then
+	ok "-D maxnreg=128: .maxnreg 128 (none without it)"
+else
+	bad "-D maxnreg=128" "$(head -3 "$tmp/err")"
+fi
+if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 -D maxnreg=128 "${ws_args[@]}" -o "$ws" 2>"$tmp/err" &&
+	grep -q '^\.maxnreg 168$' "$ws" && grep -q "maxnreg 128 is not applied: warp specialization sets .maxnreg 168" "$tmp/err"
+then
+	ok "-D maxnreg=128 with warp specialization: its .maxnreg 168 kept, a warning says so"
+else
+	bad "-D maxnreg=128 with warp specialization" "$(head -3 "$tmp/err")"
+fi
 # attention: its K and V tiles by TMA, the producer walks the same K loop
 if "$blkc" --emit=ptx --arch=sm_90a -D HEAD_DIM=64 -D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=8 -D num_stages=2 \
 	-D CAUSAL=true -D tma=1 -D warp_specialize=1 --assume=q:16,k:16,v:16,o:16,lse:16 \

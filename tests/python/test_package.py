@@ -85,6 +85,7 @@ def _():
     raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, tma=1.0), "tma", "0 or 1", "given 1.0")
     raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, fp_fusion=-1), "fp_fusion", "0 or 1", "given -1")
     raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, warp_specialize=3), "warp_specialize", "0 or 1", "given 3")
+    raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, maxnreg=300), "maxnreg", "an integer in 0..255", "given 300")
 
 
 @case("the kernel options come from libblk's table (blk_option), not a list of the package's own")

@@ -4,7 +4,7 @@
  * specialized as the JIT does (multiples of 16) and not.
  *
  * After canonicalize,cse,dce,expand-descriptors,layouts,remove-conversions,dce:
- *  - the IR verifies (ir_run_passes checks it after every pass);
+ *  - the IR verifies (pipeline_run_passes checks it after every pass);
  *  - a reduction's results lay out what lin_slice leaves of its operand, a
  *    scan's its operand's;
  *  - a dot that runs on tensor cores (16-bit float inputs of one kind, an

@@ -357,14 +357,22 @@ static const char *check_entry(void *data, size_t len, const CacheKey *key, Cach
 	if (h.cubin_len == 0 || h.shared_bytes > INT32_MAX)
 		return "short";
 	/* (the checksum passed: what fails here was written so) */
-	uint16_t sizes[CACHE_MAX_PARAMS];
 	bool fine = h.n_params <= CACHE_MAX_PARAMS && h.n_tmaps <= h.n_params && h.threads >= 1 && h.threads <= 1024;
-	if (fine)
-		memcpy(sizes, payload, (size_t)h.n_params * sizeof *sizes);
-	for (int i = 0; fine && i < h.n_params; i++)
-		fine = sizes[i] >= 1 && sizes[i] <= 128;
+	for (int i = 0; fine && i < h.n_params; i++) {
+		uint16_t b;
+		memcpy(&b, payload + (size_t)i * sizeof b, sizeof b);
+		fine = b >= 1 && b <= 128;
+	}
 	if (!fine)
 		return "metadata";
+	int *sizes = out ? malloc((h.n_params ? h.n_params : 1) * sizeof *sizes) : NULL;
+	if (out && !sizes)
+		return "out of memory";
+	for (int i = 0; sizes && i < h.n_params; i++) {
+		uint16_t b;
+		memcpy(&b, payload + (size_t)i * sizeof b, sizeof b);
+		sizes[i] = b;
+	}
 	if (out) {
 		out->data = data;
 		out->cubin = payload + meta;
@@ -372,9 +380,8 @@ static const char *check_entry(void *data, size_t len, const CacheKey *key, Cach
 		out->ptx = payload + meta + h.cubin_len;
 		out->ptx_len = (size_t)h.ptx_len;
 		out->meta = (CacheMeta){.shared_bytes = (int)h.shared_bytes, .threads = (int)h.threads,
-		                        .n_params = h.n_params, .n_tmaps = h.n_tmaps};
-		for (int i = 0; i < h.n_params; i++)
-			out->meta.param_bytes[i] = sizes[i];
+		                        .n_params = h.n_params, .n_tmaps = h.n_tmaps, .param_bytes = sizes};
+		out->param_bytes = sizes;
 	}
 	return NULL;
 }
@@ -413,6 +420,7 @@ void cache_entry_free(CacheEntry *e)
 	if (!e)
 		return;
 	free(e->data);
+	free(e->param_bytes);
 	memset(e, 0, sizeof *e);
 }
 
@@ -420,7 +428,8 @@ bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin
                          size_t ptx_len, const CacheMeta *meta)
 {
 	if (!cubin || !cubin_len || cubin_len > MAX_ENTRY || ptx_len > MAX_ENTRY || meta->shared_bytes < 0 ||
-	    meta->n_params < 0 || meta->n_params > CACHE_MAX_PARAMS || meta->threads < 1 || meta->threads > 1024)
+	    meta->n_params < 0 || meta->n_params > CACHE_MAX_PARAMS || (meta->n_params && !meta->param_bytes) ||
+	    meta->threads < 1 || meta->threads > 1024)
 		return false;
 	EntryHeader h = {.version = CACHE_FORMAT_VERSION, .shared_bytes = (uint32_t)meta->shared_bytes,
 	                 .cubin_len = cubin_len, .ptx_len = ptx_len, .threads = (uint32_t)meta->threads,
@@ -428,8 +437,10 @@ bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin
 	memcpy(h.magic, entry_magic, sizeof h.magic);
 	memcpy(h.key, key->b, sizeof h.key);
 	/* the header and the parameters' sizes, written as one part */
-	_Alignas(8) unsigned char head[sizeof h + CACHE_MAX_PARAMS * sizeof(uint16_t)] = {0};
 	size_t meta_len = meta_bytes((size_t)meta->n_params);
+	unsigned char *head = calloc(1, sizeof h + meta_len);
+	if (!head)
+		return false;
 	for (int i = 0; i < meta->n_params; i++) {
 		uint16_t b = (uint16_t)meta->param_bytes[i];
 		memcpy(head + sizeof h + (size_t)i * sizeof b, &b, sizeof b);
@@ -439,7 +450,9 @@ bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin
 	char name[64], hex[33];
 	cache_key_hex(key, hex);
 	snprintf(name, sizeof name, "%s.variant", hex);
-	return write_atomically(dir, name, head, sizeof h + meta_len, cubin, cubin_len, ptx, ptx_len);
+	bool ok = write_atomically(dir, name, head, sizeof h + meta_len, cubin, cubin_len, ptx, ptx_len);
+	free(head);
+	return ok;
 }
 
 /* ---- autotuning choices ------------------------------------------------------------------ *

@@ -75,10 +75,10 @@ bool cache_variant_key(const VariantKeyInput *in, CacheKey *out);
 /* What the compile driver says of a variant's kernel, kept beside it:
  * dynamic shared memory, threads a program (.maxntid), its parameters (the
  * runtime ones, then n_tmaps tensor maps) and the bytes of each. */
-enum { CACHE_MAX_PARAMS = 256 };
+enum { CACHE_MAX_PARAMS = 4096 }; /* (PTX gives a kernel 4352 bytes of parameters, 2 or more each) */
 typedef struct CacheMeta {
 	int shared_bytes, threads, n_params, n_tmaps;
-	int param_bytes[CACHE_MAX_PARAMS];
+	const int *param_bytes; /* n_params of them */
 } CacheMeta;
 
 /* An entry read back: data is the whole file (free with cache_entry_free);
@@ -89,7 +89,8 @@ typedef struct CacheEntry {
 	size_t cubin_len;
 	const char *ptx;
 	size_t ptx_len;
-	CacheMeta meta;
+	CacheMeta meta;         /* its param_bytes are the entry's own (cache_entry_free) */
+	int *param_bytes;
 } CacheEntry;
 
 /* Reads DIR/KEY.variant: true when the file is whole and is the entry of

@@ -199,8 +199,6 @@ static blk_status param_layout(blk_kernel *k, Variant *v, const CacheMeta *meta)
 	return BLK_SUCCESS;
 }
 
-_Static_assert((int)PIPELINE_MAX_PARAMS <= (int)CACHE_MAX_PARAMS, "a cache entry holds every parameter's bytes");
-
 /* Compiles and loads v for ctx's device: PTX, the parameters' layout,
  * shared memory, a CUfunction. The cubin and what the compile driver said
  * of it come from the disk cache when it has them (BLK_CACHE,
@@ -268,8 +266,7 @@ blk_status rt_gpu_load_variant(blk_kernel *k, Variant *v)
 		ptx = res.text;
 		len = res.len;
 		meta = (CacheMeta){.shared_bytes = res.shared_bytes, .threads = res.threads, .n_params = res.n_params,
-		                   .n_tmaps = res.n_tmaps};
-		memcpy(meta.param_bytes, res.param_bytes, (size_t)res.n_params * sizeof *res.param_bytes);
+		                   .n_tmaps = res.n_tmaps, .param_bytes = res.param_bytes};
 		v->ms_llvm = res.ms[STAGE_TARGET] + res.ms[STAGE_GPU_PASSES] + res.ms[STAGE_LOWER];
 		v->ms_ptx = res.ms[STAGE_PTX];
 	}

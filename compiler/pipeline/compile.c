@@ -53,9 +53,12 @@ static bool read_kernel(LLVMModuleRef m, const IrFunc *f, PipelineResult *out, D
 {
 	LLVMValueRef fn = LLVMGetNamedFunction(m, f->name);
 	unsigned np = fn ? LLVMCountParams(fn) : 0;
-	if (!fn || np > PIPELINE_MAX_PARAMS) {
-		diag_plain(diag, DIAG_ERROR, "internal error: lowering made no kernel '%s' of at most %d parameters", f->name,
-		           PIPELINE_MAX_PARAMS);
+	if (!fn) {
+		diag_plain(diag, DIAG_ERROR, "internal error: lowering made no kernel '%s'", f->name);
+		return false;
+	}
+	if (!(out->param_bytes = arena_alloc(f->arena, (np ? np : 1) * sizeof *out->param_bytes))) {
+		diag_plain(diag, DIAG_ERROR, "out of memory lowering '%s'", f->name);
 		return false;
 	}
 	unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);

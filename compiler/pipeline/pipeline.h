@@ -31,8 +31,6 @@ typedef enum {
 /* The cubin is the caller's: the runtime links the PTX in process
  * (cuLink), blkc runs ptxas. */
 
-enum { PIPELINE_MAX_PARAMS = 256 };
-
 typedef struct PipelineRequest {
 	PipelineStage from, to;  /* the stages run, from..to */
 	/* STAGE_IRGEN */
@@ -66,7 +64,7 @@ typedef struct PipelineResult {
 	 * n_tmaps tensor maps of 128 bytes) and the bytes of each, the
 	 * threads of a program (.maxntid), the dynamic shared memory */
 	int n_params, n_tmaps;
-	int param_bytes[PIPELINE_MAX_PARAMS];
+	int *param_bytes; /* n_params of them, in the IR's arena */
 	int threads;
 	int shared_bytes;
 	/* milliseconds of each stage run (LLVM's optimization counts in STAGE_LOWER) */

@@ -226,7 +226,7 @@ static void test_entries(void)
 
 	/* what the compile driver said of the kernel: three parameters, the
 	 * last a tensor map, 384 threads, 4096 bytes of shared memory */
-	CacheMeta meta = {.shared_bytes = 4096, .threads = 384, .n_params = 3, .n_tmaps = 1, .param_bytes = {8, 4, 128}};
+	CacheMeta meta = {.shared_bytes = 4096, .threads = 384, .n_params = 3, .n_tmaps = 1, .param_bytes = (const int[]){8, 4, 128}};
 	CacheMeta none = {.threads = 32};
 	CacheEntry e;
 	expect(!cache_read_variant(tmpdir, &key, &e) && e.data == NULL, "entry: none yet, a miss");
@@ -304,6 +304,15 @@ static void test_entries(void)
 	           e.ptx_len == 0 && e.ptx[0] == '\0', "entry: without PTX");
 	cache_entry_free(&e);
 	expect(!cache_write_variant(tmpdir, &key, cubin, 0, ptx, strlen(ptx), &none), "entry: an empty cubin is not written");
+	int many[600];
+	for (int i = 0; i < 600; i++)
+		many[i] = i % 2 ? 8 : 4;
+	CacheMeta wide = {.threads = 128, .n_params = 600, .param_bytes = many};
+	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &wide) &&
+	           cache_read_variant(tmpdir, &key, &e) && e.meta.n_params == 600 && e.meta.param_bytes[598] == 4 &&
+	           e.meta.param_bytes[599] == 8 && e.cubin_len == sizeof cubin && ((uintptr_t)e.cubin & 7) == 0,
+	       "entry: 600 parameters' bytes (PTX allows 4352 bytes of them) kept, the cubin still aligned");
+	cache_entry_free(&e);
 	CacheMeta odd = meta;
 	odd.threads = 0;
 	expect(!cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &odd),

@@ -36,7 +36,8 @@ from blk._ffi import (ARG_FLOAT, ARG_INT, ARG_PTR, BACKEND_AUTO, BACKEND_GPU, BA
                       SUCCESS, TUNE_MAX_CONFIGS, BlkArg, BlkCompileInfo, BlkConst, BlkLaunchOptions,
                       BlkModuleOptions, BlkParamInfo, BlkTuneResult, check_layout, ctypes_layout)
 from blk._ffi import STRUCTS as _STRUCTS  # noqa: E402,F401
-from blk._kernel import FLAG_OPTIONS, Param  # noqa: E402  (Param: a kernel parameter as blk_kernel_param describes it)
+from blk._ffi import options as lib_options  # noqa: E402  (the kernel options of libblk's table)
+from blk._kernel import Param  # noqa: E402  (Param: a kernel parameter as blk_kernel_param describes it)
 
 
 # torch dtype names (str(dtype) without "torch.") -> blk's scalar type names, for
@@ -252,7 +253,7 @@ class Launch:
                 a.kind, a.v.i = ARG_INT, int(v)
             else:
                 a.kind, a.v.f = ARG_FLOAT, float(v)
-        unknown = set(consts) - set(kernel.const_params) - set(FLAG_OPTIONS)  # (launch options among the consts)
+        unknown = set(consts) - set(kernel.const_params) - set(lib_options(kernel.blk.lib))  # (options among the consts)
         if unknown:
             raise ValueError(f"{kernel.name}: no const parameter {sorted(unknown)} "
                              f"(it has {sorted(kernel.const_params)})")

@@ -48,6 +48,13 @@ typedef enum blk_status {
 /* "0.1.0" */
 BLK_EXPORT const char *blk_version(void);
 
+/* The kernel options (num_warps, num_stages, tma, fp_fusion, ...): names a
+ * launch may give among its consts, as -D and @autotune configs may. For
+ * bindings, which read the list rather than copy it: option i's name, or
+ * NULL past the last; *lo and *hi (either may be NULL) get the lowest and
+ * highest value it takes, *pow2 whether it takes powers of two alone. */
+BLK_EXPORT const char *blk_option(int i, int *lo, int *hi, int *pow2);
+
 /* The message of the last failed call on this thread ("" if none). The
  * string stays valid until the next call into libblk on this thread. */
 BLK_EXPORT const char *blk_last_error(void);
@@ -164,12 +171,13 @@ static inline blk_arg blk_arg_float(double f) { blk_arg a = {BLK_ARG_FLOAT, {0}}
 typedef struct blk_launch_options {
 	unsigned grid[3];       /* all 0: computed by the kernel's grid(...) clause */
 	const blk_const *consts; /* const parameters, over the module's defines; also the
-	                            options num_warps, num_stages, tma (0 or 1: tensor-
-	                            descriptor tiles by TMA on sm_90a; unset: BLK_TMA) and
-	                            fp_fusion (0 or 1: a * b + c may become an fma) */
+	                            options (blk_option: num_warps, num_stages, tma (0 or 1:
+	                            tensor-descriptor tiles by TMA on sm_90a; unset: BLK_TMA),
+	                            fp_fusion (0 or 1: a * b + c may become an fma), ...);
+	                            a name given twice is an error */
 	int n_consts;
-	int num_warps;          /* 0: the kernel's config or 4 */
-	int num_stages;         /* 0: the kernel's config or 3 */
+	int num_warps;          /* 0: a const num_warps, the kernel's config, or 4 */
+	int num_stages;         /* 0: a const num_stages, the kernel's config, or 3 */
 	void *stream;           /* GPU: a CUstream; NULL the default stream */
 	int threads;            /* interpreter: OS threads (0: $BLK_INTERP_THREADS or 1) */
 } blk_launch_options;

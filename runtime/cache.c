@@ -340,16 +340,15 @@ bool cache_variant_key(const VariantKeyInput *in, CacheKey *out)
 	rt_key_consts(h, in->consts, in->n_consts);
 	rt_key_i64(h, (int64_t)in->spec);
 	rt_key_str(h, in->passes ? in->passes : "");
-	rt_key_i64(h, in->num_warps);
-	rt_key_i64(h, in->num_stages);
 	rt_key_str(h, in->arch);
 	rt_key_i64(h, in->cc_major);
 	rt_key_i64(h, in->cc_minor);
 	rt_key_i64(h, in->driver_version);
-	if (in->tma) /* (keys made without it stay as they were) */
-		rt_key_str(h, "tma");
-	if (in->warp_specialize)
-		rt_key_str(h, "warp_specialize");
+	for (int i = 0; i < OPTION_COUNT; i++)
+		if (option_table[i].in_key) {
+			rt_key_str(h, option_table[i].name);
+			rt_key_i64(h, in->options[i]);
+		}
 	return rt_key_end(h, out);
 }
 
@@ -540,8 +539,10 @@ typedef struct EntryHeader {
 	uint8_t key[16];
 	uint64_t cubin_len;
 	uint64_t ptx_len;      /* the PTX's bytes, its NUL not included (the file has none) */
-	uint64_t checksum;     /* XXH64 (seed 0) of the cubin and the PTX as they follow */
-	uint64_t reserved;
+	uint64_t checksum;     /* entry_checksum: the fields below, the parameters' bytes, the cubin, the PTX */
+	uint32_t threads;      /* a program's (.maxntid) */
+	uint16_t n_params;     /* the kernel's parameters: a uint16_t of bytes each follows, padded to 8 bytes */
+	uint16_t n_tmaps;      /* the last n_tmaps of them are tensor maps */
 } EntryHeader;
 _Static_assert(sizeof(EntryHeader) == 64, "the entry header is 64 bytes");
 
@@ -555,6 +556,29 @@ static void entry_path(const char *dir, const CacheKey *key, const char *ext, ch
 	snprintf(buf, size, "%s/%s.%s", dir, hex, ext);
 }
 
+/* The bytes of an entry's parameter sizes: a uint16_t each, padded to 8
+ * (the cubin after them stays 8-byte aligned). */
+static size_t meta_bytes(size_t n_params)
+{
+	return (n_params * sizeof(uint16_t) + 7) / 8 * 8;
+}
+
+/* XXH64 (seed 0) of the header's account of the kernel (shared memory,
+ * threads, parameters), the parameters' sizes, the cubin and the PTX. */
+static uint64_t entry_checksum(const EntryHeader *h, const void *sizes, size_t sizes_len, const void *cubin,
+                               size_t cubin_len, const void *ptx, size_t ptx_len)
+{
+	uint32_t kernel[3] = {h->shared_bytes, h->threads, (uint32_t)h->n_params << 16 | h->n_tmaps};
+	XXH64_state_t st;
+	XXH64_reset(&st, 0);
+	XXH64_update(&st, kernel, sizeof kernel);
+	XXH64_update(&st, sizes, sizes_len);
+	XXH64_update(&st, cubin, cubin_len);
+	if (ptx_len)
+		XXH64_update(&st, ptx, ptx_len);
+	return XXH64_digest(&st);
+}
+
 /* Checks data as an entry; fills out (pointing into data) when fine. */
 static const char *check_entry(void *data, size_t len, const CacheKey *key, CacheEntry *out)
 {
@@ -566,22 +590,43 @@ static const char *check_entry(void *data, size_t len, const CacheKey *key, Cach
 		return "bad magic";
 	if (h.version != CACHE_FORMAT_VERSION)
 		return "format version";
-	if (h.cubin_len > MAX_ENTRY || h.ptx_len > MAX_ENTRY || sizeof h + h.cubin_len + h.ptx_len != len)
+	size_t meta = meta_bytes(h.n_params);
+	if (h.cubin_len > MAX_ENTRY || h.ptx_len > MAX_ENTRY || sizeof h + meta + h.cubin_len + h.ptx_len != len)
 		return "short";
 	const char *payload = (const char *)data + sizeof h;
-	if (XXH64(payload, (size_t)(h.cubin_len + h.ptx_len), 0) != h.checksum)
+	if (entry_checksum(&h, payload, meta, payload + meta, (size_t)h.cubin_len, payload + meta + h.cubin_len,
+	                   (size_t)h.ptx_len) != h.checksum)
 		return "checksum";
 	if (key && memcmp(h.key, key->b, sizeof h.key) != 0)
 		return "key";
 	if (h.cubin_len == 0 || h.shared_bytes > INT32_MAX)
 		return "short";
+	/* (the checksum passed: what fails here was written so) */
+	bool fine = h.n_params <= CACHE_MAX_PARAMS && h.n_tmaps <= h.n_params && h.threads >= 1 && h.threads <= 1024;
+	for (int i = 0; fine && i < h.n_params; i++) {
+		uint16_t b;
+		memcpy(&b, payload + (size_t)i * sizeof b, sizeof b);
+		fine = b >= 1 && b <= 128;
+	}
+	if (!fine)
+		return "metadata";
+	int *sizes = out ? malloc((h.n_params ? h.n_params : 1) * sizeof *sizes) : NULL;
+	if (out && !sizes)
+		return "out of memory";
+	for (int i = 0; sizes && i < h.n_params; i++) {
+		uint16_t b;
+		memcpy(&b, payload + (size_t)i * sizeof b, sizeof b);
+		sizes[i] = b;
+	}
 	if (out) {
 		out->data = data;
-		out->cubin = payload;
+		out->cubin = payload + meta;
 		out->cubin_len = (size_t)h.cubin_len;
-		out->ptx = payload + h.cubin_len;
+		out->ptx = payload + meta + h.cubin_len;
 		out->ptx_len = (size_t)h.ptx_len;
-		out->shared_bytes = (int)h.shared_bytes;
+		out->meta = (CacheMeta){.shared_bytes = (int)h.shared_bytes, .threads = (int)h.threads,
+		                        .n_params = h.n_params, .n_tmaps = h.n_tmaps, .param_bytes = sizes};
+		out->param_bytes = sizes;
 	}
 	return NULL;
 }
@@ -620,28 +665,39 @@ void cache_entry_free(CacheEntry *e)
 	if (!e)
 		return;
 	free(e->data);
+	free(e->param_bytes);
 	memset(e, 0, sizeof *e);
 }
 
 bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin, size_t cubin_len, const char *ptx,
-                         size_t ptx_len, int shared_bytes)
+                         size_t ptx_len, const CacheMeta *meta)
 {
-	if (!cubin || !cubin_len || cubin_len > MAX_ENTRY || ptx_len > MAX_ENTRY || shared_bytes < 0)
+	if (!cubin || !cubin_len || cubin_len > MAX_ENTRY || ptx_len > MAX_ENTRY || meta->shared_bytes < 0 ||
+	    meta->n_params < 0 || meta->n_params > CACHE_MAX_PARAMS || (meta->n_params && !meta->param_bytes) ||
+	    meta->threads < 1 || meta->threads > 1024)
 		return false;
-	EntryHeader h = {.version = CACHE_FORMAT_VERSION, .shared_bytes = (uint32_t)shared_bytes,
-	                 .cubin_len = cubin_len, .ptx_len = ptx_len};
+	EntryHeader h = {.version = CACHE_FORMAT_VERSION, .shared_bytes = (uint32_t)meta->shared_bytes,
+	                 .cubin_len = cubin_len, .ptx_len = ptx_len, .threads = (uint32_t)meta->threads,
+	                 .n_params = (uint16_t)meta->n_params, .n_tmaps = (uint16_t)meta->n_tmaps};
 	memcpy(h.magic, entry_magic, sizeof h.magic);
 	memcpy(h.key, key->b, sizeof h.key);
-	XXH64_state_t st;
-	XXH64_reset(&st, 0);
-	XXH64_update(&st, cubin, cubin_len);
-	if (ptx_len)
-		XXH64_update(&st, ptx, ptx_len);
-	h.checksum = XXH64_digest(&st);
+	/* the header and the parameters' sizes, written as one part */
+	size_t meta_len = meta_bytes((size_t)meta->n_params);
+	unsigned char *head = calloc(1, sizeof h + meta_len);
+	if (!head)
+		return false;
+	for (int i = 0; i < meta->n_params; i++) {
+		uint16_t b = (uint16_t)meta->param_bytes[i];
+		memcpy(head + sizeof h + (size_t)i * sizeof b, &b, sizeof b);
+	}
+	h.checksum = entry_checksum(&h, head + sizeof h, meta_len, cubin, cubin_len, ptx, ptx_len);
+	memcpy(head, &h, sizeof h);
 	char name[64], hex[33];
 	cache_key_hex(key, hex);
 	snprintf(name, sizeof name, "%s.variant", hex);
-	return write_atomically(dir, name, &h, sizeof h, cubin, cubin_len, ptx, ptx_len);
+	bool ok = write_atomically(dir, name, head, sizeof h + meta_len, cubin, cubin_len, ptx, ptx_len);
+	free(head);
+	return ok;
 }
 
 /* ---- autotuning choices ------------------------------------------------------------------ *

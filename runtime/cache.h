@@ -4,7 +4,9 @@
  * $BLK_CACHE_DIR, else $XDG_CACHE_HOME/blk, else $HOME/.cache/blk (made when
  * missing). A file is named after its key, a 128-bit XXH3 hash in hex:
  * KEY.variant holds a header (magic, format version, key, lengths, shared
- * memory, XXH64 of the payload) and the payload (the cubin, then the PTX);
+ * memory, threads, XXH64 of the payload) and the payload (the bytes of
+ * each kernel parameter, the cubin, then the PTX): what the compile driver
+ * said of the kernel beside its code, so that nothing reads the PTX back;
  * KEY.tune is four lines of text. Files are written to a temporary file in
  * the folder and renamed over the old one, so a reader sees a whole file or
  * none; a file that is short, damaged, of another format or another key is
@@ -25,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { CACHE_FORMAT_VERSION = 1 };
+enum { CACHE_FORMAT_VERSION = 2 };
 
 typedef struct CacheKey {
 	uint8_t b[16];
@@ -78,14 +80,21 @@ typedef struct VariantKeyInput {
 	int n_consts;
 	uint64_t spec;                       /* arguments specialized (multiples of 16; equal to 1) */
 	const char *passes;                  /* BLK_PASSES, or NULL: the tile passes that ran */
-	int num_warps, num_stages;
+	const int *options;                  /* the settled value of each option (ir/options.h: OPTION_COUNT) */
 	const char *arch;                    /* the PTX target, "sm_90" */
 	int cc_major, cc_minor;              /* the device's: the driver builds the cubin for it */
 	int driver_version;                  /* cuDriverGetVersion: the driver that builds it */
-	bool tma;                            /* descriptor tiles by TMA (BLK_TMA) */
-	bool warp_specialize;                /* asked for (the option, or BLK_WARP_SPECIALIZE) */
 } VariantKeyInput;
 bool cache_variant_key(const VariantKeyInput *in, CacheKey *out);
+
+/* What the compile driver says of a variant's kernel, kept beside it:
+ * dynamic shared memory, threads a program (.maxntid), its parameters (the
+ * runtime ones, then n_tmaps tensor maps) and the bytes of each. */
+enum { CACHE_MAX_PARAMS = 4096 }; /* (PTX gives a kernel 4352 bytes of parameters, 2 or more each) */
+typedef struct CacheMeta {
+	int shared_bytes, threads, n_params, n_tmaps;
+	const int *param_bytes; /* n_params of them */
+} CacheMeta;
 
 /* An entry read back: data is the whole file (free with cache_entry_free);
  * the cubin starts 8-byte aligned; ptx is NUL-terminated. */
@@ -95,7 +104,8 @@ typedef struct CacheEntry {
 	size_t cubin_len;
 	const char *ptx;
 	size_t ptx_len;
-	int shared_bytes;
+	CacheMeta meta;         /* its param_bytes are the entry's own (cache_entry_free) */
+	int *param_bytes;
 } CacheEntry;
 
 /* Reads DIR/KEY.variant: true when the file is whole and is the entry of
@@ -104,10 +114,11 @@ bool cache_read_variant(const char *dir, const CacheKey *key, CacheEntry *out);
 void cache_entry_free(CacheEntry *e);
 /* Writes DIR/KEY.variant (atomically); false when it could not. */
 bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin, size_t cubin_len, const char *ptx,
-                         size_t ptx_len, int shared_bytes);
+                         size_t ptx_len, const CacheMeta *meta);
 /* Checks an entry file as cache_read_variant does: NULL when it is whole
  * (and of `key` when key is not NULL), else why not ("short", "bad magic",
- * "format version", "checksum", "key", "cannot be read"). For tests. */
+ * "format version", "checksum", "key", "metadata", "cannot be read"). For
+ * tests. */
 const char *cache_check_variant_file(const char *path, const CacheKey *key);
 
 /* Autotuning choices: DIR/KEY.tune holds the index of the best config and

@@ -16,6 +16,19 @@ const char *blk_version(void)
 #endif
 }
 
+const char *blk_option(int i, int *lo, int *hi, int *pow2)
+{
+	if (i < 0 || i >= OPTION_COUNT)
+		return NULL;
+	if (lo)
+		*lo = option_table[i].lo;
+	if (hi)
+		*hi = option_table[i].hi;
+	if (pow2)
+		*pow2 = option_table[i].kind == OPTION_POW2;
+	return option_table[i].name;
+}
+
 /* Makes ctx's CUDA context current on this thread (a check when it is). */
 blk_status rt_gpu_enter(blk_context *ctx, const char *fn)
 {
@@ -132,15 +145,26 @@ static blk_status gpu_describe(blk_context *ctx, const char *fn)
 		ctx->driver_version = 0;
 	const char *dbg = getenv("BLK_DEBUG");
 	ctx->debug = dbg && dbg[0] && strcmp(dbg, "0") != 0;
-	/* TMA copies of tensor-descriptor tiles: where the device and driver
-	 * can, a launch's tma option asks; without one, BLK_TMA=1 does (opt-in
-	 * until measured faster on the GPU) */
-	const char *tma = getenv("BLK_TMA");
+	/* TMA copies of tensor-descriptor tiles, where the device and driver can */
 	ctx->tma_ok = cu->cuTensorMapEncodeTiled && strcmp(ctx->arch, "sm_90a") == 0;
-	ctx->tma = ctx->tma_ok && tma && strcmp(tma, "1") == 0;
-	const char *ws = getenv("BLK_WARP_SPECIALIZE"); /* (the option warp_specialize's default) */
-	ctx->warp_specialize = ctx->tma_ok && ws && strcmp(ws, "1") == 0;
 	return BLK_SUCCESS;
+}
+
+/* The options' defaults: the table's, or the integer in an option's
+ * environment variable (BLK_TMA=1: TMA copies unless a launch's tma says
+ * 0; opt-in until measured faster). TMA and warp specialization need a
+ * device that can. */
+static void option_defaults(blk_context *ctx)
+{
+	for (int i = 0; i < OPTION_COUNT; i++) {
+		const char *env = option_table[i].env ? getenv(option_table[i].env) : NULL;
+		char *end = NULL;
+		long v = env && *env ? strtol(env, &end, 10) : 0;
+		bool set = env && *env && !*end && v >= option_table[i].lo && v <= option_table[i].hi;
+		ctx->option_defaults[i] = set ? (int)v : option_table[i].dflt;
+	}
+	if (!ctx->tma_ok)
+		ctx->option_defaults[OPTION_tma] = ctx->option_defaults[OPTION_warp_specialize] = 0;
 }
 
 blk_status blk_context_create(blk_backend backend, int device, blk_context **out)
@@ -182,6 +206,7 @@ blk_status blk_context_create(blk_backend backend, int device, blk_context **out
 			ctx->device = device;
 		}
 	}
+	option_defaults(ctx);
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_mutex_init(&ctx->flush_lock, NULL);
 	rt_handle_add(ctx, H_CONTEXT);
@@ -222,6 +247,7 @@ blk_status blk_context_create_current(blk_context **out)
 		free(ctx);
 		return st;
 	}
+	option_defaults(ctx);
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_mutex_init(&ctx->flush_lock, NULL);
 	rt_handle_add(ctx, H_CONTEXT);

@@ -1,17 +1,17 @@
 /* jit.c: a variant compiled for the GPU and loaded: the PTX target for a
- * device, PTX from the compiler, the parameters' layout read back from it,
- * the cubin linked in process or taken from the disk cache; blk_kernel_compile. */
+ * device, PTX and the kernel's parameters from the compile driver, the
+ * cubin linked in process or taken from the disk cache (with the driver's
+ * metadata beside it); blk_kernel_compile. */
 #include "runtime.h"
-#include "gpu/gpu.h"
 #include "lower/lower.h"
+#include "pipeline/pipeline.h"
 
-#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the PTX target, a PTX entry's parameters ------------------------------------------ */
+/* ---- the PTX target ------------------------------------------------------------------ */
 
 bool cuda_arch_for(int major, int minor, char *buf, size_t size)
 {
@@ -36,137 +36,6 @@ bool cuda_arch_for(int major, int minor, char *buf, size_t size)
 	return false;
 }
 
-/* The size in bytes of a PTX type token (".u32" -> 4), or 0. */
-static int ptx_type_size(const char *t, size_t n)
-{
-	static const struct {
-		const char *name;
-		int size;
-	} types[] = {
-		{".u8", 1},  {".s8", 1},  {".b8", 1},  {".u16", 2}, {".s16", 2}, {".b16", 2}, {".f16", 2},
-		{".bf16", 2}, {".u32", 4}, {".s32", 4}, {".b32", 4}, {".f32", 4}, {".u64", 8}, {".s64", 8},
-		{".b64", 8}, {".f64", 8}, {".pred", 1},
-	};
-	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-		if (strlen(types[i].name) == n && memcmp(types[i].name, t, n) == 0)
-			return types[i].size;
-	return 0;
-}
-
-static const char *skip_space(const char *p, const char *end)
-{
-	for (;;) {
-		while (p < end && isspace((unsigned char)*p))
-			p++;
-		if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
-			while (p < end && *p != '\n')
-				p++;
-			continue;
-		}
-		if (end - p >= 2 && p[0] == '/' && p[1] == '*') {
-			const char *q = p + 2;
-			while (q + 1 < end && !(q[0] == '*' && q[1] == '/'))
-				q++;
-			p = q + 1 < end ? q + 2 : end;
-			continue;
-		}
-		return p;
-	}
-}
-
-static bool is_ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
-
-/* Reads the parameter list after '(' at p; returns the count or -1. */
-static int read_params(const char *p, const char *end, int *sizes, int max)
-{
-	int n = 0;
-	p = skip_space(p, end);
-	if (p < end && *p == ')')
-		return 0;
-	for (;;) {
-		/* one parameter: tokens up to ',' or ')' */
-		int elem = 0, count = 1;
-		bool saw_param = false;
-		for (;;) {
-			p = skip_space(p, end);
-			if (p >= end)
-				return -1;
-			if (*p == ',' || *p == ')')
-				break;
-			const char *t = p;
-			while (p < end && !isspace((unsigned char)*p) && *p != ',' && *p != ')')
-				p++;
-			size_t len = (size_t)(p - t);
-			if (len == 6 && memcmp(t, ".param", 6) == 0) {
-				saw_param = true;
-			} else if (t[0] == '.') {
-				int s = ptx_type_size(t, len);
-				if (s && !elem)
-					elem = s;
-			} else if (is_ident_char(t[0]) && !isdigit((unsigned char)t[0])) {
-				/* the name, maybe with [N] */
-				const char *br = memchr(t, '[', len);
-				if (br) {
-					char *e;
-					long v = strtol(br + 1, &e, 10);
-					if (e > t + len || *e != ']' || v <= 0 || v > (1 << 20))
-						return -1;
-					count = (int)v;
-				}
-			}
-		}
-		if (!saw_param || !elem)
-			return -1;
-		if (n < max)
-			sizes[n] = elem * count;
-		n++;
-		if (*p == ')')
-			return n;
-		p++; /* ',' */
-	}
-}
-
-int rt_ptx_entry_params(const char *ptx, size_t len, const char *name, int *sizes, int max)
-{
-	if (!ptx || !name)
-		return -1;
-	const char *end = ptx + len, *p = ptx;
-	size_t nl = strlen(name);
-	while ((p = memmem(p, (size_t)(end - p), ".entry", 6)) != NULL) {
-		const char *q = p + 6;
-		p = q;
-		if (q >= end || !isspace((unsigned char)*q))
-			continue;
-		q = skip_space(q, end);
-		if ((size_t)(end - q) < nl || memcmp(q, name, nl) != 0)
-			continue;
-		q += nl;
-		if (q < end && is_ident_char(*q))
-			continue; /* a longer name */
-		q = skip_space(q, end);
-		if (q >= end || *q != '(')
-			continue;
-		return read_params(q + 1, end, sizes, max);
-	}
-	return -1;
-}
-
-/* The threads a program of the PTX's kernel runs (its .maxntid x): more
- * than num_warps' with warp specialization's producer warpgroup; 0 when
- * the PTX says nothing. */
-int rt_ptx_threads(const char *ptx, size_t len)
-{
-	const char *p = ptx ? memmem(ptx, len, ".maxntid", 8) : NULL;
-	if (!p)
-		return 0;
-	const char *end = ptx + len;
-	p = skip_space(p + 8, end);
-	long v = 0;
-	for (; p < end && isdigit((unsigned char)*p) && v <= 1024; p++)
-		v = 10 * v + (*p - '0');
-	return v > 0 && v <= 1024 ? (int)v : 0;
-}
-
 /* ---- compiling and loading ---------------------------------------------------------- */
 
 /* The disk cache's key of v (cache.h: what it is made of). */
@@ -181,6 +50,10 @@ static bool variant_key(blk_kernel *k, Variant *v, CacheKey *out)
 		return false;
 	for (int i = 0; i < n; i++)
 		srcs[i] = ((Module *)m->set.modules.items[i])->src;
+	int options[OPTION_COUNT];
+#define OPTION_VALUE(name, ...) options[OPTION_##name] = v->f->name;
+	BLK_OPTIONS(OPTION_VALUE)
+#undef OPTION_VALUE
 	VariantKeyInput in = {
 		.compiler_version = blk_compiler_version(),
 		.sources = srcs,
@@ -190,14 +63,11 @@ static bool variant_key(blk_kernel *k, Variant *v, CacheKey *out)
 		.n_consts = v->n_consts,
 		.spec = v->spec,
 		.passes = getenv("BLK_PASSES"),
-		.num_warps = v->f->num_warps,
-		.num_stages = v->f->num_stages,
+		.options = options,
 		.arch = ctx->arch,
 		.cc_major = ctx->cc_major,
 		.cc_minor = ctx->cc_minor,
 		.driver_version = ctx->driver_version,
-		.tma = v->f->tma,
-		.warp_specialize = v->f->warp_specialize,
 	};
 	bool ok = cache_variant_key(&in, out);
 	if (srcs != buf)
@@ -230,8 +100,8 @@ static void spill_warning(blk_kernel *k, Variant *v, const char *log)
 /* PTX to a loaded module, in process (cuLink*); the cubin goes into the
  * disk cache as DIR/KEY.variant when dir is not NULL. *ms gets the time of
  * linking and loading; info (info_size bytes) the JIT's log. */
-static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, size_t len, int smem, const char *dir,
-                           const CacheKey *key, CUmodule *out, double *ms, char *info, size_t info_size)
+static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, size_t len, const CacheMeta *meta,
+                           const char *dir, const CacheKey *key, CUmodule *out, double *ms, char *info, size_t info_size)
 {
 	const CudaDriver *cu = ctx->cu;
 	char errlog[16384] = "", msg[512];
@@ -257,7 +127,7 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
 	if (r == CUDA_SUCCESS && dir) {
 		/* a cache that cannot be written is no error: the next process compiles again */
 		double tw = rt_monotonic_ms();
-		cache_write_variant(dir, key, cubin, cubin_size, ptx, len, smem);
+		cache_write_variant(dir, key, cubin, cubin_size, ptx, len, meta);
 		t_write = rt_monotonic_ms() - tw;
 	}
 	if (r == CUDA_SUCCESS) {
@@ -279,10 +149,61 @@ static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, si
 	return st;
 }
 
+/* The arguments' layout: what the IR says each runtime parameter is, in
+ * the bytes lowering gave it (meta, from the driver or the disk cache). */
+static blk_status param_layout(blk_kernel *k, Variant *v, const CacheMeta *meta)
+{
+	const IrFunc *f = v->f;
+	const char *kn = f->name;
+	int n_rt = 0;
+	for (int i = 0; i < f->n_params; i++)
+		n_rt += f->params[i].value != NULL;
+	if (!v->pkind)
+		v->pkind = arena_alloc(&k->m->arena, (size_t)(n_rt ? n_rt : 1));
+	if (!v->pscalar)
+		v->pscalar = arena_alloc(&k->m->arena, (size_t)(n_rt ? n_rt : 1));
+	if (!v->pkind || !v->pscalar)
+		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+	if (n_rt != k->n_args)
+		return rt_fail(BLK_ERROR_LAUNCH, "blk_launch: internal error: kernel '%s' has %d runtime parameters in its IR, "
+		                                 "%d in its source", kn, n_rt, k->n_args);
+	bool maps = meta->n_tmaps == f->n_tmaps; /* the tensor maps after the kernel's own, 128 bytes each */
+	for (int i = 0; maps && i < f->n_tmaps && n_rt + i < meta->n_params; i++)
+		maps = meta->param_bytes[n_rt + i] == (int)sizeof(CUtensorMap);
+	if (!maps || meta->n_params != n_rt + f->n_tmaps)
+		return rt_fail(BLK_ERROR_LAUNCH,
+		               "blk_launch: internal error: the compiled kernel '%s' takes %d parameters (%d tensor maps); it "
+		               "has %d runtime parameters and %d tensor maps", kn, meta->n_params, meta->n_tmaps, n_rt,
+		               f->n_tmaps);
+	for (int i = 0, j = 0; i < f->n_params; i++) {
+		const IrParam *p = &f->params[i];
+		if (!p->value)
+			continue;
+		ScalarKind sk = (ScalarKind)p->type.scalar;
+		int bits = p->type.ptr ? 64 : scalar_bits(sk), size = meta->param_bytes[j];
+		bool fits = (size == 1 || size == 2 || size == 4 || size == 8) && size * 8 >= bits &&
+		            (p->type.ptr || !scalar_is_float(sk) || sk < SK_F32 || size * 8 == bits);
+		if (!fits) {
+			StrBuf t = {0};
+			type_print(p->type, &t);
+			blk_status st = rt_fail(BLK_ERROR_LAUNCH,
+			                        "blk_launch: internal error: parameter '%s: %s' of kernel '%s' takes %d bytes "
+			                        "in its compiled code", p->name, t.data ? t.data : "?", kn, size);
+			sb_free(&t);
+			return st;
+		}
+		v->pkind[j] = p->type.ptr ? PK_PTR : scalar_is_float(sk) ? PK_FLOAT : PK_INT;
+		v->pscalar[j] = (uint8_t)sk;
+		j++;
+	}
+	return BLK_SUCCESS;
+}
+
 /* Compiles and loads v for ctx's device: PTX, the parameters' layout,
- * shared memory, a CUfunction. The cubin comes from the disk cache when it
- * has it (BLK_CACHE, BLK_ALWAYS_COMPILE) and read_cache; else it is
- * compiled and put there. Caller holds m->lock. */
+ * shared memory, a CUfunction. The cubin and what the compile driver said
+ * of it come from the disk cache when it has them (BLK_CACHE,
+ * BLK_ALWAYS_COMPILE) and read_cache; else the driver runs and they are
+ * put there. Caller holds m->lock. */
 static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 {
 	blk_module *m = k->m;
@@ -298,22 +219,16 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 		                                           "program; the device allows %d", kn, warps, 32 * (long)warps,
 		               ctx->max_threads);
 
-	/* the tensor maps the launches pass (the cubin may come from the disk) */
-	if (!f->gpu) {
-		ir_set_target(f, ctx->arch);
-		ir_tma_plan(f);
-	}
-
 	/* the disk cache */
 	CacheMode mode = cache_mode();
 	char dir[4096];
 	CacheKey key;
 	bool cached = mode != CACHE_OFF && cache_dir(dir, sizeof dir) && variant_key(k, v, &key);
 	CacheEntry entry = {0};
+	CacheMeta meta = {0};
 	CUmodule mod = NULL;
 	char *ptx = NULL;
 	size_t len = 0;
-	int smem = 0;
 	v->from_disk = false;
 	v->ms_llvm = v->ms_ptx = v->ms_cubin = 0;
 	double t0 = rt_monotonic_ms();
@@ -321,7 +236,7 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 		if (ctx->cu->cuModuleLoadData(&mod, entry.cubin) == CUDA_SUCCESS) {
 			ptx = (char *)entry.ptx;
 			len = entry.ptx_len;
-			smem = entry.shared_bytes;
+			meta = entry.meta;
 			v->from_disk = true;
 			v->ms_cubin = rt_monotonic_ms() - t0;
 		} else {
@@ -330,83 +245,44 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 			cache_entry_free(&entry);
 		}
 	}
-	if (!mod) {
-		Diag diag;
-		diag_init(&diag);
-		bool compiled = gpu_compile_ptx_timed(f, ctx->arch, &ptx, &len, &smem, &v->ms_llvm, &v->ms_ptx, &diag);
-		if (!compiled || !ptx) {
-			st = rt_fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
-			             diag.out.data && diag.out.len ? diag.out.data : "blk_launch: the kernel could not be compiled");
-			diag_free(&diag);
-			free(ptx);
-			return st;
-		}
+	/* the driver's later stages: with the cubin at hand only the target and
+	 * the TMA plan (the tensor maps launches pass) */
+	Diag diag;
+	diag_init(&diag);
+	PipelineRequest req = {.from = STAGE_TARGET, .to = mod ? STAGE_TARGET : STAGE_PTX, .f = f, .arch = ctx->arch};
+	PipelineResult res;
+	if (!blk_pipeline_run(&req, &res, &diag) || (!mod && !res.text)) {
+		st = rt_fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
+		             diag.out.data && diag.out.len ? diag.out.data : "blk_launch: the kernel could not be compiled");
 		diag_free(&diag);
+		free(res.text);
+		if (mod)
+			ctx->cu->cuModuleUnload(mod);
+		cache_entry_free(&entry);
+		return st;
 	}
+	diag_free(&diag);
+	if (!mod) {
+		ptx = res.text;
+		len = res.len;
+		meta = (CacheMeta){.shared_bytes = res.shared_bytes, .threads = res.threads, .n_params = res.n_params,
+		                   .n_tmaps = res.n_tmaps, .param_bytes = res.param_bytes};
+		v->ms_llvm = res.ms[STAGE_TARGET] + res.ms[STAGE_GPU_PASSES] + res.ms[STAGE_LOWER];
+		v->ms_ptx = res.ms[STAGE_PTX];
+	}
+	int smem = meta.shared_bytes;
 	if (smem < 0 || smem > ctx->smem_optin)
 		st = rt_fail(BLK_ERROR_LAUNCH, "blk_launch: kernel '%s' needs %d bytes of shared memory; the device allows %d",
 		             kn, smem, ctx->smem_optin);
-
-	/* The arguments' layout: what the IR says each is, in the sizes the PTX declares. */
-	int n_rt = 0;
-	for (int i = 0; i < f->n_params; i++)
-		n_rt += f->params[i].value != NULL;
-	int sbuf[32 + TMA_MAX_MAPS];
-	int *sizes = n_rt < 32 ? sbuf : malloc((size_t)(n_rt + 1 + TMA_MAX_MAPS) * sizeof *sizes);
-	if (!v->pkind)
-		v->pkind = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
-	if (!v->pscalar)
-		v->pscalar = arena_alloc(&m->arena, (size_t)(n_rt ? n_rt : 1));
-	int np = sizes ? rt_ptx_entry_params(ptx, len, kn, sizes, n_rt + 1 + TMA_MAX_MAPS) : 0;
-	bool maps = np == n_rt + f->n_tmaps; /* the tensor maps after the kernel's own, 128 bytes each */
-	for (int i = 0; maps && i < f->n_tmaps; i++)
-		maps = sizes[n_rt + i] == (int)sizeof(CUtensorMap);
-	if (maps)
-		np = n_rt;
-	if (st != BLK_SUCCESS)
-		;
-	else if (!sizes || !v->pkind || !v->pscalar)
-		st = rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
-	else if (n_rt != k->n_args)
-		st = rt_fail(BLK_ERROR_LAUNCH, "blk_launch: internal error: kernel '%s' has %d runtime parameters in its IR, "
-		                               "%d in its source", kn, n_rt, k->n_args);
-	else if (np < 0)
-		st = rt_fail(BLK_ERROR_LAUNCH, "blk_launch: internal error: the PTX of kernel '%s' has no readable .entry %s",
-		             kn, kn);
-	else if (np != n_rt)
-		st = rt_fail(BLK_ERROR_LAUNCH,
-		             "blk_launch: internal error: the PTX of kernel '%s' takes %d parameters; it has %d "
-		             "runtime parameters", kn, np, n_rt);
-	for (int i = 0, j = 0; st == BLK_SUCCESS && i < f->n_params; i++) {
-		const IrParam *p = &f->params[i];
-		if (!p->value)
-			continue;
-		ScalarKind sk = (ScalarKind)p->type.scalar;
-		int bits = p->type.ptr ? 64 : scalar_bits(sk), size = sizes[j];
-		bool fits = (size == 1 || size == 2 || size == 4 || size == 8) && size * 8 >= bits &&
-		            (p->type.ptr || !scalar_is_float(sk) || sk < SK_F32 || size * 8 == bits);
-		if (!fits) {
-			StrBuf t = {0};
-			type_print(p->type, &t);
-			st = rt_fail(BLK_ERROR_LAUNCH,
-			             "blk_launch: internal error: parameter '%s: %s' of kernel '%s' takes %d bytes "
-			             "in its PTX", p->name, t.data ? t.data : "?", kn, size);
-			sb_free(&t);
-			break;
-		}
-		v->pkind[j] = p->type.ptr ? PK_PTR : scalar_is_float(sk) ? PK_FLOAT : PK_INT;
-		v->pscalar[j] = (uint8_t)sk;
-		j++;
-	}
-	if (sizes != sbuf)
-		free(sizes);
+	if (st == BLK_SUCCESS)
+		st = param_layout(k, v, &meta);
 
 	v->spill_bytes = 0;
 	v->registers = 0;
 	v->warning = NULL;
 	if (st == BLK_SUCCESS && !mod) {
 		char info[8192];
-		st = gpu_link(ctx, kn, ptx, len, smem, cached ? dir : NULL, &key, &mod, &v->ms_cubin, info, sizeof info);
+		st = gpu_link(ctx, kn, ptx, len, &meta, cached ? dir : NULL, &key, &mod, &v->ms_cubin, info, sizeof info);
 		if (st == BLK_SUCCESS)
 			spill_warning(k, v, info);
 	}
@@ -455,8 +331,8 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 			v->assert_state = 0;
 	}
 	v->shared_bytes = smem;
-	int threads = rt_ptx_threads(v->ptx, v->ptx_len);
-	v->block = threads > 32 * warps ? (unsigned)threads : 32u * (unsigned)warps;
+	/* more than num_warps' threads with warp specialization's producer warpgroup */
+	v->block = meta.threads > 32 * warps ? (unsigned)meta.threads : 32u * (unsigned)warps;
 	return BLK_SUCCESS;
 }
 

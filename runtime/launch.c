@@ -56,6 +56,10 @@ blk_status rt_check_options(const blk_kernel *k, const blk_launch_options *opt, 
 {
 	if (!opt)
 		return BLK_SUCCESS;
+	if (opt->threads < 0)
+		return rt_fail(BLK_ERROR_INVALID_ARGUMENT,
+		               "%s: opt->threads is %d; it takes 0 (BLK_INTERP_THREADS, else 1) or a count of threads", fn,
+		               opt->threads);
 	if (opt->n_consts < 0 || (opt->n_consts > 0 && !opt->consts))
 		return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "%s: opt->n_consts is %d and opt->consts is %s", fn, opt->n_consts,
 		               opt->consts ? "not NULL" : "NULL");

@@ -5,7 +5,7 @@
  *
  * The interpreter runs kernels on the CPU with every access checked. The
  * GPU backend (driver.c loads the CUDA driver) compiles each variant to PTX
- * at its first launch (gpu_compile_ptx_timed), links it in process
+ * at its first launch (blk_pipeline_run), links it in process
  * (cuLink*) or takes the cubin from the disk cache (cache.c), keeps the
  * CUfunction with the variant, and launches with cuLaunchKernel,
  * asynchronously (BLK_DEBUG=1: synchronizing after each launch, to name
@@ -38,6 +38,7 @@
 #include "driver.h"
 #include "interp/interp.h"
 #include "irgen/irgen.h"
+#include "pipeline/pipeline.h"
 
 /* ---- the handles ------------------------------------------------------------------ */
 
@@ -61,8 +62,7 @@ struct blk_context {
 	                          on destroy); false for a context borrowed from the caller */
 	bool debug;            /* BLK_DEBUG=1: synchronize after each launch, name the kernel that failed */
 	bool tma_ok;           /* sm_90a with cuTensorMapEncodeTiled: descriptor tiles can come by TMA */
-	bool tma;              /* ... and BLK_TMA=1: they do, unless a launch's tma option says 0 */
-	bool warp_specialize;  /* BLK_WARP_SPECIALIZE=1: TMA loops warp-specialized, unless the option says 0 */
+	int option_defaults[OPTION_COUNT]; /* the options' defaults, from the environment (BLK_TMA, ...) */
 	char arch[16];         /* "sm_90" */
 	char device_name[128];
 	int cc_major, cc_minor;
@@ -95,7 +95,7 @@ typedef struct Variant {
 	CUmodule cumod;
 	CUfunction fn;
 	int shared_bytes;     /* dynamic shared memory a program needs */
-	unsigned block;       /* threads a program: 32 * num_warps, or the PTX's .maxntid (a producer warpgroup more) */
+	unsigned block;       /* threads a program: 32 * num_warps, or the compiled .maxntid (a producer warpgroup more) */
 	uint8_t *pkind;       /* per runtime argument: PK_* */
 	uint8_t *pscalar;     /* per runtime argument: its ScalarKind */
 	CUdeviceptr assert_state; /* GPU: the kernel's record of a failed assert, or 0 without asserts */
@@ -296,14 +296,6 @@ blk_status rt_gpu_ready(blk_kernel *k, Variant **v, const blk_arg *args);
  * compiled by the driver for newer devices). False when
  * the device is older than every target (below sm_70). */
 bool cuda_arch_for(int major, int minor, char *buf, size_t size);
-
-/* The parameters of `.entry NAME(...)` in PTX text: for each, in order, its
- * size in bytes (.u64/.b64/.s64/.f64: 8; .u32/.b32/.s32/.f32: 4; 16-bit: 2;
- * 8-bit: 1; `.align A .b8 x[N]`: N). Returns the count (at most `max` sizes
- * are written), or -1 when there is no such entry or its list cannot be
- * read. */
-int rt_ptx_entry_params(const char *ptx, size_t len, const char *name, int *sizes, int max);
-int rt_ptx_threads(const char *ptx, size_t len);
 
 /* ---- launches (launch.c) ----------------------------------------------------------- */
 

@@ -62,18 +62,6 @@ static bool same_consts(const Variant *v, const ConstBinding *c, int n)
 	return true;
 }
 
-/* num_warps or num_stages as irgen settles it: given (> 0), else a const
- * of that name, else the default. */
-static int settled(const ConstBinding *c, int n, const char *name, int given, int dflt)
-{
-	if (given > 0)
-		return given;
-	for (int i = 0; i < n; i++)
-		if (strcmp(c[i].name, name) == 0)
-			return !c[i].is_float && c[i].i > 0 && c[i].i <= 64 ? (int)c[i].i : dflt;
-	return dflt;
-}
-
 /* Integer arguments known to equal 1 (bit i: runtime argument i) become
  * the constant 1 in the IR, so that the passes fold them (x * stride is x). */
 static bool constant_ones(IrFunc *f, uint64_t ones)
@@ -101,12 +89,37 @@ static void promise_alignment(IrFunc *f, uint64_t spec)
 }
 
 
+/* What the runtime knows after irgen (the driver's prepare): the
+ * specialization, whether TMA can run here. */
+typedef struct Prepare {
+	blk_module *m;
+	uint64_t spec;
+	bool test_passes;
+} Prepare;
+
+static bool prepare(IrFunc *f, void *user, Diag *diag)
+{
+	(void)diag;
+	const Prepare *p = user;
+	if (SPEC_ONES(p->spec) && !constant_ones(f, SPEC_ONES(p->spec)))
+		return false;
+	/* TMA is planned when the target is known (jit.c), where the device can */
+	if (!p->m->ctx || !p->m->ctx->tma_ok || (p->spec & SPEC_NO_TMA))
+		f->tma = 0;
+	if (p->test_passes) /* what the arguments promise, for the GPU passes a test names */
+		promise_alignment(f, p->spec);
+	return true;
+}
+
 /* The compiled variant for these consts, made on first use. Caller holds m->lock. */
 static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, int num_warps, int num_stages,
                               uint64_t spec, Variant **out)
 {
 	blk_module *m = k->m;
-	int warps = settled(consts, n, "num_warps", num_warps, 4), stages = settled(consts, n, "num_stages", num_stages, 3);
+	const int *defaults = m->ctx ? m->ctx->option_defaults : NULL;
+	IrgenOptions io = {.consts = consts, .n_consts = n, .num_warps = num_warps, .num_stages = num_stages,
+	                   .defaults = defaults};
+	int warps = irgen_option_value(&io, OPTION_num_warps), stages = irgen_option_value(&io, OPTION_num_stages);
 	for (int i = 0; i < k->n_variants; i++)
 		if (k->variants[i]->spec == spec && same_consts(k->variants[i], consts, n) &&
 		    k->variants[i]->f->num_warps == warps && k->variants[i]->f->num_stages == stages) {
@@ -134,35 +147,25 @@ static blk_status get_variant(blk_kernel *k, const ConstBinding *consts, int n, 
 			copy[i].type = arena_strndup(&m->arena, consts[i].type, strlen(consts[i].type));
 	}
 	Variant *v = arena_alloc(&m->arena, sizeof *v);
-	IrgenOptions io = {.consts = copy, .n_consts = n, .num_warps = num_warps, .num_stages = num_stages};
-	double t0 = rt_monotonic_ms();
-	IrFunc *f = copy && v ? irgen_kernel(m->mod, k->node, &io, &diag, &m->arena) : NULL;
-	if (f && SPEC_ONES(spec) && !constant_ones(f, SPEC_ONES(spec)))
-		f = NULL;
-	if (f) { /* TMA is planned when the target is known (jit.c): the tma option, else BLK_TMA */
-		int want = irgen_flag_option(copy, n, "tma");
-		f->tma = m->ctx && m->ctx->tma_ok && !(spec & SPEC_NO_TMA) && (want >= 0 ? want == 1 : m->ctx->tma);
-		if (irgen_flag_option(copy, n, "warp_specialize") < 0 && m->ctx && m->ctx->warp_specialize)
-			f->warp_specialize = true;
-	}
-	double t1 = rt_monotonic_ms();
+	io.consts = copy;
 	/* BLK_PASSES replaces the tile passes (for tests of a pass on the
 	 * interpreter: the examples' references hold whatever runs) */
 	const char *passes = getenv("BLK_PASSES");
-	if (f && passes && *passes) { /* the target those passes choose by ("sm_90a"), and what the arguments promise */
-		ir_set_target(f, getenv("BLK_PASSES_TARGET"));
-		promise_alignment(f, spec);
-	}
-	if (f && !ir_run_passes(f, passes && *passes ? passes : NULL, NULL, NULL, &diag))
-		f = NULL;
-	double t2 = rt_monotonic_ms();
+	Prepare p = {.m = m, .spec = spec, .test_passes = passes && *passes};
+	PipelineRequest req = {.from = STAGE_IRGEN, .to = STAGE_TILE_PASSES, .mod = m->mod, .kernel = k->node,
+	                       .irgen = &io, .arena = &m->arena, .prepare = prepare, .user = &p,
+	                       .passes = p.test_passes ? passes : NULL,
+	                       .arch = p.test_passes ? getenv("BLK_PASSES_TARGET") : NULL}; /* what those passes choose by */
+	PipelineResult res;
+	IrFunc *f = copy && v && blk_pipeline_run(&req, &res, &diag) ? res.f : NULL;
 	blk_status status = BLK_SUCCESS;
 	if (!f) {
 		status = rt_fail(diag.errors ? BLK_ERROR_SOURCE : BLK_ERROR_OUT_OF_MEMORY, "%s",
 		                 diag.out.data ? diag.out.data : "out of memory");
 	} else {
 		promise_alignment(f, spec); /* for the GPU back end to use (16-byte accesses) */
-		*v = (Variant){.consts = copy, .n_consts = n, .spec = spec, .f = f, .ms_irgen = t1 - t0, .ms_passes = t2 - t1};
+		*v = (Variant){.consts = copy, .n_consts = n, .spec = spec, .f = f, .ms_irgen = res.ms[STAGE_IRGEN],
+		               .ms_passes = res.ms[STAGE_TILE_PASSES]};
 		k->variants[k->n_variants++] = v;
 	}
 	m->set.diag = NULL;

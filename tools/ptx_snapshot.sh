@@ -49,8 +49,10 @@ emit "vector_add.spec.ptx" --emit=ptx --assume=x:16,y:16,out:16,n:16 examples/ve
 emit "softmax.spec.ptx" --emit=ptx --assume=x:16,out:16,x_row_stride:16,out_row_stride:16 examples/softmax.tile
 # the TMA paths as the JIT specializes them: the persistent matmul with and
 # without warp specialization, and the descriptor attention
-mp=(-D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64 -D GROUP_M=8 -D num_warps=8 -D num_stages=4
+# (a const given twice is an error: BLOCK_N apart)
+mp_tiles=(-D BLOCK_M=128 -D BLOCK_K=64 -D GROUP_M=8 -D num_warps=8 -D num_stages=4
 	--assume=a:16,b:16,c:16,stride_am:16,stride_bk:16,stride_cm:16 examples/matmul_persistent.tile)
+mp=(-D BLOCK_N=128 "${mp_tiles[@]}")
 for ws in 0 1; do
 	for tma in 0 1; do
 		emit "matmul_persistent.tma$tma.ws$ws.ptx" --emit=ptx --arch=sm_90a -D tma=$tma -D warp_specialize=$ws "${mp[@]}"
@@ -59,6 +61,6 @@ for ws in 0 1; do
 			--assume=q:16,k:16,v:16,o:16,lse:16 bench/kernels/attention_desc.tile
 	done
 done
-emit "matmul_persistent.256.ptx" --emit=ptx --arch=sm_90a -D tma=1 -D warp_specialize=1 -D BLOCK_N=256 "${mp[@]}"
+emit "matmul_persistent.256.ptx" --emit=ptx --arch=sm_90a -D tma=1 -D warp_specialize=1 -D BLOCK_N=256 "${mp_tiles[@]}"
 emit "matmul_persistent.fp_fusion.ptx" --emit=ptx --arch=sm_90a -D tma=1 -D fp_fusion=1 "${mp[@]}"
 echo "$n outputs in $out"

@@ -3,7 +3,7 @@
 #include "blkc.h"
 
 #include <errno.h>
-#include "lower/lower.h"
+#include "pipeline/pipeline.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -102,6 +102,18 @@ static bool apply_assumptions(IrFunc *f, const char *spec, Diag *diag)
 	return true;
 }
 
+/* After irgen (the driver's prepare): --assume, and no TMA for --emit=c
+ * (its launch functions pass no tensor maps). */
+static bool prepare(IrFunc *f, void *user, Diag *diag)
+{
+	const Options *opt = user;
+	if (opt->assume && !apply_assumptions(f, opt->assume, diag))
+		return false;
+	if (opt->emit == EMIT_C)
+		f->tma = 0;
+	return true;
+}
+
 /* Generates, verifies and optimizes one kernel for each of its configs
  * (only the first when printing; each for --emit=c). Returns false on an error. */
 static bool compile_kernel(Compile *cc, Module *m, Node *k)
@@ -121,39 +133,40 @@ static bool compile_kernel(Compile *cc, Module *m, Node *k)
 		ConstBinding *consts = arena_alloc(arena, (size_t)(cap ? cap : 1) * sizeof *consts);
 		if (!consts)
 			return false;
-		IrgenOptions io = {.consts = consts, .n_consts = const_values(opt, &at, c, consts)};
-		t0 = now_ms();
-		IrFunc *f = irgen_kernel(m, k, &io, diag, arena);
-		cc->t.irgen += now_ms() - t0;
+		int defaults[OPTION_COUNT]; /* the table's, and --tma */
+		for (int o = 0; o < OPTION_COUNT; o++)
+			defaults[o] = option_table[o].dflt;
+		defaults[OPTION_tma] = opt->tma;
+		IrgenOptions io = {.consts = consts, .n_consts = const_values(opt, &at, c, consts), .defaults = defaults};
+		PipelineRequest req = {
+			.from = STAGE_IRGEN, .mod = m, .kernel = k, .irgen = &io, .arena = arena, .prepare = prepare,
+			.user = (void *)opt, .passes = opt->passes && strcmp(opt->passes, "none") == 0 ? "" : opt->passes,
+			.dump_after = opt->dump_after, .dump = cc->text, .arch = opt->arch,
+			.to = opt->emit == EMIT_LLVM ? STAGE_LOWER : opt->emit >= EMIT_PTX ? STAGE_PTX : STAGE_TILE_PASSES,
+		};
+		PipelineResult res;
+		ok = blk_pipeline_run(&req, &res, diag);
+		cc->t.irgen += res.ms[STAGE_IRGEN];
+		cc->t.passes += res.ms[STAGE_TILE_PASSES];
+		cc->t.llvm += res.ms[STAGE_TARGET] + res.ms[STAGE_GPU_PASSES] + res.ms[STAGE_LOWER];
+		cc->t.ptx += res.ms[STAGE_PTX];
+		IrFunc *f = res.f;
 		if (!f) {
 			if (at.n_configs > 1)
 				diag_note(diag, k->span, "while compiling '%s' with autotune config %d", k->name, c + 1);
 			return false;
 		}
-		if (opt->assume && !apply_assumptions(f, opt->assume, diag))
-			return false;
-		ir_set_target(f, opt->arch); /* the GPU passes (--passes) choose by it */
-		/* -D tma=N or a config's tma over --tma; never for --emit=c, whose
-		 * launch functions pass no tensor maps */
-		int tma = irgen_flag_option(io.consts, io.n_consts, "tma");
-		f->tma = opt->emit != EMIT_C && (tma >= 0 ? tma == 1 : opt->tma);
-		const char *pipeline = opt->passes && strcmp(opt->passes, "none") == 0 ? "" : opt->passes;
-		t0 = now_ms();
-		ok = ir_run_passes(f, pipeline, opt->dump_after, cc->text, diag);
-		cc->t.passes += now_ms() - t0;
 		cc->t.variants++;
 		if (ok && opt->emit == EMIT_IR) {
 			IrPrintOpts po = {.show_locations = opt->locations};
+			/* the GPU passes ran inside libblk.so, whose copy of ir/ got the
+			 * hooks; blkc prints with its own (libblk.a's) */
+			gpu_install_ir_hooks();
 			ir_print_opts(f, cc->text, &po);
 		} else if (ok && opt->emit >= EMIT_LLVM) {
-			char *code = NULL;
-			size_t len = 0;
-			int shared = 0;
-			double ms_llvm = 0, ms_ptx = 0;
-			ok = blk_gpu_emit_timed(f, opt->arch, opt->emit == EMIT_LLVM, &code, &len, &shared, &ms_llvm, &ms_ptx,
-			                        diag);
-			cc->t.llvm += ms_llvm;
-			cc->t.ptx += ms_ptx;
+			char *code = res.text;
+			size_t len = res.len;
+			int shared = res.shared_bytes;
 			unsigned char *cubin = NULL;
 			size_t cubin_len = 0;
 			if (ok && (opt->emit == EMIT_CUBIN || (opt->emit == EMIT_C && opt->ptxas))) {

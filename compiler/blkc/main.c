@@ -46,9 +46,8 @@ static void usage(FILE *f)
 	      "                       let imports name absolute paths and files outside the\n"
 	      "                       importing file's folder, the -I folders and the stdlib\n"
 	      "  -D, --define=NAME=VALUE\n"
-	      "                       bind the const kernel parameter NAME (or the option\n"
-	      "                       num_warps, num_stages, tma, fp_fusion or\n"
-	      "                       warp_specialize) to VALUE\n"
+	      "                       bind the const kernel parameter NAME, or an option\n"
+	      "                       (below), to VALUE\n"
 	      "  -k, --kernel=NAME    the kernel to compile (default: the only one)\n"
 	      "      --passes=LIST    passes to run, comma-separated (default: %s;\n"
 	      "                       'none' runs none)\n"
@@ -66,8 +65,17 @@ static void usage(FILE *f)
 	      "  -V, --version        show the version and exit\n"
 	      "\n"
 	      "Without --emit, blkc checks every kernel of the file, once for each\n"
-	      "@autotune config, and reports what is wrong.\n",
+	      "@autotune config, and reports what is wrong.\n"
+	      "\n"
+	      "options of a kernel, given by -D NAME=VALUE or in an @autotune config:\n",
 	      IR_DEFAULT_PIPELINE);
+	for (int i = 0; i < OPTION_COUNT; i++) {
+		char range[64];
+		fprintf(f, "  %-16s %s (default %d%s%s)\n", option_table[i].name, option_range(i, range, sizeof range),
+		        option_table[i].dflt, option_table[i].env ? "; the JIT's: $" : "",
+		        option_table[i].env ? option_table[i].env : "");
+		fprintf(f, "  %-16s %s\n", "", option_table[i].help);
+	}
 }
 
 /* The options of a plain compile into *opt: -1 to go on, else the exit

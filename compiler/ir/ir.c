@@ -51,8 +51,9 @@ IrFunc *ir_func_new(Arena *a, const char *name, Span loc)
 	f->name = name;
 	f->arena = a;
 	f->loc = loc;
-	f->num_warps = 4;
-	f->num_stages = 3;
+#define OPTION_DEFAULT(name, kind, dflt, ...) f->name = dflt;
+	BLK_OPTIONS(OPTION_DEFAULT)
+#undef OPTION_DEFAULT
 	return f;
 }
 

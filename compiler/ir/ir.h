@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "lang.h"
+#include "ir/options.h"
 
 /* Marks a function that libblk.so exports (its name must start with blk_). */
 #ifndef BLK_API
@@ -241,11 +242,12 @@ typedef struct IrFunc {
 	int n_params;
 	Region body;   /* ends with RETURN */
 	int n_values;
-	int num_warps;
-	int num_stages;
-	bool fp_fusion; /* the option fp_fusion: the GPU may contract float a * b + c into an fma */
-	bool warp_specialize; /* the option warp_specialize: TMA loops split into producer and consumers
-	                       * (lower/warp_spec.c) where they can be */
+	/* the options (ir/options.h), settled by irgen: num_warps, num_stages,
+	 * tma (asked for; planned by gpu/tma_plan.c), fp_fusion, warp_specialize
+	 * (lower/warp_spec.c), ... */
+#define OPTION_FIELD(name, ...) int name;
+	BLK_OPTIONS(OPTION_FIELD)
+#undef OPTION_FIELD
 	Span loc;
 	/* GPU IR (gpu/): set by the layouts pass */
 	bool gpu;          /* every block value has an encoding */
@@ -253,8 +255,8 @@ typedef struct IrFunc {
 	bool sm_a;         /* the target's arch-specific features (sm_90a: wgmma, setmaxnreg) */
 	Encoding **encs;   /* the distinct encodings, numbered by Encoding.id */
 	int n_encs, cap_encs;
-	/* TMA (gpu/tma_plan.c): asked for (sm_90a), planned, and the maps */
-	bool tma, tma_planned;
+	/* TMA (gpu/tma_plan.c): planned (when the option tma asks, on sm_90a), and the maps */
+	bool tma_planned;
 	TmaMap tmaps[TMA_MAX_MAPS];
 	int n_tmaps;
 } IrFunc;
@@ -347,21 +349,25 @@ typedef struct IrPass {
 	bool (*run)(IrFunc *f, Diag *diag);
 } IrPass;
 
-/* The pipeline ir_run_passes runs when given NULL. */
+/* The pipeline ir_run_pass_table runs when given NULL. */
 #define IR_DEFAULT_PIPELINE "canonicalize,cse,dce"
 
-/* The table of passes, in no particular order; *count gets its length. */
-const IrPass *ir_pass_table(int *count);
-const IrPass *ir_pass_find(const char *name);
+/* A table of passes, in no particular order (pipeline/passes.c has
+ * blk's: the shape-level ones here and the GPU ones of gpu/). */
+typedef struct IrPassTable {
+	const IrPass *passes;
+	int n;
+} IrPassTable;
 
-/* Runs `pipeline` (pass names separated by commas; NULL: the default) over f.
- * f is verified first and after every pass; values are renumbered after each
- * pass. With dump_after set to a pass name (or "all"), the IR after each run
- * of that pass (of every pass) is appended to `dump` under a line
- * "// IR after NAME". An unknown pass name, a dump_after naming a pass that
- * the pipeline does not run, or an invalid IR is an error reported to diag;
- * then it returns false. */
-bool ir_run_passes(IrFunc *f, const char *pipeline, const char *dump_after, StrBuf *dump, Diag *diag);
+/* Runs `pipeline` (names of t's passes separated by commas; NULL: the
+ * default) over f. f is verified first and after every pass; values are
+ * renumbered after each pass. With dump_after set to a pass name (or
+ * "all"), the IR after each run of that pass (of every pass) is appended
+ * to `dump` under a line "// IR after NAME". An unknown pass name, a
+ * dump_after naming a pass that the pipeline does not run, or an invalid
+ * IR is an error reported to diag; then it returns false. */
+bool ir_run_pass_table(const IrPassTable *t, IrFunc *f, const char *pipeline, const char *dump_after, StrBuf *dump,
+                       Diag *diag);
 
 /* Editing (edit.c). ir_insert_before builds an op as ir_append does, with
  * the location of `before`, and places it just before `before`. ir_unlink

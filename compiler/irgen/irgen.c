@@ -451,39 +451,67 @@ bool ig_bind_params_of_kernel(Gen *g, Node *k, const IrgenOptions *opt, const Co
 
 bool irgen_is_option(const char *name)
 {
-	return strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0 || irgen_is_flag_option(name);
+	return option_find(name) >= 0;
 }
 
-bool irgen_is_flag_option(const char *name)
+const char *irgen_option_error(const ConstBinding *b, char *buf, size_t size)
 {
-	return strcmp(name, "tma") == 0 || strcmp(name, "fp_fusion") == 0 || strcmp(name, "warp_specialize") == 0;
-}
-
-const char *irgen_flag_option_error(const ConstBinding *b, char *buf, size_t size)
-{
-	if (!b->is_float && !b->type && (b->i == 0 || b->i == 1))
+	int id = option_find(b->name);
+	char text[64];
+	if (id < 0)
 		return NULL;
 	if (b->type)
-		snprintf(buf, size, "the option %s is 0 or 1 (false or true), found %s", b->name, b->type);
-	else if (b->is_float)
-		snprintf(buf, size, "the option %s is 0 or 1 (false or true), found the float %g", b->name, b->f);
-	else
-		snprintf(buf, size, "the option %s is 0 or 1 (false or true), found %lld", b->name, (long long)b->i);
-	return buf;
+		return option_check(id, b->type, 0, buf, size);
+	if (b->is_float) {
+		snprintf(text, sizeof text, "the float %g", b->f);
+		return option_check(id, text, 0, buf, size);
+	}
+	return option_check(id, NULL, b->i, buf, size);
 }
 
-int irgen_flag_option(const ConstBinding *consts, int n, const char *name)
+/* The launch's own num_warps or num_stages (0: not given). */
+static int launch_field(const IrgenOptions *opt, int id)
 {
-	const ConstBinding *b = find_binding(consts, n, name);
-	return b ? b->i == 1 : -1;
+	return id == OPTION_num_warps ? opt->num_warps : id == OPTION_num_stages ? opt->num_stages : 0;
 }
 
-static int option_int(const IrgenOptions *opt, const char *name, int given, int dflt)
+int irgen_option_value(const IrgenOptions *opt, int id)
 {
-	if (given > 0)
-		return given;
-	const ConstBinding *b = find_binding(opt->consts, opt->n_consts, name);
-	return b && !b->is_float && b->i > 0 && b->i <= 64 ? (int)b->i : dflt;
+	if (launch_field(opt, id))
+		return launch_field(opt, id);
+	const ConstBinding *b = find_binding(opt->consts, opt->n_consts, option_table[id].name);
+	if (b && !b->type && !b->is_float)
+		return b->i >= INT32_MIN && b->i <= INT32_MAX ? (int)b->i : -1;
+	return opt->defaults ? opt->defaults[id] : option_table[id].dflt;
+}
+
+/* Every option's value (reported when out of its range) into f's fields;
+ * a const given twice is an error. */
+static bool settle_options(IrFunc *f, const IrgenOptions *opt, Diag *diag)
+{
+	for (int i = 0; i < opt->n_consts; i++)
+		for (int j = 0; j < i; j++)
+			if (strcmp(opt->consts[i].name, opt->consts[j].name) == 0) {
+				diag_plain(diag, DIAG_ERROR, "const '%s' given twice", opt->consts[i].name);
+				return false;
+			}
+	int v[OPTION_COUNT];
+	for (int id = 0; id < OPTION_COUNT; id++) {
+		char msg[160];
+		const ConstBinding *b = find_binding(opt->consts, opt->n_consts, option_table[id].name);
+		const char *bad = b ? irgen_option_error(b, msg, sizeof msg) : NULL;
+		if (!bad && launch_field(opt, id))
+			bad = option_check(id, NULL, launch_field(opt, id), msg, sizeof msg);
+		if (bad) {
+			diag_plain(diag, DIAG_ERROR, "%s", bad);
+			return false;
+		}
+		v[id] = irgen_option_value(opt, id);
+	}
+#define OPTION_SET(name, ...) f->name = v[OPTION_##name];
+	BLK_OPTIONS(OPTION_SET)
+#undef OPTION_SET
+	return true;
 }
 
 IrFunc *irgen_kernel(Module *m, Node *k, const IrgenOptions *opt, Diag *diag, Arena *arena)
@@ -493,23 +521,8 @@ IrFunc *irgen_kernel(Module *m, Node *k, const IrgenOptions *opt, Diag *diag, Ar
 	g.f = ir_func_new(arena, k->name, k->span);
 	if (!g.f)
 		return NULL;
-	g.f->num_warps = option_int(opt, "num_warps", opt->num_warps, 4);
-	g.f->num_stages = option_int(opt, "num_stages", opt->num_stages, 3);
-	if (g.f->num_warps & (g.f->num_warps - 1)) {
-		diag_plain(diag, DIAG_ERROR, "num_warps must be a power of two, found %d", g.f->num_warps);
+	if (!settle_options(g.f, opt, diag))
 		return NULL;
-	}
-	for (int i = 0; i < opt->n_consts; i++) {
-		char msg[160];
-		const ConstBinding *b = &opt->consts[i];
-		if (irgen_is_flag_option(b->name) && irgen_flag_option_error(b, msg, sizeof msg)) {
-			diag_plain(diag, DIAG_ERROR, "%s", msg);
-			return NULL;
-		}
-	}
-	const ConstBinding *fusion = find_binding(opt->consts, opt->n_consts, "fp_fusion");
-	g.f->fp_fusion = fusion && fusion->i == 1;
-	g.f->warp_specialize = irgen_flag_option(opt->consts, opt->n_consts, "warp_specialize") == 1;
 	g.region = &g.f->body;
 	ig_scope_push(&g, true);
 	if (!ig_bind_params_of_kernel(&g, k, opt, NULL, 0))

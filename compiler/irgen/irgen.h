@@ -32,29 +32,27 @@ typedef struct IrgenOptions {
 	int n_consts;
 	int n_checked;              /* the first n_checked consts must name const parameters of the
 	                               kernel (a launch's own); the others apply where they fit */
-	int num_warps;              /* 0: the default, 4 */
-	int num_stages;             /* 0: the default, 3 */
+	int num_warps;              /* 0: a const num_warps, else the default */
+	int num_stages;             /* 0: a const num_stages, else the default */
+	const int *defaults;        /* OPTION_COUNT values replacing the table's defaults (the runtime's
+	                               environment, blkc's --tma), or NULL */
 	int num_sms;                /* grid clauses: what num_sms() gives, the launch's device's multiprocessors
 	                               (0: unknown here, num_sms() is an error) */
 } IrgenOptions;
 
-/* Whether `name` is a launch option rather than a const parameter:
- * num_warps, num_stages, tma (descriptor tiles by TMA on sm_90a: 1 asks
- * for it, 0 turns it off; unset, the runtime's BLK_TMA decides) or
- * fp_fusion (1: the GPU may contract a float a * b + c into one fma, as
- * Triton does by default; 0, the default: every operation rounded, as on
- * the interpreter). Each may be given where consts are: -D, @autotune
- * configs, a launch's consts. tma and fp_fusion take 0 or 1 (false, true). */
+/* Whether `name` is an option (ir/options.h: num_warps, num_stages, tma,
+ * fp_fusion, warp_specialize, ...) rather than a const parameter. Each
+ * may be given where consts are: -D, @autotune configs, a launch's consts. */
 bool irgen_is_option(const char *name);
-/* Whether `name` is one of the options that take 0 or 1 (tma, fp_fusion,
- * warp_specialize). */
-bool irgen_is_flag_option(const char *name);
-/* NULL when b, binding a flag option, holds 0 or 1; else what is wrong,
- * written into buf. */
-const char *irgen_flag_option_error(const ConstBinding *b, char *buf, size_t size);
-/* The 0-or-1 option `name` (tma, ...) among consts: 1 or 0 where bound
- * (irgen_kernel rejects other values), -1 where not. */
-int irgen_flag_option(const ConstBinding *consts, int n, const char *name);
+/* NULL when b, binding an option, holds a value it takes (or b binds no
+ * option); else what is wrong (the option, the value, the range), written
+ * into buf. */
+const char *irgen_option_error(const ConstBinding *b, char *buf, size_t size);
+/* The value option `id` takes for these options as irgen settles it: the
+ * launch's num_warps or num_stages (when not 0), else a const of its name,
+ * else opt->defaults[id], else the table's default. irgen_kernel reports
+ * a value out of the option's range. */
+int irgen_option_value(const IrgenOptions *opt, int id);
 
 /* The kernel named `name` in m (NULL: m's only kernel); reports if absent. */
 Node *irgen_find_kernel(Module *m, const char *name, Diag *diag);

@@ -63,8 +63,8 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 	for (int i = 0; i < cfg->list.len; i++) {
 		Node *nv = cfg->list.items[i];
 		if (!is_const_param(k, nv->name) && !irgen_is_option(nv->name)) {
-			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor num_warps, num_stages, tma or fp_fusion)",
-			      nv->name, k->name);
+			error(g, nv->span, "'%s' is neither a const parameter of kernel '%s' nor an option (num_warps, "
+			      "num_stages, ...: blkc --help lists them)", nv->name, k->name);
 			return false;
 		}
 		Sym v = ig_gen_expr(g, nv->a);
@@ -82,7 +82,7 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 		(*out)[i] = (ConstBinding){.name = nv->name, .is_float = is_float, .i = is_float ? 0 : (int64_t)ig_int_value(v),
 		                           .f = is_float ? v.f : (double)ig_int_value(v)};
 		char msg[160];
-		if (irgen_is_flag_option(nv->name) && irgen_flag_option_error(&(*out)[i], msg, sizeof msg)) {
+		if (irgen_option_error(&(*out)[i], msg, sizeof msg)) {
 			error(g, nv->a->span, "%s", msg);
 			return false;
 		}

@@ -53,24 +53,11 @@ bool llvm_emit_ptx_timed(LLVMModuleRef m, const char *arch, int opt_level, char 
  * as their 16 bits, f32 and f64 as themselves. It runs with 32 * num_warps
  * threads along x and needs `shared_bytes` of dynamic shared memory. */
 bool gpu_lower_llvm(const IrFunc *f, LLVMContextRef ctx, LLVMModuleRef *out, int *shared_bytes, Diag *diag);
-/* PTX text (free() it) for `arch` ("sm_90"). */
-bool gpu_compile_ptx(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes, Diag *diag);
-/* The same, timed (either pointer may be NULL): *ms_llvm gets lowering to
- * LLVM IR and LLVM's O3 pipeline, *ms_ptx the NVPTX code generator. */
-bool gpu_compile_ptx_timed(IrFunc *f, const char *arch, char **ptx, size_t *ptx_len, int *shared_bytes,
-                           double *ms_llvm, double *ms_ptx, Diag *diag);
 /* ---- resources (resources.c) ---------------------------------------------------- */
 
 /* The largest "N bytes spill stores, M bytes spill loads" of a ptxas -v or
  * JIT info log; false when the log has none. */
 bool gpu_ptxas_spills(const char *log, long *stores, long *loads);
 
-/* For blkc, which reaches LLVM only through libblk.so: PTX, or LLVM IR text. */
-BLK_API bool blk_gpu_emit(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len, int *shared_bytes,
-                          Diag *diag);
-/* blk_gpu_emit, timed as gpu_compile_ptx_timed (for blkc --time); with
- * llvm_ir, *ms_llvm is the lowering alone and *ms_ptx 0. */
-BLK_API bool blk_gpu_emit_timed(IrFunc *f, const char *arch, bool llvm_ir, char **text, size_t *len,
-                                int *shared_bytes, double *ms_llvm, double *ms_ptx, Diag *diag);
 
 #endif

@@ -157,6 +157,7 @@ _VP = c_void_p
 SIGNATURES = {
     "blk_version": (c_char_p, []),
     "blk_last_error": (c_char_p, []),
+    "blk_option": (c_char_p, [c_int, POINTER(c_int), POINTER(c_int), POINTER(c_int)]),
     "blk_check_source": (c_int, [c_char_p, c_char_p, c_size_t]),
     "blk_context_create": (c_int, [c_int, c_int, POINTER(_VP)]),
     "blk_context_create_current": (c_int, [POINTER(_VP)]),
@@ -182,6 +183,36 @@ SIGNATURES = {
                                 POINTER(c_double)]),
     "blk_autotune": (c_int, [_VP, POINTER(BlkArg), c_int, POINTER(BlkLaunchOptions), POINTER(BlkTuneResult)]),
 }
+
+
+class Option:
+    """A kernel option as libblk's table has it (blk_option): name, lo, hi
+    (the values it takes), pow2 (powers of two alone)."""
+
+    def __init__(self, name, lo, hi, pow2):
+        self.name, self.lo, self.hi, self.pow2 = name, lo, hi, pow2
+
+    def error(self, v):
+        """None when v is a value this option takes, else what it takes."""
+        if isinstance(v, int) and self.lo <= v <= self.hi and not (self.pow2 and v & (v - 1)):
+            return None
+        if (self.lo, self.hi) == (0, 1):
+            return "0 or 1 (False or True)"
+        return f"{'a power of two' if self.pow2 else 'an integer'} in {self.lo}..{self.hi}"
+
+
+def options(lib):
+    """The kernel options of libblk `lib` (a ctypes.CDLL), by name, in the
+    table's order: num_warps, num_stages, tma, fp_fusion, ..."""
+    fn = lib.blk_option
+    fn.restype, fn.argtypes = SIGNATURES["blk_option"]
+    out = {}
+    lo, hi, pow2 = c_int(), c_int(), c_int()
+    i = 0
+    while (name := fn(i, ctypes.byref(lo), ctypes.byref(hi), ctypes.byref(pow2))) is not None:
+        out[name.decode()] = Option(name.decode(), lo.value, hi.value, bool(pow2.value))
+        i += 1
+    return out
 
 
 def open_library(path=None):

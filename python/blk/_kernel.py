@@ -27,9 +27,10 @@ from ._plan import Plan
 from ._results import CompileResult, TuneResult  # noqa: F401  (blk.CompileResult, blk.TuneResult)
 from ._runtime import Error
 
+# launch options of blk_launch_options' own fields; the kernel options of
+# libblk's table (_runtime.Lib.options: tma, fp_fusion, ...) go among the
+# consts
 OPTIONS = ("num_warps", "num_stages", "stream", "threads")
-# options that take 0 or 1 and go to libblk among the consts (blk.h)
-FLAG_OPTIONS = ("tma", "fp_fusion", "warp_specialize")
 MAX_LAUNCHERS = 256
 RECENT = 4
 
@@ -282,11 +283,12 @@ class Kernel:
         """Keyword arguments into runtime arguments (merged into args), consts
         and options. Raises blk.Error naming an unknown one."""
         consts, options, named = {}, {}, {}
+        table = _runtime.lib().options
         for k, v in kw.items():
-            if k in FLAG_OPTIONS:  # launch options that go with the consts
-                if v not in (0, 1) or isinstance(v, float):
-                    raise Error(f"{self.name}: option '{k}' is 0 or 1 (False or True), given {v!r}", param=k,
-                                kernel=self.name)
+            if k in table and k not in OPTIONS:  # kernel options that go with the consts
+                what = table[k].error(int(v) if isinstance(v, bool) else v)
+                if what:
+                    raise Error(f"{self.name}: option '{k}' is {what}, given {v!r}", param=k, kernel=self.name)
                 consts[k] = int(v)
             elif k in self.const_params:
                 consts[k] = v
@@ -296,7 +298,8 @@ class Kernel:
                 named[k] = v
             else:
                 raise Error(f"{self.name}: no parameter '{k}' (it has {', '.join(p.name for p in self.params)}; "
-                            f"options: {', '.join(OPTIONS + FLAG_OPTIONS)})", param=k, kernel=self.name)
+                            f"options: {', '.join(dict.fromkeys(OPTIONS + tuple(table)))})", param=k,
+                            kernel=self.name)
         args = list(args)
         if named:
             for k, i in sorted(((k, self._runtime_names[k]) for k in named), key=lambda t: t[1]):

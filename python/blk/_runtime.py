@@ -54,6 +54,8 @@ _lib = None
 class Lib:
     def __init__(self, path=None):
         self.path, self.lib, self.launch_fast = _ffi.open_library(path)
+        # the kernel options (num_warps, tma, ...), as libblk's table lists them
+        self.options = _ffi.options(self.lib)
         # launchers in C where the extension was built (_plan.Plan._make_launcher)
         self.fast_ext = _ffi.load_fast_launch(self.path)
         self.launch_address = ctypes.cast(self.lib.blk_launch, ctypes.c_void_p).value

@@ -401,6 +401,33 @@ usage "bench --reps=0" "--reps expects a count" "$blkc" bench --reps 0 "${args[@
 usage "tune --sweep without values" "--sweep expects NAME=V1" "$blkc" tune --sweep BLOCK= "${args[@]}"
 usage "tune --config not NAME=V" "--config expects NAME=VALUE" "$blkc" tune --config BLOCK "${args[@]}"
 usage "bench without a file" "blkc bench needs a .tile file" "$blkc" bench
+# option values out of the table's ranges, and a const given twice, are
+# errors that name them (not the default, not the first value silently)
+refused() { # refused NAME EXPECTED-TEXT BLKC-ARGS...: exit status 1 and the text on stderr
+	local name=$1 text=$2
+	shift 2
+	"$blkc" "$@" >/dev/null 2>"$tmp/err"
+	local st=$?
+	[ $st -eq 1 ] && grep -qF -- "$text" "$tmp/err" && ok "$name" || bad "$name" "status $st: $(head -3 "$tmp/err")"
+}
+va=(--emit=ptx examples/vector_add.tile -o "$tmp/va.ptx")
+refused "-D num_warps=64 (2048 threads)" "error: the option num_warps is a power of two in 1..32, found 64" \
+	-D num_warps=64 "${va[@]}"
+refused "-D num_warps=2^30" "num_warps is a power of two in 1..32, found 1073741824" -D num_warps=1073741824 "${va[@]}"
+refused "-D num_warps=-4" "num_warps is a power of two in 1..32, found -4" -D num_warps=-4 "${va[@]}"
+refused "-D num_stages=-1" "the option num_stages is an integer in 1..64, found -1" -D num_stages=-1 "${va[@]}"
+refused "-D num_stages=65" "num_stages is an integer in 1..64, found 65" -D num_stages=65 "${va[@]}"
+refused "-D BLOCK twice" "error: const 'BLOCK' given twice" -D BLOCK=64 -D BLOCK=128 "${va[@]}"
+"$blkc" -D num_warps=32 -D num_stages=64 "${va[@]}" 2>"$tmp/err" && grep -q '^\.maxntid 1024, 1, 1' "$tmp/va.ptx" &&
+	ok "-D num_warps=32 -D num_stages=64: the largest values, 1024 threads" || bad "-D num_warps=32" "$(head -3 "$tmp/err")"
+out=$("$blkc" tune --config=BLOCK=256,num_warps=-4 --config=BLOCK=512 examples/vector_add.tile x=64 y=64 out=64 n=64 2>&1)
+grep -q "failed: error: the option num_warps is a power of two in 1..32, found -4" <<<"$out" &&
+	ok "tune --config=...,num_warps=-4: that config fails, saying why" || bad "tune num_warps=-4" "$out"
+out=$("$blkc" --help)
+grep -q "^  warp_specialize  0 or 1 (false or true) (default 0; the JIT's: \$BLK_WARP_SPECIALIZE)" <<<"$out" &&
+	grep -q "^  num_warps        a power of two in 1..32 (default 4)" <<<"$out" &&
+	ok "blkc --help lists the options from the table" || bad "blkc --help options" "$(tail -12 <<<"$out")"
+
 out=$("$blkc" run tests/cli/kernels/scale.tile x=8:arange out=8 n=8 alpha=2 --print=out 2>&1)
 [ "$out" = "out: 0 2 4 6 8 10 12 14" ] && ok "blkc run as before" || bad "blkc run" "$out"
 

@@ -4,6 +4,7 @@
  * valid; nothing may crash, leak or hang. */
 #include "interp/interp.h"
 #include "irgen/irgen.h"
+#include "pipeline/pipeline.h"
 #include "lower/lower.h"
 
 #include <stdlib.h>
@@ -39,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort(); /* a function despite errors */
 				if (!ir_verify(f, &diag, "irgen"))
 					abort(); /* irgen made invalid IR */
-				if (!ir_run_passes(f, NULL, NULL, NULL, &diag) && !diag.out.failed)
+				if (!pipeline_run_passes(f, NULL, NULL, NULL, &diag) && !diag.out.failed)
 					abort(); /* a pass broke valid IR */
 				/* the GPU passes too (they need no GPU and no LLVM), with loads
 				 * pipelined first: each keeps the IR valid, GPU IR included;
@@ -52,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						if (f->params[p].value)
 							f->params[p].divisibility = 16;
 				}
-				if (!ir_run_passes(f, "pipeline," IR_GPU_PIPELINE, NULL, NULL, &diag) && !diag.out.failed)
+				if (!pipeline_run_passes(f, "pipeline," IR_GPU_PIPELINE, NULL, NULL, &diag) && !diag.out.failed)
 					abort();
 				StrBuf out = {0};
 				ir_print(f, &out);

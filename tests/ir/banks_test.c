@@ -15,6 +15,7 @@
  * maps indices to addresses one to one (no two elements share a slot). */
 #include "interp/interp.h"
 #include "irgen/irgen.h"
+#include "pipeline/pipeline.h"
 #include "lower/lower.h"
 
 #include <stdio.h>
@@ -257,7 +258,7 @@ static void kernel_file(const char *path, const char *const *defines, int n_defi
 					f->params[i].divisibility = 16;
 			char what[200];
 			snprintf(what, sizeof what, "%s config %d%s", path, c, spec ? " (args by 16)" : "");
-			if (!ir_run_passes(f, "canonicalize,cse,dce," IR_GPU_PIPELINE, NULL, NULL, &diag)) {
+			if (!pipeline_run_passes(f, "canonicalize,cse,dce," IR_GPU_PIPELINE, NULL, NULL, &diag)) {
 				check(false, "%s%s: GPU passes (%ld, %ld)", what, "", 0, 0);
 				continue;
 			}

@@ -98,7 +98,7 @@ static void trial(Tally *t, bool casts)
 	StrBuf text = {0};
 	ir_print(F, &text);
 	diag_init(&d);
-	bool passes = ir_run_passes(F, "canonicalize", NULL, NULL, &d);
+	bool passes = pipeline_run_passes(F, "canonicalize", NULL, NULL, &d);
 	diag_free(&d);
 	Value *stored = F->body.last->prev->operands[1];
 	bool folded = stored->def && stored->def->code == OP_CONST;

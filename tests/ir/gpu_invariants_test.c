@@ -4,7 +4,7 @@
  * specialized as the JIT does (multiples of 16) and not.
  *
  * After canonicalize,cse,dce,expand-descriptors,layouts,remove-conversions,dce:
- *  - the IR verifies (ir_run_passes checks it after every pass);
+ *  - the IR verifies (pipeline_run_passes checks it after every pass);
  *  - a reduction's results lay out what lin_slice leaves of its operand, a
  *    scan's its operand's;
  *  - a dot that runs on tensor cores (16-bit float inputs of one kind, an
@@ -24,6 +24,7 @@
  * (error tests, const parameters without a value) is skipped. */
 #include "interp/interp.h"
 #include "irgen/irgen.h"
+#include "pipeline/pipeline.h"
 #include "lower/lower.h"
 
 #include <dirent.h>
@@ -241,7 +242,7 @@ static void kernel_file(const char *path)
 					snprintf(name, sizeof name, "%s: %s config 0%s", path, f->name, spec ? " (args by 16)" : "");
 				Diag d;
 				diag_init(&d);
-				bool ok = ir_run_passes(f, "canonicalize,cse,dce,expand-descriptors,layouts,remove-conversions,dce", NULL, NULL, &d);
+				bool ok = pipeline_run_passes(f, "canonicalize,cse,dce,expand-descriptors,layouts,remove-conversions,dce", NULL, NULL, &d);
 				if (!ok) {
 					result(false, name, d.out.data ? d.out.data : "the passes failed");
 					diag_free(&d);

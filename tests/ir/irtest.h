@@ -4,6 +4,7 @@
 #include "interp/interp.h"
 #include "irgen/irgen.h"
 #include "lower/lower.h"
+#include "pipeline/pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@ static char *after(const char *pipeline)
 	Diag d;
 	diag_init(&d);
 	d.max_errors = 0;
-	char *s = ir_run_passes(F, pipeline, NULL, NULL, &d) ? print_fn(F)
+	char *s = pipeline_run_passes(F, pipeline, NULL, NULL, &d) ? print_fn(F)
 	          : arena_strndup(&arena, d.out.data ? d.out.data : "", d.out.len);
 	diag_free(&d);
 	return s;
@@ -683,7 +683,7 @@ static char *run_dump(const char *pipeline, const char *dump_after, bool *ok)
 	Diag d;
 	diag_init(&d);
 	StrBuf dump = {0};
-	*ok = ir_run_passes(F, pipeline, dump_after, &dump, &d);
+	*ok = pipeline_run_passes(F, pipeline, dump_after, &dump, &d);
 	StrBuf all = {0};
 	sb_printf(&all, "%s%s", dump.data ? dump.data : "", d.out.data ? d.out.data : "");
 	char *s = arena_strndup(&arena, all.data ? all.data : "", all.len);
@@ -743,11 +743,11 @@ static void manager(void)
 	check_has(run_dump(NULL, NULL, &ok), "error: internal error: IR invalid: ", "passes: the input is verified first");
 	check(!ok, "passes: an invalid input fails the run");
 
-	int n;
-	const IrPass *t = ir_pass_table(&n);
-	check(n == 8 && ir_pass_find("cse") == &t[1] && ir_pass_find("layouts") == &t[6] && !ir_pass_find("nope") &&
-	          t[0].summary,
-	      "passes: the pass table and ir_pass_find");
+	const IrPassTable *pt = pipeline_pass_table();
+	const IrPass *t = pt->passes;
+	check(pt->n == 8 && pipeline_pass_find("cse") == &t[1] && pipeline_pass_find("layouts") == &t[6] &&
+	          !pipeline_pass_find("nope") && t[0].summary,
+	      "passes: the pass table and pipeline_pass_find");
 }
 
 /* 30000 replacements in one function: linear, not one walk of the

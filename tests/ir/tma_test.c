@@ -19,6 +19,7 @@
 #include "gpu/gpu.h"
 #include "interp/interp.h"
 #include "irgen/irgen.h"
+#include "pipeline/pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,7 +118,7 @@ static IrFunc *build(const char *kernel, int bm, int bn, int bk, const char *arc
 			f->params[p].divisibility = 16;
 	ir_set_target(f, arch);
 	f->tma = tma;
-	if (!ir_run_passes(f, passes, NULL, NULL, &diag))
+	if (!pipeline_run_passes(f, passes, NULL, NULL, &diag))
 		return NULL;
 	return f;
 }

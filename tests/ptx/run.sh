@@ -321,6 +321,16 @@ done
 # when the buffers stay the loop's for the whole kernel
 ws_args=(-D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64 -D GROUP_M=8 -D num_warps=8 -D num_stages=4 -D warp_specialize=1
 	--assume=a:16,b:16,c:16,stride_am:16,stride_bk:16,stride_cm:16 examples/matmul_persistent.tile)
+# ws_args with some values replaced: ws_set NAME=VALUE... (a const given twice is an error)
+ws_set() {
+	local kv i
+	ws_with=("${ws_args[@]}")
+	for kv in "$@"; do
+		for i in "${!ws_with[@]}"; do
+			[[ ${ws_with[$i]} == "${kv%%=*}="* ]] && ws_with[i]=$kv
+		done
+	done
+}
 ws=$tmp/ws.ptx
 if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 "${ws_args[@]}" -o "$ws" 2>"$tmp/err" &&
 	grep -q '^\.maxntid 384, 1, 1' "$ws" && grep -q '^\.maxnreg 168' "$ws" &&
@@ -336,10 +346,13 @@ fi
 # atom at a time through two scratches (4 bulk stores, thread 0 waiting
 # for each copy's read before the next barrier: 3, and 1 at the end); six stages of 128 x 128 get
 # six buffers, each with a full and an empty barrier (24 inits)
-if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 -D BLOCK_N=256 "${ws_args[@]}" -o "$ws" 2>"$tmp/err" &&
+ws_set BLOCK_N=256
+ws256=("${ws_with[@]}")
+ws_set num_stages=6
+if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 "${ws256[@]}" -o "$ws" 2>"$tmp/err" &&
 	grep -q '^\.maxntid 384, 1, 1' "$ws" && [ "$(grep -c 'cp\.async\.bulk\.tensor\.2d\.global\.shared::cta' "$ws")" = 4 ] &&
 	[ "$(grep -c 'cp\.async\.bulk\.wait_group\.read 0;' "$ws")" -ge 4 ] &&
-	"$blkc" --emit=ptx --arch=sm_90a -D tma=1 -D num_stages=6 "${ws_args[@]}" -o "$tmp/ws6.ptx" 2>"$tmp/err" &&
+	"$blkc" --emit=ptx --arch=sm_90a -D tma=1 "${ws_with[@]}" -o "$tmp/ws6.ptx" 2>"$tmp/err" &&
 	grep -q '^\.maxntid 384, 1, 1' "$tmp/ws6.ptx" && [ "$(grep -c 'mbarrier\.init\.shared\.b64' "$tmp/ws6.ptx")" = 24 ] &&
 	{ [ -z "$ptxas" ] || "$ptxas" -arch=sm_90a "$ws" -o "$tmp/ws.cubin" 2>"$tmp/err"; }; then
 	ok "matmul_persistent sm_90a, warp_specialize: 128 x 256 split, C out an atom at a time; 6 stages, 6 buffers"
@@ -349,22 +362,41 @@ fi
 # at most 32 buffers a tile (its fill parities are the bits of an i32):
 # 40 stages of 64 x 64 x 16 tiles split with 32, a full and an empty barrier
 # each for A and B
-if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 -D BLOCK_M=64 -D BLOCK_N=64 -D BLOCK_K=16 -D num_warps=4 -D num_stages=40 \
-	"${ws_args[@]}" -o "$ws" 2>"$tmp/err" && grep -q '^\.maxntid 256, 1, 1' "$ws" &&
+ws_set BLOCK_M=64 BLOCK_N=64 BLOCK_K=16 num_warps=4 num_stages=40
+if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 "${ws_with[@]}" -o "$ws" 2>"$tmp/err" && grep -q '^\.maxntid 256, 1, 1' "$ws" &&
 	[ "$(grep -c 'mbarrier\.init\.shared\.b64' "$ws")" = 128 ]; then
 	ok "matmul_persistent sm_90a, warp_specialize, 40 stages: 32 buffers a tile"
 else
 	bad "matmul_persistent sm_90a, warp_specialize, 40 stages" "$(head -3 "$tmp/err")"
 fi
-for how in "--arch=sm_90a -D tma=0" "--arch=sm_90 -D tma=1" "--arch=sm_90a -D tma=1 -D BLOCK_N=256 -D num_stages=5"; do
-	# shellcheck disable=SC2086 # $how is words
-	if "$blkc" --emit=ptx $how "${ws_args[@]}" -o "$ws" 2>"$tmp/err" && grep -q '^\.maxntid 256, 1, 1' "$ws" &&
+for how in "sm_90a 0" "sm_90 1" "sm_90a 1 BLOCK_N=256 num_stages=5"; do
+	# shellcheck disable=SC2086 # $how is words: the target, tma, then NAME=VALUE over ws_args
+	set -- $how
+	ws_set "${@:3}"
+	if "$blkc" --emit=ptx --arch="$1" -D tma="$2" "${ws_with[@]}" -o "$ws" 2>"$tmp/err" && grep -q '^\.maxntid 256, 1, 1' "$ws" &&
 		! grep -q 'setmaxnreg' "$ws"; then
 		ok "matmul_persistent $how, warp_specialize: not split, 256 threads"
 	else
 		bad "matmul_persistent $how, warp_specialize: not split" "$(head -3 "$tmp/err")"
 	fi
 done
+# the option maxnreg (Triton's): .maxnreg N on the kernel; none by default;
+# warp specialization keeps its own, with a warning
+if "$blkc" --emit=ptx -D maxnreg=128 examples/vector_add.tile -o "$tmp/nreg.ptx" 2>"$tmp/err" &&
+	grep -q '^\.maxnreg 128$' "$tmp/nreg.ptx" && grep -q '^\.maxntid 128, 1, 1' "$tmp/nreg.ptx" &&
+	"$blkc" --emit=ptx examples/vector_add.tile -o "$tmp/nreg0.ptx" && ! grep -q 'maxnreg' "$tmp/nreg0.ptx" &&
+	{ [ -z "$ptxas" ] || "$ptxas" -arch=sm_90 "$tmp/nreg.ptx" -o "$tmp/nreg.cubin" 2>"$tmp/err"; }; then
+	ok "-D maxnreg=128: .maxnreg 128 (none without it)"
+else
+	bad "-D maxnreg=128" "$(head -3 "$tmp/err")"
+fi
+if "$blkc" --emit=ptx --arch=sm_90a -D tma=1 -D maxnreg=128 "${ws_args[@]}" -o "$ws" 2>"$tmp/err" &&
+	grep -q '^\.maxnreg 168$' "$ws" && grep -q "maxnreg 128 is not applied: warp specialization sets .maxnreg 168" "$tmp/err"
+then
+	ok "-D maxnreg=128 with warp specialization: its .maxnreg 168 kept, a warning says so"
+else
+	bad "-D maxnreg=128 with warp specialization" "$(head -3 "$tmp/err")"
+fi
 # attention: its K and V tiles by TMA, the producer walks the same K loop
 if "$blkc" --emit=ptx --arch=sm_90a -D HEAD_DIM=64 -D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=8 -D num_stages=2 \
 	-D CAUSAL=true -D tma=1 -D warp_specialize=1 --assume=q:16,k:16,v:16,o:16,lse:16 \

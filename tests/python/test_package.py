@@ -84,6 +84,19 @@ def _():
     raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, tma=2), "tma", "0 or 1", "given 2")
     raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, tma=1.0), "tma", "0 or 1", "given 1.0")
     raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, fp_fusion=-1), "fp_fusion", "0 or 1", "given -1")
+    raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, warp_specialize=3), "warp_specialize", "0 or 1", "given 3")
+    raises(lambda: k[(1,)](1, 2, 3, 4, BLOCK=64, maxnreg=300), "maxnreg", "an integer in 0..255", "given 300")
+
+
+@case("the kernel options come from libblk's table (blk_option), not a list of the package's own")
+def _():
+    table = blk._runtime.lib().options
+    assert list(table)[:5] == ["num_warps", "num_stages", "tma", "fp_fusion", "warp_specialize"], list(table)
+    nw = table["num_warps"]
+    assert (nw.lo, nw.hi, nw.pow2) == (1, 32, True) and nw.error(8) is None and nw.error(64) and nw.error(6)
+    assert table["tma"].error(1) is None and table["tma"].error(2) == "0 or 1 (False or True)"
+    import blk._kernel as kmod
+    assert not hasattr(kmod, "FLAG_OPTIONS"), "no hand-copied list of options"
 
 
 @case("bad call: a string for a pointer, a float for an i32, an i32 out of range")

@@ -230,7 +230,9 @@ typedef struct Header {
 	char magic[8];
 	uint32_t version, shared_bytes;
 	uint8_t key[16];
-	uint64_t cubin_len, ptx_len, checksum, reserved;
+	uint64_t cubin_len, ptx_len, checksum;
+	uint32_t threads;           /* the compile driver's account of the kernel, */
+	uint16_t n_params, n_tmaps; /* then a uint16_t of bytes a parameter, padded to 8 */
 } Header;
 
 static char *slurp(const char *path, size_t *len)
@@ -276,16 +278,24 @@ static const char *check_entry(const char *dir, const char *name)
 			snprintf(hex + 2 * i, 3, "%02x", h.key[i]);
 		if (memcmp(h.magic, "BLKVARNT", 8) != 0)
 			why = "magic";
-		else if (h.version != 1)
+		size_t meta = ((size_t)h.n_params * 2 + 7) / 8 * 8;
+		uint32_t kernel[3] = {h.shared_bytes, h.threads, (uint32_t)h.n_params << 16 | h.n_tmaps};
+		XXH64_state_t st;
+		XXH64_reset(&st, 0);
+		XXH64_update(&st, kernel, sizeof kernel);
+		XXH64_update(&st, d + sizeof h, len > sizeof h ? len - sizeof h : 0);
+		if (h.version != 2)
 			why = "version";
-		else if (sizeof h + h.cubin_len + h.ptx_len != len)
+		else if (sizeof h + meta + h.cubin_len + h.ptx_len != len)
 			why = "length";
-		else if (XXH64(d + sizeof h, len - sizeof h, 0) != h.checksum)
+		else if (XXH64_digest(&st) != h.checksum)
 			why = "checksum";
 		else if (strncmp(name, hex, 32) != 0 || strcmp(name + 32, ".variant") != 0)
 			why = "name";
-		else if (memcmp(d + sizeof h, "FAKECUBIN\n", 10) != 0)
+		else if (memcmp(d + sizeof h + meta, "FAKECUBIN\n", 10) != 0)
 			why = "not the stand-in's cubin";
+		else if (h.threads < 32 || h.threads > 1024 || h.n_params < 1)
+			why = "not the kernel's threads and parameters";
 	}
 	free(d);
 	return why;

@@ -75,10 +75,13 @@ static void test_keys(void)
 	b.len = (uint32_t)strlen(b.text);
 	const Source *srcs[2] = {&a, &b};
 	ConstBinding consts[2] = {{"BLOCK", false, 1024, 0, NULL}, {"EPS", true, 0, 1e-5, NULL}};
+	int options[OPTION_COUNT];
+	for (int i = 0; i < OPTION_COUNT; i++)
+		options[i] = option_table[i].dflt;
 	VariantKeyInput base = {
 		.compiler_version = "blk 0.1.0 (LLVM 19.1.7, NVPTX)",
 		.sources = srcs, .n_sources = 2, .kernel = "k", .consts = consts, .n_consts = 2,
-		.spec = 5, .num_warps = 4, .num_stages = 3, .arch = "sm_90", .cc_major = 9, .cc_minor = 0,
+		.spec = 5, .options = options, .arch = "sm_90", .cc_major = 9, .cc_minor = 0,
 		.driver_version = 13000,
 	};
 	CacheKey k0, k1;
@@ -108,8 +111,6 @@ static void test_keys(void)
 	CHANGE("the compiler version", compiler_version, "blk 0.1.1 (LLVM 19.1.7, NVPTX)");
 	CHANGE("the kernel", kernel, "k2");
 	CHANGE("the specialization", spec, 4);
-	CHANGE("num_warps", num_warps, 8);
-	CHANGE("num_stages", num_stages, 2);
 	CHANGE("the tile passes (BLK_PASSES)", passes, "canonicalize,cse,dce,pipeline");
 	CHANGE("the target", arch, "sm_80");
 	CHANGE("the device's compute capability", cc_major, 10);
@@ -121,6 +122,18 @@ static void test_keys(void)
 		char what[160];
 		snprintf(what, sizeof what, "key: %s changes it", changes[i].what);
 		expect(cache_variant_key(&changes[i].in, &k1) && !same(&k0, &k1), what);
+	}
+	/* every option of the table that enters the key */
+	for (int i = 0; i < OPTION_COUNT; i++) {
+		int other[OPTION_COUNT];
+		memcpy(other, options, sizeof other);
+		other[i] = options[i] == option_table[i].lo ? option_table[i].hi : option_table[i].lo;
+		in = base;
+		in.options = other;
+		char what[160];
+		snprintf(what, sizeof what, "key: the option %s (%d, not %d) changes it", option_table[i].name, other[i],
+		         options[i]);
+		expect(option_table[i].in_key && cache_variant_key(&in, &k1) && !same(&k0, &k1), what);
 	}
 	/* sources: any byte, the name, the order */
 	Source a2 = a;
@@ -211,15 +224,22 @@ static void test_entries(void)
 	cache_key_hex(&other, hex);
 	snprintf(opath, sizeof opath, "%s/%s.variant", tmpdir, hex);
 
+	/* what the compile driver said of the kernel: three parameters, the
+	 * last a tensor map, 384 threads, 4096 bytes of shared memory */
+	CacheMeta meta = {.shared_bytes = 4096, .threads = 384, .n_params = 3, .n_tmaps = 1, .param_bytes = (const int[]){8, 4, 128}};
+	CacheMeta none = {.threads = 32};
 	CacheEntry e;
 	expect(!cache_read_variant(tmpdir, &key, &e) && e.data == NULL, "entry: none yet, a miss");
-	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), 4096), "entry: written");
+	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &meta), "entry: written");
 	expect(count_files(tmpdir, ".tmp-") == 0 && count_files(tmpdir, "") >= 1, "entry: no temporary file left behind");
 	int hit = cache_read_variant(tmpdir, &key, &e);
 	expect(hit && e.cubin_len == sizeof cubin && memcmp(e.cubin, cubin, sizeof cubin) == 0 &&
 	           ((uintptr_t)e.cubin & 7) == 0, "entry: read back, the cubin whole and 8-byte aligned");
-	expect(hit && e.ptx_len == strlen(ptx) && strcmp(e.ptx, ptx) == 0 && e.shared_bytes == 4096,
+	expect(hit && e.ptx_len == strlen(ptx) && strcmp(e.ptx, ptx) == 0 && e.meta.shared_bytes == 4096,
 	       "entry: the PTX (NUL-terminated) and the shared memory");
+	expect(hit && e.meta.threads == 384 && e.meta.n_params == 3 && e.meta.n_tmaps == 1 && e.meta.param_bytes[0] == 8 &&
+	           e.meta.param_bytes[1] == 4 && e.meta.param_bytes[2] == 128,
+	       "entry: the driver's metadata read back (threads, parameters and their bytes, tensor maps)");
 	cache_entry_free(&e);
 	expect(cache_check_variant_file(path, &key) == NULL && cache_check_variant_file(path, NULL) == NULL,
 	       "entry: cache_check_variant_file accepts it");
@@ -227,7 +247,8 @@ static void test_entries(void)
 
 	size_t len = 0;
 	char *good = read_bytes(path, &len);
-	expect(good && len == 64 + sizeof cubin + strlen(ptx), "entry: 64 bytes of header, the cubin, the PTX");
+	expect(good && len == 64 + 8 + sizeof cubin + strlen(ptx),
+	       "entry: 64 bytes of header, 8 of parameter sizes, the cubin, the PTX");
 	if (!good)
 		return;
 	struct {
@@ -241,7 +262,11 @@ static void test_entries(void)
 		{"the header alone", "short", 64, -1, 0},
 		{"one byte short", "short", len - 1, -1, 0},
 		{"one byte more", "short", len, -1, 1},
-		{"a flipped byte in the cubin", "checksum", len, 64 + 100, 0},
+		{"a flipped byte in the cubin", "checksum", len, 64 + 8 + 100, 0},
+		{"a flipped byte in the parameters' sizes", "checksum", len, 64 + 2, 0},
+		{"a flipped byte in the threads", "checksum", len, 56, 0},
+		{"a flipped byte in the parameter count", "checksum", len, 60, 0},
+		{"a flipped byte in the shared memory", "checksum", len, 12, 0},
 		{"a flipped byte in the PTX", "checksum", len, (long)len - 3, 0},
 		{"a flipped byte in the magic", "bad magic", len, 0, 0},
 		{"another format version", "format version", len, 8, 0},
@@ -272,19 +297,32 @@ static void test_entries(void)
 	expect(!cache_read_variant(tmpdir, &other, &e) && strcmp(cache_check_variant_file(opath, &other), "key") == 0,
 	       "entry: a whole entry under another key's name is refused ('key')");
 	unlink(opath);
-	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), 4096) &&
+	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &meta) &&
 	           cache_read_variant(tmpdir, &key, &e), "entry: rewritten over a damaged one, read back");
 	cache_entry_free(&e);
-	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, NULL, 0, 0) && cache_read_variant(tmpdir, &key, &e) &&
+	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, NULL, 0, &none) && cache_read_variant(tmpdir, &key, &e) &&
 	           e.ptx_len == 0 && e.ptx[0] == '\0', "entry: without PTX");
 	cache_entry_free(&e);
-	expect(!cache_write_variant(tmpdir, &key, cubin, 0, ptx, strlen(ptx), 0), "entry: an empty cubin is not written");
+	expect(!cache_write_variant(tmpdir, &key, cubin, 0, ptx, strlen(ptx), &none), "entry: an empty cubin is not written");
+	int many[600];
+	for (int i = 0; i < 600; i++)
+		many[i] = i % 2 ? 8 : 4;
+	CacheMeta wide = {.threads = 128, .n_params = 600, .param_bytes = many};
+	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &wide) &&
+	           cache_read_variant(tmpdir, &key, &e) && e.meta.n_params == 600 && e.meta.param_bytes[598] == 4 &&
+	           e.meta.param_bytes[599] == 8 && e.cubin_len == sizeof cubin && ((uintptr_t)e.cubin & 7) == 0,
+	       "entry: 600 parameters' bytes (PTX allows 4352 bytes of them) kept, the cubin still aligned");
+	cache_entry_free(&e);
+	CacheMeta odd = meta;
+	odd.threads = 0;
+	expect(!cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &odd),
+	       "entry: metadata without threads is not written");
 	free(good);
 	unlink(path);
 
 	char bad_dir[600];
 	snprintf(bad_dir, sizeof bad_dir, "%s/no-such-folder", tmpdir);
-	expect(!cache_write_variant(bad_dir, &key, cubin, sizeof cubin, ptx, strlen(ptx), 0) &&
+	expect(!cache_write_variant(bad_dir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &none) &&
 	           !cache_read_variant(bad_dir, &key, &e), "entry: a folder that does not exist: not written, a miss");
 }
 
@@ -305,7 +343,7 @@ static void test_tune(void)
 	size_t len;
 	char *text = read_bytes(path, &len);
 	char want[256];
-	snprintf(want, sizeof want, "blk-autotune 1\n%s\n2\nBLOCK=1024 num_warps=8\n", hex);
+	snprintf(want, sizeof want, "blk-autotune %d\n%s\n2\nBLOCK=1024 num_warps=8\n", (int)CACHE_FORMAT_VERSION, hex);
 	expect(text && len == strlen(want) && memcmp(text, want, len) == 0, "tune: four lines of text");
 	expect(!cache_read_tune(tmpdir, &key, &index, config, 8), "tune: a config longer than the buffer is refused");
 	write_bytes(path, text, len - 1);

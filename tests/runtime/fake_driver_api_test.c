@@ -249,9 +249,23 @@ int main(void)
 	blk_launch_options w8 = {.num_warps = 8};
 	expect(blk_launch(va, args, 4, &w8) == BLK_SUCCESS && fake_last(&fc).block[0] == 256, "num_warps 8: 256 threads");
 	blk_launch_options w64 = {.num_warps = 64};
-	expect(blk_launch(va, args, 4, &w64) == BLK_ERROR_INVALID_ARGUMENT &&
-	           has("kernel 'vector_add' with num_warps 64 needs 2048 threads a program; the device allows 1024"),
-	       "num_warps 64 is more threads than the device allows");
+	expect(blk_launch(va, args, 4, &w64) == BLK_ERROR_SOURCE &&
+	           has("the option num_warps is a power of two in 1..32, found 64"),
+	       "num_warps 64 (2048 threads) is refused, naming the range");
+	blk_launch_options wneg = {.num_warps = -4}, sneg = {.num_stages = -1};
+	blk_const huge = {.name = "num_warps", .i = 1 << 30};
+	blk_launch_options whuge = {.consts = &huge, .n_consts = 1};
+	expect(blk_launch(va, args, 4, &wneg) == BLK_ERROR_SOURCE && has("num_warps is a power of two in 1..32, found -4") &&
+	           blk_launch(va, args, 4, &sneg) == BLK_ERROR_SOURCE && has("num_stages is an integer in 1..64, found -1") &&
+	           blk_launch(va, args, 4, &whuge) == BLK_ERROR_SOURCE && has("found 1073741824"),
+	       "a negative num_warps or num_stages, a const num_warps of 2^30: refused, not the default");
+	blk_launch_options tneg = {.threads = -2};
+	expect(blk_launch(va, args, 4, &tneg) == BLK_ERROR_INVALID_ARGUMENT && has("opt->threads is -2"),
+	       "a negative count of threads is refused");
+	blk_const twice[2] = {{.name = "BLOCK", .i = 64}, {.name = "BLOCK", .i = 128}};
+	blk_launch_options otwice = {.consts = twice, .n_consts = 2};
+	expect(blk_launch(va, args, 4, &otwice) == BLK_ERROR_SOURCE && has("const 'BLOCK' given twice"),
+	       "a const given twice is refused (not the first one silently)");
 	blk_launch_options ostream = {.stream = (void *)0x5150};
 	expect(blk_launch(va, args, 4, &ostream) == BLK_SUCCESS && fake_last(&fc).stream == (void *)0x5150, "the launch's stream");
 	blk_launch_options wide = {.grid = {1, 70000, 1}};

@@ -389,6 +389,7 @@ struct Module {
 	ModuleImport *imports;
 	int n_imports;
 	bool loading;         /* on the import stack (cycle detection) */
+	const char *stdlib_dir; /* the set's, for errors that name a standard library file */
 };
 
 typedef struct ModuleSet {

@@ -300,6 +300,11 @@ static void check(Checker *ck, const Node *n)
 				diag_error(ck->diag, p->span, "kernel parameter '%s' needs a type (e.g. '%s: *f32')",
 				           p->name, p->name);
 		}
+		for (int i = 0; n->kind == N_FN && i < n->attrs.len; i++) {
+			const Node *at = n->attrs.items[i];
+			diag_error(ck->diag, at->span, "unknown attribute '@%s': a fn takes no attributes (a kernel takes @autotune)",
+			           at->name);
+		}
 		ck->in_attr = true;
 		check_list(ck, n->attrs);
 		ck->in_attr = false;

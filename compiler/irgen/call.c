@@ -111,6 +111,8 @@ Sym ig_gen_call(Gen *g, Node *call)
 		if (base->kind == N_IDENT && !ig_lookup_local(g, base->name) && (in_mod = module_alias(g->mod, base->name))) {
 			/* m.f(...) with m an imported module */
 		} else {
+			if (ig_triton_namespace(g, callee, true))
+				return VOID;
 			Sym self = ig_gen_expr(g, base);
 			if (self.kind == S_VOID)
 				return VOID;
@@ -180,7 +182,7 @@ Sym ig_gen_call(Gen *g, Node *call)
 	else if (callee->kind == N_FIELD)
 		error(g, callee->span, "no function '%s' to call as a method", name);
 	else
-		error(g, callee->span, "call to undeclared function '%s'", name);
+		ig_unknown_name(g, callee->span, "call to undeclared function", name, NEAR_FNS);
 	return VOID;
 }
 

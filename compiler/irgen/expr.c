@@ -411,6 +411,8 @@ static Sym gen_field(Gen *g, Node *n)
 			return ig_decl_sym(g, decl, owner, n->span);
 		}
 	}
+	if (ig_triton_namespace(g, n, false))
+		return VOID;
 	Sym base = ig_gen_expr(g, n->a);
 	if (base.kind == S_VOID)
 		return VOID;
@@ -425,7 +427,17 @@ static Sym gen_field(Gen *g, Node *n)
 		a.given[0] = true;
 		return ig_bi_trans(g, &a, 0);
 	}
-	error(g, n->span, "%s has no field '%s'", ig_sym_desc(g, base), n->name);
+	Near near;
+	ig_near_init(&near, n->name);
+	if (is_valueish(base)) {
+		ig_near_consider(&near, "shape");
+		ig_near_consider(&near, "dtype");
+		ig_near_consider(&near, "T");
+	}
+	if (near.best)
+		error(g, n->span, "%s has no field '%s'; did you mean '%s'?", ig_sym_desc(g, base), n->name, near.best);
+	else
+		error(g, n->span, "%s has no field '%s'", ig_sym_desc(g, base), n->name);
 	return VOID;
 }
 

@@ -98,7 +98,7 @@ bool irgen_autotune(Module *m, Node *k, AutotuneSpec *out, Diag *diag, Arena *ar
 	for (int i = 0; i < k->attrs.len; i++) {
 		Node *attr = k->attrs.items[i];
 		if (strcmp(attr->name, "autotune") != 0) {
-			diag_warning(diag, attr->span, "unknown attribute '@%s' is ignored", attr->name);
+			error(&g, attr->span, "unknown attribute '@%s': the only attribute is @autotune", attr->name);
 			continue;
 		}
 		for (int j = 0; j < attr->list.len; j++) {

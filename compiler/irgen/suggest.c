@@ -1,0 +1,204 @@
+/* irgen/suggest.c: what an error about an unknown name can add to teach: the
+ * nearest known spelling ("did you mean 'arange'?"), the standard library file
+ * that defines a fn, and how blk spells a few Triton habits. */
+#include "irgen/irgen_int.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_WORD = 64 };
+
+/* Edit distance with adjacent transpositions (optimal string alignment);
+ * letters that differ only in case count as half an edit (units of 2). */
+static int distance2(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la >= MAX_WORD || lb >= MAX_WORD)
+		return 1 << 20;
+	int d[MAX_WORD + 1][MAX_WORD + 1];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = 2 * (int)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = 2 * (int)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			char x = a[i - 1], y = b[j - 1];
+			int sub = x == y ? 0 : (x | 0x20) == (y | 0x20) && ((x | 0x20) >= 'a' && (x | 0x20) <= 'z') ? 1 : 2;
+			int best = d[i - 1][j - 1] + sub;
+			if (d[i - 1][j] + 2 < best)
+				best = d[i - 1][j] + 2;
+			if (d[i][j - 1] + 2 < best)
+				best = d[i][j - 1] + 2;
+			if (i > 1 && j > 1 && x == b[j - 2] && a[i - 2] == y && d[i - 2][j - 2] + 2 < best)
+				best = d[i - 2][j - 2] + 2;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+void ig_near_init(Near *n, const char *want)
+{
+	size_t len = strlen(want);
+	/* short names are near only by case; longer ones by an edit per three letters */
+	int edits = len < 3 ? 0 : len < 6 ? 1 : len < 9 ? 2 : 3;
+	*n = (Near){.want = want, .best = NULL, .dist = 2 * edits + 2};
+}
+
+void ig_near_consider(Near *n, const char *cand)
+{
+	if (!cand || strcmp(cand, n->want) == 0 || cand[0] == '_')
+		return;
+	int d = distance2(n->want, cand);
+	if (d < n->dist) {
+		n->dist = d;
+		n->best = cand;
+	}
+}
+
+/* The top-level names of m and of the modules it imports without alias. */
+static void consider_module(Near *n, Module *m, bool fns, bool values, int depth)
+{
+	if (!m || depth > 16)
+		return;
+	for (int i = 0; m->file && i < m->file->list.len; i++) {
+		Node *d = m->file->list.items[i];
+		if ((fns && d->kind == N_FN) || (values && (d->kind == N_CONST || d->kind == N_FN)))
+			ig_near_consider(n, d->name);
+	}
+	for (int i = 0; i < m->n_imports; i++) {
+		if (m->imports[i].alias) {
+			if (values)
+				ig_near_consider(n, m->imports[i].alias);
+		} else {
+			consider_module(n, m->imports[i].module, fns, values, depth + 1);
+		}
+	}
+}
+
+const char *ig_near_name(Gen *g, const char *name, int what)
+{
+	Near n;
+	ig_near_init(&n, name);
+	for (Scope *s = g->scope; s; s = s->parent) {
+		for (int i = s->len - 1; i >= 0; i--) {
+			Sym *y = &s->items[i].sym;
+			bool ok = (what & NEAR_VALUES) || ((what & NEAR_FNS) && y->kind == S_FN) ||
+			          ((what & NEAR_TYPES) && y->kind == S_TYPE);
+			if (ok && s->items[i].name[0] != '$')
+				ig_near_consider(&n, s->items[i].name);
+		}
+		if (s->fn_boundary)
+			break;
+	}
+	consider_module(&n, g->mod, what & (NEAR_FNS | NEAR_VALUES), what & (NEAR_VALUES | NEAR_TYPES), 0);
+	if (what & (NEAR_FNS | NEAR_VALUES)) {
+		for (int i = 0; ig_builtin_name(i); i++)
+			ig_near_consider(&n, ig_builtin_name(i));
+		ig_near_consider(&n, "print");
+	}
+	if (what & NEAR_TYPES)
+		for (int k = 0; k < SK_COUNT; k++)
+			ig_near_consider(&n, scalar_name((ScalarKind)k));
+	return n.best;
+}
+
+/* Whether the text of a .tile file declares `fn name(` at the start of a line. */
+static bool declares_fn(const char *text, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, "fn ", 3) != 0)
+			continue;
+		p += 3;
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, name, len) == 0 && (p[len] == '(' || p[len] == ' ' || p[len] == '['))
+			return true;
+	}
+	return false;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char *ig_stdlib_home(Gen *g, const char *name)
+{
+	const char *dir = g->mod ? g->mod->stdlib_dir : NULL;
+	DIR *d = dir ? opendir(dir) : NULL;
+	if (!d)
+		return NULL;
+	/* in name order, so that the answer does not depend on the directory's order */
+	const char *files[64];
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d)) && n < 64;) {
+		size_t len = strlen(e->d_name);
+		if (len > 5 && strcmp(e->d_name + len - 5, ".tile") == 0)
+			files[n++] = arena_printf(g->arena, "%s", e->d_name);
+	}
+	closedir(d);
+	qsort(files, (size_t)n, sizeof files[0], by_name);
+	for (int i = 0; i < n; i++) {
+		if (!files[i])
+			continue;
+		char *path = arena_printf(g->arena, "%s/%s", dir, files[i]);
+		FILE *f = path ? fopen(path, "rb") : NULL;
+		if (!f)
+			continue;
+		char buf[1 << 16];
+		size_t got = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[got] = 0;
+		if (declares_fn(buf, name))
+			return arena_printf(g->arena, "std/%s", files[i]);
+	}
+	return NULL;
+}
+
+void ig_unknown_name(Gen *g, Span at, const char *what, const char *name, int near)
+{
+	if (near & NEAR_FNS) {
+		const char *home = ig_stdlib_home(g, name);
+		if (home) {
+			error(g, at, "%s '%s': it is defined in the standard library; add 'import \"%s\";'", what, name, home);
+			return;
+		}
+	}
+	const char *best = ig_near_name(g, name, near);
+	if (best)
+		error(g, at, "%s '%s'; did you mean '%s'?", what, name, best);
+	else
+		error(g, at, "%s '%s'", what, name);
+}
+
+bool ig_triton_namespace(Gen *g, Node *field, bool call)
+{
+	Node *base = field->a;
+	Module *owner;
+	if (base->kind != N_IDENT || (strcmp(base->name, "tl") != 0 && strcmp(base->name, "triton") != 0) ||
+	    ig_lookup_local(g, base->name) || module_alias(g->mod, base->name) || module_lookup(g->mod, base->name, &owner))
+		return false;
+	static const struct {
+		const char *triton, *blk;
+	} types[] = {
+		{"float32", "f32"}, {"float16", "f16"}, {"bfloat16", "bf16"}, {"float64", "f64"}, {"int1", "i1"},
+		{"int8", "i8"},     {"int16", "i16"},   {"int32", "i32"},     {"int64", "i64"},   {"uint8", "u8"},
+		{"uint16", "u16"},  {"uint32", "u32"},  {"uint64", "u64"},
+	};
+	const char *blk = field->name;
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		if (strcmp(field->name, types[i].triton) == 0)
+			blk = types[i].blk;
+	if (call)
+		error(g, base->span, "blk has no '%s' namespace: builtins are called by their name alone, as %s(...)",
+		      base->name, field->name);
+	else
+		error(g, base->span, "blk has no '%s' namespace: write '%s' for '%s.%s'", base->name, blk, base->name,
+		      field->name);
+	return true;
+}

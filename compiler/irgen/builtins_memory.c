@@ -52,10 +52,10 @@ Sym ig_bi_load(Gen *g, Args *a, int which)
 	int32_t shape[BLK_MAX_RANK];
 	memcpy(shape, ptr->type.shape, sizeof shape);
 	Type shape_t = ptr->type;
-	if (mask && !ig_common_shape(g, shape_t, mask->type, &rank, shape, a->call, "the pointer and the mask"))
+	if (mask && !ig_common_shape(g, shape_t, mask->type, &rank, shape, a->at[1], "the pointer and the mask"))
 		return VOID;
 	shape_t = type_block(shape_t, rank, shape);
-	if (other.kind != S_NONE && !ig_common_shape(g, shape_t, other.type, &rank, shape, a->call, "the pointer and 'other'"))
+	if (other.kind != S_NONE && !ig_common_shape(g, shape_t, other.type, &rank, shape, a->at[2], "the pointer and 'other'"))
 		return VOID;
 	Type rt = type_block(type_pointee(type_elem(ptr->type)), rank, shape);
 	Value *ops[3];

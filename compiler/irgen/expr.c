@@ -487,7 +487,13 @@ Sym ig_gen_expr(Gen *g, Node *n)
 				return ig_truth(g, ig_gen_expr(g, n->b), n->b->span);
 			return gen_logical(g, n->op, a, ig_gen_expr(g, n->b), n->span);
 		}
-		return ig_gen_binary(g, n->op, ig_gen_expr(g, n->a), ig_gen_expr(g, n->b), n->span);
+		if (ig_power_operator(g, n))
+			return VOID;
+		/* the right operand first, as the generated code always had it */
+		Sym b = ig_gen_expr(g, n->b), a = ig_gen_expr(g, n->a);
+		if (!ig_operand_shapes(g, n, a, b))
+			return VOID;
+		return ig_gen_binary(g, n->op, a, b, n->span);
 	case N_TERNARY: {
 		Sym c = ig_truth(g, ig_gen_expr(g, n->a), n->a->span);
 		if (c.kind == S_VOID)

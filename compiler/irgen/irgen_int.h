@@ -197,6 +197,11 @@ void ig_unknown_name(Gen *g, Span at, const char *what, const char *name, int ne
 /* Reports Triton's tl.NAME (a call when `call`) where tl is not a name in
  * scope: blk has no such namespace. False when `field` is not that. */
 bool ig_triton_namespace(Gen *g, Node *field, bool call);
+/* Reports `a ** b` (a binary '*' of a prefix '*'): blk has no power operator. */
+bool ig_power_operator(Gen *g, Node *binary);
+/* False, reported with where each shape comes from, when the operands of the
+ * binary node n do not broadcast to one shape. */
+bool ig_operand_shapes(Gen *g, Node *n, Sym a, Sym b);
 
 /* ---- sym.c ------------------------------------------------------------------- */
 

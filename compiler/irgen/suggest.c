@@ -202,3 +202,38 @@ bool ig_triton_namespace(Gen *g, Node *field, bool call)
 		      field->name);
 	return true;
 }
+
+bool ig_power_operator(Gen *g, Node *n)
+{
+	Node *r = n->b;
+	if (n->op != T_STAR || r->kind != N_UNARY || r->op != T_STAR || !r->span.src || r->span.begin == 0 ||
+	    r->span.src->text[r->span.begin - 1] != '*')
+		return false;
+	error(g, span_join(n->a->span, r->span),
+	      "blk has no power operator '**': write x * x for a square, exp2(y * log2(x)) for x to the power y");
+	return true;
+}
+
+/* Where an operand's shape comes from: the operand, and for a variable where
+ * it was last bound. */
+static void operand_note(Gen *g, Node *e, const char *side, Sym s)
+{
+	Binding *b = e->kind == N_IDENT ? ig_lookup_local(g, e->name) : NULL;
+	if (b && b->span.src)
+		diag_note(g->diag, b->span, "the %s operand '%s', %s, was bound here", side, e->name, tstr(g, s.type));
+	else
+		diag_note(g->diag, e->span, "the %s operand, %s, comes from here", side, tstr(g, s.type));
+}
+
+bool ig_operand_shapes(Gen *g, Node *n, Sym a, Sym b)
+{
+	int rank;
+	int32_t shape[BLK_MAX_RANK];
+	if (!is_valueish(a) || !is_valueish(b) || broadcast_shapes(a.type, b.type, &rank, shape))
+		return true;
+	error(g, n->span, "cannot broadcast the operands of '%s': shapes %s and %s", token_kind_spelling(n->op),
+	      tstr(g, a.type), tstr(g, b.type));
+	operand_note(g, n->a, "left", a);
+	operand_note(g, n->b, "right", b);
+	return false;
+}

@@ -107,6 +107,11 @@ bool run_ptxas(const char *ptxas, const char *arch, const char *kernel, const ch
 /* ---- shared by the command lines (options.c) ---------------------------- */
 
 int bad_usage(const char *fmt, const char *arg);
+struct option;
+/* Reports the option getopt_long has just refused as unknown (a short one by
+ * its letter and the word it was in, a long one with the nearest of
+ * longopts); returns 2. */
+int unknown_option(int argc, char **argv, const struct option *longopts);
 bool is_identifier(const char *s, size_t n);
 bool parse_define(const char *arg, ConstBinding *out);
 const char *find_stdlib(char *buf, size_t size);

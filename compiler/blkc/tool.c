@@ -122,7 +122,7 @@ static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 			(o->tool == TOOL_RUN ? run_usage : o->tool == TOOL_BENCH ? bench_usage : tune_usage)(stdout);
 			return 0;
 		case ':': bad_usage("option '%s' needs an argument", argv[optind - 1]); return 2;
-		default: bad_usage("unknown option '%s'", argv[optind - 1]); return 2;
+		default: return unknown_option(argc, argv, longopts);
 		}
 	}
 	/* options of another command */
@@ -242,9 +242,16 @@ int tool_main(Tool tool, int argc, char **argv)
 	blk_kernel *k;
 	blk_status st = o.source ? blk_module_load_source(ctx, "<stdin>", o.source->text, o.source->len, &mo, &mod)
 	                         : blk_module_load_file(ctx, path, &mo, &mod);
-	if (st != BLK_SUCCESS || blk_kernel_get(mod, o.kernel, &k) != BLK_SUCCESS) {
+	if (st != BLK_SUCCESS) {
 		fputs(blk_last_error(), stderr);
 		fputc('\n', stderr);
+		goto out;
+	}
+	if (blk_kernel_get(mod, o.kernel, &k) != BLK_SUCCESS) {
+		/* blkc's words, not the C function's: name the option that chooses */
+		const char *e = blk_last_error(), *fn = "blk_kernel_get: ";
+		fprintf(stderr, "%s: error: %s%s\n", tool_name, strncmp(e, fn, strlen(fn)) == 0 ? e + strlen(fn) : e,
+		        o.kernel ? "" : " with -k NAME");
 		goto out;
 	}
 	if (!make_args(ctx, k, argc, argv, optind, &args, &n_args, bufs, &n_bufs))

@@ -427,12 +427,12 @@ static Sym gen_field(Gen *g, Node *n)
 		a.given[0] = true;
 		return ig_bi_trans(g, &a, 0);
 	}
-	Near near;
-	ig_near_init(&near, n->name);
+	Nearest near;
+	nearest_init(&near, n->name);
 	if (is_valueish(base)) {
-		ig_near_consider(&near, "shape");
-		ig_near_consider(&near, "dtype");
-		ig_near_consider(&near, "T");
+		nearest_consider(&near, "shape");
+		nearest_consider(&near, "dtype");
+		nearest_consider(&near, "T");
 	}
 	if (near.best)
 		error(g, n->span, "%s has no field '%s'; did you mean '%s'?", ig_sym_desc(g, base), n->name, near.best);

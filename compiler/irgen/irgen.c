@@ -282,7 +282,17 @@ Node *irgen_find_kernel(Module *m, const char *name, Diag *diag)
 	else if (!name && count == 0)
 		diag_plain(diag, DIAG_ERROR, "%s: no kernel in this file", m->src->name);
 	else if (!name && count > 1) {
-		diag_plain(diag, DIAG_ERROR, "%s: %d kernels in this file; name one", m->src->name, count);
+		StrBuf names = {0};
+		for (int i = 0; i < m->file->list.len; i++) {
+			Node *d = m->file->list.items[i];
+			if (d->kind == N_KERNEL) {
+				sb_puts(&names, names.len ? ", " : "");
+				sb_puts(&names, d->name);
+			}
+		}
+		diag_plain(diag, DIAG_ERROR, "%s: %d kernels in this file (%s); name one with -k NAME", m->src->name, count,
+		           names.data ? names.data : "");
+		sb_free(&names);
 		return NULL;
 	}
 	return found;

@@ -180,14 +180,7 @@ static inline void scope_pop(Gen *g)
 
 /* ---- suggest.c ----------------------------------------------------------------- */
 
-/* The nearest known spelling of a misspelt name (ig_near_*). */
-typedef struct Near {
-	const char *want, *best;
-	int dist; /* of best, in half edits; a candidate must be nearer */
-} Near;
 enum { NEAR_FNS = 1, NEAR_VALUES = 2, NEAR_TYPES = 4 };
-void ig_near_init(Near *n, const char *want);
-void ig_near_consider(Near *n, const char *cand);
 /* The name in scope nearest to `name` among the kinds `what` (NEAR_*), or NULL. */
 const char *ig_near_name(Gen *g, const char *name, int what);
 /* "std/FILE.tile" when a standard library file declares fn `name`, else NULL. */

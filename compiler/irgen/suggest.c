@@ -1,5 +1,6 @@
 /* irgen/suggest.c: what an error about an unknown name can add to teach: the
- * nearest known spelling ("did you mean 'arange'?"), the standard library file
+ * nearest known spelling in scope ("did you mean 'arange'?", by lang's
+ * nearest_*), the standard library file
  * that defines a fn, and how blk spells a few Triton habits. */
 #include "irgen/irgen_int.h"
 
@@ -8,69 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_WORD = 64 };
-
-/* Edit distance with adjacent transpositions (optimal string alignment);
- * letters that differ only in case count as half an edit (units of 2). */
-static int distance2(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la >= MAX_WORD || lb >= MAX_WORD)
-		return 1 << 20;
-	int d[MAX_WORD + 1][MAX_WORD + 1];
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = 2 * (int)i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = 2 * (int)j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			char x = a[i - 1], y = b[j - 1];
-			int sub = x == y ? 0 : (x | 0x20) == (y | 0x20) && ((x | 0x20) >= 'a' && (x | 0x20) <= 'z') ? 1 : 2;
-			int best = d[i - 1][j - 1] + sub;
-			if (d[i - 1][j] + 2 < best)
-				best = d[i - 1][j] + 2;
-			if (d[i][j - 1] + 2 < best)
-				best = d[i][j - 1] + 2;
-			if (i > 1 && j > 1 && x == b[j - 2] && a[i - 2] == y && d[i - 2][j - 2] + 2 < best)
-				best = d[i - 2][j - 2] + 2;
-			d[i][j] = best;
-		}
-	return d[la][lb];
-}
-
-void ig_near_init(Near *n, const char *want)
-{
-	size_t len = strlen(want);
-	/* short names are near only by case; longer ones by an edit per three letters */
-	int edits = len < 3 ? 0 : len < 6 ? 1 : len < 9 ? 2 : 3;
-	*n = (Near){.want = want, .best = NULL, .dist = 2 * edits + 2};
-}
-
-void ig_near_consider(Near *n, const char *cand)
-{
-	if (!cand || strcmp(cand, n->want) == 0 || cand[0] == '_')
-		return;
-	int d = distance2(n->want, cand);
-	if (d < n->dist) {
-		n->dist = d;
-		n->best = cand;
-	}
-}
-
 /* The top-level names of m and of the modules it imports without alias. */
-static void consider_module(Near *n, Module *m, bool fns, bool values, int depth)
+static void consider_module(Nearest *n, Module *m, bool fns, bool values, int depth)
 {
 	if (!m || depth > 16)
 		return;
 	for (int i = 0; m->file && i < m->file->list.len; i++) {
 		Node *d = m->file->list.items[i];
 		if ((fns && d->kind == N_FN) || (values && (d->kind == N_CONST || d->kind == N_FN)))
-			ig_near_consider(n, d->name);
+			nearest_consider(n, d->name);
 	}
 	for (int i = 0; i < m->n_imports; i++) {
 		if (m->imports[i].alias) {
 			if (values)
-				ig_near_consider(n, m->imports[i].alias);
+				nearest_consider(n, m->imports[i].alias);
 		} else {
 			consider_module(n, m->imports[i].module, fns, values, depth + 1);
 		}
@@ -79,15 +31,15 @@ static void consider_module(Near *n, Module *m, bool fns, bool values, int depth
 
 const char *ig_near_name(Gen *g, const char *name, int what)
 {
-	Near n;
-	ig_near_init(&n, name);
+	Nearest n;
+	nearest_init(&n, name);
 	for (Scope *s = g->scope; s; s = s->parent) {
 		for (int i = s->len - 1; i >= 0; i--) {
 			Sym *y = &s->items[i].sym;
 			bool ok = (what & NEAR_VALUES) || ((what & NEAR_FNS) && y->kind == S_FN) ||
 			          ((what & NEAR_TYPES) && y->kind == S_TYPE);
 			if (ok && s->items[i].name[0] != '$')
-				ig_near_consider(&n, s->items[i].name);
+				nearest_consider(&n, s->items[i].name);
 		}
 		if (s->fn_boundary)
 			break;
@@ -95,12 +47,12 @@ const char *ig_near_name(Gen *g, const char *name, int what)
 	consider_module(&n, g->mod, what & (NEAR_FNS | NEAR_VALUES), what & (NEAR_VALUES | NEAR_TYPES), 0);
 	if (what & (NEAR_FNS | NEAR_VALUES)) {
 		for (int i = 0; ig_builtin_name(i); i++)
-			ig_near_consider(&n, ig_builtin_name(i));
-		ig_near_consider(&n, "print");
+			nearest_consider(&n, ig_builtin_name(i));
+		nearest_consider(&n, "print");
 	}
 	if (what & NEAR_TYPES)
 		for (int k = 0; k < SK_COUNT; k++)
-			ig_near_consider(&n, scalar_name((ScalarKind)k));
+			nearest_consider(&n, scalar_name((ScalarKind)k));
 	return n.best;
 }
 

@@ -171,7 +171,7 @@ extern uint64_t rng_state; /* of the random fills: --seed */
 
 double get_elem(const void *base, int64_t i, ScalarKind k);
 bool read_raw(const char *path, void *dst, size_t bytes);
-bool make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first, blk_arg **args, int *n_args,
+int make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first, blk_arg **args, int *n_args,
                RunBuffer *bufs, int *n_bufs);
 
 /* ---- blkc run (run.c) --------------------------------------------------- */

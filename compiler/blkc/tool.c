@@ -188,6 +188,45 @@ static int refuse_outputs(const ToolOptions *o, const char *path, Arena *arena)
 	return clash ? 2 : -1;
 }
 
+/* The defaults of the kernel's type parameters (T: const type = f32) that no
+ * -D binds, added to o->defines: the tool makes every buffer itself, so no
+ * argument can decide T. Errors in the file are left to libblk to report.
+ * False only when out of memory. */
+static bool default_type_params(ToolOptions *o, const char *path, Arena *arena)
+{
+	Diag diag;
+	diag_init(&diag);
+	char stdlib_buf[4200];
+	ModuleSet set = {.arena = arena, .diag = &diag, .include_dirs = o->includes, .n_include_dirs = o->n_inc,
+	                 .stdlib_dir = find_stdlib(stdlib_buf, sizeof stdlib_buf)};
+	Module *m = o->source ? module_load_source(&set, o->source) : module_load_file(&set, path);
+	Node *k = m && !diag.errors ? irgen_find_kernel(m, o->kernel, &diag) : NULL;
+	diag_free(&diag);
+	bool ok = true;
+	for (int i = 0; k && ok && i < k->list.len; i++) {
+		Node *p = k->list.items[i];
+		if (!irgen_is_type_param(p) || !p->b || p->b->kind != N_IDENT)
+			continue;
+		bool bound = false;
+		for (int d = 0; d < o->n_def && !bound; d++)
+			bound = strcmp(o->defines[d].name, p->name) == 0;
+		ScalarKind sk;
+		if (bound || !scalar_from_name(p->b->name, &sk))
+			continue;
+		blk_const *more = realloc(o->defines, (size_t)(o->n_def + 1) * sizeof *more);
+		char *name = strdup(p->name);
+		if (more)
+			o->defines = more;
+		if (!more || !name) {
+			free(name);
+			ok = false;
+			break;
+		}
+		o->defines[o->n_def++] = (blk_const){.name = name, .type = scalar_name(sk)};
+	}
+	return ok;
+}
+
 /* blkc run, bench and tune: their options, the kernel loaded through libblk,
  * its arguments made, then run once or timed. Returns the exit status. */
 int tool_main(Tool tool, int argc, char **argv)
@@ -231,6 +270,10 @@ int tool_main(Tool tool, int argc, char **argv)
 	if (status >= 0)
 		goto out;
 	status = 1;
+	if (!default_type_params(&o, path, &arena)) {
+		fprintf(stderr, "%s: error: out of memory\n", tool_name);
+		goto out;
+	}
 	/* --devices: the kernel and its arguments on the first GPU listed */
 	if (blk_context_create(o.n_devices ? BLK_BACKEND_GPU : BLK_BACKEND_AUTO, o.n_devices ? o.devices[0] : 0, &ctx) !=
 	    BLK_SUCCESS) {
@@ -254,8 +297,11 @@ int tool_main(Tool tool, int argc, char **argv)
 		        o.kernel ? "" : " with -k NAME");
 		goto out;
 	}
-	if (!make_args(ctx, k, argc, argv, optind, &args, &n_args, bufs, &n_bufs))
+	int arg_status = make_args(ctx, k, argc, argv, optind, &args, &n_args, bufs, &n_bufs);
+	if (arg_status) {
+		status = arg_status;
 		goto out;
+	}
 	blk_launch_options lo = {.grid = {o.grid[0], o.grid[1], o.grid[2]}, .threads = o.threads};
 	if (tool != TOOL_RUN)
 		status = tool_time(&o, ctx, k, args, n_args, &lo, &tr, path, bufs, n_bufs, &kernel_name);

@@ -180,7 +180,7 @@ Sym ig_gen_call(Gen *g, Node *call)
 	if (decl)
 		error(g, callee->span, "'%s' is a constant, not a function", name);
 	else if (callee->kind == N_FIELD)
-		error(g, callee->span, "no function '%s' to call as a method", name);
+		ig_unknown_name(g, callee->span, "no function to call as a method named", name, NEAR_FNS);
 	else
 		ig_unknown_name(g, callee->span, "call to undeclared function", name, NEAR_FNS);
 	return VOID;

@@ -46,6 +46,9 @@ typedef struct IrgenOptions {
  * the interpreter). Each may be given where consts are: -D, @autotune
  * configs, a launch's consts. tma and fp_fusion take 0 or 1 (false, true). */
 bool irgen_is_option(const char *name);
+/* The const parameter (of `kernel`, or of any kernel of m when NULL) or
+ * option nearest in spelling to `name`, for a "did you mean"; NULL if none. */
+const char *irgen_near_const(Module *m, const Node *kernel, const char *name);
 /* Whether `name` is one of the options that take 0 or 1 (tma, fp_fusion,
  * warp_specialize). */
 bool irgen_is_flag_option(const char *name);

@@ -62,8 +62,9 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 	for (int i = 0; i < cfg->list.len; i++) {
 		Node *nv = cfg->list.items[i];
 		if (!is_const_param(k, nv->name) && !irgen_is_option(nv->name)) {
-			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor num_warps, num_stages, tma or fp_fusion)",
-			      nv->name, k->name);
+			const char *near = irgen_near_const(g->mod, k, nv->name);
+			error(g, nv->span, "'%s' is not a const parameter of kernel '%s' (nor num_warps, num_stages, tma or fp_fusion)%s%s%s",
+			      nv->name, k->name, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 			return false;
 		}
 		Sym v = ig_gen_expr(g, nv->a);

@@ -189,3 +189,26 @@ bool ig_operand_shapes(Gen *g, Node *n, Sym a, Sym b)
 	operand_note(g, n->b, "right", b);
 	return false;
 }
+
+/* The options' names, each suggested only while irgen_is_option takes it. */
+static const char *const option_names[] = {"num_warps", "num_stages", "tma", "fp_fusion", "warp_specialize"};
+
+const char *irgen_near_const(Module *m, const Node *kernel, const char *name)
+{
+	Nearest n;
+	nearest_init(&n, name);
+	for (int i = 0; m && m->file && i < m->file->list.len; i++) {
+		const Node *k = m->file->list.items[i];
+		if (k->kind != N_KERNEL || (kernel && k != kernel))
+			continue;
+		for (int j = 0; j < k->list.len; j++) {
+			const Node *p = k->list.items[j];
+			if (p->a && p->a->kind == N_TYPE_CONST)
+				nearest_consider(&n, p->name);
+		}
+	}
+	for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++)
+		if (irgen_is_option(option_names[i]))
+			nearest_consider(&n, option_names[i]);
+	return n.best;
+}

@@ -574,6 +574,12 @@ rc=$?
 "$blkc" run --grid=1 "$tmp/tdef.tile" x=zero n=1 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc = 2 ] && ok "run x=zero: exit 2" || bad "run x=zero" "rc $rc: $(cat "$tmp/err")"
+# a misspelt -D: the nearest const parameter or option
+"$blkc" -D BLOK=64 -D num_warp=4 tests/cli/kernels/scale.tile >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && grep -qF "no kernel of 'tests/cli/kernels/scale.tile' has a const parameter 'BLOK'; did you mean 'BLOCK'?" "$tmp/err" &&
+	grep -qF "'num_warp'; did you mean 'num_warps'?" "$tmp/err" && ok "-D BLOK: did you mean BLOCK" ||
+	bad "-D BLOK" "rc $rc: $(cat "$tmp/err")"
 # tests/run.sh: a suite that skips itself shows as skipped, with its reason, in the summary
 mkdir -p "$tmp/rt/tests/skips" "$tmp/rt/tests/runs"
 cp tests/run.sh "$tmp/rt/tests/"

@@ -335,7 +335,9 @@ void nearest_init(Nearest *n, const char *want)
 
 void nearest_consider(Nearest *n, const char *cand)
 {
-	if (!cand || strcmp(cand, n->want) == 0 || cand[0] == '_')
+	/* hidden names (#iv, _widen) are not for users to write */
+	char c0 = cand ? (char)(cand[0] | 0x20) : 0;
+	if (!cand || c0 < 'a' || c0 > 'z' || strcmp(cand, n->want) == 0)
 		return;
 	int d = distance2(n->want, cand);
 	if (d < n->dist) {

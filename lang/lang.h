@@ -92,7 +92,8 @@ void diag_plain(Diag *d, DiagLevel level, const char *fmt, ...) __attribute__((f
 /* The nearest spelling of a misspelt word among candidates (for "did you
  * mean"): nearest_init, then nearest_consider for each candidate; best is
  * NULL when none is near enough (an edit per three letters, case alone for
- * names shorter than three). Names starting with '_' are never suggested. */
+ * names shorter than three). Names that do not start with a letter are
+ * never suggested. */
 typedef struct Nearest {
 	const char *want, *best;
 	int dist; /* of best, in half edits; a candidate must be nearer */

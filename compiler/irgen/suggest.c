@@ -1,7 +1,7 @@
 /* irgen/suggest.c: what an error about an unknown name can add to teach: the
- * nearest known spelling in scope ("did you mean 'arange'?", by lang's
- * nearest_*), the standard library file
- * that defines a fn, and how blk spells a few Triton habits. */
+ * nearest known spelling in scope ("did you mean 'arange'?", measured by
+ * lang's nearest_*), the standard library file that defines a fn, how blk
+ * spells a few Triton habits, and where mismatched operand shapes come from. */
 #include "irgen/irgen_int.h"
 
 #include <dirent.h>
@@ -10,21 +10,21 @@
 #include <string.h>
 
 /* The top-level names of m and of the modules it imports without alias. */
-static void consider_module(Nearest *n, Module *m, bool fns, bool values, int depth)
+static void consider_module(Nearest *n, Module *m, bool fns, bool consts, bool aliases, int depth)
 {
 	if (!m || depth > 16)
 		return;
 	for (int i = 0; m->file && i < m->file->list.len; i++) {
 		Node *d = m->file->list.items[i];
-		if ((fns && d->kind == N_FN) || (values && (d->kind == N_CONST || d->kind == N_FN)))
+		if ((fns && d->kind == N_FN) || (consts && d->kind == N_CONST))
 			nearest_consider(n, d->name);
 	}
 	for (int i = 0; i < m->n_imports; i++) {
 		if (m->imports[i].alias) {
-			if (values)
+			if (aliases)
 				nearest_consider(n, m->imports[i].alias);
 		} else {
-			consider_module(n, m->imports[i].module, fns, values, depth + 1);
+			consider_module(n, m->imports[i].module, fns, consts, aliases, depth + 1);
 		}
 	}
 }
@@ -38,13 +38,15 @@ const char *ig_near_name(Gen *g, const char *name, int what)
 			Sym *y = &s->items[i].sym;
 			bool ok = (what & NEAR_VALUES) || ((what & NEAR_FNS) && y->kind == S_FN) ||
 			          ((what & NEAR_TYPES) && y->kind == S_TYPE);
-			if (ok && s->items[i].name[0] != '$')
+			if (ok)
 				nearest_consider(&n, s->items[i].name);
 		}
 		if (s->fn_boundary)
 			break;
 	}
-	consider_module(&n, g->mod, what & (NEAR_FNS | NEAR_VALUES), what & (NEAR_VALUES | NEAR_TYPES), 0);
+	/* a global const may hold a type (const T = f16) */
+	consider_module(&n, g->mod, what & (NEAR_FNS | NEAR_VALUES), what & (NEAR_VALUES | NEAR_TYPES), what & NEAR_VALUES,
+	                0);
 	if (what & (NEAR_FNS | NEAR_VALUES)) {
 		for (int i = 0; ig_builtin_name(i); i++)
 			nearest_consider(&n, ig_builtin_name(i));
@@ -102,11 +104,17 @@ const char *ig_stdlib_home(Gen *g, const char *name)
 		FILE *f = path ? fopen(path, "rb") : NULL;
 		if (!f)
 			continue;
-		char buf[1 << 16];
-		size_t got = fread(buf, 1, sizeof buf - 1, f);
+		/* a standard library file is small: its first MiB is all of it */
+		size_t cap = 1 << 20;
+		char *text = malloc(cap + 1);
+		size_t got = text ? fread(text, 1, cap, f) : 0;
 		fclose(f);
-		buf[got] = 0;
-		if (declares_fn(buf, name))
+		if (!text)
+			return NULL;
+		text[got] = 0;
+		bool found = declares_fn(text, name);
+		free(text);
+		if (found)
 			return arena_printf(g->arena, "std/%s", files[i]);
 	}
 	return NULL;

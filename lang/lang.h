@@ -397,10 +397,10 @@ struct Module {
 	const Source *src;
 	const char *path;     /* as resolved, for loading each file once */
 	Node *file;           /* N_FILE */
+	const char *stdlib_dir; /* the set's, for errors that name a standard library file */
 	ModuleImport *imports;
 	int n_imports;
 	bool loading;         /* on the import stack (cycle detection) */
-	const char *stdlib_dir; /* the set's, for errors that name a standard library file */
 };
 
 typedef struct ModuleSet {

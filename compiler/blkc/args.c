@@ -185,7 +185,7 @@ int make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first,
 			return st;
 		if (blk_malloc(ctx, b->bytes, &b->dev) != BLK_SUCCESS ||
 		    blk_copy_to_device(ctx, b->dev, b->host, b->bytes) != BLK_SUCCESS) {
-			fprintf(stderr, "%s: error: %s\n", tool_name, blk_last_error());
+			print_lib_error(NULL);
 			return 1;
 		}
 		args[n_args++] = blk_arg_ptr(b->dev);

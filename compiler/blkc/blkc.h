@@ -153,6 +153,12 @@ typedef struct ToolOptions {
 } ToolOptions;
 
 extern const char *tool_name; /* "blkc run", "blkc bench" or "blkc tune", in messages */
+/* A libblk message without the C function's name it starts with
+ * ("blk_launch: error: what" is "what"). */
+const char *lib_message(const char *e);
+/* Prints blk_last_error() as the tool's error (after "CONTEXT: " when not
+ * NULL); compiler diagnostics as they are. */
+void print_lib_error(const char *context);
 
 int tool_main(Tool tool, int argc, char **argv);
 

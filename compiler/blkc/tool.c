@@ -188,6 +188,34 @@ static int refuse_outputs(const ToolOptions *o, const char *path, Arena *arena)
 	return clash ? 2 : -1;
 }
 
+const char *lib_message(const char *e)
+{
+	/* "blk_launch: error: what" -> "what": blkc's words, not the C function's */
+	size_t n = 0;
+	if (strncmp(e, "blk_", 4) == 0) {
+		n = 4;
+		while ((e[n] >= 'a' && e[n] <= 'z') || e[n] == '_')
+			n++;
+		if (strncmp(e + n, ": ", 2) != 0)
+			return e;
+		n += 2;
+		if (strncmp(e + n, "error: ", 7) == 0)
+			n += 7;
+	}
+	return e + n;
+}
+
+void print_lib_error(const char *context)
+{
+	const char *e = blk_last_error(), *m = lib_message(e);
+	if (m == e && !context && strstr(e, ": error: ")) /* compiler diagnostics: as they are */
+		fputs(e, stderr);
+	else
+		fprintf(stderr, "%s: error: %s%s%s", tool_name, context ? context : "", context ? ": " : "", m);
+	if (!*e || e[strlen(e) - 1] != '\n')
+		fputc('\n', stderr);
+}
+
 /* The defaults of the kernel's type parameters (T: const type = f32) that no
  * -D binds, added to o->defines: the tool makes every buffer itself, so no
  * argument can decide T. Errors in the file are left to libblk to report.
@@ -277,7 +305,7 @@ int tool_main(Tool tool, int argc, char **argv)
 	/* --devices: the kernel and its arguments on the first GPU listed */
 	if (blk_context_create(o.n_devices ? BLK_BACKEND_GPU : BLK_BACKEND_AUTO, o.n_devices ? o.devices[0] : 0, &ctx) !=
 	    BLK_SUCCESS) {
-		fprintf(stderr, "%s: error: %s\n", tool_name, blk_last_error());
+		print_lib_error(NULL);
 		goto out;
 	}
 	blk_module_options mo = {.include_dirs = o.includes, .n_include_dirs = o.n_inc, .defines = o.defines,
@@ -286,15 +314,12 @@ int tool_main(Tool tool, int argc, char **argv)
 	blk_status st = o.source ? blk_module_load_source(ctx, "<stdin>", o.source->text, o.source->len, &mo, &mod)
 	                         : blk_module_load_file(ctx, path, &mo, &mod);
 	if (st != BLK_SUCCESS) {
-		fputs(blk_last_error(), stderr);
-		fputc('\n', stderr);
+		print_lib_error(NULL);
 		goto out;
 	}
 	if (blk_kernel_get(mod, o.kernel, &k) != BLK_SUCCESS) {
-		/* blkc's words, not the C function's: name the option that chooses */
-		const char *e = blk_last_error(), *fn = "blk_kernel_get: ";
-		fprintf(stderr, "%s: error: %s%s\n", tool_name, strncmp(e, fn, strlen(fn)) == 0 ? e + strlen(fn) : e,
-		        o.kernel ? "" : " with -k NAME");
+		/* name the option that chooses */
+		fprintf(stderr, "%s: error: %s%s\n", tool_name, lib_message(blk_last_error()), o.kernel ? "" : " with -k NAME");
 		goto out;
 	}
 	int arg_status = make_args(ctx, k, argc, argv, optind, &args, &n_args, bufs, &n_bufs);

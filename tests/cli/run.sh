@@ -557,8 +557,16 @@ rc=$?
 [ $rc = 1 ] && grep -qF "blkc run: error: '$tmp/three.tile' has 3 kernels (a, b, c); name one with -k NAME" "$tmp/err" &&
 	! grep -q "blk_kernel_get" "$tmp/err" && ok "run, three kernels: listed, -k named, no C name" ||
 	bad "run, three kernels" "rc $rc: $(cat "$tmp/err")"
-# a type parameter's default is what blkc run makes the buffers of; -D still wins
 printf 'kernel k(x: *T, n: i32, T: const type = f16) {\n    let o = arange(0, 4);\n    store(x + o, (o * n).to(T));\n}\n' >"$tmp/tdef.tile"
+# libblk's errors in blkc run's words: no C function's name
+"$blkc" run "$tmp/tdef.tile" x=4 n=3 >"$tmp/out" 2>"$tmp/err" || true
+"$blkc" run "$tmp/nosuch.tile" x=4 >>"$tmp/out" 2>>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && grep -qx "blkc run: error: kernel 'k' has no grid(...) clause: give the grid explicitly" "$tmp/err" &&
+	grep -qx "blkc run: error: cannot open '$tmp/nosuch.tile': No such file or directory" "$tmp/err" &&
+	! grep -q "blk_" "$tmp/err" && ok "run: libblk's errors without the C function's name" ||
+	bad "run: libblk's errors" "rc $rc: $(cat "$tmp/err")"
+# a type parameter's default is what blkc run makes the buffers of; -D still wins
 out=$("$blkc" run --grid=1 "$tmp/tdef.tile" x=4 n=3 --print=x --save=x:"$tmp/x.bin" 2>&1)
 rc=$?
 [ $rc = 0 ] && [ "$out" = "x: 0 3 6 9" ] && [ "$(stat -c %s "$tmp/x.bin")" = 8 ] &&

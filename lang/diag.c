@@ -292,3 +292,57 @@ bool source_read_file(Source *out, const char *path, Arena *arena, Diag *d)
 	}
 	return true;
 }
+
+/* ---- "did you mean" ---------------------------------------------------------- */
+
+enum { MAX_WORD = 64 };
+
+/* Edit distance with adjacent transpositions (optimal string alignment);
+ * letters that differ only in case count as half an edit (units of 2). */
+static int distance2(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la >= MAX_WORD || lb >= MAX_WORD)
+		return 1 << 20;
+	int d[MAX_WORD + 1][MAX_WORD + 1];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = 2 * (int)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = 2 * (int)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			char x = a[i - 1], y = b[j - 1];
+			int sub = x == y ? 0 : (x | 0x20) == (y | 0x20) && ((x | 0x20) >= 'a' && (x | 0x20) <= 'z') ? 1 : 2;
+			int best = d[i - 1][j - 1] + sub;
+			if (d[i - 1][j] + 2 < best)
+				best = d[i - 1][j] + 2;
+			if (d[i][j - 1] + 2 < best)
+				best = d[i][j - 1] + 2;
+			if (i > 1 && j > 1 && x == b[j - 2] && a[i - 2] == y && d[i - 2][j - 2] + 2 < best)
+				best = d[i - 2][j - 2] + 2;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+void nearest_init(Nearest *n, const char *want)
+{
+	size_t len = strlen(want);
+	/* short names are near only by case; longer ones by an edit per three letters */
+	int edits = len < 3 ? 0 : len < 6 ? 1 : len < 9 ? 2 : 3;
+	*n = (Nearest){.want = want, .best = NULL, .dist = 2 * edits + 2};
+}
+
+void nearest_consider(Nearest *n, const char *cand)
+{
+	/* hidden names (#iv, _widen) are not for users to write */
+	char c0 = cand ? (char)(cand[0] | 0x20) : 0;
+	if (!cand || c0 < 'a' || c0 > 'z' || strcmp(cand, n->want) == 0)
+		return;
+	int d = distance2(n->want, cand);
+	if (d < n->dist) {
+		n->dist = d;
+		n->best = cand;
+	}
+}
+

@@ -89,6 +89,17 @@ void diag_report(Diag *d, DiagLevel level, Span sp, const char *fmt, ...)
 void diag_vreport(Diag *d, DiagLevel level, Span sp, const char *fmt, va_list ap);
 /* A diagnostic with no source location ("blkc: error: ..."). */
 void diag_plain(Diag *d, DiagLevel level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The nearest spelling of a misspelt word among candidates (for "did you
+ * mean"): nearest_init, then nearest_consider for each candidate; best is
+ * NULL when none is near enough (an edit per three letters, case alone for
+ * names shorter than three). Names that do not start with a letter are
+ * never suggested. */
+typedef struct Nearest {
+	const char *want, *best;
+	int dist; /* of best, in half edits; a candidate must be nearer */
+} Nearest;
+void nearest_init(Nearest *n, const char *want);
+void nearest_consider(Nearest *n, const char *candidate);
 #define diag_error(d, sp, ...) diag_report((d), DIAG_ERROR, (sp), __VA_ARGS__)
 #define diag_warning(d, sp, ...) diag_report((d), DIAG_WARNING, (sp), __VA_ARGS__)
 #define diag_note(d, sp, ...) diag_report((d), DIAG_NOTE, (sp), __VA_ARGS__)
@@ -392,6 +403,7 @@ struct Module {
 	const Source *src;
 	const char *path;     /* as resolved, for loading each file once */
 	Node *file;           /* N_FILE */
+	const char *stdlib_dir; /* the set's, for errors that name a standard library file */
 	ModuleImport *imports;
 	int n_imports;
 	bool loading;         /* on the import stack (cycle detection) */

@@ -212,6 +212,7 @@ static Module *load(ModuleSet *set, const Source *src, const char *path, int dep
 	m->path = path;
 	m->index = set->modules.len;
 	m->file = file;
+	m->stdlib_dir = set->stdlib_dir;
 	if (!ptrvec_push(set->arena, &set->modules, m))
 		return NULL;
 	m->loading = true;

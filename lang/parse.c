@@ -34,6 +34,29 @@ int yylex(YYSTYPE *lval, Span *lloc, ParseCtx *ctx)
 	return bison_token[t.kind];
 }
 
+/* A type written with a namespace (tl.constexpr, tl.float16): blk's types
+ * have none; say how blk writes it. */
+void dotted_type(ParseCtx *ctx, Span sp, const Token *ns, const Token *name)
+{
+	static const char *const triton[][2] = {
+		{"float32", "f32"}, {"float16", "f16"}, {"bfloat16", "bf16"}, {"float64", "f64"}, {"int1", "i1"},
+		{"int8", "i8"},     {"int16", "i16"},   {"int32", "i32"},     {"int64", "i64"},   {"uint8", "u8"},
+		{"uint16", "u16"},  {"uint32", "u32"},  {"uint64", "u64"},
+	};
+	if (strcmp(name->str, "constexpr") == 0) {
+		diag_error(ctx->diag, sp, "'%s.constexpr' is not a blk type: a compile-time parameter is written "
+		           "'NAME: const i32' (or 'const type' for a type)", ns->str);
+		return;
+	}
+	for (size_t i = 0; i < sizeof triton / sizeof triton[0]; i++)
+		if (strcmp(name->str, triton[i][0]) == 0) {
+			diag_error(ctx->diag, sp, "'%s.%s' is not a blk type: write '%s'", ns->str, name->str, triton[i][1]);
+			return;
+		}
+	diag_error(ctx->diag, sp, "'%s.%s' is not a blk type: types have no namespace (write '%s')", ns->str, name->str,
+	           name->str);
+}
+
 void yyerror(Span *lloc, ParseCtx *ctx, const char *msg)
 {
 	/* Bison calls this only when its own stack is exhausted. */
@@ -299,6 +322,11 @@ static void check(Checker *ck, const Node *n)
 			if (n->kind == N_KERNEL && !p->a)
 				diag_error(ck->diag, p->span, "kernel parameter '%s' needs a type (e.g. '%s: *f32')",
 				           p->name, p->name);
+		}
+		for (int i = 0; n->kind == N_FN && i < n->attrs.len; i++) {
+			const Node *at = n->attrs.items[i];
+			diag_error(ck->diag, at->span, "unknown attribute '@%s': a fn takes no attributes (a kernel takes @autotune)",
+			           at->name);
 		}
 		ck->in_attr = true;
 		check_list(ck, n->attrs);

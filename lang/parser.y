@@ -57,6 +57,7 @@ bool add(ParseCtx *ctx, Node *n, Node *item);
 bool add_attrs(ParseCtx *ctx, Node *decl, PtrVec attrs);
 bool list_push(ParseCtx *ctx, PtrVec *v, Node *item);
 bool seal(ParseCtx *ctx, Node *n); /* records depth; false past the limit */
+void dotted_type(ParseCtx *ctx, Span sp, const Token *ns, const Token *name);
 }
 
 %union {
@@ -261,6 +262,11 @@ type
 base_type
 	: TK_STAR base_type { $$ = mk1(ctx, N_TYPE_PTR, @$, $2); if (!$$) YYABORT; }
 	| TK_IDENT { $$ = mk_name(ctx, N_TYPE_NAME, @$, &$1); if (!$$) YYABORT; }
+	| TK_IDENT TK_DOT TK_IDENT {
+		/* Triton's tl.constexpr, tl.float16: reported, then read as the last name */
+		$$ = mk_name(ctx, N_TYPE_NAME, @3, &$3); if (!$$) YYABORT;
+		dotted_type(ctx, @$, &$1, &$3);
+	}
 	;
 
 /* block = "{" { stmt } "}" */

@@ -411,9 +411,17 @@ blk_status blk_kernel_get(blk_module *m, const char *name, blk_kernel **out)
 		return hs;
 	for (int i = 0; i < m->n_kernels; i++)
 		if (!name || strcmp(m->kernels[i].node->name, name) == 0) {
-			if (!name && m->n_kernels > 1)
-				return rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_get: '%s' has %d kernels; name one",
-				               m->mod->src->name, m->n_kernels);
+			if (!name && m->n_kernels > 1) {
+				StrBuf names = {0};
+				for (int j = 0; j < m->n_kernels; j++) {
+					sb_puts(&names, j ? ", " : "");
+					sb_puts(&names, m->kernels[j].node->name);
+				}
+				blk_status st = rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_kernel_get: '%s' has %d kernels (%s); name one",
+				                        m->mod->src->name, m->n_kernels, names.data ? names.data : "");
+				sb_free(&names);
+				return st;
+			}
 			*out = &m->kernels[i];
 			return rt_ok();
 		}

@@ -7,7 +7,9 @@
 # one line "N passed, N failed". A runner that exits nonzero, is killed, runs
 # past BLK_TEST_TIMEOUT seconds (default 1200) or prints no such line counts
 # as failed. This script prints each suite's output, a summary, and last the
-# sums, "N passed, N failed"; it exits 1 when anything failed.
+# sums, "N passed, N failed"; it exits 1 when anything failed. A suite that
+# passed and failed nothing and printed a line "SKIP..." shows in the summary
+# as "skipped:" with that line's reason.
 # Runners see BLK_BUILD_DIR, BLKC (the compiler) and BLK_SANITIZE in the
 # environment.
 set -u
@@ -85,7 +87,14 @@ for suite in "${suites[@]}"; do
 		echo "FAIL $suite: runner $why"
 		note=" (runner $why: counted as 1 failed)"
 	fi
-	summary+=("$(printf '%-10s %s passed, %s failed%s' "$suite" "$pass" "$fail" "$note")")
+	# a suite that ran nothing and said why ("SKIP: no GPU (...)") shows as
+	# skipped, with its reason, not as "0 passed, 0 failed"
+	skip=$(grep -m 1 '^SKIP' "$log")
+	if [ "$pass" -eq 0 ] && [ "$fail" -eq 0 ] && [ -n "$skip" ]; then
+		summary+=("$(printf '%-10s skipped: %s' "$suite" "${skip#SKIP}" | sed 's/skipped: *:* */skipped: /')")
+	else
+		summary+=("$(printf '%-10s %s passed, %s failed%s' "$suite" "$pass" "$fail" "$note")")
+	fi
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))
 done

@@ -72,39 +72,40 @@ bool read_raw(const char *path, void *dst, size_t bytes)
 	return true;
 }
 
-/* Makes the host side of a buffer from "COUNT[:INIT]". */
-static bool make_buffer(RunBuffer *b, const char *spec)
+/* Makes the host side of a buffer from "COUNT[:INIT]": 0, or the exit
+ * status (2 for a mistake in the words, 1 when it cannot be made). */
+static int make_buffer(RunBuffer *b, const char *spec)
 {
 	char *end;
 	errno = 0;
 	long long count = strtoll(spec, &end, 0);
 	if (errno || count <= 0 || count > (1LL << 34) || (*end && *end != ':')) {
 		fprintf(stderr, "%s: error: '%s=%s': a buffer is COUNT[:INIT] with COUNT > 0\n", tool_name, b->name, spec);
-		return false;
+		return 2;
 	}
 	b->count = count;
 	b->bytes = (size_t)count * (size_t)elem_size(b->kind);
 	b->host = calloc(1, b->bytes);
 	if (!b->host) {
 		fprintf(stderr, "%s: error: out of memory for '%s'\n", tool_name, b->name);
-		return false;
+		return 1;
 	}
 	const char *init = *end ? end + 1 : "zeros";
 	if (strncmp(init, "file=", 5) == 0)
-		return read_raw(init + 5, b->host, b->bytes);
+		return read_raw(init + 5, b->host, b->bytes) ? 0 : 1;
 	double fill = 0;
 	bool is_fill = strncmp(init, "fill=", 5) == 0;
 	if (is_fill) {
 		fill = strtod(init + 5, &end);
 		if (*end || end == init + 5) {
 			fprintf(stderr, "%s: error: '%s': fill= needs a number\n", tool_name, b->name);
-			return false;
+			return 2;
 		}
 	} else if (strcmp(init, "zeros") && strcmp(init, "ones") && strcmp(init, "arange") && strcmp(init, "random") &&
 	           strcmp(init, "randn")) {
 		fprintf(stderr, "%s: error: '%s': unknown INIT '%s' (zeros, ones, arange, random, randn, fill=V, "
 		                "file=PATH)\n", tool_name, b->name, init);
-		return false;
+		return 2;
 	}
 	bool is_int = !scalar_is_float(b->kind);
 	for (int64_t i = 0; i < count; i++) {
@@ -113,21 +114,22 @@ static bool make_buffer(RunBuffer *b, const char *spec)
 		         : strcmp(init, "randn") == 0 ? next_normal() : 0;
 		put_elem(b->host, i, b->kind, v);
 	}
-	return true;
+	return 0;
 }
 
 /* The kernel's arguments from the NAME=SPEC words argv[first..argc): a value
  * for each scalar parameter, a buffer for each pointer (bufs[(*n_bufs)++],
  * made on the host, then copied to the device). *args_out is malloc'd.
- * Returns false after reporting what is wrong. */
-bool make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first, blk_arg **args_out,
+ * Returns 0, or after reporting what is wrong the exit status: 2 for a
+ * mistake in the words (a command-line mistake), 1 for a failure. */
+int make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first, blk_arg **args_out,
                int *n_args_out, RunBuffer *bufs, int *n_bufs)
 {
 	int np = blk_kernel_num_params(k);
 	*args_out = calloc((size_t)(np ? np : 1), sizeof **args_out);
 	blk_arg *args = *args_out;
 	if (!args)
-		return false;
+		return 1;
 	int n_args = 0;
 	for (int i = 0; i < np; i++) {
 		blk_param_info p;
@@ -142,7 +144,7 @@ bool make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first
 		if (!spec) {
 			fprintf(stderr, "%s: error: give the argument '%s' (%s) as %s=%s\n", tool_name, p.name, p.type, p.name,
 			        p.kind == BLK_PARAM_POINTER ? "COUNT[:INIT]" : "VALUE");
-			return false;
+			return 2;
 		}
 		if (p.kind != BLK_PARAM_POINTER) {
 			char *end;
@@ -151,14 +153,14 @@ bool make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first
 				long long v = strtoll(spec, &end, 0);
 				if (*end || errno) {
 					fprintf(stderr, "%s: error: '%s' (%s) needs an integer, got '%s'\n", tool_name, p.name, p.type, spec);
-					return false;
+					return 2;
 				}
 				args[n_args++] = blk_arg_int(v);
 			} else {
 				double v = strtod(spec, &end);
 				if (*end) {
 					fprintf(stderr, "%s: error: '%s' (%s) needs a number, got '%s'\n", tool_name, p.name, p.type, spec);
-					return false;
+					return 2;
 				}
 				args[n_args++] = blk_arg_float(v);
 			}
@@ -167,23 +169,24 @@ bool make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first
 		if (strncmp(p.type, "**", 2) == 0) {
 			fprintf(stderr, "%s: error: '%s' is %s: pointers to pointers can only be given through the C API\n", tool_name,
 			        p.name, p.type);
-			return false;
+			return 2;
 		}
 		ScalarKind elem;
 		if (!scalar_from_name(p.type + 1, &elem)) { /* *T, T a const type parameter */
 			fprintf(stderr, "%s: error: the element type of '%s' (%s) is a const type parameter: give it with -D %s=f32 "
 			        "(or another type)\n", tool_name, p.name, p.type, p.type + 1);
-			return false;
+			return 2;
 		}
 		RunBuffer *b = &bufs[(*n_bufs)++];
 		b->name = p.name;
 		b->kind = elem;
-		if (!make_buffer(b, spec))
-			return false;
+		int st = make_buffer(b, spec);
+		if (st)
+			return st;
 		if (blk_malloc(ctx, b->bytes, &b->dev) != BLK_SUCCESS ||
 		    blk_copy_to_device(ctx, b->dev, b->host, b->bytes) != BLK_SUCCESS) {
-			fprintf(stderr, "%s: error: %s\n", tool_name, blk_last_error());
-			return false;
+			print_lib_error(NULL);
+			return 1;
 		}
 		args[n_args++] = blk_arg_ptr(b->dev);
 	}
@@ -198,8 +201,8 @@ bool make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first
 		}
 		if (!known) {
 			fprintf(stderr, "%s: error: '%s' names no runtime parameter of the kernel\n", tool_name, argv[a]);
-			return false;
+			return 2;
 		}
 	}
-	return true;
+	return 0;
 }

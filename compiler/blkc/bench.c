@@ -44,7 +44,7 @@ static int time_on_devices(const ToolOptions *o, blk_kernel *k, const blk_arg *a
 	int status = 0;
 	if (blk_time_configs(k, args, n_args, cf, tr->n, o->reps, o->devices, o->n_devices, ms, notes, NOTE) !=
 	    BLK_SUCCESS) {
-		fprintf(stderr, "%s: error: %s\n", tool_name, blk_last_error());
+		print_lib_error(NULL);
 		status = 1;
 	}
 	for (int i = 0; status == 0 && i < tr->n; i++) {

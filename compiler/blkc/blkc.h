@@ -108,6 +108,11 @@ bool run_ptxas(const char *ptxas, const char *arch, const char *kernel, const ch
 /* ---- shared by the command lines (options.c) ---------------------------- */
 
 int bad_usage(const char *fmt, const char *arg);
+struct option;
+/* Reports the option getopt_long has just refused as unknown (a short one by
+ * its letter and the word it was in, a long one with the nearest of
+ * longopts); returns 2. */
+int unknown_option(int argc, char **argv, const struct option *longopts);
 bool is_identifier(const char *s, size_t n);
 bool parse_define(const char *arg, ConstBinding *out);
 const char *find_stdlib(char *buf, size_t size);
@@ -149,6 +154,12 @@ typedef struct ToolOptions {
 } ToolOptions;
 
 extern const char *tool_name; /* "blkc run", "blkc bench" or "blkc tune", in messages */
+/* A libblk message without the C function's name it starts with
+ * ("blk_launch: error: what" is "what"). */
+const char *lib_message(const char *e);
+/* Prints blk_last_error() as the tool's error (after "CONTEXT: " when not
+ * NULL); compiler diagnostics as they are. */
+void print_lib_error(const char *context);
 
 int tool_main(Tool tool, int argc, char **argv);
 
@@ -167,7 +178,7 @@ extern uint64_t rng_state; /* of the random fills: --seed */
 
 double get_elem(const void *base, int64_t i, ScalarKind k);
 bool read_raw(const char *path, void *dst, size_t bytes);
-bool make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first, blk_arg **args, int *n_args,
+int make_args(blk_context *ctx, blk_kernel *k, int argc, char **argv, int first, blk_arg **args, int *n_args,
                RunBuffer *bufs, int *n_bufs);
 
 /* ---- blkc run (run.c) --------------------------------------------------- */

@@ -290,8 +290,10 @@ static int compile_file(const Options *opt, const char *path, FILE *out, bool qu
 					used = strcmp(p->name, dn) == 0 && p->a && p->a->kind == N_TYPE_CONST;
 				}
 			}
+			const char *near = used ? NULL : irgen_near_const(m, NULL, dn);
 			if (!used)
-				diag_plain(&diag, DIAG_ERROR, "-D %s: no kernel of '%s' has a const parameter '%s'", dn, path, dn);
+				diag_plain(&diag, DIAG_ERROR, "-D %s: no kernel of '%s' has a const parameter '%s'%s%s%s", dn, path, dn,
+				           near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 		}
 		if (m && diag.errors == 0) {
 			if ((opt->emit >= EMIT_IR && opt->emit != EMIT_C) || opt->kernel) {

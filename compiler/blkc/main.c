@@ -210,7 +210,7 @@ static int parse_options(Options *opt, int argc, char **argv)
 			status = bad_usage("option '%s' needs an argument", argv[optind - 1]);
 			break;
 		default:
-			status = bad_usage("unknown option '%s'", argv[optind - 1]);
+			status = unknown_option(argc, argv, longopts);
 			break;
 		}
 		if (status)

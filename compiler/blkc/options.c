@@ -3,6 +3,7 @@
 #include "blkc.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +15,33 @@ int bad_usage(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nTry 'blkc --help' for more information.\n");
 	return 2;
+}
+
+int unknown_option(int argc, char **argv, const struct option *longopts)
+{
+	char msg[300];
+	if (optopt) { /* a short option, maybe inside a word such as -Wall */
+		const char *word = NULL;
+		for (int i = 1; i < argc && !word; i++)
+			if (argv[i][0] == '-' && argv[i][1] && argv[i][1] != '-' && strchr(argv[i] + 1, optopt))
+				word = argv[i];
+		if (word && strlen(word) > 2)
+			snprintf(msg, sizeof msg, "unknown option '-%c' (in '%%s')", optopt);
+		else
+			snprintf(msg, sizeof msg, "unknown option '-%c'%%s", optopt);
+		return bad_usage(msg, word && strlen(word) > 2 ? word : "");
+	}
+	const char *arg = argv[optind - 1];
+	char name[64];
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(arg + 2, "="), strncmp(arg, "--", 2) == 0 ? arg + 2 : arg);
+	Nearest n;
+	nearest_init(&n, name);
+	for (const struct option *o = longopts; o->name; o++)
+		nearest_consider(&n, o->name);
+	if (!n.best)
+		return bad_usage("unknown option '%s'", arg);
+	snprintf(msg, sizeof msg, "unknown option '%%s'; did you mean '--%s'?", n.best);
+	return bad_usage(msg, arg);
 }
 
 bool is_identifier(const char *s, size_t n)

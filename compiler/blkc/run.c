@@ -95,18 +95,15 @@ int run_kernel(const ToolOptions *o, blk_context *ctx, blk_kernel *k, const blk_
 	blk_status st = blk_launch(k, args, n_args, lo);
 	fputs(blk_context_printed(ctx), stdout);
 	if (st != BLK_SUCCESS) {
-		const char *e = blk_last_error();
-		fputs(e, stderr);
-		if (!*e || e[strlen(e) - 1] != '\n')
-			fputc('\n', stderr);
+		print_lib_error(NULL);
 		return 1;
 	}
 	for (int i = 0; i < n_bufs; i++)
 		if (blk_copy_from_device(ctx, bufs[i].host, bufs[i].dev, bufs[i].bytes) != BLK_SUCCESS) {
 			/* a kernel that faulted shows here: its buffers were never written */
-			const char *e = blk_last_error();
-			fprintf(stderr, "blkc: error: reading back '%s': %s%s", bufs[i].name, e,
-			        *e && e[strlen(e) - 1] == '\n' ? "" : "\n");
+			char what[300];
+			snprintf(what, sizeof what, "reading back '%s'", bufs[i].name);
+			print_lib_error(what);
 			return 1;
 		}
 	int status = 0;

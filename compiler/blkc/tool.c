@@ -122,7 +122,7 @@ static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 			(o->tool == TOOL_RUN ? run_usage : o->tool == TOOL_BENCH ? bench_usage : tune_usage)(stdout);
 			return 0;
 		case ':': bad_usage("option '%s' needs an argument", argv[optind - 1]); return 2;
-		default: bad_usage("unknown option '%s'", argv[optind - 1]); return 2;
+		default: return unknown_option(argc, argv, longopts);
 		}
 	}
 	/* options of another command */
@@ -188,6 +188,73 @@ static int refuse_outputs(const ToolOptions *o, const char *path, Arena *arena)
 	return clash ? 2 : -1;
 }
 
+const char *lib_message(const char *e)
+{
+	/* "blk_launch: error: what" -> "what": blkc's words, not the C function's */
+	size_t n = 0;
+	if (strncmp(e, "blk_", 4) == 0) {
+		n = 4;
+		while ((e[n] >= 'a' && e[n] <= 'z') || e[n] == '_')
+			n++;
+		if (strncmp(e + n, ": ", 2) != 0)
+			return e;
+		n += 2;
+		if (strncmp(e + n, "error: ", 7) == 0)
+			n += 7;
+	}
+	return e + n;
+}
+
+void print_lib_error(const char *context)
+{
+	const char *e = blk_last_error(), *m = lib_message(e);
+	if (m == e && !context && strstr(e, ": error: ")) /* compiler diagnostics: as they are */
+		fputs(e, stderr);
+	else
+		fprintf(stderr, "%s: error: %s%s%s", tool_name, context ? context : "", context ? ": " : "", m);
+	if (!*e || e[strlen(e) - 1] != '\n')
+		fputc('\n', stderr);
+}
+
+/* The defaults of the kernel's type parameters (T: const type = f32) that no
+ * -D binds, added to o->defines: the tool makes every buffer itself, so no
+ * argument can decide T. Errors in the file are left to libblk to report.
+ * False only when out of memory. */
+static bool default_type_params(ToolOptions *o, const char *path, Arena *arena)
+{
+	Diag diag;
+	diag_init(&diag);
+	char stdlib_buf[4200];
+	ModuleSet set = {.arena = arena, .diag = &diag, .include_dirs = o->includes, .n_include_dirs = o->n_inc,
+	                 .stdlib_dir = find_stdlib(stdlib_buf, sizeof stdlib_buf)};
+	Module *m = o->source ? module_load_source(&set, o->source) : module_load_file(&set, path);
+	Node *k = m && !diag.errors ? irgen_find_kernel(m, o->kernel, &diag) : NULL;
+	diag_free(&diag);
+	bool ok = true;
+	for (int i = 0; k && ok && i < k->list.len; i++) {
+		Node *p = k->list.items[i];
+		if (!irgen_is_type_param(p) || !p->b || p->b->kind != N_IDENT)
+			continue;
+		bool bound = false;
+		for (int d = 0; d < o->n_def && !bound; d++)
+			bound = strcmp(o->defines[d].name, p->name) == 0;
+		ScalarKind sk;
+		if (bound || !scalar_from_name(p->b->name, &sk))
+			continue;
+		blk_const *more = realloc(o->defines, (size_t)(o->n_def + 1) * sizeof *more);
+		char *name = strdup(p->name);
+		if (more)
+			o->defines = more;
+		if (!more || !name) {
+			free(name);
+			ok = false;
+			break;
+		}
+		o->defines[o->n_def++] = (blk_const){.name = name, .type = scalar_name(sk)};
+	}
+	return ok;
+}
+
 /* blkc run, bench and tune: their options, the kernel loaded through libblk,
  * its arguments made, then run once or timed. Returns the exit status. */
 int tool_main(Tool tool, int argc, char **argv)
@@ -231,10 +298,14 @@ int tool_main(Tool tool, int argc, char **argv)
 	if (status >= 0)
 		goto out;
 	status = 1;
+	if (!default_type_params(&o, path, &arena)) {
+		fprintf(stderr, "%s: error: out of memory\n", tool_name);
+		goto out;
+	}
 	/* --devices: the kernel and its arguments on the first GPU listed */
 	if (blk_context_create(o.n_devices ? BLK_BACKEND_GPU : BLK_BACKEND_AUTO, o.n_devices ? o.devices[0] : 0, &ctx) !=
 	    BLK_SUCCESS) {
-		fprintf(stderr, "%s: error: %s\n", tool_name, blk_last_error());
+		print_lib_error(NULL);
 		goto out;
 	}
 	blk_module_options mo = {.include_dirs = o.includes, .n_include_dirs = o.n_inc, .defines = o.defines,
@@ -242,13 +313,20 @@ int tool_main(Tool tool, int argc, char **argv)
 	blk_kernel *k;
 	blk_status st = o.source ? blk_module_load_source(ctx, "<stdin>", o.source->text, o.source->len, &mo, &mod)
 	                         : blk_module_load_file(ctx, path, &mo, &mod);
-	if (st != BLK_SUCCESS || blk_kernel_get(mod, o.kernel, &k) != BLK_SUCCESS) {
-		fputs(blk_last_error(), stderr);
-		fputc('\n', stderr);
+	if (st != BLK_SUCCESS) {
+		print_lib_error(NULL);
 		goto out;
 	}
-	if (!make_args(ctx, k, argc, argv, optind, &args, &n_args, bufs, &n_bufs))
+	if (blk_kernel_get(mod, o.kernel, &k) != BLK_SUCCESS) {
+		/* name the option that chooses */
+		fprintf(stderr, "%s: error: %s%s\n", tool_name, lib_message(blk_last_error()), o.kernel ? "" : " with -k NAME");
 		goto out;
+	}
+	int arg_status = make_args(ctx, k, argc, argv, optind, &args, &n_args, bufs, &n_bufs);
+	if (arg_status) {
+		status = arg_status;
+		goto out;
+	}
 	blk_launch_options lo = {.grid = {o.grid[0], o.grid[1], o.grid[2]}, .threads = o.threads};
 	if (tool != TOOL_RUN)
 		status = tool_time(&o, ctx, k, args, n_args, &lo, &tr, path, bufs, n_bufs, &kernel_name);

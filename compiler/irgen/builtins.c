@@ -338,3 +338,8 @@ const Builtin *ig_find_builtin(const char *name)
 			return &builtins[i];
 	return NULL;
 }
+
+const char *ig_builtin_name(int i)
+{
+	return i >= 0 && (size_t)i < sizeof builtins / sizeof builtins[0] ? builtins[i].name : NULL;
+}

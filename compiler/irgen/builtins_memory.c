@@ -52,10 +52,10 @@ Sym ig_bi_load(Gen *g, Args *a, int which)
 	int32_t shape[BLK_MAX_RANK];
 	memcpy(shape, ptr->type.shape, sizeof shape);
 	Type shape_t = ptr->type;
-	if (mask && !ig_common_shape(g, shape_t, mask->type, &rank, shape, a->call, "the pointer and the mask"))
+	if (mask && !ig_common_shape(g, shape_t, mask->type, &rank, shape, a->at[1], "the pointer and the mask"))
 		return VOID;
 	shape_t = type_block(shape_t, rank, shape);
-	if (other.kind != S_NONE && !ig_common_shape(g, shape_t, other.type, &rank, shape, a->call, "the pointer and 'other'"))
+	if (other.kind != S_NONE && !ig_common_shape(g, shape_t, other.type, &rank, shape, a->at[2], "the pointer and 'other'"))
 		return VOID;
 	Type rt = type_block(type_pointee(type_elem(ptr->type)), rank, shape);
 	Value *ops[3];
@@ -88,8 +88,28 @@ Sym ig_bi_load(Gen *g, Args *a, int which)
 	return ig_value_sym(op->results[0]);
 }
 
-/* value converted to the pointee type of ptr and broadcast with it. */
-static bool store_operands(Gen *g, Args *a, Value **ptr, int vi, Value **val, Value **mask, int mi)
+/* Whether a value of type from stores through a pointer to `to` without
+ * losing anything: the same type, or a wider type of the same kind (i1 and
+ * unsigned integers also to wider signed ones, narrow floats to wider floats
+ * but not f16 and bf16 to each other). */
+static bool exact_store(ScalarKind from, ScalarKind to)
+{
+	if (from == to)
+		return true;
+	int fb = scalar_bits(from), tb = scalar_bits(to);
+	if (scalar_is_float(from) || scalar_is_float(to))
+		return scalar_is_float(from) && scalar_is_float(to) && tb > fb;
+	if (from == SK_I1)
+		return true;
+	if (scalar_is_signed(from) && !scalar_is_signed(to))
+		return false;
+	return tb > fb;
+}
+
+/* value converted to the pointee type of ptr and broadcast with it. A store
+ * (strict) also takes the pointer's shape as it is and only exact conversions
+ * of a value that is not a constant. */
+static bool store_operands(Gen *g, Args *a, Value **ptr, int vi, Value **val, Value **mask, int mi, bool strict)
 {
 	Sym v = a->v[vi];
 	if (!is_valueish(v)) {
@@ -99,12 +119,27 @@ static bool store_operands(Gen *g, Args *a, Value **ptr, int vi, Value **val, Va
 	Type elem = type_pointee(type_elem((*ptr)->type));
 	int rank;
 	int32_t shape[BLK_MAX_RANK];
-	if (!ig_common_shape(g, (*ptr)->type, v.type, &rank, shape, a->call, "the pointer and the value"))
+	if (!ig_common_shape(g, (*ptr)->type, v.type, &rank, shape, a->at[vi], "the pointer and the value"))
 		return false;
 	if (*mask) {
 		Type t = type_block((*ptr)->type, rank, shape);
-		if (!ig_common_shape(g, t, (*mask)->type, &rank, shape, a->call, "the pointer and the mask"))
+		if (!ig_common_shape(g, t, (*mask)->type, &rank, shape, a->at[mi], "the pointer and the mask"))
 			return false;
+	}
+	if (strict && !type_eq(type_block((*ptr)->type, rank, shape), (*ptr)->type)) {
+		/* the value or the mask would widen the pointer: racing writes */
+		bool by_value = v.type.rank > 0 && !type_eq(type_block((*ptr)->type, v.type.rank, v.type.shape), (*ptr)->type);
+		Span at = by_value || !*mask ? a->at[vi] : a->at[mi];
+		Type wide = by_value || !*mask ? v.type : (*mask)->type;
+		if ((*ptr)->type.rank == 0)
+			error(g, at, "cannot store through the single pointer %s with a %s %s: every element would write the "
+			             "same address; store through a block of pointers, such as p + arange(0, N)",
+			      tstr(g, (*ptr)->type), by_value || !*mask ? "value" : "mask", tstr(g, wide));
+		else
+			error(g, at, "cannot store through the pointer block %s with a %s %s: the value and the mask must "
+			             "broadcast to the pointer's shape",
+			      tstr(g, (*ptr)->type), by_value || !*mask ? "value" : "mask", tstr(g, wide));
+		return false;
 	}
 	Value *x;
 	if (elem.ptr) {
@@ -118,7 +153,14 @@ static bool store_operands(Gen *g, Args *a, Value **ptr, int vi, Value **val, Va
 			error(g, a->at[vi], "cannot store %s through %s", ig_sym_desc(g, v), tstr(g, (*ptr)->type));
 			return false;
 		}
-		x = ig_to_elem(g, v, (ScalarKind)elem.scalar, a->at[vi]);
+		ScalarKind from = (ScalarKind)v.type.scalar, to = (ScalarKind)elem.scalar;
+		if (strict && v.kind != S_CONST && !exact_store(from, to)) {
+			error(g, a->at[vi], "cannot store %s through %s: the value must have the pointee type %s (or one that "
+			                    "converts exactly); convert it first: .to(%s)",
+			      ig_sym_desc(g, v), tstr(g, (*ptr)->type), scalar_name(to), scalar_name(to));
+			return false;
+		}
+		x = ig_to_elem(g, v, to, a->at[vi]);
 	}
 	*val = ig_broadcast_to(g, x, rank, shape, a->at[vi]);
 	*ptr = ig_broadcast_to(g, *ptr, rank, shape, a->at[0]);
@@ -134,7 +176,7 @@ Sym ig_bi_store(Gen *g, Args *a, int which)
 	if (!pointer_arg(g, a, 0, &ptr) || !mask_arg(g, a, 2, &mask))
 		return VOID;
 	int cache = ig_arg_choice(g, a, 3, cache_names, 0), evict = ig_arg_choice(g, a, 4, eviction_names, 0);
-	if (cache < 0 || evict < 0 || !store_operands(g, a, &ptr, 1, &val, &mask, 2))
+	if (cache < 0 || evict < 0 || !store_operands(g, a, &ptr, 1, &val, &mask, 2, true))
 		return VOID;
 	Value *ops[3] = {ptr, val, mask};
 	Op *op = ig_emit_op(g, OP_STORE, a->call, ops, mask ? 3 : 2, NULL, 0);
@@ -165,7 +207,7 @@ Sym ig_bi_atomic(Gen *g, Args *a, int which)
 		error(g, a->at[0], "'%s' does not apply to %s", a->fname, tstr(g, ptr->type));
 		return VOID;
 	}
-	if (!store_operands(g, a, &ptr, 1, &val, &mask, 2))
+	if (!store_operands(g, a, &ptr, 1, &val, &mask, 2, false))
 		return VOID;
 	Type rt = type_block(elem, ptr->type.rank, ptr->type.shape);
 	Value *ops[3] = {ptr, val, mask};
@@ -194,7 +236,7 @@ Sym ig_bi_atomic_cas(Gen *g, Args *a, int which)
 		return VOID;
 	}
 	Value *p2 = ptr;
-	if (!store_operands(g, a, &ptr, 1, &cmp, &no_mask, 0) || !store_operands(g, a, &p2, 2, &val, &no_mask, 0))
+	if (!store_operands(g, a, &ptr, 1, &cmp, &no_mask, 0, false) || !store_operands(g, a, &p2, 2, &val, &no_mask, 0, false))
 		return VOID;
 	if (!type_eq(cmp->type, val->type) || !type_eq(ptr->type, p2->type)) {
 		error(g, a->call, "atomic_cas: the pointer, 'cmp' and 'val' must have one shape");

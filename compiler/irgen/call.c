@@ -111,6 +111,8 @@ Sym ig_gen_call(Gen *g, Node *call)
 		if (base->kind == N_IDENT && !ig_lookup_local(g, base->name) && (in_mod = module_alias(g->mod, base->name))) {
 			/* m.f(...) with m an imported module */
 		} else {
+			if (ig_triton_namespace(g, callee, true))
+				return VOID;
 			Sym self = ig_gen_expr(g, base);
 			if (self.kind == S_VOID)
 				return VOID;
@@ -178,9 +180,9 @@ Sym ig_gen_call(Gen *g, Node *call)
 	if (decl)
 		error(g, callee->span, "'%s' is a constant, not a function", name);
 	else if (callee->kind == N_FIELD)
-		error(g, callee->span, "no function '%s' to call as a method", name);
+		ig_unknown_name(g, callee->span, "no function to call as a method named", name, NEAR_FNS);
 	else
-		error(g, callee->span, "call to undeclared function '%s'", name);
+		ig_unknown_name(g, callee->span, "call to undeclared function", name, NEAR_FNS);
 	return VOID;
 }
 

@@ -411,6 +411,8 @@ static Sym gen_field(Gen *g, Node *n)
 			return ig_decl_sym(g, decl, owner, n->span);
 		}
 	}
+	if (ig_triton_namespace(g, n, false))
+		return VOID;
 	Sym base = ig_gen_expr(g, n->a);
 	if (base.kind == S_VOID)
 		return VOID;
@@ -425,7 +427,17 @@ static Sym gen_field(Gen *g, Node *n)
 		a.given[0] = true;
 		return ig_bi_trans(g, &a, 0);
 	}
-	error(g, n->span, "%s has no field '%s'", ig_sym_desc(g, base), n->name);
+	Nearest near;
+	nearest_init(&near, n->name);
+	if (is_valueish(base)) {
+		nearest_consider(&near, "shape");
+		nearest_consider(&near, "dtype");
+		nearest_consider(&near, "T");
+	}
+	if (near.best)
+		error(g, n->span, "%s has no field '%s'; did you mean '%s'?", ig_sym_desc(g, base), n->name, near.best);
+	else
+		error(g, n->span, "%s has no field '%s'", ig_sym_desc(g, base), n->name);
 	return VOID;
 }
 
@@ -477,7 +489,13 @@ Sym ig_gen_expr(Gen *g, Node *n)
 				return ig_truth(g, ig_gen_expr(g, n->b), n->b->span);
 			return gen_logical(g, n->op, a, ig_gen_expr(g, n->b), n->span);
 		}
-		return ig_gen_binary(g, n->op, ig_gen_expr(g, n->a), ig_gen_expr(g, n->b), n->span);
+		if (ig_power_operator(g, n))
+			return VOID;
+		/* the right operand first, as the generated code always had it */
+		Sym b = ig_gen_expr(g, n->b), a = ig_gen_expr(g, n->a);
+		if (!ig_operand_shapes(g, n, a, b))
+			return VOID;
+		return ig_gen_binary(g, n->op, a, b, n->span);
 	case N_TERNARY: {
 		Sym c = ig_truth(g, ig_gen_expr(g, n->a), n->a->span);
 		if (c.kind == S_VOID)

@@ -104,8 +104,11 @@ static bool named_type(Gen *g, Node *n, Type *out)
 	if (!b && (!decl || decl->kind != N_CONST)) {
 		if (strcmp(n->name, "type") == 0)
 			error(g, n->span, "'type' is the kind of a const parameter: write 'T: const type'");
+		else if (strcmp(n->name, "constexpr") == 0)
+			error(g, n->span, "unknown type 'constexpr': a compile-time parameter is written 'NAME: const i32' "
+			                  "(or 'const type' for a type)");
 		else
-			error(g, n->span, "unknown type '%s'", n->name);
+			ig_unknown_name(g, n->span, "unknown type", n->name, NEAR_TYPES);
 		return false;
 	}
 	Sym s = b ? b->sym : ig_decl_sym(g, decl, owner, n->span);
@@ -256,7 +259,7 @@ Sym ig_gen_ident(Gen *g, Node *n)
 	if (ig_find_builtin(n->name) || strcmp(n->name, "print") == 0)
 		error(g, n->span, "'%s' is a builtin function; call it", n->name);
 	else
-		error(g, n->span, "use of undeclared identifier '%s'", n->name);
+		ig_unknown_name(g, n->span, "use of undeclared identifier", n->name, NEAR_VALUES);
 	return VOID;
 }
 
@@ -279,7 +282,17 @@ Node *irgen_find_kernel(Module *m, const char *name, Diag *diag)
 	else if (!name && count == 0)
 		diag_plain(diag, DIAG_ERROR, "%s: no kernel in this file", m->src->name);
 	else if (!name && count > 1) {
-		diag_plain(diag, DIAG_ERROR, "%s: %d kernels in this file; name one", m->src->name, count);
+		StrBuf names = {0};
+		for (int i = 0; i < m->file->list.len; i++) {
+			Node *d = m->file->list.items[i];
+			if (d->kind == N_KERNEL) {
+				sb_puts(&names, names.len ? ", " : "");
+				sb_puts(&names, d->name);
+			}
+		}
+		diag_plain(diag, DIAG_ERROR, "%s: %d kernels in this file (%s); name one with -k NAME", m->src->name, count,
+		           names.data ? names.data : "");
+		sb_free(&names);
 		return NULL;
 	}
 	return found;

@@ -53,6 +53,9 @@ const char *irgen_option_error(const ConstBinding *b, char *buf, size_t size);
  * else opt->defaults[id], else the table's default. irgen_kernel reports
  * a value out of the option's range. */
 int irgen_option_value(const IrgenOptions *opt, int id);
+/* The const parameter (of `kernel`, or of any kernel of m when NULL) or
+ * option nearest in spelling to `name`, for a "did you mean"; NULL if none. */
+const char *irgen_near_const(Module *m, const Node *kernel, const char *name);
 
 /* The kernel named `name` in m (NULL: m's only kernel); reports if absent. */
 Node *irgen_find_kernel(Module *m, const char *name, Diag *diag);

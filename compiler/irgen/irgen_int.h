@@ -189,6 +189,24 @@ static inline void scope_pop(Gen *g)
 		g->scope = g->scope->parent;
 }
 
+/* ---- suggest.c ----------------------------------------------------------------- */
+
+enum { NEAR_FNS = 1, NEAR_VALUES = 2, NEAR_TYPES = 4 };
+/* The name in scope nearest to `name` among the kinds `what` (NEAR_*), or NULL. */
+const char *ig_near_name(Gen *g, const char *name, int what);
+/* "std/FILE.tile" when a standard library file declares fn `name`, else NULL. */
+const char *ig_stdlib_home(Gen *g, const char *name);
+/* Reports "WHAT 'NAME'" with where a fn of that name lives or a near spelling. */
+void ig_unknown_name(Gen *g, Span at, const char *what, const char *name, int near);
+/* Reports Triton's tl.NAME (a call when `call`) where tl is not a name in
+ * scope: blk has no such namespace. False when `field` is not that. */
+bool ig_triton_namespace(Gen *g, Node *field, bool call);
+/* Reports `a ** b` (a binary '*' of a prefix '*'): blk has no power operator. */
+bool ig_power_operator(Gen *g, Node *binary);
+/* False, reported with where each shape comes from, when the operands of the
+ * binary node n do not broadcast to one shape. */
+bool ig_operand_shapes(Gen *g, Node *n, Sym a, Sym b);
+
 /* ---- sym.c ------------------------------------------------------------------- */
 
 /* Constants: an integer is canonical for its type (wrap); a weak constant
@@ -280,6 +298,8 @@ Value *ig_value_arg(Gen *g, Args *a, int i);
 Value *ig_block_arg(Gen *g, Args *a, int i);
 bool ig_axis_arg(Gen *g, Args *a, int i, int rank, int *axis);
 const Builtin *ig_find_builtin(const char *name);
+/* The name of the i-th builtin, NULL past the last. */
+const char *ig_builtin_name(int i);
 
 /* ---- builtins_memory.c ------------------------------------------------------- */
 

@@ -63,8 +63,10 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 	for (int i = 0; i < cfg->list.len; i++) {
 		Node *nv = cfg->list.items[i];
 		if (!is_const_param(k, nv->name) && !irgen_is_option(nv->name)) {
+			const char *near = irgen_near_const(g->mod, k, nv->name);
 			error(g, nv->span, "'%s' is neither a const parameter of kernel '%s' nor an option (num_warps, "
-			      "num_stages, ...: blkc --help lists them)", nv->name, k->name);
+			      "num_stages, ...: blkc --help lists them)%s%s%s", nv->name, k->name,
+			      near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 			return false;
 		}
 		Sym v = ig_gen_expr(g, nv->a);
@@ -100,7 +102,7 @@ bool irgen_autotune(Module *m, Node *k, AutotuneSpec *out, Diag *diag, Arena *ar
 	for (int i = 0; i < k->attrs.len; i++) {
 		Node *attr = k->attrs.items[i];
 		if (strcmp(attr->name, "autotune") != 0) {
-			diag_warning(diag, attr->span, "unknown attribute '@%s' is ignored", attr->name);
+			error(&g, attr->span, "unknown attribute '@%s': the only attribute is @autotune", attr->name);
 			continue;
 		}
 		for (int j = 0; j < attr->list.len; j++) {

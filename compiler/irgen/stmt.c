@@ -69,7 +69,7 @@ static Binding *assignable(Gen *g, Node *target)
 		if (module_lookup(g->mod, target->name, &owner))
 			error(g, target->span, "cannot assign to the global '%s'", target->name);
 		else
-			error(g, target->span, "use of undeclared identifier '%s'", target->name);
+			ig_unknown_name(g, target->span, "use of undeclared identifier", target->name, NEAR_VALUES);
 		return NULL;
 	}
 	if (!b->is_var) {

@@ -559,5 +559,70 @@ else
 	bad "parameter space limit" "$(head -3 "$tmp/err")"
 fi
 
+# ---- a first day's mistakes (issue 33) ----------------------------------------------
+# an unknown short option is named by its letter and word, never by argv[0]
+"$blkc" -Wall examples/softmax.tile >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 2 ] && grep -qF "unknown option '-W' (in '-Wall')" "$tmp/err" && ! grep -qF "$blkc'" "$tmp/err" &&
+	ok "-Wall: unknown option '-W', exit 2" || bad "-Wall" "rc $rc: $(cat "$tmp/err")"
+"$blkc" --emt=ptx examples/softmax.tile >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 2 ] && grep -qF "unknown option '--emt=ptx'; did you mean '--emit'?" "$tmp/err" &&
+	ok "--emt: did you mean --emit" || bad "--emt" "rc $rc: $(cat "$tmp/err")"
+"$blkc" run --kernal=k examples/softmax.tile >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 2 ] && grep -qF "did you mean '--kernel'?" "$tmp/err" &&
+	ok "run --kernal: did you mean --kernel" || bad "run --kernal" "rc $rc: $(cat "$tmp/err")"
+# several kernels: listed, and -k named; no C function's name in blkc run's words
+printf 'kernel a(x: *f32) { store(x, 1.0); }\nkernel b(x: *f32) { store(x, 2.0); }\nkernel c(x: *f32) { store(x, 3.0); }\n' >"$tmp/three.tile"
+"$blkc" --emit=ptx "$tmp/three.tile" -o "$tmp/three.ptx" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && grep -qF "3 kernels in this file (a, b, c); name one with -k NAME" "$tmp/err" &&
+	ok "three kernels: listed, -k named" || bad "three kernels" "rc $rc: $(cat "$tmp/err")"
+"$blkc" run --grid=1 "$tmp/three.tile" x=4 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && grep -qF "blkc run: error: '$tmp/three.tile' has 3 kernels (a, b, c); name one with -k NAME" "$tmp/err" &&
+	! grep -q "blk_kernel_get" "$tmp/err" && ok "run, three kernels: listed, -k named, no C name" ||
+	bad "run, three kernels" "rc $rc: $(cat "$tmp/err")"
+printf 'kernel k(x: *T, n: i32, T: const type = f16) {\n    let o = arange(0, 4);\n    store(x + o, (o * n).to(T));\n}\n' >"$tmp/tdef.tile"
+# libblk's errors in blkc run's words: no C function's name
+"$blkc" run "$tmp/tdef.tile" x=4 n=3 >"$tmp/out" 2>"$tmp/err" || true
+"$blkc" run "$tmp/nosuch.tile" x=4 >>"$tmp/out" 2>>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && grep -qx "blkc run: error: kernel 'k' has no grid(...) clause: give the grid explicitly" "$tmp/err" &&
+	grep -qx "blkc run: error: cannot open '$tmp/nosuch.tile': No such file or directory" "$tmp/err" &&
+	! grep -q "blk_" "$tmp/err" && ok "run: libblk's errors without the C function's name" ||
+	bad "run: libblk's errors" "rc $rc: $(cat "$tmp/err")"
+# a type parameter's default is what blkc run makes the buffers of; -D still wins
+out=$("$blkc" run --grid=1 "$tmp/tdef.tile" x=4 n=3 --print=x --save=x:"$tmp/x.bin" 2>&1)
+rc=$?
+[ $rc = 0 ] && [ "$out" = "x: 0 3 6 9" ] && [ "$(stat -c %s "$tmp/x.bin")" = 8 ] &&
+	ok "run: a type parameter's default (f16)" || bad "run: type parameter default" "rc $rc: $out"
+out=$("$blkc" run --grid=1 -D T=f64 "$tmp/tdef.tile" x=4 n=3 --save=x:"$tmp/x.bin" 2>&1)
+rc=$?
+[ $rc = 0 ] && [ "$(stat -c %s "$tmp/x.bin")" = 32 ] && ok "run: -D T=f64 over the default" || bad "run -D T over default" "rc $rc: $out"
+# a value that is not a number is a command-line mistake: exit 2
+"$blkc" run --grid=1 "$tmp/tdef.tile" x=4 n=abc >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 2 ] && grep -qF "'n' (i32) needs an integer, got 'abc'" "$tmp/err" && ok "run n=abc: exit 2" ||
+	bad "run n=abc" "rc $rc: $(cat "$tmp/err")"
+"$blkc" run --grid=1 "$tmp/tdef.tile" x=zero n=1 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 2 ] && ok "run x=zero: exit 2" || bad "run x=zero" "rc $rc: $(cat "$tmp/err")"
+# a misspelt -D: the nearest const parameter or option
+"$blkc" -D BLOK=64 -D num_warp=4 tests/cli/kernels/scale.tile >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && grep -qF "no kernel of 'tests/cli/kernels/scale.tile' has a const parameter 'BLOK'; did you mean 'BLOCK'?" "$tmp/err" &&
+	grep -qF "'num_warp'; did you mean 'num_warps'?" "$tmp/err" && ok "-D BLOK: did you mean BLOCK" ||
+	bad "-D BLOK" "rc $rc: $(cat "$tmp/err")"
+# tests/run.sh: a suite that skips itself shows as skipped, with its reason, in the summary
+mkdir -p "$tmp/rt/tests/skips" "$tmp/rt/tests/runs"
+cp tests/run.sh "$tmp/rt/tests/"
+printf 'echo "SKIP: no GPU (no libcuda.so.1)"\necho "0 passed, 0 failed"\n' >"$tmp/rt/tests/skips/run.sh"
+printf 'echo "2 passed, 0 failed"\n' >"$tmp/rt/tests/runs/run.sh"
+out=$(bash "$tmp/rt/tests/run.sh" "$build" 2>&1 | sed -n '/^== summary/,$p')
+grep -qx "skips      skipped: no GPU (no libcuda.so.1)" <<<"$out" && grep -qx "runs       2 passed, 0 failed" <<<"$out" &&
+	ok "tests/run.sh: a skipped suite in the summary" || bad "tests/run.sh skipped suite" "$out"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

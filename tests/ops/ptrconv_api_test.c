@@ -146,7 +146,7 @@ static void bounds_case(void)
 	result(in && out, "interpreter: a load through an integer made a pointer is bounds checked (%s)",
 	       out ? "reported past the end of x" : ops_err);
 	const char *src2 = "kernel k(x: *f32, out: *f32) {\n"
-	                   "    store(out, load(x.to(*f64) + 8));\n"
+	                   "    store(out, load(x.to(*f64) + 8).to(f32));\n"
 	                   "}\n";
 	bool bad = run_kernel(src2, "k", ARGS(P(dx), P(dout)), NO_CONSTS, GRID(1, 1, 1)) == BLK_ERROR_LAUNCH &&
 	           strstr(ops_err, "out-of-bounds load");

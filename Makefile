@@ -49,11 +49,11 @@ $(CONFIG): tools/deps.sh
 # ---- sources -------------------------------------------------------------
 
 LANG_SRCS := $(wildcard lang/*.c)
-# compiler/STAGE/*.c: one folder a stage, found by the wildcard; blkc's own
-# folder is the command line, not the library.
-COMPILER_SRCS := $(filter-out compiler/blkc/%,$(wildcard compiler/*/*.c))
+# compiler/STAGE/*.c: one folder a stage, found by the wildcard; blkc/ is
+# the command line, a client of the library, not part of it.
+COMPILER_SRCS := $(wildcard compiler/*/*.c)
 RUNTIME_SRCS := $(wildcard runtime/*.c)
-BLKC_SRCS := $(wildcard compiler/blkc/*.c)
+BLKC_SRCS := $(wildcard blkc/*.c)
 GEN_SRCS := $(if $(wildcard lang/lexer.re),$(GEN)/lexer.c) $(if $(wildcard lang/parser.y),$(GEN)/parser.c)
 GEN_HDRS := $(if $(wildcard lang/parser.y),$(GEN)/parser.h)
 
@@ -143,7 +143,7 @@ $(OBJ)/%.o: %.c $(FLAGS_FILE) | $(GEN_HDRS) $(CONFIG)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(EXTRA_CFLAGS) -MMD -MP -c $< -o $@
 
-$(OBJ)/compiler/%.o $(OBJ)/runtime/%.o $(OBJ)/tests/%.o: EXTRA_CFLAGS = $(LLVM_CFLAGS)
+$(OBJ)/compiler/%.o $(OBJ)/runtime/%.o $(OBJ)/blkc/%.o $(OBJ)/tests/%.o: EXTRA_CFLAGS = $(LLVM_CFLAGS)
 
 $(OBJ)/gen/%.o: $(GEN)/%.c $(FLAGS_FILE) | $(GEN_HDRS) $(CONFIG)
 	@mkdir -p $(@D)

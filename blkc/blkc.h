@@ -1,6 +1,6 @@
 /* blkc.h: what the files of blkc, the command-line tool, share: the options
  * of a compile and of blkc run, bench and tune, the variants --emit=c writes,
- * the configurations bench and tune time. Internal to compiler/blkc/. */
+ * the configurations bench and tune time. Internal to blkc/. */
 #ifndef BLK_BLKC_H
 #define BLK_BLKC_H
 

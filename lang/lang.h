@@ -365,6 +365,9 @@ bool type_is_float(Type t);
 /* Bytes of one element of type t in memory (pointers 8, i1 and the 8-bit
  * kinds 1). */
 int type_bytes(Type t);
+/* t as text ("f32[64]") in one of four buffers of the calling thread's,
+ * each reused every fourth call: for a message made at once. */
+const char *type_cstr(Type t);
 int64_t type_numel(Type t); /* 1 for a scalar */
 /* "f32", "*f16", "i32[128]", "*f32[64, 64]" */
 void type_print(Type t, StrBuf *out);

@@ -1,6 +1,7 @@
 /* types.c: element types, block types, promotion and broadcasting. */
 #include "lang.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const scalar_names[SK_COUNT] = {
@@ -78,6 +79,18 @@ int type_bytes(Type t)
 		return 8;
 	int b = scalar_bits((ScalarKind)t.scalar) / 8;
 	return b ? b : 1;
+}
+
+const char *type_cstr(Type t)
+{
+	static _Thread_local char bufs[4][96];
+	static _Thread_local int next;
+	char *b = bufs[next++ & 3];
+	StrBuf sb = {0};
+	type_print(t, &sb);
+	snprintf(b, 96, "%s", sb.data ? sb.data : "?");
+	sb_free(&sb);
+	return b;
 }
 
 int64_t type_numel(Type t)

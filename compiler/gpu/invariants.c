@@ -26,18 +26,6 @@ static void gfail(GpuCheck *g, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Types printed into a small rotating set of buffers, for messages. */
-static const char *tstr(Type t)
-{
-	static _Thread_local char bufs[4][96];
-	static _Thread_local int next;
-	char *b = bufs[next++ & 3];
-	StrBuf sb = {0};
-	type_print(t, &sb);
-	snprintf(b, 96, "%s", sb.data ? sb.data : "?");
-	sb_free(&sb);
-	return b;
-}
 
 /* Every block has an encoding that can lay it out; element-wise
  * ops keep their operands' encoding; loop-carried and yielded values keep
@@ -54,7 +42,7 @@ static bool enc_ok(GpuCheck *g, const Value *x, const char *what)
 	if (!enc_lin(x->enc, x->type, g->f->num_warps, &l)) {
 		StrBuf sb = {0};
 		enc_print(x->enc, &sb);
-		gfail(g, "%s %%%d: %s cannot lay out %s", what, x->id, sb.data ? sb.data : "?", tstr(x->type));
+		gfail(g, "%s %%%d: %s cannot lay out %s", what, x->id, sb.data ? sb.data : "?", type_cstr(x->type));
 		sb_free(&sb);
 		return false;
 	}

@@ -370,7 +370,7 @@ static bool compute(Worker *w, const Op *op, Elem *restrict r, const Elem *restr
 			r[i] = a[i].u ? b[i] : c[i];
 		return true;
 	case OP_ADDPTR: {
-		uint64_t size = (uint64_t)elem_bytes(type_pointee(rt));
+		uint64_t size = (uint64_t)type_bytes(type_pointee(rt));
 		for (int64_t i = 0; i < n; i++)
 			r[i].u = a[i].u + b[i].u * size;
 		return true;

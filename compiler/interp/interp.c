@@ -469,7 +469,7 @@ static bool setup_params(Run *r, const InterpArg *args, int n_args, Diag *diag)
 			continue;
 		const InterpArg *a = &args[k++];
 		Type t = v->type;
-		bool fl = is_float_t(t);
+		bool fl = type_is_float(t);
 		if (a->is_float != fl) {
 			diag_error(diag, f->loc, "argument %d of kernel '%s' ('%s', %s) needs %s", k, f->name,
 			           f->params[i].name ? f->params[i].name : "?", t.ptr ? "a pointer" : scalar_name((ScalarKind)t.scalar),

@@ -176,7 +176,6 @@ bool interp_print(Worker *w, const Op *op);
 bool interp_assert(Worker *w, const Op *op);
 
 /* Whether t is a float scalar or a block of floats (not a pointer). */
-static inline bool is_float_t(Type t) { return !t.ptr && scalar_is_float((ScalarKind)t.scalar); }
 
 /* The canonical slot value of the bits v for int kind k (i1: v != 0). */
 static inline int64_t canon_int(ScalarKind k, uint64_t v)
@@ -208,15 +207,6 @@ static inline uint64_t elem_bits(Elem e, Type t)
 	if (scalar_is_int(k))
 		return k == SK_I1 ? e.u : e.u & (scalar_bits(k) == 64 ? UINT64_MAX : (1ull << scalar_bits(k)) - 1);
 	return k == SK_F32 ? fp_to_f32_bits(e.f) : exact_bits(k, e.f);
-}
-
-/* Bytes of one element of type t in memory (pointers are 8, i1 is 1). */
-static inline int elem_bytes(Type t)
-{
-	if (t.ptr)
-		return 8;
-	int b = scalar_bits((ScalarKind)t.scalar);
-	return b < 8 ? 1 : b / 8;
 }
 
 #endif

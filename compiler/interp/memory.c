@@ -296,7 +296,7 @@ bool interp_load(Worker *w, const Op *op)
 	if (op->attr[0] & MEMF_OTHER)
 		o = operand(w, op, k++, &os);
 	Elem *r = interp_def(w, op->results[0], n);
-	if (!r || !check_access(w, op, "load", p, m, n, elem_bytes(rt), op->operands[0]->type))
+	if (!r || !check_access(w, op, "load", p, m, n, type_bytes(rt), op->operands[0]->type))
 		return false;
 	gather(r, rt, n, p, m, o, os);
 	return true;
@@ -340,7 +340,7 @@ bool interp_store(Worker *w, const Op *op)
 	const Elem *p = slot(w, op->operands[0])->p, *v = operand(w, op, 1, &vs), *m = NULL;
 	if (op->attr[0] & MEMF_MASK)
 		m = slot(w, op->operands[2])->p;
-	if (!check_access(w, op, "store", p, m, n, elem_bytes(vt), pt))
+	if (!check_access(w, op, "store", p, m, n, type_bytes(vt), pt))
 		return false;
 	scatter(vt, n, p, m, v, vs);
 	return true;
@@ -378,7 +378,7 @@ bool interp_desc(Worker *w, const Op *op)
 		interp_release(w, mk);
 		return false;
 	}
-	int eb = elem_bytes(bt);
+	int eb = type_bytes(bt);
 	int64_t idx[BLK_MAX_RANK] = {0};
 	bool all_in = true;
 	for (int64_t i = 0; i < n; i++) {
@@ -531,7 +531,7 @@ bool interp_atomic(Worker *w, const Op *op)
 			m = slot(w, op->operands[2])->p;
 	}
 	Elem *r = interp_def(w, op->results[0], n);
-	int bytes = elem_bytes(vt);
+	int bytes = type_bytes(vt);
 	if (!r || !check_access(w, op, "atomic", p, m, n, bytes, pt))
 		return false;
 	int so = success_order(op->attr[1]), fo = failure_order(op->attr[1]);

@@ -40,7 +40,7 @@ static bool check_hint(Worker *w, const Op *op, const Slot *x)
 	Type t = op->operands[0]->type;
 	int64_t div = op->attr[0], con = op->attr[1], n = x->n;
 	int64_t row = t.rank ? t.shape[t.rank - 1] : 1;
-	uint64_t step = t.ptr ? (uint64_t)elem_bytes(type_pointee(t)) : 1; /* pointers: bytes */
+	uint64_t step = t.ptr ? (uint64_t)type_bytes(type_pointee(t)) : 1; /* pointers: bytes */
 	for (int64_t i = 0; i < n; i++) {
 		int64_t j = i % row;
 		bool run_start = j == 0 || x->p[i].u != x->p[i - 1].u + step;

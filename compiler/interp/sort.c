@@ -14,7 +14,7 @@
 /* -1, 0 or 1 as a is below, equal to or above b in the order above. */
 static int key_cmp(Elem a, Elem b, Type t)
 {
-	if (is_float_t(t)) {
+	if (type_is_float(t)) {
 		bool na = isnan(a.f), nb = isnan(b.f);
 		if (na || nb)
 			return na - nb;

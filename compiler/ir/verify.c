@@ -54,19 +54,6 @@ static void fail(Verifier *v, const Op *op, const char *fmt, ...)
 	sb_free(&where);
 }
 
-/* Types printed into a small rotating set of buffers, for messages (a
- * thread's own: passes and interpreter runs verify on several threads). */
-static const char *tstr(Type t)
-{
-	static _Thread_local char bufs[4][96];
-	static _Thread_local int next;
-	char *b = bufs[next++ & 3];
-	StrBuf sb = {0};
-	type_print(t, &sb);
-	snprintf(b, 96, "%s", sb.data ? sb.data : "?");
-	sb_free(&sb);
-	return b;
-}
 
 static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
@@ -85,12 +72,12 @@ static bool check_type(Verifier *v, const Op *op, Type t, const char *what)
 	}
 	for (int i = 0; i < t.rank; i++)
 		if (!is_pow2(t.shape[i])) {
-			fail(v, op, "%s has type %s: dimension %d is not a power of two", what, tstr(t), i);
+			fail(v, op, "%s has type %s: dimension %d is not a power of two", what, type_cstr(t), i);
 			return false;
 		}
 	int64_t n = type_numel(t); /* INT64_MAX where the count overflows */
 	if (n > BLK_MAX_NUMEL) {
-		fail(v, op, "%s has type %s: %" PRId64 " elements, more than %d", what, tstr(t), n,
+		fail(v, op, "%s has type %s: %" PRId64 " elements, more than %d", what, type_cstr(t), n,
 		     BLK_MAX_NUMEL);
 		return false;
 	}
@@ -119,8 +106,7 @@ static Type with_elem(Type shape, ScalarKind k, int ptr)
 static ScalarKind sk(Type t) { return (ScalarKind)t.scalar; }
 static bool is_int(Type t) { return !t.ptr && scalar_is_int(sk(t)); }          /* i1 included */
 static bool is_intn(Type t) { return !t.ptr && scalar_is_int(sk(t)) && sk(t) != SK_I1; }
-static bool is_float(Type t) { return !t.ptr && scalar_is_float(sk(t)); }
-static bool is_num(Type t) { return is_int(t) || is_float(t); }
+static bool is_num(Type t) { return is_int(t) || type_is_float(t); }
 
 /* ---- per-op checks ------------------------------------------------------- */
 
@@ -147,7 +133,7 @@ static bool all_equal(Verifier *v, const Op *op, int from, int to)
 {
 	for (int i = from + 1; i < to; i++)
 		if (!type_eq(OPT(from), OPT(i))) {
-			fail(v, op, "operand types differ: %s and %s", tstr(OPT(from)), tstr(OPT(i)));
+			fail(v, op, "operand types differ: %s and %s", type_cstr(OPT(from)), type_cstr(OPT(i)));
 			return false;
 		}
 	return true;
@@ -156,7 +142,7 @@ static bool all_equal(Verifier *v, const Op *op, int from, int to)
 static bool result_is(Verifier *v, const Op *op, int i, Type want)
 {
 	if (!type_eq(RES(i), want)) {
-		fail(v, op, "result type is %s, expected %s", tstr(RES(i)), tstr(want));
+		fail(v, op, "result type is %s, expected %s", type_cstr(RES(i)), type_cstr(want));
 		return false;
 	}
 	return true;
@@ -178,7 +164,7 @@ static void elementwise(Verifier *v, const Op *op, int n, bool (*ok)(Type), cons
 	if (!counts(v, op, n, n, 1) || !all_equal(v, op, 0, n))
 		return;
 	if (!ok(OPT(0))) {
-		fail(v, op, "operand type %s is not %s", tstr(OPT(0)), kinds);
+		fail(v, op, "operand type %s is not %s", type_cstr(OPT(0)), kinds);
 		return;
 	}
 	result_is(v, op, 0, OPT(0));
@@ -197,7 +183,7 @@ static void check_const(Verifier *v, const Op *op)
 		return;
 	Type t = RES(0);
 	if (t.ptr) {
-		fail(v, op, "constant of pointer type %s", tstr(t));
+		fail(v, op, "constant of pointer type %s", type_cstr(t));
 		return;
 	}
 	ScalarKind k = sk(t);
@@ -222,7 +208,7 @@ static bool tma_offsets(Verifier *v, const Op *op, int first)
 	}
 	for (int i = first; i < op->n_operands; i++)
 		if (OPT(i).rank || OPT(i).ptr || !scalar_is_int((ScalarKind)OPT(i).scalar)) {
-			fail(v, op, "TMA offset %s is not an integer scalar", tstr(OPT(i)));
+			fail(v, op, "TMA offset %s is not an integer scalar", type_cstr(OPT(i)));
 			return false;
 		}
 	return true;
@@ -251,17 +237,17 @@ static void check_load(Verifier *v, const Op *op)
 		return;
 	Type p = OPT(0);
 	if (!p.ptr) {
-		fail(v, op, "address has type %s, not a pointer", tstr(p));
+		fail(v, op, "address has type %s, not a pointer", type_cstr(p));
 		return;
 	}
 	if (!result_is(v, op, 0, type_pointee(p)))
 		return;
 	if ((fl & MEMF_MASK) && !type_eq(OPT(1), with_elem(p, SK_I1, 0))) {
-		fail(v, op, "mask has type %s, expected %s", tstr(OPT(1)), tstr(with_elem(p, SK_I1, 0)));
+		fail(v, op, "mask has type %s, expected %s", type_cstr(OPT(1)), type_cstr(with_elem(p, SK_I1, 0)));
 		return;
 	}
 	if ((fl & MEMF_OTHER) && !type_eq(OPT(2), RES(0))) {
-		fail(v, op, "other has type %s, expected %s", tstr(OPT(2)), tstr(RES(0)));
+		fail(v, op, "other has type %s, expected %s", type_cstr(OPT(2)), type_cstr(RES(0)));
 		return;
 	}
 	if (attr_in(v, op, 1, CACHE_DEFAULT, CACHE_WT, "cache modifier"))
@@ -285,15 +271,15 @@ static bool check_ptr_value_mask(Verifier *v, const Op *op, int flags_at, int re
 		return false;
 	Type p = OPT(0);
 	if (!p.ptr) {
-		fail(v, op, "address has type %s, not a pointer", tstr(p));
+		fail(v, op, "address has type %s, not a pointer", type_cstr(p));
 		return false;
 	}
 	if (!type_eq(OPT(1), type_pointee(p))) {
-		fail(v, op, "value has type %s, expected %s", tstr(OPT(1)), tstr(type_pointee(p)));
+		fail(v, op, "value has type %s, expected %s", type_cstr(OPT(1)), type_cstr(type_pointee(p)));
 		return false;
 	}
 	if ((fl & MEMF_MASK) && !type_eq(OPT(2), with_elem(p, SK_I1, 0))) {
-		fail(v, op, "mask has type %s, expected %s", tstr(OPT(2)), tstr(with_elem(p, SK_I1, 0)));
+		fail(v, op, "mask has type %s, expected %s", type_cstr(OPT(2)), type_cstr(with_elem(p, SK_I1, 0)));
 		return false;
 	}
 	return true;
@@ -319,7 +305,7 @@ static void check_desc(Verifier *v, const Op *op)
 	}
 	int r = blk.rank;
 	if (r < 1) {
-		fail(v, op, "the block has type %s, not a block of rank 1 or more", tstr(blk));
+		fail(v, op, "the block has type %s, not a block of rank 1 or more", type_cstr(blk));
 		return;
 	}
 	int n = 1 + 3 * r + store;
@@ -327,23 +313,23 @@ static void check_desc(Verifier *v, const Op *op)
 		return;
 	Type base = OPT(0);
 	if (!base.ptr || base.rank) {
-		fail(v, op, "base has type %s, not a scalar pointer", tstr(base));
+		fail(v, op, "base has type %s, not a scalar pointer", type_cstr(base));
 		return;
 	}
 	if (!type_eq(blk, with_elem(blk, sk(type_pointee(base)), type_pointee(base).ptr))) {
-		fail(v, op, "%s has type %s, but the base points to %s", store ? "value" : "result", tstr(blk),
-		     tstr(type_pointee(base)));
+		fail(v, op, "%s has type %s, but the base points to %s", store ? "value" : "result", type_cstr(blk),
+		     type_cstr(type_pointee(base)));
 		return;
 	}
 	Type it = OPT(1);
 	if (it.rank || (sk(it) != SK_I32 && sk(it) != SK_I64) || it.ptr) {
-		fail(v, op, "shape has type %s, expected i32 or i64", tstr(it));
+		fail(v, op, "shape has type %s, expected i32 or i64", type_cstr(it));
 		return;
 	}
 	for (int i = 2; i <= 3 * r; i++)
 		if (!type_eq(OPT(i), it)) {
 			fail(v, op, "%s %d has type %s, expected %s", i <= r ? "shape" : i <= 2 * r ? "stride" : "offset",
-			     (i - 1) % r, tstr(OPT(i)), tstr(it));
+			     (i - 1) % r, type_cstr(OPT(i)), type_cstr(it));
 			return;
 		}
 	const Value *last = op->operands[2 * r];
@@ -361,7 +347,7 @@ static bool region_args(Verifier *v, const Op *op, const Region *r, const char *
 	for (int i = 0; i < n; i++)
 		if (!type_eq(r->args[i]->type, want[i])) {
 			fail(v, op, "%s region argument %d (%%%d) has type %s, expected %s", which, i, r->args[i]->id,
-			     tstr(r->args[i]->type), tstr(want[i]));
+			     type_cstr(r->args[i]->type), type_cstr(want[i]));
 			return false;
 		}
 	return true;
@@ -383,7 +369,7 @@ static bool term_values(Verifier *v, const Op *op, const Region *r, const char *
 	for (int i = 0; i < n; i++)
 		if (t->operands[skip + i] && !type_eq(t->operands[skip + i]->type, want[i])) {
 			fail(v, op, "%s region's %s value %d has type %s, expected %s", which, op_name(t->code), i,
-			     tstr(t->operands[skip + i]->type), tstr(want[i]));
+			     type_cstr(t->operands[skip + i]->type), type_cstr(want[i]));
 			return false;
 		}
 	return true;
@@ -411,12 +397,12 @@ static void check_combine(Verifier *v, const Op *op, Type *buf)
 	}
 	Type t0 = OPT(0);
 	if (t0.rank == 0) {
-		fail(v, op, "operand has type %s, not a block", tstr(t0));
+		fail(v, op, "operand has type %s, not a block", type_cstr(t0));
 		return;
 	}
 	for (int i = 1; i < n; i++)
 		if (!same_shape(OPT(i), t0)) {
-			fail(v, op, "operand shapes differ: %s and %s", tstr(t0), tstr(OPT(i)));
+			fail(v, op, "operand shapes differ: %s and %s", type_cstr(t0), type_cstr(OPT(i)));
 			return;
 		}
 	if (!attr_in(v, op, 0, 0, t0.rank - 1, "axis"))
@@ -445,7 +431,7 @@ static void check_combine(Verifier *v, const Op *op, Type *buf)
 
 /* sort, topk, histogram: keys of the integer kinds (i1 apart) and of f16,
  * bf16, f32, f64; lengths powers of two (the block's). */
-static bool sort_key(Type t) { return is_intn(t) || (is_float(t) && sk(t) != SK_F8E4M3 && sk(t) != SK_F8E5M2); }
+static bool sort_key(Type t) { return is_intn(t) || (type_is_float(t) && sk(t) != SK_F8E4M3 && sk(t) != SK_F8E5M2); }
 
 static void check_sort(Verifier *v, const Op *op)
 {
@@ -454,7 +440,7 @@ static void check_sort(Verifier *v, const Op *op)
 		return;
 	Type x = OPT(0);
 	if (x.rank == 0 || !sort_key(x)) {
-		fail(v, op, "operand %s is not a block of integers or of f16, bf16, f32, f64", tstr(x));
+		fail(v, op, "operand %s is not a block of integers or of f16, bf16, f32, f64", type_cstr(x));
 		return;
 	}
 	if (op->n_results != (topk ? 2 : op->n_results == 2 ? 2 : 1)) {
@@ -484,11 +470,11 @@ static void check_histogram(Verifier *v, const Op *op)
 		return;
 	Type x = OPT(0);
 	if (x.rank == 0 || !is_intn(x)) {
-		fail(v, op, "operand %s is not a block of integers", tstr(x));
+		fail(v, op, "operand %s is not a block of integers", type_cstr(x));
 		return;
 	}
 	if (op->n_operands == 2 && !type_eq(OPT(1), with_elem(x, SK_I1, 0))) {
-		fail(v, op, "mask %s is not an i1 block of the operand's shape", tstr(OPT(1)));
+		fail(v, op, "mask %s is not an i1 block of the operand's shape", type_cstr(OPT(1)));
 		return;
 	}
 	if (!is_pow2(op->attr[0]) || op->attr[0] > BLK_MAX_NUMEL) {
@@ -505,23 +491,23 @@ static void check_dot(Verifier *v, const Op *op)
 		return;
 	Type a = OPT(0), b = OPT(1), c = OPT(2);
 	if (a.rank < 2 || a.rank > 3 || b.rank != a.rank || c.rank != a.rank) {
-		fail(v, op, "operands %s, %s, %s are not matrices of one rank", tstr(a), tstr(b), tstr(c));
+		fail(v, op, "operands %s, %s, %s are not matrices of one rank", type_cstr(a), type_cstr(b), type_cstr(c));
 		return;
 	}
 	int r = a.rank;
 	/* a[.., M, K] b[.., K, N] acc[.., M, N]; a leading batch dim must agree */
 	if (a.shape[r - 1] != b.shape[r - 2] || c.shape[r - 2] != a.shape[r - 2] || c.shape[r - 1] != b.shape[r - 1] ||
 	    (r == 3 && (a.shape[0] != b.shape[0] || a.shape[0] != c.shape[0]))) {
-		fail(v, op, "shapes do not multiply: %s times %s plus %s", tstr(a), tstr(b), tstr(c));
+		fail(v, op, "shapes do not multiply: %s times %s plus %s", type_cstr(a), type_cstr(b), type_cstr(c));
 		return;
 	}
 	bool fp8_pair = (sk(a) == SK_F8E4M3 || sk(a) == SK_F8E5M2) && (sk(b) == SK_F8E4M3 || sk(b) == SK_F8E5M2);
 	if (!is_num(a) || (sk(a) != sk(b) && !fp8_pair)) {
-		fail(v, op, "input types %s and %s differ (other than two fp8 kinds) or are not numbers", tstr(a), tstr(b));
+		fail(v, op, "input types %s and %s differ (other than two fp8 kinds) or are not numbers", type_cstr(a), type_cstr(b));
 		return;
 	}
-	if (is_int(a) ? !is_intn(c) : !is_float(c)) {
-		fail(v, op, "accumulator type %s does not suit inputs %s", tstr(c), tstr(a));
+	if (is_int(a) ? !is_intn(c) : !type_is_float(c)) {
+		fail(v, op, "accumulator type %s does not suit inputs %s", type_cstr(c), type_cstr(a));
 		return;
 	}
 	if (result_is(v, op, 0, c))
@@ -555,7 +541,7 @@ static void check_shape_op(Verifier *v, const Op *op)
 		if (!counts(v, op, 1, 1, 1))
 			break;
 		if (OPT(0).rank != 0 || RES(0).rank == 0)
-			fail(v, op, "splats %s to %s: not a scalar to a block", tstr(OPT(0)), tstr(RES(0)));
+			fail(v, op, "splats %s to %s: not a scalar to a block", type_cstr(OPT(0)), type_cstr(RES(0)));
 		else
 			result_is(v, op, 0, type_block(OPT(0), RES(0).rank, RES(0).shape));
 		break;
@@ -567,7 +553,7 @@ static void check_shape_op(Verifier *v, const Op *op)
 		for (int i = 0; ok && i < a.rank; i++)
 			ok = a.shape[i] == r.shape[i] || a.shape[i] == 1;
 		if (!ok)
-			fail(v, op, "cannot broadcast %s to %s", tstr(a), tstr(r));
+			fail(v, op, "cannot broadcast %s to %s", type_cstr(a), type_cstr(r));
 		break;
 	}
 	case OP_EXPAND_DIMS: {
@@ -575,7 +561,7 @@ static void check_shape_op(Verifier *v, const Op *op)
 			break;
 		Type a = OPT(0);
 		if (a.rank >= BLK_MAX_RANK) {
-			fail(v, op, "operand %s has the largest rank already", tstr(a));
+			fail(v, op, "operand %s has the largest rank already", type_cstr(a));
 			break;
 		}
 		if (!attr_in(v, op, 0, 0, a.rank, "axis"))
@@ -590,7 +576,7 @@ static void check_shape_op(Verifier *v, const Op *op)
 		if (!counts(v, op, 1, 1, 1))
 			break;
 		if (!type_eq(type_elem(OPT(0)), type_elem(RES(0))) || type_numel(OPT(0)) != type_numel(RES(0)))
-			fail(v, op, "cannot reshape %s to %s", tstr(OPT(0)), tstr(RES(0)));
+			fail(v, op, "cannot reshape %s to %s", type_cstr(OPT(0)), type_cstr(RES(0)));
 		break;
 	case OP_TRANS: {
 		if (!counts(v, op, 1, 1, 1))
@@ -619,7 +605,7 @@ static void check_shape_op(Verifier *v, const Op *op)
 		for (int i = 1; ok && i < a.rank; i++)
 			ok = a.shape[i] == b.shape[i];
 		if (!ok) {
-			fail(v, op, "cannot concatenate %s and %s", tstr(a), tstr(b));
+			fail(v, op, "cannot concatenate %s and %s", type_cstr(a), type_cstr(b));
 			break;
 		}
 		a.shape[0] += b.shape[0];
@@ -631,7 +617,7 @@ static void check_shape_op(Verifier *v, const Op *op)
 			break;
 		Type a = OPT(0);
 		if (a.rank >= BLK_MAX_RANK) {
-			fail(v, op, "operand %s has the largest rank already", tstr(a));
+			fail(v, op, "operand %s has the largest rank already", type_cstr(a));
 			break;
 		}
 		a.shape[a.rank++] = 2;
@@ -643,7 +629,7 @@ static void check_shape_op(Verifier *v, const Op *op)
 			break;
 		Type a = OPT(0);
 		if (a.rank == 0 || a.shape[a.rank - 1] != 2) {
-			fail(v, op, "operand %s does not end in a dimension of 2", tstr(a));
+			fail(v, op, "operand %s does not end in a dimension of 2", type_cstr(a));
 			break;
 		}
 		a.shape[--a.rank] = 0;
@@ -660,7 +646,7 @@ static void check_shape_op(Verifier *v, const Op *op)
 		for (int d = 0; ok && d < x.rank; d++)
 			ok = d == op->attr[0] || x.shape[d] == idx.shape[d];
 		if (!ok) {
-			fail(v, op, "cannot gather %s at %s along axis %" PRId64, tstr(x), tstr(idx), op->attr[0]);
+			fail(v, op, "cannot gather %s at %s along axis %" PRId64, type_cstr(x), type_cstr(idx), op->attr[0]);
 			break;
 		}
 		result_is(v, op, 0, type_block(type_elem(x), idx.rank, idx.shape));
@@ -685,8 +671,8 @@ static void check_elementwise_op(Verifier *v, const Op *op)
 		elementwise(v, op, 2, is_num, "an integer or a float");
 		if ((op->code == OP_MIN || op->code == OP_MAX) && !v->failed)
 			attr_in(v, op, 0, 0, 1, "propagate_nan");
-		if (op->code == OP_DIV && !v->failed && attr_in(v, op, 0, 0, 1, "rn") && op->attr[0] && !is_float(OPT(0)))
-			fail(v, op, "rn divides floats, not %s", tstr(OPT(0)));
+		if (op->code == OP_DIV && !v->failed && attr_in(v, op, 0, 0, 1, "rn") && op->attr[0] && !type_is_float(OPT(0)))
+			fail(v, op, "rn divides floats, not %s", type_cstr(OPT(0)));
 		break;
 	case OP_AND:
 	case OP_OR:
@@ -709,7 +695,7 @@ static void check_elementwise_op(Verifier *v, const Op *op)
 		elementwise(v, op, 3, is_num, "an integer or a float");
 		break;
 	case OP_MATH:
-		elementwise(v, op, 1, is_float, "a float");
+		elementwise(v, op, 1, type_is_float, "a float");
 		if (!v->failed)
 			attr_in(v, op, 0, 0, MATH_COUNT - 1, "math function");
 		break;
@@ -717,8 +703,8 @@ static void check_elementwise_op(Verifier *v, const Op *op)
 		if (!counts(v, op, 2, 2, 1))
 			break;
 		if (!OPT(0).ptr || !is_intn(OPT(1)) || !same_shape(OPT(0), OPT(1)))
-			fail(v, op, "operands %s and %s are not a pointer and an integer of its shape", tstr(OPT(0)),
-			     tstr(OPT(1)));
+			fail(v, op, "operands %s and %s are not a pointer and an integer of its shape", type_cstr(OPT(0)),
+			     type_cstr(OPT(1)));
 		else
 			result_is(v, op, 0, OPT(0));
 		break;
@@ -734,7 +720,7 @@ static void check_elementwise_op(Verifier *v, const Op *op)
 		if (!counts(v, op, 3, 3, 1) || !all_equal(v, op, 1, 3))
 			break;
 		if (!type_eq(OPT(0), with_elem(OPT(1), SK_I1, 0)))
-			fail(v, op, "condition has type %s, expected %s", tstr(OPT(0)), tstr(with_elem(OPT(1), SK_I1, 0)));
+			fail(v, op, "condition has type %s, expected %s", type_cstr(OPT(0)), type_cstr(with_elem(OPT(1), SK_I1, 0)));
 		else
 			result_is(v, op, 0, OPT(1));
 		break;
@@ -742,7 +728,7 @@ static void check_elementwise_op(Verifier *v, const Op *op)
 		if (!counts(v, op, 1, 1, 1))
 			break;
 		if (!is_num(OPT(0)) || !is_num(RES(0)) || !same_shape(OPT(0), RES(0)))
-			fail(v, op, "cannot cast %s to %s", tstr(OPT(0)), tstr(RES(0)));
+			fail(v, op, "cannot cast %s to %s", type_cstr(OPT(0)), type_cstr(RES(0)));
 		break;
 	case OP_BITCAST: {
 		if (!counts(v, op, 1, 1, 1))
@@ -750,7 +736,7 @@ static void check_elementwise_op(Verifier *v, const Op *op)
 		Type a = OPT(0), r = RES(0);
 		int wa = a.ptr ? 64 : scalar_bits(sk(a)), wr = r.ptr ? 64 : scalar_bits(sk(r));
 		if (wa != wr || !same_shape(a, r))
-			fail(v, op, "cannot bitcast %s to %s", tstr(a), tstr(r));
+			fail(v, op, "cannot bitcast %s to %s", type_cstr(a), type_cstr(r));
 		break;
 	}
 	default:
@@ -806,7 +792,7 @@ static void check_op(Verifier *v, const Op *op)
 		if (!counts(v, op, 1, 1, 1))
 			break;
 		if (!OPT(0).ptr)
-			fail(v, op, "operand has type %s, not a pointer", tstr(OPT(0)));
+			fail(v, op, "operand has type %s, not a pointer", type_cstr(OPT(0)));
 		else
 			result_is(v, op, 0, with_elem(OPT(0), SK_I64, 0));
 		break;
@@ -814,7 +800,7 @@ static void check_op(Verifier *v, const Op *op)
 		if (!counts(v, op, 1, 1, 1))
 			break;
 		if (!type_eq(OPT(0), with_elem(RES(0), SK_I64, 0)) || !RES(0).ptr)
-			fail(v, op, "cannot make %s from %s", tstr(RES(0)), tstr(OPT(0)));
+			fail(v, op, "cannot make %s from %s", type_cstr(RES(0)), type_cstr(OPT(0)));
 		break;
 	case OP_CONVERT_LAYOUT:
 		if (counts(v, op, 1, 1, 1))
@@ -841,7 +827,7 @@ static void check_op(Verifier *v, const Op *op)
 		/* and, or, xor change bits of integers; a pointer is only exchanged */
 		if ((op->attr[0] >= ATOM_AND && op->attr[0] <= ATOM_XOR && !is_int(OPT(1))) ||
 		    (op->attr[0] != ATOM_XCHG && OPT(1).ptr)) {
-			fail(v, op, "atomic %s does not apply to %s", atomic_op_name(op->attr[0]), tstr(OPT(1)));
+			fail(v, op, "atomic %s does not apply to %s", atomic_op_name(op->attr[0]), type_cstr(OPT(1)));
 			break;
 		}
 		if (attr_in(v, op, 1, SEM_ACQ_REL, SEM_RELAXED, "sem"))
@@ -855,8 +841,8 @@ static void check_op(Verifier *v, const Op *op)
 		if (!counts(v, op, 3, 3, 1))
 			break;
 		if (!OPT(0).ptr || !type_eq(OPT(1), type_pointee(OPT(0))) || !type_eq(OPT(2), OPT(1))) {
-			fail(v, op, "operands %s, %s, %s are not a pointer and two values of its pointee", tstr(OPT(0)),
-			     tstr(OPT(1)), tstr(OPT(2)));
+			fail(v, op, "operands %s, %s, %s are not a pointer and two values of its pointee", type_cstr(OPT(0)),
+			     type_cstr(OPT(1)), type_cstr(OPT(2)));
 			break;
 		}
 		if (result_is(v, op, 0, OPT(1)) && attr_in(v, op, 1, SEM_ACQ_REL, SEM_RELAXED, "sem"))
@@ -885,7 +871,7 @@ static void check_op(Verifier *v, const Op *op)
 			break;
 		Type c = OPT(1);
 		if (!type_eq(OPT(0), type_scalar(SK_U64)) || !type_eq(type_elem(c), type_scalar(SK_U32))) {
-			fail(v, op, "operands %s and %s are not a u64 seed and u32 counters", tstr(OPT(0)), tstr(c));
+			fail(v, op, "operands %s and %s are not a u64 seed and u32 counters", type_cstr(OPT(0)), type_cstr(c));
 			break;
 		}
 		for (int i = 0; i < 4; i++)
@@ -914,24 +900,24 @@ static void check_op(Verifier *v, const Op *op)
 		}
 		for (int i = 1; i < op->n_results; i++)
 			if (!same_shape(RES(0), RES(i)))
-				fail(v, op, "results %s and %s differ in shape", tstr(RES(0)), tstr(RES(i)));
+				fail(v, op, "results %s and %s differ in shape", type_cstr(RES(0)), type_cstr(RES(i)));
 		for (int i = 0; i < op->n_operands; i++)
 			if (!same_shape(RES(0), OPT(i)))
-				fail(v, op, "operand %s is not of the results' shape %s", tstr(OPT(i)), tstr(RES(0)));
+				fail(v, op, "operand %s is not of the results' shape %s", type_cstr(OPT(i)), type_cstr(RES(0)));
 		if (op->attr[1] < 1 || op->attr[1] > 16 || (op->attr[1] & (op->attr[1] - 1)))
 			fail(v, op, "pack %" PRId64 " is not 1, 2, 4, 8 or 16", op->attr[1]);
 		break;
 	case OP_ASSERT:
 		if (counts(v, op, 1, 1, 0) && (OPT(0).ptr || sk(OPT(0)) != SK_I1))
-			fail(v, op, "condition has type %s, not i1", tstr(OPT(0)));
+			fail(v, op, "condition has type %s, not i1", type_cstr(OPT(0)));
 		break;
 	case OP_FOR: {
 		if (!counts(v, op, 3, INT32_MAX, -1))
 			break;
 		Type iv = OPT(0);
 		if (!is_intn(iv) || iv.rank != 0 || !type_eq(OPT(1), iv) || !type_eq(OPT(2), iv)) {
-			fail(v, op, "bounds %s, %s, %s are not integer scalars of one type", tstr(OPT(0)), tstr(OPT(1)),
-			     tstr(OPT(2)));
+			fail(v, op, "bounds %s, %s, %s are not integer scalars of one type", type_cstr(OPT(0)), type_cstr(OPT(1)),
+			     type_cstr(OPT(2)));
 			break;
 		}
 		int n = op->n_operands - 3;
@@ -959,7 +945,7 @@ static void check_op(Verifier *v, const Op *op)
 		if (!counts(v, op, 1, 1, -1))
 			break;
 		if (!type_eq(OPT(0), type_scalar(SK_I1))) {
-			fail(v, op, "condition has type %s, not i1", tstr(OPT(0)));
+			fail(v, op, "condition has type %s, not i1", type_cstr(OPT(0)));
 			break;
 		}
 		Type *t = malloc((size_t)(op->n_results + 1) * sizeof *t);
@@ -989,7 +975,7 @@ static void check_op(Verifier *v, const Op *op)
 		if (region_args(v, op, &op->regions[0], "before", t, n) &&
 		    term_values(v, op, &op->regions[0], "before", fw, op->n_results, 1) &&
 		    (!c || !c->n_operands || !c->operands[0] || type_eq(c->operands[0]->type, type_scalar(SK_I1)) ||
-		     (fail(v, op, "condition has type %s, not i1", tstr(c->operands[0]->type)), false)) &&
+		     (fail(v, op, "condition has type %s, not i1", type_cstr(c->operands[0]->type)), false)) &&
 		    region_args(v, op, &op->regions[1], "after", fw, op->n_results))
 			term_values(v, op, &op->regions[1], "after", t, n, 0);
 		free(t);

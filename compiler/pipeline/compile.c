@@ -47,6 +47,30 @@ static int param_bytes(LLVMTypeRef t)
 	}
 }
 
+/* The value of kernel fn's nvvm.annotations entry `key` into *value (left
+ * as it is where there is none); false when out of memory. */
+static bool annotation(LLVMModuleRef m, LLVMValueRef fn, const char *key, long *value)
+{
+	unsigned n = LLVMGetNamedMetadataNumOperands(m, "nvvm.annotations");
+	LLVMValueRef *notes = malloc((n ? n : 1) * sizeof *notes);
+	if (!notes)
+		return false;
+	LLVMGetNamedMetadataOperands(m, "nvvm.annotations", notes);
+	size_t want = strlen(key);
+	for (unsigned i = 0; i < n; i++) {
+		LLVMValueRef ops[3];
+		unsigned len = 0;
+		if (LLVMGetMDNodeNumOperands(notes[i]) != 3)
+			continue;
+		LLVMGetMDNodeOperands(notes[i], ops);
+		const char *k = LLVMGetMDString(ops[1], &len);
+		if (ops[0] == fn && k && len == want && memcmp(k, key, want) == 0)
+			*value = (long)LLVMConstIntGetSExtValue(ops[2]);
+	}
+	free(notes);
+	return true;
+}
+
 /* The kernel's parameters (a by-value one, a tensor map, by its type's
  * size) and the .maxntid lowering annotated. */
 static bool read_kernel(LLVMModuleRef m, const IrFunc *f, PipelineResult *out, Diag *diag)
@@ -68,24 +92,12 @@ static bool read_kernel(LLVMModuleRef m, const IrFunc *f, PipelineResult *out, D
 	}
 	out->n_params = (int)np;
 	out->n_tmaps = f->n_tmaps;
-	unsigned n = LLVMGetNamedMetadataNumOperands(m, "nvvm.annotations");
-	LLVMValueRef *notes = malloc((n ? n : 1) * sizeof *notes);
-	if (!notes) {
+	long threads = 0;
+	if (!annotation(m, fn, "maxntidx", &threads)) {
 		diag_plain(diag, DIAG_ERROR, "out of memory lowering '%s'", f->name);
 		return false;
 	}
-	LLVMGetNamedMetadataOperands(m, "nvvm.annotations", notes);
-	for (unsigned i = 0; i < n; i++) {
-		LLVMValueRef ops[3];
-		unsigned len = 0;
-		if (LLVMGetMDNodeNumOperands(notes[i]) != 3)
-			continue;
-		LLVMGetMDNodeOperands(notes[i], ops);
-		const char *key = LLVMGetMDString(ops[1], &len);
-		if (ops[0] == fn && key && len == 8 && memcmp(key, "maxntidx", 8) == 0)
-			out->threads = (int)LLVMConstIntGetSExtValue(ops[2]);
-	}
-	free(notes);
+	out->threads = (int)threads;
 	return true;
 }
 
@@ -96,25 +108,9 @@ static bool read_kernel(LLVMModuleRef m, const IrFunc *f, PipelineResult *out, D
 static void cap_registers(LLVMModuleRef m, const IrFunc *f, Diag *diag)
 {
 	LLVMValueRef fn = LLVMGetNamedFunction(m, f->name);
-	unsigned n = LLVMGetNamedMetadataNumOperands(m, "nvvm.annotations");
-	LLVMValueRef *notes = malloc((n ? n : 1) * sizeof *notes);
-	if (!fn || !notes) {
-		free(notes);
-		return;
-	}
-	LLVMGetNamedMetadataOperands(m, "nvvm.annotations", notes);
 	long set = 0;
-	for (unsigned i = 0; i < n; i++) {
-		LLVMValueRef ops[3];
-		unsigned len = 0;
-		if (LLVMGetMDNodeNumOperands(notes[i]) != 3)
-			continue;
-		LLVMGetMDNodeOperands(notes[i], ops);
-		const char *key = LLVMGetMDString(ops[1], &len);
-		if (ops[0] == fn && key && len == 7 && memcmp(key, "maxnreg", 7) == 0)
-			set = (long)LLVMConstIntGetSExtValue(ops[2]);
-	}
-	free(notes);
+	if (!fn || !annotation(m, fn, "maxnreg", &set))
+		return;
 	if (set) {
 		diag_plain(diag, DIAG_WARNING, "kernel '%s': maxnreg %d is not applied: warp specialization sets .maxnreg %ld",
 		           f->name, f->maxnreg, set);

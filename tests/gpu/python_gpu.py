@@ -31,11 +31,11 @@ sys.path.insert(0, os.path.join(REPO, "tests", "python"))
 from harness import case, finish  # noqa: E402
 
 
-def raises(fn, param, word):
+def raises(fn, param, *words):
     try:
         fn()
     except blk.Error as e:
-        assert e.param == param and word in str(e), f"param {e.param!r}: {e}"
+        assert e.param == param and all(w in str(e) for w in words), f"param {e.param!r}: {e}"
         return
     raise AssertionError("no blk.Error")
 

@@ -167,8 +167,8 @@ static bool make_dirs(char *path)
 /* The folder cached entries go to when the chosen one is refused:
  * $XDG_RUNTIME_DIR/blk (the user's own by the XDG spec) when it is usable,
  * else none (kernels are then compiled in each process). Adds where to the
- * refusal. */
-static bool private_dir(char *buf, size_t size)
+ * refusal when note. */
+static bool private_dir(char *buf, size_t size, bool note)
 {
 	const char *run = getenv("XDG_RUNTIME_DIR");
 	char dir[4096];
@@ -178,12 +178,14 @@ static bool private_dir(char *buf, size_t size)
 		int fd = open_dir(dir, true, &refused);
 		if (fd >= 0) {
 			close(fd);
-			refuse_more(" (kernels are cached in %s meanwhile)", dir);
+			if (note)
+				refuse_more(" (kernels are cached in %s meanwhile)", dir);
 			snprintf(buf, size, "%s", dir);
 			return true;
 		}
 	}
-	refuse_more(" (kernels are not cached on disk meanwhile)");
+	if (note)
+		refuse_more(" (kernels are not cached on disk meanwhile)");
 	return false;
 }
 
@@ -204,13 +206,15 @@ bool cache_dir(char *buf, size_t size)
 	while (n > 1 && buf[n - 1] == '/')
 		buf[--n] = '\0';
 	make_dirs(buf); /* (a link, a file: open_dir tells) */
-	bool refused;
+	/* where kernels go instead is added to this refusal only, not to one
+	 * kept from an earlier call (it would be said again each call) */
+	bool fresh = !refusal[0], refused;
 	int fd = open_dir(buf, false, &refused);
 	if (fd >= 0) {
 		close(fd);
 		return true;
 	}
-	return refused && private_dir(buf, size);
+	return refused && private_dir(buf, size, fresh);
 }
 
 /* ---- keys ---------------------------------------------------------------------- */

@@ -138,6 +138,14 @@ Value *ig_emit_const(Gen *g, Sym s, Type t, Span at)
 bool ig_const_fits(Gen *g, Sym s, ScalarKind k, Span at)
 {
 	ScalarKind from = (ScalarKind)s.type.scalar;
+	if (scalar_is_float(from) && !scalar_is_float(k) && k != SK_I1) {
+		/* (NaN fails both comparisons; the range test keeps the cast to __int128 defined) */
+		if (!(s.f > -0x1p127 && s.f < 0x1p127) || !ig_fits(k, (__int128)s.f)) {
+			error(g, at, "constant %g does not fit in %s", s.f, scalar_name(k));
+			return false;
+		}
+		return true;
+	}
 	if (scalar_is_float(k) || scalar_is_float(from))
 		return true;
 	if (k == SK_I1)

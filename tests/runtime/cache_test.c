@@ -3,7 +3,7 @@
  * values does not), entries written and read back, every kind of damage
  * refused (short, bad magic, another format version, checksum, another
  * key), autotuning choices, where the folder is, BLK_CACHE and
- * BLK_ALWAYS_COMPILE, a folder that cannot be made. */
+ * BLK_ALWAYS_COMPILE, a folder that cannot be made, a refused one. */
 #include "runtime.h"
 #include "interp/interp.h"
 #include "irgen/irgen.h"
@@ -395,6 +395,32 @@ static void test_dirs(void)
 	setenv("BLK_CACHE_DIR", file, 1);
 	expect(!cache_dir(buf, sizeof buf), "folder: none when it is a file");
 	unlink(file);
+
+	/* a refused folder: the fallback's note once in the refusal, however
+	 * often the folder is asked for before the refusal is taken */
+	char shared[600], run[600], why[2048];
+	snprintf(shared, sizeof shared, "%s/shared", tmpdir);
+	snprintf(run, sizeof run, "%s/run", tmpdir);
+	mkdir(shared, 0700);
+	chmod(shared, 0777);
+	mkdir(run, 0700);
+	const char *old_run = getenv("XDG_RUNTIME_DIR");
+	char *saved_run = old_run ? strdup(old_run) : NULL;
+	setenv("XDG_RUNTIME_DIR", run, 1);
+	setenv("BLK_CACHE_DIR", shared, 1);
+	cache_take_refusal(NULL, 0);
+	snprintf(want, sizeof want, "%s/blk", run);
+	bool fell_back = cache_dir(buf, sizeof buf) && strcmp(buf, want) == 0;
+	fell_back = fell_back && cache_dir(buf, sizeof buf) && strcmp(buf, want) == 0;
+	bool took = cache_take_refusal(why, sizeof why);
+	const char *note = strstr(why, "(kernels are cached in");
+	expect(fell_back && took && note && !strstr(note + 1, "(kernels are cached in"),
+	       "folder: a refused one falls back to $XDG_RUNTIME_DIR/blk, said once when asked twice");
+	if (saved_run)
+		setenv("XDG_RUNTIME_DIR", saved_run, 1);
+	else
+		unsetenv("XDG_RUNTIME_DIR");
+	free(saved_run);
 	unsetenv("BLK_CACHE_DIR");
 	if (home)
 		setenv("HOME", home, 1);

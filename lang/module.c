@@ -189,9 +189,13 @@ static void load_imports(ModuleSet *set, Module *m, int depth)
 				diag_error(set->diag, imp->span, "too many files imported: the limit is %d", MAX_MODULES);
 				continue;
 			}
+			/* read through the canonical path the confinement check passed,
+			 * so a link changed since cannot lead elsewhere; diagnostics
+			 * name the file as it was found */
 			Source *src = arena_alloc(set->arena, sizeof *src);
-			if (!src || !source_read_file(src, found, set->arena, set->diag))
+			if (!src || !source_read_file(src, path, set->arena, set->diag))
 				continue;
+			src->name = found;
 			dep = load(set, src, path, depth + 1);
 			if (!dep)
 				continue;

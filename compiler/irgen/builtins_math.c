@@ -337,7 +337,8 @@ static Sym convert(Gen *g, Sym x, Type t, bool bitcast, Span at)
 		if (to == SK_I1)
 			return ig_const_int(SK_I1, is_const_true(x), false);
 		if (scalar_is_float(from)) {
-			if (isnan(x.f) || !ig_fits(to, (__int128)x.f)) {
+			/* (NaN fails both comparisons; the range test keeps the cast to __int128 defined) */
+			if (!(x.f > -0x1p127 && x.f < 0x1p127) || !ig_fits(to, (__int128)x.f)) {
 				error(g, at, "%g does not fit in %s", x.f, scalar_name(to));
 				return VOID;
 			}

@@ -92,7 +92,7 @@ static void test_contexts(void)
 	float host[N], back[N];
 	for (int i = 0; i < N; i++)
 		host[i] = (float)i * 0.5f;
-	blk_devptr x0, y0, x1, y1;
+	blk_devptr x0 = 0, y0 = 0, x1 = 0, y1 = 0;
 	expect(blk_malloc(c0, sizeof host, &x0) == BLK_SUCCESS && blk_malloc(c0, sizeof host, &y0) == BLK_SUCCESS &&
 	           blk_malloc(c1, sizeof host, &x1) == BLK_SUCCESS && blk_malloc(c1, sizeof host, &y1) == BLK_SUCCESS &&
 	           get("allocs_live", 0) == 2 && get("allocs_live", 1) == 2,

@@ -160,6 +160,11 @@ Sym ig_bi_zeros_like(Gen *g, Args *a, int which)
 		error(g, a->at[0], "zeros_like needs a block, found %s", ig_sym_desc(g, x));
 		return VOID;
 	}
+	if (x.type.ptr) { /* a constant pointer block is nothing the IR can hold */
+		error(g, a->at[0], "zeros_like of a block of pointers (%s): pointers have no zero here; offsets "
+		      "from a pointer are zeros_like(offs), values zeros(shape, T)", tstr(g, x.type));
+		return VOID;
+	}
 	return fill(g, weak_int(0), type_elem(x.type), x.type.rank, x.type.shape, a->call);
 }
 

@@ -303,8 +303,9 @@ $(FUZZ_DIR)/obj/gen/%.o: $(GEN)/%.c | $(GEN_HDRS) $(FUZZ_STAMP)
 $(FUZZ_DIR)/fuzz_parse: $(FUZZ_SRC) $(FUZZ_OBJS) | $(FUZZ_STAMP)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_SRC) $(FUZZ_OBJS) -lm
 
-# Semantic analysis and the tile IR passes (no LLVM): tests/fuzz/fuzz_irgen.c.
-FUZZ_IR_SRCS := $(wildcard compiler/ir/*.c compiler/irgen/*.c compiler/gpu/*.c)
+# Semantic analysis and the tile IR passes (no LLVM; the pass table of the
+# compile driver): tests/fuzz/fuzz_irgen.c.
+FUZZ_IR_SRCS := $(wildcard compiler/ir/*.c compiler/irgen/*.c compiler/gpu/*.c) compiler/pipeline/passes.c
 FUZZ_IR_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_IR_SRCS))
 $(FUZZ_IR_OBJS): FUZZ_CFLAGS += -Icompiler $(LLVM_CFLAGS)
 

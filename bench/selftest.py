@@ -345,6 +345,64 @@ def tc_persistent_on_interpreter(ctx, rng, quick=False):
                "cp.async.bulk.tensor and wgmma", (p.stderr.strip().splitlines() or [""])[0][:200])
 
 
+def gemm_on_interpreter(ctx, rng, quick=False):
+    """bench/kernels/gemm.tile as rows_gemm.py launches it: the data-parallel configs of the rows
+    are @autotune configs of the file (with tma = 1); on the interpreter, each layout (NN, NT,
+    TN, TT) with and without split-K and with and without BETA, f16 inputs and f32 output,
+    on M, N, K that leave a partial tile on every axis, against a float64 reference (split-K:
+    the tile counters left at zero); and for sm_90a a TN product reads A through wgmma's
+    transpose bit with its tiles by TMA."""
+    import rows_gemm
+    path = os.path.join(blkffi.REPO, "bench", "kernels", "gemm.tile")
+    in_file = autotune_configs_by_kernel(path).get("gemm", [])
+    for c in rows_gemm.DP_CONFIGS:
+        expect(dict(c, tma=1) in in_file, f"rows_gemm config {rows_gemm.cfg_text(c)} is an @autotune config of "
+               "gemm.tile", "" if dict(c, tma=1) in in_file else repr(in_file))
+    types = tc_types(rng)
+    ct, rand, enc, dec = types["f16"]
+    M, N, K = 40, 24, 72
+    k = bc.bench_kernel(ctx, "gemm")
+    for ta in (False, True):
+        for tb in (False, True):
+            av = [rand() for _ in range(M * K)]  # A (M x K) row-major
+            bv = [rand() for _ in range(K * N)]
+            a_st = [av[m * K + kk] for kk in range(K) for m in range(M)] if ta else av
+            b_st = [bv[kk * N + n] for n in range(N) for kk in range(K)] if tb else bv
+            a, b = Buf(ctx, ct, [enc(v) for v in a_st]), Buf(ctx, ct, [enc(v) for v in b_st])
+            prod = [sum(av[i * K + kk] * bv[kk * N + j] for kk in range(K)) for i in range(M) for j in range(N)]
+            for split in ((1,) if quick else (1, 3)):
+                for beta in (False, True):
+                    c0 = [rng.uniform(-1, 1) for _ in range(M * N)]
+                    c = Buf(ctx, ctypes.c_float, c0)
+                    ws = Buf(ctx, ctypes.c_float, [0.0] * (split * 48 * N))
+                    cnt = Buf(ctx, ctypes.c_int32, [0] * 16)
+                    k.prepare([a.ptr, b.ptr, c.ptr, ws.ptr, cnt.ptr, M, N, K, M if ta else K, K if tb else N, N],
+                              consts={"T": "f16", "OUT": "f32", "TRANS_A": ta, "TRANS_B": tb, "BETA": beta,
+                                      "SPLIT_K": split, "BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2},
+                              num_warps=4, num_stages=3)()
+                    ref = [p + (c0[i] if beta else 0.0) for i, p in enumerate(prod)]
+                    err = max_rel(c.read(), ref)
+                    lay = ("T" if ta else "N") + ("T" if tb else "N")
+                    expect(err <= 1e-5 and not any(cnt.read()), f"gemm {lay} split {split}{' beta' if beta else ''} "
+                           f"{M}x{N}x{K}", f"max rel err {err:.2e}, counters {cnt.read()[:4]}")
+    blkc = os.path.join(blkffi.REPO, "build", "blkc")
+    if not os.path.exists(blkc):
+        return
+    cfg = rows_gemm.DP_CONFIGS[0]
+    defs = [f"-D{k}={v}" for k, v in cfg.items()] + ["-DTRANS_A=1", "-Dtma=1",
+                                                     "--assume=a:16,b:16,c:16,stride_a:16,stride_b:16,stride_c:16"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "k.ptx")
+        p = subprocess.run([blkc, "--emit=ptx", "--arch=sm_90a", "-o", out, path] + defs, capture_output=True,
+                           text=True)
+        ptx = open(out).read() if p.returncode == 0 and os.path.exists(out) else ""
+        import re
+        tails = set(re.findall(r"wgmma\.mma_async[^;]*?, (\d+), 1, 1, (\d), (\d);", ptx))
+        expect("cp.async.bulk.tensor" in ptx and tails and all(t[1] == "1" for t in tails),
+               f"blkc sm_90a: gemm TN {rows_gemm.cfg_text(cfg)}, tma = 1: TMA copies and wgmma with A transposed",
+               f"{sorted(tails)} {(p.stderr.strip().splitlines() or [''])[0][:200]}")
+
+
 def blkc_sm90(quick=False):
     """build/blkc --emit=ptx --arch=sm_90 of every config the issue-12 rows launch: each kernel
     of matmul_tc.tile in each @autotune config (f16 and bf16 must use mma), and
@@ -536,6 +594,7 @@ def main():
     runtime_calls(ctx, rng)
     tc_matmul_on_interpreter(ctx, rng)
     tc_persistent_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
+    gemm_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
     issue12_selection()
     blkc_sm90(quick="--quick" in sys.argv)
 

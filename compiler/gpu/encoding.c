@@ -612,7 +612,7 @@ void enc_print(const Encoding *e, StrBuf *out)
 		if (e->wgmma)
 			sb_printf(out, "wgmma = %d, fast = %d, ", e->wgmma, e->wgmma_fast);
 		sb_printf(out, "vec = %d, load_vec = %d, %sswizzle = [", e->vec, e->load_vec,
-		          e->ldmatrix == 3 ? "ldmatrix.kmajor, " : e->ldmatrix == 2 ? "ldmatrix.trans, " : e->ldmatrix ? "ldmatrix, " : "");
+		          e->ldmatrix == 4 ? "ldmatrix.mmajor, " : e->ldmatrix == 3 ? "ldmatrix.kmajor, " : e->ldmatrix == 2 ? "ldmatrix.trans, " : e->ldmatrix ? "ldmatrix, " : "");
 		int n = 0;
 		for (int j = 0; j < e->n_index_bits; j++)
 			if (e->swizzle[j])

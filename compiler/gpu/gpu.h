@@ -53,7 +53,8 @@ struct Encoding {
 	Lin lin;                  /* linear */
 	int vec, load_vec;        /* shared: elements a thread stores at once, and loads */
 	int ldmatrix;             /* shared: 1 the loads are ldmatrix, 2 ldmatrix.trans (a dot operand), 3 ldmatrix
-	                           * of a B operand stored K-major (its K bits low in the address) */
+	                           * of a B operand stored K-major (its K bits low in the address), 4
+	                           * ldmatrix.trans of a 16-bit A stored M-major (its M bits low) */
 	int wgmma;                /* shared: read by wgmma, in its layout of rows of this many bytes (32, 64,
 	                           * 128), swizzled so; wgmma_fast the dimension whose elements are adjacent */
 	int wgmma_fast;

@@ -290,15 +290,19 @@ static bool feeds_dot(const IrFunc *f, const AxisInfo *ax, const Region *body, c
 	for (const Op *o = body->first; o; o = o->next)
 		for (int i = 0; i < o->n_operands; i++)
 			if (o->operands[i] == v) {
-				/* a transpose on the way (attention's K^T) costs nothing
-				 * where the tile goes through shared memory: the copies
-				 * land transposed (the GPU back end, for wgmma) */
-				if (o->code == OP_TRANS && in_shared && f->sm_a && v->uses == 1 && o->results[0]->uses == 1) {
+				/* a transpose on the way (attention's K^T, the weight
+				 * gradient's x^T) costs nothing where the tile goes
+				 * through shared memory: the copies land transposed (the
+				 * GPU back end: for wgmma; for mma.sync, a 16-bit A,
+				 * read with ldmatrix.trans) */
+				if (o->code == OP_TRANS && in_shared && v->uses == 1 && o->results[0]->uses == 1) {
 					const Value *t = o->results[0];
 					const Op *d = o->next;
 					while (d && !(d->code == OP_DOT && (d->operands[0] == t || d->operands[1] == t)))
 						d = d->next;
 					if (!d || d->operands[2] == t)
+						return false;
+					if (!f->sm_a && !(d->operands[0] == t && scalar_bits((ScalarKind)t->type.scalar) == 16))
 						return false;
 					seen++;
 					continue;

@@ -287,8 +287,15 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 		int nb = log2i(t.shape[1]), kb = log2i(t.shape[0]), along_k = 0;
 		while (s.ldmatrix == 2 && along_k < rb && along_k < src->n_reg && src->reg[along_k] == lin_bit(t, 0, along_k))
 			along_k++;
-		if (along_k == rb && t.shape[0] >= 2 << rb) {
-			s.ldmatrix = 3;
+		/* an A tile whose registers run along M (a transposed load: the
+		 * weight gradient's x^T) is stored as loaded, M-major, and read
+		 * with .trans: rows of 8 m of one k (16-bit elements only) */
+		int along_m = 0;
+		while (s.ldmatrix == 1 && eb == 2 && along_m < rb && along_m < src->n_reg &&
+		       src->reg[along_m] == lin_bit(t, 0, along_m))
+			along_m++;
+		if ((along_k == rb || along_m == rb) && t.shape[0] >= 2 << rb) {
+			s.ldmatrix = s.ldmatrix == 1 ? 4 : 3;
 			rows_dim = 1;
 			for (int j = 0; j < bits; j++)
 				ab[j] = j < nb ? j + kb : j - nb;
@@ -301,7 +308,7 @@ static const Encoding *scratch_for(LP *P, const Lin *src, const Lin *dst, const 
 				rows.lane[i] = (int8_t)(i < 3 ? lin_bit(t, rows_dim, i) : -1);
 		}
 	}
-	if (s.ldmatrix == 3) { /* the store's vector: registers whose addresses run on */
+	if (s.ldmatrix >= 3) { /* the store's vector: registers whose addresses run on */
 		vb[0] = 0;
 		while (vb[0] < src->n_reg && ab[src->reg[vb[0]]] == vb[0])
 			vb[0]++;

@@ -85,7 +85,7 @@ void lw_async_prescan(Lower *L, const Region *r)
 				for (const Op *o = trans->next; o && !conv; o = o->next)
 					if (o->n_operands == 1 && o->operands[0] == trans->results[0])
 						conv = o;
-				if (conv && !(conv->scratch && conv->scratch->wgmma))
+				if (conv && !(conv->scratch && (conv->scratch->wgmma || conv->scratch->ldmatrix == 4)))
 					conv = NULL;
 			}
 			/* (a K-major B scratch is filled by stores: no example has

@@ -59,7 +59,9 @@ LLVMValueRef lw_scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValu
  * each matrix that the fragment maps of encoding.c put there (word lane % 4
  * of row lane / 4: k_width elements). A (idx 0), rows of 16 bytes of k
  * (8 f16, 4 f32, 16 i8): matrices (m 0-7, k lo), (m 8-15, k lo), (m 0-7,
- * k hi), (m 8-15, k hi) of one 16-row tile = its registers a0, a1, a2, a3.
+ * k hi), (m 8-15, k hi) of one 16-row tile = its registers a0, a1, a2, a3;
+ * of 16-bit elements stored M-major (a transposed load), the same matrices
+ * from rows of 8 m of one k, transposed on the way.
  * B (idx 1) of 16-bit elements, transposed on the way (rows of 8 n): (k
  * 0-7), (k 8-15) of one 16 x 8 tile = b0, b1; K-major (rows of 16 bytes of
  * k of one n, any element size): (k lo), (k hi); and the same of the
@@ -71,7 +73,9 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	const Value *y = op->results[0];
 	const Encoding *s = op->scratch;
 	Type ty = y->type;
-	bool b_op = s->ldmatrix >= 2, trans = s->ldmatrix == 2; /* 3: B stored K-major, read as it lies */
+	/* 3: B stored K-major, read as it lies; 4: A stored M-major, read transposed */
+	bool b_op = s->ldmatrix == 2 || s->ldmatrix == 3, trans = s->ldmatrix == 2 || s->ldmatrix == 4;
+	bool low_rows = (b_op && !trans) || s->ldmatrix == 4; /* a row's index bits are the lowest */
 	LazyFrags *z = arena_alloc(&L->arena, sizeof *z);
 	bool *loaded = arena_alloc(&L->arena, (size_t)(1 << lo->n_reg) * sizeof *loaded);
 	if (!z || !loaded) {
@@ -101,7 +105,7 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	/* lane r of matrix i0 + 2 i1 gives row r: along dimension 0 (A's m,
 	 * B's k), or for B K-major along n (dimension 1, bit 0 of the index),
 	 * the row's 8 elements along k; i0 picks the k (B) or m (A) half */
-	LLVMValueRef lane_idx = LLVMBuildOr(L->b, LLVMBuildShl(L->b, r, ci32(L, b_op && !trans ? 0 : row_bit), ""),
+	LLVMValueRef lane_idx = LLVMBuildOr(L->b, LLVMBuildShl(L->b, r, ci32(L, low_rows ? 0 : row_bit), ""),
 	                                    LLVMBuildShl(L->b, i0, ci32(L, i0_bit), ""), "");
 	if (!b_op)
 		lane_idx = LLVMBuildOr(L->b, lane_idx, LLVMBuildShl(L->b, i1, ci32(L, rb), ""), "");
@@ -110,7 +114,7 @@ static LazyFrags *ldmatrix_setup(Lower *L, const Op *op, const Lin *lo, Tile *t,
 	z->base_thread = LLVMBuildOr(L->b, wpart, lane_idx, "");
 	/* the index bits base_thread may set: the rows (along n for B K-major),
 	 * the half picked by i0, the next tile or k half picked by i1, the warp */
-	z->thread_bits = (b_op && !trans ? 7u : 7u << row_bit) | 1u << i0_bit |
+	z->thread_bits = (low_rows ? 7u : 7u << row_bit) | 1u << i0_bit |
 	                 (!b_op ? 1u << rb : z->pair_bit >= 0 ? 1u << lo->reg[z->pair_bit] : 0u);
 	for (int i = 0; i < lo->n_warp; i++)
 		if (lo->warp[i] >= 0)

@@ -154,13 +154,14 @@ static void simulate(const Op *op, int num_warps, const char *what)
 	if (s->ldmatrix) {
 		/* ldmatrix: one 8 x 8 matrix (8 rows of 16 bytes, a lane's address
 		 * each) a phase; rows run along dimension 0, 8 elements along 1
-		 * (a B operand stored K-major: rows along 1, elements along 0) */
+		 * (a B operand stored K-major, an A stored M-major: rows along 1,
+		 * elements along 0) */
 		long passes = 0, ideal = 0;
 		Type t = y->type;
 		int row_bit = 0, elem_bit = 0, nbits1 = 0;
 		while ((1 << nbits1) < t.shape[1])
 			nbits1++;
-		if (s->ldmatrix == 3)
+		if (s->ldmatrix >= 3)
 			elem_bit = nbits1;
 		else
 			row_bit = nbits1;
@@ -283,6 +284,8 @@ int main(void)
 	kernel_file("tests/ptx/patterns/transpose_f32_64.tile", none, 0);
 	kernel_file("tests/ptx/patterns/permute3d_f32.tile", none, 0);
 	kernel_file("tests/ptx/patterns/permute3d_f16.tile", none, 0);
+	static const char *const tn[] = {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=32"};
+	kernel_file("tests/ptx/patterns/matmul_tn_sm80.tile", tn, 3);
 	printf("(%d conversions simulated)\n", conversions);
 	check(conversions >= 20, "%s%sthe examples have conversions to simulate (%ld, at least %ld)", "", "",
 	      conversions, 20);

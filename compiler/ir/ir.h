@@ -350,7 +350,7 @@ typedef struct IrPass {
 } IrPass;
 
 /* The pipeline ir_run_pass_table runs when given NULL. */
-#define IR_DEFAULT_PIPELINE "canonicalize,cse,dce"
+#define IR_DEFAULT_PIPELINE "canonicalize,contract,cse,dce"
 
 /* A table of passes, in no particular order (pipeline/passes.c has
  * blk's: the shape-level ones here and the GPU ones of gpu/). */
@@ -408,6 +408,7 @@ void ir_forward_free(IrForward *m);
 bool ir_canonicalize(IrFunc *f, Diag *diag); /* folds constants, simplifies */
 bool ir_cse(IrFunc *f, Diag *diag);          /* merges equal pure ops */
 bool ir_dce(IrFunc *f, Diag *diag);          /* removes unused pure ops */
+bool ir_contract(IrFunc *f, Diag *diag);     /* a * b + c into fma (fp_fusion) */
 
 
 /* ---- float formats (fpconv.c) --------------------------------------------

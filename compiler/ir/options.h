@@ -27,7 +27,7 @@
 	X(num_warps, OPTION_POW2, 4, 1, 32, NULL, true, "warps a program runs (32 threads each)")                  \
 	X(num_stages, OPTION_INT, 3, 1, 64, NULL, true, "loads a pipelined loop keeps in flight")                  \
 	X(tma, OPTION_FLAG, 0, 0, 1, "BLK_TMA", true, "sm_90a: descriptor tiles that loops load for dots by TMA")  \
-	X(fp_fusion, OPTION_FLAG, 0, 0, 1, NULL, true, "the GPU may contract a float a * b + c into one fma")      \
+	X(fp_fusion, OPTION_FLAG, 1, 0, 1, NULL, true, "a float a * b + c is contracted into one fma")      \
 	X(warp_specialize, OPTION_FLAG, 0, 0, 1, "BLK_WARP_SPECIALIZE", true,                                     \
 	  "sm_90a: TMA loops split into a producer and consumer warps")                                            \
 	X(maxnreg, OPTION_INT, 0, 0, 255, NULL, true, "registers a thread may use at most (.maxnreg; 0: no cap)")

@@ -494,7 +494,7 @@ void ir_print_opts(const IrFunc *f, StrBuf *out, const IrPrintOpts *opts)
 			type_print(f->body.args[i]->type, out);
 	}
 	sb_printf(out, ") num_warps = %d, num_stages = %d%s%s {", f->num_warps, f->num_stages,
-	          f->fp_fusion ? ", fp_fusion" : "", f->warp_specialize ? ", warp_specialize" : "");
+	          !f->fp_fusion ? ", fp_fusion = 0" : "", f->warp_specialize ? ", warp_specialize" : "");
 	put_loc(out, f->loc, opts);
 	sb_putc(out, '\n');
 	for (int i = 0; i < f->n_tmaps; i++) { /* runtime arguments by number */

@@ -52,17 +52,15 @@ static LLVMValueRef div_rn(Lower *L, LLVMValueRef a, LLVMValueRef b)
 	return narrow ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
 }
 
-/* A float add, sub or mul; with the option fp_fusion, marked so that LLVM
- * may contract a product and a sum into fma.rn (without it NVPTX prints
- * mul.rn and add.rn, which ptxas leaves apart). */
+/* A float add, sub or mul, with no fast-math flags: NVPTX prints mul.rn and
+ * add.rn, which ptxas leaves apart (the contract pass, ir/contract.c, has
+ * already made the fmas the option fp_fusion asks for, the same ones the
+ * interpreter computes). */
 static LLVMValueRef fp_arith(Lower *L, OpCode code, LLVMValueRef a, LLVMValueRef b)
 {
-	LLVMValueRef r = code == OP_ADD   ? LLVMBuildFAdd(L->b, a, b, "")
-	                 : code == OP_SUB ? LLVMBuildFSub(L->b, a, b, "")
-	                                  : LLVMBuildFMul(L->b, a, b, "");
-	if (L->f->fp_fusion && LLVMCanValueUseFastMathFlags(r))
-		LLVMSetFastMathFlags(r, LLVMFastMathAllowContract);
-	return r;
+	return code == OP_ADD   ? LLVMBuildFAdd(L->b, a, b, "")
+	       : code == OP_SUB ? LLVMBuildFSub(L->b, a, b, "")
+	                        : LLVMBuildFMul(L->b, a, b, "");
 }
 
 static LLVMValueRef binary(Lower *L, OpCode code, Type t, LLVMValueRef a, LLVMValueRef b, int64_t attr0)

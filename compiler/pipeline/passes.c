@@ -8,6 +8,7 @@ static const IrPass passes[] = {
 	{"canonicalize", "fold constants, simplify identities, drop empty loops", ir_canonicalize},
 	{"cse", "merge equal pure ops", ir_cse},
 	{"dce", "remove pure ops whose results are unused", ir_dce},
+	{"contract", "with fp_fusion, an f32/f64 product feeding one sum or difference becomes an fma", ir_contract},
 	{"expand-descriptors", "tensor descriptor loads and stores as masked loads and stores of pointer blocks",
 	 ir_expand_descriptors},
 	{"pipeline", "issue the loads of a loop that writes no memory one iteration ahead (num_stages >= 2)",

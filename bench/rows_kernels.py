@@ -73,9 +73,8 @@ def blk_rmsnorm(ctx, x, y, w, rstd, M, N, eps, BLOCK, num_warps, stream=0):
 
 def blk_bias_gelu(ctx, x, bias, out, n, n_cols, BLOCK, num_warps, stream=0):
     k = _k(ctx, "bias_gelu", "bias_gelu", ["bf16", "bf16", "bf16"])
-    # fp_fusion: the product and sum of u's polynomial may become fmas, as Triton's side contracts by default
-    return k.prepare([x, bias, out, n, n_cols], consts={"BLOCK": BLOCK, "fp_fusion": 1}, num_warps=num_warps,
-                     stream=stream)
+    # the default options: products feeding sums are fmas (fp_fusion, on by default), as Triton's side contracts
+    return k.prepare([x, bias, out, n, n_cols], consts={"BLOCK": BLOCK}, num_warps=num_warps, stream=stream)
 
 
 def blk_cross_entropy(ctx, logits, target, loss, M, N, BLOCK, num_warps, stream=0):
@@ -313,7 +312,7 @@ def row_bias_gelu(env, b, M=8192, N=8192):
              [], err(None), 1e-2)
     row.notes.append(f"(BLOCK, num_warps) {BIAS_GELU_CONFIGS} tried on both sides; the flat index's bias "
                      "offs % n_cols; gelu as v / (1 + exp(-2u)) on both sides; float products and sums "
-                     "contracted into fmas on both sides (blk: the option fp_fusion = 1; Triton: its default)")
+                     "contracted into fmas on both sides by default (blk: the contract pass's rule; Triton: LLVM's)")
     return [row]
 
 

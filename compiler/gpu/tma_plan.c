@@ -165,9 +165,11 @@ static void plan_region(IrFunc *f, const Region *r, bool in_for)
 		/* a load: a K loop's tile for a dot; a store: any box (from shared memory) */
 		if (op->code == OP_DESC_LOAD && (!in_for || !feeds_dot(r, op->results[0])))
 			continue;
+		m.store = op->code == OP_DESC_STORE;
 		bool seen = false;
 		for (int i = 0; i < f->n_tmaps && !seen; i++)
-			seen = same_map(&f->tmaps[i], &m);
+			if ((seen = same_map(&f->tmaps[i], &m)))
+				f->tmaps[i].store |= m.store;
 		if (!seen && f->n_tmaps < TMA_MAX_MAPS)
 			f->tmaps[f->n_tmaps++] = m;
 	}

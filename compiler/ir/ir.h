@@ -233,6 +233,7 @@ typedef struct TmaMap {
 	TmaDim stride[TMA_MAX_RANK]; /* in elements; the last is 1 */
 	int box[TMA_MAX_RANK];   /* the box one copy moves: the block's rows, and row_bytes / element bytes */
 	int row_bytes;           /* 32, 64 or 128: the swizzle, as wgmma reads its operands */
+	bool store;              /* a desc_store copies out through it (the runtime's rules differ) */
 } TmaMap;
 
 typedef struct IrFunc {

@@ -54,17 +54,17 @@ typedef struct Run {
 	int bm, bn, bk;
 } Run;
 
-/* A launch's arguments and options (c's row stride N). */
+/* A launch's arguments and options (c's row stride sc, N unless given). */
 typedef struct Request {
 	blk_arg args[9];
 	blk_const consts[4];
 	blk_launch_options opt;
 } Request;
 
-static void request(Request *q, const Run *r, int M, int N, int K, int sa, int sb)
+static void request(Request *q, const Run *r, int M, int N, int K, int sa, int sb, int sc)
 {
 	blk_devptr ptrs[3] = {r->a, r->b, r->c};
-	int64_t ints[6] = {M, N, K, sa, sb, N};
+	int64_t ints[6] = {M, N, K, sa, sb, sc};
 	for (int i = 0; i < 3; i++)
 		q->args[i] = (blk_arg){.kind = BLK_ARG_PTR, .v.ptr = ptrs[i]};
 	for (int i = 0; i < 6; i++)
@@ -76,19 +76,24 @@ static void request(Request *q, const Run *r, int M, int N, int K, int sa, int s
 	q->opt = (blk_launch_options){.consts = q->consts, .n_consts = 4, .num_warps = 4, .num_stages = 3};
 }
 
-static blk_status launch(const Run *r, int M, int N, int K, int sa, int sb, FakeLaunch *out)
+static blk_status launch_sc(const Run *r, int M, int N, int K, int sa, int sb, int sc, FakeLaunch *out)
 {
 	Request q;
-	request(&q, r, M, N, K, sa, sb);
+	request(&q, r, M, N, K, sa, sb, sc);
 	blk_status st = blk_launch(r->k, q.args, 9, &q.opt);
 	fc.last_launch(out);
 	return st;
 }
 
+static blk_status launch(const Run *r, int M, int N, int K, int sa, int sb, FakeLaunch *out)
+{
+	return launch_sc(r, M, N, K, sa, sb, N, out);
+}
+
 static const char *ptx_of(const Run *r, int M, int N, int K, int sa, int sb)
 {
 	Request q;
-	request(&q, r, M, N, K, sa, sb);
+	request(&q, r, M, N, K, sa, sb, N);
 	blk_compile_info info;
 	return blk_kernel_compile(r->k, q.args, 9, &q.opt, &info) == BLK_SUCCESS ? info.ptx : NULL;
 }
@@ -169,6 +174,17 @@ static void with_tma(void)
 	       "a's rows closer than a row: the variant without TMA");
 	st = launch(&r, 256, 256, 512, 512, 256, &l);
 	expect(st == BLK_SUCCESS && l.n_maps == 3, "the same kernel with fitting arguments again: TMA again");
+	/* c's rows 256 apart but 206 f32 long (824 bytes, not whole 16-byte
+	 * units): the copy engine would write a store box's row end up to the
+	 * next 16 bytes, past the tensor, so the launch takes no map */
+	st = launch_sc(&r, 256, 206, 512, 512, 256, 256, &l);
+	expect(st == BLK_SUCCESS && l.n_params == 9 && l.n_maps == 0,
+	       "a stored tensor whose rows are not whole 16-byte units (206 f32): the variant without TMA");
+	st = launch_sc(&r, 256, 208, 300, 304, 256, 256, &l);
+	expect(st == BLK_SUCCESS && l.n_maps == 3 && map_is(&l.maps[0], 6, r.a, 256, 300, 304 * 2, 128, 64, 3) &&
+	           map_is(&l.maps[2], 7, r.c, 256, 208, 256 * 4, 128, 32, 3),
+	       "a loaded tensor whose rows are not whole 16-byte units (K = 300 f16) and a stored one whose rows are "
+	       "(208 f32, 256 apart): TMA, the maps' sizes the arguments'");
 	st = launch(&r, 256, 256, 512, 520, 256, &l); /* not a multiple of 16: another specialization */
 	expect(st == BLK_SUCCESS && l.n_maps == 2 && map_is(&l.maps[0], 6, r.b, 512, 256, 512, 64, 64, 3),
 	       "a row stride not a multiple of 16: a's tiles without TMA (b's and c's maps only)");
@@ -237,7 +253,7 @@ static void *cache_thread(void *arg)
 	for (int i = 0; i < CACHE_LAUNCHES; i++) {
 		int M = i % 2 ? 256 : 128 + 16 * t; /* shared, and the thread's own */
 		Request q;
-		request(&q, &cache_run, M, 256, 512, 512, 256);
+		request(&q, &cache_run, M, 256, 512, 512, 256, 256);
 		bad += blk_launch(cache_run.k, q.args, 9, &q.opt) != BLK_SUCCESS;
 	}
 	pthread_mutex_lock(&cache_failures_lock);
@@ -296,7 +312,7 @@ static void without_tma(void)
 static blk_status launch_tma(const Run *r, int64_t tma, FakeLaunch *out)
 {
 	Request q;
-	request(&q, r, 256, 256, 512, 512, 256);
+	request(&q, r, 256, 256, 512, 512, 256, 256);
 	blk_const consts[5];
 	memcpy(consts, q.consts, sizeof q.consts);
 	consts[4] = (blk_const){.name = "tma", .i = tma};
@@ -363,7 +379,7 @@ static void tma_option(bool env)
 	expect(st == BLK_SUCCESS, what);
 	if (st == BLK_SUCCESS) {
 		Request q;
-		request(&q, &r, 256, 256, 512, 512, 256);
+		request(&q, &r, 256, 256, 512, 512, 256, 256);
 		blk_launch_options opt = {.num_warps = 4, .num_stages = 3};
 		blk_tune_result res;
 		int maps = fc.get("encodes", 0);

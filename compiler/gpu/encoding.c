@@ -178,7 +178,8 @@ static void wgmma_shared_fill(Encoding *out, Type t, int fast, int bytes)
 bool wgmma_operand_layout(Encoding *e, const Lin *src, Type t, int op_idx, int instr_n)
 {
 	int eb = type_bytes(type_elem(t));
-	int fast = op_idx == 1 && (eb != 2 || (src->n_reg > 0 && src->reg[0] == lin_bit(t, 0, 0))) ? 0 : 1;
+	bool along0 = src->n_reg > 0 && src->reg[0] == lin_bit(t, 0, 0);
+	int fast = (op_idx == 1 && (eb != 2 || along0)) || (op_idx == 0 && eb == 2 && along0) ? 0 : 1;
 	int bytes = wgmma_row_bytes(t, fast);
 	while (op_idx == 1 && fast == 1 && bytes > 32 && bytes > instr_n * eb)
 		bytes /= 2;

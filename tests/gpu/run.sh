@@ -9,7 +9,7 @@
 #    over odd shapes (tests/gpu/dots_api_test.c);
 #  - the matmul layouts (tests/ops/matmul_layouts_api_test with
 #    BLK_BACKEND=gpu): NN, NT, TN, TT by pointer tiles and by descriptors
-#    (tma = 1), f16, bf16, f32, fp8 e4m3 and i8, and a training step's fused
+#    (BLK_TMA=1), f16, bf16, f32, fp8 e4m3 and i8, and a training step's fused
 #    epilogues, in every tile config (128 x 256 x 64, 8 warps, 3 and 4
 #    stages among them), a shard of the cases in each of up to 16 processes;
 #  - BUILD_DIR/tests/gpu/multi_gpu_api_test and blkc tune --devices=0,1 on
@@ -109,8 +109,9 @@ took dots_api_test
 
 if want layouts; then
 	# every layout of a matmul and the fused epilogues, in every tile config
-	# (tests/ops/matmul_layouts_api_test.c), the cases shared among
-	# processes (BLK_LAYOUTS_SHARD), whose kernels compile at once; one seed
+	# (tests/ops/matmul_layouts_api_test.c), the descriptors' tiles by TMA
+	# (BLK_TMA=1), the cases shared among processes (BLK_LAYOUTS_SHARD),
+	# whose kernels compile at once; one seed
 	prog="$build/tests/ops/matmul_layouts_api_test"
 	if [ -x "$prog" ]; then
 		dir=$(mktemp -d)
@@ -119,7 +120,7 @@ if want layouts; then
 		seed=${BLK_OPS_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000000 ))}
 		echo "layouts: seed $seed (rerun with BLK_OPS_SEED=$seed), $shards processes"
 		for ((i = 0; i < shards; i++)); do
-			(BLK_BACKEND=gpu BLK_OPS_SEED=$seed BLK_LAYOUTS_SHARD=$i/$shards timeout 300 "$prog" >"$dir/$i" 2>&1
+			(BLK_BACKEND=gpu BLK_TMA=1 BLK_OPS_SEED=$seed BLK_LAYOUTS_SHARD=$i/$shards timeout 300 "$prog" >"$dir/$i" 2>&1
 			 echo $? >"$dir/$i.rc") &
 		done
 		wait

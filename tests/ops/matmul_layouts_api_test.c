@@ -56,9 +56,12 @@ typedef struct shape {
 	const char *what;
 } shape;
 
+/* (the padded shapes share the JIT's specialization: row strides multiples
+ * of 16, sizes not; so do the unpadded odd one, and the multiples: three
+ * compilations of a kernel, not one a shape) */
 static const shape shapes[] = {
 	{150, 130, 70, true, "odd, rows padded"}, {97, 75, 45, false, "odd"},
-	{64, 80, 20, true, "K < BLOCK_K"},      {1, 1, 40, false, "1 x 1"},
+	{50, 90, 20, true, "K < BLOCK_K"},      {1, 1, 40, true, "1 x 1"},
 	{256, 256, 256, false, "multiples"},
 };
 enum { N_SHAPES = sizeof shapes / sizeof shapes[0] };

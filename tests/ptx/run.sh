@@ -183,6 +183,7 @@ k_loop() {
 		END { for (i = start; end && i <= end; i++) print line[i] }' "$1"
 }
 for cfg in "mm_tn 3" "mm_tn 4" "desc_tn 3" "desc_tn 4"; do
+	# shellcheck disable=SC2086 # $cfg is words: the kernel, then its stages
 	set -- $cfg
 	out=$tmp/$1.s$2.ptx
 	tma=() copy='cp\.async\.cg\.shared\.global' copy_name=cp.async

@@ -7,6 +7,11 @@
 #  - BUILD_DIR/tests/gpu/dots_api_test: every kind of dot (f16, bf16, f32 as
 #    tf32, tf32x3 and ieee, i8, fp8 e4m3 / e5m2 / mixed) in a masked matmul
 #    over odd shapes (tests/gpu/dots_api_test.c);
+#  - the matmul layouts (tests/ops/matmul_layouts_api_test with
+#    BLK_BACKEND=gpu): NN, NT, TN, TT by pointer tiles and by descriptors
+#    (BLK_TMA=1), f16, bf16, f32, fp8 e4m3 and i8, and a training step's fused
+#    epilogues, in every tile config (128 x 256 x 64, 8 warps, 3 and 4
+#    stages among them), a shard of the cases in each of up to 16 processes;
 #  - BUILD_DIR/tests/gpu/multi_gpu_api_test and blkc tune --devices=0,1 on
 #    two GPUs (one SKIP line where there are fewer);
 #  - every example host program built in BUILD_DIR/examples (make examples),
@@ -17,7 +22,7 @@
 #  - tests/gpu/attention_branches.py: attention with branches in its loop;
 #  - with BLK_GPU_OPS=1, last, the suite tests/ops with BLK_BACKEND=gpu
 #    (its failures printed as they come).
-# BLK_GPU_PARTS=print,dots,gpus,examples,tma,python,ops picks parts (see want()).
+# BLK_GPU_PARTS=print,dots,layouts,gpus,examples,tma,python,ops picks parts (see want()).
 # Prints a line per case and last "N passed, N failed".
 set -u
 build=${1:?usage: tests/gpu/run.sh BUILD_DIR}
@@ -27,7 +32,7 @@ failed=0
 # "== what: N s" after each part, so that a device call can be planned
 t0=$SECONDS
 took() { echo "== $1: $((SECONDS - t0)) s"; t0=$SECONDS; }
-# BLK_GPU_PARTS=print,dots,gpus,examples,tma,python,ops (comma-separated) runs those
+# BLK_GPU_PARTS=print,dots,layouts,gpus,examples,tma,python,ops (comma-separated) runs those
 # parts only, so that a suite longer than one device call can take two;
 # unset, all of them (ops with BLK_GPU_OPS=1). gpu_api_test always runs.
 want() { [ -z "${BLK_GPU_PARTS:-}" ] || [[ ",$BLK_GPU_PARTS," == *",$1,"* ]]; }
@@ -101,6 +106,33 @@ if want dots; then
 	fi
 fi
 took dots_api_test
+
+if want layouts; then
+	# every layout of a matmul and the fused epilogues, in every tile config
+	# (tests/ops/matmul_layouts_api_test.c), the descriptors' tiles by TMA
+	# (BLK_TMA=1), the cases shared among processes (BLK_LAYOUTS_SHARD),
+	# whose kernels compile at once; one seed
+	prog="$build/tests/ops/matmul_layouts_api_test"
+	if [ -x "$prog" ]; then
+		dir=$(mktemp -d)
+		shards=$(nproc 2>/dev/null || echo 4)
+		[ "$shards" -gt 16 ] && shards=16
+		seed=${BLK_OPS_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000000 ))}
+		echo "layouts: seed $seed (rerun with BLK_OPS_SEED=$seed), $shards processes"
+		for ((i = 0; i < shards; i++)); do
+			(BLK_BACKEND=gpu BLK_TMA=1 BLK_OPS_SEED=$seed BLK_LAYOUTS_SHARD=$i/$shards timeout 300 "$prog" >"$dir/$i" 2>&1
+			 echo $? >"$dir/$i.rc") &
+		done
+		wait
+		for ((i = 0; i < shards; i++)); do
+			count "matmul_layouts_api_test, shard $i/$shards" "$(grep -v '^seed ' "$dir/$i")" "$(cat "$dir/$i.rc" 2>/dev/null || echo 1)"
+		done
+		rm -rf "$dir"
+	else
+		bad "matmul_layouts_api_test: not built ($prog)"
+	fi
+fi
+took layouts
 
 if want gpus; then
 	# two GPUs (tests/gpu/multi_gpu_api_test.c): a context per device, sweeps

@@ -10,6 +10,10 @@
 #    tensor cores (mma.sync.aligned.m16n8k16) for sm_80 and sm_90; softmax has
 #    no branch (predicated shared stores), matmul feeds ldmatrix words to mma
 #    unrepacked, attention's chained dots keep the probabilities in registers;
+#  - the TN matmul (A^T @ B) of tests/ops/kernels/matmul_layouts.tile, bf16
+#    128x256x64 on sm_90a, pointer tiles and descriptors (--tma): wgmma with
+#    transpose-A set, A copied (cp.async / TMA) and never through registers
+#    in the K loop;
 #  - tests/ptx/patterns: small kernels whose PTX must or must not match a
 #    pattern (see below).
 # usage: tests/ptx/run.sh BUILD_DIR
@@ -156,6 +160,57 @@ for s in 3 4; do
 		ok "matmul sm_90a, num_stages $s: cp.async.wait_group $want in the K loop"
 	else
 		bad "matmul sm_90a, num_stages $s: cp.async.wait_group $want" "$(head -3 "$tmp/err")"
+	fi
+done
+
+# The weight gradient's A^T (TN: a is K x M, loaded as (BK, BM) tiles and
+# transposed; tests/ops/kernels/matmul_layouts.tile), bf16, by pointer tiles
+# and by a tensor descriptor (--tma), specialized as the JIT does: wgmma
+# reads A M-major from its copies (transpose-A, the fourth of the trailing
+# immediates "scale_d, scale_a, scale_b, tA, tB", is 1 on every wgmma), and
+# the K loop (from the label its back edge jumps to, before the first wgmma,
+# to that branch) copies both tiles by cp.async (A's 4 16-byte copies a
+# thread and B's 8) or cp.async.bulk.tensor, with no ld.global nor
+# st.shared (A through registers), nor shfl or prmt (a transposition).
+lay=tests/ops/kernels/matmul_layouts.tile
+lay_spec=a:16,b:16,c:16,M:16,N:16,K:16,lda:16,ldb:16,ldc:16
+# the lines of the K loop around the first wgmma of PTX file $1
+k_loop() {
+	awk '{ line[NR] = $0 }
+		/^\$L__[A-Za-z0-9_]+:/ { lab[substr($1, 1, length($1) - 1)] = NR }
+		/wgmma\.mma_async/ && !w { w = NR }
+		w && !end && /bra(\.uni)?[ \t]+\$L__/ { t = $NF; sub(/;$/, "", t); if ((t in lab) && lab[t] < w) { start = lab[t]; end = NR } }
+		END { for (i = start; end && i <= end; i++) print line[i] }' "$1"
+}
+for cfg in "mm_tn 3" "mm_tn 4" "desc_tn 3" "desc_tn 4"; do
+	# shellcheck disable=SC2086 # $cfg is words: the kernel, then its stages
+	set -- $cfg
+	out=$tmp/$1.s$2.ptx
+	tma=() copy='cp\.async\.cg\.shared\.global' copy_name=cp.async
+	[ "$1" = desc_tn ] && tma=(--tma) copy='cp\.async\.bulk\.tensor' copy_name=cp.async.bulk.tensor
+	what="$1 bf16 128x256x64 sm_90a, 8 warps, $2 stages${tma:+, --tma}"
+	if ! "$blkc" --emit=ptx --arch=sm_90a -k "$1" -D T=bf16 -D BM=128 -D BN=256 -D BK=64 -D num_warps=8 \
+		-D num_stages="$2" --assume=$lay_spec "${tma[@]}" $lay -o "$out" 2>"$tmp/err"; then
+		bad "$what: blkc" "$(head -3 "$tmp/err")"
+		continue
+	fi
+	n=$(grep -c 'wgmma\.mma_async' "$out")
+	not_ta=$(grep 'wgmma\.mma_async' "$out" | grep -cvE ', -?1, -?1, 1, [01];$')
+	loop=$(k_loop "$out")
+	copies=$(grep -cE "$copy" <<<"$loop")
+	if [ "$n" -eq 0 ] || [ "$not_ta" != 0 ]; then
+		bad "$what: wgmma with A transposed (tA = 1)" "$not_ta of $n wgmma.mma_async without"
+	elif [ -z "$loop" ]; then
+		bad "$what: no K loop found around the first wgmma"
+	elif [ "$copies" = 0 ] || { [ "$1" = mm_tn ] && [ "$copies" != 12 ]; }; then
+		bad "$what: A and B copied in the K loop" "$copies $copy_name in the loop"
+	elif grep -qE 'ld\.global|st\.shared|shfl|prmt' <<<"$loop"; then
+		bad "$what: no ld.global, st.shared, shfl or prmt in the K loop" \
+			"$(grep -oE 'ld\.global[.a-z0-9]*|st\.shared[.a-z0-9]*|shfl[.a-z0-9]*|prmt[.a-z0-9]*' <<<"$loop" | sort | uniq -c | tr '\n' ' ')"
+	elif [ -n "$ptxas" ] && ! "$ptxas" -arch=sm_90a "$out" -o "$tmp/tn.cubin" 2>"$tmp/err"; then
+		bad "$what: ptxas" "$(head -3 "$tmp/err")"
+	else
+		ok "$what: $n wgmma with tA = 1, the K loop copies by $copy_name ($copies), no ld.global, st.shared, shfl, prmt${ptxas:+, ptxas takes it}"
 	fi
 done
 

@@ -21,48 +21,102 @@ void bench_usage(FILE *f)
 	      f);
 }
 
-/* blkc tune --devices: every config timed at once across the GPUs
- * (blk_time_configs), then reported as the runs one by one are. */
-static int time_on_devices(const ToolOptions *o, blk_kernel *k, const blk_arg *args, int n_args,
-                           const blk_launch_options *lo, TuneRun *tr)
+/* The configs of tr as launches (those not pruned): their indices in tr into
+ * idx; the count. */
+static int config_launches(const blk_launch_options *lo, const TuneRun *tr, blk_launch_options *cf, int *idx)
 {
-	blk_launch_options *cf = calloc((size_t)(tr->n ? tr->n : 1), sizeof *cf);
-	double *ms = calloc((size_t)(tr->n ? tr->n : 1), sizeof *ms);
-	enum { NOTE = sizeof tr->cfg[0].note };
-	char *notes = calloc((size_t)(tr->n ? tr->n : 1), NOTE);
-	if (!cf || !ms || !notes) {
-		fprintf(stderr, "%s: error: out of memory\n", tool_name);
-		free(cf), free(ms), free(notes);
-		return 1;
-	}
+	int n = 0;
 	for (int i = 0; i < tr->n; i++) {
-		cf[i] = *lo;
-		cf[i].consts = tr->cfg[i].n ? tr->cfg[i].c : NULL;
-		cf[i].n_consts = tr->cfg[i].n;
+		if (tr->cfg[i].pruned)
+			continue;
+		cf[n] = *lo;
+		cf[n].consts = tr->cfg[i].n ? tr->cfg[i].c : NULL;
+		cf[n].n_consts = tr->cfg[i].n;
+		idx[n++] = i;
 	}
-	fprintf(stderr, "%d configs on %d GPUs ...\n", tr->n, o->n_devices);
+	return n;
+}
+
+/* blkc tune: marks the configs autotuning would not time (blk_prune_configs):
+ * on a GPU, those that cannot fit the device and, of the kernel's @autotune
+ * configs, those that leave most SMs idle while another fills them; --config
+ * and --sweep are the user's choice, pruned only when they cannot fit. */
+static int prune_configs(const ToolOptions *o, blk_kernel *k, const blk_arg *args, int n_args,
+                         const blk_launch_options *lo, TuneRun *tr)
+{
+	enum { NOTE = sizeof tr->cfg[0].note };
+	size_t n = (size_t)(tr->n ? tr->n : 1);
+	blk_launch_options *cf = calloc(n, sizeof *cf);
+	int *idx = calloc(n, sizeof *idx), *pruned = calloc(n, sizeof *pruned);
+	char *notes = calloc(n, NOTE);
 	int status = 0;
-	if (blk_time_configs(k, args, n_args, cf, tr->n, o->reps, o->devices, o->n_devices, ms, notes, NOTE) !=
-	    BLK_SUCCESS) {
+	if (!cf || !idx || !pruned || !notes) {
+		fprintf(stderr, "%s: error: out of memory\n", tool_name);
+		status = 1;
+	}
+	int rules = BLK_PRUNE_FIT | (o->n_config_args || o->n_sweeps ? 0 : BLK_PRUNE_IDLE);
+	int nc = status ? 0 : config_launches(lo, tr, cf, idx);
+	if (!status && blk_prune_configs(k, args, n_args, cf, nc, rules, pruned, notes, NOTE) != BLK_SUCCESS) {
 		print_lib_error(NULL);
 		status = 1;
 	}
-	for (int i = 0; status == 0 && i < tr->n; i++) {
+	for (int j = 0; !status && j < nc; j++)
+		if (pruned[j]) {
+			TuneConfig *c = &tr->cfg[idx[j]];
+			c->pruned = true;
+			c->ms = -1;
+			snprintf(c->note, sizeof c->note, "%s", notes + (size_t)j * NOTE);
+		}
+	free(cf), free(idx), free(pruned), free(notes);
+	return status;
+}
+
+/* blkc tune --devices: every config not pruned timed at once across the
+ * GPUs (blk_time_configs), then reported as the runs one by one are. */
+static int time_on_devices(const ToolOptions *o, blk_kernel *k, const blk_arg *args, int n_args,
+                           const blk_launch_options *lo, TuneRun *tr)
+{
+	size_t n = (size_t)(tr->n ? tr->n : 1);
+	blk_launch_options *cf = calloc(n, sizeof *cf);
+	int *idx = calloc(n, sizeof *idx);
+	double *ms = calloc(n, sizeof *ms);
+	enum { NOTE = sizeof tr->cfg[0].note };
+	char *notes = calloc(n, NOTE);
+	if (!cf || !idx || !ms || !notes) {
+		fprintf(stderr, "%s: error: out of memory\n", tool_name);
+		free(cf), free(idx), free(ms), free(notes);
+		return 1;
+	}
+	int nc = config_launches(lo, tr, cf, idx);
+	fprintf(stderr, "%d configs on %d GPUs ...\n", nc, o->n_devices);
+	int status = 0;
+	if (nc && blk_time_configs(k, args, n_args, cf, nc, o->reps, o->devices, o->n_devices, ms, notes, NOTE) !=
+	              BLK_SUCCESS) {
+		print_lib_error(NULL);
+		status = 1;
+	}
+	for (int i = 0, j = 0; status == 0 && i < tr->n; i++) {
 		TuneConfig *c = &tr->cfg[i];
 		char label[1024];
 		config_label(c, label, sizeof label, " ");
-		c->ms = ms[i];
-		snprintf(c->note, sizeof c->note, "%s", notes + (size_t)i * NOTE);
+		if (c->pruned) {
+			fprintf(stderr, "[%d/%d] %s ... %s\n", i + 1, tr->n, label, c->note);
+			continue;
+		}
+		c->ms = ms[j];
+		snprintf(c->note, sizeof c->note, "%s", notes + (size_t)j * NOTE);
 		if (c->ms >= 0) {
 			fprintf(stderr, "[%d/%d] %s ... %.4f ms (GPU %d)\n", i + 1, tr->n, label, c->ms,
-			        o->devices[i % o->n_devices]);
+			        o->devices[j % o->n_devices]);
 			if (tr->best < 0 || c->ms < tr->cfg[tr->best].ms)
 				tr->best = i;
 		} else {
 			fprintf(stderr, "[%d/%d] %s ... failed: %s\n", i + 1, tr->n, label, c->note);
 		}
+		j++;
 	}
 	free(cf);
+	free(idx);
 	free(ms);
 	free(notes);
 	return status;
@@ -97,6 +151,8 @@ int tool_time(const ToolOptions *o, blk_context *ctx, blk_kernel *k, const blk_a
 
 	/* the runs */
 	bool show = o->tool == TOOL_TUNE;
+	if (show && !o->no_prune && prune_configs(o, k, args, n_args, lo, tr) != 0)
+		goto out;
 	if (o->n_devices && time_on_devices(o, k, args, n_args, lo, tr) != 0)
 		goto out;
 	for (int i = 0; !o->n_devices && i < tr->n; i++) {
@@ -106,6 +162,10 @@ int tool_time(const ToolOptions *o, blk_context *ctx, blk_kernel *k, const blk_a
 		if (show) {
 			fprintf(stderr, "[%d/%d] %s ... ", i + 1, tr->n, label);
 			fflush(stderr);
+		}
+		if (c->pruned) {
+			fprintf(stderr, "%s\n", c->note);
+			continue;
 		}
 		lo->consts = c->n ? c->c : NULL;
 		lo->n_consts = c->n;

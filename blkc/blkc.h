@@ -150,6 +150,7 @@ typedef struct ToolOptions {
 	const char *svg;           /* --svg */
 	int devices[64];           /* blkc tune --devices: GPUs the configs are split across */
 	int n_devices;
+	bool no_prune;             /* blkc tune --no-prune: time every config */
 	const Source *source;      /* the program read from standard input (FILE "-"), else NULL */
 } ToolOptions;
 
@@ -195,6 +196,7 @@ typedef struct TuneConfig {
 	blk_const c[TUNE_MAX_CONSTS];
 	int n;
 	double ms;        /* negative: it could not run */
+	bool pruned;      /* not timed (blk_prune_configs): note says why */
 	char note[240];   /* why not */
 } TuneConfig;
 

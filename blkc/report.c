@@ -85,8 +85,13 @@ void print_tune(FILE *f, const TuneRun *r, Format fmt)
 {
 	char label[1024];
 	if (fmt == FORMAT_TABLE) {
-		fprintf(f, "%s on %s: %d config%s, median of %d run%s each", r->kernel, r->backend, r->n, r->n == 1 ? "" : "s",
-		        r->reps, r->reps == 1 ? "" : "s");
+		int n_pruned = 0;
+		for (int i = 0; i < r->n; i++)
+			n_pruned += r->cfg[i].pruned;
+		fprintf(f, "%s on %s: %d config%s", r->kernel, r->backend, r->n, r->n == 1 ? "" : "s");
+		if (n_pruned)
+			fprintf(f, " (%d pruned)", n_pruned);
+		fprintf(f, ", median of %d run%s each", r->reps, r->reps == 1 ? "" : "s");
 		if (r->bytes > 0) {
 			fputs(", ", f);
 			print_bytes(f, r->bytes);
@@ -129,6 +134,8 @@ void print_tune(FILE *f, const TuneRun *r, Format fmt)
 			}
 			if (i == r->best)
 				fputs("  *", f);
+			else if (c->pruned)
+				fprintf(f, "  %s", c->note); /* "pruned: why" */
 			else if (c->ms < 0)
 				fprintf(f, "  failed: %s", c->note);
 			fputc('\n', f);
@@ -212,7 +219,10 @@ void print_tune(FILE *f, const TuneRun *r, Format fmt)
 			else
 				fputs("null", f);
 			fprintf(f, ", \"best\": %s", i == r->best ? "true" : "false");
-			if (c->ms < 0) {
+			if (c->pruned) {
+				fputs(", \"pruned\": ", f);
+				json_string(f, strncmp(c->note, "pruned: ", 8) == 0 ? c->note + 8 : c->note);
+			} else if (c->ms < 0) {
 				fputs(", \"error\": ", f);
 				json_string(f, c->note);
 			}

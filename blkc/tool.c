@@ -16,7 +16,7 @@ const char *tool_name = "blkc run"; /* in messages */
 static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 {
 	enum { R_GRID = 256, R_THREADS, R_SEED, R_PRINT, R_CHECKSUM, R_SAVE, R_COMPARE, R_REPS, R_BYTES, R_FORMAT,
-	       R_CONFIG, R_SWEEP, R_SVG, R_DEVICES };
+	       R_CONFIG, R_SWEEP, R_SVG, R_DEVICES, R_NO_PRUNE };
 	static const struct option longopts[] = {
 		{"kernel", required_argument, NULL, 'k'},   {"define", required_argument, NULL, 'D'},
 		{"include", required_argument, NULL, 'I'},  {"grid", required_argument, NULL, R_GRID},
@@ -26,7 +26,7 @@ static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 		{"reps", required_argument, NULL, R_REPS},  {"bytes", required_argument, NULL, R_BYTES},
 		{"format", required_argument, NULL, R_FORMAT}, {"config", required_argument, NULL, R_CONFIG},
 		{"sweep", required_argument, NULL, R_SWEEP}, {"svg", required_argument, NULL, R_SVG},
-		{"devices", required_argument, NULL, R_DEVICES},
+		{"devices", required_argument, NULL, R_DEVICES}, {"no-prune", no_argument, NULL, R_NO_PRUNE},
 		{"help", no_argument, NULL, 'h'},           {0, 0, 0, 0},
 	};
 	const char *tool_only = NULL;
@@ -101,6 +101,7 @@ static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 		case R_CONFIG: o->config_args[o->n_config_args++] = optarg; break;
 		case R_SWEEP: o->sweep_args[o->n_sweeps++] = optarg; break;
 		case R_SVG: o->svg = optarg; break;
+		case R_NO_PRUNE: o->no_prune = true; break;
 		case R_DEVICES: {
 			const char *p = optarg;
 			o->n_devices = 0;
@@ -133,8 +134,12 @@ static int parse_tool_options(ToolOptions *o, int argc, char **argv)
 	} else if (o->tool == TOOL_RUN && (o->reps != 100 || o->bytes >= 0 || o->format != FORMAT_TABLE)) {
 		tool_only = o->reps != 100 ? "--reps" : o->bytes >= 0 ? "--bytes" : "--format";
 		for_tools = "blkc bench and blkc tune";
-	} else if (o->tool != TOOL_TUNE && (o->n_config_args || o->n_sweeps || o->svg || o->n_devices)) {
-		tool_only = o->n_config_args ? "--config" : o->n_sweeps ? "--sweep" : o->svg ? "--svg" : "--devices";
+	} else if (o->tool != TOOL_TUNE && (o->n_config_args || o->n_sweeps || o->svg || o->n_devices || o->no_prune)) {
+		tool_only = o->n_config_args ? "--config"
+		            : o->n_sweeps    ? "--sweep"
+		            : o->svg         ? "--svg"
+		            : o->n_devices   ? "--devices"
+		                             : "--no-prune";
 		for_tools = "blkc tune";
 	}
 	if (tool_only) {

@@ -30,6 +30,11 @@ void tune_usage(FILE *f)
 	      "      --devices=N,M,...    split the configurations across these GPUs (of one\n"
 	      "                           model), timed at once, a thread each; the arguments\n"
 	      "                           are made on the first and copied to each\n"
+	      "      --no-prune           time every configuration: on a GPU, those that cannot\n"
+	      "                           fit the device are otherwise not timed, nor (of the\n"
+	      "                           @autotune configs) those of fewer programs than half\n"
+	      "                           the SMs while another config fills them all; each\n"
+	      "                           is listed with the reason\n"
 	      "Exits 0 when at least one configuration ran.\n",
 	      f);
 }

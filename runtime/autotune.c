@@ -296,23 +296,96 @@ static blk_status restore_buffers(blk_context *ctx, const Saved *s, int n)
 	return r == CUDA_SUCCESS ? BLK_SUCCESS : cuda_fail(ctx, r, "blk_autotune", "cuMemcpyDtoD_v2");
 }
 
-/* Why config c could not run, from the last error: one line, without
- * "blk_launch: ", cut to fit. */
-static void note_failure(blk_tune_result *res, int c)
+/* Sets config c's note in res (one line, cut to fit). */
+static void set_note(blk_tune_result *res, int c, const char *text)
 {
 	if (!res || c >= BLK_TUNE_MAX_CONFIGS)
 		return;
-	const char *e = blk_last_error();
-	if (strncmp(e, "blk_launch: ", 12) == 0)
-		e += 12;
 	size_t size = sizeof res->note[c], n = 0;
-	for (; e[n] && n + 1 < size; n++)
-		res->note[c][n] = e[n] == '\n' ? ' ' : e[n];
+	for (; text[n] && n + 1 < size; n++)
+		res->note[c][n] = text[n] == '\n' ? ' ' : text[n];
 	res->note[c][n] = '\0';
 }
 
+/* On the interpreter nothing is timed: the first config that compiles. */
+static blk_status tune_interp(blk_kernel *k, const blk_launch_options *opt, int nc, blk_tune_result *res, int *best)
+{
+	blk_status first = BLK_SUCCESS;
+	StrBuf msg = {0};
+	for (int c = 0; c < nc; c++) {
+		Variant *v = NULL;
+		if (*best >= 0) {
+			set_note(res, c, "not timed on the interpreter");
+			continue;
+		}
+		blk_status st = rt_config_variant(k, opt, c, 0, &v);
+		if (st == BLK_SUCCESS) {
+			*best = c;
+			if (res && c < BLK_TUNE_MAX_CONFIGS)
+				res->ms[c] = 0;
+			continue;
+		}
+		const char *e = blk_last_error();
+		set_note(res, c, strncmp(e, "blk_launch: ", 12) == 0 ? e + 12 : e);
+		if (first == BLK_SUCCESS) {
+			first = st;
+			sb_puts(&msg, e);
+		}
+	}
+	blk_status st = BLK_SUCCESS;
+	if (*best < 0)
+		st = rt_fail(first, "no config of kernel '%s' can run; the first: %s", k->node->name, msg.data ? msg.data : "?");
+	sb_free(&msg);
+	return st;
+}
+
+/* Times the configs checks[] kept (round 0) or, when none of them ran,
+ * those pruned for idleness (round 1), on the saved arguments; the fastest
+ * into *best. A fault ends it: the context is unusable. */
+static blk_status time_configs(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                               ConfigCheck *checks, int nc, const Saved *saved, int n_saved, blk_tune_result *res,
+                               int *best)
+{
+	blk_context *ctx = k->m->ctx;
+	double best_ms = 0;
+	for (int round = 0; round < 2 && *best < 0; round++)
+		for (int c = 0; c < nc; c++) {
+			ConfigCheck *ch = &checks[c];
+			if (!ch->v || ch->status != BLK_SUCCESS || ch->pruned != (round ? BLK_PRUNE_IDLE : 0))
+				continue;
+			double ms = 0;
+			blk_status st = rt_time_gpu(ctx, ch->v, args, n_args, ch->grid, opt, 3, 10, &ms);
+			if (st == BLK_SUCCESS) {
+				if (res && c < BLK_TUNE_MAX_CONFIGS) {
+					res->ms[c] = ms;
+					res->note[c][0] = '\0'; /* an idle config timed after all */
+				}
+				if (*best < 0 || ms < best_ms) {
+					*best = c;
+					best_ms = ms;
+				}
+			} else {
+				const char *e = blk_last_error();
+				ch->status = st;
+				snprintf(ch->note, sizeof ch->note, "%s", strncmp(e, "blk_launch: ", 12) == 0 ? e + 12 : e);
+				set_note(res, c, ch->note);
+				if (res && c < BLK_TUNE_MAX_CONFIGS)
+					res->ms[c] = -1;
+			}
+			CUresult r = ctx->cu->cuCtxSynchronize();
+			blk_status rs = cuda_error_is_sticky(r) ? st : restore_buffers(ctx, saved, n_saved);
+			if (rs != BLK_SUCCESS) {
+				*best = -1;
+				return rs;
+			}
+		}
+	return BLK_SUCCESS;
+}
+
 /* Runs every config of k on these arguments and sets *best to the fastest
- * (a kernel without configs: the one launch). Caller holds m->lock. */
+ * (a kernel without configs: the one launch). On a GPU each config is first
+ * made ready and checked (prune.c): those pruned, and those that could not
+ * be made, are not timed. Caller holds m->lock. */
 static blk_status tune(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt, uint64_t spec,
                        blk_tune_result *res, int *best)
 {
@@ -326,67 +399,56 @@ static blk_status tune(blk_kernel *k, const blk_arg *args, int n_args, const blk
 			res->ms[c] = -1;
 	}
 	*best = -1;
-	blk_status st = BLK_SUCCESS, first_failure = BLK_SUCCESS;
-	StrBuf first_msg = {0};
-	double best_ms = 0;
+	if (ctx->backend != BLK_BACKEND_GPU) {
+		blk_status st = tune_interp(k, opt, nc, res, best);
+		if (res)
+			res->best = *best;
+		return st;
+	}
+	/* each config's options (what it gives, for the notes) and its check */
+	int per = (opt ? opt->n_consts : 0) + 1;
+	for (int c = 0; c < k->autotune.n_configs; c++)
+		if ((opt ? opt->n_consts : 0) + k->autotune.config_len[c] > per)
+			per = (opt ? opt->n_consts : 0) + k->autotune.config_len[c];
+	blk_launch_options *opts = calloc((size_t)nc, sizeof *opts);
+	blk_const *consts = calloc((size_t)nc * (size_t)per, sizeof *consts);
+	ConfigCheck *checks = calloc((size_t)nc, sizeof *checks);
+	blk_status st = BLK_SUCCESS;
+	if (!opts || !consts || !checks)
+		st = rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_autotune: out of memory");
+	for (int c = 0; st == BLK_SUCCESS && c < nc; c++)
+		rt_config_options(k, opt, c, consts + (size_t)c * per, &opts[c]);
+	if (st == BLK_SUCCESS)
+		rt_check_configs(k, args, n_args, opt, opts, nc, true, spec, BLK_PRUNE_FIT | BLK_PRUNE_IDLE, checks);
+	int n_fit = 0, first = -1;
+	bool to_time = false;
+	for (int c = 0; st == BLK_SUCCESS && c < nc; c++) {
+		ConfigCheck *ch = &checks[c];
+		n_fit += ch->pruned == BLK_PRUNE_FIT;
+		to_time |= ch->v != NULL;
+		if (res && c < BLK_TUNE_MAX_CONFIGS && ch->pruned)
+			res->ms[c] = BLK_TUNE_PRUNED;
+		set_note(res, c, ch->note);
+	}
 	Saved *saved = NULL;
 	int n_saved = 0;
-	bool gpu = ctx->backend == BLK_BACKEND_GPU;
-	if (gpu && (st = save_buffers(ctx, k, args, n_args, &saved, &n_saved)) != BLK_SUCCESS)
-		return st;
-	for (int c = 0; c < nc; c++) {
-		Variant *v = NULL;
-		unsigned grid[3] = {1, 1, 1};
-		double ms = 0;
-		bool ran = false;
-		if (!gpu && *best >= 0) {
-			if (res && c < BLK_TUNE_MAX_CONFIGS)
-				snprintf(res->note[c], sizeof res->note[c], "not timed on the interpreter");
-			continue;
-		}
-		st = rt_config_variant(k, opt, c, spec, &v);
-		if (st == BLK_SUCCESS && gpu)
-			st = rt_gpu_ready(k, &v, args);
-		if (st == BLK_SUCCESS && gpu)
-			st = rt_launch_grid(k, v, args, n_args, opt, grid);
-		if (st == BLK_SUCCESS && gpu) {
-			ran = true;
-			st = rt_time_gpu(ctx, v, args, n_args, grid, opt, 3, 10, &ms);
-		}
-		if (st == BLK_SUCCESS) {
-			if (res && c < BLK_TUNE_MAX_CONFIGS)
-				res->ms[c] = ms;
-			if (*best < 0 || ms < best_ms) {
-				*best = c;
-				best_ms = ms;
-			}
-		} else {
-			note_failure(res, c);
-			if (first_failure == BLK_SUCCESS) {
-				first_failure = st;
-				sb_puts(&first_msg, blk_last_error());
-			}
-		}
-		if (ran) {
-			/* a fault leaves the context unusable: no config can run after it */
-			CUresult r = ctx->cu->cuCtxSynchronize();
-			blk_status rs = cuda_error_is_sticky(r) ? st : restore_buffers(ctx, saved, n_saved);
-			if (rs != BLK_SUCCESS) {
-				st = rs;
-				*best = -1;
-				break;
-			}
-		}
-		st = BLK_SUCCESS;
-	}
-	if (gpu)
+	if (st == BLK_SUCCESS && to_time && (st = save_buffers(ctx, k, args, n_args, &saved, &n_saved)) == BLK_SUCCESS) {
+		st = time_configs(k, args, n_args, opt, checks, nc, saved, n_saved, res, best);
 		free_saved(ctx, saved, n_saved);
-	if (st == BLK_SUCCESS && *best < 0) {
-		st = first_failure != BLK_SUCCESS ? first_failure : BLK_ERROR_LAUNCH;
-		rt_fail(st, "no config of kernel '%s' can run; the first: %s", k->node->name,
-		        first_msg.data ? first_msg.data : "?");
 	}
-	sb_free(&first_msg);
+	for (int c = 0; st == BLK_SUCCESS && *best < 0 && first < 0 && c < nc; c++)
+		if (checks[c].pruned == BLK_PRUNE_FIT || checks[c].status != BLK_SUCCESS)
+			first = c; /* the first that could not run, for the error */
+	if (st == BLK_SUCCESS && *best < 0 && n_fit == nc)
+		st = rt_fail(BLK_ERROR_LAUNCH, "no config of kernel '%s' fits the device (%s): all %d pruned; config 0: %s",
+		             k->node->name, ctx->device_name, nc, checks[0].note + strlen("pruned: "));
+	else if (st == BLK_SUCCESS && *best < 0)
+		st = rt_fail(first >= 0 && checks[first].status != BLK_SUCCESS ? checks[first].status : BLK_ERROR_LAUNCH,
+		             "no config of kernel '%s' can run; the first: %s", k->node->name,
+		             first >= 0 ? checks[first].note : "?");
+	free(opts);
+	free(consts);
+	free(checks);
 	if (res)
 		res->best = *best;
 	return st;

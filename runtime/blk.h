@@ -228,14 +228,35 @@ BLK_EXPORT blk_status blk_time_launch(blk_kernel *k, const blk_arg *args, int n_
  * the arguments hold their old contents on return. result may be NULL. */
 #define BLK_TUNE_MAX_CONFIGS 64 /* the configs a blk_tune_result holds: a kernel of more is
                                    tuned by a launch, or by blk_autotune with result NULL */
+#define BLK_TUNE_PRUNED (-2.0) /* ms of a config pruned before timing (blk_prune_configs' rules) */
 typedef struct blk_tune_result {
 	int n_configs;
 	int best;                 /* index of the fastest config */
-	double ms[BLK_TUNE_MAX_CONFIGS];   /* median time of each config; negative: it could not run */
-	char note[BLK_TUNE_MAX_CONFIGS][96]; /* why a config could not run, or "" */
+	double ms[BLK_TUNE_MAX_CONFIGS];   /* median time of each config; negative: it could not run
+	                                      (BLK_TUNE_PRUNED: pruned, not timed) */
+	char note[BLK_TUNE_MAX_CONFIGS][96]; /* why a config could not run ("pruned: ..." when pruned), or "" */
 } blk_tune_result;
 BLK_EXPORT blk_status blk_autotune(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                                    blk_tune_result *result);
+
+/* Which configs autotuning leaves untimed (GPU; on the interpreter none),
+ * by two rules: BLK_PRUNE_FIT, a config that cannot run on the device (its
+ * shared memory over the per-program limit, more threads than a program
+ * may have, or than the register file holds at its registers a thread);
+ * BLK_PRUNE_IDLE, a config of fewer programs than half the device's SMs
+ * while another that fits has one or more for every SM. blk_autotune and
+ * an @autotune launch apply both to the kernel's configs; this applies
+ * `rules` to any n_configs launches (each compiled and loaded, its grid
+ * evaluated for args): pruned[i] gets 0 or the rule that pruned config i,
+ * notes (n_configs strings of note_size bytes; may be NULL) "pruned: why"
+ * or "". With fewer than two configs none is pruned. A config that fails
+ * for another reason, or whose launch would be tuned first (it leaves a
+ * const of the kernel's @autotune configs open), is kept. */
+#define BLK_PRUNE_FIT 1
+#define BLK_PRUNE_IDLE 2
+BLK_EXPORT blk_status blk_prune_configs(blk_kernel *k, const blk_arg *args, int n_args,
+                                        const blk_launch_options *configs, int n_configs, int rules, int *pruned,
+                                        char *notes, size_t note_size);
 
 /* ---- sweeps across GPUs ------------------------------------------------------------------ *
  *

@@ -54,7 +54,11 @@ enum {
 };
 
 /* CUfunction_attribute */
-enum { CU_FUNC_ATTRIBUTE_NUM_REGS = 4, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+enum {
+	CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0, /* of the loaded function: its registers counted */
+	CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+	CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+};
 
 /* CUjit_option and CUjitInputType */
 enum {

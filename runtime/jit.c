@@ -271,14 +271,22 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 		v->ms_ptx = res.ms[STAGE_PTX];
 	}
 	int smem = meta.shared_bytes;
+	/* known before the checks, so that autotuning can say why a config does not fit (prune.c) */
+	v->shared_bytes = smem;
+	/* more than num_warps' threads with warp specialization's producer warpgroup */
+	v->block = meta.threads > 32 * warps ? (unsigned)meta.threads : 32u * (unsigned)warps;
 	if (smem < 0 || smem > ctx->smem_optin)
 		st = rt_fail(BLK_ERROR_LAUNCH, "blk_launch: kernel '%s' needs %d bytes of shared memory; the device allows %d",
 		             kn, smem, ctx->smem_optin);
+	else if (v->block > (unsigned)ctx->max_threads)
+		st = rt_fail(BLK_ERROR_LAUNCH, "blk_launch: kernel '%s' needs %u threads a program; the device allows %d", kn,
+		             v->block, ctx->max_threads);
 	if (st == BLK_SUCCESS)
 		st = param_layout(k, v, &meta);
 
 	v->spill_bytes = 0;
 	v->registers = 0;
+	v->max_block = 0;
 	v->warning = NULL;
 	if (st == BLK_SUCCESS && !mod) {
 		char info[8192];
@@ -320,8 +328,10 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 		ctx->cu->cuModuleUnload(mod);
 		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
 	}
-	int regs = 0; /* only reported (blk_compile_info): an error leaves it 0 */
+	int regs = 0, most = 0; /* reported (blk_compile_info) and checked by autotuning: an error leaves 0 */
 	v->registers = ctx->cu->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn) == CUDA_SUCCESS ? regs : 0;
+	v->max_block =
+		ctx->cu->cuFuncGetAttribute(&most, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) == CUDA_SUCCESS ? most : 0;
 	v->cumod = mod;
 	v->fn = fn;
 	v->assert_state = 0;
@@ -330,9 +340,6 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 		if (ctx->cu->cuModuleGetGlobal(&v->assert_state, &bytes, mod, "blk_assert_state") != CUDA_SUCCESS)
 			v->assert_state = 0;
 	}
-	v->shared_bytes = smem;
-	/* more than num_warps' threads with warp specialization's producer warpgroup */
-	v->block = meta.threads > 32 * warps ? (unsigned)meta.threads : 32u * (unsigned)warps;
 	return BLK_SUCCESS;
 }
 

@@ -22,7 +22,7 @@
  * One job a file: error.c, context.c, buffers.c, modules.c (modules and
  * their kernels), variant.c (a kernel's compiled variants), jit.c (a
  * variant compiled for the GPU and loaded), launch.c, timing.c,
- * autotune.c, handles.c (BLK_DEBUG=1's record of live handles). driver.c
+ * autotune.c, prune.c (the configs autotuning does not time), handles.c (BLK_DEBUG=1's record of live handles). driver.c
  * (driver.h) and cache.c (cache.h) know nothing of
  * the rest. Nothing here prints or exits. */
 #ifndef BLK_RUNTIME_H
@@ -106,6 +106,8 @@ typedef struct Variant {
 	bool from_disk;       /* GPU: the cubin came from the disk cache */
 	int spill_bytes;      /* GPU: bytes of spill stores a thread (the JIT's log, or local memory) */
 	int registers;        /* GPU: registers a thread of the loaded function (0: unknown) */
+	int max_block;        /* GPU: the most threads a program of the loaded function may have, its
+	                         registers counted (the driver's; 0: unknown) */
 	const char *warning;  /* GPU: the warning about it (module arena), or NULL */
 	struct TmaCache *tma_cache; /* GPU, with tensor maps: those of its recent launches (tensor_maps.c) */
 } Variant;
@@ -341,6 +343,29 @@ double rt_median_of(double *v, int n);
  * after `warmups`, the L2 cache flushed before each. */
 blk_status rt_time_gpu(blk_context *ctx, Variant *v, const blk_arg *args, int n_args, const unsigned grid[3],
                     const blk_launch_options *opt, int warmups, int reps, double *median);
+
+/* ---- pruning configs before timing them (prune.c) ------------------------------------ */
+
+/* What checking one config before it is timed found. */
+typedef struct ConfigCheck {
+	Variant *v;           /* its variant, ready to launch with these arguments; NULL when pruned,
+	                         failed, or not checked (its launch would tune first) */
+	blk_status status;    /* not BLK_SUCCESS: making it failed for another reason than fit (note) */
+	int pruned;           /* 0, BLK_PRUNE_FIT or BLK_PRUNE_IDLE */
+	unsigned grid[3];
+	uint64_t programs;    /* grid[0] * grid[1] * grid[2]; 0 when not known */
+	char note[512];       /* "pruned: why", why making it failed (lines of a diagnostic), or "" */
+} ConfigCheck;
+
+/* Makes each of n configs ready (compiled, loaded, its grid evaluated for
+ * args) and applies the pruning rules (BLK_PRUNE_FIT, BLK_PRUNE_IDLE; none
+ * for fewer than two configs). by_index: config c is the kernel's @autotune
+ * config c with the options `launch`, and opts[c] says what it gives (as
+ * rt_config_options makes them); else config c is opts[c] as a launch's
+ * options. GPU context; caller holds m->lock. */
+void rt_check_configs(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *launch,
+                      const blk_launch_options *opts, int n, bool by_index, uint64_t spec, int rules,
+                      ConfigCheck *checks);
 
 /* ---- autotuning (autotune.c) ------------------------------------------------------- */
 

@@ -301,6 +301,37 @@ blk_status blk_time_configs(blk_kernel *k, const blk_arg *args, int n_args, cons
 	return rt_ok();
 }
 
+/* Checks the kernel's configs (configs[c]: the launch's options with
+ * config c) on its own context and prunes as blk_autotune does: pruned[c]
+ * and notes[c] for each. */
+static blk_status prune_own(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
+                            const blk_launch_options *configs, int nc, int *pruned, char (*notes)[96])
+{
+	ConfigCheck *checks = calloc((size_t)nc, sizeof *checks);
+	if (!checks)
+		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_autotune_devices: out of memory");
+	GpuScope scope;
+	blk_status st = rt_gpu_push(rt_kernel_context(k), "blk_autotune_devices", &scope);
+	if (st == BLK_SUCCESS) {
+		pthread_mutex_lock(&k->m->lock);
+		if (k->m->ctx && k->m->ctx->backend == BLK_BACKEND_GPU) /* else sweep_devices refuses it */
+			rt_check_configs(k, args, n_args, opt, configs, nc, true, rt_arg_spec(k, args),
+			                 BLK_PRUNE_FIT | BLK_PRUNE_IDLE, checks);
+		else if (!k->m->ctx)
+			st = rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_autotune_devices: the context of kernel '%s' was destroyed",
+			             k->node->name);
+		pthread_mutex_unlock(&k->m->lock);
+		rt_gpu_pop(&scope);
+	}
+	for (int c = 0; st == BLK_SUCCESS && c < nc; c++) {
+		pruned[c] = checks[c].pruned;
+		if (pruned[c])
+			note(&(Sweep){.notes = notes[0], .note_size = sizeof notes[0]}, c, checks[c].note);
+	}
+	free(checks);
+	return st;
+}
+
 blk_status blk_autotune_devices(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                                 const int *devices, int n_devices, blk_tune_result *result)
 {
@@ -332,19 +363,48 @@ blk_status blk_autotune_devices(blk_kernel *k, const blk_arg *args, int n_args, 
 			configs[c] = opt ? *opt : (blk_launch_options){0};
 		ms[c] = -1;
 	}
+	/* pruned on the kernel's own device (prune.c); the others timed across the devices */
+	int *pruned = calloc((size_t)nc, sizeof *pruned);
+	if (st == BLK_SUCCESS && !pruned)
+		st = rt_fail(BLK_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+	if (st == BLK_SUCCESS && nc > 1)
+		st = prune_own(k, args, n_args, opt, configs, nc, pruned, notes);
+	double *kept_ms = calloc((size_t)nc, sizeof *kept_ms);
+	char(*kept_notes)[96] = calloc((size_t)nc, sizeof *kept_notes);
+	if (st == BLK_SUCCESS && (!kept_ms || !kept_notes))
+		st = rt_fail(BLK_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+	int kept = 0;
+	for (int c = 0; st == BLK_SUCCESS && c < nc; c++)
+		if (!pruned[c]) {
+			configs[kept] = configs[c];
+			kept_ms[kept++] = -1;
+		}
 	sw.configs = configs;
-	sw.n_configs = nc;
-	sw.ms = ms;
-	sw.notes = notes ? notes[0] : NULL;
+	sw.n_configs = kept;
+	sw.ms = kept_ms;
+	sw.notes = kept_notes ? kept_notes[0] : NULL;
 	sw.note_size = sizeof notes[0];
-	if (st == BLK_SUCCESS)
+	if (st == BLK_SUCCESS && kept)
 		st = sweep_devices(&sw, devices, n_devices);
+	/* back in the order of the configs */
+	for (int c = 0, j = 0; st == BLK_SUCCESS && c < nc; c++) {
+		if (pruned[c]) {
+			ms[c] = BLK_TUNE_PRUNED;
+			continue;
+		}
+		ms[c] = kept_ms[j];
+		memcpy(notes[c], kept_notes[j], sizeof notes[c]);
+		j++;
+	}
+	free(kept_ms);
+	free(kept_notes);
 	int best = -1;
 	for (int c = 0; st == BLK_SUCCESS && c < nc; c++)
 		if (ms[c] >= 0 && (best < 0 || ms[c] < ms[best]))
 			best = c;
 	if (st == BLK_SUCCESS && best < 0)
 		st = rt_fail(BLK_ERROR_LAUNCH, "no config of kernel '%s' can run; the first: %s", k->node->name, notes[0]);
+	free(pruned);
 	if (result && st == BLK_SUCCESS) {
 		memset(result, 0, sizeof *result);
 		result->n_configs = nc;

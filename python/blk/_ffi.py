@@ -67,6 +67,7 @@ class BlkCompileInfo(Structure):
 
 
 TUNE_MAX_CONFIGS = 64
+TUNE_PRUNED = -2.0  # BLK_TUNE_PRUNED: a blk_tune_result time of a config pruned before timing
 
 
 class BlkTuneResult(Structure):

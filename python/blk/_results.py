@@ -34,7 +34,9 @@ class CompileResult:
 
 class TuneResult:
     """What blk_autotune reports: ms (a list, one a config; None where it could
-    not run, 0 where it ran untimed, as on the interpreter), notes (why not),
+    not run or was pruned, 0 where it ran untimed, as on the interpreter), notes
+    (why not), pruned (a dict: the index of each config pruned before timing,
+    on a GPU, to why, e.g. {1: "64 programs on 132 SMs; BLOCK=128 gives 512"}),
     best (the index of the fastest). Prints as
     <blk.TuneResult best config 1; 0: 0.0213 ms, *1: 0.0171 ms, 2: - (why)>."""
 
@@ -43,6 +45,9 @@ class TuneResult:
         self.best = res.best
         self.ms = [res.ms[i] if res.ms[i] >= 0 else None for i in range(n)]
         self.notes = [res.note[i].value.decode(errors="replace") for i in range(n)]
+        cut = len("pruned: ")
+        self.pruned = {i: self.notes[i][cut:] if self.notes[i].startswith("pruned: ") else self.notes[i]
+                       for i in range(n) if res.ms[i] == _ffi.TUNE_PRUNED}
 
     def __repr__(self):
         def one(i, ms):

@@ -12,7 +12,9 @@
 #    the PTX fallback, each parameter's bytes, asserts, unload); the example
 #    examples/aot builds;
 #  - blkc bench and blkc tune run on the interpreter and write tables, CSV,
-#    JSON (python3 -m json.tool parses it) and SVG (python3's XML parser).
+#    JSON (python3 -m json.tool parses it) and SVG (python3's XML parser);
+#  - on the two-GPU stand-in of tests/runtime: tune --devices, and the
+#    configs tune prunes before timing (kernels/prune.tile), --no-prune.
 # usage: tests/cli/run.sh BUILD_DIR
 set -u
 build=${1:-build}
@@ -379,6 +381,47 @@ if [ -f "$fake_two" ]; then
 	"${denv[@]}" "$blkc" tune "${args[@]}" "${sweep[@]}" --devices=0,5 >/dev/null 2>"$tmp/err"
 	[ $? -eq 1 ] && grep -q "no CUDA device 5 (there are 2: 0 to 1)" "$tmp/err" &&
 		ok "tune --devices naming a GPU that does not exist: refused with the count" || bad "tune --devices=0,5" "$(cat "$tmp/err")"
+	# pruning before timing (runtime/prune.c): B = 128's 64 programs on the 132 SMs while B = 16
+	# gives 4096; B = 256's 256 KiB of shared memory over the 227 KiB a program may have
+	pargs=(tests/cli/kernels/prune.tile x=1048576 out=1048576 n=1048576 --reps 2)
+	"${denv[@]}" "$blkc" tune "${pargs[@]}" >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	[ $st -eq 0 ] && grep -q "^tile on gpu: 4 configs (2 pruned), " "$tmp/out" &&
+		grep -qE '^ +3 +128 +- +- +pruned: 64 programs on 132 SMs; B=16 gives 4096$' "$tmp/out" &&
+		grep -qE '^ +4 +256 +- +- +pruned: 256 KiB shared memory > 227 KiB$' "$tmp/out" &&
+		grep -qE '^ +[12] +(16|64) +[0-9.]+ +[0-9.]+' "$tmp/out" &&
+		grep -qx '\[3/4\] B=128 \.\.\. pruned: 64 programs on 132 SMs; B=16 gives 4096' "$tmp/err" &&
+		grep -qx '\[4/4\] B=256 \.\.\. pruned: 256 KiB shared memory > 227 KiB' "$tmp/err" &&
+		ok "tune on a GPU: configs that leave most SMs idle or cannot fit are pruned, each with the reason" ||
+		bad "tune: pruning" "status $st: $(cat "$tmp/out" "$tmp/err")"
+	if [ $have_python = 1 ]; then
+		"${denv[@]}" "$blkc" tune "${pargs[@]}" --format=json >"$tmp/prune.json" 2>"$tmp/err" && python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["configs"]
+assert c[2]["pruned"] == "64 programs on 132 SMs; B=16 gives 4096" and c[2]["ms"] is None and "error" not in c[2], c[2]
+assert c[3]["pruned"] == "256 KiB shared memory > 227 KiB" and not c[3]["best"], c[3]
+assert "pruned" not in c[0] and "pruned" not in c[1] and c[0]["ms"] > 0 and c[1]["ms"] > 0' "$tmp/prune.json" &&
+			ok "tune --format=json: a pruned config has \"pruned\": why, and no time" ||
+			bad "tune --format=json pruned" "$(cat "$tmp/prune.json" "$tmp/err")"
+	fi
+	out=$("${denv[@]}" "$blkc" tune "${pargs[@]}" --format=csv 2>"$tmp/err")
+	grep -qx '3,128,,,0,"pruned: 64 programs on 132 SMs; B=16 gives 4096"' <<<"$out" &&
+		ok "tune --format=csv: the reason in the error column" || bad "tune csv pruned" "$out $(cat "$tmp/err")"
+	"${denv[@]}" "$blkc" tune "${pargs[@]}" --no-prune >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	[ $st -eq 0 ] && ! grep -q pruned "$tmp/out" && grep -qE '^ +3 +128 +[0-9.]+ ' "$tmp/out" &&
+		grep -qE '^ +4 +256 +- +- +failed: .*shared memory' "$tmp/out" &&
+		ok "tune --no-prune: every config timed (B = 256 then fails for its shared memory)" ||
+		bad "tune --no-prune" "status $st: $(cat "$tmp/out" "$tmp/err")"
+	"${denv[@]}" "$blkc" tune "${pargs[@]}" --sweep B=16,128,256 >"$tmp/out" 2>"$tmp/err"
+	grep -qE '^ +2 +128 +[0-9.]+ ' "$tmp/out" && grep -qE '^ +3 +256 +- +- +pruned: 256 KiB shared memory' "$tmp/out" &&
+		ok "tune --sweep: the user's configs are pruned only when they cannot fit" ||
+		bad "tune --sweep pruned" "$(cat "$tmp/out" "$tmp/err")"
+	one=$("${denv[@]}" "$blkc" tune "${pargs[@]}" --format=csv 2>/dev/null | cut -d, -f1,2,7)
+	two=$("${denv[@]}" "$blkc" tune "${pargs[@]}" --format=csv --devices=0,1 2>"$tmp/err" | cut -d, -f1,2,7)
+	[ -n "$one" ] && [ "$one" = "$two" ] && grep -q '^2 configs on 2 GPUs' "$tmp/err" &&
+		grep -qx '\[3/4\] B=128 \.\.\. pruned: 64 programs on 132 SMs; B=16 gives 4096' "$tmp/err" &&
+		ok "tune --devices=0,1: the same configs pruned, the others split across the GPUs" ||
+		bad "tune --devices pruned" "$one / $two $(cat "$tmp/err")"
 else
 	bad "tune --devices" "the stand-in driver $fake_two is not built (make test-bins)"
 fi
@@ -397,6 +440,7 @@ usage "tune --print: not an option of tune" "--print is an option of blkc run" "
 usage "tune --format=xml" "--format expects table, csv or json" "$blkc" tune --format=xml "${args[@]}"
 usage "tune --devices=0,x" "--devices expects GPU numbers such as 0,1" "$blkc" tune --devices=0,x "${args[@]}"
 usage "bench --devices: an option of tune" "--devices is an option of blkc tune" "$blkc" bench --devices=0 "${args[@]}"
+usage "bench --no-prune: an option of tune" "--no-prune is an option of blkc tune" "$blkc" bench --no-prune "${args[@]}"
 usage "bench --reps=0" "--reps expects a count" "$blkc" bench --reps 0 "${args[@]}"
 usage "tune --sweep without values" "--sweep expects NAME=V1" "$blkc" tune --sweep BLOCK= "${args[@]}"
 usage "tune --config not NAME=V" "--config expects NAME=VALUE" "$blkc" tune --config BLOCK "${args[@]}"

@@ -356,6 +356,27 @@ def _():
     assert r.ms >= 0 and set(r.phases) == {"parse", "irgen", "passes", "LLVM", "PTX", "cubin"}, r.phases
 
 
+ADD1 = """
+@autotune(key = [n], configs = [{BLOCK = 128}, {BLOCK = 1024}, {BLOCK = 512, num_warps = 8}])
+kernel add1(x: *f32, n: i32, BLOCK: const i32) grid(cdiv(n, BLOCK)) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(x + offs, load(x + offs, mask = offs < n) + 1.0, mask = offs < n);
+}
+"""
+
+
+@case("autotune(): BLOCK=1024's 64 programs on the stand-in's 132 SMs are pruned, not timed; TuneResult.pruned says why")
+def _():
+    k = blk.load(source=ADD1).add1
+    t = torch.empty(1 << 16)
+    res = k.autotune(t, 1 << 16)
+    assert res.pruned == {1: "64 programs on 132 SMs; BLOCK=128 gives 512"}, res.pruned
+    assert res.ms[1] is None and res.ms[0] > 0 and res.ms[2] > 0 and res.best == 2, res
+    assert "1: - (pruned: 64 programs on 132 SMs; BLOCK=128 gives 512)" in repr(res), repr(res)
+    res = k.autotune(t, 1 << 14)  # 128, 16 and 32 programs: none fills the SMs, none pruned
+    assert res.pruned == {} and None not in res.ms, res
+
+
 MM_DESC = """
 kernel mm(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, BM: const i32 = 128, BN: const i32 = 128,
           BK: const i32 = 64) grid(cdiv(M, BM), cdiv(N, BN)) {

@@ -425,6 +425,10 @@ kernel add_rows(x: *f32, y: *f32, out: *f32, row_stride: i32, C: i32) grid(4) {
         r = repr(blk.TuneResult(st))
         assert r == "<blk.TuneResult best config 2; 0: 0.5 ms, 1: - (needs 300000 bytes of shared memory), " \
                     "*2: 0.25 ms>", r
+        assert res.pruned == {} and blk.TuneResult(st).pruned == {}, res.pruned  # the interpreter prunes nothing
+        st.ms[0], st.note[0].value = _ffi.TUNE_PRUNED, b"pruned: 64 programs on 132 SMs; BLOCK=128 gives 512"
+        assert blk.TuneResult(st).pruned == {0: "64 programs on 132 SMs; BLOCK=128 gives 512"}
+        assert blk.TuneResult(st).ms[0] is None
         c[:] = 0
         mm(a, b, c, M, N, K, K, 1, N, 1, N, 1)  # the tuned config, the kernel's grid clause
         close(c, a.astype(np.float64) @ b.astype(np.float64), 2e-2)

@@ -14,7 +14,7 @@
  * the allocations its 8-byte parameters point into, as a kernel writing
  * its outputs would; with "block_limit" set, a launch of more threads a
  * program fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many
- * registers); with "spill_bytes" set, a verbose link's info log says
+ * registers), and cuFuncGetAttribute says so; with "spill_bytes" set, a verbose link's info log says
  * that many bytes of spill stores and loads, as ptxas does. Cubins, for
  * the disk cache's tests: fake_cuda_cubin_note(TEXT) puts a line
  * "// TEXT" in those linked from then on (a mark fake_cuda_images_with
@@ -882,16 +882,18 @@ API CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
 }
 
 /* CU_FUNC_ATTRIBUTE_NUM_REGS (4): FAKE_CUDA_REGS a thread, as a compiled
- * kernel's count; other attributes are not modelled */
+ * kernel's count; CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (0): "block_limit"
+ * when set (the threads its registers leave room for), else 1024; other
+ * attributes are not modelled */
 API CUresult cuFuncGetAttribute(int *value, int attr, void *fn)
 {
 	NEED_CTX();
 	Func *f = fn;
-	if (!f || !value || attr != 4)
+	if (!f || !value || (attr != 4 && attr != 0))
 		return INVALID_VALUE;
 	if (other_device(f->mod->dev))
 		return INVALID_CONTEXT;
-	*value = FAKE_CUDA_REGS;
+	*value = attr == 4 ? FAKE_CUDA_REGS : cfg.block_limit ? cfg.block_limit : 1024;
 	return OK;
 }
 

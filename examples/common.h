@@ -8,6 +8,8 @@
  *                             half precision and bfloat16, round to nearest even
  *   dtype_*, rng_buffer, dot_operand
  *                             buffers of f16, bf16 or f32 (a kernel's T)
+ *   gemm_reference            a matrix product in double, and its error scale
+ *   fill_device               set device memory to a byte
  *   compare_*                 error against a reference, with a tolerance
  *
  * Only blk.h and the C library are used: what a program outside this
@@ -256,6 +258,38 @@ static inline double dot_operand(dtype t, const void *buf, size_t i)
 	return f;
 }
 
+/* The product of A (M x K, element (m, k) at m * sam + k * sak) and B
+ * (K x N, element (k, n) at k * sbk + n * sbn), both of type t, in double
+ * from the values dot multiplies: want[m * N + n]. scale[m * N + n] is
+ * sum_k |a b|, at least 2^-10: the size of the rounding errors of a float
+ * sum is proportional to it (compare_one's floor). */
+static inline void gemm_reference(dtype t, const void *a, long sam, long sak, const void *b, long sbk, long sbn,
+                                  int M, int N, int K, double *want, double *scale)
+{
+	for (long m = 0; m < M; m++)
+		for (long n = 0; n < N; n++) {
+			double sum = 0, abs_sum = 0;
+			for (long k = 0; k < K; k++) {
+				double prod = dot_operand(t, a, (size_t)(m * sam + k * sak)) *
+				              dot_operand(t, b, (size_t)(k * sbk + n * sbn));
+				sum += prod;
+				abs_sum += fabs(prod);
+			}
+			want[m * N + n] = sum;
+			scale[m * N + n] = fmax(abs_sum, 0x1p-10);
+		}
+}
+
+/* Sets `bytes` bytes of device memory to `byte` (0xFF makes every f32, f16
+ * and bf16 a NaN, so an element a kernel leaves unwritten shows). */
+static inline void fill_device(blk_context *ctx, blk_devptr p, int byte, size_t bytes)
+{
+	void *host = xmalloc(bytes);
+	memset(host, byte, bytes);
+	CHECK(blk_copy_to_device(ctx, p, host, bytes));
+	free(host);
+}
+
 /* ---- comparing with a reference ----------------------------------------- */
 
 /* The error of one element is |got - want| / max(|want|, floor): relative
@@ -284,6 +318,17 @@ static inline void compare_one(compare *c, long i, double got, double want, doub
 		c->max_err = err;
 	if (!(err <= c->tol) && c->bad++ < 5)
 		printf("  %s[%ld]: got %.9g, want %.9g (error %.2e > %.0e)\n", c->what, i, got, want, err, c->tol);
+}
+
+/* Counts a pair of results that must be the same bits (a failure when not). */
+static inline void compare_bits(compare *c, const char *what, const void *x, const void *y, size_t bytes)
+{
+	c->count++;
+	if (memcmp(x, y, bytes) != 0) {
+		c->max_err = INFINITY;
+		if (c->bad++ < 5)
+			printf("  %s: not the same bits\n", what);
+	}
 }
 
 /* Element-wise comparison of a float array with a double reference. */

@@ -46,16 +46,6 @@ typedef struct problem {
 	double *want, *scale;
 } problem;
 
-/* Sets `bytes` bytes of device memory to `byte` (0xFF makes every f32, f16
- * and bf16 a NaN). */
-static void fill_device(blk_context *ctx, blk_devptr p, int byte, size_t bytes)
-{
-	void *host = xmalloc(bytes);
-	memset(host, byte, bytes);
-	CHECK(blk_copy_to_device(ctx, p, host, bytes));
-	free(host);
-}
-
 static problem make_problem(blk_context *ctx, shape s, dtype t, int b_trans, rng *r)
 {
 	problem p = {.s = s, .t = t, .b_trans = b_trans};
@@ -63,18 +53,8 @@ static problem make_problem(blk_context *ctx, shape s, dtype t, int b_trans, rng
 	void *a = rng_buffer(r, t, mk, -1, 1), *b = rng_buffer(r, t, kn, -1, 1);
 	p.want = xmalloc(mn * sizeof(double));
 	p.scale = xmalloc(mn * sizeof(double));
-	for (int m = 0; m < s.m; m++)
-		for (int n = 0; n < s.n; n++) {
-			double sum = 0, abs_sum = 0;
-			for (int k = 0; k < s.k; k++) {
-				size_t bi = b_trans ? (size_t)n * s.k + k : (size_t)k * s.n + n;
-				double prod = dot_operand(t, a, (size_t)m * s.k + k) * dot_operand(t, b, bi);
-				sum += prod;
-				abs_sum += fabs(prod);
-			}
-			p.want[(size_t)m * s.n + n] = sum;
-			p.scale[(size_t)m * s.n + n] = fmax(abs_sum, 0x1p-10);
-		}
+	/* B: K x N row-major, or stored as its N x K transpose */
+	gemm_reference(t, a, s.k, 1, b, b_trans ? 1 : s.n, b_trans ? s.k : 1, s.m, s.n, s.k, p.want, p.scale);
 	CHECK(blk_malloc(ctx, mk * dtype_size(t), &p.da));
 	CHECK(blk_malloc(ctx, kn * dtype_size(t), &p.db));
 	CHECK(blk_malloc(ctx, mn * sizeof(float), &p.dc));
@@ -116,17 +96,6 @@ static void *check_c(blk_context *ctx, const problem *p, dtype out, compare *c)
 	for (size_t i = 0; i < mn; i++)
 		compare_one(c, (long)i, dtype_get(out, got, i), p->want[i], p->scale[i]);
 	return got;
-}
-
-/* Counts a pair of results that must be the same bits. */
-static void same_bits(compare *c, const char *what, const void *x, const void *y, size_t bytes)
-{
-	c->count++;
-	if (memcmp(x, y, bytes) != 0) {
-		c->max_err = INFINITY;
-		if (c->bad++ < 5)
-			printf("  %s: not the same bits\n", what);
-	}
 }
 
 /* Runs the three forms on problem p with the launch's consts `cfg` (T and
@@ -183,14 +152,14 @@ static void run_forms(blk_context *ctx, const kernels *ks, const problem *p, con
 	size_t bytes = mn * dtype_size(out);
 	snprintf(what, sizeof what, "%dx%dx%d %s -> %s, workspace, two runs", s.m, s.n, s.k, dtype_name(p->t),
 	         dtype_name(out));
-	same_bits(c_bits, what, runs[0], runs[1], bytes);
+	compare_bits(c_bits, what, runs[0], runs[1], bytes);
 	snprintf(what, sizeof what, "%dx%dx%d %s -> %s, fused, two runs", s.m, s.n, s.k, dtype_name(p->t),
 	         dtype_name(out));
-	same_bits(c_bits, what, runs[2], runs[3], bytes);
+	compare_bits(c_bits, what, runs[2], runs[3], bytes);
 	if (n_cfg > 0) { /* the same configuration: the same sum */
 		snprintf(what, sizeof what, "%dx%dx%d %s -> %s, workspace against fused", s.m, s.n, s.k,
 		         dtype_name(p->t), dtype_name(out));
-		same_bits(c_bits, what, runs[0], runs[2], bytes);
+		compare_bits(c_bits, what, runs[0], runs[2], bytes);
 	}
 	for (int i = 0; i < 4; i++)
 		free(runs[i]);

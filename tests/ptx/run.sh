@@ -10,6 +10,8 @@
 #    tensor cores (mma.sync.aligned.m16n8k16) for sm_80 and sm_90; softmax has
 #    no branch (predicated shared stores), matmul feeds ldmatrix words to mma
 #    unrepacked, attention's chained dots keep the probabilities in registers;
+#  - the GEMM forms (examples/matmul_{splitk,streamk,grouped,batched}.tile)
+#    compile in every @autotune config of every kernel, for sm_80 and sm_90a;
 #  - tests/ptx/patterns: small kernels whose PTX must or must not match a
 #    pattern (see below).
 # usage: tests/ptx/run.sh BUILD_DIR
@@ -65,6 +67,21 @@ for tile in examples/*.tile; do
 				ok "$name $arch: PTX emitted, no local memory"
 			fi
 		done
+	done
+done
+
+# The GEMM forms in every @autotune configuration: --emit=c compiles each
+# config of each kernel of the file (and assembles it where ptxas is), so
+# one call a file and arch covers them all.
+for name in matmul_splitk matmul_streamk matmul_grouped matmul_batched; do
+	for arch in sm_80 sm_90a; do
+		n=$(grep -cE '^ *\{BLOCK_M' examples/$name.tile)
+		if "$blkc" --emit=c --arch=$arch examples/$name.tile -o "$tmp/$name" 2>"$tmp/err" &&
+			[ "$(grep -cE '^blk_status [a-z0-9_]+_[0-9]+_launch\(' "$tmp/$name.h")" -eq "$n" ]; then
+			ok "$name $arch: all $n @autotune configs compile"
+		else
+			bad "$name $arch: every @autotune config" "$(grep -v warning "$tmp/err" | head -3)"
+		fi
 	done
 done
 

@@ -9,7 +9,9 @@
  * f16, bf16 and f32; the tuned configuration on the kernel's own grid
  * (num_sms(): 4 programs on the interpreter), and 32x32x16 tiles on grids
  * of 3, 7 and 64 programs, which cut the tiles at other places (64 is more
- * programs than some shapes have iterations: some take none). Rows of A, B
+ * programs than some shapes have iterations: some take none), and
+ * 128x256x64 tiles on 2 and 3 programs with the GPU's options: by TMA, then
+ * warp-specialized too (the interpreter ignores them). Rows of A, B
  * and C are padded to a multiple of 8 elements; C's padding must stay 0.
  *
  * Checked against a reference in double from the same inputs (f32 inputs
@@ -21,7 +23,7 @@ typedef struct shape {
 } shape;
 
 static const shape shapes[] = {{150, 130, 70}, {37, 45, 300}, {1, 1, 1}, {64, 48, 5}};
-enum { N_SHAPES = sizeof shapes / sizeof shapes[0] };
+enum { N_SHAPES = sizeof shapes / sizeof shapes[0], N_LAUNCHES = 6 };
 
 static int pad8(int x)
 {
@@ -46,17 +48,26 @@ static void run_shape(blk_context *ctx, blk_kernel *kernel, shape s, dtype t, rn
 	blk_const consts[] = {{.name = "T", .type = dtype_name(t)}, {.name = "BLOCK_M", .i = 32},
 	                      {.name = "BLOCK_N", .i = 32},         {.name = "BLOCK_K", .i = 16},
 	                      {.name = "GROUP_M", .i = 2},          {.name = "num_warps", .i = 4}};
-	blk_launch_options opts[4] = {
+	/* the large tiles of the GPU's configs, by TMA (on an H100 or H200) and
+	 * warp-specialized */
+	blk_const big[] = {{.name = "T", .type = dtype_name(t)}, {.name = "BLOCK_M", .i = 128},
+	                   {.name = "BLOCK_N", .i = 256},        {.name = "BLOCK_K", .i = 64},
+	                   {.name = "GROUP_M", .i = 8},          {.name = "num_warps", .i = 8},
+	                   {.name = "num_stages", .i = 5},       {.name = "tma", .i = 1},
+	                   {.name = "warp_specialize", .i = 1}};
+	blk_launch_options opts[N_LAUNCHES] = {
 		{.consts = consts, .n_consts = 1},
 		{.consts = consts, .n_consts = 6, .grid = {3, 1, 1}},
 		{.consts = consts, .n_consts = 6, .grid = {7, 1, 1}},
 		{.consts = consts, .n_consts = 6, .grid = {64, 1, 1}},
+		{.consts = big, .n_consts = 8, .grid = {2, 1, 1}},
+		{.consts = big, .n_consts = 9, .grid = {3, 1, 1}},
 	};
 	/* matmul_streamk(a, b, c, M, N, K, stride_am, stride_bk, stride_cm) */
 	blk_arg args[] = {blk_arg_ptr(da), blk_arg_ptr(db), blk_arg_ptr(dc),  blk_arg_int(s.m), blk_arg_int(s.n),
 	                  blk_arg_int(s.k), blk_arg_int(lda), blk_arg_int(ldb), blk_arg_int(ldc)};
 	float *got = xmalloc(c_elems * sizeof(float));
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < N_LAUNCHES; i++) {
 		fill_device(ctx, dc, 0, c_elems * sizeof(float));
 		CHECK(blk_launch(kernel, args, 9, &opts[i]));
 		CHECK(blk_copy_from_device(ctx, got, dc, c_elems * sizeof(float)));
@@ -93,7 +104,7 @@ int main(int argc, char **argv)
 			run_shape(ctx, kernel, shapes[si], (dtype)t, &r, &cs[t]);
 
 	char title[160];
-	snprintf(title, sizeof title, "matmul_streamk %d shapes x f16, bf16, f32, grids of 3 to 64 (%s)", N_SHAPES,
+	snprintf(title, sizeof title, "matmul_streamk %d shapes x f16, bf16, f32, 6 launches on 2 to 64 programs (%s)", N_SHAPES,
 	         backend_name(ctx));
 	int status = compare_report(title, cs, 3);
 	blk_module_destroy(mod);

@@ -148,9 +148,14 @@ else
 	cli matmul_splitk_atomic "c=1365000" examples/matmul_splitk.tile -k matmul_splitk_atomic $mm
 	cli matmul_splitk_atomic-split8 "c=1365000" examples/matmul_splitk.tile -k matmul_splitk_atomic \
 		-D BLOCK_M=32 -D BLOCK_N=32 -D BLOCK_K=16 -D GROUP_M=2 -D SPLIT_K=8 $mm
-	cli matmul_streamk "c=1365000" examples/matmul_streamk.tile $mmp
-	cli matmul_streamk-32x32x16 "c=1365000" examples/matmul_streamk.tile -D BLOCK_M=32 -D BLOCK_N=32 \
-		-D BLOCK_K=16 -D GROUP_M=2 $mmp
+	for k in matmul_streamk matmul_streamk_fixup; do
+		# the fixup's workspace: 2 tiles of 64 x 64 for each of the 4 programs
+		extra=()
+		[ $k = matmul_streamk_fixup ] && extra=(ws=32768 counters=25 ws_elems=32768)
+		cli $k "c=1365000" examples/matmul_streamk.tile -k $k $mmp "${extra[@]}"
+		cli $k-32x32x16 "c=1365000" examples/matmul_streamk.tile -k $k -D BLOCK_M=32 -D BLOCK_N=32 \
+			-D BLOCK_K=16 -D GROUP_M=2 $mmp "${extra[@]}"
+	done
 	# two products of 150 x 130 x 70, and of 150 x 130 x 0 (zeros)
 	mmb="a=21000:ones b=18200:ones c=39000 BATCH=2 M=150 N=130 stride_az=10500 stride_am=70 stride_bz=9100
 	     stride_bk=130 stride_cz=19500 stride_cm=130"

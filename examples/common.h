@@ -4,8 +4,12 @@
  *   example_tile(...)         find examples/NAME.tile (argument, source folder, or
  *                             a folder above the program)
  *   rng_*                     a seeded random generator (the same numbers everywhere)
- *   f16_from_float, f16_to_float
- *                             IEEE half precision, round to nearest even
+ *   f16_from_float, f16_to_float, bf16_from_float, bf16_to_float
+ *                             half precision and bfloat16, round to nearest even
+ *   dtype_*, rng_buffer, dot_operand
+ *                             buffers of f16, bf16 or f32 (a kernel's T)
+ *   gemm_reference            a matrix product in double, and its error scale
+ *   fill_device               set device memory to a byte
  *   compare_*                 error against a reference, with a tolerance
  *
  * Only blk.h and the C library are used: what a program outside this
@@ -178,6 +182,114 @@ static inline void rng_fill_f16(rng *r, f16 *out, float *as_float, size_t n, flo
 	}
 }
 
+/* ---- bf16, and buffers of a chosen element type ------------------------- */
+
+/* bf16: the top 16 bits of an f32, rounded to nearest even (NaN kept a NaN). */
+static inline uint16_t bf16_from_float(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+		return (uint16_t)((u >> 16) | 0x40);
+	u += 0x7FFFu + ((u >> 16) & 1);
+	return (uint16_t)(u >> 16);
+}
+
+static inline float bf16_to_float(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/* An element type a kernel's `T: const type` takes: its name (the
+ * blk_const .type string) and size; element i of a buffer of that type
+ * read as a float, or a float rounded into it. */
+typedef enum dtype { DT_F16, DT_BF16, DT_F32 } dtype;
+
+static inline const char *dtype_name(dtype t)
+{
+	return t == DT_F16 ? "f16" : t == DT_BF16 ? "bf16" : "f32";
+}
+
+static inline size_t dtype_size(dtype t)
+{
+	return t == DT_F32 ? 4 : 2;
+}
+
+static inline float dtype_get(dtype t, const void *buf, size_t i)
+{
+	if (t == DT_F32)
+		return ((const float *)buf)[i];
+	uint16_t h = ((const uint16_t *)buf)[i];
+	return t == DT_BF16 ? bf16_to_float(h) : f16_to_float(h);
+}
+
+static inline void dtype_put(dtype t, void *buf, size_t i, float v)
+{
+	if (t == DT_F32)
+		((float *)buf)[i] = v;
+	else
+		((uint16_t *)buf)[i] = t == DT_BF16 ? bf16_from_float(v) : f16_from_float(v);
+}
+
+/* Random values in [lo, hi) rounded to t, into a buffer of n elements. */
+static inline void *rng_buffer(rng *r, dtype t, size_t n, float lo, float hi)
+{
+	void *buf = xmalloc(n * dtype_size(t));
+	for (size_t i = 0; i < n; i++)
+		dtype_put(t, buf, i, rng_uniform(r, lo, hi));
+	return buf;
+}
+
+/* The value a dot multiplies for element i of buf: f32 inputs are read as
+ * tf32 by default (language.md, dot: the low 13 fraction bits cleared);
+ * f16 and bf16 ones as they are. */
+static inline double dot_operand(dtype t, const void *buf, size_t i)
+{
+	float f = dtype_get(t, buf, i);
+	if (t == DT_F32) {
+		uint32_t u;
+		memcpy(&u, &f, sizeof u);
+		u &= ~0x1FFFu;
+		memcpy(&f, &u, sizeof f);
+	}
+	return f;
+}
+
+/* The product of A (M x K, element (m, k) at m * sam + k * sak) and B
+ * (K x N, element (k, n) at k * sbk + n * sbn), both of type t, in double
+ * from the values dot multiplies: want[m * N + n]. scale[m * N + n] is
+ * sum_k |a b|, at least 2^-10: the size of the rounding errors of a float
+ * sum is proportional to it (compare_one's floor). */
+static inline void gemm_reference(dtype t, const void *a, long sam, long sak, const void *b, long sbk, long sbn,
+                                  int M, int N, int K, double *want, double *scale)
+{
+	for (long m = 0; m < M; m++)
+		for (long n = 0; n < N; n++) {
+			double sum = 0, abs_sum = 0;
+			for (long k = 0; k < K; k++) {
+				double prod = dot_operand(t, a, (size_t)(m * sam + k * sak)) *
+				              dot_operand(t, b, (size_t)(k * sbk + n * sbn));
+				sum += prod;
+				abs_sum += fabs(prod);
+			}
+			want[m * N + n] = sum;
+			scale[m * N + n] = fmax(abs_sum, 0x1p-10);
+		}
+}
+
+/* Sets `bytes` bytes of device memory to `byte` (0xFF makes every f32, f16
+ * and bf16 a NaN, so an element a kernel leaves unwritten shows). */
+static inline void fill_device(blk_context *ctx, blk_devptr p, int byte, size_t bytes)
+{
+	void *host = xmalloc(bytes);
+	memset(host, byte, bytes);
+	CHECK(blk_copy_to_device(ctx, p, host, bytes));
+	free(host);
+}
+
 /* ---- comparing with a reference ----------------------------------------- */
 
 /* The error of one element is |got - want| / max(|want|, floor): relative
@@ -206,6 +318,17 @@ static inline void compare_one(compare *c, long i, double got, double want, doub
 		c->max_err = err;
 	if (!(err <= c->tol) && c->bad++ < 5)
 		printf("  %s[%ld]: got %.9g, want %.9g (error %.2e > %.0e)\n", c->what, i, got, want, err, c->tol);
+}
+
+/* Counts a pair of results that must be the same bits (a failure when not). */
+static inline void compare_bits(compare *c, const char *what, const void *x, const void *y, size_t bytes)
+{
+	c->count++;
+	if (memcmp(x, y, bytes) != 0) {
+		c->max_err = INFINITY;
+		if (c->bad++ < 5)
+			printf("  %s: not the same bits\n", what);
+	}
 }
 
 /* Element-wise comparison of a float array with a double reference. */

@@ -11,25 +11,6 @@
  * rounded values, and the result is compared after its rounding to T. */
 #include "common.h"
 
-/* bf16: the top 16 bits of an f32, rounded to nearest even (NaN kept a NaN). */
-static uint16_t bf16_from_float(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	if ((u & 0x7FFFFFFFu) > 0x7F800000u)
-		return (uint16_t)((u >> 16) | 0x40);
-	u += 0x7FFFu + ((u >> 16) & 1);
-	return (uint16_t)(u >> 16);
-}
-
-static float bf16_to_float(uint16_t h)
-{
-	uint32_t u = (uint32_t)h << 16;
-	float f;
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
-
 enum { ROWS = 129, COLS = 700, X_STRIDE = 704, OUT_STRIDE = COLS };
 
 typedef struct elem_type {

@@ -7,8 +7,9 @@
 #    is run (from the repository root, with no argument: it finds
 #    examples/NAME.tile itself). It checks its kernel against a reference in C
 #    and exits 0 or 1 after one summary line.
-# 2. Each kernel that blkc's runner can drive (all but sum_many, which needs an
-#    array of device pointers) is run with `blkc run ... --checksum`, with
+# 2. Each kernel that blkc's runner can drive (all but sum_many and
+#    matmul_grouped, which need arrays of device pointers, and the split-K
+#    kernels with a workspace) is run with `blkc run ... --checksum`, with
 #    inputs whose result is known in closed form; the sums are checked.
 # This script builds nothing. It prints "ok NAME" or "FAIL NAME" and the
 # output, and ends with "N passed, N failed".
@@ -53,9 +54,9 @@ done
 # keep the kernel's meaning: the examples with loops, on the interpreter.
 
 for pass in pipeline pipeline-dots; do
-	for name in matmul matmul_persistent attention layernorm layernorm_backward w4a16_gemv sum_many; do
-		[ $pass = pipeline-dots ] && [ $name != matmul ] && [ $name != matmul_persistent ] && [ $name != attention ] &&
-			continue
+	for name in matmul matmul_persistent attention layernorm layernorm_backward w4a16_gemv sum_many \
+		matmul_splitk matmul_streamk matmul_grouped matmul_batched; do
+		[ $pass = pipeline-dots ] && [[ $name != matmul* ]] && [ $name != attention ] && continue
 		[ -x "$build/examples/$name" ] || continue
 		host "$name with the $pass pass" "$build/examples/$name" BLK_BACKEND=interp \
 			BLK_PASSES=canonicalize,cse,dce,$pass,canonicalize,cse,dce
@@ -67,12 +68,13 @@ done
 # masked loads and stores: the interpreter runs its output against the same
 # reference, then with pipeline-dots after it as on the GPU.
 
-if [ -x "$build/examples/matmul_persistent" ]; then
-	host "matmul_persistent with expand-descriptors" "$build/examples/matmul_persistent" BLK_BACKEND=interp \
+for name in matmul_persistent matmul_streamk matmul_batched; do
+	[ -x "$build/examples/$name" ] || continue
+	host "$name with expand-descriptors" "$build/examples/$name" BLK_BACKEND=interp \
 		BLK_PASSES=canonicalize,cse,dce,expand-descriptors,canonicalize,cse,dce
-	host "matmul_persistent with expand-descriptors and pipeline-dots" "$build/examples/matmul_persistent" \
+	host "$name with expand-descriptors and pipeline-dots" "$build/examples/$name" \
 		BLK_BACKEND=interp BLK_PASSES=canonicalize,cse,dce,expand-descriptors,pipeline-dots,canonicalize,cse,dce
-fi
+done
 
 # ---- 2. the kernels through blkc run -----------------------------------------
 
@@ -142,6 +144,25 @@ else
 	cli matmul_persistent "c=1365000" examples/matmul_persistent.tile $mmp
 	cli matmul_persistent-64x64x32 "c=1365000" examples/matmul_persistent.tile -D BLOCK_M=64 -D BLOCK_N=64 \
 		-D BLOCK_K=32 -D GROUP_M=2 $mmp
+	# the GEMM forms on ones @ ones (every element K = 70), C zeroed by blkc run
+	cli matmul_splitk_atomic "c=1365000" examples/matmul_splitk.tile -k matmul_splitk_atomic $mm
+	cli matmul_splitk_atomic-split8 "c=1365000" examples/matmul_splitk.tile -k matmul_splitk_atomic \
+		-D BLOCK_M=32 -D BLOCK_N=32 -D BLOCK_K=16 -D GROUP_M=2 -D SPLIT_K=8 $mm
+	for k in matmul_streamk matmul_streamk_fixup; do
+		# the fixup's workspace: 2 tiles of 64 x 64 for each of the 4 programs
+		extra=()
+		[ $k = matmul_streamk_fixup ] && extra=(ws=32768 counters=25 ws_elems=32768)
+		cli $k "c=1365000" examples/matmul_streamk.tile -k $k $mmp "${extra[@]}"
+		cli $k-32x32x16 "c=1365000" examples/matmul_streamk.tile -k $k -D BLOCK_M=32 -D BLOCK_N=32 \
+			-D BLOCK_K=16 -D GROUP_M=2 $mmp "${extra[@]}"
+	done
+	# two products of 150 x 130 x 70, and of 150 x 130 x 0 (zeros)
+	mmb="a=21000:ones b=18200:ones c=39000 BATCH=2 M=150 N=130 stride_az=10500 stride_am=70 stride_bz=9100
+	     stride_bk=130 stride_cz=19500 stride_cm=130"
+	for k in matmul_batched matmul_batched_2d; do
+		cli $k "c=2730000" examples/matmul_batched.tile -k $k -D T=f16 -D TO=f32 $mmb K=70
+		cli $k-K0 "c=0" examples/matmul_batched.tile -k $k -D T=f16 -D TO=f32 $mmb K=0
+	done
 	# v = 1: every output is a weighted mean of ones, 1
 	att="q=25600:randn k=25600:randn v=25600:ones o=25600 lse=400
 	     stride_qz=25600 stride_qh=12800 stride_qm=64 stride_qd=1 stride_kz=25600 stride_kh=12800 stride_kn=64

@@ -14,6 +14,8 @@
 #    128x256x64 on sm_90a, pointer tiles and descriptors (--tma): wgmma with
 #    transpose-A set, A copied (cp.async / TMA) and never through registers
 #    in the K loop;
+#  - the GEMM forms (examples/matmul_{splitk,streamk,grouped,batched}.tile)
+#    compile in every @autotune config of every kernel, for sm_80 and sm_90a;
 #  - tests/ptx/patterns: small kernels whose PTX must or must not match a
 #    pattern (see below).
 # usage: tests/ptx/run.sh BUILD_DIR
@@ -69,6 +71,21 @@ for tile in examples/*.tile; do
 				ok "$name $arch: PTX emitted, no local memory"
 			fi
 		done
+	done
+done
+
+# The GEMM forms in every @autotune configuration: --emit=c compiles each
+# config of each kernel of the file (and assembles it where ptxas is), so
+# one call a file and arch covers them all.
+for name in matmul_splitk matmul_streamk matmul_grouped matmul_batched; do
+	for arch in sm_80 sm_90a; do
+		n=$(grep -cE '^ *\{BLOCK_M' examples/$name.tile)
+		if "$blkc" --emit=c --arch=$arch examples/$name.tile -o "$tmp/$name" 2>"$tmp/err" &&
+			[ "$(grep -cE '^blk_status [a-z0-9_]+_[0-9]+_launch\(' "$tmp/$name.h")" -eq "$n" ]; then
+			ok "$name $arch: all $n @autotune configs compile"
+		else
+			bad "$name $arch: every @autotune config" "$(grep -v warning "$tmp/err" | head -3)"
+		fi
 	done
 done
 

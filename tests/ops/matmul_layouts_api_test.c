@@ -47,6 +47,7 @@ typedef struct tiles {
 
 static const tiles configs[] = {
 	{64, 64, 32, 4, 3}, {128, 128, 32, 4, 4}, {128, 256, 64, 8, 3}, {128, 256, 64, 8, 4},
+	{32, 64, 32, 4, 3}, /* 32 rows on 4 warps: mma.sync on sm_90a too (A^T by ldmatrix.trans) */
 };
 enum { N_CONFIGS = sizeof configs / sizeof configs[0] };
 

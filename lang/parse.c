@@ -298,9 +298,10 @@ static void check_assign(Checker *ck, const Node *n)
 		           token_kind_spelling((TokenKind)n->op));
 }
 
+/* A call, or a ternary one of whose arms has an effect (c ? store(...) : ...). */
 static bool has_effect(const Node *e)
 {
-	return e->kind == N_CALL;
+	return e->kind == N_CALL || (e->kind == N_TERNARY && (has_effect(e->b) || has_effect(e->c)));
 }
 
 static void check(Checker *ck, const Node *n)

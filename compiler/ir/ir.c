@@ -216,6 +216,21 @@ void ir_move_region(Region *dst, Region *src)
 	*src = (Region){0};
 }
 
+void ir_append_region(Region *dst, Region *src)
+{
+	for (Op *op = src->first; op; op = op->next)
+		op->parent = dst;
+	if (src->first) {
+		src->first->prev = dst->last;
+		if (dst->last)
+			dst->last->next = src->first;
+		else
+			dst->first = src->first;
+		dst->last = src->last;
+	}
+	*src = (Region){0};
+}
+
 void ir_clear_region(Region *r)
 {
 	while (r->last)

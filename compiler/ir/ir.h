@@ -298,6 +298,8 @@ void ir_remove(Op *op);           /* unlinks an op without uses of its results *
 void ir_replace_uses(IrFunc *f, Value *from, Value *to);
 /* Moves the ops and arguments of src into dst (src is left empty). */
 void ir_move_region(Region *dst, Region *src);
+/* src's ops (src has no arguments) moved to the end of dst; src left empty. */
+void ir_append_region(Region *dst, Region *src);
 /* Removes every op of r, last first. */
 void ir_clear_region(Region *r);
 /* The assert ops of f in program order (the GPU back end numbers them so,

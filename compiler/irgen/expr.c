@@ -460,6 +460,100 @@ static Sym gen_tuple(Gen *g, Node *n)
 	return t;
 }
 
+/* Whether a ternary's arm, generated into region r, may run whichever way
+ * the condition goes: pure ops that cannot fault (no load, no integer
+ * division or remainder, no gather, nothing with a region of its own). */
+static bool speculatable(const Region *r)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		if (!(op_flags(op->code) & OPF_PURE) || op->n_regions || op->code == OP_GATHER)
+			return false;
+		if ((op->code == OP_DIV || op->code == OP_REM) && !type_is_float(type_elem(op->results[0]->type)))
+			return false;
+	}
+	return true;
+}
+
+/* c ? x : y for a runtime scalar c: only the chosen arm runs. Each arm is
+ * generated into a region of its own; where both are speculatable their ops
+ * join the current region and a select picks (as where(c, x, y)); otherwise
+ * a runtime if runs one arm (arms without values, such as stores, too). */
+static Sym gen_ternary(Gen *g, Node *n, Sym c)
+{
+	Region *saved = g->region;
+	Region r[2] = {{0}, {0}};
+	Sym v[2];
+	Node *arm[2] = {n->b, n->c};
+	for (int i = 0; i < 2; i++) {
+		g->region = &r[i];
+		v[i] = ig_gen_expr(g, arm[i]);
+	}
+	g->region = saved;
+	if (v[0].kind == S_VOID || v[1].kind == S_VOID)
+		return VOID;
+	bool none = v[0].kind == S_NONE && v[1].kind == S_NONE;
+	if (!none && speculatable(&r[0]) && speculatable(&r[1])) {
+		ir_append_region(saved, &r[0]);
+		ir_append_region(saved, &r[1]);
+		Args a = {.fname = "?:", .call = n->span, .n = 3};
+		a.v[0] = c;
+		a.v[1] = v[0];
+		a.v[2] = v[1];
+		a.at[0] = n->a->span;
+		a.at[1] = n->b->span;
+		a.at[2] = n->c->span;
+		return ig_bi_where(g, &a, 0);
+	}
+	Type t = {0};
+	int nr = 0;
+	if (!none) {
+		if (!is_valueish(v[0]) || !is_valueish(v[1])) {
+			error(g, n->span, "the arms of '?:' are %s and %s: both values, or both without one",
+			      ig_sym_desc(g, v[0]), ig_sym_desc(g, v[1]));
+			return VOID;
+		}
+		bool ptrs = v[0].type.ptr || v[1].type.ptr;
+		ScalarKind k = (ScalarKind)v[0].type.scalar;
+		const char *why = NULL;
+		if (ptrs ? v[0].type.ptr != v[1].type.ptr || v[0].type.scalar != v[1].type.scalar
+		         : !promote_arith((ScalarKind)v[0].type.scalar, v[0].kind == S_CONST, (ScalarKind)v[1].type.scalar,
+		                          v[1].kind == S_CONST, false, &k, &why)) {
+			error(g, n->span, "the arms of '?:': %s", why ? why : "pointers to different types");
+			return VOID;
+		}
+		int rank;
+		int32_t shape[BLK_MAX_RANK];
+		if (!ig_common_shape(g, v[0].type, v[1].type, &rank, shape, n->span, "the arms of '?:'"))
+			return VOID;
+		Value *y[2];
+		for (int i = 0; i < 2; i++) {
+			g->region = &r[i];
+			Value *e = ptrs ? ig_materialize(g, v[i], arm[i]->span) : ig_to_elem(g, v[i], k, arm[i]->span);
+			y[i] = e ? ig_broadcast_to(g, e, rank, shape, arm[i]->span) : NULL;
+			if (y[i])
+				ig_emit_op(g, OP_YIELD, arm[i]->span, &y[i], 1, NULL, 0);
+		}
+		g->region = saved;
+		if (!y[0] || !y[1])
+			return VOID;
+		t = y[0]->type;
+		nr = 1;
+	} else {
+		for (int i = 0; i < 2; i++) {
+			g->region = &r[i];
+			ig_emit_op(g, OP_YIELD, arm[i]->span, NULL, 0, NULL, 0);
+		}
+		g->region = saved;
+	}
+	Value *cv = ig_materialize(g, c, n->a->span);
+	Op *op = cv ? ig_emit_op(g, OP_IF, n->span, &cv, 1, &t, nr) : NULL;
+	if (!op)
+		return VOID;
+	ir_move_region(&op->regions[0], &r[0]);
+	ir_move_region(&op->regions[1], &r[1]);
+	return nr ? ig_value_sym(op->results[0]) : (Sym){.kind = S_NONE};
+}
+
 Sym ig_gen_expr(Gen *g, Node *n)
 {
 	if (!ig_count_node(g, n->span))
@@ -502,6 +596,8 @@ Sym ig_gen_expr(Gen *g, Node *n)
 			return VOID;
 		if (c.kind == S_CONST)
 			return ig_gen_expr(g, c.i ? n->b : n->c);
+		if (!c.type.rank)
+			return gen_ternary(g, n, c);
 		Args a = {.fname = "?:", .call = n->span, .n = 3};
 		a.v[0] = c;
 		a.v[1] = ig_gen_expr(g, n->b);

@@ -721,15 +721,15 @@ static void manager(void)
 	           "  store %0, %3\n"
 	           "  return\n"
 	           "}\n",
-	           "passes: the default pipeline is canonicalize,cse,dce, values renumbered");
+	           "passes: the default pipeline is canonicalize,contract,cse,dce, values renumbered");
 
 	small();
 	check_text(run_dump("canonicalize,fold", NULL, &ok),
-	           "error: unknown pass 'fold' (known passes: canonicalize, cse, dce, expand-descriptors, pipeline, pipeline-dots, layouts, remove-conversions)\n",
+	           "error: unknown pass 'fold' (known passes: canonicalize, cse, dce, contract, expand-descriptors, pipeline, pipeline-dots, layouts, remove-conversions)\n",
 	           "passes: an unknown pass is an error listing the known ones");
 	check(!ok, "passes: an unknown pass fails the run");
 	check_text(run_dump(NULL, "inline", &ok),
-	           "error: unknown pass for --dump-after 'inline' (known passes: canonicalize, cse, dce, expand-descriptors, pipeline, pipeline-dots, layouts, remove-conversions)\n",
+	           "error: unknown pass for --dump-after 'inline' (known passes: canonicalize, cse, dce, contract, expand-descriptors, pipeline, pipeline-dots, layouts, remove-conversions)\n",
 	           "passes: an unknown --dump-after pass is an error");
 	check_text(run_dump("canonicalize", "dce", &ok),
 	           "error: --dump-after=dce: the pipeline does not run dce (it runs: canonicalize)\n",
@@ -745,7 +745,8 @@ static void manager(void)
 
 	const IrPassTable *pt = pipeline_pass_table();
 	const IrPass *t = pt->passes;
-	check(pt->n == 8 && pipeline_pass_find("cse") == &t[1] && pipeline_pass_find("layouts") == &t[6] &&
+	check(pt->n == 9 && pipeline_pass_find("cse") == &t[1] && pipeline_pass_find("contract") == &t[3] &&
+	          pipeline_pass_find("layouts") == &t[7] &&
 	          !pipeline_pass_find("nope") && t[0].summary,
 	      "passes: the pass table and pipeline_pass_find");
 }

@@ -154,6 +154,25 @@ static int64_t while_ref(const arr *x, int i, const int64_t *p)
 	return steps;
 }
 
+/* Ternaries on a runtime condition run only the arm chosen: the other
+ * arm's load would be out of bounds, its division by zero, and a ternary
+ * of two stores (no value) stores once; a ternary of blocks with arms that
+ * cannot fault picks as where does. */
+static const char *TERNARY_SRC = "kernel k(x: *i32, out: *i32, zero: i32) {\n"
+                                 "    let pid = program_id(0);\n"
+                                 "    let offs = pid * 64 + arange(0, 64);\n"
+                                 "    let v = pid >= 0 ? load(x + offs) : load(x + offs + 100000000);\n"
+                                 "    let q = zero != 0 ? 1000 / zero : 7;\n"
+                                 "    let w = pid % 3 == 0 ? v * 2 : v + q;\n"
+                                 "    pid % 2 == 0 ? store(out + offs, w + q) : store(out + offs, -w);\n"
+                                 "}\n";
+static int64_t ternary_ref(const arr *x, int i, const int64_t *p)
+{
+	(void)p;
+	int64_t w = PID(i) % 3 == 0 ? X(i) * 2 : X(i) + 7;
+	return PID(i) % 2 == 0 ? w + 7 : -w;
+}
+
 /* A block carried through a while loop with a runtime trip count. */
 static const char *WHILE_BLOCK_SRC = "kernel k(x: *i32, out: *i32, trips: i32) {\n"
                                      "    let offs = program_id(0) * 64 + arange(0, 64);\n"
@@ -826,6 +845,8 @@ int main(int argc, char **argv)
 	for_runtime_case(rng_range(-20, 0), rng_range(1, 40), rng_range(1, 7));
 	int_case(STATIC_SRC, NULL, 0, NO_CONSTS, static_ref, NULL, "static_range(0, 10, 3): constants and shapes per copy");
 	int_case(WHILE_SRC, NULL, 0, NO_CONSTS, while_ref, NULL, "while: Collatz steps, a scalar ternary");
+	int_case(TERNARY_SRC, (blk_arg[]){I(0)}, 1, NO_CONSTS, ternary_ref, NULL,
+	         "?: on a runtime condition runs only the chosen arm (an out-of-bounds load, a division by zero, stores)");
 	int64_t trips[1] = {rng_range(0, 20)};
 	int_case(WHILE_BLOCK_SRC, (blk_arg[]){I(trips[0])}, 1, NO_CONSTS, while_block_ref, trips,
 	         "while carrying a block, runtime trip count per program");

@@ -26,6 +26,7 @@ static const tcase cases[] = {
     {1, 4, 4, 50, 16, 0, 1}, /* multi-query: one key/value head */
     {1, 2, 2, 1, 16, 1, 0},  /* a single position */
     {1, 3, 1, 33, 32, 0, 0},
+    {2, 4, 2, 70, 64, 1, 1}, /* grouped-query, causal, bf16, at HEAD_DIM 64 */
 };
 enum { FWD_M = 32, FWD_N = 16, KV_M = 16, KV_N = 32, Q_M = 32, Q_N = 16 };
 
@@ -281,7 +282,7 @@ static int run_case(blk_context *ctx, const kernels *ks, const tcase *c, rng *r)
 	 * rounded to the element type before their products, and the outputs
 	 * once more (f16 2^-11, bf16 2^-8 relative each): a few roundings'
 	 * worth, and dS's cancellation (dP - D) doubles it. */
-	double tol = c->bf16 ? 3e-2 : 4e-3;
+	double tol = c->bf16 ? 1.5e-2 : 4e-3;
 	static const char *names[3] = {"dq", "dk", "dv"};
 	compare cmp[11];
 	int nc = 0;

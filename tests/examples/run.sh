@@ -53,9 +53,9 @@ done
 # keep the kernel's meaning: the examples with loops, on the interpreter.
 
 for pass in pipeline pipeline-dots; do
-	for name in matmul matmul_persistent attention layernorm layernorm_backward w4a16_gemv sum_many; do
+	for name in matmul matmul_persistent attention attention_backward layernorm layernorm_backward w4a16_gemv sum_many; do
 		[ $pass = pipeline-dots ] && [ $name != matmul ] && [ $name != matmul_persistent ] && [ $name != attention ] &&
-			continue
+			[ $name != attention_backward ] && continue
 		[ -x "$build/examples/$name" ] || continue
 		host "$name with the $pass pass" "$build/examples/$name" BLK_BACKEND=interp \
 			BLK_PASSES=canonicalize,cse,dce,$pass,canonicalize,cse,dce

@@ -27,6 +27,7 @@ static const tcase cases[] = {
     {1, 2, 2, 1, 16, 1, 0},  /* a single position */
     {1, 3, 1, 33, 32, 0, 0},
     {2, 4, 2, 70, 64, 1, 1}, /* grouped-query, causal, bf16, at HEAD_DIM 64 */
+    {1, 2, 1, 20, 256, 1, 0},
 };
 enum { FWD_M = 32, FWD_N = 16, KV_M = 16, KV_N = 32, Q_M = 32, Q_N = 16 };
 

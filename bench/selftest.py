@@ -497,10 +497,11 @@ def blkc_attention_bwd_sm90a(quick=False):
                     if not cfg["ATOMIC_DQ"]:
                         jobs.append(("attention_bwd_dq", cfg["Q_M"], cfg["Q_N"], []))
                     for name, bm, bn, extra in jobs:
-                        p = subprocess.run([blkc, "--emit=ptx", "--arch=sm_90a", "-o", out, tile, "-k", name,
-                                            "-DT=bf16", f"-DHEAD_DIM={d}", f"-DBLOCK_M={bm}", f"-DBLOCK_N={bn}",
-                                            f"-DCAUSAL={causal}", f"-Dnum_warps={cfg['num_warps']}",
-                                            f"-Dnum_stages={cfg['num_stages']}"] + extra, capture_output=True, text=True)
+                        args = [tile, "-k", name, "-DT=bf16", f"-DHEAD_DIM={d}", f"-DBLOCK_M={bm}", f"-DBLOCK_N={bn}",
+                                f"-DCAUSAL={causal}", f"-Dnum_warps={cfg['num_warps']}",
+                                f"-Dnum_stages={cfg['num_stages']}"] + extra
+                        p = subprocess.run([blkc, "--emit=ptx", "--arch=sm_90a", "-o", out] + args, capture_output=True,
+                                           text=True)
                         ptx = open(out).read() if p.returncode == 0 and os.path.exists(out) else ""
                         expect(".entry" in ptx and "wgmma.mma_async" in ptx,
                                f"blkc sm_90a: {name} d{d} causal={causal} {bc.attention_bwd_config_text(cfg)} (wgmma)",

@@ -704,5 +704,5 @@ def triton_version():
 
 
 __all__ = ["vector_add", "sin4", "softmax", "layernorm", "sum_many", "w4a16_gemv", "matmul", "make_matmul_autotuned",
-           "matmul_autotuned", "attention", "matmul_tc", "matmul_tc_kind", "attention_tma", "attention_bwd", "fresh_jit",
-           "torch"]
+           "matmul_autotuned", "attention", "matmul_tc", "matmul_tc_kind", "attention_tma", "attention_bwd",
+           "fresh_jit", "torch"]

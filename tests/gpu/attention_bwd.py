@@ -12,7 +12,7 @@ tolerance of its type (f16 5e-3, bf16 2e-2) or within twice what torch's own
 SDPA backward in that type makes on the same inputs (printed as "torch"), and
 lse (f32) within 1e-4.
 One line a case, last "N passed, N failed"; skips in one line without torch or
-a GPU. About 30 s on an H200 (mostly compiling each variant once)."""
+a GPU. Most of its time is compiling each variant once (about 40 kernels)."""
 import math
 import os
 import sys
@@ -35,10 +35,9 @@ bwd = blk.load(os.path.join(ROOT, "examples", "attention_backward.tile"))
 
 # (Z, H, H_KV, N, D, causal, dtype)
 CASES = [(2, 4, 4, 1024, 64, False, torch.float16), (2, 4, 4, 1024, 64, True, torch.float16),
-         (2, 4, 4, 1024, 128, False, torch.bfloat16), (2, 4, 4, 1024, 128, True, torch.float16),
-         (2, 8, 2, 1024, 128, True, torch.bfloat16), (2, 8, 2, 1024, 64, False, torch.float16),
-         (1, 4, 1, 777, 64, False, torch.bfloat16), (2, 4, 2, 1000, 128, True, torch.float16),
-         (1, 2, 2, 333, 64, True, torch.bfloat16), (1, 2, 1, 1, 64, True, torch.float16),
+         (2, 4, 4, 1024, 128, False, torch.bfloat16), (2, 8, 2, 1024, 128, True, torch.bfloat16),
+         (2, 8, 2, 1024, 64, False, torch.float16), (1, 4, 1, 777, 64, False, torch.bfloat16),
+         (2, 4, 2, 1000, 128, True, torch.float16), (1, 2, 2, 1, 64, True, torch.float16),
          (1, 2, 2, 300, 256, True, torch.bfloat16)]  # d256: the dK/dV accumulators spill (one stage, to fit)
 # blocks: dK/dV KV_M query rows x KV_N keys, dQ Q_M rows x Q_N keys, the forward FWD_M x FWD_N
 KV_M, KV_N, Q_M, Q_N, FWD_M, FWD_N, WARPS = 32, 64, 64, 32, 128, 64, 4

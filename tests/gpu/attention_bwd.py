@@ -12,7 +12,7 @@ tolerance of its type (f16 5e-3, bf16 2e-2) or within twice what torch's own
 SDPA backward in that type makes on the same inputs (printed as "torch"), and
 lse (f32) within 1e-4.
 One line a case, last "N passed, N failed"; skips in one line without torch or
-a GPU. Most of its time is compiling each variant once (about 40 kernels)."""
+a GPU. Most of its time is compiling each variant once (about 50 kernel variants)."""
 import math
 import os
 import sys

@@ -35,16 +35,16 @@ static const tcase cases[] = {
 };
 enum { FWD_M = 32, FWD_N = 16, KV_M = 16, KV_N = 32, Q_M = 32, Q_N = 16 };
 
-/* ---- bf16 (f16 is common.h's) -------------------------------------------- */
+/* ---- bf16 (f16 is common.h's; named apart from any bf16 helpers there) ---- */
 
-static uint16_t bf16_from_float(float f) /* round to nearest even; no NaN here */
+static uint16_t bf16_round(float f) /* round to nearest even; no NaN here */
 {
 	uint32_t x;
 	memcpy(&x, &f, sizeof x);
 	return (uint16_t)((x + 0x7FFF + ((x >> 16) & 1)) >> 16);
 }
 
-static float bf16_to_float(uint16_t h)
+static float bf16_value(uint16_t h)
 {
 	uint32_t x = (uint32_t)h << 16;
 	float f;
@@ -52,14 +52,14 @@ static float bf16_to_float(uint16_t h)
 	return f;
 }
 
-static float elem_to_float(uint16_t h, int bf16) { return bf16 ? bf16_to_float(h) : f16_to_float(h); }
+static float elem_to_float(uint16_t h, int bf16) { return bf16 ? bf16_value(h) : f16_to_float(h); }
 
 /* n random values of the element type in [lo, hi); `as_float` gets them as the kernel sees them */
 static void fill(rng *r, uint16_t *out, float *as_float, size_t n, float lo, float hi, int bf16)
 {
 	for (size_t i = 0; i < n; i++) {
 		float f = rng_uniform(r, lo, hi);
-		out[i] = bf16 ? bf16_from_float(f) : f16_from_float(f);
+		out[i] = bf16 ? bf16_round(f) : f16_from_float(f);
 		as_float[i] = elem_to_float(out[i], bf16);
 	}
 }

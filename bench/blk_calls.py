@@ -171,6 +171,63 @@ def attention(ctx, q, k, v, o, lse, Z, H, N_CTX, HEAD_DIM, stride_q, stride_k, s
         num_warps=num_warps, num_stages=num_stages, stream=stream)
 
 
+
+# Attention backward (examples/attention_backward.tile): KV_M x KV_N the query rows and keys
+# of attention_bwd_dkdv's steps, Q_M x Q_N those of attention_bwd_dq (deterministic) and
+# the row blocks of the preprocessing; ATOMIC_DQ: dQ by f32 atomics from the dK/dV kernel
+# instead. num_warps and num_stages apply to the dK/dV and dQ kernels. Triton's side
+# (triton_kernels.attention_bwd, always two kernels) takes the same dicts.
+ATTENTION_BWD_CONFIGS = [
+    {"KV_M": 32, "KV_N": 64, "Q_M": 64, "Q_N": 32, "num_warps": 4, "num_stages": 2, "ATOMIC_DQ": False},
+    {"KV_M": 32, "KV_N": 128, "Q_M": 128, "Q_N": 32, "num_warps": 8, "num_stages": 2, "ATOMIC_DQ": False},
+    {"KV_M": 64, "KV_N": 128, "Q_M": 128, "Q_N": 64, "num_warps": 8, "num_stages": 2, "ATOMIC_DQ": False},
+    {"KV_M": 16, "KV_N": 64, "Q_M": 64, "Q_N": 16, "num_warps": 4, "num_stages": 3, "ATOMIC_DQ": False},
+    {"KV_M": 32, "KV_N": 64, "Q_M": 64, "Q_N": 32, "num_warps": 4, "num_stages": 2, "ATOMIC_DQ": True},
+    {"KV_M": 32, "KV_N": 128, "Q_M": 128, "Q_N": 32, "num_warps": 8, "num_stages": 2, "ATOMIC_DQ": True},
+]
+
+
+def attention_bwd_config_text(c):
+    """A backward config in a few characters: kv 32×64 q 64×32 w4 s2 (atomic dQ)."""
+    return (f"kv {c['KV_M']}×{c['KV_N']} q {c['Q_M']}×{c['Q_N']} w{c['num_warps']} s{c['num_stages']}"
+            + (" atomic dQ" if c["ATOMIC_DQ"] else ""))
+
+
+def attention_backward(ctx, q, k, v, o, dout, lse, delta, dq, dk, dv, dq_acc, Z, H, H_KV, N_CTX, HEAD_DIM, scale,
+                       config, T="f16", causal=False, stream=0):
+    """The backward of examples/attention.tile's forward (examples/attention_backward.tile):
+    dq, dk, dv from q, k, v, o, dout (dO) and the forward's lse, through delta (Z*H x N_CTX
+    f32 scratch) and, with config["ATOMIC_DQ"], dq_acc (f32, q's size; else any non-null
+    address: unused). q, o, dout, dq: contiguous Z x H x N_CTX x HEAD_DIM of T; k, v, dk,
+    dv: Z x H_KV x N_CTX x HEAD_DIM (H_KV divides H). Returns a function that launches
+    the three kernels in order (preprocessing, dK/dV, then dQ or the f32-to-T cast)."""
+    c = config
+    atomic = bool(c["ATOMIC_DQ"])
+    common = {"T": T, "HEAD_DIM": HEAD_DIM}
+    mods = {name: kernel(ctx, "attention_backward", name) for name in
+            ("attention_bwd_preprocess", "attention_bwd_dkdv", "attention_bwd_dq", "attention_bwd_dq_cast")}
+    pre = mods["attention_bwd_preprocess"].prepare(
+        [o, dout, delta, dq_acc, Z, H, N_CTX], consts=dict(common, BLOCK_M=c["Q_M"], ATOMIC_DQ=atomic),
+        stream=stream)
+    kv = mods["attention_bwd_dkdv"].prepare(
+        [q, k, v, dout, lse, delta, dk, dv, dq_acc, Z, H, N_CTX, float(scale)],
+        consts=dict(common, BLOCK_M=c["KV_M"], BLOCK_N=c["KV_N"], CAUSAL=bool(causal), GROUP=H // H_KV,
+                    ATOMIC_DQ=atomic), num_warps=c["num_warps"], num_stages=c["num_stages"], stream=stream)
+    if atomic:
+        last = mods["attention_bwd_dq_cast"].prepare([dq_acc, dq, Z, H, N_CTX], consts=dict(common, BLOCK_M=c["Q_M"]),
+                                                   stream=stream)
+    else:
+        last = mods["attention_bwd_dq"].prepare(
+            [q, k, v, dout, lse, delta, dq, Z, H, N_CTX, float(scale)],
+            consts=dict(common, BLOCK_M=c["Q_M"], BLOCK_N=c["Q_N"], CAUSAL=bool(causal), GROUP=H // H_KV),
+            num_warps=c["num_warps"], num_stages=c["num_stages"], stream=stream)
+
+    def run():
+        pre()
+        kv()
+        last()
+    return run
+
 # ---- issue 12: bench/kernels/matmul_tc.tile ----
 
 def bench_kernel(ctx, file, name=None):

@@ -403,6 +403,112 @@ def gemm_on_interpreter(ctx, rng, quick=False):
                f"{sorted(tails)} {(p.stderr.strip().splitlines() or [''])[0][:200]}")
 
 
+
+def attention_bwd_reference(q, k, v, do, Z, H, HKV, N, D, scale, causal):
+    """o, lse and the gradients of sum(o * do) in float64, for lists laid out as the kernels
+    read them (q, do: Z x H x N x D; k, v: Z x HKV x N x D)."""
+    G = H // HKV
+    o, lse = [0.0] * (Z * H * N * D), [0.0] * (Z * H * N)
+    dq, dk, dv = [0.0] * (Z * H * N * D), [0.0] * (Z * HKV * N * D), [0.0] * (Z * HKV * N * D)
+    for z in range(Z):
+        for h in range(H):
+            qb, kb = ((z * H + h) * N) * D, ((z * HKV + h // G) * N) * D
+            for i in range(N):
+                keys = i + 1 if causal else N
+                s = [scale * sum(q[qb + i * D + d] * k[kb + j * D + d] for d in range(D)) for j in range(keys)]
+                m = max(s)
+                l = sum(math.exp(x - m) for x in s)
+                p = [math.exp(x - m) / l for x in s]
+                lse[(z * H + h) * N + i] = m + math.log(l)
+                for d in range(D):
+                    o[qb + i * D + d] = sum(p[j] * v[kb + j * D + d] for j in range(keys))
+                dp = [sum(do[qb + i * D + d] * v[kb + j * D + d] for d in range(D)) for j in range(keys)]
+                delta = sum(pj * dpj for pj, dpj in zip(p, dp))
+                for j in range(keys):
+                    ds = p[j] * (dp[j] - delta)
+                    for d in range(D):
+                        dq[qb + i * D + d] += scale * ds * k[kb + j * D + d]
+                        dk[kb + j * D + d] += scale * ds * q[qb + i * D + d]
+                        dv[kb + j * D + d] += p[j] * do[qb + i * D + d]
+    return o, lse, dq, dk, dv
+
+
+def attention_bwd_on_interpreter(ctx, rng, quick=False):
+    """examples/attention_backward.tile as rows_attention_bwd.py launches it (blk_calls.attention_backward
+    after blk_calls.attention), in every config of blk_calls.ATTENTION_BWD_CONFIGS (--quick: the
+    first and the first atomic one), causal and not, f16, Z=1 H=2 N=40 HEAD_DIM=16 (N a multiple of
+    no block), against float64; then grouped-query (H_KV 1) through the backward alone."""
+    Z, H, N, D = 1, 2, 40, 16
+    scale = 1 / math.sqrt(D)
+    vals = {name: [f16_value(f16_bits(rng.uniform(-2 if name in "qk" else -1, 2 if name in "qk" else 1)))
+                   for _ in range(Z * H * N * D)] for name in ("q", "k", "v", "do")}
+    bufs = {name: Buf(ctx, ctypes.c_uint16, [f16_bits(x) for x in xs]) for name, xs in vals.items()}
+    configs = bc.ATTENTION_BWD_CONFIGS
+    if quick:
+        configs = [configs[0], next(c for c in configs if c["ATOMIC_DQ"])]
+    nan16 = [0x7E00] * (Z * H * N * D)
+    for HKV in (H, 1):
+        kv_n = Z * HKV * N * D
+        kv = {name: Buf(ctx, ctypes.c_uint16, [f16_bits(x) for x in vals[name][:kv_n]]) for name in "kv"}
+        for causal in (False, True):
+            o_ref, lse_ref, *grads = attention_bwd_reference(vals["q"], vals["k"][:kv_n], vals["v"][:kv_n], vals["do"],
+                                                             Z, H, HKV, N, D, scale, causal)
+            o, lse = Buf(ctx, ctypes.c_uint16, nan16), Buf(ctx, ctypes.c_float, [math.nan] * (Z * H * N))
+            if HKV == H:  # the forward as bench.py launches it (no grouped-query there)
+                strides = (H * N * D, N * D, D, 1)
+                bc.attention(ctx, bufs["q"].ptr, kv["k"].ptr, kv["v"].ptr, o.ptr, lse.ptr, Z, H, N, D, strides,
+                             strides, strides, strides, scale, BLOCK_M=32, BLOCK_N=16, causal=causal)()
+                err = max(max_rel([f16_value(x) for x in o.read()], o_ref), max_rel(lse.read(), lse_ref))
+                expect(err <= 2e-3, f"attention_fwd f16 {Z}x{H}x{N}x{D}{' causal' if causal else ''}",
+                       f"max rel err {err:.2e}")
+            else:  # the reference's o and lse, rounded as the forward stores them
+                o, lse = Buf(ctx, ctypes.c_uint16, [f16_bits(x) for x in o_ref]), Buf(ctx, ctypes.c_float, lse_ref)
+            for cfg in (configs if HKV == H else configs[:1]):
+                out = {name: Buf(ctx, ctypes.c_uint16, nan16[:kv_n if name != "dq" else len(nan16)])
+                       for name in ("dq", "dk", "dv")}
+                delta = Buf(ctx, ctypes.c_float, [math.nan] * (Z * H * N))
+                dq_acc = Buf(ctx, ctypes.c_float, [math.nan] * (Z * H * N * D))
+                bc.attention_backward(ctx, bufs["q"].ptr, kv["k"].ptr, kv["v"].ptr, o.ptr, bufs["do"].ptr, lse.ptr,
+                                      delta.ptr, out["dq"].ptr, out["dk"].ptr, out["dv"].ptr, dq_acc.ptr, Z, H, HKV, N,
+                                      D, scale, cfg, causal=causal)()
+                errs = [max_rel([f16_value(x) for x in out[name].read()], ref)
+                        for name, ref in zip(("dq", "dk", "dv"), grads)]
+                expect(max(errs) <= 5e-3, f"attention_backward {bc.attention_bwd_config_text(cfg)} f16 "
+                       f"{Z}x{H}x{N}x{D} H_KV {HKV}{' causal' if causal else ''}",
+                       "max rel err dq {:.1e} dk {:.1e} dv {:.1e}".format(*errs))
+
+
+def blkc_attention_bwd_sm90a(quick=False):
+    """build/blkc --emit=ptx --arch=sm_90a of the backward's dK/dV and dQ kernels (in bf16: the
+    rows launch f16, which the interpreter ran above) in every config of
+    blk_calls.ATTENTION_BWD_CONFIGS (--quick: the first), HEAD_DIM 64 and 128, causal and not:
+    each compiles, and its products run on wgmma."""
+    blkc = os.path.join(blkffi.REPO, "build", "blkc")
+    if not os.path.exists(blkc):
+        print("skip blkc for sm_90a: no build/blkc (the library alone was carried)")
+        return
+    tile = os.path.join(blkffi.REPO, "examples", "attention_backward.tile")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "k.ptx")
+        for cfg in bc.ATTENTION_BWD_CONFIGS[:1] if quick else bc.ATTENTION_BWD_CONFIGS:
+            for d in (64, 128):
+                for causal in ("false", "true"):
+                    jobs = [("attention_bwd_dkdv", cfg["KV_M"], cfg["KV_N"], [f"-DATOMIC_DQ={int(cfg['ATOMIC_DQ'])}"])]
+                    if not cfg["ATOMIC_DQ"]:
+                        jobs.append(("attention_bwd_dq", cfg["Q_M"], cfg["Q_N"], []))
+                    for name, bm, bn, extra in jobs:
+                        args = [tile, "-k", name, "-DT=bf16", f"-DHEAD_DIM={d}", f"-DBLOCK_M={bm}", f"-DBLOCK_N={bn}",
+                                f"-DCAUSAL={causal}", f"-Dnum_warps={cfg['num_warps']}",
+                                f"-Dnum_stages={cfg['num_stages']}"] + extra
+                        p = subprocess.run([blkc, "--emit=ptx", "--arch=sm_90a", "-o", out] + args, capture_output=True,
+                                           text=True)
+                        ptx = open(out).read() if p.returncode == 0 and os.path.exists(out) else ""
+                        expect(".entry" in ptx and "wgmma.mma_async" in ptx,
+                               f"blkc sm_90a: {name} d{d} causal={causal} {bc.attention_bwd_config_text(cfg)} (wgmma)",
+                               (p.stderr.strip().splitlines() or [""])[0][:200] if p.returncode else "")
+                        if os.path.exists(out):
+                            os.remove(out)
+
 def blkc_sm90(quick=False):
     """build/blkc --emit=ptx --arch=sm_90 of every config the issue-12 rows launch: each kernel
     of matmul_tc.tile in each @autotune config (f16 and bf16 must use mma), and
@@ -595,6 +701,8 @@ def main():
     tc_matmul_on_interpreter(ctx, rng)
     tc_persistent_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
     gemm_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
+    attention_bwd_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
+    blkc_attention_bwd_sm90a(quick="--quick" in sys.argv)
     issue12_selection()
     blkc_sm90(quick="--quick" in sys.argv)
 

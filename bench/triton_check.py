@@ -11,7 +11,8 @@ issue-12 rows (blk_calls.MATMUL_TC_CONFIGS for _matmul_tc in every input type,
 plain and with the bias + relu epilogue; blk_calls.PERSISTENT_CONFIGS for
 _matmul_persistent_tma in f16 and bf16, plain and with it; blk_calls.ATTENTION_TMA_CONFIGS, with
 and without warp specialization, for _attention_fwd_tma at HEAD_DIM 64 and 128,
-causal and not), with the specializations a launch on the benchmark's tensors
+causal and not; the issue-29 attention backward's kernels over the deterministic
+blk_calls.ATTENTION_BWD_CONFIGS), with the specializations a launch on the benchmark's tensors
 gets (pointers and sizes divisible by 16, unit strides constant). It prints one
 line a kernel: ok with the registers, spills and shared memory, or the error;
 a config that does not compile here fails on the GPU too, and bench.py then
@@ -140,6 +141,30 @@ def attention_cases(quick):
                                           {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]})
 
 
+def attention_bwd_cases(quick):
+    """The three kernels of triton_kernels.attention_bwd (f16, the issue-29 rows) at HEAD_DIM
+    64 and 128, causal and not, over the deterministic configs of blk_calls.ATTENTION_BWD_CONFIGS."""
+    ptrs = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "do_ptr": "*fp16", "lse_ptr": "*fp32",
+            "delta_ptr": "*fp32"}
+    configs = [c for c in bc.ATTENTION_BWD_CONFIGS if not c["ATOMIC_DQ"]]
+    for d in (64, 128):
+        sig = {"o_ptr": "*fp16", "do_ptr": "*fp16", "delta_ptr": "*fp32", "N_CTX": "i32", "HEAD_DIM": "constexpr",
+               "BLOCK_M": "constexpr"}
+        yield f"_attn_bwd_delta d{d}", True, (tk._attn_bwd_delta, sig, {"HEAD_DIM": d, "BLOCK_M": 64},
+                                              ["o_ptr", "do_ptr", "delta_ptr", "N_CTX"], {"num_warps": 4})
+        for causal in (False, True):
+            for cfg in (configs[:1] if quick else configs):
+                opts = {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}
+                for fn, outs, bm, bn in ((tk._attn_bwd_dkdv, ("dk_ptr", "dv_ptr"), cfg["KV_M"], cfg["KV_N"]),
+                                         (tk._attn_bwd_dq, ("dq_ptr",), cfg["Q_M"], cfg["Q_N"])):
+                    sig = dict(ptrs, **{o: "*fp16" for o in outs}, N_CTX="i32", scale="fp32", HEAD_DIM="constexpr",
+                               BLOCK_M="constexpr", BLOCK_N="constexpr", CAUSAL="constexpr")
+                    label = (f"{fn.fn.__name__} d{d}{' causal' if causal else ''} {bm}x{bn} w{cfg['num_warps']} "
+                             f"s{cfg['num_stages']}")
+                    yield label, True, (fn, sig, {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal},
+                                        list(ptrs) + list(outs) + ["N_CTX"], opts)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="the first config of each kernel only")
@@ -147,7 +172,8 @@ def main():
     print(f"Triton {triton.__version__}, target {TARGET}")
     bad = 0
     ws_ok = ws_bad = 0
-    cases = list(matmul_cases(args.quick)) + list(persistent_cases(args.quick)) + list(attention_cases(args.quick))
+    cases = (list(matmul_cases(args.quick)) + list(persistent_cases(args.quick)) + list(attention_cases(args.quick))
+             + list(attention_bwd_cases(args.quick)))
     for label, needed, (fn, sig, consts, div, opts) in cases:
         t0 = time.time()
         try:

@@ -516,6 +516,132 @@ def attention_tma(q, k, v, o, lse, scale, config, causal=False):
                                             num_warps=config["num_warps"], num_stages=config["num_stages"])
 
 
+
+# ---- issue 29: attention backward ---------------------------------------------------------
+# The FlashAttention-2 backward over the forward's lse (natural log of the scaled scores'
+# sum, as attention() stores it), the algorithm of examples/attention_backward.tile in its
+# deterministic form: _attn_bwd_delta computes D = rowsum(dO * O); _attn_bwd_dkdv gives each
+# program KV_N keys of one (z, h) and walks the query blocks (causal: from the diagonal on,
+# the blocks across it masked), recomputing P^T = exp2(K Q^T * scale * log2(e) - lse * log2(e))
+# transposed, so that Q^T is loaded transposed rather than a register block transposed;
+# _attn_bwd_dq gives each program Q_M query rows and walks the key blocks up to the diagonal.
+# q, k, v, o, dO and the gradients contiguous (Z, H, N_CTX, HEAD_DIM); N_CTX a multiple of
+# every block, KV_N of KV_M and Q_M of Q_N (attention_bwd checks).
+
+@triton.jit
+def _attn_bwd_delta(o_ptr, do_ptr, delta_ptr, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    zh = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    at = (zh * N_CTX + rows)[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
+    prod = tl.load(o_ptr + at).to(tl.float32) * tl.load(do_ptr + at).to(tl.float32)
+    tl.store(delta_ptr + zh * N_CTX + rows, tl.sum(prod, axis=1))
+
+
+@triton.jit
+def _attn_bwd_kv_blocks(dk, dv, kt, vt, q_head, do_head, lse_head, delta_head, keys, lo, hi, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, DIAG: tl.constexpr):
+    dims = tl.arange(0, HEAD_DIM)
+    for first in range(lo, hi, BLOCK_M):
+        rows = first + tl.arange(0, BLOCK_M)
+        q_t = tl.load(q_head + rows[None, :] * HEAD_DIM + dims[:, None])    # (HEAD_DIM, BLOCK_M)
+        dot_ = tl.load(do_head + rows[:, None] * HEAD_DIM + dims[None, :])  # dO (BLOCK_M, HEAD_DIM)
+        lse2 = tl.load(lse_head + rows) * 1.4426950408889634
+        delta = tl.load(delta_head + rows)
+        p_t = tl.exp2(tl.dot(kt, q_t) * qk_scale - lse2[None, :])          # P^T (BLOCK_N, BLOCK_M)
+        if DIAG:
+            p_t = tl.where(rows[None, :] >= keys[:, None], p_t, 0.0)
+        dv = tl.dot(p_t.to(dot_.dtype), dot_, dv)
+        dp_t = tl.dot(vt, tl.trans(dot_))
+        ds_t = (p_t * (dp_t - delta[None, :])).to(kt.dtype)
+        dk = tl.dot(ds_t, tl.trans(q_t), dk)
+    return dk, dv
+
+
+@triton.jit
+def _attn_bwd_dkdv(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, N_CTX, scale,
+                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    first_key = tl.program_id(0) * BLOCK_N
+    zh = tl.program_id(1).to(tl.int64)
+    head = zh * N_CTX * HEAD_DIM
+    keys = first_key + tl.arange(0, BLOCK_N)
+    at = keys[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
+    kt = tl.load(k_ptr + head + at)
+    vt = tl.load(v_ptr + head + at)
+    dk = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    dv = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    qk_scale = scale * 1.4426950408889634
+    if CAUSAL:
+        dk, dv = _attn_bwd_kv_blocks(dk, dv, kt, vt, q_ptr + head, do_ptr + head, lse_ptr + zh * N_CTX,
+                                     delta_ptr + zh * N_CTX, keys, first_key, first_key + BLOCK_N, qk_scale,
+                                     HEAD_DIM, BLOCK_M, True)
+        dk, dv = _attn_bwd_kv_blocks(dk, dv, kt, vt, q_ptr + head, do_ptr + head, lse_ptr + zh * N_CTX,
+                                     delta_ptr + zh * N_CTX, keys, first_key + BLOCK_N, N_CTX, qk_scale,
+                                     HEAD_DIM, BLOCK_M, False)
+    else:
+        dk, dv = _attn_bwd_kv_blocks(dk, dv, kt, vt, q_ptr + head, do_ptr + head, lse_ptr + zh * N_CTX,
+                                     delta_ptr + zh * N_CTX, keys, 0, N_CTX, qk_scale, HEAD_DIM, BLOCK_M, False)
+    tl.store(dk_ptr + head + at, (dk * scale).to(dk_ptr.dtype.element_ty))
+    tl.store(dv_ptr + head + at, dv.to(dv_ptr.dtype.element_ty))
+
+
+@triton.jit
+def _attn_bwd_q_blocks(dq, qt, dot_, lse2, delta, k_head, v_head, rows, lo, hi, qk_scale,
+                       HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, DIAG: tl.constexpr):
+    dims = tl.arange(0, HEAD_DIM)
+    for first in range(lo, hi, BLOCK_N):
+        keys = first + tl.arange(0, BLOCK_N)
+        k_t = tl.load(k_head + keys[None, :] * HEAD_DIM + dims[:, None])  # K^T (HEAD_DIM, BLOCK_N)
+        v_t = tl.load(v_head + keys[None, :] * HEAD_DIM + dims[:, None])
+        p = tl.exp2(tl.dot(qt, k_t) * qk_scale - lse2[:, None])
+        if DIAG:
+            p = tl.where(rows[:, None] >= keys[None, :], p, 0.0)
+        ds = (p * (tl.dot(dot_, v_t) - delta[:, None])).to(k_t.dtype)
+        dq = tl.dot(ds, tl.trans(k_t), dq)
+    return dq
+
+
+@triton.jit
+def _attn_bwd_dq(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, N_CTX, scale,
+                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    first_row = tl.program_id(0) * BLOCK_M
+    zh = tl.program_id(1).to(tl.int64)
+    head = zh * N_CTX * HEAD_DIM
+    rows = first_row + tl.arange(0, BLOCK_M)
+    at = rows[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
+    qt = tl.load(q_ptr + head + at)
+    dot_ = tl.load(do_ptr + head + at)
+    lse2 = tl.load(lse_ptr + zh * N_CTX + rows) * 1.4426950408889634
+    delta = tl.load(delta_ptr + zh * N_CTX + rows)
+    dq = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    qk_scale = scale * 1.4426950408889634
+    if CAUSAL:
+        dq = _attn_bwd_q_blocks(dq, qt, dot_, lse2, delta, k_ptr + head, v_ptr + head, rows, 0, first_row, qk_scale,
+                                HEAD_DIM, BLOCK_N, False)
+        dq = _attn_bwd_q_blocks(dq, qt, dot_, lse2, delta, k_ptr + head, v_ptr + head, rows, first_row,
+                                first_row + BLOCK_M, qk_scale, HEAD_DIM, BLOCK_N, True)
+    else:
+        dq = _attn_bwd_q_blocks(dq, qt, dot_, lse2, delta, k_ptr + head, v_ptr + head, rows, 0, N_CTX, qk_scale,
+                                HEAD_DIM, BLOCK_N, False)
+    tl.store(dq_ptr + head + at, (dq * scale).to(dq_ptr.dtype.element_ty))
+
+
+def attention_bwd(q, k, v, o, do, lse, dq, dk, dv, delta, scale, config, causal=False):
+    """dq, dk, dv of attention()'s forward for the gradient do of o, lse being the forward's;
+    delta: (Z*H, N_CTX) f32 scratch. config: a dict of blk_calls.ATTENTION_BWD_CONFIGS's form
+    (ATOMIC_DQ ignored: always the two-kernel deterministic form)."""
+    Z, H, N_CTX, HEAD_DIM = q.shape
+    kv_m, kv_n, q_m, q_n = config["KV_M"], config["KV_N"], config["Q_M"], config["Q_N"]
+    if (not all(t.is_contiguous() for t in (q, k, v, o, do, dq, dk, dv)) or N_CTX % kv_n or N_CTX % q_m
+            or kv_n % kv_m or q_m % q_n):
+        raise ValueError("attention_bwd: contiguous tensors, N_CTX a multiple of KV_N and Q_M, KV_N of KV_M, "
+                         "Q_M of Q_N")
+    opts = {"num_warps": config["num_warps"], "num_stages": config["num_stages"]}
+    _attn_bwd_delta[(N_CTX // q_m, Z * H)](o, do, delta, N_CTX, HEAD_DIM=HEAD_DIM, BLOCK_M=q_m)
+    _attn_bwd_dkdv[(N_CTX // kv_n, Z * H)](q, k, v, do, lse, delta, dk, dv, N_CTX, scale, HEAD_DIM=HEAD_DIM,
+                                           BLOCK_M=kv_m, BLOCK_N=kv_n, CAUSAL=bool(causal), **opts)
+    _attn_bwd_dq[(N_CTX // q_m, Z * H)](q, k, v, do, lse, delta, dq, N_CTX, scale, HEAD_DIM=HEAD_DIM, BLOCK_M=q_m,
+                                        BLOCK_N=q_n, CAUSAL=bool(causal), **opts)
+
 # ---- issue 12: the persistent matmul through tensor descriptors (TMA) ------------------
 # One program a multiprocessor walking the tiles of c in groups of GROUP_M tile rows
 # (blk's examples/matmul_persistent.tile and bench/kernels/matmul_persistent_tc.tile,
@@ -578,4 +704,5 @@ def triton_version():
 
 
 __all__ = ["vector_add", "sin4", "softmax", "layernorm", "sum_many", "w4a16_gemv", "matmul", "make_matmul_autotuned",
-           "matmul_autotuned", "attention", "matmul_tc", "matmul_tc_kind", "attention_tma", "fresh_jit", "torch"]
+           "matmul_autotuned", "attention", "matmul_tc", "matmul_tc_kind", "attention_tma", "attention_bwd",
+           "fresh_jit", "torch"]

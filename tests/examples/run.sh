@@ -54,9 +54,10 @@ done
 # keep the kernel's meaning: the examples with loops, on the interpreter.
 
 for pass in pipeline pipeline-dots; do
-	for name in matmul matmul_persistent attention layernorm layernorm_backward w4a16_gemv sum_many \
+	for name in matmul matmul_persistent attention attention_backward layernorm layernorm_backward w4a16_gemv sum_many \
 		matmul_splitk matmul_streamk matmul_grouped matmul_batched; do
-		[ $pass = pipeline-dots ] && [[ $name != matmul* ]] && [ $name != attention ] && continue
+		[ $pass = pipeline-dots ] && [[ $name != matmul* ]] && [ $name != attention ] &&
+			[ $name != attention_backward ] && continue
 		[ -x "$build/examples/$name" ] || continue
 		host "$name with the $pass pass" "$build/examples/$name" BLK_BACKEND=interp \
 			BLK_PASSES=canonicalize,cse,dce,$pass,canonicalize,cse,dce

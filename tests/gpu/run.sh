@@ -20,9 +20,11 @@
 #    and the persistent matmul example with their descriptor tiles by TMA;
 #  - tests/gpu/python.sh: the Python package against torch (where torch is);
 #  - tests/gpu/attention_branches.py: attention with branches in its loop;
+#  - tests/gpu/attention_bwd.py: attention backward against torch in float64
+#    (part attention_bwd; also in the default run);
 #  - with BLK_GPU_OPS=1, last, the suite tests/ops with BLK_BACKEND=gpu
 #    (its failures printed as they come).
-# BLK_GPU_PARTS=print,dots,layouts,gpus,examples,tma,python,ops picks parts (see want()).
+# BLK_GPU_PARTS=print,dots,layouts,gpus,examples,tma,python,attention_bwd,ops picks parts (see want()).
 # Prints a line per case and last "N passed, N failed".
 set -u
 build=${1:?usage: tests/gpu/run.sh BUILD_DIR}
@@ -32,7 +34,7 @@ failed=0
 # "== what: N s" after each part, so that a device call can be planned
 t0=$SECONDS
 took() { echo "== $1: $((SECONDS - t0)) s"; t0=$SECONDS; }
-# BLK_GPU_PARTS=print,dots,layouts,gpus,examples,tma,python,ops (comma-separated) runs those
+# BLK_GPU_PARTS=print,dots,layouts,gpus,examples,tma,python,attention_bwd,ops (comma-separated) runs those
 # parts only, so that a suite longer than one device call can take two;
 # unset, all of them (ops with BLK_GPU_OPS=1). gpu_api_test always runs.
 want() { [ -z "${BLK_GPU_PARTS:-}" ] || [[ ",$BLK_GPU_PARTS," == *",$1,"* ]]; }
@@ -221,6 +223,15 @@ if [ "${BLK_SANITIZE:-0}" = 0 ] && want python; then
 fi
 
 took Python
+
+# attention backward (examples/attention_backward.tile) against torch's
+# float64 SDPA and autograd (skips itself without torch); not with a
+# sanitized libblk, which python3 cannot load
+if [ "${BLK_SANITIZE:-0}" = 0 ] && want attention_bwd; then
+	out=$(BLK_LIB="$(cd "$build" && pwd)/libblk.so" timeout 300 python3 tests/gpu/attention_bwd.py 2>&1)
+	count "tests/gpu/attention_bwd.py" "$out" $?
+fi
+took "attention backward"
 
 # last, and its lines as they come (tee): the longest part, which a run cut
 # off at a time limit still shows up to where it got

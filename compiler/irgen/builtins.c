@@ -306,6 +306,8 @@ static const Builtin builtins[] = {
 	{"topk", "x k axis?", ig_bi_topk, 0},
 	{"histogram", "x num_bins mask?", ig_bi_histogram, 0},
 	{"reshape", "x shape d1? d2? d3? d4? d5? d6? d7? d8?", ig_bi_reshape, 0},
+	{"view", "x shape d1? d2? d3? d4? d5? d6? d7? d8?", ig_bi_reshape, 0},
+	{"flatten", "x", ig_bi_flatten, 0},
 	{"trans", "x dims? d1? d2? d3? d4? d5? d6? d7? d8?", ig_bi_trans, 0},
 	{"permute", "x dims d1? d2? d3? d4? d5? d6? d7? d8?", ig_bi_trans, 0},
 	{"expand_dims", "x axis", ig_bi_expand_dims, 0},

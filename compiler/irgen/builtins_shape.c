@@ -187,6 +187,20 @@ Sym ig_bi_reshape(Gen *g, Args *a, int which)
 	return ig_value_sym(rank == 0 ? NULL : ig_emit(g, OP_RESHAPE, a->call, t, x, NULL, NULL));
 }
 
+/* flatten(x): x's elements in row-major order as one axis. */
+Sym ig_bi_flatten(Gen *g, Args *a, int which)
+{
+	(void)which;
+	Value *x = ig_value_arg(g, a, 0);
+	if (!x)
+		return VOID;
+	int32_t n = (int32_t)type_numel(x->type);
+	Type t = type_block(x->type, 1, &n);
+	if (type_eq(t, x->type) || !x->type.rank)
+		return ig_value_sym(x);
+	return ig_value_sym(ig_emit(g, OP_RESHAPE, a->call, t, x, NULL, NULL));
+}
+
 Sym ig_bi_trans(Gen *g, Args *a, int which)
 {
 	(void)which;

@@ -181,6 +181,9 @@ Sym ig_gen_binary(Gen *g, int tok, Sym a, Sym b, Span at)
 {
 	if (a.kind == S_VOID || b.kind == S_VOID)
 		return VOID;
+	/* types compare at compile time: T == f32 in a generic kernel's const if */
+	if (a.kind == S_TYPE && b.kind == S_TYPE && (tok == T_EQ || tok == T_NE))
+		return ig_const_int(SK_I1, type_eq(a.type, b.type) == (tok == T_EQ), false);
 	if (!is_valueish(a) || !is_valueish(b)) {
 		error(g, at, "invalid operands to '%s': %s and %s", token_kind_spelling(tok), ig_sym_desc(g, a), ig_sym_desc(g, b));
 		return VOID;

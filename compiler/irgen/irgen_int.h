@@ -323,6 +323,7 @@ Sym ig_bi_arange(Gen *g, Args *a, int which);
 Sym ig_bi_full(Gen *g, Args *a, int zeros);
 Sym ig_bi_zeros_like(Gen *g, Args *a, int which);
 Sym ig_bi_reshape(Gen *g, Args *a, int which);
+Sym ig_bi_flatten(Gen *g, Args *a, int which);
 Sym ig_bi_trans(Gen *g, Args *a, int which);
 Sym ig_bi_expand_dims(Gen *g, Args *a, int which);
 Sym ig_bi_broadcast_to(Gen *g, Args *a, int which);

@@ -687,13 +687,15 @@ static bool range_args(Gen *g, Node *call, Sym out[3], Span at[3], int64_t *unro
 	*unroll = 0;
 	/* the trailing options: num_stages = N (the pipelining hint: checked;
 	 * the depth is the kernel's num_stages), unroll = N (a hint to the GPU
-	 * back end: llvm.loop.unroll.count) */
+	 * back end: llvm.loop.unroll.count); None means the default */
 	for (Node *last; n && (last = call->list.items[n - 1])->kind == N_NAMED_ARG &&
 	                 (!strcmp(last->name, "num_stages") || !strcmp(last->name, "unroll"));
 	     n--) {
 		Sym s = ig_gen_expr(g, last->a);
 		if (s.kind == S_VOID)
 			return false;
+		if (s.kind == S_NONE)
+			continue;
 		if (s.kind != S_CONST || s.type.rank || !scalar_is_int((ScalarKind)s.type.scalar) || ig_int_value(s) < 1) {
 			error(g, last->span, "%s of a range must be a constant integer of at least 1, found %s", last->name,
 			      ig_sym_desc(g, s));

@@ -173,6 +173,28 @@ static int64_t ternary_ref(const arr *x, int i, const int64_t *p)
 	return PID(i) % 2 == 0 ? w + 7 : -w;
 }
 
+/* view as a method, flatten, range's options given as None, and a type
+ * compared with == in a const if (T is i32, or f32: then negated). */
+static const char *CONSTRUCTS_SRC = "kernel k(x: *i32, out: *i32, T: const type = i32) {\n"
+                                    "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                                    "    let v = load(x + offs).view(4, 16);\n"
+                                    "    var acc = flatten(trans(v));\n"
+                                    "    for i in range(0, 2, num_stages = None, unroll = None) {\n"
+                                    "        acc += 1;\n"
+                                    "    }\n"
+                                    "    if T == i32 {\n"
+                                    "        store(out + offs, acc);\n"
+                                    "    } else {\n"
+                                    "        store(out + offs, -acc);\n"
+                                    "    }\n"
+                                    "}\n";
+static int64_t constructs_ref(const arr *x, int i, const int64_t *p)
+{
+	int j = LANE(i);
+	int64_t w = X(PID(i) * 64 + (j % 4) * 16 + j / 4) + 2;
+	return p[0] ? w : -w;
+}
+
 /* A block carried through a while loop with a runtime trip count. */
 static const char *WHILE_BLOCK_SRC = "kernel k(x: *i32, out: *i32, trips: i32) {\n"
                                      "    let offs = program_id(0) * 64 + arange(0, 64);\n"
@@ -845,6 +867,10 @@ int main(int argc, char **argv)
 	for_runtime_case(rng_range(-20, 0), rng_range(1, 40), rng_range(1, 7));
 	int_case(STATIC_SRC, NULL, 0, NO_CONSTS, static_ref, NULL, "static_range(0, 10, 3): constants and shapes per copy");
 	int_case(WHILE_SRC, NULL, 0, NO_CONSTS, while_ref, NULL, "while: Collatz steps, a scalar ternary");
+	int_case(CONSTRUCTS_SRC, NULL, 0, NO_CONSTS, constructs_ref, (int64_t[]){1},
+	         "x.view(4, 16), flatten(trans(v)), range(..., num_stages = None, unroll = None), T == i32 (T = i32)");
+	int_case(CONSTRUCTS_SRC, NULL, 0, CONSTS(CT("T", "f32")), constructs_ref, (int64_t[]){0},
+	         "the same with T = f32: T == i32 is false at compile time");
 	int_case(TERNARY_SRC, (blk_arg[]){I(0)}, 1, NO_CONSTS, ternary_ref, NULL,
 	         "?: on a runtime condition runs only the chosen arm (an out-of-bounds load, a division by zero, stores)");
 	int64_t trips[1] = {rng_range(0, 20)};

@@ -804,6 +804,7 @@ static OPS_UNUSED blk_status run_kernel(const char *src, const char *kernel, con
 #define CONSTS(...) ((const blk_const[]){__VA_ARGS__}), (int)(sizeof((const blk_const[]){__VA_ARGS__}) / sizeof(blk_const))
 #define CI(nm, v) ((blk_const){.name = (nm), .i = (v)})
 #define CF(nm, v) ((blk_const){.name = (nm), .is_float = 1, .f = (v)})
+#define CT(nm, t) ((blk_const){.name = (nm), .type = (t)})
 
 /* ---- comparing ----------------------------------------------------------------------- */
 

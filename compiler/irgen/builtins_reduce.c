@@ -357,6 +357,30 @@ static Sym batched_dot(Gen *g, Args *a, Value *x, Value *y)
 	return ig_value_sym(parts[0]);
 }
 
+/* v (rank 2) with zeros appended along axis 0 up to `to` rows (a power of
+ * two: v doubled with a block of zeros until it is there). */
+static Value *pad_rows(Gen *g, Value *v, int32_t to, Span at)
+{
+	while (v && v->type.shape[0] < to) {
+		Value *z = ig_emit_const(g, weak_int(0), v->type, at);
+		Type t = v->type;
+		t.shape[0] *= 2;
+		v = z ? ig_emit(g, OP_CAT, at, t, v, z, NULL) : NULL;
+	}
+	return v;
+}
+
+static Value *transpose2(Gen *g, Value *v, Span at)
+{
+	int32_t shape[2] = {v->type.shape[1], v->type.shape[0]};
+	Value *r = ig_emit(g, OP_TRANS, at, type_block(v->type, 2, shape), v, NULL, NULL);
+	if (r) {
+		r->def->attr[0] = 1;
+		r->def->attr[1] = 0;
+	}
+	return r;
+}
+
 Sym ig_bi_dot(Gen *g, Args *a, int which)
 {
 	(void)which;
@@ -371,10 +395,16 @@ Sym ig_bi_dot(Gen *g, Args *a, int which)
 		return VOID;
 	}
 	int32_t M = x->type.shape[0], K = x->type.shape[1], N = y->type.shape[1];
+	/* K under 16 (the tensor cores' least): both operands padded with zeros
+	 * to K = 16, as Triton does; the products of the zeros add nothing */
 	if (K < 16) {
-		error(g, a->call, "dot needs K of at least 16, found %d; pad the operands with zeros (masked loads with "
-		                  "other = 0) to K = 16", K);
-		return VOID;
+		Value *xt = transpose2(g, x, a->at[0]);
+		x = xt ? pad_rows(g, xt, 16, a->at[0]) : NULL;
+		x = x ? transpose2(g, x, a->at[0]) : NULL;
+		y = pad_rows(g, y, 16, a->at[1]);
+		if (!x || !y)
+			return VOID;
+		K = 16;
 	}
 	ScalarKind kx = (ScalarKind)x->type.scalar, ky = (ScalarKind)y->type.scalar;
 	bool ok_in = kx == ky && !x->type.ptr && !y->type.ptr &&

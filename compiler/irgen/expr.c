@@ -423,6 +423,17 @@ static Sym gen_field(Gen *g, Node *n)
 		return ig_shape_sym(g, base.type);
 	if (is_valueish(base) && strcmp(n->name, "dtype") == 0)
 		return (Sym){.kind = S_TYPE, .type = type_elem(base.type)};
+	/* a descriptor's fields: its shape and strides as given (scalars), its
+	 * block shape (constants) and element type */
+	if (base.kind == S_DESC) {
+		bool shape = strcmp(n->name, "shape") == 0, strides = strcmp(n->name, "strides") == 0;
+		if (shape || strides)
+			return (Sym){.kind = S_TUPLE, .n = base.n, .items = base.items + (strides ? base.n : 0)};
+		if (strcmp(n->name, "block_shape") == 0)
+			return ig_shape_sym(g, base.type);
+		if (strcmp(n->name, "dtype") == 0)
+			return (Sym){.kind = S_TYPE, .type = type_elem(base.type)};
+	}
 	if (is_valueish(base) && strcmp(n->name, "T") == 0) {
 		Args a = {.fname = "trans", .call = n->span, .n = 2};
 		a.v[0] = base;
@@ -436,6 +447,12 @@ static Sym gen_field(Gen *g, Node *n)
 		nearest_consider(&near, "shape");
 		nearest_consider(&near, "dtype");
 		nearest_consider(&near, "T");
+	}
+	if (base.kind == S_DESC) {
+		nearest_consider(&near, "shape");
+		nearest_consider(&near, "strides");
+		nearest_consider(&near, "block_shape");
+		nearest_consider(&near, "dtype");
 	}
 	if (near.best)
 		error(g, n->span, "%s has no field '%s'; did you mean '%s'?", ig_sym_desc(g, base), n->name, near.best);

@@ -195,6 +195,22 @@ static int64_t constructs_ref(const arr *x, int i, const int64_t *p)
 	return p[0] ? w : -w;
 }
 
+/* A tensor descriptor's fields: shape, strides, block_shape, dtype. */
+static const char *DESC_FIELDS_SRC = "kernel k(x: *i32, out: *i32) {\n"
+                                     "    let d = tensor_desc(x, (4, 64), (64, 1), (1, 64));\n"
+                                     "    let rows, cols = d.shape;\n"
+                                     "    let s0, s1 = d.strides;\n"
+                                     "    let b0, b1 = d.block_shape;\n"
+                                     "    let v = d.load((program_id(0), 0));\n"
+                                     "    let w = zeros(d.block_shape, d.dtype) + v * (rows + cols + s0 + s1 + b0 + b1);\n"
+                                     "    store(out + program_id(0) * 64 + arange(0, 64), reshape(w, (64,)));\n"
+                                     "}\n";
+static int64_t desc_fields_ref(const arr *x, int i, const int64_t *p)
+{
+	(void)p;
+	return X(i) * (4 + 64 + 64 + 1 + 1 + 64);
+}
+
 /* A block carried through a while loop with a runtime trip count. */
 static const char *WHILE_BLOCK_SRC = "kernel k(x: *i32, out: *i32, trips: i32) {\n"
                                      "    let offs = program_id(0) * 64 + arange(0, 64);\n"
@@ -871,6 +887,8 @@ int main(int argc, char **argv)
 	         "x.view(4, 16), flatten(trans(v)), range(..., num_stages = None, unroll = None), T == i32 (T = i32)");
 	int_case(CONSTRUCTS_SRC, NULL, 0, CONSTS(CT("T", "f32")), constructs_ref, (int64_t[]){0},
 	         "the same with T = f32: T == i32 is false at compile time");
+	int_case(DESC_FIELDS_SRC, NULL, 0, NO_CONSTS, desc_fields_ref, NULL,
+	         "a descriptor's fields: shape, strides, block_shape, dtype");
 	int_case(TERNARY_SRC, (blk_arg[]){I(0)}, 1, NO_CONSTS, ternary_ref, NULL,
 	         "?: on a runtime condition runs only the chosen arm (an out-of-bounds load, a division by zero, stores)");
 	int64_t trips[1] = {rng_range(0, 20)};

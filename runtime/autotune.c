@@ -308,7 +308,8 @@ static void set_note(blk_tune_result *res, int c, const char *text)
 }
 
 /* On the interpreter nothing is timed: the first config that compiles. */
-static blk_status tune_interp(blk_kernel *k, const blk_launch_options *opt, int nc, blk_tune_result *res, int *best)
+static blk_status tune_interp(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt, int nc,
+                               blk_tune_result *res, int *best)
 {
 	blk_status first = BLK_SUCCESS;
 	StrBuf msg = {0};
@@ -318,7 +319,7 @@ static blk_status tune_interp(blk_kernel *k, const blk_launch_options *opt, int 
 			set_note(res, c, "not timed on the interpreter");
 			continue;
 		}
-		blk_status st = rt_config_variant(k, opt, c, 0, &v);
+		blk_status st = rt_config_variant(k, opt, c, 0, args, n_args, &v);
 		if (st == BLK_SUCCESS) {
 			*best = c;
 			if (res && c < BLK_TUNE_MAX_CONFIGS)
@@ -400,7 +401,7 @@ static blk_status tune(blk_kernel *k, const blk_arg *args, int n_args, const blk
 	}
 	*best = -1;
 	if (ctx->backend != BLK_BACKEND_GPU) {
-		blk_status st = tune_interp(k, opt, nc, res, best);
+		blk_status st = tune_interp(k, args, n_args, opt, nc, res, best);
 		if (res)
 			res->best = *best;
 		return st;

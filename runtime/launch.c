@@ -78,8 +78,7 @@ blk_status rt_check_options(const blk_kernel *k, const blk_launch_options *opt, 
 	return BLK_SUCCESS;
 }
 
-/* Do a and b give the kernel's scalar (not pointer) arguments the same values? */
-static bool same_scalars(const blk_kernel *k, const blk_arg *a, const blk_arg *b)
+bool rt_same_scalars(const blk_kernel *k, const blk_arg *a, const blk_arg *b)
 {
 	for (int i = 0, j = 0; i < k->n_params; i++) {
 		if (k->params[i].is_const)
@@ -102,7 +101,7 @@ blk_status rt_launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_
 			grid[i] = opt->grid[i] ? opt->grid[i] : 1;
 		return BLK_SUCCESS;
 	}
-	if (v->grid_args && same_scalars(k, v->grid_args, args)) {
+	if (v->grid_args && rt_same_scalars(k, v->grid_args, args)) {
 		memcpy(grid, v->grid, sizeof v->grid);
 		return BLK_SUCCESS;
 	}

@@ -385,6 +385,7 @@ static void destroy_module(blk_module *m)
 	}
 	for (int i = 0; m->kernels && i < m->n_kernels; i++) {
 		free(m->kernels[i].last.consts);
+		free(m->kernels[i].last.args);
 		for (int j = 0; j < m->kernels[i].n_variants; j++)
 			rt_tma_cache_free(m->kernels[i].variants[j]);
 	}

@@ -79,7 +79,7 @@ static void check_one(blk_kernel *k, const blk_arg *args, int n_args, const blk_
 	if (cfg < 0 && rt_needs_tuning(k, own))
 		return; /* its launch tunes first: which variant runs is not known here */
 	Variant *v = NULL;
-	blk_status st = cfg >= 0 ? rt_config_variant(k, launch, cfg, spec, &v)
+	blk_status st = cfg >= 0 ? rt_config_variant(k, launch, cfg, spec, args, n_args, &v)
 	                         : rt_find_variant(k, args, n_args, own, spec, FIND_COMPILE, &v);
 	bool fit = rules & BLK_PRUNE_FIT;
 	if (st == BLK_SUCCESS && !(fit && does_not_fit(ctx, v, out->note, sizeof out->note)))

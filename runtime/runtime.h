@@ -145,6 +145,8 @@ struct blk_kernel {
 		Variant *v;
 		bool tuned;        /* it chose among the configs for its key values: */
 		int64_t *key;      /* these (n_key, allocated with the kernel) */
+		blk_arg *args;     /* with @heuristics: its arguments (malloc'd, n_args_cap) */
+		int n_args_cap;
 	} last;
 };
 
@@ -255,8 +257,12 @@ blk_status rt_find_variant(blk_kernel *k, const blk_arg *args, int n_args, const
                         uint64_t spec, FindMode mode, Variant **out);
 
 /* The variant of config `cfg` (of an @autotune kernel; any index for one
- * without) for this launch's options. Caller holds m->lock. */
-blk_status rt_config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec, Variant **out);
+ * without) for this launch's options and arguments (what @heuristics
+ * computes from them; NULL: none given). Caller holds m->lock. */
+blk_status rt_config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec,
+                             const blk_arg *args, int n_args, Variant **out);
+/* Do a and b give the kernel's scalar (not pointer) arguments the same values? */
+bool rt_same_scalars(const blk_kernel *k, const blk_arg *a, const blk_arg *b);
 
 /* v's twin made without TMA (its request with SPEC_NO_TMA). Caller holds m->lock. */
 blk_status rt_variant_without_tma(blk_kernel *k, const Variant *v, Variant **out);

@@ -40,6 +40,63 @@ static int launch_consts(blk_kernel *k, const blk_launch_options *opt, int cfg, 
 	return n;
 }
 
+/* The consts the kernel's @heuristics compute for this launch, appended to
+ * consts[0..*n) (each one not bound there already, in order, from the scalar
+ * arguments and the consts before it). */
+static blk_status heuristics(blk_kernel *k, const blk_arg *args, int n_args, ConstBinding *consts, int *count)
+{
+	int n = *count;
+	blk_status st = BLK_SUCCESS;
+	const AutotuneSpec *at = &k->autotune;
+	ConstBinding buf[16], *scalars = NULL;
+	int n_scalars = 0;
+	for (int h = 0; h < at->n_heur; h++) {
+		bool bound = false;
+		for (int j = 0; j < n && !bound; j++)
+			bound = strcmp(consts[j].name, at->heur_name[h]) == 0;
+		if (bound)
+			continue;
+		if (!args)
+			return rt_fail(BLK_ERROR_INVALID_ARGUMENT,
+			               "kernel '%s': @heuristics computes '%s' from the launch's arguments; give '%s' as a const "
+			               "to compile without them", k->node->name, at->heur_name[h], at->heur_name[h]);
+		if (!scalars) { /* the scalar arguments by name, as given */
+			scalars = n_args <= 16 ? buf : malloc((size_t)n_args * sizeof *scalars);
+			if (!scalars)
+				return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
+			for (int i = 0, a = 0; i < k->n_params && a < n_args; i++) {
+				if (k->params[i].is_const)
+					continue;
+				const blk_arg *arg = &args[a++];
+				if (k->params[i].kind == BLK_PARAM_POINTER)
+					continue;
+				bool is_float = arg->kind == BLK_ARG_FLOAT;
+				scalars[n_scalars++] = (ConstBinding){k->params[i].name, is_float, is_float ? 0 : arg->v.i,
+				                                      is_float ? arg->v.f : (double)arg->v.i, NULL};
+			}
+		}
+		Diag diag;
+		diag_init(&diag);
+		Arena scratch = {0};
+		blk_module *m = k->m;
+		int num_sms = m->ctx && m->ctx->backend == BLK_BACKEND_GPU ? m->ctx->sm_count : RT_INTERP_NUM_SMS;
+		bool ok = irgen_heuristic(m->mod, k->node, at, h, &(IrgenOptions){.consts = consts, .n_consts = n,
+		                                                                   .num_sms = num_sms},
+		                          scalars, n_scalars, &consts[n], &diag, &scratch);
+		if (!ok)
+			st = rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: %s", diag.out.data ? diag.out.data : "@heuristics");
+		arena_free(&scratch);
+		diag_free(&diag);
+		if (!ok)
+			break;
+		n++;
+	}
+	if (scalars != buf)
+		free(scalars);
+	*count = n;
+	return st;
+}
+
 /* Do a and b (of one name) bind the same number or type? */
 static bool same_value(const ConstBinding *a, const ConstBinding *b)
 {
@@ -233,18 +290,38 @@ static void remember_request(blk_kernel *k, const blk_launch_options *opt, uint6
 	k->last.v = v;
 }
 
+/* A copy of the launch's arguments, for a kernel with @heuristics (whose
+ * consts they decide); false when there are none or no memory. */
+static bool remember_args(blk_kernel *k, const blk_arg *args, int n_args)
+{
+	if (!args)
+		return false;
+	if (n_args > k->last.n_args_cap || !k->last.args) {
+		blk_arg *a = realloc(k->last.args, (size_t)(n_args ? n_args : 1) * sizeof *a);
+		if (!a)
+			return false;
+		k->last.args = a;
+		k->last.n_args_cap = n_args ? n_args : 1;
+	}
+	memcpy(k->last.args, args, (size_t)n_args * sizeof *args);
+	return true;
+}
+
 /* The variant of config `cfg` (of an @autotune kernel; any index for one
  * without) for this launch's options. Caller holds m->lock. */
-blk_status rt_config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec, Variant **out)
+blk_status rt_config_variant(blk_kernel *k, const blk_launch_options *opt, int cfg, uint64_t spec,
+                             const blk_arg *args, int n_args, Variant **out)
 {
 	int cap = (opt ? opt->n_consts : 0) + k->m->n_defines +
-	          (cfg >= 0 && cfg < k->autotune.n_configs ? k->autotune.config_len[cfg] : 0);
+	          (cfg >= 0 && cfg < k->autotune.n_configs ? k->autotune.config_len[cfg] : 0) + k->autotune.n_heur;
 	ConstBinding buf[32];
 	ConstBinding *consts = cap <= 32 ? buf : malloc((size_t)cap * sizeof *consts);
 	if (!consts)
 		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
 	int n = launch_consts(k, opt, cfg, consts);
-	blk_status st = get_variant(k, consts, n, opt ? opt->num_warps : 0, opt ? opt->num_stages : 0, spec, out);
+	blk_status st = k->autotune.n_heur ? heuristics(k, args, n_args, consts, &n) : BLK_SUCCESS;
+	if (st == BLK_SUCCESS)
+		st = get_variant(k, consts, n, opt ? opt->num_warps : 0, opt ? opt->num_stages : 0, spec, out);
 	if (consts != buf)
 		free(consts);
 	return st;
@@ -255,7 +332,9 @@ blk_status rt_config_variant(blk_kernel *k, const blk_launch_options *opt, int c
 blk_status rt_find_variant(blk_kernel *k, const blk_arg *args, int n_args, const blk_launch_options *opt,
                         uint64_t spec, FindMode mode, Variant **out)
 {
-	if (same_request(k, opt, spec) && (!k->last.tuned || (args && rt_same_key(k, args)))) {
+	/* (with @heuristics the consts depend on the scalar arguments too) */
+	if (same_request(k, opt, spec) && (!k->last.tuned || (args && rt_same_key(k, args))) &&
+	    (!k->autotune.n_heur || (args && k->last.args && rt_same_scalars(k, k->last.args, args)))) {
 		*out = k->last.v;
 		return BLK_SUCCESS;
 	}
@@ -273,12 +352,14 @@ blk_status rt_find_variant(blk_kernel *k, const blk_arg *args, int n_args, const
 		st = rt_choose_config(k, args, n_args, opt, spec, key, mode, &cfg, &known);
 	}
 	if (st == BLK_SUCCESS)
-		st = rt_config_variant(k, opt, cfg, spec, out);
+		st = rt_config_variant(k, opt, cfg, spec, args, n_args, out);
 	if (st == BLK_SUCCESS && known) {
 		remember_request(k, opt, spec, *out);
 		k->last.tuned = tuned;
 		if (tuned)
 			memcpy(k->last.key, key, (size_t)n_key * sizeof *key);
+		if (k->autotune.n_heur && !remember_args(k, args, n_args))
+			k->last.v = NULL; /* no memory: the next launch searches */
 	}
 	if (key != kbuf)
 		free(key);

@@ -375,8 +375,9 @@ static Sym bind_const_param(Gen *g, Node *p, Type t, const IrgenOptions *opt)
 		g->no_ir = no_ir;
 		return v.kind == S_VOID ? VOID : ig_const_to_type(g, v, t, p->b->span);
 	}
-	error(g, p->span, "the const parameter '%s' has no value: give it a default, -D %s=VALUE, or an "
-	                  "@autotune config", p->name, p->name);
+	if (!g->consts_may_lack)
+		error(g, p->span, "the const parameter '%s' has no value: give it a default, -D %s=VALUE, or an "
+		                  "@autotune config", p->name, p->name);
 	return VOID;
 }
 

@@ -74,9 +74,18 @@ typedef struct AutotuneSpec {
 	ConstBinding **configs;
 	int *config_len;
 	int n_configs; /* 0: no @autotune */
+	/* @heuristics(NAME = expr, ...): const parameters computed at each
+	 * launch from the scalar arguments and the consts bound before them */
+	const char **heur_name;
+	Node **heur_expr;
+	int n_heur;
 } AutotuneSpec;
 
-/* Reads the kernel's attributes (warning on unknown ones). */
+/* Reads the kernel's attributes, @autotune and @heuristics (an unknown one is an error). */
 bool irgen_autotune(Module *m, Node *kernel, AutotuneSpec *out, Diag *diag, Arena *arena);
+/* Heuristic `i` of `at` for a launch: its value from the scalar arguments
+ * (by name) and the consts of opt, as a grid clause is computed. */
+bool irgen_heuristic(Module *m, Node *kernel, const AutotuneSpec *at, int i, const IrgenOptions *opt,
+                     const ConstBinding *args, int n_args, ConstBinding *out, Diag *diag, Arena *arena);
 
 #endif

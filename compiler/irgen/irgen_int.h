@@ -113,6 +113,7 @@ typedef struct Gen {
 	const char *no_ir; /* set while evaluating what must be constant: why no IR may be made */
 	int num_sms;       /* in a grid clause: the value of num_sms() (0: not a grid clause, or unknown) */
 	bool in_grid;      /* evaluating a grid clause */
+	bool consts_may_lack; /* @heuristics: a const without a value binds to nothing, silently */
 } Gen;
 
 static const Sym VOID = {.kind = S_VOID};

@@ -92,6 +92,71 @@ static bool parse_config(Gen *g, Node *k, Node *cfg, ConstBinding **out, int *le
 	return true;
 }
 
+/* @heuristics(NAME = expr, ...): each NAME a const parameter of k (not an
+ * option), once; the expressions are kept for the launches to compute. */
+static void parse_heuristics(Gen *g, Node *k, Node *attr, AutotuneSpec *out)
+{
+	int n = attr->list.len;
+	out->heur_name = arena_alloc(g->arena, (size_t)(n ? n : 1) * sizeof *out->heur_name);
+	out->heur_expr = arena_alloc(g->arena, (size_t)(n ? n : 1) * sizeof *out->heur_expr);
+	if (!out->heur_name || !out->heur_expr)
+		return;
+	if (!n)
+		error(g, attr->span, "@heuristics needs at least one 'NAME = expression'");
+	for (int j = 0; j < n; j++) {
+		Node *arg = attr->list.items[j];
+		if (arg->kind != N_NAMED_ARG) {
+			error(g, arg->span, "@heuristics takes 'NAME = expression' items, NAME a const parameter of '%s'", k->name);
+			continue;
+		}
+		if (!is_const_param(k, arg->name)) {
+			error(g, arg->span, "'%s' is not a const parameter of kernel '%s': @heuristics computes const parameters",
+			      arg->name, k->name);
+			continue;
+		}
+		bool twice = false;
+		for (int e = 0; e < out->n_heur && !twice; e++)
+			twice = strcmp(out->heur_name[e], arg->name) == 0;
+		if (twice) {
+			error(g, arg->span, "@heuristics gives '%s' twice", arg->name);
+			continue;
+		}
+		out->heur_name[out->n_heur] = arg->name;
+		out->heur_expr[out->n_heur++] = arg->a;
+	}
+}
+
+bool irgen_heuristic(Module *m, Node *k, const AutotuneSpec *at, int i, const IrgenOptions *opt,
+                     const ConstBinding *args, int n_args, ConstBinding *out, Diag *diag, Arena *arena)
+{
+	int errors = diag->errors;
+	Gen g = {.diag = diag, .arena = arena, .mod = m, .num_sms = opt ? opt->num_sms : 0, .in_grid = true,
+	         .consts_may_lack = true, .arena_base = arena->used_total};
+	ig_scope_push(&g, true);
+	/* (the consts it and the later heuristics compute have no value yet:
+	 * bound to nothing, an error only where this expression uses one) */
+	ig_bind_params_of_kernel(&g, k, opt, args, n_args);
+	if (diag->errors != errors)
+		return false;
+	g.no_ir = "a @heuristics value must be computable from the kernel's scalar arguments and consts";
+	Node *e = at->heur_expr[i];
+	Sym v = ig_gen_expr(&g, e);
+	if (v.kind == S_VOID && diag->errors == errors)
+		error(&g, e->span, "@heuristics: '%s' uses a const that has no value yet (one computed by itself or by a "
+		      "later heuristic, or one without a default)", at->heur_name[i]);
+	if (v.kind == S_VOID)
+		return false;
+	if (v.kind != S_CONST || v.type.rank) {
+		error(&g, e->span, "@heuristics: '%s' must be a constant number or bool, found %s", at->heur_name[i],
+		      ig_sym_desc(&g, v));
+		return false;
+	}
+	bool is_float = scalar_is_float((ScalarKind)v.type.scalar);
+	*out = (ConstBinding){.name = at->heur_name[i], .is_float = is_float,
+	                      .i = is_float ? 0 : (int64_t)ig_int_value(v), .f = is_float ? v.f : (double)ig_int_value(v)};
+	return diag->errors == errors;
+}
+
 bool irgen_autotune(Module *m, Node *k, AutotuneSpec *out, Diag *diag, Arena *arena)
 {
 	*out = (AutotuneSpec){0};
@@ -101,8 +166,12 @@ bool irgen_autotune(Module *m, Node *k, AutotuneSpec *out, Diag *diag, Arena *ar
 	ig_scope_push(&g, true);
 	for (int i = 0; i < k->attrs.len; i++) {
 		Node *attr = k->attrs.items[i];
+		if (strcmp(attr->name, "heuristics") == 0) {
+			parse_heuristics(&g, k, attr, out);
+			continue;
+		}
 		if (strcmp(attr->name, "autotune") != 0) {
-			error(&g, attr->span, "unknown attribute '@%s': the only attribute is @autotune", attr->name);
+			error(&g, attr->span, "unknown attribute '@%s': the attributes are @autotune and @heuristics", attr->name);
 			continue;
 		}
 		for (int j = 0; j < attr->list.len; j++) {

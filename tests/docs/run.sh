@@ -166,7 +166,7 @@ else
 fi
 known=$(grep -oE '^	\{"[a-z_0-9]+",' compiler/irgen/builtins.c | grep -oE '[a-z_0-9]+'
 	grep -ohE '^fn [a-z_0-9]+' stdlib/*.tile | cut -c4-
-	printf '%s\n' range autotune grid)
+	printf '%s\n' range autotune heuristics grid)
 unknown=""
 for n in $(grep '^| ' docs/triton.md | awk -F' \\| ' '{ print $2 }' | grep -oE '`[^`]*`' | sed -E 's/(kernel|fn) [a-z_0-9]+\(//g' | grep -oE '(^|[^.a-z_])[a-z_][a-z_0-9]*\(' | grep -oE '[a-z_0-9]+' | sort -u); do
 	printf '%s\n' "$known" | grep -qx "$n" || unknown="$unknown $n"

@@ -348,6 +348,19 @@ Sym ig_bi_inf(Gen *g, Args *a, int which);
 Sym ig_bi_where(Gen *g, Args *a, int which);
 Sym ig_bi_math(Gen *g, Args *a, int fn);
 Sym ig_bi_sigmoid(Gen *g, Args *a, int which);
+/* libm.c: the functions expanded into IR ops (which: a LIBM_ or FPC_ value) */
+enum {
+	LIBM_TANH, LIBM_SINH, LIBM_COSH, LIBM_TAN, LIBM_ATAN, LIBM_ASIN, LIBM_ACOS, LIBM_ASINH, LIBM_ACOSH,
+	LIBM_ATANH, LIBM_LOG1P, LIBM_EXPM1, LIBM_LOG10, LIBM_EXP10, LIBM_CBRT
+};
+enum { LIBM_POW, LIBM_ATAN2, LIBM_HYPOT, LIBM_REMAINDER, LIBM_COPYSIGN, LIBM_NEXTAFTER };
+enum { FPC_NAN, FPC_INF, FPC_FINITE, FPC_SIGNBIT };
+Sym ig_bi_libm1(Gen *g, Args *a, int which);
+Sym ig_bi_libm2(Gen *g, Args *a, int which);
+Sym ig_bi_fpclass(Gen *g, Args *a, int which);
+Sym ig_bi_ldexp(Gen *g, Args *a, int which);
+Sym ig_bi_frexp(Gen *g, Args *a, int which);
+Sym ig_bi_fmod(Gen *g, Args *a, int which);
 Sym ig_bi_abs(Gen *g, Args *a, int which);
 Sym ig_bi_minmax(Gen *g, Args *a, int code);
 Sym ig_bi_clamp(Gen *g, Args *a, int which);

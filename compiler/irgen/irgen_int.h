@@ -201,8 +201,6 @@ void ig_unknown_name(Gen *g, Span at, const char *what, const char *name, int ne
 /* Reports Triton's tl.NAME (a call when `call`) where tl is not a name in
  * scope: blk has no such namespace. False when `field` is not that. */
 bool ig_triton_namespace(Gen *g, Node *field, bool call);
-/* Reports `a ** b` (a binary '*' of a prefix '*'): blk has no power operator. */
-bool ig_power_operator(Gen *g, Node *binary);
 /* False, reported with where each shape comes from, when the operands of the
  * binary node n do not broadcast to one shape. */
 bool ig_operand_shapes(Gen *g, Node *n, Sym a, Sym b);
@@ -361,6 +359,8 @@ Sym ig_bi_fpclass(Gen *g, Args *a, int which);
 Sym ig_bi_ldexp(Gen *g, Args *a, int which);
 Sym ig_bi_frexp(Gen *g, Args *a, int which);
 Sym ig_bi_fmod(Gen *g, Args *a, int which);
+/* a ** b: pow, or an exact integer power of two integer literals */
+Sym ig_gen_pow(Gen *g, Node *n);
 Sym ig_bi_abs(Gen *g, Args *a, int which);
 Sym ig_bi_minmax(Gen *g, Args *a, int code);
 Sym ig_bi_clamp(Gen *g, Args *a, int which);

@@ -736,3 +736,31 @@ Sym ig_bi_fmod(Gen *g, Args *a, int which)
 		return r;
 	return ig_value_sym(ig_cast_value(g, r.v, k, a->call));
 }
+
+Sym ig_gen_pow(Gen *g, Node *n)
+{
+	Sym b = ig_gen_expr(g, n->b), x = ig_gen_expr(g, n->a);
+	if (x.kind == S_VOID || b.kind == S_VOID)
+		return VOID;
+	bool ints = x.kind == S_CONST && b.kind == S_CONST && x.weak && b.weak &&
+	            !scalar_is_float((ScalarKind)x.type.scalar) && !scalar_is_float((ScalarKind)b.type.scalar);
+	if (ints && ig_int_value(b) >= 0) { /* Python's int ** int */
+		__int128 base = ig_int_value(x), e = ig_int_value(b), r = 1;
+		if (base >= -1 && base <= 1) /* 0, 1 and -1: no loop */
+			return weak_int(base == 1 || e == 0 ? 1 : base == 0 ? 0 : e % 2 ? -1 : 1);
+		for (; e > 0; e--) {
+			r *= base;
+			if (r > INT64_MAX || r < INT64_MIN) {
+				error(g, n->span, "%lld ** %lld does not fit in 64 bits", (long long)ig_int_value(x),
+				      (long long)ig_int_value(b));
+				return VOID;
+			}
+		}
+		return weak_int(r);
+	}
+	Args a = {.call = n->span, .fname = "**", .n = 2};
+	a.v[0] = x, a.v[1] = b;
+	a.given[0] = a.given[1] = true;
+	a.at[0] = n->a->span, a.at[1] = n->b->span;
+	return ig_bi_libm2(g, &a, LIBM_POW);
+}

@@ -295,6 +295,7 @@ static const Builtin builtins[] = {
 	{"log10", "x", ig_bi_libm1, LIBM_LOG10},
 	{"exp10", "x", ig_bi_libm1, LIBM_EXP10},
 	{"cbrt", "x", ig_bi_libm1, LIBM_CBRT},
+	{"erfc", "x", ig_bi_libm1, LIBM_ERFC},
 	{"pow", "x y", ig_bi_libm2, LIBM_POW},
 	{"atan2", "y x", ig_bi_libm2, LIBM_ATAN2},
 	{"hypot", "x y", ig_bi_libm2, LIBM_HYPOT},

@@ -334,7 +334,7 @@ def elementwise_step(k, r, pool, indent=1):
                "expm1(clamp(%s, -20.0, 20.0))", "log10(abs(%s) + 0.25)", "exp10(clamp(%s, -8.0, 8.0))",
                "trunc(%s)", "round(%s)", "rint(%s)", "atan2(%s, $B)", "remainder(%s, $B)", "copysign(%s, $B)"]
         if t != "f64":
-            fns += ["pow(abs(%s) + 0.25, clamp($B, -4.0, 4.0))", "cbrt(%s)", "hypot(%s, $B)"]
+            fns += ["pow(abs(%s) + 0.25, clamp($B, -4.0, 4.0))", "cbrt(%s)", "hypot(%s, $B)", "erfc(%s)"]
         if not t.startswith("f8"):
             fns += ["nextafter(%s, $B)"]
         e = (r.choice(fns) % a.name).replace("$B", bs)

@@ -47,6 +47,7 @@ static const fn1 FNS[] = {
 	{"log10", log10l, 0, 1000, 0, 2, 2, {1, 10, 1e-40, 1e30}},
 	{"exp10", exp10_ld, -40, 38, 0, 2, 2, {1, 38.5, -45, 0.01}},
 	{"cbrt", cbrtl, -1000, 1000, 0, 1, -1, {1e-40, 8, 27, 1e30}},
+	{"erfc", erfcl, -4, 10.5, 0, 1, -1, {2, 10.05, 27, 0.5}},
 };
 
 /* every float type; the f64 form where the table has one */

@@ -417,6 +417,27 @@ static Value *f_erfc(Lm *m, Value *x)
 	return lm_sel(m, lm_isnan(m, x), x, v);
 }
 
+/* cbrt of f64: subnormals scaled by 2^54 (the root by 2^18), the guess from
+ * the bits, Newton steps, then one last step y + (a / y^2 - y) / 3 whose
+ * correction is small enough to round well */
+static Value *f_cbrt64(Lm *m, Value *x)
+{
+	Value *a = lm_abs(m, x);
+	Value *tiny = lm_cmp(m, CMP_LT, a, lm_k(m, 0x1p-1022));
+	Value *as = lm_sel(m, tiny, lm_mul(m, a, lm_k(m, 0x1p54)), a);
+	Value *y = lm_float(m, lm_iadd(m, lm_idiv(m, lm_bits(m, as), 3), lm_ki(m, (int64_t)682 << 52)));
+	for (int i = 0; i < 5; i++)
+		y = lm_fma(m, y, lm_k(m, 2.0 / 3), lm_mul(m, lm_div(m, as, lm_mul(m, y, y)), lm_k(m, 1.0 / 3)));
+	/* the residual a - y^3 exactly enough: y^2 as hi + lo by an fma */
+	Value *y2 = lm_mul(m, y, y), *y2lo = lm_fma(m, y, y, lm_neg(m, y2));
+	Value *res = lm_fma(m, lm_neg(m, y2lo), y, lm_fma(m, lm_neg(m, y2), y, as));
+	y = lm_fma(m, lm_div(m, res, lm_mul(m, y2, lm_k(m, 3))), lm_k(m, 1), y);
+	y = lm_sel(m, tiny, lm_mul(m, y, lm_k(m, 0x1p-18)), y);
+	Value *keep = lm_or(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), lm_cmp(m, CMP_EQ, a, lm_k(m, INFINITY)));
+	keep = lm_or(m, keep, lm_isnan(m, x));
+	return lm_sel(m, keep, x, lm_copysign(m, y, x));
+}
+
 /* hypot for f32 in f64: the squares and their sum are exact there */
 static Value *f_hypot(Lm *m, Value *x, Value *y)
 {
@@ -530,7 +551,7 @@ static const struct {
 	[LIBM_EXPM1] = {"expm1", f_exp_m1, f_exp_m1, expm1},
 	[LIBM_LOG10] = {"log10", f_log10, f_log10, log10},
 	[LIBM_EXP10] = {"exp10", f_exp10, f_exp10, fold_exp10},
-	[LIBM_CBRT] = {"cbrt", f_cbrt, NULL, cbrt},
+	[LIBM_CBRT] = {"cbrt", f_cbrt, f_cbrt64, cbrt},
 	[LIBM_ERFC] = {"erfc", f_erfc, NULL, erfc},
 };
 

@@ -17,6 +17,12 @@
 
 enum { N = 4000 };
 
+/* each case runs with contraction on (the default) and off: the sequences'
+ * own fmas are written out, the rest may contract, within the same bounds */
+static int fusion = 1;
+static blk_const fusion_const[1];
+#define FUSION fusion_const, 1
+
 typedef long double (*ld1)(long double);
 typedef long double (*ld2)(long double, long double);
 
@@ -143,14 +149,15 @@ static void unary_case(const fn1 *fn, dt t)
 	double bound = bound_for(t, fn->b32, fn->b64);
 	blk_devptr dx = dev_from(x), dout = dev_zeros(t, N);
 	bool ok = run_kernel(render(UNARY_SRC, "T", dts[t].name, "FN", fn->name, NULL), "k", ARGS(P(dx), P(dout), I(N)),
-	                     NO_CONSTS, GRID(0)) == BLK_SUCCESS;
+	                     FUSION, GRID(0)) == BLK_SUCCESS;
 	double worst = 0;
 	if (ok) {
 		worst = max_ulp(dev_read(dout, t, N), ref, &x, 1, bound);
 		ok = worst <= bound;
 	}
 	free(ref);
-	result(ok, "%s %s: largest error %.3g ulp (bound %g)", fn->name, dts[t].name, worst, bound);
+	result(ok, "%s %s%s: largest error %.3g ulp (bound %g)", fn->name, dts[t].name, fusion ? "" : " (fp_fusion 0)",
+	       worst, bound);
 }
 
 /* ---- binary functions ------------------------------------------------------ */
@@ -236,7 +243,7 @@ static void binary_case(const fn2 *fn, dt t)
 		bound = 0;
 	blk_devptr dx = dev_from(x), dy = dev_from(y), dout = dev_zeros(t, N);
 	bool ok = run_kernel(render(BIN_SRC, "T", dts[t].name, "FN", fn->name, NULL), "k",
-	                     ARGS(P(dx), P(dy), P(dout), I(N)), NO_CONSTS, GRID(0)) == BLK_SUCCESS;
+	                     ARGS(P(dx), P(dy), P(dout), I(N)), FUSION, GRID(0)) == BLK_SUCCESS;
 	double worst = 0;
 	arr ins[2] = {x, y};
 	if (ok) {
@@ -244,7 +251,8 @@ static void binary_case(const fn2 *fn, dt t)
 		ok = worst <= bound;
 	}
 	free(ref);
-	result(ok, "%s %s: largest error %.3g ulp (bound %g)", fn->name, dts[t].name, worst, bound);
+	result(ok, "%s %s%s: largest error %.3g ulp (bound %g)", fn->name, dts[t].name, fusion ? "" : " (fp_fusion 0)",
+	       worst, bound);
 }
 
 /* ---- exact unary functions and predicates ---------------------------------- */
@@ -383,14 +391,17 @@ static void pow_operator_case(void)
 int main(int argc, char **argv)
 {
 	ops_init(argc, argv);
-	for (int f = 0; f < COUNT(FNS); f++)
-		for (int t = 0; t < COUNT(FLOATS); t++)
-			if (FLOATS[t] != DT_F64 || FNS[f].b64 >= 0)
-				unary_case(&FNS[f], FLOATS[t]);
-	for (int f = 0; f < COUNT(FNS2); f++)
-		for (int t = 0; t < COUNT(FLOATS); t++)
-			if (FLOATS[t] != DT_F64 || FNS2[f].b64 >= 0)
-				binary_case(&FNS2[f], FLOATS[t]);
+	for (fusion = 1; fusion >= 0; fusion--) {
+		fusion_const[0] = (blk_const){.name = "fp_fusion", .i = fusion};
+		for (int f = 0; f < COUNT(FNS); f++)
+			for (int t = 0; t < COUNT(FLOATS); t++)
+				if (FLOATS[t] != DT_F64 || FNS[f].b64 >= 0)
+					unary_case(&FNS[f], FLOATS[t]);
+		for (int f = 0; f < COUNT(FNS2); f++)
+			for (int t = 0; t < COUNT(FLOATS); t++)
+				if (FLOATS[t] != DT_F64 || FNS2[f].b64 >= 0)
+					binary_case(&FNS2[f], FLOATS[t]);
+	}
 	for (int t = 0; t < COUNT(FLOATS); t++) {
 		exact_case("trunc", truncl, FLOATS[t]);
 		exact_case("round", round_ld, FLOATS[t]);

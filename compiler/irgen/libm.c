@@ -84,10 +84,9 @@ static Value *log1p_reduced(Lm *m, Value *f)
 	return lm_fma(m, lm_neg(m, s), lm_sub(m, f, rr), f);
 }
 
-/* natural log of x: x = 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)];
- * log = e ln2_hi + (e ln2_lo + log(1 + f)), e ln2_hi exact. With corr, adds
- * corr / x first (log1p's rounding correction). */
-static Value *log_core(Lm *m, Value *x, Value *corr)
+/* x = 2^ef mant with mant in [sqrt(1/2), sqrt(2)), for x > 0 (subnormals
+ * first scaled up) */
+static Value *log_reduce(Lm *m, Value *x, Value **ef)
 {
 	bool d = dbl(m);
 	Value *tiny = lm_cmp(m, CMP_LT, x, lm_k(m, d ? 0x1p-1022 : 0x1p-126));
@@ -98,17 +97,71 @@ static Value *log_core(Lm *m, Value *x, Value *corr)
 	Value *mant = lm_float(m, lm_or(m, lm_and(m, bits, lm_ki(m, mask)), lm_ki(m, (int64_t)m->bias << m->mbits)));
 	Value *big = lm_cmp(m, CMP_GT, mant, lm_k(m, 1.41421356237309504880));
 	mant = lm_sel(m, big, lm_mul(m, mant, lm_k(m, 0.5)), mant);
-	Value *ef = lm_from_int(m, e);
-	ef = lm_add(m, ef, lm_sel(m, big, lm_k(m, 1), lm_k(m, 0)));
-	ef = lm_sub(m, ef, lm_sel(m, tiny, lm_k(m, d ? 54 : 25), lm_k(m, 0)));
-	Value *lp = log1p_reduced(m, lm_sub(m, mant, lm_k(m, 1)));
-	if (corr)
-		lp = lm_add(m, lp, lm_div(m, corr, x));
-	Value *v = lm_fma(m, ef, lm_k(m, d ? LN2_HI64 : LN2_HI32), lm_fma(m, ef, lm_k(m, d ? LN2_LO64 : LN2_LO32), lp));
+	*ef = lm_add(m, lm_from_int(m, e), lm_sel(m, big, lm_k(m, 1), lm_k(m, 0)));
+	*ef = lm_sub(m, *ef, lm_sel(m, tiny, lm_k(m, d ? 54 : 25), lm_k(m, 0)));
+	return mant;
+}
+
+/* log's special values: log(0) = -inf, log(negative) = NaN, log(inf) = inf, NaN */
+static Value *log_special(Lm *m, Value *x, Value *v)
+{
 	v = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), lm_k(m, -INFINITY), v);
 	v = lm_sel(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), lm_k(m, NAN), v);
 	v = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, INFINITY)), x, v);
 	return lm_sel(m, lm_isnan(m, x), x, v);
+}
+
+/* natural log of x: x = 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)];
+ * log = e ln2_hi + (e ln2_lo + log(1 + f)), e ln2_hi exact. With corr, adds
+ * corr / x first (log1p's rounding correction). */
+static Value *log_core(Lm *m, Value *x, Value *corr)
+{
+	bool d = dbl(m);
+	Value *ef;
+	Value *mant = log_reduce(m, x, &ef);
+	Value *lp = log1p_reduced(m, lm_sub(m, mant, lm_k(m, 1)));
+	if (corr)
+		lp = lm_add(m, lp, lm_div(m, corr, x));
+	Value *v = lm_fma(m, ef, lm_k(m, d ? LN2_HI64 : LN2_HI32), lm_fma(m, ef, lm_k(m, d ? LN2_LO64 : LN2_LO32), lp));
+	return log_special(m, x, v);
+}
+
+/* log of an f64 x > 0 as hi + *lo, to about 2^-65 relative (pow's): as
+ * log_core, with s = f / (2 + f) carried in two parts (2 + f and the
+ * quotient's remainder by fmas) and the sum with e ln 2 by two-sum */
+static Value *log_dd(Lm *m, Value *x, Value **lo)
+{
+	Value *ef;
+	Value *f = lm_sub(m, log_reduce(m, x, &ef), lm_k(m, 1));
+	Value *u = lm_add(m, f, lm_k(m, 2));
+	Value *ulo = lm_add(m, lm_sub(m, lm_k(m, 2), u), f); /* exact: |2| > |f| */
+	Value *s = lm_div(m, f, u);
+	Value *rem = lm_fma(m, lm_neg(m, s), ulo, lm_fma(m, lm_neg(m, s), u, f));
+	Value *slo = lm_div(m, rem, u);
+	/* 2 atanh(s) = 2s + (2/3) s^3 + 2 s^5 (1/5 + s^2/7 + ...): the s^3 term
+	 * in two parts too, with slo's share 2 s^2 slo */
+	double c[13];
+	for (int i = 0; i < 13; i++)
+		c[i] = 1.0 / (2 * i + 5);
+	double c1h = 2.0 / 3, c1l = (double)(2.0L / 3 - (long double)c1h);
+	Value *s2 = lm_add(m, s, s), *z = lm_mul(m, s, s), *zlo = lm_fma(m, s, s, lm_neg(m, z));
+	Value *c3 = lm_mul(m, z, s);
+	Value *c3lo = lm_fma(m, lm_mul(m, z, lm_k(m, 3)), slo, lm_fma(m, zlo, s, lm_fma(m, z, s, lm_neg(m, c3))));
+	Value *t1 = lm_mul(m, c3, lm_k(m, c1h));
+	Value *t1lo = lm_fma(m, c3, lm_k(m, c1l), lm_fma(m, c3lo, lm_k(m, c1h), lm_fma(m, c3, lm_k(m, c1h), lm_neg(m, t1))));
+	Value *rest = lm_mul(m, lm_mul(m, lm_add(m, c3, c3), z), lm_poly(m, z, c, 13));
+	Value *q = lm_add(m, s2, t1);
+	Value *qerr = lm_sub(m, t1, lm_sub(m, q, s2)); /* exact: |2s| > |t1| */
+	Value *l = lm_add(m, lm_add(m, lm_add(m, slo, slo), qerr), lm_add(m, t1lo, rest));
+	s2 = q;
+	Value *a = lm_mul(m, ef, lm_k(m, LN2_HI64)); /* exact */
+	Value *sum = lm_add(m, a, s2);
+	Value *bb = lm_sub(m, sum, a);
+	Value *err = lm_add(m, lm_sub(m, a, lm_sub(m, sum, bb)), lm_sub(m, s2, bb));
+	Value *low = lm_add(m, err, lm_fma(m, ef, lm_k(m, LN2_LO64), l));
+	Value *hi = lm_add(m, sum, low);
+	*lo = lm_sub(m, low, lm_sub(m, hi, sum));
+	return log_special(m, x, hi);
 }
 
 /* ---- the functions: x is a block of m->k ---------------------------------- */
@@ -346,12 +399,22 @@ static Value *f_atanh(Lm *m, Value *x)
 /* |x|^y for f32 in f64: e^(y log|x|), then IEEE's special cases */
 static Value *f_pow(Lm *m, Value *x, Value *y)
 {
-	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
-	Value *xd = lm_convert(&w, lm_abs(m, x), SK_F64), *yd = lm_convert(&w, y, SK_F64);
-	Value *t = lm_mul(&w, yd, log_core(&w, xd, NULL));
-	Value *r = lm_convert(&w, exp_core(&w, t, NULL, 0, NULL), m->k);
-	if (!w.ok)
-		m->ok = false;
+	Value *r;
+	if (dbl(m)) { /* e^(y log|x|) with log|x| and the product in two parts */
+		Value *llo;
+		Value *l = log_dd(m, lm_abs(m, x), &llo);
+		Value *t = lm_mul(m, y, l);
+		Value *tlo = lm_fma(m, y, llo, lm_fma(m, y, l, lm_neg(m, t)));
+		tlo = lm_sel(m, lm_cmp(m, CMP_LT, lm_abs(m, t), lm_k(m, INFINITY)), tlo, lm_k(m, 0));
+		r = exp_core(m, t, tlo, 0, NULL);
+	} else {
+		Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
+		Value *xd = lm_convert(&w, lm_abs(m, x), SK_F64), *yd = lm_convert(&w, y, SK_F64);
+		Value *t = lm_mul(&w, yd, log_core(&w, xd, NULL));
+		r = lm_convert(&w, exp_core(&w, t, NULL, 0, NULL), m->k);
+		if (!w.ok)
+			m->ok = false;
+	}
 	Value *half = lm_mul(m, y, lm_k(m, 0.5));
 	Value *is_int = lm_cmp(m, CMP_EQ, lm_math(m, MATH_TRUNC, y), y);
 	Value *odd = lm_and(m, is_int, lm_cmp(m, CMP_NE, lm_math(m, MATH_TRUNC, half), half));
@@ -562,7 +625,7 @@ static const struct {
 	bool native; /* computes in f16 and bf16 too (exact bit operations) */
 	double (*fold)(double, double);
 } BINARY[] = {
-	[LIBM_POW] = {f_pow, NULL, false, fold_pow},
+	[LIBM_POW] = {f_pow, f_pow, false, fold_pow},
 	[LIBM_ATAN2] = {f_atan2, f_atan2, false, atan2},
 	[LIBM_HYPOT] = {f_hypot, f_hypot64, false, hypot},
 	[LIBM_REMAINDER] = {f_remainder, f_remainder, false, remainder},

@@ -333,9 +333,9 @@ def elementwise_step(k, r, pool, indent=1):
                "acosh(abs(%s) + 1.0)", "atanh(clamp(%s, -0.99, 0.99))", "log1p(abs(%s))",
                "expm1(clamp(%s, -20.0, 20.0))", "log10(abs(%s) + 0.25)", "exp10(clamp(%s, -8.0, 8.0))",
                "trunc(%s)", "round(%s)", "rint(%s)", "atan2(%s, $B)", "remainder(%s, $B)", "copysign(%s, $B)"]
-        fns += ["cbrt(%s)", "hypot(%s, $B)"]
+        fns += ["cbrt(%s)", "hypot(%s, $B)", "pow(abs(%s) + 0.25, clamp($B, -4.0, 4.0))"]
         if t != "f64":
-            fns += ["pow(abs(%s) + 0.25, clamp($B, -4.0, 4.0))", "erfc(%s)"]
+            fns += ["erfc(%s)"]
         if not t.startswith("f8"):
             fns += ["nextafter(%s, $B)"]
         e = (r.choice(fns) % a.name).replace("$B", bs)

@@ -451,33 +451,70 @@ static Value *f_cbrt(Lm *m, Value *x)
  * fraction a + (1/2)/(a + (2/2)/(a + (3/2)/(a + ...))) to 28 levels as the
  * ratio of its convergents' recurrences (positive terms, one division).
  * Both within about 1e-12 relative in f64; erfc(-a) = 2 - erfc(a). */
-static Value *f_erfc(Lm *m, Value *x)
+static Value *erfc_pos(Lm *w, Value *a, Value **erf_near)
 {
-	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
-	Value *a = lm_convert(&w, lm_abs(m, x), SK_F64);
-	Value *a2 = lm_mul(&w, a, a); /* exact: a has 24 bits */
-	Value *e = exp_core(&w, lm_neg(&w, a2), NULL, 0, NULL);
+	Value *a2 = lm_mul(w, a, a);
+	Value *e = exp_core(w, lm_neg(w, a2), NULL, 0, NULL);
 	double c[28];
 	c[0] = 1;
 	for (int i = 1; i < 28; i++)
 		c[i] = c[i - 1] / (2 * i + 1);
-	Value *sum = lm_poly(&w, lm_add(&w, a2, a2), c, 28);
-	Value *near = lm_fma(&w, lm_neg(&w, lm_mul(&w, lm_mul(&w, a, e), lm_k(&w, 1.12837916709551257390))), sum, lm_k(&w, 1));
-	Value *p1 = lm_k(&w, 1), *p0 = a, *q1 = lm_k(&w, 0), *q0 = lm_k(&w, 1);
+	Value *sum = lm_poly(w, lm_add(w, a2, a2), c, 28);
+	*erf_near = lm_mul(w, lm_mul(w, lm_mul(w, a, e), lm_k(w, 1.12837916709551257390)), sum);
+	Value *near = lm_sub(w, lm_k(w, 1), *erf_near);
+	Value *p1 = lm_k(w, 1), *p0 = a, *q1 = lm_k(w, 0), *q0 = lm_k(w, 1);
 	for (int k = 1; k <= 28; k++) {
-		Value *p = lm_fma(&w, a, p0, lm_mul(&w, lm_k(&w, k / 2.0), p1));
-		Value *q = lm_fma(&w, a, q0, lm_mul(&w, lm_k(&w, k / 2.0), q1));
+		Value *p = lm_fma(w, a, p0, lm_mul(w, lm_k(w, k / 2.0), p1));
+		Value *q = lm_fma(w, a, q0, lm_mul(w, lm_k(w, k / 2.0), q1));
 		p1 = p0, p0 = p, q1 = q0, q0 = q;
 	}
-	Value *far = lm_div(&w, lm_mul(&w, e, q0), lm_mul(&w, p0, lm_k(&w, 1.77245385090551602730)));
-	Value *r = lm_sel(&w, lm_cmp(&w, CMP_LT, a, lm_k(&w, 2)), near, far);
-	r = lm_sel(&w, lm_cmp(&w, CMP_GT, a, lm_k(&w, 27)), lm_k(&w, 0), r); /* and infinite a */
+	Value *far = lm_div(w, lm_mul(w, e, q0), lm_mul(w, p0, lm_k(w, 1.77245385090551602730)));
+	Value *r = lm_sel(w, lm_cmp(w, CMP_LT, a, lm_k(w, 2)), near, far);
+	return lm_sel(w, lm_cmp(w, CMP_GT, a, lm_k(w, 27)), lm_k(w, 0), r); /* and infinite a */
+}
+
+static Value *f_erfc(Lm *m, Value *x)
+{
+	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
+	Value *erf_near;
+	Value *r = erfc_pos(&w, lm_convert(&w, lm_abs(m, x), SK_F64), &erf_near);
 	Value *neg = lm_convert(&w, lm_sub(&w, lm_k(&w, 2), r), m->k);
 	Value *pos = lm_convert(&w, r, m->k);
 	if (!w.ok)
 		m->ok = false;
 	Value *v = lm_sel(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), neg, pos);
 	return lm_sel(m, lm_isnan(m, x), x, v);
+}
+
+/* erfinv for f32 in f64, at a = |y|: Winitzki's closed form (within a few
+ * 1e-3) then Newton steps on erf(x) = a below a = 1/2 and on erfc(x) = 1 - a
+ * above (1 - a exact; each difference keeps its relative precision),
+ * x += (erfc(x) - (1 - a)) sqrt(pi)/2 e^(x^2) */
+static Value *f_erfinv(Lm *m, Value *y)
+{
+	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
+	Value *a = lm_convert(&w, lm_abs(m, y), SK_F64);
+	Value *l = log_core(&w, lm_fma(&w, lm_neg(&w, a), a, lm_k(&w, 1)), NULL); /* log(1 - a^2), exact argument */
+	Value *b = lm_fma(&w, l, lm_k(&w, 0.5), lm_k(&w, 2 / (3.14159265358979323846 * 0.147)));
+	Value *x = lm_math(&w, MATH_SQRT_RN, lm_sub(&w, lm_math(&w, MATH_SQRT_RN, lm_fma(&w, b, b, lm_mul(&w, l, lm_k(&w, -1 / 0.147)))), b));
+	Value *low = lm_cmp(&w, CMP_LT, a, lm_k(&w, 0.5));
+	Value *om = lm_sub(&w, lm_k(&w, 1), a);
+	for (int i = 0; i < 3; i++) {
+		Value *erf_near;
+		Value *c = erfc_pos(&w, x, &erf_near);
+		Value *d = lm_sel(&w, low, lm_sub(&w, a, erf_near), lm_sub(&w, c, om));
+		Value *g = exp_core(&w, lm_mul(&w, x, x), NULL, 0, NULL);
+		x = lm_fma(&w, lm_mul(&w, d, lm_k(&w, 0.88622692545275801365)), g, x);
+	}
+	Value *r = lm_convert(&w, x, m->k);
+	if (!w.ok)
+		m->ok = false;
+	Value *ay = lm_abs(m, y);
+	r = lm_sel(m, lm_cmp(m, CMP_EQ, ay, lm_k(m, 1)), lm_k(m, INFINITY), r);
+	r = lm_sel(m, lm_cmp(m, CMP_GT, ay, lm_k(m, 1)), lm_k(m, NAN), r);
+	r = lm_sel(m, lm_cmp(m, CMP_EQ, y, lm_k(m, 0)), lm_k(m, 0), r);
+	r = lm_copysign(m, r, y);
+	return lm_sel(m, lm_isnan(m, y), y, r);
 }
 
 /* cbrt of f64: subnormals scaled by 2^54 (the root by 2^18), the guess from
@@ -595,6 +632,24 @@ typedef Value *(*Fn2)(Lm *, Value *, Value *);
 static double fold_tanh(double x) { return tanh(x); }
 static double fold_exp10(double x) { return pow(10, x); }
 
+/* erfinv of a literal: bisection on erf (the host has no erfinv) */
+static double erfinv_fold(double y)
+{
+	if (!(fabs(y) <= 1))
+		return NAN;
+	if (fabs(y) == 1)
+		return copysign(INFINITY, y);
+	double lo = -6, hi = 6;
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+		if (erf(mid) < y)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
 static const struct {
 	const char *name;
 	Fn1 f32, f64; /* f64 NULL: not yet available for f64 */
@@ -616,6 +671,7 @@ static const struct {
 	[LIBM_EXP10] = {"exp10", f_exp10, f_exp10, fold_exp10},
 	[LIBM_CBRT] = {"cbrt", f_cbrt, f_cbrt64, cbrt},
 	[LIBM_ERFC] = {"erfc", f_erfc, NULL, erfc},
+	[LIBM_ERFINV] = {"erfinv", f_erfinv, NULL, erfinv_fold},
 };
 
 static double fold_pow(double x, double y) { return pow(x, y); }

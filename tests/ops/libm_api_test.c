@@ -37,6 +37,25 @@ typedef struct fn1 {
 
 static long double exp10_ld(long double x) { return powl(10.0L, x); }
 
+/* erfinv by bisection in long double, on erfc above 1/2 (1 - y exact) */
+static long double erfinv_ld(long double y)
+{
+	if (isnan(y) || fabsl(y) > 1)
+		return NAN;
+	if (fabsl(y) == 1)
+		return copysignl(INFINITY, y);
+	long double a = fabsl(y), lo = 0, hi = 10;
+	for (int i = 0; i < 200; i++) {
+		long double mid = (lo + hi) / 2;
+		bool below = a < 0.5L ? erfl(mid) < a : erfcl(mid) > 1 - a;
+		if (below)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return copysignl((lo + hi) / 2, y);
+}
+
 static const fn1 FNS[] = {
 	{"tanh", tanhl, -10, 10, 0, 3, 3, {0.55, 9, 0.3, 44}},
 	{"sinh", sinhl, -90, 90, 0, 2, 2, {1, 89.4, 0.5, 710.4}},
@@ -54,6 +73,7 @@ static const fn1 FNS[] = {
 	{"exp10", exp10_ld, -40, 38, 0, 2, 2, {1, 38.5, -45, 0.01}},
 	{"cbrt", cbrtl, -1000, 1000, 0, 1, 1, {1e-40, 8, 27, 1e30}},
 	{"erfc", erfcl, -4, 10.5, 0, 1, -1, {2, 10.05, 27, 0.5}},
+	{"erfinv", erfinv_ld, -1, 1, 0, 1, -1, {0.5, 0.99999994, 1e-30, 0.9}},
 };
 
 /* every float type; the f64 form where the table has one */

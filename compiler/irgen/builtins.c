@@ -297,6 +297,7 @@ static const Builtin builtins[] = {
 	{"cbrt", "x", ig_bi_libm1, LIBM_CBRT},
 	{"erfc", "x", ig_bi_libm1, LIBM_ERFC},
 	{"erfinv", "x", ig_bi_libm1, LIBM_ERFINV},
+	{"lgamma", "x", ig_bi_libm1, LIBM_LGAMMA},
 	{"pow", "x y", ig_bi_libm2, LIBM_POW},
 	{"atan2", "y x", ig_bi_libm2, LIBM_ATAN2},
 	{"hypot", "x y", ig_bi_libm2, LIBM_HYPOT},

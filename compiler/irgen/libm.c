@@ -517,6 +517,55 @@ static Value *f_erfinv(Lm *m, Value *y)
 	return lm_sel(m, lm_isnan(m, y), y, r);
 }
 
+/* log Gamma(z) for z > 0 (f64): Stirling's series at z + 8 (or z from 8 on),
+ * less log(z (z + 1) ... (z + 7)) */
+static Value *lgamma_pos(Lm *w, Value *z)
+{
+	Value *shift = lm_cmp(w, CMP_LT, z, lm_k(w, 8));
+	Value *p = z;
+	for (int i = 1; i < 8; i++)
+		p = lm_mul(w, p, lm_add(w, z, lm_k(w, i)));
+	Value *zz = lm_sel(w, shift, lm_add(w, z, lm_k(w, 8)), z);
+	/* B_2k / (2k (2k - 1) zz^(2k - 1)), k = 1..7 */
+	static const double st[] = {1.0 / 12, -1.0 / 360, 1.0 / 1260, -1.0 / 1680, 1.0 / 1188, -691.0 / 360360, 1.0 / 156};
+	Value *iz = lm_div(w, lm_k(w, 1), zz);
+	Value *corr = lm_mul(w, iz, lm_poly(w, lm_mul(w, iz, iz), st, 7));
+	Value *lz = log_core(w, zz, NULL);
+	Value *v = lm_fma(w, lm_sub(w, zz, lm_k(w, 0.5)), lz, lm_sub(w, lm_k(w, 0.91893853320467274178), zz));
+	v = lm_add(w, v, corr);
+	return lm_sel(w, shift, lm_sub(w, v, log_core(w, p, NULL)), v);
+}
+
+/* lgamma for f32 in f64: lgamma_pos above 0; below, the reflection
+ * log(pi / |sin(pi x)|) - lgamma(1 - x), sin(pi r) for r = x - rint(x) by
+ * its Taylor series */
+static Value *f_lgamma(Lm *m, Value *x)
+{
+	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
+	Value *xd = lm_convert(&w, x, SK_F64);
+	Value *pos = lgamma_pos(&w, lm_max(&w, xd, lm_k(&w, 0x1p-200)));
+	Value *r = lm_sub(&w, xd, lm_math(&w, MATH_RINT, xd)); /* exact */
+	Value *pr = lm_mul(&w, r, lm_k(&w, 3.14159265358979323846));
+	double c[13], f = 1;
+	for (int i = 0; i < 13; i++) {
+		c[i] = (i % 2 ? -1 : 1) / f;
+		f *= (2 * i + 2) * (2 * i + 3);
+	}
+	Value *sn = lm_abs(&w, lm_mul(&w, pr, lm_poly(&w, lm_mul(&w, pr, pr), c, 13)));
+	Value *refl = lm_sub(&w, log_core(&w, lm_div(&w, lm_k(&w, 3.14159265358979323846), sn), NULL),
+	                     lgamma_pos(&w, lm_sub(&w, lm_k(&w, 1), lm_min(&w, xd, lm_k(&w, 0)))));
+	Value *v = lm_sel(&w, lm_cmp(&w, CMP_GT, xd, lm_k(&w, 0)), pos, refl);
+	Value *res = lm_convert(&w, v, m->k);
+	if (!w.ok)
+		m->ok = false;
+	/* poles: 0 and the negative integers; +-inf give +inf */
+	Value *pole = lm_and(m, lm_cmp(m, CMP_LE, x, lm_k(m, 0)), lm_cmp(m, CMP_EQ, lm_math(m, MATH_TRUNC, x), x));
+	pole = lm_or(m, pole, lm_cmp(m, CMP_EQ, lm_abs(m, x), lm_k(m, INFINITY)));
+	res = lm_sel(m, pole, lm_k(m, INFINITY), res);
+	res = lm_sel(m, lm_or(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 1)), lm_cmp(m, CMP_EQ, x, lm_k(m, 2))), lm_k(m, 0), res);
+	return lm_sel(m, lm_isnan(m, x), x, res);
+}
+
 /* cbrt of f64: subnormals scaled by 2^54 (the root by 2^18), the guess from
  * the bits, Newton steps, then one last step y + (a / y^2 - y) / 3 whose
  * correction is small enough to round well */
@@ -672,6 +721,7 @@ static const struct {
 	[LIBM_CBRT] = {"cbrt", f_cbrt, f_cbrt64, cbrt},
 	[LIBM_ERFC] = {"erfc", f_erfc, NULL, erfc},
 	[LIBM_ERFINV] = {"erfinv", f_erfinv, NULL, erfinv_fold},
+	[LIBM_LGAMMA] = {"lgamma", f_lgamma, NULL, lgamma},
 };
 
 static double fold_pow(double x, double y) { return pow(x, y); }

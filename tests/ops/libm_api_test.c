@@ -74,6 +74,8 @@ static const fn1 FNS[] = {
 	{"cbrt", cbrtl, -1000, 1000, 0, 1, 1, {1e-40, 8, 27, 1e30}},
 	{"erfc", erfcl, -4, 10.5, 0, 1, -1, {2, 10.05, 27, 0.5}},
 	{"erfinv", erfinv_ld, -1, 1, 0, 1, -1, {0.5, 0.99999994, 1e-30, 0.9}},
+	{"lgamma", lgammal, 0, 40, 0, 2, -1, {1, 2, 8, 1e30}},
+	{"lgamma", lgammal, -10, 0, 0, 2, -1, {-0.5, -2.4570247, -2.7476826, -1e-30}},
 };
 
 /* every float type; the f64 form where the table has one */

@@ -298,6 +298,8 @@ static const Builtin builtins[] = {
 	{"erfc", "x", ig_bi_libm1, LIBM_ERFC},
 	{"erfinv", "x", ig_bi_libm1, LIBM_ERFINV},
 	{"lgamma", "x", ig_bi_libm1, LIBM_LGAMMA},
+	{"i0", "x", ig_bi_libm1, LIBM_I0},
+	{"i1", "x", ig_bi_libm1, LIBM_I1},
 	{"pow", "x y", ig_bi_libm2, LIBM_POW},
 	{"atan2", "y x", ig_bi_libm2, LIBM_ATAN2},
 	{"hypot", "x y", ig_bi_libm2, LIBM_HYPOT},

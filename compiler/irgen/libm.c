@@ -566,6 +566,44 @@ static Value *f_lgamma(Lm *m, Value *x)
 	return lm_sel(m, lm_isnan(m, x), x, res);
 }
 
+/* I_nu(x), nu = 0 or 1, for f32 in f64 at a = |x|: below 20 the series
+ * (a/2)^nu sum (a^2/4)^k / (k! (k + nu)!) to k = 35 (positive terms); from 20
+ * e^a / sqrt(2 pi a) sum_k (-1)^k c_k(nu) / a^k, c_k(nu) = prod_{j <= k}
+ * (4 nu^2 - (2j - 1)^2) / (k! 8^k), to k = 11 (both about 1e-12 relative) */
+static Value *bessel_i(Lm *m, Value *x, int nu)
+{
+	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
+	Value *a = lm_convert(&w, lm_abs(m, x), SK_F64);
+	double c[36], f = 1;
+	for (int k = 0; k < 36; k++) {
+		c[k] = 1 / (f * (nu ? f * (k + 1) : f)); /* 1 / (k! (k + nu)!) */
+		f *= k + 1;
+	}
+	Value *ser = lm_poly(&w, lm_mul(&w, lm_mul(&w, a, a), lm_k(&w, 0.25)), c, 36);
+	if (nu)
+		ser = lm_mul(&w, ser, lm_mul(&w, a, lm_k(&w, 0.5)));
+	double d[12], t = 1;
+	for (int k = 0; k < 12; k++) {
+		d[k] = k % 2 ? -t : t;
+		t *= (4.0 * nu * nu - (2 * k + 1) * (2 * k + 1)) / ((k + 1) * 8.0);
+	}
+	Value *sum = lm_poly(&w, lm_div(&w, lm_k(&w, 1), a), d, 12);
+	/* e^a / sqrt(2 pi a) as (e^(a/2) / sqrt(2 pi a)) e^(a/2): no overflow before the end */
+	Value *h = exp_core(&w, lm_mul(&w, a, lm_k(&w, 0.5)), NULL, 0, NULL);
+	Value *big = lm_mul(&w, lm_mul(&w, lm_div(&w, h, lm_math(&w, MATH_SQRT_RN, lm_mul(&w, a, lm_k(&w, 6.28318530717958647693)))), sum), h);
+	Value *r = lm_sel(&w, lm_cmp(&w, CMP_LT, a, lm_k(&w, 20)), ser, big);
+	Value *res = lm_convert(&w, r, m->k);
+	if (!w.ok)
+		m->ok = false;
+	if (nu)
+		res = lm_copysign(m, res, x);
+	res = lm_sel(m, lm_cmp(m, CMP_EQ, lm_abs(m, x), lm_k(m, INFINITY)), nu ? x : lm_k(m, INFINITY), res);
+	return lm_sel(m, lm_isnan(m, x), x, res);
+}
+
+static Value *f_i0(Lm *m, Value *x) { return bessel_i(m, x, 0); }
+static Value *f_i1(Lm *m, Value *x) { return bessel_i(m, x, 1); }
+
 /* cbrt of f64: subnormals scaled by 2^54 (the root by 2^18), the guess from
  * the bits, Newton steps, then one last step y + (a / y^2 - y) / 3 whose
  * correction is small enough to round well */
@@ -681,6 +719,21 @@ typedef Value *(*Fn2)(Lm *, Value *, Value *);
 static double fold_tanh(double x) { return tanh(x); }
 static double fold_exp10(double x) { return pow(10, x); }
 
+/* the modified Bessel functions of a literal, by their series in long double */
+static double fold_i(double x, int nu)
+{
+	if (isinf(x))
+		return nu ? x : INFINITY;
+	long double y = (long double)x * x / 4, term = nu ? (long double)x / 2 : 1, s = 0;
+	for (int k = 0; k < 400 && term != 0; k++) {
+		s += term;
+		term *= y / ((k + 1) * (long double)(k + 1 + nu));
+	}
+	return (double)s;
+}
+static double fold_i0(double x) { return fold_i(x, 0); }
+static double fold_i1(double x) { return fold_i(x, 1); }
+
 /* erfinv of a literal: bisection on erf (the host has no erfinv) */
 static double erfinv_fold(double y)
 {
@@ -722,6 +775,8 @@ static const struct {
 	[LIBM_ERFC] = {"erfc", f_erfc, NULL, erfc},
 	[LIBM_ERFINV] = {"erfinv", f_erfinv, NULL, erfinv_fold},
 	[LIBM_LGAMMA] = {"lgamma", f_lgamma, NULL, lgamma},
+	[LIBM_I0] = {"i0", f_i0, NULL, fold_i0},
+	[LIBM_I1] = {"i1", f_i1, NULL, fold_i1},
 };
 
 static double fold_pow(double x, double y) { return pow(x, y); }

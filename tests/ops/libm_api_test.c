@@ -37,6 +37,26 @@ typedef struct fn1 {
 
 static long double exp10_ld(long double x) { return powl(10.0L, x); }
 
+/* the modified Bessel functions I0, I1 by their series in long double
+ * (positive terms) */
+static long double bessel_i_ld(long double x, int nu)
+{
+	if (isnan(x))
+		return x;
+	if (isinf(x))
+		return nu ? x : INFINITY;
+	if (x == 0 && nu) /* odd: keeps -0 */
+		return x;
+	long double y = x * x / 4, term = nu ? x / 2 : 1, s = 0;
+	for (int k = 0; k < 2000 && term != 0 && !isinf(s); k++) {
+		s += term;
+		term *= y / ((k + 1) * (long double)(k + 1 + nu));
+	}
+	return s;
+}
+static long double i0_ld(long double x) { return bessel_i_ld(x, 0); }
+static long double i1_ld(long double x) { return bessel_i_ld(x, 1); }
+
 /* erfinv by bisection in long double, on erfc above 1/2 (1 - y exact) */
 static long double erfinv_ld(long double y)
 {
@@ -76,6 +96,8 @@ static const fn1 FNS[] = {
 	{"erfinv", erfinv_ld, -1, 1, 0, 1, -1, {0.5, 0.99999994, 1e-30, 0.9}},
 	{"lgamma", lgammal, 0, 40, 0, 2, -1, {1, 2, 8, 1e30}},
 	{"lgamma", lgammal, -10, 0, 0, 2, -1, {-0.5, -2.4570247, -2.7476826, -1e-30}},
+	{"i0", i0_ld, -95, 95, 0, 1, -1, {20, 91.9, 1e-20, 0.5}},
+	{"i1", i1_ld, -95, 95, 0, 1, -1, {20, 91.9, 1e-20, 0.5}},
 };
 
 /* every float type; the f64 form where the table has one */

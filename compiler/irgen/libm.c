@@ -604,6 +604,112 @@ static Value *bessel_i(Lm *m, Value *x, int nu)
 static Value *f_i0(Lm *m, Value *x) { return bessel_i(m, x, 0); }
 static Value *f_i1(Lm *m, Value *x) { return bessel_i(m, x, 1); }
 
+/* J_nu and Y_nu (nu = 0, 1) for f32 in f64 at a = |x| > 0. Below 12 the
+ * series in u = -a^2/4: J0 = sum u^k / k!^2, J1 = (a/2) sum u^k / (k! (k+1)!),
+ * Y0 = (2/pi) ((log(a/2) + gamma) J0 - sum H_k u^k / k!^2),
+ * Y1 = (2/pi) (log(a/2) J1 - 1/a) - (a/(2 pi)) sum (H_k + H_(k+1) - 2 gamma)
+ * u^k / (k! (k+1)!), H_k the harmonic numbers, to k = 39. From 12 Hankel's
+ * expansion sqrt(2/(pi a)) (P cos c - Q sin c) (J) and (P sin c + Q cos c)
+ * (Y), c = a - (2 nu + 1) pi/4, with the sine and cosine of a from a
+ * reduction by pi/2 in three fmas (as tan) and Taylor series. */
+static Value *bessel_jy(Lm *w, Value *a, int nu, bool y)
+{
+	enum { K = 40 };
+	double cj[K], cy[K], f = 1, h = 0;
+	const double euler = 0.57721566490153286061;
+	for (int k = 0; k < K; k++) {
+		double fk1 = f * (k + 1); /* (k+1)! */
+		double hk1 = h + 1.0 / (k + 1);
+		cj[k] = 1 / (f * (nu ? fk1 : f));
+		cy[k] = nu ? (h + hk1 - 2 * euler) / (f * fk1) : h / (f * f);
+		f = fk1;
+		h = hk1;
+	}
+	Value *u = lm_mul(w, lm_mul(w, a, a), lm_k(w, -0.25));
+	Value *j = lm_poly(w, u, cj, K);
+	if (nu)
+		j = lm_mul(w, j, lm_mul(w, a, lm_k(w, 0.5)));
+	Value *small = j;
+	if (y) {
+		const double two_pi = 0.63661977236758134308; /* 2/pi */
+		Value *lg = log_core(w, lm_mul(w, a, lm_k(w, 0.5)), NULL);
+		Value *sy = lm_poly(w, u, cy, K);
+		if (nu)
+			small = lm_sub(w, lm_mul(w, lm_k(w, two_pi), lm_sub(w, lm_mul(w, lg, j), lm_div(w, lm_k(w, 1), a))),
+			               lm_mul(w, lm_mul(w, a, lm_k(w, 0.5 / 3.14159265358979323846)), sy));
+		else
+			small = lm_mul(w, lm_k(w, two_pi), lm_sub(w, lm_mul(w, lm_add(w, lg, lm_k(w, euler)), j), sy));
+	}
+	/* Hankel: a_k = prod_{j <= k} (4 nu^2 - (2j - 1)^2) / (k! 8^k); P takes the
+	 * even k with signs +, -, ..., Q the odd ones */
+	double p[10], q[10], t = 1;
+	for (int k = 0; k < 20; k++) {
+		double sgn = (k / 2) % 2 ? -1 : 1;
+		if (k % 2)
+			q[k / 2] = sgn * t;
+		else
+			p[k / 2] = sgn * t;
+		t *= (4.0 * nu * nu - (2 * k + 1) * (2 * k + 1)) / ((k + 1) * 8.0);
+	}
+	Value *ia = lm_div(w, lm_k(w, 1), a), *ia2 = lm_mul(w, ia, ia);
+	Value *P = lm_poly(w, ia2, p, 10), *Q = lm_mul(w, ia, lm_poly(w, ia2, q, 10));
+	/* sin a and cos a */
+	Value *kq = lm_math(w, MATH_RINT, lm_mul(w, a, lm_k(w, 0.63661977236758134308)));
+	Value *nk = lm_neg(w, kq);
+	Value *r = lm_fma(w, nk, lm_k(w, 1.57079632673412561417e+00), a);
+	r = lm_fma(w, nk, lm_k(w, 6.07710050630396597660e-11), r);
+	r = lm_fma(w, nk, lm_k(w, 2.02226624879595063154e-21), r);
+	double sc[12], cc[12], g = 1;
+	for (int i = 0; i < 12; i++) {
+		sc[i] = (i % 2 ? -1 : 1) / g;
+		g *= (2 * i + 2) * (2 * i + 3);
+	}
+	g = 1;
+	for (int i = 0; i < 12; i++) {
+		cc[i] = (i % 2 ? -1 : 1) / g;
+		g *= (2 * i + 1) * (2 * i + 2);
+	}
+	Value *r2 = lm_mul(w, r, r);
+	Value *S = lm_mul(w, r, lm_poly(w, r2, sc, 12)), *C = lm_poly(w, r2, cc, 12);
+	Value *q4 = lm_sub(w, kq, lm_mul(w, lm_math(w, MATH_FLOOR, lm_mul(w, kq, lm_k(w, 0.25))), lm_k(w, 4)));
+	Value *q1 = lm_cmp(w, CMP_EQ, q4, lm_k(w, 1)), *q2 = lm_cmp(w, CMP_EQ, q4, lm_k(w, 2)), *q3 = lm_cmp(w, CMP_EQ, q4, lm_k(w, 3));
+	Value *sa = lm_sel(w, q1, C, lm_sel(w, q2, lm_neg(w, S), lm_sel(w, q3, lm_neg(w, C), S)));
+	Value *ca = lm_sel(w, q1, lm_neg(w, S), lm_sel(w, q2, lm_neg(w, C), lm_sel(w, q3, S, C)));
+	/* c = a - pi/4 - nu pi/2 */
+	const double rs2 = 0.70710678118654752440;
+	Value *cc4 = lm_mul(w, lm_add(w, ca, sa), lm_k(w, rs2)), *sc4 = lm_mul(w, lm_sub(w, sa, ca), lm_k(w, rs2));
+	Value *cosc = nu ? sc4 : cc4, *sinc = nu ? lm_neg(w, cc4) : sc4;
+	Value *amp = lm_math(w, MATH_SQRT_RN, lm_div(w, lm_k(w, 0.63661977236758134308), a));
+	Value *big = y ? lm_mul(w, amp, lm_fma(w, P, sinc, lm_mul(w, Q, cosc)))
+	               : lm_mul(w, amp, lm_fma(w, P, cosc, lm_neg(w, lm_mul(w, Q, sinc))));
+	return lm_sel(w, lm_cmp(w, CMP_LT, a, lm_k(w, 12)), small, big);
+}
+
+static Value *bessel_jy_fn(Lm *m, Value *x, int nu, bool y)
+{
+	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
+	Value *a = lm_convert(&w, lm_abs(m, x), SK_F64);
+	Value *res = lm_convert(&w, bessel_jy(&w, a, nu, y), m->k);
+	if (!w.ok)
+		m->ok = false;
+	Value *inf = lm_cmp(m, CMP_EQ, lm_abs(m, x), lm_k(m, INFINITY));
+	if (y) { /* Y: -inf at 0, NaN below, 0 at +inf */
+		res = lm_sel(m, inf, lm_k(m, 0), res);
+		res = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), lm_k(m, -INFINITY), res);
+		res = lm_sel(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), lm_k(m, NAN), res);
+	} else {
+		if (nu) /* odd */
+			res = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), x, lm_copysign(m, res, lm_mul(m, x, res)));
+		res = lm_sel(m, inf, nu ? lm_copysign(m, lm_k(m, 0), x) : lm_k(m, 0), res);
+	}
+	return lm_sel(m, lm_isnan(m, x), x, res);
+}
+
+static Value *f_j0(Lm *m, Value *x) { return bessel_jy_fn(m, x, 0, false); }
+static Value *f_j1(Lm *m, Value *x) { return bessel_jy_fn(m, x, 1, false); }
+static Value *f_y0(Lm *m, Value *x) { return bessel_jy_fn(m, x, 0, true); }
+static Value *f_y1(Lm *m, Value *x) { return bessel_jy_fn(m, x, 1, true); }
+
 /* cbrt of f64: subnormals scaled by 2^54 (the root by 2^18), the guess from
  * the bits, Newton steps, then one last step y + (a / y^2 - y) / 3 whose
  * correction is small enough to round well */
@@ -777,6 +883,10 @@ static const struct {
 	[LIBM_LGAMMA] = {"lgamma", f_lgamma, NULL, lgamma},
 	[LIBM_I0] = {"i0", f_i0, NULL, fold_i0},
 	[LIBM_I1] = {"i1", f_i1, NULL, fold_i1},
+	[LIBM_J0] = {"j0", f_j0, NULL, j0},
+	[LIBM_J1] = {"j1", f_j1, NULL, j1},
+	[LIBM_Y0] = {"y0", f_y0, NULL, y0},
+	[LIBM_Y1] = {"y1", f_y1, NULL, y1},
 };
 
 static double fold_pow(double x, double y) { return pow(x, y); }

@@ -1,15 +1,17 @@
 /* libm.c: the math functions that expand into IR ops (language.md, "Math
- * functions"): tanh below f64, pow, tan, the inverse and hyperbolic
- * functions, log1p, expm1, log10, exp10, cbrt, hypot, and the exact ones
- * (copysign, ldexp, frexp, nextafter, remainder, the predicates).
+ * functions in IR"): tanh below f64, pow (and **), tan, the inverse and
+ * hyperbolic functions, log1p, expm1, log10, exp10, cbrt, hypot, erfc,
+ * erfinv, lgamma, the Bessel functions i0 i1 j0 j1 y0 y1, and the exact ones
+ * (copysign, ldexp, frexp, nextafter, remainder, fmod, the predicates).
  *
  * Each is a fixed sequence of ops that both backends compute to the bit
  * (libm_ops.c), so the interpreter and the GPU agree exactly; tanh's one
  * ex2.approx is the exception its table row states. Polynomials are Taylor
- * series after an argument reduction, summed by fmas from the highest term.
- * f16 and bf16 compute in f32 and round once; some f32 functions compute in
- * f64 (pow, exp10's f64 form, cbrt, hypot), still exact ops. Arguments that
- * are all literals fold with the host's libm. */
+ * (or asymptotic) series after an argument reduction, summed by fmas from
+ * the highest term. f16 and bf16 compute in f32 and round once; pow, cbrt,
+ * hypot, erfc, erfinv, lgamma and the Bessel functions of f32 compute in
+ * f64, still exact ops. Arguments that are all literals fold with the
+ * host's libm. */
 #include "irgen/libm_int.h"
 
 #include <math.h>

@@ -992,9 +992,11 @@ static bool two_floats(Gen *g, Args *a, Value **x, Value **y, ScalarKind *k)
 Sym ig_bi_libm2(Gen *g, Args *a, int which)
 {
 	Sym s0 = a->v[0], s1 = a->v[1];
-	if (s0.kind == S_CONST && s0.weak && s1.kind == S_CONST && s1.weak && scalar_is_float((ScalarKind)s0.type.scalar) &&
-	    scalar_is_float((ScalarKind)s1.type.scalar))
+	if (s0.kind == S_CONST && s0.weak && s1.kind == S_CONST && s1.weak) { /* literals (integers too) */
+		if (!float_arg(g, a, 0, &s0) || !float_arg(g, a, 1, &s1))
+			return VOID;
 		return ig_weak_float(BINARY[which].fold(s0.f, s1.f));
+	}
 	Value *x, *y;
 	ScalarKind k;
 	if (!two_floats(g, a, &x, &y, &k))

@@ -298,6 +298,7 @@ static const Builtin builtins[] = {
 	{"erfc", "x", ig_bi_libm1, LIBM_ERFC},
 	{"erfinv", "x", ig_bi_libm1, LIBM_ERFINV},
 	{"lgamma", "x", ig_bi_libm1, LIBM_LGAMMA},
+	{"tgamma", "x", ig_bi_libm1, LIBM_TGAMMA},
 	{"i0", "x", ig_bi_libm1, LIBM_I0},
 	{"i1", "x", ig_bi_libm1, LIBM_I1},
 	{"j0", "x", ig_bi_libm1, LIBM_J0},

@@ -1,17 +1,18 @@
 /* libm.c: the math functions that expand into IR ops (language.md, "Math
  * functions in IR"): tanh below f64, pow (and **), tan, the inverse and
  * hyperbolic functions, log1p, expm1, log10, exp10, cbrt, hypot, erfc,
- * erfinv, lgamma, the Bessel functions i0 i1 j0 j1 y0 y1, and the exact ones
- * (copysign, ldexp, frexp, nextafter, remainder, fmod, the predicates).
+ * erfinv, lgamma, tgamma, the Bessel functions i0 i1 j0 j1 y0 y1, and the
+ * exact ones (copysign, ldexp, frexp, nextafter, remainder, fmod, the
+ * predicates).
  *
  * Each is a fixed sequence of ops that both backends compute to the bit
  * (libm_ops.c), so the interpreter and the GPU agree exactly; tanh's one
  * ex2.approx is the exception its table row states. Polynomials are Taylor
  * (or asymptotic) series after an argument reduction, summed by fmas from
  * the highest term. f16 and bf16 compute in f32 and round once; pow, cbrt,
- * hypot, erfc, erfinv, lgamma and the Bessel functions of f32 compute in
- * f64, still exact ops. Arguments that are all literals fold with the
- * host's libm. */
+ * hypot, erfc, erfinv, lgamma, tgamma and the Bessel functions of f32
+ * compute in f64, still exact ops. Arguments that are all literals fold
+ * with the host's libm. */
 #include "irgen/libm_int.h"
 
 #include <math.h>
@@ -541,22 +542,26 @@ static Value *lgamma_pos(Lm *w, Value *z)
 /* lgamma for f32 in f64: lgamma_pos above 0; below, the reflection
  * log(pi / |sin(pi x)|) - lgamma(1 - x), sin(pi r) for r = x - rint(x) by
  * its Taylor series */
-static Value *f_lgamma(Lm *m, Value *x)
+static Value *lgamma_f64(Lm *w, Value *xd)
 {
-	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
-	Value *xd = lm_convert(&w, x, SK_F64);
-	Value *pos = lgamma_pos(&w, lm_max(&w, xd, lm_k(&w, 0x1p-200)));
-	Value *r = lm_sub(&w, xd, lm_math(&w, MATH_RINT, xd)); /* exact */
-	Value *pr = lm_mul(&w, r, lm_k(&w, 3.14159265358979323846));
+	Value *pos = lgamma_pos(w, lm_max(w, xd, lm_k(w, 0x1p-200)));
+	Value *r = lm_sub(w, xd, lm_math(w, MATH_RINT, xd)); /* exact */
+	Value *pr = lm_mul(w, r, lm_k(w, 3.14159265358979323846));
 	double c[13], f = 1;
 	for (int i = 0; i < 13; i++) {
 		c[i] = (i % 2 ? -1 : 1) / f;
 		f *= (2 * i + 2) * (2 * i + 3);
 	}
-	Value *sn = lm_abs(&w, lm_mul(&w, pr, lm_poly(&w, lm_mul(&w, pr, pr), c, 13)));
-	Value *refl = lm_sub(&w, log_core(&w, lm_div(&w, lm_k(&w, 3.14159265358979323846), sn), NULL),
-	                     lgamma_pos(&w, lm_sub(&w, lm_k(&w, 1), lm_min(&w, xd, lm_k(&w, 0)))));
-	Value *v = lm_sel(&w, lm_cmp(&w, CMP_GT, xd, lm_k(&w, 0)), pos, refl);
+	Value *sn = lm_abs(w, lm_mul(w, pr, lm_poly(w, lm_mul(w, pr, pr), c, 13)));
+	Value *refl = lm_sub(w, log_core(w, lm_div(w, lm_k(w, 3.14159265358979323846), sn), NULL),
+	                     lgamma_pos(w, lm_sub(w, lm_k(w, 1), lm_min(w, xd, lm_k(w, 0)))));
+	return lm_sel(w, lm_cmp(w, CMP_GT, xd, lm_k(w, 0)), pos, refl);
+}
+
+static Value *f_lgamma(Lm *m, Value *x)
+{
+	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
+	Value *v = lgamma_f64(&w, lm_convert(&w, x, SK_F64));
 	Value *res = lm_convert(&w, v, m->k);
 	if (!w.ok)
 		m->ok = false;
@@ -565,6 +570,28 @@ static Value *f_lgamma(Lm *m, Value *x)
 	pole = lm_or(m, pole, lm_cmp(m, CMP_EQ, lm_abs(m, x), lm_k(m, INFINITY)));
 	res = lm_sel(m, pole, lm_k(m, INFINITY), res);
 	res = lm_sel(m, lm_or(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 1)), lm_cmp(m, CMP_EQ, x, lm_k(m, 2))), lm_k(m, 0), res);
+	return lm_sel(m, lm_isnan(m, x), x, res);
+}
+
+/* tgamma for f32 in f64: e^lgamma(x) with Gamma's sign, negative between
+ * an odd negative integer and the next even one ((-1, 0), (-3, -2), ...);
+ * +-inf at +-0, NaN at the negative integers and -inf */
+static Value *f_tgamma(Lm *m, Value *x)
+{
+	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
+	Value *xd = lm_convert(&w, x, SK_F64);
+	Value *lg = lgamma_f64(&w, xd);
+	Value *e = exp_core(&w, lg, NULL, 0, NULL);
+	Value *fl = lm_math(&w, MATH_FLOOR, xd);
+	Value *half = lm_mul(&w, fl, lm_k(&w, 0.5));
+	Value *neg = lm_and(&w, lm_cmp(&w, CMP_LT, xd, lm_k(&w, 0)), lm_cmp(&w, CMP_NE, lm_math(&w, MATH_FLOOR, half), half));
+	Value *res = lm_convert(&w, lm_sel(&w, neg, lm_neg(&w, e), e), m->k);
+	if (!w.ok)
+		m->ok = false;
+	Value *negint = lm_and(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), lm_cmp(m, CMP_EQ, lm_math(m, MATH_TRUNC, x), x));
+	res = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, INFINITY)), x, res);
+	res = lm_sel(m, negint, lm_k(m, NAN), res); /* -inf too */
+	res = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), lm_copysign(m, lm_k(m, INFINITY), x), res);
 	return lm_sel(m, lm_isnan(m, x), x, res);
 }
 
@@ -883,6 +910,7 @@ static const struct {
 	[LIBM_ERFC] = {"erfc", f_erfc, NULL, erfc},
 	[LIBM_ERFINV] = {"erfinv", f_erfinv, NULL, erfinv_fold},
 	[LIBM_LGAMMA] = {"lgamma", f_lgamma, NULL, lgamma},
+	[LIBM_TGAMMA] = {"tgamma", f_tgamma, NULL, tgamma},
 	[LIBM_I0] = {"i0", f_i0, NULL, fold_i0},
 	[LIBM_I1] = {"i1", f_i1, NULL, fold_i1},
 	[LIBM_J0] = {"j0", f_j0, NULL, j0},

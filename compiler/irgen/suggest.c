@@ -129,15 +129,6 @@ void ig_unknown_name(Gen *g, Span at, const char *what, const char *name, int ne
 			return;
 		}
 	}
-	/* C and libdevice functions blk does not have yet (language.md, "Math
-	 * functions in IR"): said so, rather than a near spelling */
-	static const char *const later[] = {"tgamma"};
-	for (size_t i = 0; (near & NEAR_FNS) && i < sizeof later / sizeof later[0]; i++)
-		if (strcmp(name, later[i]) == 0) {
-			error(g, at, "'%s' is not yet available in blk (language.md, \"Math functions in IR\", lists the math "
-			             "functions there are)", name);
-			return;
-		}
 	const char *best = ig_near_name(g, name, near);
 	if (best)
 		error(g, at, "%s '%s'; did you mean '%s'?", what, name, best);

@@ -335,7 +335,7 @@ def elementwise_step(k, r, pool, indent=1):
                "trunc(%s)", "round(%s)", "rint(%s)", "atan2(%s, $B)", "remainder(%s, $B)", "copysign(%s, $B)"]
         fns += ["cbrt(%s)", "hypot(%s, $B)", "pow(abs(%s) + 0.25, clamp($B, -4.0, 4.0))"]
         if t != "f64":
-            fns += ["erfc(%s)", "erfinv(clamp(%s, -1.0, 1.0))", "lgamma(%s)", "i0(%s)", "i1(%s)", "j0(%s)", "j1(%s)",
+            fns += ["erfc(%s)", "erfinv(clamp(%s, -1.0, 1.0))", "lgamma(%s)", "tgamma(clamp(%s, -20.0, 30.0))", "i0(%s)", "i1(%s)", "j0(%s)", "j1(%s)",
                     "y0(abs(%s))", "y1(abs(%s) + 0.5)"]
         if not t.startswith("f8"):
             fns += ["nextafter(%s, $B)"]

@@ -152,6 +152,7 @@ void nearest_consider(Nearest *n, const char *candidate);
 	TOKEN(PLUS, "+") \
 	TOKEN(MINUS, "-") \
 	TOKEN(STAR, "*") \
+	TOKEN(POW, "**") \
 	TOKEN(SLASH, "/") \
 	TOKEN(PERCENT, "%") \
 	TOKEN(AMP, "&") \

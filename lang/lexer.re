@@ -593,6 +593,7 @@ Token lexer_next(Lexer *lx)
 		"?"   { k = T_QUESTION; goto done; }
 		"+"   { k = T_PLUS; goto done; }
 		"-"   { k = T_MINUS; goto done; }
+		"**"  { k = T_POW; goto done; }
 		"*"   { k = T_STAR; goto done; }
 		"/"   { k = T_SLASH; goto done; }
 		"%"   { k = T_PERCENT; goto done; }

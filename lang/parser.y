@@ -58,6 +58,8 @@ bool add_attrs(ParseCtx *ctx, Node *decl, PtrVec attrs);
 bool list_push(ParseCtx *ctx, PtrVec *v, Node *item);
 bool seal(ParseCtx *ctx, Node *n); /* records depth; false past the limit */
 void dotted_type(ParseCtx *ctx, Span sp, const Token *ns, const Token *name);
+/* sp without its first character: the second '*' of a '**' */
+static inline Span second_star(Span sp) { sp.begin++, sp.col++; return sp; }
 }
 
 %union {
@@ -77,7 +79,7 @@ void dotted_type(ParseCtx *ctx, Span sp, const Token *ns, const Token *name);
 %token <tok> TK_LPAREN "'('" TK_RPAREN "')'" TK_LBRACKET "'['" TK_RBRACKET "']'"
 %token <tok> TK_LBRACE "'{'" TK_RBRACE "'}'" TK_COMMA "','" TK_SEMI "';'" TK_COLON "':'"
 %token <tok> TK_DOT "'.'" TK_ARROW "'->'" TK_AT "'@'" TK_QUESTION "'?'"
-%token <tok> TK_PLUS "'+'" TK_MINUS "'-'" TK_STAR "'*'" TK_SLASH "'/'" TK_PERCENT "'%'"
+%token <tok> TK_PLUS "'+'" TK_MINUS "'-'" TK_STAR "'*'" TK_SLASH "'/'" TK_PERCENT "'%'" TK_POW "'**'"
 %token <tok> TK_AMP "'&'" TK_PIPE "'|'" TK_CARET "'^'" TK_TILDE "'~'" TK_BANG "'!'"
 %token <tok> TK_SHL "'<<'" TK_SHR "'>>'" TK_ANDAND "'&&'" TK_OROR "'||'"
 %token <tok> TK_EQ "'=='" TK_NE "'!='" TK_LT "'<'" TK_LE "'<='" TK_GT "'>'" TK_GE "'>='"
@@ -97,6 +99,7 @@ void dotted_type(ParseCtx *ctx, Span sp, const Token *ns, const Token *name);
 %left TK_PLUS TK_MINUS
 %left TK_STAR TK_SLASH TK_PERCENT
 %precedence UNARY
+%right TK_POW
 
 %type <node> item import const_decl decl fn_decl kernel_decl attribute attr_arg attr_value config
 %type <node> param type base_type ret_opt grid_opt default_opt type_opt
@@ -261,6 +264,10 @@ type
 
 base_type
 	: TK_STAR base_type { $$ = mk1(ctx, N_TYPE_PTR, @$, $2); if (!$$) YYABORT; }
+	| TK_POW base_type { /* '**' lexes as one token: two pointer levels */
+		Node *in = mk1(ctx, N_TYPE_PTR, second_star(@$), $2); if (!in) YYABORT;
+		$$ = mk1(ctx, N_TYPE_PTR, @$, in); if (!$$) YYABORT;
+	}
 	| TK_IDENT { $$ = mk_name(ctx, N_TYPE_NAME, @$, &$1); if (!$$) YYABORT; }
 	| TK_IDENT TK_DOT TK_IDENT {
 		/* Triton's tl.constexpr, tl.float16: reported, then read as the last name */
@@ -392,11 +399,16 @@ expr
 	| expr TK_STAR expr { $$ = mk_op(ctx, N_BINARY, @$, T_STAR, $1, $3); if (!$$) YYABORT; }
 	| expr TK_SLASH expr { $$ = mk_op(ctx, N_BINARY, @$, T_SLASH, $1, $3); if (!$$) YYABORT; }
 	| expr TK_PERCENT expr { $$ = mk_op(ctx, N_BINARY, @$, T_PERCENT, $1, $3); if (!$$) YYABORT; }
+	| expr TK_POW expr { $$ = mk_op(ctx, N_BINARY, @$, T_POW, $1, $3); if (!$$) YYABORT; }
 	| TK_MINUS expr %prec UNARY { $$ = mk_op(ctx, N_UNARY, @$, T_MINUS, $2, NULL); if (!$$) YYABORT; }
 	| TK_PLUS expr %prec UNARY { $$ = mk_op(ctx, N_UNARY, @$, T_PLUS, $2, NULL); if (!$$) YYABORT; }
 	| TK_BANG expr %prec UNARY { $$ = mk_op(ctx, N_UNARY, @$, T_BANG, $2, NULL); if (!$$) YYABORT; }
 	| TK_TILDE expr %prec UNARY { $$ = mk_op(ctx, N_UNARY, @$, T_TILDE, $2, NULL); if (!$$) YYABORT; }
 	| TK_STAR expr %prec UNARY { $$ = mk_op(ctx, N_UNARY, @$, T_STAR, $2, NULL); if (!$$) YYABORT; }
+	| TK_POW expr %prec UNARY {
+		Node *in = mk_op(ctx, N_UNARY, second_star(@$), T_STAR, $2, NULL); if (!in) YYABORT;
+		$$ = mk_op(ctx, N_UNARY, @$, T_STAR, in, NULL); if (!$$) YYABORT;
+	}
 	| postfix
 	;
 
@@ -499,7 +511,7 @@ static bool continues_expression(yysymbol_kind_t k)
 	case YYSYMBOL_TK_EQ: case YYSYMBOL_TK_NE: case YYSYMBOL_TK_LT: case YYSYMBOL_TK_LE:
 	case YYSYMBOL_TK_GT: case YYSYMBOL_TK_GE: case YYSYMBOL_TK_SHL: case YYSYMBOL_TK_SHR:
 	case YYSYMBOL_TK_PLUS: case YYSYMBOL_TK_MINUS: case YYSYMBOL_TK_STAR:
-	case YYSYMBOL_TK_SLASH: case YYSYMBOL_TK_PERCENT: case YYSYMBOL_TK_LPAREN:
+	case YYSYMBOL_TK_SLASH: case YYSYMBOL_TK_PERCENT: case YYSYMBOL_TK_POW: case YYSYMBOL_TK_LPAREN:
 	case YYSYMBOL_TK_LBRACKET: case YYSYMBOL_TK_DOT: case YYSYMBOL_TK_COMMA:
 	case YYSYMBOL_TK_ASSIGN: case YYSYMBOL_TK_PLUS_ASSIGN: case YYSYMBOL_TK_MINUS_ASSIGN:
 	case YYSYMBOL_TK_STAR_ASSIGN: case YYSYMBOL_TK_SLASH_ASSIGN: case YYSYMBOL_TK_PERCENT_ASSIGN:

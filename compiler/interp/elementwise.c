@@ -108,6 +108,9 @@ static double math1(int64_t fn, double x, bool ftz)
 	case MATH_TANH: return tanh(x);
 	case MATH_ERF: return erf(x);
 	case MATH_FLOOR: return floor(x);
+	case MATH_TRUNC: return trunc(x);
+	case MATH_RINT: return rint(x); /* to nearest even: the default rounding mode */
+	case MATH_ROUND: return round(x);
 	default: return ceil(x);
 	}
 }

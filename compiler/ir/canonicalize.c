@@ -126,11 +126,14 @@ common:
 		break;
 	}
 	case OP_MATH:
-		/* floor, ceil and sqrt are exact or correctly rounded everywhere;
+		/* floor, ceil, trunc, rint, round and sqrt are exact or correctly rounded everywhere;
 		 * the others differ between libm and the GPU's approximations */
 		switch (op->attr[0]) {
 		case MATH_FLOOR: r = floor(a[0]); break;
 		case MATH_CEIL: r = ceil(a[0]); break;
+		case MATH_TRUNC: r = trunc(a[0]); break;
+		case MATH_RINT: r = rint(a[0]); break;
+		case MATH_ROUND: r = round(a[0]); break;
 		case MATH_SQRT:
 		case MATH_SQRT_RN:
 			return round_to(k, sqrt(a[0]), out);

@@ -142,7 +142,7 @@ typedef enum CmpPred { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } CmpPred;
 #define BLK_MATH_FNS(M) \
 	M(EXP, "exp") M(EXP2, "exp2") M(LOG, "log") M(LOG2, "log2") M(SQRT, "sqrt") M(RSQRT, "rsqrt") \
 	M(SIN, "sin") M(COS, "cos") M(TANH, "tanh") M(ERF, "erf") M(FLOOR, "floor") M(CEIL, "ceil") \
-	M(SQRT_RN, "sqrt_rn")
+	M(SQRT_RN, "sqrt_rn") M(TRUNC, "trunc") M(RINT, "rint") M(ROUND, "round")
 typedef enum MathFn {
 #define MATH_ENUM(name, spelling) MATH_##name,
 	BLK_MATH_FNS(MATH_ENUM)

@@ -99,6 +99,9 @@ static double math_eval(MathFn fn, double x)
 	case MATH_ERF: return erf(x);
 	case MATH_FLOOR: return floor(x);
 	case MATH_CEIL: return ceil(x);
+	case MATH_TRUNC: return trunc(x);
+	case MATH_RINT: return rint(x);
+	case MATH_ROUND: return round(x);
 	default: return NAN;
 	}
 }

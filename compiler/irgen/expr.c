@@ -603,8 +603,8 @@ Sym ig_gen_expr(Gen *g, Node *n)
 				return ig_truth(g, ig_gen_expr(g, n->b), n->b->span);
 			return gen_logical(g, n->op, a, ig_gen_expr(g, n->b), n->span);
 		}
-		if (ig_power_operator(g, n))
-			return VOID;
+		if (n->op == T_POW)
+			return ig_gen_pow(g, n);
 		/* the right operand first, as the generated code always had it */
 		Sym b = ig_gen_expr(g, n->b), a = ig_gen_expr(g, n->a);
 		if (!ig_operand_shapes(g, n, a, b))

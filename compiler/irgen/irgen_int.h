@@ -202,8 +202,6 @@ void ig_unknown_name(Gen *g, Span at, const char *what, const char *name, int ne
 /* Reports Triton's tl.NAME (a call when `call`) where tl is not a name in
  * scope: blk has no such namespace. False when `field` is not that. */
 bool ig_triton_namespace(Gen *g, Node *field, bool call);
-/* Reports `a ** b` (a binary '*' of a prefix '*'): blk has no power operator. */
-bool ig_power_operator(Gen *g, Node *binary);
 /* False, reported with where each shape comes from, when the operands of the
  * binary node n do not broadcast to one shape. */
 bool ig_operand_shapes(Gen *g, Node *n, Sym a, Sym b);
@@ -350,6 +348,22 @@ Sym ig_bi_inf(Gen *g, Args *a, int which);
 Sym ig_bi_where(Gen *g, Args *a, int which);
 Sym ig_bi_math(Gen *g, Args *a, int fn);
 Sym ig_bi_sigmoid(Gen *g, Args *a, int which);
+/* libm.c: the functions expanded into IR ops (which: a LIBM_ or FPC_ value) */
+enum {
+	LIBM_TANH, LIBM_SINH, LIBM_COSH, LIBM_TAN, LIBM_ATAN, LIBM_ASIN, LIBM_ACOS, LIBM_ASINH, LIBM_ACOSH,
+	LIBM_ATANH, LIBM_LOG1P, LIBM_EXPM1, LIBM_LOG10, LIBM_EXP10, LIBM_CBRT, LIBM_ERFC, LIBM_ERFINV, LIBM_LGAMMA,
+	LIBM_TGAMMA, LIBM_I0, LIBM_I1, LIBM_J0, LIBM_J1, LIBM_Y0, LIBM_Y1
+};
+enum { LIBM_POW, LIBM_ATAN2, LIBM_HYPOT, LIBM_REMAINDER, LIBM_COPYSIGN, LIBM_NEXTAFTER };
+enum { FPC_NAN, FPC_INF, FPC_FINITE, FPC_SIGNBIT };
+Sym ig_bi_libm1(Gen *g, Args *a, int which);
+Sym ig_bi_libm2(Gen *g, Args *a, int which);
+Sym ig_bi_fpclass(Gen *g, Args *a, int which);
+Sym ig_bi_ldexp(Gen *g, Args *a, int which);
+Sym ig_bi_frexp(Gen *g, Args *a, int which);
+Sym ig_bi_fmod(Gen *g, Args *a, int which);
+/* a ** b: pow, or an exact integer power of two integer literals */
+Sym ig_gen_pow(Gen *g, Node *n);
 Sym ig_bi_abs(Gen *g, Args *a, int which);
 Sym ig_bi_minmax(Gen *g, Args *a, int code);
 Sym ig_bi_clamp(Gen *g, Args *a, int which);

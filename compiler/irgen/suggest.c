@@ -163,17 +163,6 @@ bool ig_triton_namespace(Gen *g, Node *field, bool call)
 	return true;
 }
 
-bool ig_power_operator(Gen *g, Node *n)
-{
-	Node *r = n->b;
-	if (n->op != T_STAR || r->kind != N_UNARY || r->op != T_STAR || !r->span.src || r->span.begin == 0 ||
-	    r->span.src->text[r->span.begin - 1] != '*')
-		return false;
-	error(g, span_join(n->a->span, r->span),
-	      "blk has no power operator '**': write x * x for a square, exp2(y * log2(x)) for x to the power y");
-	return true;
-}
-
 /* Where an operand's shape comes from: the operand, and for a variable where
  * it was last bound. */
 static void operand_note(Gen *g, Node *e, const char *side, Sym s)

@@ -136,6 +136,9 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 		case MATH_SQRT_RN: return lw_call_intrinsic(L, "llvm.nvvm.sqrt.rn.d", NULL, 0, &x, 1);
 		case MATH_FLOOR: return lw_call_intrinsic(L, "llvm.floor", &ty, 1, &x, 1);
 		case MATH_CEIL: return lw_call_intrinsic(L, "llvm.ceil", &ty, 1, &x, 1);
+		case MATH_TRUNC: return lw_call_intrinsic(L, "llvm.trunc", &ty, 1, &x, 1);
+		case MATH_RINT: return lw_call_intrinsic(L, "llvm.rint", &ty, 1, &x, 1);
+		case MATH_ROUND: return lw_call_intrinsic(L, "llvm.round", &ty, 1, &x, 1);
 		case MATH_RSQRT:
 			return LLVMBuildFDiv(L->b, LLVMConstReal(ty, 1.0), lw_call_intrinsic(L, "llvm.sqrt", &ty, 1, &x, 1), "");
 		default: {
@@ -166,6 +169,9 @@ static LLVMValueRef math(Lower *L, MathFn fn, Type t, LLVMValueRef x, Span at)
 	case MATH_TANH: r = gpu_math(L->b, L->m, fn, x); break; /* accurate: the .approx forms are 2^-11 to 2^-21 off */
 	case MATH_FLOOR: r = lw_call_intrinsic(L, "llvm.floor", &f32, 1, &x, 1); break;
 	case MATH_CEIL: r = lw_call_intrinsic(L, "llvm.ceil", &f32, 1, &x, 1); break;
+	case MATH_TRUNC: r = lw_call_intrinsic(L, "llvm.trunc", &f32, 1, &x, 1); break; /* cvt.rzi: exact */
+	case MATH_RINT: r = lw_call_intrinsic(L, "llvm.rint", &f32, 1, &x, 1); break;   /* cvt.rni: exact */
+	case MATH_ROUND: r = lw_call_intrinsic(L, "llvm.round", &f32, 1, &x, 1); break; /* half away from 0: exact */
 	case MATH_ERF: {
 		/* erf(x) = sign(x) (1 - p(t) e^(-x^2)), t = 1 / (1 + 0.3275911 |x|): 1.5e-7 absolute */
 		LLVMValueRef ax = lw_call_intrinsic(L, "llvm.fabs", &f32, 1, &x, 1);

@@ -219,7 +219,7 @@ def elementwise_step(k, r, pool, indent=1):
     if floats:
         kinds += [("math", 2), ("fma", 1)]
     if exact_floats:
-        kinds += [("fdiv", 1), ("exactmath", 1)]
+        kinds += [("fdiv", 1), ("exactmath", 1), ("libm", 1)]
     if ints and exact_floats:
         kinds += [("bitcast", 1)]
     kind = pick(r, kinds)
@@ -322,6 +322,25 @@ def elementwise_step(k, r, pool, indent=1):
         if f == "sqrt_abs":
             return L("sqrt(abs(%s))" % a.name, a.t, a.approx)
         return L("%s(%s)" % (f, a.name), a.t, a.approx)
+    if kind == "libm":
+        # the functions compiler/irgen/libm.c writes as IR ops that both
+        # backends compute to the bit (language.md, "Math functions in IR")
+        a, b = r.choice(exact_floats), r.choice(exact_floats)
+        t = a.t
+        bs = b.name if b.t == t else convert(b, t)
+        fns = ["sinh(clamp(%s, -80.0, 80.0))", "cosh(clamp(%s, -80.0, 80.0))", "tan(clamp(%s, -50.0, 50.0))",
+               "atan(%s)", "asin(clamp(%s, -1.0, 1.0))", "acos(clamp(%s, -1.0, 1.0))", "asinh(%s)",
+               "acosh(abs(%s) + 1.0)", "atanh(clamp(%s, -0.99, 0.99))", "log1p(abs(%s))",
+               "expm1(clamp(%s, -20.0, 20.0))", "log10(abs(%s) + 0.25)", "exp10(clamp(%s, -8.0, 8.0))",
+               "trunc(%s)", "round(%s)", "rint(%s)", "atan2(%s, $B)", "remainder(%s, $B)", "copysign(%s, $B)"]
+        fns += ["cbrt(%s)", "hypot(%s, $B)", "pow(abs(%s) + 0.25, clamp($B, -4.0, 4.0))"]
+        if t != "f64":
+            fns += ["erfc(%s)", "erfinv(clamp(%s, -1.0, 1.0))", "lgamma(%s)", "tgamma(clamp(%s, -20.0, 30.0))", "i0(%s)", "i1(%s)", "j0(%s)", "j1(%s)",
+                    "y0(abs(%s))", "y1(abs(%s) + 0.5)"]
+        if not t.startswith("f8"):
+            fns += ["nextafter(%s, $B)"]
+        e = (r.choice(fns) % a.name).replace("$B", bs)
+        return L(e, t, a.approx or b.approx)
     if kind == "fdiv":
         a, b = r.choice(floats), r.choice(exact)  # an inexact divisor near 0 would blow up
         if not a.approx and r.random() < 0.3:

@@ -398,6 +398,9 @@ static Val ref_math(const Case *c, const Val *in)
 	case MATH_TANH: y = tanh(x); break;
 	case MATH_ERF: y = erf(x); break;
 	case MATH_FLOOR: y = floor(x); break;
+	case MATH_TRUNC: y = trunc(x); break;
+	case MATH_RINT: y = rint(x); break;
+	case MATH_ROUND: y = round(x); break;
 	default: y = ceil(x); break;
 	}
 	/* below f64, exp and exp2 flush an f32 result under 2^-126 to +0
@@ -587,7 +590,8 @@ static void test_select(void)
 
 static void test_math(void)
 {
-	static const char *names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "floor", "ceil", "sqrt_rn"};
+	static const char *names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "floor", "ceil", "sqrt_rn", "trunc", "rint", "round"};
+	_Static_assert(sizeof names / sizeof names[0] == MATH_COUNT, "a name for each math function");
 	char why[512];
 	for (int fn = 0; fn < MATH_COUNT; fn++) {
 		bool ok = true;

@@ -1,0 +1,53 @@
+/* libm_int.h: the IR helpers of irgen's math library (libm_ops.c), used by
+ * libm.c. Each appends ops on blocks of one shape and float kind; a failure
+ * (reported by ig_emit) clears ok and every later helper returns NULL. */
+#ifndef BLK_IRGEN_LIBM_INT_H
+#define BLK_IRGEN_LIBM_INT_H
+
+#include "irgen/irgen_int.h"
+
+typedef struct Lm {
+	Gen *g;
+	Span at;
+	ScalarKind k;    /* the float kind computed in */
+	Type t, ti, tb;  /* blocks of k, of the signed integer of k's width, of i1 */
+	int mbits, bias; /* k's stored mantissa bits and exponent bias */
+	bool ok;
+} Lm;
+
+Lm lm_ctx(Gen *g, Span at, ScalarKind k, Type shape);
+Value *lm_k(Lm *m, double v);
+Value *lm_ki(Lm *m, int64_t v);
+Value *lm_add(Lm *m, Value *a, Value *b);
+Value *lm_sub(Lm *m, Value *a, Value *b);
+Value *lm_mul(Lm *m, Value *a, Value *b);
+Value *lm_neg(Lm *m, Value *a);
+Value *lm_abs(Lm *m, Value *a);
+Value *lm_fma(Lm *m, Value *a, Value *b, Value *c);
+Value *lm_div(Lm *m, Value *a, Value *b);
+Value *lm_math(Lm *m, MathFn fn, Value *a);
+Value *lm_cmp(Lm *m, CmpPred p, Value *a, Value *b);
+Value *lm_sel(Lm *m, Value *c, Value *a, Value *b);
+Value *lm_and(Lm *m, Value *a, Value *b);
+Value *lm_or(Lm *m, Value *a, Value *b);
+Value *lm_not(Lm *m, Value *a);
+Value *lm_iadd(Lm *m, Value *a, Value *b);
+Value *lm_isub(Lm *m, Value *a, Value *b);
+Value *lm_shl(Lm *m, Value *a, int n);
+Value *lm_shr(Lm *m, Value *a, int n);
+Value *lm_bits(Lm *m, Value *a);
+Value *lm_float(Lm *m, Value *i);
+Value *lm_to_int(Lm *m, Value *a);
+Value *lm_from_int(Lm *m, Value *i);
+Value *lm_rem(Lm *m, Value *a, Value *b);
+Value *lm_idiv(Lm *m, Value *a, int64_t n);
+Value *lm_max(Lm *m, Value *a, Value *b);
+Value *lm_min(Lm *m, Value *a, Value *b);
+Value *lm_isnan(Lm *m, Value *a);
+Value *lm_copysign(Lm *m, Value *mag, Value *sgn);
+Value *lm_signbit(Lm *m, Value *a);
+Value *lm_poly(Lm *m, Value *x, const double *c, int n);
+Value *lm_pow2i(Lm *m, Value *n);
+Value *lm_convert(Lm *m, Value *x, ScalarKind k);
+
+#endif

@@ -53,8 +53,10 @@ def acc_dtype(t):
 
 
 def warps(block):
-    """num_warps for a row of block elements held in registers."""
-    return 16 if block >= 8192 else 8 if block >= 2048 else 4
+    """num_warps for a row of block elements held in registers (ptxas -v on
+    sm_90a, bf16: no spills in rmsnorm_fwd up to 16384 elements, in
+    rmsnorm_bwd up to 8192)."""
+    return 32 if block >= 16384 else 16 if block >= 8192 else 8 if block >= 2048 else 4
 
 
 @functools.lru_cache(maxsize=None)

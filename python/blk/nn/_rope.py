@@ -49,13 +49,14 @@ def _launch(q, k, cos, sin, backward):
     c_sb, c_ss = _cos_strides(cos, batch, seq, dim)
     q, q_out = _same_layout(q)
     k, k_out = _same_layout(k)
+    bq, bd = blk.next_power_of_2(hq), blk.next_power_of_2(dim // 2)
     if batch * seq:
         S = blk.strided
         K.module("rope").rope[(batch * seq,)](
             S(q), S(k), S(cos), S(sin), S(q_out), S(k_out), q.stride(0), q.stride(2), q.stride(1),
             k.stride(0), k.stride(2), k.stride(1), c_sb, c_ss, seq, batch * seq, hq, hk, dim // 2,
-            BACKWARD=backward, BLOCK_QH=blk.next_power_of_2(hq), BLOCK_KH=blk.next_power_of_2(hk),
-            BLOCK_D=blk.next_power_of_2(dim // 2), **ty)
+            BACKWARD=backward, BLOCK_QH=bq, BLOCK_KH=blk.next_power_of_2(hk), BLOCK_D=bd,
+            num_warps=K.warps(bq * bd), **ty)
     return q_out, k_out
 
 

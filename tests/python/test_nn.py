@@ -6,7 +6,9 @@ rounding), torch.autograd.gradcheck in float64 (the kernels compute in f64
 for f64 data), torch.library.opcheck of every custom op (schema, fake
 function, autograd registration), and torch.compile(fullgraph=True) of a
 small model made of the ops. Without torch it prints one line and counts
-nothing."""
+nothing. BLK_NN_DEVICE=cuda runs the same cases on the GPU (torch's
+default device; f32 tolerances 1e-4 there, for the GPU's exp and rsqrt),
+and adds cases at LLM shapes (tests/gpu/python.sh)."""
 
 import os
 import sys
@@ -24,8 +26,11 @@ import torch.nn.functional as F  # noqa: E402
 
 import blk.nn as nn  # noqa: E402
 
+DEV = os.environ.get("BLK_NN_DEVICE", "cpu")
+torch.set_default_device(DEV)
 torch.manual_seed(0)
 F64 = torch.float64
+TOL = 1e-5 if DEV == "cpu" else 1e-4   # f32 rtol and atol
 
 
 def close(got, want, rtol, atol, what):
@@ -40,7 +45,7 @@ def grads(fn, *inputs, seed=1):
     out = fn(*ins)
     outs = out if isinstance(out, tuple) else (out,)
     g = torch.Generator().manual_seed(seed)
-    loss = sum((o.float() * torch.randn(o.shape, generator=g)).sum() for o in outs)
+    loss = sum((o.float() * torch.randn(o.shape, generator=g, device="cpu").to(o.device)).sum() for o in outs)
     loss.backward()
     return [o.detach() for o in outs], [t.grad for t in ins]
 
@@ -69,6 +74,10 @@ def ref_add_rms(x, r, w, eps=1e-6, offset=0.0):
     return ref_rms(h, w, eps, offset), h
 
 
+def ref_swiglu(a, b):
+    return (F.silu(a.float()) * b.float()).to(a.dtype) if a.dtype != F64 else F.silu(a) * b
+
+
 # ---- RMSNorm ----------------------------------------------------------------
 
 for shape, offset in [((3, 5, 37), 0.0), ((4, 64), 0.0), ((6, 100), 1.0), ((1, 1), 0.0)]:
@@ -76,7 +85,7 @@ for shape, offset in [((3, 5, 37), 0.0), ((4, 64), 0.0), ((6, 100), 1.0), ((1, 1
     def _():
         x, w = torch.randn(shape), torch.randn(shape[-1])
         return compare(lambda a, b: nn.rms_norm(a, b, 1e-6, offset),
-                       lambda a, b: ref_rms(a, b, 1e-6, offset), [x, w], 1e-5, 1e-5, "rms_norm")
+                       lambda a, b: ref_rms(a, b, 1e-6, offset), [x, w], TOL, TOL, "rms_norm")
 
 
 @case("rms_norm bf16 (8, 96): forward and gradients vs torch in f32, within bf16 rounding")
@@ -85,12 +94,24 @@ def _():
     return compare(nn.rms_norm, ref_rms, [x, w], 2e-2, 2e-2, "rms_norm bf16", ref_dtype=torch.float32)
 
 
+@case("float16: rms_norm, add_rms_norm, swiglu, cross_entropy vs torch in f32 within f16 rounding")
+def _():
+    h = torch.float16
+    x, r, w = torch.randn(5, 40).to(h), torch.randn(5, 40).to(h), torch.randn(40).to(h)
+    compare(nn.rms_norm, ref_rms, [x, w], 4e-3, 4e-3, "rms_norm f16", ref_dtype=torch.float32)
+    compare(nn.add_rms_norm, ref_add_rms, [x, r, w], 4e-3, 4e-3, "add_rms_norm f16", ref_dtype=torch.float32)
+    compare(nn.swiglu, ref_swiglu, [x, r], 4e-3, 4e-3, "swiglu f16", ref_dtype=torch.float32)
+    target = torch.randint(0, 40, (5,))
+    compare(lambda a: nn.cross_entropy(a, target), lambda a: F.cross_entropy(a, target), [x], 4e-3, 4e-3,
+            "cross_entropy f16", ref_dtype=torch.float32)
+
+
 @case("rms_norm rstd saved: float32 per row for bf16 input, equals 1/rms")
 def _():
     x, w = torch.randn(5, 33).bfloat16(), torch.ones(33).bfloat16()
     y, rstd = torch.ops.blk_nn.rms_norm_fwd(x, w, 1e-6, 0.0)
     assert rstd.dtype == torch.float32 and rstd.shape == (5,), (rstd.dtype, rstd.shape)
-    close(rstd, torch.rsqrt(x.float().pow(2).mean(-1) + 1e-6), 1e-5, 1e-6, "rstd")
+    close(rstd, torch.rsqrt(x.float().pow(2).mean(-1) + 1e-6), TOL, 1e-6, "rstd")
 
 
 @case("rms_norm f64: gradcheck in x and weight (Llama and Gemma)")
@@ -104,13 +125,13 @@ def _():
 @case("rms_norm bwd with more rows than programs (dw from per-program partial sums reduced)")
 def _():
     x, w = torch.randn(23, 40), torch.randn(40)   # 4 programs on the interpreter, 23 rows
-    return compare(nn.rms_norm, ref_rms, [x, w], 1e-5, 1e-5, "rms_norm 23 rows")
+    return compare(nn.rms_norm, ref_rms, [x, w], TOL, TOL, "rms_norm 23 rows")
 
 
 @case("add_rms_norm f32 (2, 7, 48): y and h, gradients of x, residual, weight vs torch")
 def _():
     x, r, w = torch.randn(2, 7, 48), torch.randn(2, 7, 48), torch.randn(48)
-    return compare(nn.add_rms_norm, ref_add_rms, [x, r, w], 1e-5, 1e-5, "add_rms_norm")
+    return compare(nn.add_rms_norm, ref_add_rms, [x, r, w], TOL, TOL, "add_rms_norm")
 
 
 @case("add_rms_norm Gemma offset, bf16: vs torch in f32 within bf16 rounding")
@@ -132,30 +153,26 @@ def _():
 def _():
     x, r, w = torch.randn(4, 32), torch.randn(4, 32), torch.randn(32)
     return compare(lambda a, b, c: nn.add_rms_norm(a, b, c)[0], lambda a, b, c: ref_add_rms(a, b, c)[0],
-                   [x, r, w], 1e-5, 1e-5, "add_rms_norm y only")
+                   [x, r, w], TOL, TOL, "add_rms_norm y only")
 
 
 @case("RMSNorm module: weight ones (zeros for Gemma), forward with and without residual")
 def _():
     m, g = nn.RMSNorm(24), nn.RMSNorm(24, gemma=True)
     x, r = torch.randn(3, 24), torch.randn(3, 24)
-    close(m(x), ref_rms(x, torch.ones(24)), 1e-5, 1e-5, "RMSNorm")
-    close(g(x), ref_rms(x, torch.ones(24)), 1e-5, 1e-5, "RMSNorm gemma")
+    close(m(x), ref_rms(x, torch.ones(24)), TOL, TOL, "RMSNorm")
+    close(g(x), ref_rms(x, torch.ones(24)), TOL, TOL, "RMSNorm gemma")
     y, h = m(x, r)
     close(h, x + r, 0, 0, "RMSNorm residual h")
 
 
 # ---- SwiGLU -----------------------------------------------------------------
 
-def ref_swiglu(a, b):
-    return (F.silu(a.float()) * b.float()).to(a.dtype) if a.dtype != F64 else F.silu(a) * b
-
-
 @case("swiglu f32 (3, 5, 70), values to +-30: forward, da, db vs torch")
 def _():
     a, b = torch.randn(3, 5, 70) * 8, torch.randn(3, 5, 70)
     a[0, 0, :4] = torch.tensor([30.0, -30.0, 0.0, -0.0])
-    return compare(nn.swiglu, ref_swiglu, [a, b], 1e-5, 1e-5, "swiglu")
+    return compare(nn.swiglu, ref_swiglu, [a, b], TOL, TOL, "swiglu")
 
 
 @case("swiglu bf16 (4, 1500) (two programs): vs torch in f32 within bf16 rounding")
@@ -200,7 +217,7 @@ def _():
     q, k = torch.randn(2, 8, 5, 16), torch.randn(2, 2, 5, 16)
     cos, sin = tables(2, 5, 16)
     return compare(lambda a, b: nn.rope(a, b, cos, sin), lambda a, b: ref_rope(a, b, cos, sin), [q, k],
-                   1e-5, 1e-5, "rope")
+                   TOL, TOL, "rope")
 
 
 @case("rope f32, (batch, seq, heads, dim) tensors seen transposed, cos/sin per batch, head_dim 12 (half 6)")
@@ -210,8 +227,8 @@ def _():
     cos, sin = tables(3, 4, 12, per_batch=True)
     got = nn.rope(q, k, cos, sin)
     want = ref_rope(q, k, cos, sin)
-    close(got[0], want[0], 1e-5, 1e-5, "q")
-    close(got[1], want[1], 1e-5, 1e-5, "k")
+    close(got[0], want[0], TOL, TOL, "q")
+    close(got[1], want[1], TOL, TOL, "k")
     assert got[0].stride() == q.stride(), (got[0].stride(), q.stride())   # same layout out
 
 
@@ -220,7 +237,7 @@ def _():
     q, k = torch.randn(1, 3, 4, 8), torch.randn(1, 1, 4, 8)
     cos, sin = torch.randn(4, 8), torch.randn(4, 8)
     return compare(lambda a, b: nn.rope(a, b, cos, sin), lambda a, b: ref_rope(a, b, cos, sin), [q, k],
-                   1e-5, 1e-5, "rope general")
+                   TOL, TOL, "rope general")
 
 
 @case("rope bf16: vs torch in f32 within bf16 rounding")
@@ -252,7 +269,7 @@ for reduction in ("mean", "sum", "none"):
             target[[2, 5]] = -100
             return compare(lambda x: nn.cross_entropy(x, target, reduction=reduction, label_smoothing=smoothing),
                            lambda x: F.cross_entropy(x, target, reduction=reduction, label_smoothing=smoothing),
-                           [logits], 1e-5, 1e-5, "cross_entropy")
+                           [logits], TOL, TOL, "cross_entropy")
 
 
 @case("cross_entropy over 5000 classes (two 4096-wide chunks), large logits, ignore_index 7")
@@ -261,7 +278,7 @@ def _():
     target = torch.tensor([4999, 7, 4096])
     return compare(lambda x: nn.cross_entropy(x, target, ignore_index=7, label_smoothing=0.05),
                    lambda x: F.cross_entropy(x, target, ignore_index=7, label_smoothing=0.05),
-                   [logits], 1e-5, 1e-5, "cross_entropy 5000")
+                   [logits], TOL, TOL, "cross_entropy 5000")
 
 
 @case("cross_entropy bf16 logits: loss and gradient vs torch in f32 within bf16 rounding")
@@ -288,6 +305,35 @@ def _():
     target = torch.tensor([0, 10, -100, 3, 3])
     assert torch.autograd.gradcheck(lambda x: nn.cross_entropy(x, target, label_smoothing=0.2), (logits,))
     assert torch.autograd.gradcheck(lambda x: nn.cross_entropy(x, target, reduction="none"), (logits,))
+
+
+# ---- LLM shapes, on the GPU only ---------------------------------------------------
+
+if DEV != "cpu":
+    B16 = torch.bfloat16
+
+    @case("GPU, LLM shapes, bf16 vs torch in f32: rms_norm (8192 x 4096), add_rms_norm (4096 x 8192), "
+          "swiglu (8192 x 14336)")
+    def _():
+        x, r, w = torch.randn(8192, 4096, dtype=B16), torch.randn(8192, 4096, dtype=B16), torch.randn(4096, dtype=B16)
+        compare(nn.rms_norm, ref_rms, [x, w], 2e-2, 5e-2, "rms_norm", ref_dtype=torch.float32)
+        x, r, w = x.view(4096, 8192), r.view(4096, 8192), torch.randn(8192, dtype=B16)
+        compare(nn.add_rms_norm, ref_add_rms, [x, r, w], 2e-2, 5e-2, "add_rms_norm", ref_dtype=torch.float32)
+        a, b = torch.randn(8192, 14336, dtype=B16), torch.randn(8192, 14336, dtype=B16)
+        compare(nn.swiglu, ref_swiglu, [a, b], 2e-2, 2e-2, "swiglu", ref_dtype=torch.float32)
+
+    @case("GPU, LLM shapes, bf16 vs torch in f32: rope (2 x 32/8 heads x 4096 x 128), cross_entropy "
+          "(4096 x 128256, label smoothing, ignored rows)")
+    def _():
+        q, k = torch.randn(2, 32, 4096, 128, dtype=B16), torch.randn(2, 8, 4096, 128, dtype=B16)
+        cos, sin = tables(1, 4096, 128, B16)
+        compare(lambda a, b: nn.rope(a, b, cos, sin), lambda a, b: ref_rope(a, b, cos.float(), sin.float()),
+                [q, k], 2e-2, 2e-2, "rope", ref_dtype=torch.float32)
+        logits, target = torch.randn(4096, 128256, dtype=B16) * 4, torch.randint(0, 128256, (4096,))
+        target[::7] = -100
+        compare(lambda a: nn.cross_entropy(a, target, label_smoothing=0.1),
+                lambda a: F.cross_entropy(a, target, label_smoothing=0.1), [logits], 2e-2, 2e-2,
+                "cross_entropy", ref_dtype=torch.float32)
 
 
 # ---- the ops as torch custom ops ------------------------------------------------
@@ -388,7 +434,7 @@ else:
         compiled = torch.compile(model, fullgraph=True)
         loss = compiled(tokens, target, cos, sin)
         loss.backward()
-        close(loss, eager, 1e-5, 1e-6, "loss")
+        close(loss, eager, TOL, TOL, "loss")
         for n, p in model.named_parameters():
             close(p.grad, want[n], 1e-4, 1e-5, f"grad of {n}")
         return f"loss {loss.item():.4f}, {len(want)} parameter gradients"

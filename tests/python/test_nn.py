@@ -44,7 +44,7 @@ def grads(fn, *inputs, seed=1):
     ins = [t.detach().clone().requires_grad_(True) for t in inputs]
     out = fn(*ins)
     outs = out if isinstance(out, tuple) else (out,)
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device="cpu").manual_seed(seed)
     loss = sum((o.float() * torch.randn(o.shape, generator=g, device="cpu").to(o.device)).sum() for o in outs)
     loss.backward()
     return [o.detach() for o in outs], [t.grad for t in ins]
@@ -104,6 +104,18 @@ def _():
     target = torch.randint(0, 40, (5,))
     compare(lambda a: nn.cross_entropy(a, target), lambda a: F.cross_entropy(a, target), [x], 4e-3, 4e-3,
             "cross_entropy f16", ref_dtype=torch.float32)
+
+
+@case("mixed dtypes: bf16 x with float32 weight (autocast's), bf16 x with float32 residual: gradients in each "
+      "input's dtype")
+def _():
+    x, w, r = torch.randn(4, 48).bfloat16(), torch.randn(48), torch.randn(4, 48)
+    compare(nn.rms_norm, ref_rms, [x, w], 2e-2, 2e-2, "rms_norm bf16/f32", ref_dtype=torch.float32)
+    o, g = grads(nn.add_rms_norm, x, r, w)
+    assert [t.dtype for t in g] == [torch.bfloat16, torch.float32, torch.float32], [t.dtype for t in g]
+    o2, g2 = grads(ref_add_rms, x.float(), r.bfloat16().float(), w)
+    for a, b in zip(g, g2):
+        close(a, b, 3e-2, 3e-2, "add_rms_norm mixed")
 
 
 @case("rms_norm rstd saved: float32 per row for bf16 input, equals 1/rms")

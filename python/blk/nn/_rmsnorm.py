@@ -112,9 +112,9 @@ rms_norm_fwd.register_autograd(_backward, setup_context=_setup)
 
 
 def _setup_add(ctx, inputs, output):
-    _, _, weight, _, offset = inputs
+    x, residual, weight, _, offset = inputs
     ctx.save_for_backward(output[1], weight, output[2])   # h, the normalized input
-    ctx.offset = offset
+    ctx.offset, ctx.dtypes = offset, (x.dtype, residual.dtype)
 
 
 def _backward_add(ctx, dy, dh, _drstd):
@@ -122,7 +122,7 @@ def _backward_add(ctx, dy, dh, _drstd):
     if dy is None:
         dy = torch.zeros_like(h)
     dx, dw = rms_norm_bwd(dy, h, weight, rstd, dh, ctx.offset)
-    return dx, dx, dw, None, None
+    return dx.to(ctx.dtypes[0]), dx.to(ctx.dtypes[1]), dw, None, None
 
 
 add_rms_norm_fwd.register_autograd(_backward_add, setup_context=_setup_add)

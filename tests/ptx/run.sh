@@ -596,9 +596,11 @@ rmsnorm.tile rmsnorm_bwd T=bf16 C=f32 RESIDUAL=false BLOCK=4096 num_warps=8
 rmsnorm.tile rmsnorm_bwd T=bf16 C=f32 RESIDUAL=true BLOCK=8192 num_warps=16
 rmsnorm.tile rmsnorm_bwd T=f32 C=f32 RESIDUAL=true BLOCK=4096 num_warps=8
 rmsnorm.tile rmsnorm_bwd_dw T=bf16 C=f32 BLOCK_M=32 BLOCK_N=128
-swiglu.tile swiglu_fwd T=bf16 C=f32 BLOCK=1024
-swiglu.tile swiglu_bwd T=bf16 C=f32 BLOCK=1024
-swiglu.tile swiglu_bwd T=f32 C=f32 BLOCK=1024
+glu.tile glu_fwd T=bf16 C=f32 GELU=false BLOCK=1024
+glu.tile glu_bwd T=bf16 C=f32 GELU=false BLOCK=1024
+glu.tile glu_fwd T=bf16 C=f32 GELU=true BLOCK=1024
+glu.tile glu_bwd T=bf16 C=f32 GELU=true BLOCK=1024
+glu.tile glu_bwd T=f32 C=f32 GELU=true BLOCK=1024
 rope.tile rope T=bf16 C=f32 BACKWARD=false BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_warps=8
 rope.tile rope T=bf16 C=f32 BACKWARD=true BLOCK_QH=64 BLOCK_KH=8 BLOCK_D=64 num_warps=8
 rope.tile rope T=f32 C=f32 BACKWARD=false BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_warps=8

@@ -200,6 +200,30 @@ def _():
     assert torch.autograd.gradcheck(nn.swiglu, (a, b))
 
 
+def ref_geglu(a, b):
+    return F.gelu(a, approximate="tanh") * b
+
+
+@case("geglu f32 (3, 5, 70), values to +-30: forward, da, db vs torch's gelu(approximate='tanh')")
+def _():
+    a, b = torch.randn(3, 5, 70) * 4, torch.randn(3, 5, 70)
+    a[0, 0, :4] = torch.tensor([30.0, -30.0, 0.0, -0.0])
+    return compare(nn.geglu, ref_geglu, [a, b], TOL, TOL, "geglu")
+
+
+@case("geglu bf16 (4, 1500): vs torch in f32 within bf16 rounding")
+def _():
+    a, b = torch.randn(4, 1500).bfloat16(), torch.randn(4, 1500).bfloat16()
+    return compare(nn.geglu, ref_geglu, [a, b], 2e-2, 2e-2, "geglu bf16", ref_dtype=torch.float32)
+
+
+@case("geglu f64: gradcheck in a and b")
+def _():
+    a = torch.randn(5, 9, dtype=F64, requires_grad=True) * 3
+    b = torch.randn(5, 9, dtype=F64, requires_grad=True)
+    assert torch.autograd.gradcheck(nn.geglu, (a.detach().requires_grad_(), b))
+
+
 # ---- RoPE -------------------------------------------------------------------
 
 def rotate_half(x):
@@ -362,8 +386,9 @@ def _():
         (ops.rms_norm_fwd, (x, w, 1e-6, 0.0)),
         (ops.add_rms_norm_fwd, (x, r, w, 1e-6, 1.0)),
         (ops.rms_norm_bwd, (torch.randn(3, 16), x.detach(), w.detach(), rstd.detach(), None, 0.0)),
-        (ops.swiglu_fwd, (x, r)),
-        (ops.swiglu_bwd, (torch.randn(3, 16), x.detach(), r)),
+        (ops.glu_fwd, (x, r, False)),
+        (ops.glu_fwd, (x, r, True)),
+        (ops.glu_bwd, (torch.randn(3, 16), x.detach(), r, True)),
         (ops.rope, (q, k, cos, sin, False)),
         (ops.cross_entropy_fwd, (logits, target, -100, 0.1)),
     ]
@@ -393,7 +418,7 @@ def _():
 # ---- torch.compile ----------------------------------------------------------------
 
 class Tiny(torch.nn.Module):
-    """embedding, RoPE'd q/k, residual + RMSNorm, SwiGLU MLP, cross-entropy."""
+    """embedding, RoPE'd q/k, residual + RMSNorm, SwiGLU and GeGLU MLP, cross-entropy."""
 
     def __init__(self, vocab=32, dim=16, heads=2, kv_heads=1):
         super().__init__()
@@ -413,7 +438,7 @@ class Tiny(torch.nn.Module):
         q, k = nn.rope(q, k, cos, sin)
         attn = (q.mean(1) + k.mean(1)).reshape(b, s, self.hd).repeat(1, 1, self.heads)
         y, h = self.norm1(attn, x)
-        y = self.down(nn.swiglu(self.gate(y), self.up(y)))
+        y = self.down(nn.swiglu(self.gate(y), self.up(y)) + nn.geglu(self.up(y), self.gate(y)))
         logits = self.head(self.norm2(y + h)).view(b * s, -1)
         return nn.cross_entropy(logits, target.view(-1), label_smoothing=0.1)
 

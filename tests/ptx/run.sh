@@ -606,6 +606,7 @@ rope.tile rope T=bf16 C=f32 BACKWARD=true BLOCK_QH=64 BLOCK_KH=8 BLOCK_D=64 num_
 rope.tile rope T=f32 C=f32 BACKWARD=false BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_warps=8
 cross_entropy.tile cross_entropy_fwd_bwd T=bf16 C=f32 BLOCK=4096 num_warps=8
 cross_entropy.tile cross_entropy_fwd_bwd T=f32 C=f32 BLOCK=4096 num_warps=8
+cross_entropy.tile cross_entropy_fwd_bwd T=bf16 C=f32 SOFTCAP=true BLOCK=4096 num_warps=8
 EOF
 
 echo "$pass passed, $fail failed"

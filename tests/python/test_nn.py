@@ -317,6 +317,47 @@ def _():
                    [logits], TOL, TOL, "cross_entropy 5000")
 
 
+def ref_ce_z_cap(x, target, ignore_index=-100, reduction="mean", z=0.0, cap=None, smoothing=0.0):
+    if cap is not None:
+        x = cap * torch.tanh(x / cap)
+    rows = F.cross_entropy(x, target, ignore_index=ignore_index, reduction="none", label_smoothing=smoothing)
+    keep = target != ignore_index
+    rows = rows + torch.where(keep, z * torch.logsumexp(x, -1) ** 2, 0.0)
+    if reduction == "none":
+        return rows
+    return rows.sum() / (keep.sum() if reduction == "mean" else 1)
+
+
+for reduction in ("mean", "none"):
+    @case(f"cross_entropy f32 {reduction}: z_loss 1e-2, softcap 3.0, label smoothing, an ignored row, vs torch")
+    def _():
+        logits = torch.randn(7, 29) * 5
+        target = torch.randint(0, 29, (7,))
+        target[3] = -100
+        return compare(lambda x: nn.cross_entropy(x, target, reduction=reduction, label_smoothing=0.1,
+                                                  z_loss=1e-2, softcap=3.0),
+                       lambda x: ref_ce_z_cap(x, target, reduction=reduction, z=1e-2, cap=3.0, smoothing=0.1),
+                       [logits], TOL, TOL, "cross_entropy z/cap")
+
+
+@case("cross_entropy z_loss alone and softcap alone (two 4096-wide chunks), vs torch")
+def _():
+    logits = torch.randn(3, 5000) * 10
+    target = torch.tensor([4999, 0, 4096])
+    compare(lambda x: nn.cross_entropy(x, target, z_loss=1e-3), lambda x: ref_ce_z_cap(x, target, z=1e-3),
+            [logits], TOL, TOL, "cross_entropy z")
+    compare(lambda x: nn.cross_entropy(x, target, softcap=30.0), lambda x: ref_ce_z_cap(x, target, cap=30.0),
+            [logits], TOL, TOL, "cross_entropy cap")
+
+
+@case("cross_entropy f64: gradcheck with z_loss and softcap")
+def _():
+    logits = torch.randn(4, 13, dtype=F64, requires_grad=True)
+    target = torch.tensor([0, 12, -100, 5])
+    assert torch.autograd.gradcheck(lambda x: nn.cross_entropy(x, target, z_loss=0.05, softcap=2.0,
+                                                               label_smoothing=0.1), (logits,))
+
+
 @case("cross_entropy bf16 logits: loss and gradient vs torch in f32 within bf16 rounding")
 def _():
     logits = (torch.randn(6, 50) * 4).bfloat16()
@@ -390,7 +431,8 @@ def _():
         (ops.glu_fwd, (x, r, True)),
         (ops.glu_bwd, (torch.randn(3, 16), x.detach(), r, True)),
         (ops.rope, (q, k, cos, sin, False)),
-        (ops.cross_entropy_fwd, (logits, target, -100, 0.1)),
+        (ops.cross_entropy_fwd, (logits, target, -100, 0.1, 0.0, 0.0)),
+        (ops.cross_entropy_fwd, (logits, target, -100, 0.0, 1e-3, 5.0)),
     ]
     for op, args in checks:
         torch.library.opcheck(op, args)
@@ -406,7 +448,9 @@ def _():
                           (lambda: nn.rope(torch.ones(1, 2, 3, 5), torch.ones(1, 1, 3, 5), torch.ones(3, 5),
                                            torch.ones(3, 5)), ValueError, "odd"),
                           (lambda: nn.cross_entropy(torch.ones(2, 3), torch.zeros(2, dtype=torch.long),
-                                                    reduction="avg"), ValueError, "reduction")]:
+                                                    reduction="avg"), ValueError, "reduction"),
+                          (lambda: nn.cross_entropy(torch.ones(2, 3), torch.zeros(2, dtype=torch.long),
+                                                    softcap=0.0), ValueError, "softcap")]:
         try:
             fn()
         except exc as e:

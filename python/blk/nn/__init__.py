@@ -9,7 +9,7 @@ the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.librar
     y, h = blk.nn.add_rms_norm(x, residual, w)     # h = x + residual, y = rms_norm(h)
     out = blk.nn.swiglu(gate, up)                  # silu(gate) * up; geglu: gelu_tanh(gate) * up
     q, k = blk.nn.rope(q, k, cos, sin)             # rotate-half, GQA head counts
-    loss = blk.nn.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.1)
+    loss = blk.nn.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.1, z_loss=1e-4)
 
 docs/python.md, "blk.nn", says each op's dtypes, what it saves and its limits.
 """

@@ -1,9 +1,10 @@
 """_blk_build: the PEP 517 build backend of the blk package (pyproject.toml).
 
-build_wheel makes a wheel of python/blk with libblk.so at blk/lib/libblk.so
-(and the launchers in C, _blkfast.abi3.so, beside it where they were built),
-the standard library at blk/stdlib/ (where libblk looks for it, beside
-itself at ../stdlib) and blk.h at blk/include/. libblk.so comes from
+build_wheel makes a wheel of python/blk (its subpackages, blk.nn, included)
+with libblk.so at blk/lib/libblk.so (and the launchers in C,
+_blkfast.abi3.so, beside it where they were built), the standard library
+(stdlib/ and its folders, std/nn) at blk/stdlib/ (where libblk looks for it,
+beside itself at ../stdlib) and blk.h at blk/include/. libblk.so comes from
 $BLK_LIB when set (`make wheel` and the test suite set it: nothing is
 rebuilt), else from `make build/libblk.so` in the checkout this folder
 belongs to (a no-op when the build is up to date). The wheel is tagged
@@ -81,13 +82,24 @@ def _metadata():
             "Summary: Tile kernels for GPUs, from Python and PyTorch\nRequires-Python: >=3.8\n" + extras)
 
 
+def _tree(top, arc_top, suffix):
+    """(path in the wheel, path on disk) of the files under top whose names
+    end in suffix, subfolders included, in a stable order."""
+    out = []
+    for root, dirs, names in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        rel = os.path.relpath(root, top)
+        for name in sorted(names):
+            if name.endswith(suffix):
+                arc = name if rel == "." else f"{rel}/{name}"
+                out.append((f"{arc_top}/{arc}", os.path.join(root, name)))
+    return out
+
+
 def _files():
     """(path in the wheel, path on disk) of everything but the dist-info."""
     out = []
-    pkg = os.path.join(HERE, "blk")
-    for name in sorted(os.listdir(pkg)):
-        if name.endswith(".py"):
-            out.append((f"blk/{name}", os.path.join(pkg, name)))
+    out += _tree(os.path.join(HERE, "blk"), "blk", ".py")   # blk/ and its subpackages (blk/nn)
     lib = _libblk()
     out.append(("blk/lib/libblk.so", lib))
     fast = _fast_launch(lib)
@@ -95,9 +107,7 @@ def _files():
         out.append(("blk/lib/_blkfast.abi3.so", fast))
     stdlib = os.path.join(REPO, "stdlib")
     if os.path.isdir(stdlib):
-        for name in sorted(os.listdir(stdlib)):
-            if name.endswith(".tile"):
-                out.append((f"blk/stdlib/{name}", os.path.join(stdlib, name)))
+        out += _tree(stdlib, "blk/stdlib", ".tile")   # std/*.tile and its folders (std/nn)
     header = os.path.join(REPO, "runtime", "blk.h")
     if os.path.isfile(header):
         out.append(("blk/include/blk.h", header))

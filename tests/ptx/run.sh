@@ -17,7 +17,11 @@
 #  - the GEMM forms (examples/matmul_{splitk,streamk,grouped,batched}.tile)
 #    compile in every @autotune config of every kernel, for sm_80 and sm_90a;
 #  - tests/ptx/patterns: small kernels whose PTX must or must not match a
-#    pattern (see below).
+#    pattern (see below);
+#  - the kernels of blk.nn (stdlib/nn) in the configurations its Python
+#    launches at LLM shapes (hidden 4096 to 16384, Llama's heads, a
+#    4096-wide vocabulary chunk) compile for sm_80 and sm_90a with no local
+#    memory, and ptxas accepts them.
 # usage: tests/ptx/run.sh BUILD_DIR
 set -u
 build=${1:-build}
@@ -565,5 +569,45 @@ elif grep -q "unknown GPU target 'sm_99'" "$tmp/err"; then
 else
 	bad "an unknown --arch is refused with its name" "$(head -2 "$tmp/err")"
 fi
+# blk.nn's kernels as python/blk/nn launches them (FILE KERNEL -D values;
+# num_warps as python/blk/nn/_kernels.py's warps() gives for the block)
+while read -r file kernel defs; do
+	[ -n "$file" ] || continue
+	d=()
+	for x in $defs; do d+=(-D "$x"); done
+	for arch in sm_80 sm_90a; do
+		what="stdlib/nn/$file $kernel $defs $arch"
+		out=$tmp/nn.ptx
+		if ! "$blkc" --emit=ptx --arch=$arch -k "$kernel" "${d[@]}" "stdlib/nn/$file" -o "$out" 2>"$tmp/err"; then
+			bad "$what: blkc" "$(head -3 "$tmp/err")"
+		elif grep -qE '(ld|st)\.local' "$out"; then
+			bad "$what: no local memory" "$(grep -cE '(ld|st)\.local' "$out") local accesses"
+		elif [ -n "$ptxas" ] && ! "$ptxas" -arch=$arch "$out" -o "$tmp/nn.cubin" 2>"$tmp/err"; then
+			bad "$what: ptxas" "$(head -3 "$tmp/err")"
+		else
+			ok "$what: PTX${ptxas:+, ptxas}, no local memory"
+		fi
+	done
+done <<'EOF'
+rmsnorm.tile rmsnorm_fwd T=bf16 C=f32 RESIDUAL=false BLOCK=4096 num_warps=8
+rmsnorm.tile rmsnorm_fwd T=bf16 C=f32 RESIDUAL=true BLOCK=8192 num_warps=16
+rmsnorm.tile rmsnorm_fwd T=f32 C=f32 RESIDUAL=true BLOCK=16384 num_warps=32
+rmsnorm.tile rmsnorm_bwd T=bf16 C=f32 RESIDUAL=false BLOCK=4096 num_warps=8
+rmsnorm.tile rmsnorm_bwd T=bf16 C=f32 RESIDUAL=true BLOCK=8192 num_warps=16
+rmsnorm.tile rmsnorm_bwd T=f32 C=f32 RESIDUAL=true BLOCK=4096 num_warps=8
+rmsnorm.tile rmsnorm_bwd_dw T=bf16 C=f32 BLOCK_M=32 BLOCK_N=128
+glu.tile glu_fwd T=bf16 C=f32 GELU=false BLOCK=1024
+glu.tile glu_bwd T=bf16 C=f32 GELU=false BLOCK=1024
+glu.tile glu_fwd T=bf16 C=f32 GELU=true BLOCK=1024
+glu.tile glu_bwd T=bf16 C=f32 GELU=true BLOCK=1024
+glu.tile glu_bwd T=f32 C=f32 GELU=true BLOCK=1024
+rope.tile rope T=bf16 C=f32 BACKWARD=false BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_warps=8
+rope.tile rope T=bf16 C=f32 BACKWARD=true BLOCK_QH=64 BLOCK_KH=8 BLOCK_D=64 num_warps=8
+rope.tile rope T=f32 C=f32 BACKWARD=false BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_warps=8
+cross_entropy.tile cross_entropy_fwd_bwd T=bf16 C=f32 BLOCK=4096 num_warps=8
+cross_entropy.tile cross_entropy_fwd_bwd T=f32 C=f32 BLOCK=4096 num_warps=8
+cross_entropy.tile cross_entropy_fwd_bwd T=bf16 C=f32 SOFTCAP=true BLOCK=4096 num_warps=8
+EOF
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -22,6 +22,14 @@
 #    the Python front door fuzzed, nothing but blk.Error may come out.
 # 6. Each examples/python/NAME.py on the interpreter (small sizes), checked
 #    against numpy.
+# 7. tests/python/test_nn.py: blk.nn (python/blk/nn, stdlib/nn) with real
+#    torch on CPU tensors (the interpreter), the package as its wheel
+#    unpacked onto PYTHONPATH. torch is the python's of $BLK_TORCH_PYTHON,
+#    else that of a virtual environment kept between runs,
+#    $BLK_TORCH_VENV (default ~/.cache/blk/torch-venv), made with
+#    `pip install torch` the first time (PyPI's torch wheel with its CUDA
+#    libraries, about 5 GiB; BLK_NO_TORCH_INSTALL=1: never). Without torch
+#    test_nn.py says in one line that it skips.
 # Prints a line per case and last "N passed, N failed". A sanitized build
 # (BLK_SANITIZE=1 or thread) is skipped: its libblk.so needs the sanitizer
 # runtime loaded first, which python3 is not.
@@ -81,6 +89,8 @@ if out=$(cd "$tmp" && "$py" -c 'import blk, os
 p = blk.library_path()
 assert p.endswith(os.path.join("blk", "lib", "libblk.so")), p
 assert os.path.isfile(os.path.join(os.path.dirname(blk.__file__), "stdlib", "math.tile"))
+assert os.path.isfile(os.path.join(os.path.dirname(blk.__file__), "stdlib", "nn", "rmsnorm.tile"))
+assert os.path.isfile(os.path.join(os.path.dirname(blk.__file__), "nn", "__init__.py"))
 m = blk.load(source="import \"std/math.tile\";\nkernel f(x: *f32) grid(1) { let o = arange(0, 16); store(x + o, relu(load(x + o))); }")
 print(blk.version(), p)' 2>&1); then
 	pass "import blk: $out"
@@ -183,6 +193,35 @@ if [ $have_numpy = 1 ]; then
 	done
 else
 	echo "skip examples/python: no numpy"
+fi
+
+# blk.nn with real torch: a python that has it ($BLK_TORCH_PYTHON, or the
+# kept venv, installed the first time), the package as its wheel unpacked
+torch_py=${BLK_TORCH_PYTHON:-}
+if [ -z "$torch_py" ]; then
+	tvenv=${BLK_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/blk/torch-venv}
+	if ! "$tvenv/bin/python" -c 'import torch' >/dev/null 2>&1 && [ "${BLK_NO_TORCH_INSTALL:-0}" = 0 ]; then
+		echo "note: installing torch (pip, about 5 GiB) into $tvenv for tests/python/test_nn.py, once"
+		mkdir -p "$(dirname "$tvenv")"
+		if python3 -m venv "$tvenv" >"$tmp/tvenv.log" 2>&1; then
+			timeout 1800 "$tvenv/bin/pip" install -q torch numpy >>"$tmp/tvenv.log" 2>&1 ||
+				echo "note: pip install torch failed: $(tail -n 1 "$tmp/tvenv.log")"
+		else
+			echo "note: python3 -m venv failed: $(tail -n 1 "$tmp/tvenv.log")"
+		fi
+	fi
+	"$tvenv/bin/python" -c 'import torch' >/dev/null 2>&1 && torch_py=$tvenv/bin/python
+fi
+if [ -n "$torch_py" ]; then
+	if out=$(cd "$tmp" && BLK_LIB="$build/libblk.so" python3 "$repo/python/_blk_build.py" "$tmp/nnwheel" 2>&1) &&
+		python3 -m zipfile -e "$tmp"/nnwheel/*.whl "$tmp/nnsite" >/dev/null 2>&1; then
+		echo "   (tests/python/test_nn.py with $torch_py: torch $("$torch_py" -c 'import torch; print(torch.__version__)'))"
+		py=$torch_py PYTHONPATH="$tmp/nnsite" BLK_LIB="" run_counted test_nn.py "$repo/tests/python/test_nn.py"
+	else
+		fail "building the wheel for test_nn.py" "$out"
+	fi
+else
+	run_counted test_nn.py "$repo/tests/python/test_nn.py"   # says it skips
 fi
 
 echo "$passed passed, $failed failed"

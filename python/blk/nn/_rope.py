@@ -1,0 +1,99 @@
+"""blk.nn: rotary position embedding (rotate-half) on q and k in one launch,
+over stdlib/nn/rope.tile, as torch custom ops with autograd."""
+
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+import blk
+from . import _kernels as K
+
+
+def _same_layout(x):
+    """x, and an empty tensor of its strides: x itself when it is dense with
+    unit last stride (torch.empty_like keeps such strides), else a copy."""
+    if x.stride(-1) != 1:
+        x = x.contiguous()
+    out = torch.empty_like(x)
+    if out.stride() != x.stride():
+        x = x.contiguous()
+        out = torch.empty_like(x)
+    return x, out
+
+
+def _cos_strides(c, batch, seq, dim):
+    """(batch stride, position stride) of cos/sin given as (seq, dim), or
+    (1 or batch, seq, dim); the batch stride 0 when shared."""
+    if c.dim() == 2 and tuple(c.shape) == (seq, dim):
+        return 0, c.stride(0)
+    if c.dim() == 3 and c.shape[0] in (1, batch) and tuple(c.shape[1:]) == (seq, dim):
+        return (0 if c.shape[0] == 1 else c.stride(0)), c.stride(1)
+    raise ValueError(f"blk.nn.rope: cos/sin of shape {tuple(c.shape)}; ({seq}, {dim}) or (1 or {batch}, {seq}, "
+                     f"{dim}) expected")
+
+
+def _launch(q, k, cos, sin, backward):
+    if q.dim() != 4 or k.dim() != 4 or q.shape[0] != k.shape[0] or q.shape[2:] != k.shape[2:]:
+        raise ValueError(f"blk.nn.rope: q {tuple(q.shape)} and k {tuple(k.shape)}: (batch, heads, seq, head_dim) "
+                         f"each, the same batch, seq and head_dim")
+    batch, hq, seq, dim = q.shape
+    hk = k.shape[1]
+    if dim % 2:
+        raise ValueError(f"blk.nn.rope: head_dim {dim} is odd")
+    ty = K.types(q, "rope")
+    if k.dtype != q.dtype or cos.dtype != q.dtype or sin.dtype != q.dtype:
+        raise ValueError(f"blk.nn.rope: q {q.dtype}, k {k.dtype}, cos {cos.dtype}, sin {sin.dtype}: one dtype")
+    if cos.stride(-1) != 1 or sin.stride(-1) != 1 or cos.stride() != sin.stride():
+        cos, sin = cos.contiguous(), sin.contiguous()
+    c_sb, c_ss = _cos_strides(cos, batch, seq, dim)
+    q, q_out = _same_layout(q)
+    k, k_out = _same_layout(k)
+    bq, bd = blk.next_power_of_2(hq), blk.next_power_of_2(dim // 2)
+    if batch * seq:
+        S = blk.strided
+        K.module("rope").rope[(batch * seq,)](
+            S(q), S(k), S(cos), S(sin), S(q_out), S(k_out), q.stride(0), q.stride(2), q.stride(1),
+            k.stride(0), k.stride(2), k.stride(1), c_sb, c_ss, seq, batch * seq, hq, hk, dim // 2,
+            BACKWARD=backward, BLOCK_QH=bq, BLOCK_KH=blk.next_power_of_2(hk), BLOCK_D=bd,
+            num_warps=K.warps(bq * bd), **ty)
+    return q_out, k_out
+
+
+@torch.library.custom_op("blk_nn::rope", mutates_args=())
+def rope_op(q: Tensor, k: Tensor, cos: Tensor, sin: Tensor, backward: bool) -> Tuple[Tensor, Tensor]:
+    return _launch(q, k, cos, sin, backward)
+
+
+@rope_op.register_fake
+def _(q, k, cos, sin, backward):
+    return torch.empty_like(q), torch.empty_like(k)
+
+
+def _setup(ctx, inputs, output):
+    _, _, cos, sin, backward = inputs
+    ctx.save_for_backward(cos, sin)
+    ctx.backward = backward
+    ctx.like = (inputs[0].new_empty(0), tuple(inputs[0].shape), tuple(inputs[1].shape))
+
+
+def _backward(ctx, dq, dk):
+    cos, sin = ctx.saved_tensors
+    like, q_shape, k_shape = ctx.like
+    dq = like.new_zeros(q_shape) if dq is None else dq   # an output the loss did not use
+    dk = like.new_zeros(k_shape) if dk is None else dk
+    dq_in, dk_in = rope_op(dq, dk, cos, sin, not ctx.backward)
+    return dq_in, dk_in, None, None, None
+
+
+rope_op.register_autograd(_backward, setup_context=_setup)
+
+
+def rope(q, k, cos, sin):
+    """(q * cos + rotate_half(q) * sin, the same of k) in one launch.
+    q: (batch, q_heads, seq, head_dim), k: (batch, k_heads, seq, head_dim)
+    (k_heads may be fewer: grouped-query attention); cos, sin: (seq,
+    head_dim) or (1 or batch, seq, head_dim), as Hugging Face's rotary
+    embedding gives them; one dtype for all four. Differentiable in q and k
+    (cos and sin are taken as constants); saves cos and sin."""
+    return rope_op(q, k, cos, sin, False)

@@ -27,9 +27,10 @@
 #    unpacked onto PYTHONPATH. torch is the python's of $BLK_TORCH_PYTHON,
 #    else that of a virtual environment kept between runs,
 #    $BLK_TORCH_VENV (default ~/.cache/blk/torch-venv), made with
-#    `pip install torch` the first time (PyPI's torch wheel with its CUDA
-#    libraries, about 5 GiB; BLK_NO_TORCH_INSTALL=1: never). Without torch
-#    test_nn.py says in one line that it skips.
+#    `pip install torch` the first time (the CPU build from PyTorch's index
+#    where it can be reached, else PyPI's wheel with its CUDA libraries,
+#    about 5 GiB; BLK_NO_TORCH_INSTALL=1: never). Without torch test_nn.py
+#    says in one line that it skips.
 # Prints a line per case and last "N passed, N failed". A sanitized build
 # (BLK_SANITIZE=1 or thread) is skipped: its libblk.so needs the sanitizer
 # runtime loaded first, which python3 is not.
@@ -201,11 +202,16 @@ torch_py=${BLK_TORCH_PYTHON:-}
 if [ -z "$torch_py" ]; then
 	tvenv=${BLK_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/blk/torch-venv}
 	if ! "$tvenv/bin/python" -c 'import torch' >/dev/null 2>&1 && [ "${BLK_NO_TORCH_INSTALL:-0}" = 0 ]; then
-		echo "note: installing torch (pip, about 5 GiB) into $tvenv for tests/python/test_nn.py, once"
+		echo "note: installing torch (pip) into $tvenv for tests/python/test_nn.py, once"
 		mkdir -p "$(dirname "$tvenv")"
 		if python3 -m venv "$tvenv" >"$tmp/tvenv.log" 2>&1; then
-			timeout 1800 "$tvenv/bin/pip" install -q torch numpy >>"$tmp/tvenv.log" 2>&1 ||
+			# the CPU build first (about 200 MB, from PyTorch's own index),
+			# else PyPI's (with its CUDA libraries, about 5 GiB)
+			timeout 900 "$tvenv/bin/pip" install -q --index-url https://download.pytorch.org/whl/cpu torch \
+				>>"$tmp/tvenv.log" 2>&1 ||
+				timeout 1500 "$tvenv/bin/pip" install -q torch >>"$tmp/tvenv.log" 2>&1 ||
 				echo "note: pip install torch failed: $(tail -n 1 "$tmp/tvenv.log")"
+			timeout 300 "$tvenv/bin/pip" install -q numpy >>"$tmp/tvenv.log" 2>&1 || true
 		else
 			echo "note: python3 -m venv failed: $(tail -n 1 "$tmp/tvenv.log")"
 		fi

@@ -64,7 +64,7 @@ Sym ig_bi_where(Gen *g, Args *a, int which)
 
 /* A float operand for math: weak int constants become floats; other
  * integers are an error. */
-static bool float_operand(Gen *g, Args *a, int i, Sym *out)
+bool ig_float_operand(Gen *g, Args *a, int i, Sym *out)
 {
 	Sym x = a->v[i];
 	if (!is_valueish(x) || x.type.ptr) {
@@ -119,7 +119,7 @@ static Sym math1(Gen *g, MathFn fn, Sym x, Span at)
 Sym ig_bi_math(Gen *g, Args *a, int fn)
 {
 	Sym x;
-	if (!float_operand(g, a, 0, &x))
+	if (!ig_float_operand(g, a, 0, &x))
 		return VOID;
 	return math1(g, (MathFn)fn, x, a->call);
 }
@@ -133,7 +133,7 @@ Sym ig_bi_sigmoid(Gen *g, Args *a, int which)
 {
 	(void)which;
 	Sym x;
-	if (!float_operand(g, a, 0, &x))
+	if (!ig_float_operand(g, a, 0, &x))
 		return VOID;
 	ScalarKind k = (ScalarKind)x.type.scalar;
 	bool narrow = !x.weak && k != SK_F32 && k != SK_F64;

@@ -346,6 +346,8 @@ Sym ig_bi_inline_asm(Gen *g, Args *a, int which);
 
 Sym ig_bi_inf(Gen *g, Args *a, int which);
 Sym ig_bi_where(Gen *g, Args *a, int which);
+/* Operand i as a float for math: a weak int constant becomes a float; other integers are an error. */
+bool ig_float_operand(Gen *g, Args *a, int i, Sym *out);
 Sym ig_bi_math(Gen *g, Args *a, int fn);
 Sym ig_bi_sigmoid(Gen *g, Args *a, int which);
 /* libm.c: the functions expanded into IR ops (which: a LIBM_ or FPC_ value) */

@@ -934,24 +934,6 @@ static const struct {
 	[LIBM_NEXTAFTER] = {f_nextafter, f_nextafter, true, nextafter},
 };
 
-static bool float_arg(Gen *g, Args *a, int i, Sym *out)
-{
-	Sym x = a->v[i];
-	if (!is_valueish(x) || x.type.ptr) {
-		error(g, a->at[i], "'%s' needs a float operand, found %s", a->fname, ig_sym_desc(g, x));
-		return false;
-	}
-	if (scalar_is_float((ScalarKind)x.type.scalar)) {
-		*out = x;
-		return true;
-	}
-	if (x.kind == S_CONST) {
-		*out = ig_weak_float(ig_const_as_double(x));
-		return true;
-	}
-	error(g, a->at[i], "'%s' needs a float operand, found %s; convert with .to(f32)", a->fname, ig_sym_desc(g, x));
-	return false;
-}
 
 /* the kind a function computes in for operands of kind k */
 static ScalarKind work_kind(ScalarKind k, bool native)
@@ -971,7 +953,7 @@ static Sym finish(Gen *g, Lm *m, Value *r, ScalarKind k, Span at)
 Sym ig_bi_libm1(Gen *g, Args *a, int which)
 {
 	Sym x;
-	if (!float_arg(g, a, 0, &x))
+	if (!ig_float_operand(g, a, 0, &x))
 		return VOID;
 	if (x.kind == S_CONST && x.weak)
 		return ig_weak_float(UNARY[which].fold(x.f));
@@ -1000,7 +982,7 @@ Sym ig_bi_libm1(Gen *g, Args *a, int which)
 static bool two_floats(Gen *g, Args *a, Value **x, Value **y, ScalarKind *k)
 {
 	Sym s[2];
-	if (!float_arg(g, a, 0, &s[0]) || !float_arg(g, a, 1, &s[1]))
+	if (!ig_float_operand(g, a, 0, &s[0]) || !ig_float_operand(g, a, 1, &s[1]))
 		return false;
 	const char *why;
 	if (!promote_arith((ScalarKind)s[0].type.scalar, s[0].kind == S_CONST && s[0].weak, (ScalarKind)s[1].type.scalar,
@@ -1021,7 +1003,7 @@ Sym ig_bi_libm2(Gen *g, Args *a, int which)
 {
 	Sym s0 = a->v[0], s1 = a->v[1];
 	if (s0.kind == S_CONST && s0.weak && s1.kind == S_CONST && s1.weak) { /* literals (integers too) */
-		if (!float_arg(g, a, 0, &s0) || !float_arg(g, a, 1, &s1))
+		if (!ig_float_operand(g, a, 0, &s0) || !ig_float_operand(g, a, 1, &s1))
 			return VOID;
 		return ig_weak_float(BINARY[which].fold(s0.f, s1.f));
 	}
@@ -1051,7 +1033,7 @@ Sym ig_bi_libm2(Gen *g, Args *a, int which)
 Sym ig_bi_fpclass(Gen *g, Args *a, int which)
 {
 	Sym x;
-	if (!float_arg(g, a, 0, &x))
+	if (!ig_float_operand(g, a, 0, &x))
 		return VOID;
 	ScalarKind k = (ScalarKind)x.type.scalar;
 	if (x.kind == S_CONST && x.weak) {
@@ -1080,7 +1062,7 @@ Sym ig_bi_ldexp(Gen *g, Args *a, int which)
 {
 	(void)which;
 	Sym x, n = a->v[1];
-	if (!float_arg(g, a, 0, &x))
+	if (!ig_float_operand(g, a, 0, &x))
 		return VOID;
 	if (!is_valueish(n) || n.type.ptr || !scalar_is_int((ScalarKind)n.type.scalar) || n.type.scalar == SK_I1) {
 		error(g, a->at[1], "ldexp: the exponent must be an integer, found %s", ig_sym_desc(g, n));
@@ -1112,7 +1094,7 @@ Sym ig_bi_frexp(Gen *g, Args *a, int which)
 {
 	(void)which;
 	Sym x;
-	if (!float_arg(g, a, 0, &x))
+	if (!ig_float_operand(g, a, 0, &x))
 		return VOID;
 	ScalarKind k = (ScalarKind)x.type.scalar, w = work_kind(k, false);
 	Value *v = ig_materialize(g, x, a->at[0]);
@@ -1147,7 +1129,7 @@ Sym ig_bi_fmod(Gen *g, Args *a, int which)
 {
 	(void)which;
 	Sym x, y;
-	if (!float_arg(g, a, 0, &x) || !float_arg(g, a, 1, &y))
+	if (!ig_float_operand(g, a, 0, &x) || !ig_float_operand(g, a, 1, &y))
 		return VOID;
 	Sym r = ig_gen_binary(g, T_PERCENT, x, y, a->call);
 	/* '%' of f16 or bf16 computes in f32: round back once, to the operands' kind */

@@ -96,7 +96,7 @@ static Value *log_reduce(Lm *m, Value *x, Value **ef)
 	Value *xs = lm_sel(m, tiny, lm_mul(m, x, lm_k(m, d ? 0x1p54 : 0x1p25)), x);
 	Value *bits = lm_bits(m, xs);
 	Value *e = lm_isub(m, lm_shr(m, bits, m->mbits), lm_ki(m, m->bias));
-	int64_t mask = ((int64_t)1 << m->mbits) - 1;
+	int64_t mask = lm_low_bits(m->mbits);
 	Value *mant = lm_float(m, lm_or(m, lm_and(m, bits, lm_ki(m, mask)), lm_ki(m, (int64_t)m->bias << m->mbits)));
 	Value *big = lm_cmp(m, CMP_GT, mant, lm_k(m, 1.41421356237309504880));
 	mant = lm_sel(m, big, lm_mul(m, mant, lm_k(m, 0.5)), mant);
@@ -797,7 +797,7 @@ static Value *f_ldexp(Lm *m, Value *x, Value *n)
 	Value *tiny = lm_cmp(m, CMP_LT, lm_abs(m, x), lm_k(m, d ? 0x1p-1022 : 0x1p-126));
 	Value *xs = lm_sel(m, tiny, lm_mul(m, x, lm_k(m, d ? 0x1p54 : 0x1p25)), x);
 	Value *bits = lm_bits(m, xs);
-	int64_t mask = ((int64_t)1 << m->mbits) - 1, sgn = (int64_t)1 << (scalar_bits(m->k) - 1);
+	int64_t mask = lm_low_bits(m->mbits), sgn = lm_bit(scalar_bits(m->k) - 1);
 	Value *e = lm_isub(m, lm_and(m, lm_shr(m, bits, m->mbits), lm_ki(m, 2 * m->bias + 1)), lm_ki(m, m->bias));
 	e = lm_isub(m, e, lm_sel(m, tiny, lm_ki(m, d ? 54 : 25), lm_ki(m, 0)));
 	Value *sig = lm_float(m, lm_or(m, lm_and(m, bits, lm_ki(m, mask | sgn)), lm_ki(m, (int64_t)m->bias << m->mbits)));
@@ -823,7 +823,7 @@ static Value *f_remainder(Lm *m, Value *x, Value *y)
 	Value *r2 = lm_add(m, r, r);
 	Value *up = lm_or(m, lm_cmp(m, CMP_GT, r2, ay), lm_and(m, lm_cmp(m, CMP_EQ, r2, ay), odd));
 	r = lm_sel(m, up, lm_sub(m, r, ay), r);
-	Value *v = lm_float(m, lm_and(m, lm_bits(m, r), lm_ki(m, ((int64_t)1 << (scalar_bits(m->k) - 1)) - 1)));
+	Value *v = lm_float(m, lm_and(m, lm_bits(m, r), lm_ki(m, lm_low_bits(scalar_bits(m->k) - 1))));
 	v = lm_sel(m, lm_cmp(m, CMP_LT, r, lm_k(m, 0)), lm_neg(m, v), v);
 	v = lm_sel(m, lm_signbit(m, x), lm_neg(m, v), v);
 	v = lm_sel(m, lm_cmp(m, CMP_EQ, ay, lm_k(m, INFINITY)), x, v);
@@ -1106,7 +1106,7 @@ Sym ig_bi_frexp(Gen *g, Args *a, int which)
 	Value *tiny = lm_cmp(&m, CMP_LT, lm_abs(&m, v), lm_k(&m, d ? 0x1p-1022 : 0x1p-126));
 	Value *xs = lm_sel(&m, tiny, lm_mul(&m, v, lm_k(&m, d ? 0x1p54 : 0x1p25)), v);
 	Value *bits = lm_bits(&m, xs);
-	int64_t keep = (((int64_t)1 << m.mbits) - 1) | ((int64_t)1 << (scalar_bits(w) - 1));
+	int64_t keep = lm_low_bits(m.mbits) | lm_bit(scalar_bits(w) - 1);
 	Value *e = lm_isub(&m, lm_and(&m, lm_shr(&m, bits, m.mbits), lm_ki(&m, 2 * m.bias + 1)), lm_ki(&m, m.bias - 1));
 	e = lm_isub(&m, e, lm_sel(&m, tiny, lm_ki(&m, d ? 54 : 25), lm_ki(&m, 0)));
 	Value *mant = lm_float(&m, lm_or(&m, lm_and(&m, bits, lm_ki(&m, keep)), lm_ki(&m, (int64_t)(m.bias - 1) << m.mbits)));

@@ -15,6 +15,11 @@ typedef struct Lm {
 	bool ok;
 } Lm;
 
+/* The integer of bit b alone, and of bits 0..b-1 (b up to 63: in unsigned
+ * arithmetic, so that bit 63, an f64's sign, is no signed overflow). */
+static inline int64_t lm_bit(int b) { return (int64_t)((uint64_t)1 << b); }
+static inline int64_t lm_low_bits(int b) { return (int64_t)(((uint64_t)1 << b) - 1); }
+
 Lm lm_ctx(Gen *g, Span at, ScalarKind k, Type shape);
 Value *lm_k(Lm *m, double v);
 Value *lm_ki(Lm *m, int64_t v);

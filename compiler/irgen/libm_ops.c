@@ -122,9 +122,9 @@ Value *lm_isnan(Lm *m, Value *a) { return lm_cmp(m, CMP_NE, a, a); }
 /* |mag| with the sign of sgn, by the bits */
 Value *lm_copysign(Lm *m, Value *mag, Value *sgn)
 {
-	int64_t sb = (int64_t)1 << (scalar_bits(m->k) - 1);
-	Value *s = lm_and(m, lm_bits(m, sgn), lm_ki(m, -sb));
-	Value *a = lm_and(m, lm_bits(m, mag), lm_ki(m, sb - 1));
+	int bits = scalar_bits(m->k);
+	Value *s = lm_and(m, lm_bits(m, sgn), lm_ki(m, ~lm_low_bits(bits - 1)));
+	Value *a = lm_and(m, lm_bits(m, mag), lm_ki(m, lm_low_bits(bits - 1)));
 	return lm_float(m, lm_or(m, a, s));
 }
 

@@ -457,6 +457,57 @@ static bool merge_type(Gen *g, const Binding *var, Sym a, Sym b, Span span, Type
 	return true;
 }
 
+/* A tensor descriptor each branch of a runtime if leaves in a var (of one
+ * block type): its base and each size and stride the branches give
+ * differently become results of the if (sizes and strides in i64 where
+ * either side's is, else i32), n_out of them from out_t[0], then_v and
+ * else_v; *merged is the descriptor after the if, its items S_VOID where a
+ * result (in order) goes (those the same on both sides, a literal 1 stride
+ * among them, stay as they are). False (reported) where they cannot. */
+static bool merge_desc(Gen *g, const Binding *var, Sym a, Sym b, Region *then_r, Region *else_r, Span span,
+                       Type *out_t, Value **then_v, Value **else_v, int room, int *n_out, Sym *merged)
+{
+	if (!type_eq(a.type, b.type) || a.n != b.n || !type_eq(a.v->type, b.v->type) || 1 + 2 * a.n > room) {
+		error(g, span, "'%s' is %s after one branch and %s after the other: a descriptor may change in a runtime "
+		      "'if' only to one of the same element type and block shape", shown(g, var), ig_sym_desc(g, a),
+		      ig_sym_desc(g, b));
+		return false;
+	}
+	Region *saved = g->region;
+	*merged = a;
+	merged->items = arena_alloc(g->arena, (size_t)(2 * a.n) * sizeof *merged->items);
+	if (!merged->items)
+		return false;
+	out_t[0] = a.v->type;
+	then_v[0] = a.v;
+	else_v[0] = b.v;
+	int n = 1;
+	for (int j = 0; j < 2 * a.n; j++) {
+		Sym x = a.items[j], y = b.items[j];
+		merged->items[j] = x;
+		if (sym_same(x, y))
+			continue;
+		merged->items[j] = VOID;
+		bool wide = (x.kind != S_CONST && x.type.scalar == SK_I64) || (y.kind != S_CONST && y.type.scalar == SK_I64) ||
+		            (x.kind == S_CONST && !ig_const_fits(g, x, SK_I32, span)) ||
+		            (y.kind == S_CONST && !ig_const_fits(g, y, SK_I32, span));
+		Type t = type_scalar(wide ? SK_I64 : SK_I32);
+		out_t[n] = t;
+		g->region = then_r;
+		then_v[n] = x.kind == S_CONST ? ig_emit_const(g, x, t, span) : ig_cast_value(g, x.v, t.scalar, span);
+		g->region = else_r;
+		else_v[n] = y.kind == S_CONST ? ig_emit_const(g, y, t, span) : ig_cast_value(g, y.v, t.scalar, span);
+		if (!then_v[n] || !else_v[n]) {
+			g->region = saved;
+			return false;
+		}
+		n++;
+	}
+	g->region = saved;
+	*n_out = n;
+	return true;
+}
+
 static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 {
 	PtrVec names = {0};
@@ -511,12 +562,28 @@ static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 	Type types[MAX_CARRIED];
 	Value *then_v[MAX_CARRIED], *else_v[MAX_CARRIED];
 	Binding *res_vars[MAX_CARRIED];
+	Sym desc_of[MAX_CARRIED]; /* where is_desc[i]: res_vars[i] a descriptor, results i.. its parts */
+	bool is_desc[MAX_CARRIED] = {false};
 	int nr = 0;
 	bool ok = true;
 	for (int i = 0; i < nv; i++) {
 		Sym a = after_then[i], b = after_else[i];
 		if (sym_same(a, b)) {
 			vars[i]->sym = a;
+			continue;
+		}
+		if (a.kind == S_DESC && b.kind == S_DESC) {
+			int n = 0;
+			if (!merge_desc(g, vars[i], a, b, &then_r, &else_r, span, types + nr, then_v + nr, else_v + nr,
+			                MAX_CARRIED - nr, &n, &desc_of[nr])) {
+				ok = false;
+				continue;
+			}
+			for (int j = 0; j < n; j++)
+				res_vars[nr + j] = NULL;
+			res_vars[nr] = vars[i];
+			is_desc[nr] = true;
+			nr += n;
 			continue;
 		}
 		if (a.kind == S_VOID || b.kind == S_VOID) {
@@ -560,8 +627,21 @@ static void runtime_if(Gen *g, Span span, Sym c, Span cspan, IfParts p)
 		return;
 	ir_move_region(&op->regions[0], &then_r);
 	ir_move_region(&op->regions[1], &else_r);
-	for (int i = 0; i < nr; i++)
-		res_vars[i]->sym = ig_value_sym(op->results[i]);
+	for (int i = 0; i < nr; i++) {
+		if (!res_vars[i])
+			continue;
+		if (!is_desc[i]) {
+			res_vars[i]->sym = ig_value_sym(op->results[i]);
+			continue;
+		}
+		/* a descriptor: its base, then the sizes and strides that differed */
+		Sym out = desc_of[i];
+		out.v = op->results[i];
+		for (int j = 0, r = i + 1; j < 2 * out.n; j++)
+			if (out.items[j].kind == S_VOID)
+				out.items[j] = ig_value_sym(op->results[r++]);
+		res_vars[i]->sym = out;
+	}
 }
 
 /* The loop-carried variables' entry values as IR values. */

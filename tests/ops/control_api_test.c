@@ -211,6 +211,27 @@ static int64_t desc_fields_ref(const arr *x, int i, const int64_t *p)
 	return X(i) * (4 + 64 + 64 + 1 + 1 + 64);
 }
 
+/* A descriptor var changed in a runtime if: odd programs read the next
+ * program's row through a descriptor of another base and shape (rows past
+ * its 3 read as 0: the last program's). */
+static const char *DESC_IF_SRC = "kernel k(x: *i32, out: *i32) {\n"
+                                 "    let pid = program_id(0);\n"
+                                 "    var d = tensor_desc(x, (4, 64), (64, 1), (1, 64));\n"
+                                 "    if pid % 2 == 1 {\n"
+                                 "        d = tensor_desc(x + 64, (3, 64), (64, 1), (1, 64));\n"
+                                 "    }\n"
+                                 "    let rows, cols = d.shape;\n"
+                                 "    let v = d.load((pid, 0)) + rows;\n"
+                                 "    store(out + pid * 64 + arange(0, 64), reshape(v, (64,)));\n"
+                                 "}\n";
+static int64_t desc_if_ref(const arr *x, int i, const int64_t *p)
+{
+	(void)p;
+	if (PID(i) % 2 == 0)
+		return X(i) + 4;
+	return (PID(i) + 1 < 4 ? X(i + 64) : 0) + 3;
+}
+
 /* A block carried through a while loop with a runtime trip count. */
 static const char *WHILE_BLOCK_SRC = "kernel k(x: *i32, out: *i32, trips: i32) {\n"
                                      "    let offs = program_id(0) * 64 + arange(0, 64);\n"
@@ -889,6 +910,8 @@ int main(int argc, char **argv)
 	         "the same with T = f32: T == i32 is false at compile time");
 	int_case(DESC_FIELDS_SRC, NULL, 0, NO_CONSTS, desc_fields_ref, NULL,
 	         "a descriptor's fields: shape, strides, block_shape, dtype");
+	int_case(DESC_IF_SRC, NULL, 0, NO_CONSTS, desc_if_ref, NULL,
+	         "a descriptor var changed in a runtime if (another base and shape in odd programs)");
 	int_case(TERNARY_SRC, (blk_arg[]){I(0)}, 1, NO_CONSTS, ternary_ref, NULL,
 	         "?: on a runtime condition runs only the chosen arm (an out-of-bounds load, a division by zero, stores)");
 	int64_t trips[1] = {rng_range(0, 20)};

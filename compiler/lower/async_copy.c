@@ -236,8 +236,7 @@ void lw_lower_async_load(Lower *L, const Op *op, AsyncTile *a)
 		stage = ci32(L, 0);
 	} else if (op == a->first) {
 		/* the buffers, kept until after the loop */
-		a->offset = a->convert->scratch->wgmma ? lw_smem_pin_aligned(L, a->n_stages * a->bytes, 1024)
-		                                       : lw_smem_pin(L, a->n_stages * a->bytes);
+		a->offset = lw_smem_pin_stages(L, a->n_stages * a->bytes, a->convert->scratch->wgmma ? 1024 : 1);
 		stage = ci32(L, 0);
 	} else if (op == a->first2) {
 		stage = ci32(L, 1);

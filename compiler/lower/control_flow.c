@@ -172,7 +172,7 @@ void lower_for(Lower *L, const Op *op)
 		lw_async_asm(L, "cp.async.wait_group 0;", NULL, NULL, 0, "");
 		lw_tma_drain(L, op);
 		lw_smem_barrier(L);
-		L->smem_base = lowest;
+		lw_smem_release(L, lowest);
 	}
 }
 

@@ -376,8 +376,10 @@ void lower_convert(Lower *L, const Op *op, AsyncTile *as)
 		}
 		*kept = t;
 		L->lazy[y->id] = s->wgmma ? wgmma_setup(L, op, kept, at) : ldmatrix_setup(L, op, lo, kept, at);
-		if (kept_b && L->lazy[y->id])
+		if (kept_b && L->lazy[y->id]) {
 			L->lazy[y->id]->owned = false, L->lazy[y->id]->kept = true;
+			lw_smem_keep(L, at);
+		}
 		L->vals[y->id] = t;
 		return;
 	}

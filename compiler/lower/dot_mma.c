@@ -181,8 +181,8 @@ void lower_dot_mma(Lower *L, const Op *op)
 	/* the operands' pinned scratches are free again */
 	for (int i = 0; i < 2; i++) {
 		LazyFrags *z = L->lazy[op->operands[i]->id];
-		if (z && z->owned && z->offset < L->smem_base)
-			L->smem_base = z->offset;
+		if (z && z->owned)
+			lw_smem_release(L, z->offset);
 		L->lazy[op->operands[i]->id] = NULL;
 	}
 	L->vals[y->id] = t;

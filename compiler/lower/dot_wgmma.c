@@ -494,12 +494,12 @@ void lower_dot_wgmma(Lower *L, const Op *op)
 	}
 	/* the operands' pinned scratches are free again; what the tensor cores
 	 * read is done */
-	if (pinned >= 0 && pinned < L->smem_base)
-		L->smem_base = pinned;
+	if (pinned >= 0)
+		lw_smem_release(L, pinned);
 	for (int i = 0; i < 2; i++) {
 		LazyFrags *z = L->lazy[op->operands[i]->id];
-		if (z && z->owned && z->offset < L->smem_base)
-			L->smem_base = z->offset;
+		if (z && z->owned)
+			lw_smem_release(L, z->offset);
 		if (z && !z->kept)
 			L->lazy[op->operands[i]->id] = NULL;
 	}

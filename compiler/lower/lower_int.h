@@ -60,6 +60,9 @@ typedef struct Lower {
 	int n_tparts, cap_tparts;
 	LLVMBuilderRef pro; /* at the end of the entry block, before its branch */
 	int smem_base;      /* bytes of shared memory pinned below the transient uses */
+	int smem_floor;     /* below it, scratches kept for good (a wgmma operand hoisted out of its loops) */
+	int kept_at[8], n_kept; /* where those start (n_kept 9: too many, no hole) */
+	int hole_start, hole_lo, hole_end; /* free bytes below smem_floor, taken from hole_lo up */
 	int smem_dirty;     /* bytes from 0 that may have been touched since the last barrier; -1: unknown */
 	bool smem_unsynced; /* a pinned scratch written and no barrier since: one before reading it */
 	bool async_pending; /* cp.async copies issued, not committed yet */
@@ -241,6 +244,13 @@ LLVMValueRef lw_smem_at(Lower *L, LLVMTypeRef t, int byte_offset, LLVMValueRef i
 int lw_smem_pin(Lower *L, int bytes);
 /* The same, starting at a multiple of align (wgmma's swizzled operands). */
 int lw_smem_pin_aligned(Lower *L, int bytes, int align);
+/* A loop's stage buffers: pinned, in the hole below a kept scratch where
+ * they fit (the buffers of the loop before). */
+int lw_smem_pin_stages(Lower *L, int bytes, int align);
+/* Frees the pinned bytes from `to` up, those kept for good excepted. */
+void lw_smem_release(Lower *L, int to);
+/* Keeps the scratch pinned at `at` (up to smem_base) for good. */
+void lw_smem_keep(Lower *L, int at);
 void lw_smem_barrier(Lower *L);
 /* Transient shared memory for one use: the offset from smem_base (what
  * smem_at takes), behind a barrier where needed. */

@@ -87,6 +87,51 @@ int lw_smem_pin_aligned(Lower *L, int bytes, int align)
 	return lw_smem_pin(L, (bytes + align - 1) & ~(align - 1));
 }
 
+/* A scratch kept for good (a wgmma operand hoisted out of its loops) may
+ * lie above what an earlier pin frees (the stage buffers of a loop before,
+ * pinned first): freeing stops below it, or the next pin would overwrite
+ * what later dots still read. The bytes between are a hole that the next
+ * loop's stage buffers take where they fit (lw_smem_pin_stages). */
+void lw_smem_release(Lower *L, int to)
+{
+	if (to < L->smem_floor) {
+		if (L->hole_end > to && to >= L->hole_start) {
+			if (to < L->hole_lo)
+				L->hole_lo = to;
+		} else if (L->n_kept <= 8 && (L->hole_end == 0 || L->hole_lo == L->hole_start)) {
+			int end = L->smem_floor; /* the first kept scratch above `to` */
+			for (int i = 0; i < L->n_kept; i++)
+				if (L->kept_at[i] >= to && L->kept_at[i] < end)
+					end = L->kept_at[i];
+			L->hole_start = L->hole_lo = to;
+			L->hole_end = end;
+		}
+		to = L->smem_floor;
+	}
+	if (to < L->smem_base)
+		L->smem_base = to;
+}
+
+void lw_smem_keep(Lower *L, int at)
+{
+	if (L->n_kept < 8)
+		L->kept_at[L->n_kept] = at;
+	L->n_kept += L->n_kept <= 8;
+	L->smem_floor = L->smem_base;
+}
+
+int lw_smem_pin_stages(Lower *L, int bytes, int align)
+{
+	int at = (L->hole_lo + align - 1) & ~(align - 1);
+	if (L->hole_end > 0 && at + bytes <= L->hole_end) {
+		L->hole_lo = at + bytes;
+		if (align > 1)
+			L->wgmma_used = true;
+		return at;
+	}
+	return align > 1 ? lw_smem_pin_aligned(L, bytes, align) : lw_smem_pin(L, bytes);
+}
+
 void lw_smem_barrier(Lower *L)
 {
 	barrier(L);

@@ -148,7 +148,7 @@ void lw_tma_init(Lower *L, AsyncTile *a)
 		LLVMBuildStore(L->b, ci32(L, 0), a->reads);
 		return;
 	}
-	a->offset = lw_smem_pin_aligned(L, a->n_stages * a->bytes + 8 * a->n_stages, 1024);
+	a->offset = lw_smem_pin_stages(L, a->n_stages * a->bytes + 8 * a->n_stages, 1024);
 	a->bars = a->offset + a->n_stages * a->bytes;
 	if (!a->fills) {
 		LLVMBuilderRef pro = L->pro;

@@ -7,7 +7,8 @@ scores. Grouped-query cases repeat k and v over the heads of a group for torch
 
 Each case runs the deterministic backward twice (results must be bit-identical)
 and the atomic one (dQ by f32 atomics) once. The error of a tensor is
-max |got - want| / max |want|; a case passes when every error is within the
+max |got - want| / max(max |want|, 0.01) (at N = 1 dQ and dK are 0 but for
+rounding: the floor keeps their noise from reading as a relative error); a case passes when every error is within the
 tolerance of its type (f16 5e-3, bf16 2e-2) or within twice what torch's own
 SDPA backward in that type makes on the same inputs (printed as "torch"), and
 lse (f32) within 1e-4.
@@ -48,7 +49,7 @@ def rel_err(got, want):
     got = got.double()
     if not bool(torch.isfinite(got).all()):
         return math.inf
-    return ((got - want).abs().max() / want.abs().max().clamp_min(1e-30)).item()
+    return ((got - want).abs().max() / want.abs().max().clamp_min(0.01)).item()
 
 
 def reference(q, k, v, dout, causal, scale, group, lowp=False):

@@ -52,14 +52,23 @@ def grads(fn, *inputs, seed=1):
 
 def compare(blk_fn, ref_fn, inputs, rtol, atol, what, ref_dtype=None):
     """blk_fn against ref_fn (run on the inputs cast to ref_dtype, if
-    given): outputs and input gradients."""
+    given): outputs and input gradients. With ref_dtype, a tensor off by
+    more than rtol and atol passes still when its largest error is within
+    twice that of ref_fn run on the inputs as they are (torch in their
+    type): the gradient arriving in the inputs' type (bf16) already moves a
+    sum over thousands of rows by more than atol."""
     o1, g1 = grads(blk_fn, *inputs)
     ref_in = [t.to(ref_dtype) for t in inputs] if ref_dtype else inputs
     o2, g2 = grads(ref_fn, *ref_in)
-    for i, (a, b) in enumerate(zip(o1, o2)):
-        close(a, b, rtol, atol, f"{what}: output {i}")
-    for i, (a, b) in enumerate(zip(g1, g2)):
-        close(a, b, rtol, atol, f"{what}: gradient of input {i}")
+    o3, g3 = grads(ref_fn, *inputs) if ref_dtype else (o2, g2)
+    for kind, got, want, lowp in (("output", o1, o2, o3), ("gradient of input", g1, g2, g3)):
+        for i, (a, b, c) in enumerate(zip(got, want, lowp)):
+            err = (a.double() - b.double()).abs()
+            if ref_dtype and not bool((err <= atol + rtol * b.double().abs()).all()):
+                torch_err = (c.double() - b.double()).abs().max().item()
+                if err.max().item() <= 2 * torch_err:
+                    continue
+            close(a, b, rtol, atol, f"{what}: {kind} {i}")
     return f"{len(o1)} outputs, {len(g1)} gradients"
 
 

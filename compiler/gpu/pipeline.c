@@ -357,6 +357,59 @@ static bool two_ahead(const IrFunc *f, const AxisInfo *ax, const Region *body, c
 	return false;
 }
 
+/* The dot operand slot that use i of op makes of v (through a transpose
+ * of its own), or NULL where it is something else. */
+static Op *dot_use(const Op *o, int i)
+{
+	if (o->code == OP_DOT)
+		return i < 2 ? (Op *)o : NULL;
+	if (o->code != OP_TRANS || o->results[0]->uses != 1)
+		return NULL;
+	for (const Op *d = o->next; d; d = d->next)
+		for (int j = 0; j < d->n_operands; j++)
+			if (d->operands[j] == o->results[0])
+				return d->code == OP_DOT && j < 2 ? (Op *)d : NULL;
+	return NULL;
+}
+
+/* A tile of the body that several dots read (attention backward's K: S =
+ * Q K^T and dQ += dS K; Q and dO in dK and dV) is loaded once for each, so
+ * that each load can go through shared memory by cp.async on its own (a
+ * stage buffer per use; the copies are from L2): one load with several
+ * uses would stay a plain ld.global in the loop. Returns false out of
+ * memory. */
+static bool split_dot_loads(IrFunc *f, const AxisInfo *ax, Region *body)
+{
+	for (Op *ld = body->first; ld; ld = ld->next) {
+		if (ld->code != OP_LOAD)
+			continue;
+		Value *v = ld->results[0];
+		if (ld->attr[3] || !v->type.rank || v->uses < 2 || v->uses > 4 || !async_copyable(f, ax, ld))
+			continue;
+		Op *users[4];
+		int slot[4], n = 0;
+		bool ok = true;
+		for (Op *o = ld->next; o && ok; o = o->next)
+			for (int i = 0; i < o->n_operands && ok; i++)
+				if (o->operands[i] == v) {
+					ok = n < 4 && dot_use(o, i);
+					if (ok)
+						users[n] = o, slot[n++] = i;
+				}
+		if (!ok || n != v->uses)
+			continue;
+		for (int k = 1; k < n; k++) {
+			Op *c = ir_clone_before(f, ld, ld, ld->operands);
+			if (!c)
+				return false;
+			users[k]->operands[slot[k]] = c->results[0];
+			c->results[0]->uses++;
+			v->uses--;
+		}
+	}
+	return true;
+}
+
 static bool pipeline_region(IrFunc *f, Region *r, bool dots_only, const AxisInfo *ax, Diag *diag)
 {
 	for (Op *op = r->first; op; op = op->next) {
@@ -368,6 +421,10 @@ static bool pipeline_region(IrFunc *f, Region *r, bool dots_only, const AxisInfo
 		const Op *sd = op->operands[2]->def;
 		if (!sd || sd->code != OP_CONST || sd->ival <= 0 || op->operands[0]->type.ptr)
 			continue;
+		if (dots_only && f->sm_a && !split_dot_loads(f, ax, &op->regions[0])) {
+			diag_plain(diag, DIAG_ERROR, "out of memory pipelining '%s'", f->name);
+			return false;
+		}
 		/* each load at the top of the body whose inputs can be recomputed
 		 * (found first: the loads the pass adds are not taken again) */
 		enum { MAX_LOADS = 16 };

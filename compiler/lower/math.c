@@ -361,6 +361,17 @@ LLVMValueRef gpu_f32_to_fp8(LLVMBuilderRef b, LLVMModuleRef mod, ScalarKind kind
 
 /* ---- fmod ------------------------------------------------------------------ */
 
+/* The biased exponent of f64 a >= 0 (not infinite): its field, or for a
+ * subnormal what the field would be were it normalized (0 and below). */
+static LLVMValueRef fmod_exponent(M *m, LLVMValueRef a)
+{
+	LLVMValueRef bits = LLVMBuildBitCast(m->b, a, m->i64, "");
+	LLVMValueRef e = LLVMBuildLShr(m->b, bits, LLVMConstInt(m->i64, 52, 0), "");
+	LLVMValueRef args[2] = {bits, LLVMConstInt(LLVMInt1TypeInContext(LLVMGetModuleContext(m->m)), 0, 0)};
+	LLVMValueRef sub = LLVMBuildSub(m->b, LLVMConstInt(m->i64, 12, 0), intrinsic(m, "llvm.ctlz", args, 2), "");
+	return LLVMBuildSelect(m->b, LLVMBuildICmp(m->b, LLVMIntEQ, e, LLVMConstInt(m->i64, 0, 0), ""), sub, e, "");
+}
+
 /* Exact fmod, as a function of the module made on first use: subtracts
  * from |x| the largest |y| * 2^k not above it until |x| < |y|; each
  * subtraction is exact. f32 works in f64, where its subnormals are normal. */
@@ -395,20 +406,20 @@ static LLVMValueRef fmod_fn(LLVMModuleRef mod, LLVMTypeRef t)
 	                                            fcmp(&m, LLVMRealOLT, cur, k(&m, INFINITY)), ""), "");
 	LLVMBuildCondBr(b, go, body, done);
 	LLVMPositionBuilderAtEnd(b, body);
-	/* the exponents' difference, from the bits (both normal here but tiny y) */
-	LLVMValueRef eb = LLVMBuildLShr(b, LLVMBuildBitCast(b, cur, m.i64, ""), LLVMConstInt(m.i64, 52, 0), "");
-	LLVMValueRef yb = LLVMBuildLShr(b, LLVMBuildBitCast(b, ay, m.i64, ""), LLVMConstInt(m.i64, 52, 0), "");
-	LLVMValueRef d = LLVMBuildSub(b, eb, yb, "");
+	/* the exponents' difference, from the bits; a subnormal's from its
+	 * leading one (with the field's 0 every step would take off as little
+	 * as 2^-52 of the rest: 2^52 steps for a divisor of 2^-1074) */
+	LLVMValueRef d = LLVMBuildSub(b, fmod_exponent(&m, cur), fmod_exponent(&m, ay), "");
 	d = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, d, LLVMConstInt(m.i64, 0, 0), ""), LLVMConstInt(m.i64, 0, 0), d, "");
-	/* |y| 2^d in two factors, each within the exponent range */
-	LLVMValueRef d1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, d, LLVMConstInt(m.i64, 1000, 0), ""),
-	                                  LLVMConstInt(m.i64, 1000, 0), d, "");
-	LLVMValueRef d2 = LLVMBuildSub(b, d, d1, "");
-	LLVMValueRef p1 = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildAdd(b, d1, LLVMConstInt(m.i64, 1023, 0), ""),
-	                                                   LLVMConstInt(m.i64, 52, 0), ""), m.f64, "");
-	LLVMValueRef p2 = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildAdd(b, d2, LLVMConstInt(m.i64, 1023, 0), ""),
-	                                                   LLVMConstInt(m.i64, 52, 0), ""), m.f64, "");
-	LLVMValueRef s = mul(&m, mul(&m, ay, p1), p2);
+	/* |y| 2^d in three factors, each within the exponent range (d < 2100) */
+	LLVMValueRef s = ay;
+	for (int i = 0; i < 3; i++) {
+		LLVMValueRef di = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, d, LLVMConstInt(m.i64, 1000, 0), ""),
+		                                  LLVMConstInt(m.i64, 1000, 0), d, "");
+		d = LLVMBuildSub(b, d, di, "");
+		s = mul(&m, s, LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildAdd(b, di, LLVMConstInt(m.i64, 1023, 0), ""),
+		                                                  LLVMConstInt(m.i64, 52, 0), ""), m.f64, ""));
+	}
 	s = sel(&m, fcmp(&m, LLVMRealOGT, s, cur), mul(&m, s, k(&m, 0.5)), s);
 	s = sel(&m, fcmp(&m, LLVMRealOLT, s, ay), ay, s);
 	LLVMValueRef next = sub(&m, cur, s);

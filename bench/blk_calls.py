@@ -182,6 +182,7 @@ ATTENTION_BWD_CONFIGS = [
     {"KV_M": 32, "KV_N": 128, "Q_M": 128, "Q_N": 32, "num_warps": 8, "num_stages": 2, "ATOMIC_DQ": False},
     {"KV_M": 64, "KV_N": 128, "Q_M": 128, "Q_N": 64, "num_warps": 8, "num_stages": 2, "ATOMIC_DQ": False},
     {"KV_M": 16, "KV_N": 64, "Q_M": 64, "Q_N": 16, "num_warps": 4, "num_stages": 3, "ATOMIC_DQ": False},
+    {"KV_M": 32, "KV_N": 64, "Q_M": 64, "Q_N": 32, "num_warps": 4, "num_stages": 3, "ATOMIC_DQ": False},
     {"KV_M": 32, "KV_N": 64, "Q_M": 64, "Q_N": 32, "num_warps": 4, "num_stages": 2, "ATOMIC_DQ": True},
     {"KV_M": 32, "KV_N": 128, "Q_M": 128, "Q_N": 32, "num_warps": 8, "num_stages": 2, "ATOMIC_DQ": True},
 ]

@@ -8,7 +8,7 @@
 #  - tests/gpu/python_multi_gpu.py: tensors on cuda:1, devices by turns and a
 #    thread a device, mixed devices refused, the torch.distributed example
 #    under torchrun (skipped in one line with fewer than 2 GPUs);
-#  - tests/python/test_nn.py with BLK_NN_DEVICE=cuda: blk.nn's ops on the
+#  - tests/python/test_nn*.py with BLK_NN_DEVICE=cuda: blk.nn's ops on the
 #    GPU against torch, at small and LLM shapes.
 # The package is python/ of this checkout on BUILD_DIR/libblk.so (default
 # build). Where there is no torch or no GPU it says so in one line and
@@ -77,20 +77,22 @@ run_counted python_multi_gpu 1
 if [ -n "$("$py" -c 'import blk._runtime as r; print(r.lib().fast_ext or "")' 2>/dev/null)" ]; then
 	run_counted python_gpu 0
 fi
-# blk.nn on the GPU: the interpreter's cases of tests/python/test_nn.py on
-# CUDA tensors, and its LLM-shape cases
-echo "== tests/python/test_nn.py with BLK_NN_DEVICE=cuda"
-out=$(BLK_NN_DEVICE=cuda timeout 600 "$py" tests/python/test_nn.py 2>&1)
-status=$?
-printf '%s\n' "$out" | sed '$d'
-last=$(printf '%s\n' "$out" | tail -n 1)
-if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]] && { [ $status -eq 0 ] || [ "${BASH_REMATCH[2]}" -gt 0 ]; }; then
-	passed=$((passed + BASH_REMATCH[1]))
-	failed=$((failed + BASH_REMATCH[2]))
-else
-	echo "FAIL test_nn.py: crashed or printed no counts (status $status)"
-	printf '%s\n' "$out" | tail -n 30 | sed 's/^/    /'
-	failed=$((failed + 1))
-fi
+# blk.nn on the GPU: the interpreter's cases of tests/python/test_nn*.py on
+# CUDA tensors, and their LLM-shape cases
+for t in tests/python/test_nn*.py; do
+	echo "== $t with BLK_NN_DEVICE=cuda"
+	out=$(BLK_NN_DEVICE=cuda timeout 600 "$py" "$t" 2>&1)
+	status=$?
+	printf '%s\n' "$out" | sed '$d'
+	last=$(printf '%s\n' "$out" | tail -n 1)
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]] && { [ $status -eq 0 ] || [ "${BASH_REMATCH[2]}" -gt 0 ]; }; then
+		passed=$((passed + BASH_REMATCH[1]))
+		failed=$((failed + BASH_REMATCH[2]))
+	else
+		echo "FAIL $t: crashed or printed no counts (status $status)"
+		printf '%s\n' "$out" | tail -n 30 | sed 's/^/    /'
+		failed=$((failed + 1))
+	fi
+done
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -22,14 +22,14 @@
 #    the Python front door fuzzed, nothing but blk.Error may come out.
 # 6. Each examples/python/NAME.py on the interpreter (small sizes), checked
 #    against numpy.
-# 7. tests/python/test_nn.py: blk.nn (python/blk/nn, stdlib/nn) with real
+# 7. tests/python/test_nn*.py: blk.nn (python/blk/nn, stdlib/nn) with real
 #    torch on CPU tensors (the interpreter), the package as its wheel
 #    unpacked onto PYTHONPATH. torch is the python's of $BLK_TORCH_PYTHON,
 #    else that of a virtual environment kept between runs,
 #    $BLK_TORCH_VENV (default ~/.cache/blk/torch-venv), made with
 #    `pip install torch` the first time (the CPU build from PyTorch's index
 #    where it can be reached, else PyPI's wheel with its CUDA libraries,
-#    about 5 GiB; BLK_NO_TORCH_INSTALL=1: never). Without torch test_nn.py
+#    about 5 GiB; BLK_NO_TORCH_INSTALL=1: never). Without torch each file
 #    says in one line that it skips.
 # Prints a line per case and last "N passed, N failed". A sanitized build
 # (BLK_SANITIZE=1 or thread) is skipped: its libblk.so needs the sanitizer
@@ -221,13 +221,17 @@ fi
 if [ -n "$torch_py" ]; then
 	if out=$(cd "$tmp" && BLK_LIB="$build/libblk.so" python3 "$repo/python/_blk_build.py" "$tmp/nnwheel" 2>&1) &&
 		python3 -m zipfile -e "$tmp"/nnwheel/*.whl "$tmp/nnsite" >/dev/null 2>&1; then
-		echo "   (tests/python/test_nn.py with $torch_py: torch $("$torch_py" -c 'import torch; print(torch.__version__)'))"
-		py=$torch_py PYTHONPATH="$tmp/nnsite" BLK_LIB="" run_counted test_nn.py "$repo/tests/python/test_nn.py"
+		echo "   (tests/python/test_nn*.py with $torch_py: torch $("$torch_py" -c 'import torch; print(torch.__version__)'))"
+		for t in "$repo"/tests/python/test_nn*.py; do
+			py=$torch_py PYTHONPATH="$tmp/nnsite" BLK_LIB="" RUN_TIMEOUT=900 run_counted "$(basename "$t")" "$t"
+		done
 	else
 		fail "building the wheel for test_nn.py" "$out"
 	fi
 else
-	run_counted test_nn.py "$repo/tests/python/test_nn.py"   # says it skips
+	for t in "$repo"/tests/python/test_nn*.py; do
+		run_counted "$(basename "$t")" "$t"   # says it skips
+	done
 fi
 
 echo "$passed passed, $failed failed"

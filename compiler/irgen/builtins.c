@@ -342,6 +342,8 @@ static const Builtin builtins[] = {
 	{"cumprod", "x axis? reverse?", ig_bi_scan, COMBINE_MUL},
 	{"associative_scan", "x axis combine_fn reverse?", ig_bi_scan, COMBINE_FN},
 	{"dot", "a b acc? input_precision? out_dtype?", ig_bi_dot, 0},
+	{"dot_scaled", "lhs lhs_scale lhs_format rhs rhs_scale rhs_format acc? fast_math? lhs_k_pack? rhs_k_pack? out_dtype?",
+	 ig_bi_dot_scaled, 0},
 	{"sort", "x axis? descending? return_indices?", ig_bi_sort, 0},
 	{"argsort", "x axis? descending?", ig_bi_sort, 1},
 	{"topk", "x k axis?", ig_bi_topk, 0},

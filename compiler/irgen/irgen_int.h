@@ -381,6 +381,8 @@ Sym ig_bi_reduction(Gen *g, Args *a, int kind);
 Sym ig_bi_reduce(Gen *g, Args *a, int which);
 Sym ig_bi_scan(Gen *g, Args *a, int kind);
 Sym ig_bi_dot(Gen *g, Args *a, int which);
+/* ---- builtins_scaled.c -------------------------------------------------------- */
+Sym ig_bi_dot_scaled(Gen *g, Args *a, int which);
 
 /* ---- builtins_sort.c --------------------------------------------------------- */
 

@@ -433,6 +433,32 @@ def attention_bwd_reference(q, k, v, do, Z, H, HKV, N, D, scale, causal):
     return o, lse, dq, dk, dv
 
 
+def mxgemm_on_interpreter(ctx, rng):
+    """bench/kernels/mxgemm.tile as rows_dot_scaled.py launches it, on the interpreter: e4m3
+    bytes times e2m1 pairs with random e8m0 scales, 32 x 48 x 64 in 16 x 16 x 32 blocks, against
+    a float64 reference that decodes both operands itself."""
+    e2m1 = [0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6]
+    codes = [b for b in range(256) if b & 0x7F != 0x7F]
+    M, N, K = 32, 48, 64
+    av = [rng.choice(codes) for _ in range(M * K)]
+    bp = [rng.randrange(256) for _ in range(K // 2 * N)]
+    sa = [rng.randrange(120, 134) for _ in range(M * K // 32)]
+    sb = [rng.randrange(120, 134) for _ in range(N * K // 32)]
+    A = [[f8e4m3_value(av[i * K + k]) * 2.0 ** (sa[i * (K // 32) + k // 32] - 127) for k in range(K)]
+         for i in range(M)]
+    B = [[e2m1[(bp[k // 2 * N + j] >> (4 * (k % 2))) & 15] * 2.0 ** (sb[j * (K // 32) + k // 32] - 127)
+          for j in range(N)] for k in range(K)]
+    ref = [sum(A[i][k] * B[k][j] for k in range(K)) for i in range(M) for j in range(N)]
+    bufs = [Buf(ctx, ctypes.c_uint8, v) for v in (av, sa, bp, sb)]
+    c = Buf(ctx, ctypes.c_uint16, [0x7FC0] * (M * N))
+    k = bc.bench_kernel(ctx, "mxgemm")
+    k.prepare([bufs[0].ptr, bufs[1].ptr, bufs[2].ptr, bufs[3].ptr, c.ptr, M, N, K],
+              consts={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 32, "GROUP_M": 2}, num_warps=4, num_stages=3)()
+    got = [bf16_value(v) for v in c.read()]
+    err = max(abs(g - r) / max(abs(r), 1e-3) for g, r in zip(got, ref))
+    expect(err <= 2 ** -7, f"mxgemm e4m3 x e2m1 {M}x{N}x{K} (bf16 out)", f"max rel err {err:.2e}")
+
+
 def attention_bwd_on_interpreter(ctx, rng, quick=False):
     """examples/attention_backward.tile as rows_attention_bwd.py launches it (blk_calls.attention_backward
     after blk_calls.attention), in every config of blk_calls.ATTENTION_BWD_CONFIGS (--quick: the
@@ -701,6 +727,7 @@ def main():
     tc_matmul_on_interpreter(ctx, rng)
     tc_persistent_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
     gemm_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
+    mxgemm_on_interpreter(ctx, rng)
     attention_bwd_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
     blkc_attention_bwd_sm90a(quick="--quick" in sys.argv)
     issue12_selection()

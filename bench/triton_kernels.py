@@ -706,3 +706,40 @@ def triton_version():
 __all__ = ["vector_add", "sin4", "softmax", "layernorm", "sum_many", "w4a16_gemv", "matmul", "make_matmul_autotuned",
            "matmul_autotuned", "attention", "matmul_tc", "matmul_tc_kind", "attention_tma", "attention_bwd",
            "fresh_jit", "torch"]
+
+
+# ---- microscaled GEMM (bench/rows_dot_scaled.py): tl.dot_scaled of e4m3 A and e2m1 B -----
+
+@triton.jit
+def _mxgemm(a, a_scale, b, b_scale, c, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+            BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    grid_m = tl.cdiv(M, BLOCK_M)
+    grid_n = tl.cdiv(N, BLOCK_N)
+    group = pid // (GROUP_M * grid_n)
+    first_m = group * GROUP_M
+    rows = min(grid_m - first_m, GROUP_M)
+    pid_m = first_m + pid % (GROUP_M * grid_n) % rows
+    pid_n = pid % (GROUP_M * grid_n) // rows
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    rkh = tl.arange(0, BLOCK_K // 2)
+    g = tl.arange(0, BLOCK_K // 32)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        x = tl.load(a + rm.to(tl.int64)[:, None] * K + (k + rk)[None, :])
+        y = tl.load(b + (k // 2 + rkh).to(tl.int64)[:, None] * N + rn[None, :])
+        xs = tl.load(a_scale + rm[:, None] * (K // 32) + (k // 32 + g)[None, :])
+        ys = tl.load(b_scale + rn[:, None] * (K // 32) + (k // 32 + g)[None, :])
+        acc = tl.dot_scaled(x, xs, "e4m3", y, ys, "e2m1", acc)
+    tl.store(c + rm.to(tl.int64)[:, None] * N + rn[None, :], acc.to(tl.bfloat16))
+
+
+def mxgemm(a, a_scale, b, b_scale, c, config):
+    M, K = a.shape
+    N = c.shape[1]
+    meta = {k: v for k, v in config.items() if k not in ("num_warps", "num_stages")}
+    grid = (triton.cdiv(M, config["BLOCK_M"]) * triton.cdiv(N, config["BLOCK_N"]),)
+    _mxgemm[grid](a, a_scale, b, b_scale, c, M, N, K, **meta, num_warps=config["num_warps"],
+                  num_stages=config["num_stages"])

@@ -91,6 +91,31 @@ bool rt_same_scalars(const blk_kernel *k, const blk_arg *a, const blk_arg *b)
 	return true;
 }
 
+int rt_scalar_bindings(const blk_kernel *k, const IrFunc *f, const blk_arg *args, int n_args, ConstBinding *out)
+{
+	int n = 0;
+	for (int i = 0, a = 0; i < k->n_params && a < n_args; i++) {
+		if (k->params[i].is_const)
+			continue;
+		const blk_arg *arg = &args[a++];
+		if (k->params[i].kind == BLK_PARAM_POINTER)
+			continue;
+		/* the variant's type decides (a parameter of a generic type T is either) */
+		Type t = f ? f->params[i].type : (Type){0};
+		bool is_float = f ? !t.ptr && scalar_is_float((ScalarKind)t.scalar) : arg->kind == BLK_ARG_FLOAT;
+		double fv = arg->kind == BLK_ARG_FLOAT ? arg->v.f : (double)arg->v.i;
+		int64_t iv = arg->kind == BLK_ARG_FLOAT ? (int64_t)arg->v.f : arg->v.i;
+		out[n++] = (ConstBinding){k->params[i].name, is_float, iv, fv, NULL};
+	}
+	return n;
+}
+
+int rt_num_sms(const blk_kernel *k)
+{
+	const blk_module *m = k->m;
+	return m->ctx && m->ctx->backend == BLK_BACKEND_GPU ? m->ctx->sm_count : RT_INTERP_NUM_SMS;
+}
+
 /* The launch's grid: given, or from the kernel's grid clause (evaluated
  * again only when its scalar arguments changed). Caller holds m->lock. */
 blk_status rt_launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_args,
@@ -110,29 +135,14 @@ blk_status rt_launch_grid(blk_kernel *k, Variant *v, const blk_arg *args, int n_
 	ConstBinding *scalars = n_args <= 16 ? buf : malloc((size_t)n_args * sizeof *scalars);
 	if (!scalars)
 		return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
-	int n_scalars = 0;
-	for (int i = 0, a = 0; i < k->n_params; i++) {
-		if (k->params[i].is_const)
-			continue;
-		const blk_arg *arg = &args[a++];
-		if (k->params[i].kind == BLK_PARAM_POINTER)
-			continue;
-		/* the variant's type decides (a parameter of a generic type T is either) */
-		Type t = v->f->params[i].type;
-		bool is_float = !t.ptr && scalar_is_float((ScalarKind)t.scalar);
-		double fv = arg->kind == BLK_ARG_FLOAT ? arg->v.f : (double)arg->v.i;
-		int64_t iv = arg->kind == BLK_ARG_FLOAT ? (int64_t)arg->v.f : arg->v.i;
-		scalars[n_scalars++] = (ConstBinding){k->params[i].name, is_float, iv, fv, NULL};
-	}
+	int n_scalars = rt_scalar_bindings(k, v->f, args, n_args, scalars);
 	Diag diag;
 	diag_init(&diag);
 	int64_t g[3];
 	Arena scratch = {0};
 	blk_status st = BLK_SUCCESS;
-	/* num_sms() in the clause: the device's multiprocessors, or the interpreter's fixed count */
-	int num_sms = m->ctx && m->ctx->backend == BLK_BACKEND_GPU ? m->ctx->sm_count : RT_INTERP_NUM_SMS;
 	if (irgen_grid(m->mod, k->node,
-	               &(IrgenOptions){.consts = v->consts, .n_consts = v->n_consts, .num_sms = num_sms}, scalars,
+	               &(IrgenOptions){.consts = v->consts, .n_consts = v->n_consts, .num_sms = rt_num_sms(k)}, scalars,
 	               n_scalars, g, &diag, &scratch)) {
 		if (g[0] < 0 || g[1] < 0 || g[2] < 0 || g[0] > UINT32_MAX || g[1] > UINT32_MAX || g[2] > UINT32_MAX) {
 			st = rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: the grid clause of '%s' gives (%lld, %lld, %lld)",

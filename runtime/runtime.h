@@ -263,6 +263,14 @@ blk_status rt_config_variant(blk_kernel *k, const blk_launch_options *opt, int c
                              const blk_arg *args, int n_args, Variant **out);
 /* Do a and b give the kernel's scalar (not pointer) arguments the same values? */
 bool rt_same_scalars(const blk_kernel *k, const blk_arg *a, const blk_arg *b);
+/* The kernel's scalar arguments by name (what the grid clause and
+ * @heuristics compute from), in `out` (n_args entries), typed by the
+ * variant's parameters where f is given, else as the arguments come;
+ * returns how many. */
+int rt_scalar_bindings(const blk_kernel *k, const IrFunc *f, const blk_arg *args, int n_args, ConstBinding *out);
+/* num_sms() for the kernel's compile-time clauses: the device's
+ * multiprocessors, or the interpreter's fixed count. */
+int rt_num_sms(const blk_kernel *k);
 
 /* v's twin made without TMA (its request with SPEC_NO_TMA). Caller holds m->lock. */
 blk_status rt_variant_without_tma(blk_kernel *k, const Variant *v, Variant **out);

@@ -64,24 +64,13 @@ static blk_status heuristics(blk_kernel *k, const blk_arg *args, int n_args, Con
 			scalars = n_args <= 16 ? buf : malloc((size_t)n_args * sizeof *scalars);
 			if (!scalars)
 				return rt_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_launch: out of memory");
-			for (int i = 0, a = 0; i < k->n_params && a < n_args; i++) {
-				if (k->params[i].is_const)
-					continue;
-				const blk_arg *arg = &args[a++];
-				if (k->params[i].kind == BLK_PARAM_POINTER)
-					continue;
-				bool is_float = arg->kind == BLK_ARG_FLOAT;
-				scalars[n_scalars++] = (ConstBinding){k->params[i].name, is_float, is_float ? 0 : arg->v.i,
-				                                      is_float ? arg->v.f : (double)arg->v.i, NULL};
-			}
+			n_scalars = rt_scalar_bindings(k, NULL, args, n_args, scalars);
 		}
 		Diag diag;
 		diag_init(&diag);
 		Arena scratch = {0};
-		blk_module *m = k->m;
-		int num_sms = m->ctx && m->ctx->backend == BLK_BACKEND_GPU ? m->ctx->sm_count : RT_INTERP_NUM_SMS;
-		bool ok = irgen_heuristic(m->mod, k->node, at, h, &(IrgenOptions){.consts = consts, .n_consts = n,
-		                                                                   .num_sms = num_sms},
+		bool ok = irgen_heuristic(k->m->mod, k->node, at, h, &(IrgenOptions){.consts = consts, .n_consts = n,
+		                                                                      .num_sms = rt_num_sms(k)},
 		                          scalars, n_scalars, &consts[n], &diag, &scratch);
 		if (!ok)
 			st = rt_fail(BLK_ERROR_INVALID_ARGUMENT, "blk_launch: %s", diag.out.data ? diag.out.data : "@heuristics");

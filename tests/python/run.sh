@@ -18,6 +18,8 @@
 #    tests/python/fake_torch.py, no GPU or torch; twice where the package has
 #    its launchers in C (python/blk/_fastlaunch.c): with them, and with
 #    BLK_FAST_LAUNCH=0 (those in Python).
+#    tests/python/test_triton.py: blk.triton (Triton-syntax kernels
+#    translated to blk) on the interpreter against numpy.
 # 5. tests/fuzz/fuzz_python.py for $BLK_FUZZ_PY_SECONDS (default 20) seconds:
 #    the Python front door fuzzed, nothing but blk.Error may come out.
 # 6. Each examples/python/NAME.py on the interpreter (small sizes), checked
@@ -147,6 +149,11 @@ run_counted() {
 	fi
 }
 run_counted test_package.py "$repo/tests/python/test_package.py"
+if [ $have_numpy = 1 ]; then
+	run_counted test_triton.py "$repo/tests/python/test_triton.py"
+else
+	echo "skip test_triton.py: no numpy"
+fi
 if [ -f "$build/tests/runtime/fake/libcuda.so.1" ]; then
 	run_counted test_gpu_path.py "$repo/tests/python/test_gpu_path.py" "$build/tests/runtime/fake/libcuda.so.1"
 	# again with the launchers in Python (where the package has them in C)

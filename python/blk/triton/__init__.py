@@ -1,0 +1,322 @@
+"""blk.triton: Triton kernels on blk, unchanged.
+
+    import blk.triton as triton
+    import blk.triton.language as tl
+
+    @triton.jit
+    def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+    add[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+
+A @jit function's Python source is translated to blk source (.tile) at its
+first launch for each specialization (the element types of its pointer
+arguments, the types of its scalars, the values of its constexprs),
+compiled by libblk and cached; `kernel.tile_source` shows the last one.
+blk.from_triton(fn) does the same for a function decorated with Triton's
+own @triton.jit (or for its source text), so Triton need not be imported.
+docs/python.md, "Running Triton kernels", says what translates.
+"""
+
+import ast
+import inspect
+import textwrap
+import time
+
+from . import language  # noqa: F401
+from ._translate import PRELUDE, FnTranslator, TranslationError, Unit
+
+__all__ = ["jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "from_triton",
+           "TranslationError", "language"]
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def next_power_of_2(n):
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+class Config:
+    """A config of @autotune: constexpr values and launch options."""
+
+    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None):
+        self.kwargs, self.num_warps, self.num_stages = dict(kwargs), num_warps, num_stages
+        self.pre_hook = pre_hook
+
+    def all_kwargs(self):
+        return dict(self.kwargs, num_warps=self.num_warps, num_stages=self.num_stages)
+
+    def __repr__(self):
+        return f"Config({self.kwargs}, num_warps={self.num_warps}, num_stages={self.num_stages})"
+
+
+def _blk_type(x, name):
+    """The blk parameter type of argument x (a launch's), or None for a
+    constexpr-like value (None)."""
+    import blk
+    if isinstance(x, bool):
+        return "i1"
+    if isinstance(x, int):
+        return "i32" if -2**31 <= x < 2**31 else ("i64" if -2**63 <= x < 2**63 else "u64")
+    if isinstance(x, float):
+        return "f32"
+    dt = getattr(x, "dtype", None)
+    if dt is not None and hasattr(x, "shape"):
+        return "*" + _dtype_name(dt, name)
+    if isinstance(x, blk.DeviceArray):
+        return "*" + x.dtype
+    raise TranslationError(f"argument '{name}': a {type(x).__name__} (a tensor, an array, an int, a float or "
+                           "a bool is expected)")
+
+
+_DT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int8": "i8", "int16": "i16",
+       "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+       "bool": "i1", "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
+
+
+def _dtype_name(dt, name):
+    s = str(dt).replace("torch.", "")
+    if s in _DT:
+        return _DT[s]
+    raise TranslationError(f"argument '{name}': element type {dt} has no blk form")
+
+
+class JITFunction:
+    """A @blk.triton.jit function: launch it with kernel[grid](args...)."""
+
+    def __init__(self, fn=None, source=None, name=None, globals=None):
+        if fn is not None:
+            src = textwrap.dedent(inspect.getsource(fn))
+            self.filename = inspect.getsourcefile(fn) or "<triton>"
+            self.first_line = fn.__code__.co_firstlineno
+            self.globals = fn.__globals__
+            self.name = fn.__name__
+        else:
+            src = textwrap.dedent(source)
+            self.filename, self.first_line = name or "<triton source>", 1
+            self.globals = dict(globals or {})
+            self.globals.setdefault("tl", language)
+            self.globals.setdefault("triton", __import__(__name__))
+            self.name = None
+        self.fn, self.src = fn, src
+        tree = ast.parse(src)
+        fdefs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+        if not fdefs:
+            raise TranslationError(f"{self.filename}: no function in the source")
+        self.fdef = fdefs[0] if self.name is None else next((f for f in fdefs if f.name == self.name), fdefs[0])
+        self.name = self.fdef.name
+        # decorators start the function's source: its lines count from the def's
+        self.first_line -= 0
+        self.params = [a.arg for a in self.fdef.args.args]
+        defaults = self.fdef.args.defaults
+        self.defaults = {}
+        for a, d in zip(self.fdef.args.args[len(self.params) - len(defaults):], defaults):
+            try:
+                self.defaults[a.arg] = ast.literal_eval(d)
+            except ValueError:
+                pass
+        self.constexprs = {a.arg for a in self.fdef.args.args if self.is_constexpr(a)}
+        self._blk_jit = self
+        self._cache = {}
+        self.tile_source = None
+
+    def is_constexpr(self, a):
+        ann = a.annotation
+        if ann is None:
+            return False
+        text = ast.unparse(ann)
+        return text.endswith("constexpr")
+
+    def __call__(self, *args, **kw):
+        raise TranslationError(f"'{self.name}' is a kernel: launch it as {self.name}[grid](...)")
+
+    def __getitem__(self, grid):
+        return lambda *args, **kw: self.run(grid, args, kw)
+
+    def bind(self, args, kw):
+        """All arguments by name: positional, keyword, defaults."""
+        if len(args) > len(self.params):
+            raise TranslationError(f"'{self.name}' takes {len(self.params)} arguments, given {len(args)}")
+        named = dict(zip(self.params, args))
+        for k, v in kw.items():
+            if k not in self.params:
+                raise TranslationError(f"'{self.name}' has no parameter '{k}'")
+            named[k] = v
+        for p in self.params:
+            if p not in named:
+                if p in self.defaults:
+                    named[p] = self.defaults[p]
+                else:
+                    raise TranslationError(f"'{self.name}': no value for parameter '{p}'")
+        return named
+
+    def specialize(self, named):
+        """The translated source and the runtime parameters for this launch."""
+        consts, types = {}, {}
+        for p in self.params:
+            v = named[p]
+            if p in self.constexprs or v is None or isinstance(v, (str, language.dtype)):
+                consts[p] = v
+            else:
+                types[p] = _blk_type(v, p)
+        key = (tuple(sorted(types.items())), tuple(sorted((k, repr(v)) for k, v in consts.items())))
+        hit = self._cache.get(key)
+        if hit is None:
+            unit = Unit()
+            t = FnTranslator(unit, self, consts, types, is_kernel=True)
+            runtime = [p for p in self.params if p in types]
+            header = f"kernel {self.name}(" + ", ".join(f"{p}: {types[p]}" for p in runtime) + ")"
+            body = t.translate(self.fdef, header)
+            source = PRELUDE + "\n" + "\n\n".join(unit.fns + [body]) + "\n"
+            import blk
+            try:
+                module = blk.load(source=source, name=f"{self.filename}:{self.name}")
+            except blk.Error as e:
+                raise TranslationError(f"{self.filename}:{self.first_line}: '{self.name}' translated to blk "
+                                       f"does not compile:\n{e}\n--- the blk source ---\n{source}") from e
+            hit = (source, module[self.name], runtime)
+            self._cache[key] = hit
+        self.tile_source = hit[0]
+        return hit
+
+    def run(self, grid, args, kw, options=None):
+        import blk
+        opts = {k: kw.pop(k) for k in ("num_warps", "num_stages") if k in kw}
+        for k in ("num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream"):
+            kw.pop(k, None)
+        opts.update(options or {})
+        named = self.bind(args, kw)
+        source, kernel, runtime = self.specialize(named)
+        g = grid(dict(named)) if callable(grid) else grid
+        g = tuple(int(x) for x in (g if isinstance(g, (tuple, list)) else (g,)))
+        vals = []
+        for p in runtime:
+            v = named[p]
+            vals.append(blk.strided(v) if hasattr(v, "shape") and hasattr(v, "dtype") else v)
+        kernel[g](*vals, **opts)
+        return None
+
+
+def jit(fn=None, **_options):
+    """@blk.triton.jit: as Triton's @triton.jit."""
+    if fn is None:
+        return lambda f: JITFunction(f)
+    return JITFunction(fn)
+
+
+def from_triton(fn, globals=None):
+    """A blk kernel from a Triton @triton.jit function (or its source text,
+    with the module globals it reads): launch it as kernel[grid](args)."""
+    if isinstance(fn, str):
+        return JITFunction(source=fn, globals=globals)
+    inner = getattr(fn, "fn", fn)  # Triton's JITFunction keeps the function in .fn
+    return JITFunction(inner)
+
+
+class Autotuner:
+    """@autotune: each config tried at the first launch of each key value,
+    the fastest kept."""
+
+    def __init__(self, fn, configs, key, reset_to_zero=None, restore_value=None, pre_hook=None,
+                 prune_configs_by=None):
+        self.fn, self.configs, self.key = fn, list(configs), list(key)
+        self.reset_to_zero, self.restore_value = list(reset_to_zero or []), list(restore_value or [])
+        self.pre_hook, self.prune = pre_hook, prune_configs_by
+        self.best = {}
+        self._blk_jit = getattr(fn, "_blk_jit", None)
+        self.name = getattr(fn, "name", "")
+
+    @property
+    def tile_source(self):
+        return self.fn.tile_source
+
+    def __getitem__(self, grid):
+        return lambda *args, **kw: self.run(grid, args, kw)
+
+    def _launch(self, cfg, grid, args, kw):
+        kw = dict(kw, **cfg.kwargs)
+        if cfg.pre_hook:
+            cfg.pre_hook(self.fn.bind(args, kw) if hasattr(self.fn, "bind") else kw)
+        return self.fn.run(grid, args, kw, options={"num_warps": cfg.num_warps, "num_stages": cfg.num_stages})
+
+    def run(self, grid, args, kw):
+        named = self.fn.bind(args, dict(kw, **self.configs[0].kwargs)) if hasattr(self.fn, "bind") else kw
+        key = tuple(repr(named.get(k)) for k in self.key)
+        cfg = self.best.get(key)
+        if cfg is None:
+            configs = self.configs
+            if self.prune and "early_config_prune" in self.prune:
+                configs = self.prune["early_config_prune"](configs, named) or configs
+            cfg, best_t = configs[0], None
+            saved = {n: named[n].clone() for n in self.restore_value if hasattr(named[n], "clone")}
+            for c in configs:
+                if len(configs) > 1:
+                    self._reset(named, saved)
+                    t0 = time.perf_counter()
+                    self._launch(c, grid, args, kw)
+                    _sync()
+                    t = time.perf_counter() - t0
+                    if best_t is None or t < best_t:
+                        cfg, best_t = c, t
+            self._reset(named, saved)
+            self.best[key] = cfg
+        return self._launch(cfg, grid, args, kw)
+
+    def _reset(self, named, saved):
+        for n in self.reset_to_zero:
+            if hasattr(named.get(n), "zero_"):
+                named[n].zero_()
+            elif hasattr(named.get(n), "fill"):
+                named[n].fill(0)
+        for n, v in saved.items():
+            named[n].copy_(v)
+
+
+def _sync():
+    import blk
+    try:
+        blk.synchronize()
+    except Exception:
+        pass
+
+
+def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None, pre_hook=None,
+             post_hook=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None, cache_results=False):
+    """@blk.triton.autotune: as Triton's (configs tried at the first launch of each key value)."""
+    return lambda fn: Autotuner(fn, configs, key, reset_to_zero, restore_value, pre_hook, prune_configs_by)
+
+
+class Heuristics:
+    def __init__(self, fn, values):
+        self.fn, self.values = fn, dict(values)
+        self._blk_jit = getattr(fn, "_blk_jit", None)
+        self.name = getattr(fn, "name", "")
+
+    @property
+    def tile_source(self):
+        return self.fn.tile_source
+
+    def bind(self, args, kw):
+        """All arguments by name, the heuristics' values among them."""
+        named = self.fn.bind(args, dict(kw, **{k: None for k in self.values if k not in kw}))
+        for k, f in self.values.items():
+            if k not in kw:
+                named[k] = f(named)
+        return named
+
+    def run(self, grid, args, kw, options=None):
+        named = self.bind(args, kw)
+        extra = {k: named[k] for k in self.values if k not in kw}
+        return self.fn.run(grid, args, dict(kw, **extra), options)
+
+    def __getitem__(self, grid):
+        return lambda *args, **kw: self.run(grid, args, kw)
+
+
+def heuristics(values):
+    """@blk.triton.heuristics: constexprs computed from the arguments."""
+    return lambda fn: Heuristics(fn, values)

@@ -1,0 +1,649 @@
+"""The translator of blk.triton: the Python AST of a @triton.jit function to
+blk source (.tile), for one specialization (the types of its pointer and
+scalar arguments, the values of its constexprs). Constexprs are folded
+into the source as literals, `if`s on them keep one branch (as Triton's
+constexpr ifs), and the @jit functions a kernel calls become blk `fn`s
+emitted before it. Anything it cannot translate raises TranslationError
+naming the construct and its line in the Python source: never a kernel
+that computes something else."""
+
+import ast
+import math
+
+from . import language as tl_lang
+
+
+class TranslationError(Exception):
+    """A construct blk.triton cannot translate; the message names it and
+    its place (file:line)."""
+
+
+# tl.NAME -> blk builtin (None: same name). Absent: an error.
+BUILTINS = {
+    "program_id": None, "num_programs": None, "arange": None, "zeros": None, "full": None,
+    "zeros_like": None, "load": None, "store": None, "where": None, "minimum": None, "maximum": None,
+    "abs": None, "exp": None, "exp2": None, "log": None, "log2": None, "sqrt": None, "sqrt_rn": None,
+    "rsqrt": None, "sin": None, "cos": None, "sigmoid": None, "erf": None, "floor": None, "ceil": None,
+    "fma": None, "cdiv": None, "clamp": None, "umulhi": None, "div_rn": None, "fdiv": "__tt_fdiv",
+    "sum": None, "max": None, "min": None, "argmax": None, "argmin": None, "reduce": None,
+    "cumsum": None, "cumprod": None, "associative_scan": None, "sort": None, "flip": None,
+    "dot": None, "dot_scaled": None, "trans": None, "permute": None, "reshape": None, "view": None,
+    "ravel": "flatten", "broadcast_to": None, "expand_dims": None, "join": None, "split": None,
+    "cat": None, "interleave": None, "gather": None, "histogram": None, "topk": None,
+    "atomic_add": None, "atomic_max": None, "atomic_min": None, "atomic_and": None, "atomic_or": None,
+    "atomic_xor": None, "atomic_xchg": None, "atomic_cas": None, "rand": None, "randn": None,
+    "randint": None, "randint4x": None, "multiple_of": None, "max_contiguous": None,
+    "static_assert": None, "device_assert": "assert", "debug_barrier": None,
+    "inline_asm_elementwise": None, "cast": "to", "static_print": None, "device_print": None,
+    "next_power_of_2": None,
+}
+# tl.math.NAME and libdevice.NAME -> blk builtin
+MATH = {
+    "exp": None, "exp2": None, "log": None, "log2": None, "sqrt": None, "sqrt_rn": None, "rsqrt": None,
+    "sin": None, "cos": None, "tan": None, "tanh": None, "sinh": None, "cosh": None, "asin": None,
+    "acos": None, "atan": None, "atan2": None, "asinh": None, "acosh": None, "atanh": None, "erf": None,
+    "erfc": None, "erfinv": None, "log1p": None, "expm1": None, "log10": None, "exp10": None,
+    "cbrt": None, "pow": None, "hypot": None, "floor": None, "ceil": None, "trunc": None, "round": None,
+    "rint": None, "nearbyint": "rint", "fabs": "abs", "abs": None, "fma": None, "fmod": None,
+    "remainder": None, "copysign": None, "nextafter": None, "isnan": None, "isinf": None,
+    "isfinited": "isfinite", "finitef": "isfinite", "isfinite": None, "signbit": None, "ldexp": None,
+    "frexp": None, "lgamma": None, "tgamma": None, "j0": None, "j1": None, "y0": None, "y1": None,
+    "i0": None, "i1": None, "fmax": "maximum", "fmin": "minimum", "max": "maximum", "min": "minimum",
+    "sigmoid": None, "div_rn": None, "fast_expf": "exp", "fast_logf": "log", "fast_dividef": "__tt_fdiv",
+    "rsqrt_rn": "rsqrt", "exp2f": "exp2", "cdiv": None, "umulhi": None, "llrint": None,
+}
+# keyword renames of a call
+KWARGS = {"cache_modifier": "cache", "eviction_policy": "eviction", "keep_dims": "keep_dims",
+          "return_indices_tie_break_left": None}
+DROP_KWARGS = {"volatile", "boundary_check", "padding_option", "_builder", "_semantic",
+               "allow_tf32", "max_num_imprecise_acc", "is_pure", "fast_math", "sanitize_overflow"}
+
+# prelude fns the translation may call
+PRELUDE = """fn __tt_is_int(x) {
+    let t = x.dtype;
+    return t == i1 || t == i8 || t == i16 || t == i32 || t == i64 || t == u8 || t == u16 || t == u32 || t == u64;
+}
+// Triton's '/': integers divide as f32
+fn __tt_truediv(a, b) {
+    if __tt_is_int(a) && __tt_is_int(b) {
+        return a.to(f32) / b.to(f32);
+    }
+    return a / b;
+}
+fn __tt_fdiv(a, b) { return a / b; }
+"""
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Mod: "%", ast.LShift: "<<", ast.RShift: ">>",
+           ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.Pow: "**", ast.FloorDiv: "/"}
+_CMPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_PYOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+          ast.Mod: lambda a, b: a % b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+          ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b,
+          ast.Pow: lambda a, b: a ** b, ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b}
+_PYCMPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+           ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+           ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
+
+
+class Const:
+    """A value known while translating (a constexpr, a literal, a global)."""
+
+    def __init__(self, value):
+        self.value = value.value if isinstance(value, tl_lang.constexpr) else value
+
+
+def literal(v, where):
+    """blk source for a Python constant."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "(0.0 / 0.0)"
+        if math.isinf(v):
+            return "inf(f32)" if v > 0 else "-inf(f32)"
+        r = repr(v)
+        return r if ("." in r or "e" in r) else r + ".0"
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, tl_lang.dtype):
+        return v.blk
+    if isinstance(v, tuple):
+        return "(" + ", ".join(literal(x, where) for x in v) + ("," if len(v) == 1 else "") + ")"
+    raise TranslationError(f"{where}: a constant {v!r} ({type(v).__name__}) has no blk form")
+
+
+class FnTranslator:
+    """One @jit function: a kernel (specialized) or a helper fn."""
+
+    def __init__(self, unit, jit, consts, param_types, is_kernel):
+        self.unit, self.jit, self.is_kernel = unit, jit, is_kernel
+        self.consts = dict(consts)          # name -> Python value (constexprs)
+        self.param_types = param_types      # name -> blk type text (kernel runtime params)
+        self.lines = []
+        self.scopes = [set()]
+        self.multi = set()
+        self.tmp = 0
+
+    # ---- places and errors ----
+    def where(self, node):
+        return f"{self.jit.filename}:{self.jit.first_line + getattr(node, 'lineno', 1) - 1}"
+
+    def fail(self, node, what):
+        raise TranslationError(f"{self.where(node)}: {what} (in '{self.jit.name}')")
+
+    # ---- names ----
+    def declared(self, name):
+        return any(name in s for s in self.scopes)
+
+    def count_assignments(self, body):
+        counts = {}
+
+        def visit(stmts, in_loop):
+            for s in stmts:
+                if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+                    for t in targets:
+                        for n in ast.walk(t):
+                            if isinstance(n, ast.Name):
+                                counts[n.id] = counts.get(n.id, 0) + (2 if in_loop or isinstance(s, ast.AugAssign)
+                                                                      else 1)
+                for field in ("body", "orelse"):
+                    sub = getattr(s, field, None)
+                    if isinstance(sub, list):
+                        visit(sub, in_loop or isinstance(s, (ast.For, ast.While)))
+        visit(body, False)
+        return {n for n, c in counts.items() if c > 1}
+
+    # ---- constants ----
+    def resolve_global(self, node, name):
+        g = self.jit.globals
+        if name in g:
+            return g[name]
+        import builtins
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        self.fail(node, f"unknown name '{name}'")
+
+    def const_of(self, node):
+        """The Python value of node when known while translating, else None
+        (wrapped in Const so that None itself can be a value)."""
+        if isinstance(node, ast.Constant):
+            return Const(node.value)
+        if isinstance(node, ast.Name):
+            if self.declared(node.id):
+                return None
+            if node.id in self.consts:
+                return Const(self.consts[node.id])
+            if node.id in self.param_types:
+                return None
+            v = self.jit.globals.get(node.id, None)
+            if isinstance(v, (int, float, bool, str, tl_lang.constexpr, tl_lang.dtype)) or (
+                    node.id in self.jit.globals and v is None):
+                return Const(v)
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.namespace_of(node.value)
+            if base == "tl" and node.attr in tl_lang.DTYPES:
+                return Const(getattr(tl_lang, node.attr))
+            b = self.const_of(node.value)
+            if b is not None and isinstance(b.value, tl_lang.dtype) and node.attr in ("is_floating", "is_int"):
+                return None
+            return None
+        if isinstance(node, ast.UnaryOp):
+            a = self.const_of(node.operand)
+            if a is None:
+                return None
+            op = {ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x,
+                  ast.Invert: lambda x: ~x}[type(node.op)]
+            return Const(op(a.value))
+        if isinstance(node, ast.BinOp) and type(node.op) in _PYOPS:
+            a, b = self.const_of(node.left), self.const_of(node.right)
+            if a is None or b is None:
+                return None
+            try:
+                return Const(_PYOPS[type(node.op)](a.value, b.value))
+            except Exception:
+                return None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _PYCMPS:
+            a, b = self.const_of(node.left), self.const_of(node.comparators[0])
+            if isinstance(node.ops[0], (ast.Is, ast.IsNot)) and (a is None) != (b is None):
+                # a runtime argument is never None (None arguments are constexprs)
+                known = a if a is not None else b
+                if known.value is None:
+                    return Const(isinstance(node.ops[0], ast.IsNot))
+            if a is None or b is None:
+                return None
+            return Const(_PYCMPS[type(node.ops[0])](a.value, b.value))
+        if isinstance(node, ast.BoolOp):
+            vals = [self.const_of(v) for v in node.values]
+            if any(v is None for v in vals):
+                return None
+            r = vals[0].value
+            for v in vals[1:]:
+                r = (r and v.value) if isinstance(node.op, ast.And) else (r or v.value)
+            return Const(r)
+        if isinstance(node, ast.Tuple):
+            vals = [self.const_of(e) for e in node.elts]
+            return None if any(v is None for v in vals) else Const(tuple(v.value for v in vals))
+        if isinstance(node, ast.Call) and self.namespace_of(node.func) == "tl" and node.func.attr == "constexpr":
+            return self.const_of(node.args[0]) if node.args else Const(None)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max", "len",
+                                                                                               "int", "float"):
+            vals = [self.const_of(a) for a in node.args]
+            if any(v is None for v in vals):
+                return None
+            return Const({"min": min, "max": max, "len": len, "int": int, "float": float}[node.func.id](
+                *[v.value for v in vals]))
+        if isinstance(node, ast.Call) and self.namespace_of(node.func) in ("tl", "triton") and \
+                node.func.attr in ("cdiv", "next_power_of_2"):
+            vals = [self.const_of(a) for a in node.args]
+            if any(v is None for v in vals):
+                return None
+            if node.func.attr == "cdiv":
+                return Const(-(-vals[0].value // vals[1].value))
+            n = vals[0].value
+            return Const(1 if n <= 1 else 1 << (int(n) - 1).bit_length())
+        return None
+
+    def namespace_of(self, node):
+        """'tl', 'math', 'libdevice', 'triton' when node names that module."""
+        if isinstance(node, ast.Name) and not self.declared(node.id):
+            v = self.jit.globals.get(node.id)
+            mod = getattr(v, "__name__", "")
+            if v is tl_lang or mod in ("triton.language", "blk.triton.language"):
+                return "tl"
+            if v is tl_lang.math or mod in ("triton.language.math",):
+                return "math"
+            if v is tl_lang.libdevice or mod.endswith("libdevice"):
+                return "libdevice"
+            if mod in ("triton", "blk.triton"):
+                return "triton"
+        if isinstance(node, ast.Attribute):
+            base = self.namespace_of(node.value)
+            if base == "tl" and node.attr == "math":
+                return "math"
+            if base in ("tl", "libdevice") and node.attr in ("extra", "cuda", "libdevice"):
+                return "libdevice"
+            if base == "triton" and node.attr == "language":
+                return "tl"
+        return None
+
+    # ---- expressions ----
+    def expr(self, node):
+        c = self.const_of(node)
+        if c is not None:
+            if c.value is None:
+                self.fail(node, "None here (only 'x is None' tests on constexprs translate)")
+            return literal(c.value, self.where(node))
+        m = getattr(self, "e_" + type(node).__name__, None)
+        if m is None:
+            self.fail(node, f"a {type(node).__name__} expression")
+        return m(node)
+
+    def e_Name(self, node):
+        if self.declared(node.id) or node.id in self.param_types:
+            return node.id
+        v = self.resolve_global(node, node.id)
+        self.fail(node, f"the global '{node.id}' ({type(v).__name__}) here")
+
+    def e_BinOp(self, node):
+        a, b = self.expr(node.left), self.expr(node.right)
+        if isinstance(node.op, ast.Div):
+            ca, cb = self.const_of(node.left), self.const_of(node.right)
+            if (ca and isinstance(ca.value, float)) or (cb and isinstance(cb.value, float)):
+                return f"({a} / {b})"
+            return f"__tt_truediv({a}, {b})"
+        if type(node.op) not in _BINOPS:
+            self.fail(node, f"the operator {type(node.op).__name__}")
+        return f"({a} {_BINOPS[type(node.op)]} {b})"
+
+    def e_UnaryOp(self, node):
+        a = self.expr(node.operand)
+        op = {ast.USub: "-", ast.UAdd: "", ast.Not: "!", ast.Invert: "~"}[type(node.op)]
+        return f"({op}{a})"
+
+    def e_BoolOp(self, node):
+        op = " && " if isinstance(node.op, ast.And) else " || "
+        return "(" + op.join(self.expr(v) for v in node.values) + ")"
+
+    def e_Compare(self, node):
+        if len(node.ops) != 1:
+            self.fail(node, "a chained comparison")
+        if type(node.ops[0]) not in _CMPS:
+            self.fail(node, f"the comparison {type(node.ops[0]).__name__} on a runtime value")
+        return f"({self.expr(node.left)} {_CMPS[type(node.ops[0])]} {self.expr(node.comparators[0])})"
+
+    def e_IfExp(self, node):
+        c = self.const_of(node.test)
+        if c is not None:
+            return self.expr(node.body if c.value else node.orelse)
+        return f"({self.expr(node.test)} ? {self.expr(node.body)} : {self.expr(node.orelse)})"
+
+    def e_Tuple(self, node):
+        items = [self.expr(e) for e in node.elts]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    e_List = e_Tuple
+
+    def e_Subscript(self, node):
+        base = self.expr(node.value)
+        sl = node.slice
+        parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        out = []
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                if p.lower or p.upper or p.step:
+                    self.fail(node, "a slice with bounds")
+                out.append(":")
+            elif isinstance(p, ast.Constant) and p.value is None:
+                out.append("None")
+            else:
+                out.append(self.expr(p))
+        return f"{base}[{', '.join(out)}]"
+
+    def e_Attribute(self, node):
+        if node.attr == "T":
+            return f"trans({self.expr(node.value)})"
+        if node.attr in ("dtype", "shape"):
+            return f"{self.expr(node.value)}.{node.attr}"
+        self.fail(node, f"the attribute '.{node.attr}'")
+
+    def call_args(self, node, skip=()):
+        out = [self.expr(a) for a in node.args]
+        for kw in node.keywords:
+            if kw.arg is None:
+                self.fail(node, "**kwargs in a call")
+            if kw.arg in DROP_KWARGS or kw.arg in skip:
+                continue
+            name = KWARGS.get(kw.arg, kw.arg) or kw.arg
+            c = self.const_of(kw.value)
+            if c is not None and c.value is None:
+                continue  # an argument given as None means its default
+            out.append(f"{name} = {self.expr(kw.value)}")
+        return out
+
+    def e_Call(self, node):
+        f = node.func
+        ns = self.namespace_of(f.value) if isinstance(f, ast.Attribute) else None
+        if ns in ("tl", "triton") and f.attr == "dot":
+            return self.call_dot(node)
+        if ns in ("tl", "triton"):
+            if f.attr not in BUILTINS:
+                self.fail(node, f"tl.{f.attr}")
+            name = BUILTINS[f.attr] or f.attr
+            if f.attr == "device_print":
+                self.fail(node, "tl.device_print (use tl.static_print or leave it out)")
+            if f.attr in ("static_print",):
+                return "()"
+            return f"{name}({', '.join(self.call_args(node))})"
+        if ns in ("math", "libdevice"):
+            attr = f.attr[:-1] if ns == "libdevice" and f.attr.endswith("f") and f.attr[:-1] in MATH else f.attr
+            if attr not in MATH:
+                self.fail(node, f"{ns}.{f.attr}")
+            return f"{MATH[attr] or attr}({', '.join(self.call_args(node))})"
+        if isinstance(f, ast.Attribute):
+            # a method: x.to(...), x.sum(...), x.reshape(...)
+            meth = f.attr
+            if meth == "to":
+                args = self.call_args(node)
+                return f"{self.expr(f.value)}.to({', '.join(args)})"
+            if meth in BUILTINS and BUILTINS[meth] is None:
+                return f"{self.expr(f.value)}.{meth}({', '.join(self.call_args(node))})"
+            self.fail(node, f"the method '.{meth}()'")
+        if isinstance(f, ast.Name):
+            if self.declared(f.id):
+                self.fail(node, f"a call of the local '{f.id}'")
+            if f.id in ("min", "max"):
+                if len(node.args) != 2:
+                    self.fail(node, f"{f.id}() of other than two values")
+                return f"{'minimum' if f.id == 'min' else 'maximum'}({self.expr(node.args[0])}, {self.expr(node.args[1])})"
+            if f.id == "range":
+                return f"range({', '.join(self.call_args(node))})"
+            if f.id in ("abs",):
+                return f"abs({self.expr(node.args[0])})"
+            if f.id in ("float", "int"):
+                return f"({self.expr(node.args[0])}).to({'f32' if f.id == 'float' else 'i32'})"
+            v = self.resolve_global(f, f.id)
+            target = getattr(v, "_blk_jit", None)
+            if target is not None:
+                fname = self.unit.helper(target, self.where(node))
+                return f"{fname}({', '.join(self.call_args(node))})"
+            self.fail(node, f"a call of '{f.id}' (not a @jit function)")
+        self.fail(node, "this call")
+
+    def call_dot(self, node):
+        args = [self.expr(a) for a in node.args]
+        kws = []
+        for kw in node.keywords:
+            c = self.const_of(kw.value)
+            if kw.arg == "allow_tf32":
+                if c is None:
+                    self.fail(node, "allow_tf32 not a constant")
+                kws.append(f'input_precision = "{"tf32" if c.value else "ieee"}"')
+            elif kw.arg in ("max_num_imprecise_acc",):
+                continue
+            elif c is not None and c.value is None:
+                continue
+            else:
+                kws.append(f"{kw.arg} = {self.expr(kw.value)}")
+        return f"dot({', '.join(args + kws)})"
+
+    # ---- statements ----
+    def emit(self, depth, text):
+        self.lines.append("    " * depth + text)
+
+    def block(self, stmts, depth, new_scope=True):
+        if new_scope:
+            self.scopes.append(set())
+        for s in stmts:
+            m = getattr(self, "s_" + type(s).__name__, None)
+            if m is None:
+                self.fail(s, f"the statement {type(s).__name__}")
+            m(s, depth)
+        if new_scope:
+            self.scopes.pop()
+
+    def s_Expr(self, s, depth):
+        if isinstance(s.value, ast.Constant):
+            return  # a docstring
+        text = self.expr(s.value)
+        if text != "()":
+            self.emit(depth, text + ";")
+
+    def s_Pass(self, s, depth):
+        pass
+
+    def bind(self, s, target, value_text, depth):
+        if isinstance(target, ast.Name):
+            n = target.id
+            if n in self.consts or n in self.param_types and not self.declared(n):
+                if n in self.param_types and not self.declared(n):
+                    # a parameter assigned: a var of the same name shadows it
+                    self.emit(depth, f"var {n} = {value_text};")
+                    self.scopes[-1].add(n)
+                    return
+                self.fail(s, f"an assignment to the constexpr '{n}'")
+            if self.declared(n):
+                self.emit(depth, f"{n} = {value_text};")
+            else:
+                self.emit(depth, f"{'var' if n in self.multi else 'let'} {n} = {value_text};")
+                self.scopes[-1].add(n)
+            return
+        if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+            names = [e.id for e in target.elts]
+            known = [self.declared(n) for n in names]
+            if all(known):
+                self.emit(depth, f"{', '.join(names)} = {value_text};")
+            elif not any(known):
+                kind = "var" if any(n in self.multi for n in names) else "let"
+                self.emit(depth, f"{kind} {', '.join(names)} = {value_text};")
+                self.scopes[-1].update(names)
+            else:
+                self.fail(s, "a tuple assignment to new and existing names at once")
+            return
+        self.fail(s, "an assignment to something other than names")
+
+    def s_Assign(self, s, depth):
+        if len(s.targets) != 1:
+            self.fail(s, "a chained assignment")
+        self.bind(s, s.targets[0], self.expr(s.value), depth)
+
+    def s_AnnAssign(self, s, depth):
+        if s.value is None:
+            self.fail(s, "a declaration without a value")
+        self.bind(s, s.target, self.expr(s.value), depth)
+
+    def s_AugAssign(self, s, depth):
+        if isinstance(s.target, ast.Name) and s.target.id in self.param_types and not self.declared(s.target.id):
+            # X += row * stride on a parameter: a var of the same name from then on
+            op = "/" if isinstance(s.op, ast.Div) else _BINOPS.get(type(s.op))
+            if op is None:
+                self.fail(s, f"the operator {type(s.op).__name__}")
+            self.emit(depth, f"var {s.target.id} = {s.target.id} {op} {self.expr(s.value)};")
+            self.scopes[-1].add(s.target.id)
+            return
+        if not isinstance(s.target, ast.Name) or not self.declared(s.target.id):
+            self.fail(s, "a compound assignment to a name not assigned before")
+        if isinstance(s.op, ast.Div):
+            self.emit(depth, f"{s.target.id} = __tt_truediv({s.target.id}, {self.expr(s.value)});")
+            return
+        self.emit(depth, f"{s.target.id} {_BINOPS[type(s.op)]}= {self.expr(s.value)};")
+
+    def s_Assert(self, s, depth):
+        msg = f", {self.expr(s.msg)}" if s.msg is not None else ""
+        self.emit(depth, f"assert({self.expr(s.test)}{msg});")
+
+    def s_Return(self, s, depth):
+        if s.value is None:
+            self.emit(depth, "return;")
+        elif self.is_kernel:
+            self.fail(s, "a kernel returning a value")
+        else:
+            self.emit(depth, f"return {self.expr(s.value)};")
+
+    def s_Break(self, s, depth):
+        self.emit(depth, "break;")
+
+    def s_Continue(self, s, depth):
+        self.emit(depth, "continue;")
+
+    def s_If(self, s, depth):
+        c = self.const_of(s.test)
+        if c is not None:  # a constexpr if: the branch taken, in the enclosing scope
+            self.block(s.body if c.value else s.orelse, depth, new_scope=False)
+            return
+        if self.if_as_selects(s, depth):
+            return
+        self.emit(depth, f"if {self.expr(s.test)} {{")
+        self.block(s.body, depth + 1)
+        orelse = s.orelse
+        while len(orelse) == 1 and isinstance(orelse[0], ast.If) and self.const_of(orelse[0].test) is None:
+            self.emit(depth, f"}} else if {self.expr(orelse[0].test)} {{")
+            self.block(orelse[0].body, depth + 1)
+            orelse = orelse[0].orelse
+        if orelse:
+            self.emit(depth, "} else {")
+            self.block(orelse, depth + 1)
+        self.emit(depth, "}")
+
+    def if_as_selects(self, s, depth):
+        """if c: a = x  else: a = y, for names not assigned before: a = c ? x : y
+        (a name first assigned in both branches of a runtime if lives after it)."""
+        def plain(stmts):
+            out = {}
+            for t in stmts:
+                if not (isinstance(t, ast.Assign) and len(t.targets) == 1 and isinstance(t.targets[0], ast.Name)):
+                    return None
+                out[t.targets[0].id] = t.value
+            return out
+        then, other = plain(s.body), plain(s.orelse)
+        if then is None or other is None or not then:
+            return False
+        new = [n for n in then if not self.declared(n)]
+        if not new:
+            return False
+        if set(then) != set(other) or any(self.declared(n) for n in then):
+            self.fail(s, f"'{new[0]}' is first assigned inside a runtime if (assign it before the if, or in "
+                         "both branches with plain assignments)")
+        names = list(then)
+        for n in names:
+            for v in list(then.values()) + list(other.values()):
+                if any(isinstance(x, ast.Name) and x.id == n for x in ast.walk(v)):
+                    self.fail(s, f"'{n}' is assigned in both branches of an if and read in one of them")
+        self.tmp += 1
+        cond = f"__c{self.tmp}"
+        self.emit(depth, f"let {cond} = {self.expr(s.test)};")
+        for n in names:
+            self.bind(s, ast.Name(id=n), f"({cond} ? {self.expr(then[n])} : {self.expr(other[n])})", depth)
+        return True
+
+    def s_For(self, s, depth):
+        if not isinstance(s.target, ast.Name):
+            self.fail(s, "a for loop over other than one name")
+        it = s.iter
+        ok = isinstance(it, ast.Call) and (
+            (isinstance(it.func, ast.Name) and it.func.id == "range") or
+            (isinstance(it.func, ast.Attribute) and self.namespace_of(it.func.value) == "tl" and
+             it.func.attr in ("range", "static_range")))
+        if not ok or s.orelse:
+            self.fail(s, "a for loop over other than range, tl.range or tl.static_range")
+        kind = "static_range" if isinstance(it.func, ast.Attribute) and it.func.attr == "static_range" else "range"
+        args = [self.expr(a) for a in it.args]
+        for kw in it.keywords:
+            if kw.arg in ("num_stages", "unroll"):
+                args.append(f"{kw.arg} = {self.expr(kw.value)}")
+            elif kw.arg in ("loop_unroll_factor",):
+                args.append(f"unroll = {self.expr(kw.value)}")
+            elif kw.arg in ("flatten", "warp_specialize", "disallow_acc_multi_buffer"):
+                continue
+            else:
+                self.fail(s, f"the range argument '{kw.arg}'")
+        self.emit(depth, f"for {s.target.id} in {kind}({', '.join(args)}) {{")
+        self.scopes.append({s.target.id})
+        self.block(s.body, depth + 1, new_scope=False)
+        self.scopes.pop()
+        self.emit(depth, "}")
+
+    def s_While(self, s, depth):
+        if s.orelse:
+            self.fail(s, "a while loop with an else")
+        self.emit(depth, f"while {self.expr(s.test)} {{")
+        self.block(s.body, depth + 1)
+        self.emit(depth, "}")
+
+    # ---- the function ----
+    def translate(self, fdef, header):
+        body = fdef.body
+        self.multi = self.count_assignments(body)
+        self.lines.append(header + " {")
+        self.block(body, 1, new_scope=False)
+        self.lines.append("}")
+        return "\n".join(self.lines)
+
+
+class Unit:
+    """One kernel's translation: its fns (the @jit helpers it reaches), then
+    the kernel."""
+
+    def __init__(self):
+        self.fns = []
+        self.names = {}
+
+    def helper(self, jit, where):
+        """The blk name of @jit helper `jit`, translated on first use."""
+        key = id(jit)
+        if key in self.names:
+            return self.names[key]
+        name = f"{jit.name}"
+        while name in self.names.values():
+            name += "_"
+        self.names[key] = name
+        fdef = jit.fdef
+        params = [a.arg for a in fdef.args.args]
+        consts = {}  # a helper's constexprs arrive as values; blk folds them
+        t = FnTranslator(self, jit, consts, {p: "?" for p in params}, is_kernel=False)
+        src = t.translate(fdef, f"fn {name}({', '.join(params)})")
+        self.fns.append(src)
+        return name

@@ -226,6 +226,37 @@ def _():
     return close(out, np.where(c > 0, np.log1p(np.abs(c)), -np.exp(c)), 1e-5, "scan")
 
 
+@triton.jit
+def _mul_combine(a, b):
+    return a * b
+
+
+@triton.jit
+def _max_pair(a_val, a_idx, b_val, b_idx):
+    take_b = b_val > a_val
+    return tl.where(take_b, b_val, a_val), tl.where(take_b, b_idx, a_idx)
+
+
+@triton.jit
+def _combine_fns(x_ptr, prod_ptr, best_ptr, idx_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(prod_ptr + offs, tl.associative_scan(x, 0, _mul_combine))
+    best, where = tl.reduce((x, offs), 0, _max_pair)
+    tl.store(best_ptr, best)
+    tl.store(idx_ptr, where)
+
+
+@case("associative_scan and reduce with @jit combine functions (a tuple reduce)")
+def _():
+    x = rng.uniform(0.5, 1.5, 64).astype(np.float32)
+    prod, best, idx = np.zeros(64, np.float32), np.zeros(1, np.float32), np.zeros(1, np.int32)
+    _combine_fns[(1,)](x, prod, best, idx, BLOCK=64)
+    close(prod, np.cumprod(x.astype(np.float64)), 1e-5, "cumprod")
+    assert best[0] == x.max() and idx[0] == int(np.argmax(x)), (best, idx)
+    return "ok"
+
+
 # ---- the translated source, reviewed --------------------------------------------
 
 GOLDEN = """kernel _scale_shift(x_ptr: *f32, out_ptr: *f32, n: i32, alpha: f32) {

@@ -286,6 +286,9 @@ class FnTranslator:
         if self.declared(node.id) or node.id in self.param_types:
             return node.id
         v = self.resolve_global(node, node.id)
+        target = getattr(v, "_blk_jit", None)
+        if target is not None:  # a combine_fn of reduce or associative_scan
+            return self.unit.helper(target, self.where(node))
         self.fail(node, f"the global '{node.id}' ({type(v).__name__}) here")
 
     def e_BinOp(self, node):

@@ -257,6 +257,36 @@ def _():
     return "ok"
 
 
+@triton.jit
+def _matmul_block_ptr(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    a_bp = tl.make_block_ptr(base=a_ptr, shape=(M, K), strides=(stride_am, 1), offsets=(pid_m * BLOCK_M, 0),
+                             block_shape=(BLOCK_M, BLOCK_K), order=(1, 0))
+    b_bp = tl.make_block_ptr(b_ptr, (K, N), (stride_bk, 1), (0, pid_n * BLOCK_N), (BLOCK_K, BLOCK_N), (1, 0))
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_bp, boundary_check=(0, 1), padding_option="zero")
+        b = tl.load(b_bp, boundary_check=(0, 1))
+        acc = tl.dot(a, b, acc)
+        a_bp = tl.advance(a_bp, (0, BLOCK_K))
+        b_bp = tl.advance(b_bp, [BLOCK_K, 0])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[BLOCK_M, BLOCK_N])
+    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc)
+
+
+@case("block pointers (make_block_ptr, advance, boundary_check) and a tensor descriptor's store")
+def _():
+    M, N, K = 45, 38, 50
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    _matmul_block_ptr[(triton.cdiv(M, 16), triton.cdiv(N, 16))](a, b, c, M, N, K, K, N, N, BLOCK_M=16,
+                                                                 BLOCK_N=16, BLOCK_K=16)
+    return close(c, a.astype(np.float64) @ b.astype(np.float64), 1e-5, "matmul")
+
+
 # ---- the translated source, reviewed --------------------------------------------
 
 GOLDEN = """kernel _scale_shift(x_ptr: *f32, out_ptr: *f32, n: i32, alpha: f32) {

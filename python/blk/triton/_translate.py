@@ -125,6 +125,7 @@ class FnTranslator:
         self.scopes = [set()]
         self.multi = set()
         self.tmp = 0
+        self.block_ptrs = {}  # name -> rank: a make_block_ptr as a descriptor and offset vars
 
     # ---- places and errors ----
     def where(self, node):
@@ -283,6 +284,8 @@ class FnTranslator:
         return m(node)
 
     def e_Name(self, node):
+        if node.id in self.block_ptrs:
+            self.fail(node, f"the block pointer '{node.id}' used other than by tl.load, tl.store and tl.advance")
         if self.declared(node.id) or node.id in self.param_types:
             return node.id
         v = self.resolve_global(node, node.id)
@@ -372,6 +375,15 @@ class FnTranslator:
         ns = self.namespace_of(f.value) if isinstance(f, ast.Attribute) else None
         if ns in ("tl", "triton") and f.attr == "dot":
             return self.call_dot(node)
+        if ns in ("tl", "triton") and f.attr in ("load", "store"):
+            bp = self.block_ptr_access(node)
+            if bp is not None:
+                return bp
+        if ns in ("tl", "triton") and f.attr == "make_tensor_descriptor":
+            parts = [self.call_arg(node, i, k) for i, k in enumerate(("base", "shape", "strides", "block_shape"))]
+            if any(x is None for x in parts):
+                self.fail(node, "make_tensor_descriptor without base, shape, strides and block_shape")
+            return f"tensor_desc({', '.join(self.expr(x) for x in parts)})"
         if ns in ("tl", "triton"):
             if f.attr not in BUILTINS:
                 self.fail(node, f"tl.{f.attr}")
@@ -491,7 +503,91 @@ class FnTranslator:
     def s_Assign(self, s, depth):
         if len(s.targets) != 1:
             self.fail(s, "a chained assignment")
+        if self.block_ptr_assign(s, depth):
+            return
         self.bind(s, s.targets[0], self.expr(s.value), depth)
+
+    # ---- block pointers: a descriptor (NAME__d) and offset vars (NAME__o0, ...) ----
+    def tl_call(self, node, *names):
+        f = getattr(node, "func", None)
+        return isinstance(node, ast.Call) and isinstance(f, ast.Attribute) and \
+            self.namespace_of(f.value) == "tl" and f.attr in names
+
+    def call_arg(self, node, i, name):
+        for kw in node.keywords:
+            if kw.arg == name:
+                return kw.value
+        return node.args[i] if i < len(node.args) else None
+
+    def items(self, node, what):
+        if not isinstance(node, (ast.Tuple, ast.List)):
+            c = self.const_of(node)
+            if c is not None and isinstance(c.value, tuple):
+                return [ast.Constant(v) for v in c.value]
+            self.fail(node, f"{what} not written as a tuple or list")
+        return node.elts
+
+    def block_ptr_assign(self, s, depth):
+        t, v = s.targets[0], s.value
+        if self.tl_call(v, "make_block_ptr"):
+            if not isinstance(t, ast.Name) or self.declared(t.id):
+                self.fail(s, "a block pointer assigned to other than a new name")
+            parts = {k: self.call_arg(v, i, k) for i, k in
+                     enumerate(("base", "shape", "strides", "offsets", "block_shape", "order"))}
+            if any(parts[k] is None for k in ("base", "shape", "strides", "offsets", "block_shape")):
+                self.fail(s, "make_block_ptr without base, shape, strides, offsets and block_shape")
+            shape, strides = self.items(parts["shape"], "shape"), self.items(parts["strides"], "strides")
+            offs, block = self.items(parts["offsets"], "offsets"), self.items(parts["block_shape"], "block_shape")
+            tup = lambda xs: "(" + ", ".join(self.expr(x) for x in xs) + ("," if len(xs) == 1 else "") + ")"
+            n = t.id
+            self.emit(depth, f"let {n}__d = tensor_desc({self.expr(parts['base'])}, {tup(shape)}, {tup(strides)}, "
+                             f"{tup(block)});")
+            for i, o in enumerate(offs):
+                self.emit(depth, f"var {n}__o{i} = ({self.expr(o)}).to(i32);")
+            self.block_ptrs[n] = len(offs)
+            self.scopes[-1].update([n, f"{n}__d"] + [f"{n}__o{i}" for i in range(len(offs))])
+            return True
+        if self.tl_call(v, "advance"):
+            src = v.args[0] if v.args else None
+            if not (isinstance(src, ast.Name) and src.id in self.block_ptrs and isinstance(t, ast.Name)):
+                self.fail(s, "tl.advance of other than a block pointer made in this function")
+            rank, d = self.block_ptrs[src.id], self.items(self.call_arg(v, 1, "offsets"), "offsets")
+            if len(d) != rank:
+                self.fail(s, f"tl.advance by {len(d)} offsets of a rank-{rank} block pointer")
+            if t.id == src.id:
+                for i, x in enumerate(d):
+                    self.emit(depth, f"{t.id}__o{i} += ({self.expr(x)}).to(i32);")
+                return True
+            if self.declared(t.id):
+                if t.id not in self.block_ptrs:
+                    self.fail(s, f"'{t.id}' given a block pointer")
+                for i, x in enumerate(d):
+                    self.emit(depth, f"{t.id}__o{i} = {src.id}__o{i} + ({self.expr(x)}).to(i32);")
+                return True
+            self.emit(depth, f"let {t.id}__d = {src.id}__d;")
+            for i, x in enumerate(d):
+                self.emit(depth, f"var {t.id}__o{i} = {src.id}__o{i} + ({self.expr(x)}).to(i32);")
+            self.block_ptrs[t.id] = rank
+            self.scopes[-1].update([t.id, f"{t.id}__d"] + [f"{t.id}__o{i}" for i in range(rank)])
+            return True
+        return False
+
+    def block_ptr_access(self, node):
+        """tl.load / tl.store of a block pointer: desc_load / desc_store."""
+        p = node.args[0] if node.args else None
+        if not (isinstance(p, ast.Name) and p.id in self.block_ptrs):
+            return None
+        offs = "(" + ", ".join(f"{p.id}__o{i}" for i in range(self.block_ptrs[p.id])) + \
+            ("," if self.block_ptrs[p.id] == 1 else "") + ")"
+        for kw in node.keywords:
+            if kw.arg == "padding_option":
+                c = self.const_of(kw.value)
+                if c is None or c.value not in ("", "zero", None):
+                    self.fail(node, "padding_option other than \"zero\"")
+        if node.func.attr == "load":
+            return f"desc_load({p.id}__d, {offs})"
+        value = self.call_arg(node, 1, "value")
+        return f"desc_store({p.id}__d, {offs}, {self.expr(value)})"
 
     def s_AnnAssign(self, s, depth):
         if s.value is None:

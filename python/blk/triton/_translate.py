@@ -421,6 +421,16 @@ class FnTranslator:
             if f.id in ("float", "int"):
                 return f"({self.expr(node.args[0])}).to({'f32' if f.id == 'float' else 'i32'})"
             v = self.resolve_global(f, f.id)
+            mod = getattr(v, "__module__", "") or ""
+            fname = getattr(v, "name", None) if isinstance(v, tl_lang._Builtin) else getattr(v, "__name__", None)
+            if fname and (isinstance(v, tl_lang._Builtin) or mod.startswith("triton.language")):
+                # a libdevice or tl function imported by name: from ...libdevice import tanh
+                base = fname.rsplit(".", 1)[-1]
+                if base in MATH:
+                    return f"{MATH[base] or base}({', '.join(self.call_args(node))})"
+                if base in BUILTINS and BUILTINS[base] is None:
+                    return f"{base}({', '.join(self.call_args(node))})"
+                self.fail(node, f"'{f.id}' ({fname})")
             target = getattr(v, "_blk_jit", None)
             if target is not None:
                 fname = self.unit.helper(target, self.where(node))

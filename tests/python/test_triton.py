@@ -243,11 +243,12 @@ def _combine_fns(x_ptr, prod_ptr, best_ptr, idx_ptr, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs)
     tl.store(prod_ptr + offs, tl.associative_scan(x, 0, _mul_combine))
     best, where = tl.reduce((x, offs), 0, _max_pair)
-    tl.store(best_ptr, best)
-    tl.store(idx_ptr, where)
+    best2, where2 = tl.max(x, axis=0, return_indices=True)
+    tl.store(best_ptr, best + 0 * best2)
+    tl.store(idx_ptr, where + 0 * where2 + (where2 - where))
 
 
-@case("associative_scan and reduce with @jit combine functions (a tuple reduce)")
+@case("associative_scan and reduce with @jit combine functions (a tuple reduce), tl.max with return_indices")
 def _():
     x = rng.uniform(0.5, 1.5, 64).astype(np.float32)
     prod, best, idx = np.zeros(64, np.float32), np.zeros(1, np.float32), np.zeros(1, np.int32)

@@ -384,6 +384,16 @@ class FnTranslator:
             if any(x is None for x in parts):
                 self.fail(node, "make_tensor_descriptor without base, shape, strides and block_shape")
             return f"tensor_desc({', '.join(self.expr(x) for x in parts)})"
+        if ns in ("tl", "triton") and f.attr in ("max", "min"):
+            ri = next((kw for kw in node.keywords if kw.arg == "return_indices"), None)
+            c = self.const_of(ri.value) if ri is not None else None
+            if ri is not None and (c is None or c.value):
+                if c is None:
+                    self.fail(node, "return_indices not a constant")
+                args = self.call_args(node, skip=("return_indices", "return_indices_tie_break_left"))
+                return f"({f.attr}({', '.join(args)}), arg{f.attr}({', '.join(args)}))"
+            if ri is not None:
+                return f"{f.attr}({', '.join(self.call_args(node, skip=('return_indices',)))})"
         if ns in ("tl", "triton"):
             if f.attr not in BUILTINS:
                 self.fail(node, f"tl.{f.attr}")

@@ -122,6 +122,7 @@ class JITFunction:
         self.constexprs = {a.arg for a in self.fdef.args.args if self.is_constexpr(a)}
         self._blk_jit = self
         self._cache = {}
+        self._fast = {}
         self.tile_source = None
 
     def is_constexpr(self, a):
@@ -183,22 +184,72 @@ class JITFunction:
         self.tile_source = hit[0]
         return hit
 
+    def _key(self, args, kw):
+        """What decides the specialization, cheaply: each constexpr's value,
+        each other argument's kind (a tensor's dtype, an int's width)."""
+        out = []
+        for i, a in enumerate(args):
+            out.append(self._arg_key(self.params[i] if i < len(self.params) else None, a))
+        for k in sorted(kw):
+            out.append((k, self._arg_key(k, kw[k])))
+        return tuple(out)
+
+    def _arg_key(self, name, a):
+        if name in self.constexprs or a is None or isinstance(a, (str, language.dtype)):
+            return ("c", repr(a))
+        if isinstance(a, bool):
+            return bool
+        if isinstance(a, int):
+            return (int, -2**31 <= a < 2**31)
+        if isinstance(a, float):
+            return float
+        return (type(a), getattr(a, "dtype", None))
+
     def run(self, grid, args, kw, options=None):
         import blk
         opts = {k: kw.pop(k) for k in ("num_warps", "num_stages") if k in kw}
         for k in ("num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream"):
             kw.pop(k, None)
-        opts.update(options or {})
-        named = self.bind(args, kw)
-        source, kernel, runtime = self.specialize(named)
-        g = grid(dict(named)) if callable(grid) else grid
-        g = tuple(int(x) for x in (g if isinstance(g, (tuple, list)) else (g,)))
+        if options:
+            opts.update(options)
+        try:
+            key = self._key(args, kw)
+            hit = self._fast.get(key)
+        except TypeError:  # an unhashable constexpr
+            key, hit = None, None
+        if hit is None:
+            named = self.bind(args, kw)
+            source, kernel, runtime = self.specialize(named)
+            # where each runtime argument comes from: (position or name, default)
+            where = [(self.params.index(p), p) for p in runtime]
+            hit = (kernel, where, source)
+            if key is not None:
+                self._fast[key] = hit
+        kernel, where, source = hit
+        self.tile_source = source
         vals = []
-        for p in runtime:
-            v = named[p]
-            vals.append(blk.strided(v) if hasattr(v, "shape") and hasattr(v, "dtype") else v)
+        n = len(args)
+        for i, p in where:
+            v = args[i] if i < n else kw[p] if p in kw else self.defaults[p]
+            vals.append(blk.strided(v) if hasattr(v, "shape") and not _contiguous(v) else v)
+        if callable(grid):
+            named = dict(zip(self.params, args), **kw)
+            for p in self.params:
+                named.setdefault(p, self.defaults.get(p))
+            grid = grid(named)
+        g = grid if isinstance(grid, tuple) else tuple(grid) if isinstance(grid, list) else (grid,)
         kernel[g](*vals, **opts)
         return None
+
+
+def _contiguous(v):
+    """A tensor or array in C order (passed as it is: blk's fast launch);
+    others go as blk.strided, their pointer whatever the strides."""
+    f = getattr(v, "is_contiguous", None)
+    if f is not None:
+        return f()
+    flags = getattr(v, "flags", None)
+    return bool(flags is not None and flags["C_CONTIGUOUS"])
 
 
 def jit(fn=None, **_options):

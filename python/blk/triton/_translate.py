@@ -373,6 +373,11 @@ class FnTranslator:
             c = self.const_of(kw.value)
             if c is not None and c.value is None:
                 continue  # an argument given as None means its default
+            if kw.arg == "cache_modifier" and c is not None and isinstance(c.value, str):
+                if c.value in ("", ".ca"):
+                    continue
+                out.append(f"cache = {literal(c.value.lstrip('.'), self.where(node))}")  # ".cg" is blk's "cg"
+                continue
             out.append(f"{name} = {self.expr(kw.value)}")
         return out
 
@@ -405,7 +410,8 @@ class FnTranslator:
                 self.fail(node, f"tl.{f.attr}")
             name = BUILTINS[f.attr] or f.attr
             if f.attr == "device_print":
-                self.fail(node, "tl.device_print (use tl.static_print or leave it out)")
+                args = [self.expr(a) for a in node.args]
+                return f"print({', '.join(args)})"
             if f.attr in ("static_print",):
                 return "()"
             return f"{name}({', '.join(self.call_args(node))})"

@@ -351,5 +351,38 @@ def _():
     return "ok"
 
 
+@case("install(): a module written for Triton (import triton, triton.language, libdevice) runs unchanged")
+def _():
+    import subprocess
+    code = (
+        "import sys, numpy as np, blk, blk.triton\n"
+        "blk.triton.install()\n"
+        "import triton, triton.language as tl\n"
+        "from triton.language.extra.libdevice import tanh\n"
+        "from triton.tools.tensor_descriptor import TensorDescriptor\n"
+        "assert triton is blk.triton and triton.__version__\n"
+        "@triton.jit\n"
+        "def k(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    o = tl.arange(0, BLOCK)\n"
+        "    m = o < n\n"
+        "    tl.store(x_ptr + o, tanh(tl.load(x_ptr + o, mask=m)), mask=m)\n"
+        "blk.set_backend('interpreter')\n"
+        "x = np.linspace(-3, 3, 50).astype(np.float32)\n"
+        "w = np.tanh(x.astype(np.float64))\n"
+        "k[(1,)](x, 50, BLOCK=64)\n"
+        "print(float(np.abs(x - w).max()))\n")
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(code)  # @jit reads the function's source: a file, not -c
+    try:
+        r = subprocess.run([sys.executable, f.name], capture_output=True, text=True, timeout=300)
+    finally:
+        os.unlink(f.name)
+    assert r.returncode == 0, r.stdout + r.stderr
+    err = float(r.stdout.strip().splitlines()[-1])
+    assert err < 1e-6, err
+    return f"tanh through triton.language.extra.libdevice, max err {err:.1e}"
+
+
 print(f"{counts['passed']} passed, {counts['failed']} failed")
 sys.exit(1 if counts["failed"] else 0)

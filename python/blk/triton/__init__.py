@@ -26,10 +26,37 @@ import textwrap
 import time
 
 from . import language  # noqa: F401
-from ._translate import PRELUDE, FnTranslator, TranslationError, Unit
+from ._translate import PRELUDE, FnTranslator, TranslationError, Unit, ident
+
+# the Triton language version whose kernels this translates (libraries compare it)
+__version__ = "3.6.0"
 
 __all__ = ["jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "from_triton",
-           "TranslationError", "language"]
+           "TranslationError", "language", "install"]
+
+
+def install():
+    """Make `import triton` give blk.triton, with the modules a library's
+    Triton code imports (triton.language, its math and extra.libdevice
+    (extra.cuda.libdevice too), triton.tools.tensor_descriptor): a
+    library's kernels then run on blk unchanged. Call it before the
+    library is imported; it replaces a Triton already imported."""
+    import sys
+    import types
+    from . import tools
+    me = sys.modules[__name__]
+    me.language, me.tools = language, tools
+    extra = types.ModuleType("triton.language.extra")
+    extra.libdevice = language.libdevice
+    cuda = types.ModuleType("triton.language.extra.cuda")
+    cuda.libdevice = language.libdevice
+    extra.cuda = cuda
+    language.extra = extra
+    mods = {"triton": me, "triton.language": language, "triton.language.math": language.math,
+            "triton.language.extra": extra, "triton.language.extra.libdevice": language.libdevice,
+            "triton.language.extra.cuda": cuda, "triton.language.extra.cuda.libdevice": language.libdevice,
+            "triton.tools": tools, "triton.tools.tensor_descriptor": tools.tensor_descriptor}
+    sys.modules.update(mods)
 
 
 def cdiv(a, b):
@@ -170,7 +197,7 @@ class JITFunction:
             unit = Unit()
             t = FnTranslator(unit, self, consts, types, is_kernel=True)
             runtime = [p for p in self.params if p in types]
-            header = f"kernel {self.name}(" + ", ".join(f"{p}: {types[p]}" for p in runtime) + ")"
+            header = f"kernel {self.name}(" + ", ".join(f"{ident(p)}: {types[p]}" for p in runtime) + ")"
             body = t.translate(self.fdef, header)
             source = PRELUDE + "\n" + "\n\n".join(unit.fns + [body]) + "\n"
             import blk

@@ -73,6 +73,28 @@ fn __tt_truediv(a, b) {
 fn __tt_fdiv(a, b) { return a / b; }
 """
 
+# names a Python identifier cannot keep in blk: keywords, types, builtins
+RESERVED = set("""import as const fn kernel grid let var if else for in while break continue return true false
+None print i1 i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64 f8e4m3 f8e5m2 type
+program_id debug_barrier num_programs num_sms arange full zeros zeros_like inf cdiv next_power_of_2 range
+static_range load store tensor_desc desc_load desc_store atomic_add atomic_max atomic_min atomic_and atomic_or
+atomic_xor atomic_xchg atomic_cas where to bitcast exp exp2 log log2 sqrt sqrt_rn rsqrt sin cos tanh
+tanh_precise sinh cosh tan atan asin acos asinh acosh atanh log1p expm1 log10 exp10 cbrt erfc erfinv lgamma
+tgamma i0 j0 j1 y0 y1 pow atan2 hypot remainder copysign nextafter fmod isnan isinf isfinite signbit ldexp frexp
+trunc rint round erf floor ceil sigmoid abs fma div_rn maximum minimum clamp umulhi sum max min argmax argmin
+reduce cumsum cumprod associative_scan dot dot_scaled sort argsort topk histogram reshape view flatten trans
+permute expand_dims broadcast_to join cat split gather flip interleave globaltimer smid num_warps
+inline_asm_elementwise inline_asm rand randn randint randint4x multiple_of max_contiguous static_assert
+assert shape dtype strides block_shape""".split())
+
+
+def ident(name):
+    """A Python name as a blk identifier: one blk reserves gets a trailing
+    underscore (and so does one ending in underscores followed by such)."""
+    base = name.rstrip("_")
+    return name + "_" if base in RESERVED or name.startswith("__tt") else name
+
+
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Mod: "%", ast.LShift: "<<", ast.RShift: ">>",
            ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.Pow: "**", ast.FloorDiv: "/"}
 _CMPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
@@ -287,7 +309,7 @@ class FnTranslator:
         if node.id in self.block_ptrs:
             self.fail(node, f"the block pointer '{node.id}' used other than by tl.load, tl.store and tl.advance")
         if self.declared(node.id) or node.id in self.param_types:
-            return node.id
+            return ident(node.id)
         v = self.resolve_global(node, node.id)
         target = getattr(v, "_blk_jit", None)
         if target is not None:  # a combine_fn of reduce or associative_scan
@@ -423,7 +445,7 @@ class FnTranslator:
         if isinstance(f, ast.Attribute):
             # a method: x.to(...), x.sum(...), x.reshape(...)
             meth = f.attr
-            if meth == "to":
+            if meth in ("to", "cast"):
                 args = self.call_args(node)
                 return f"{self.expr(f.value)}.to({', '.join(args)})"
             if meth in BUILTINS and BUILTINS[meth] is None:
@@ -508,24 +530,24 @@ class FnTranslator:
             if n in self.consts or n in self.param_types and not self.declared(n):
                 if n in self.param_types and not self.declared(n):
                     # a parameter assigned: a var of the same name shadows it
-                    self.emit(depth, f"var {n} = {value_text};")
+                    self.emit(depth, f"var {ident(n)} = {value_text};")
                     self.scopes[-1].add(n)
                     return
                 self.fail(s, f"an assignment to the constexpr '{n}'")
             if self.declared(n):
-                self.emit(depth, f"{n} = {value_text};")
+                self.emit(depth, f"{ident(n)} = {value_text};")
             else:
-                self.emit(depth, f"{'var' if n in self.multi else 'let'} {n} = {value_text};")
+                self.emit(depth, f"{'var' if n in self.multi else 'let'} {ident(n)} = {value_text};")
                 self.scopes[-1].add(n)
             return
         if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
             names = [e.id for e in target.elts]
             known = [self.declared(n) for n in names]
             if all(known):
-                self.emit(depth, f"{', '.join(names)} = {value_text};")
+                self.emit(depth, f"{', '.join(map(ident, names))} = {value_text};")
             elif not any(known):
                 kind = "var" if any(n in self.multi for n in names) else "let"
-                self.emit(depth, f"{kind} {', '.join(names)} = {value_text};")
+                self.emit(depth, f"{kind} {', '.join(map(ident, names))} = {value_text};")
                 self.scopes[-1].update(names)
             else:
                 self.fail(s, "a tuple assignment to new and existing names at once")
@@ -572,10 +594,10 @@ class FnTranslator:
             offs, block = self.items(parts["offsets"], "offsets"), self.items(parts["block_shape"], "block_shape")
             tup = lambda xs: "(" + ", ".join(self.expr(x) for x in xs) + ("," if len(xs) == 1 else "") + ")"
             n = t.id
-            self.emit(depth, f"let {n}__d = tensor_desc({self.expr(parts['base'])}, {tup(shape)}, {tup(strides)}, "
+            self.emit(depth, f"let {ident(n)}__d = tensor_desc({self.expr(parts['base'])}, {tup(shape)}, {tup(strides)}, "
                              f"{tup(block)});")
             for i, o in enumerate(offs):
-                self.emit(depth, f"var {n}__o{i} = ({self.expr(o)}).to(i32);")
+                self.emit(depth, f"var {ident(n)}__o{i} = ({self.expr(o)}).to(i32);")
             self.block_ptrs[n] = len(offs)
             self.scopes[-1].update([n, f"{n}__d"] + [f"{n}__o{i}" for i in range(len(offs))])
             return True
@@ -588,17 +610,17 @@ class FnTranslator:
                 self.fail(s, f"tl.advance by {len(d)} offsets of a rank-{rank} block pointer")
             if t.id == src.id:
                 for i, x in enumerate(d):
-                    self.emit(depth, f"{t.id}__o{i} += ({self.expr(x)}).to(i32);")
+                    self.emit(depth, f"{ident(t.id)}__o{i} += ({self.expr(x)}).to(i32);")
                 return True
             if self.declared(t.id):
                 if t.id not in self.block_ptrs:
                     self.fail(s, f"'{t.id}' given a block pointer")
                 for i, x in enumerate(d):
-                    self.emit(depth, f"{t.id}__o{i} = {src.id}__o{i} + ({self.expr(x)}).to(i32);")
+                    self.emit(depth, f"{ident(t.id)}__o{i} = {ident(src.id)}__o{i} + ({self.expr(x)}).to(i32);")
                 return True
-            self.emit(depth, f"let {t.id}__d = {src.id}__d;")
+            self.emit(depth, f"let {ident(t.id)}__d = {ident(src.id)}__d;")
             for i, x in enumerate(d):
-                self.emit(depth, f"var {t.id}__o{i} = {src.id}__o{i} + ({self.expr(x)}).to(i32);")
+                self.emit(depth, f"var {ident(t.id)}__o{i} = {ident(src.id)}__o{i} + ({self.expr(x)}).to(i32);")
             self.block_ptrs[t.id] = rank
             self.scopes[-1].update([t.id, f"{t.id}__d"] + [f"{t.id}__o{i}" for i in range(rank)])
             return True
@@ -609,7 +631,7 @@ class FnTranslator:
         p = node.args[0] if node.args else None
         if not (isinstance(p, ast.Name) and p.id in self.block_ptrs):
             return None
-        offs = "(" + ", ".join(f"{p.id}__o{i}" for i in range(self.block_ptrs[p.id])) + \
+        offs = "(" + ", ".join(f"{ident(p.id)}__o{i}" for i in range(self.block_ptrs[p.id])) + \
             ("," if self.block_ptrs[p.id] == 1 else "") + ")"
         for kw in node.keywords:
             if kw.arg == "padding_option":
@@ -617,9 +639,9 @@ class FnTranslator:
                 if c is None or c.value not in ("", "zero", None):
                     self.fail(node, "padding_option other than \"zero\"")
         if node.func.attr == "load":
-            return f"desc_load({p.id}__d, {offs})"
+            return f"desc_load({ident(p.id)}__d, {offs})"
         value = self.call_arg(node, 1, "value")
-        return f"desc_store({p.id}__d, {offs}, {self.expr(value)})"
+        return f"desc_store({ident(p.id)}__d, {offs}, {self.expr(value)})"
 
     def s_AnnAssign(self, s, depth):
         if s.value is None:
@@ -632,15 +654,15 @@ class FnTranslator:
             op = "/" if isinstance(s.op, ast.Div) else _BINOPS.get(type(s.op))
             if op is None:
                 self.fail(s, f"the operator {type(s.op).__name__}")
-            self.emit(depth, f"var {s.target.id} = {s.target.id} {op} {self.expr(s.value)};")
+            self.emit(depth, f"var {ident(s.target.id)} = {ident(s.target.id)} {op} {self.expr(s.value)};")
             self.scopes[-1].add(s.target.id)
             return
         if not isinstance(s.target, ast.Name) or not self.declared(s.target.id):
             self.fail(s, "a compound assignment to a name not assigned before")
         if isinstance(s.op, ast.Div):
-            self.emit(depth, f"{s.target.id} = __tt_truediv({s.target.id}, {self.expr(s.value)});")
+            self.emit(depth, f"{ident(s.target.id)} = __tt_truediv({ident(s.target.id)}, {self.expr(s.value)});")
             return
-        self.emit(depth, f"{s.target.id} {_BINOPS[type(s.op)]}= {self.expr(s.value)};")
+        self.emit(depth, f"{ident(s.target.id)} {_BINOPS[type(s.op)]}= {self.expr(s.value)};")
 
     def s_Assert(self, s, depth):
         msg = f", {self.expr(s.msg)}" if s.msg is not None else ""
@@ -731,7 +753,7 @@ class FnTranslator:
                 continue
             else:
                 self.fail(s, f"the range argument '{kw.arg}'")
-        self.emit(depth, f"for {s.target.id} in {kind}({', '.join(args)}) {{")
+        self.emit(depth, f"for {ident(s.target.id)} in {kind}({', '.join(args)}) {{")
         self.scopes.append({s.target.id})
         self.block(s.body, depth + 1, new_scope=False)
         self.scopes.pop()
@@ -767,7 +789,7 @@ class Unit:
         key = id(jit)
         if key in self.names:
             return self.names[key]
-        name = f"{jit.name}"
+        name = ident(jit.name)
         while name in self.names.values():
             name += "_"
         self.names[key] = name
@@ -775,6 +797,6 @@ class Unit:
         params = [a.arg for a in fdef.args.args]
         consts = {}  # a helper's constexprs arrive as values; blk folds them
         t = FnTranslator(self, jit, consts, {p: "?" for p in params}, is_kernel=False)
-        src = t.translate(fdef, f"fn {name}({', '.join(params)})")
+        src = t.translate(fdef, f"fn {name}({', '.join(map(ident, params))})")
         self.fns.append(src)
         return name

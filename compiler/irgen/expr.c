@@ -434,6 +434,16 @@ static Sym gen_field(Gen *g, Node *n)
 		if (strcmp(n->name, "dtype") == 0)
 			return (Sym){.kind = S_TYPE, .type = type_elem(base.type)};
 	}
+	/* a pointer type's pointee (x.dtype.element_ty, as Triton writes it) */
+	if (base.kind == S_TYPE && strcmp(n->name, "element_ty") == 0) {
+		if (!base.type.ptr) {
+			error(g, n->span, "'element_ty' of %s: only a pointer type has one", tstr(g, base.type));
+			return VOID;
+		}
+		Sym t = base;
+		t.type.ptr--;
+		return t;
+	}
 	if (is_valueish(base) && strcmp(n->name, "T") == 0) {
 		Args a = {.fname = "trans", .call = n->span, .n = 2};
 		a.v[0] = base;

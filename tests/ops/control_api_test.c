@@ -211,6 +211,20 @@ static int64_t desc_fields_ref(const arr *x, int i, const int64_t *p)
 	return X(i) * (4 + 64 + 64 + 1 + 1 + 64);
 }
 
+/* A pointer's element type as a type field: p.dtype is *i32, its
+ * element_ty i32 (Triton's spelling); the i64 product converts to it. */
+static const char *ELEMENT_TY_SRC = "kernel k(x: *i32, out: *i32) {\n"
+                                    "    let offs = program_id(0) * 64 + arange(0, 64);\n"
+                                    "    let p = out + program_id(0) * 64;\n"
+                                    "    let v = load(x + offs).to(i64) * 3;\n"
+                                    "    store(p + arange(0, 64), v.to(p.dtype.element_ty));\n"
+                                    "}\n";
+static int64_t element_ty_ref(const arr *x, int i, const int64_t *p)
+{
+	(void)p;
+	return (int32_t)(uint32_t)((uint64_t)X(i) * 3u);
+}
+
 /* A descriptor var changed in a runtime if: odd programs read the next
  * program's row through a descriptor of another base and shape (rows past
  * its 3 read as 0: the last program's). */
@@ -910,6 +924,8 @@ int main(int argc, char **argv)
 	         "the same with T = f32: T == i32 is false at compile time");
 	int_case(DESC_FIELDS_SRC, NULL, 0, NO_CONSTS, desc_fields_ref, NULL,
 	         "a descriptor's fields: shape, strides, block_shape, dtype");
+	int_case(ELEMENT_TY_SRC, NULL, 0, NO_CONSTS, element_ty_ref, NULL,
+	         "p.dtype.element_ty: a pointer's element type (the i64 product converted to i32)");
 	int_case(DESC_IF_SRC, NULL, 0, NO_CONSTS, desc_if_ref, NULL,
 	         "a descriptor var changed in a runtime if (another base and shape in odd programs)");
 	int_case(TERNARY_SRC, (blk_arg[]){I(0)}, 1, NO_CONSTS, ternary_ref, NULL,

@@ -234,9 +234,12 @@ class JITFunction:
 
     def run(self, grid, args, kw, options=None):
         import blk
-        opts = {k: kw.pop(k) for k in ("num_warps", "num_stages") if k in kw}
+        # launch options; a kernel parameter of the same name (num_warps:
+        # tl.constexpr) gets the value too, as in Triton
+        opts = {k: (kw[k] if k in self.params else kw.pop(k)) for k in ("num_warps", "num_stages") if k in kw}
         for k in ("num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream"):
-            kw.pop(k, None)
+            if k not in self.params:
+                kw.pop(k, None)
         if options:
             opts.update(options)
         try:

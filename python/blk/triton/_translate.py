@@ -373,11 +373,7 @@ class FnTranslator:
 
     def e_Attribute(self, node):
         if node.attr == "element_ty" and isinstance(node.value, ast.Attribute) and node.value.attr == "dtype":
-            base = node.value.value
-            t = self.param_types.get(base.id) if isinstance(base, ast.Name) and not self.declared(base.id) else None
-            if t and t.startswith("*"):
-                return t[1:]  # ptr.dtype.element_ty: the pointee type of a pointer argument
-            self.fail(node, ".dtype.element_ty of other than a pointer argument")
+            return f"{self.expr(node.value)}.element_ty"  # the pointee type (blk's field, as Triton's)
         if node.attr == "T":
             return f"trans({self.expr(node.value)})"
         if node.attr in ("dtype", "shape"):

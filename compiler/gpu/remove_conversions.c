@@ -116,7 +116,11 @@ static Value *remat(RC *R, Value *v, const Encoding *e, const Op *at, int64_t li
 	if (m)
 		return m;
 	Op *d = v->def;
-	if (--R->budget < 0 || !d || d->n_results != 1)
+	/* a constant, an arange or a scalar's splat costs nothing to make again:
+	 * never a conversion left at one for want of budget */
+	bool leaf = d && (d->code == OP_CONST || d->code == OP_ARANGE ||
+	                  (d->code == OP_SPLAT && !is_block(d->operands[0])));
+	if ((!leaf && --R->budget < 0) || !d || d->n_results != 1)
 		goto boundary;
 	Value *ops[8];
 	if (d->n_operands > 8)

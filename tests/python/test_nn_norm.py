@@ -151,6 +151,17 @@ def _():
         assert torch.equal(u, v)
 
 
+@case("layer_norm of no rows (0, 8): empty y, dweight and dbias zeros; a transposed (non-contiguous) x")
+def _():
+    x, w, b = (torch.randn(shape, requires_grad=True) for shape in ((0, 8), 8, 8))
+    y = nn.layer_norm(x, w, b)
+    assert y.shape == (0, 8)
+    y.sum().backward()
+    assert torch.equal(w.grad, torch.zeros(8)) and torch.equal(b.grad, torch.zeros(8))
+    xt = torch.randn(12, 5).t()
+    return compare(*ln(True, True), [xt, torch.randn(12), torch.randn(12)], TOL, TOL, "layer_norm transposed")
+
+
 @case("LayerNorm module: weight ones, bias zeros, like torch.nn.LayerNorm (also without bias, without affine)")
 def _():
     x = torch.randn(3, 2, 24)

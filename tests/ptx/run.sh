@@ -607,6 +607,17 @@ rope.tile rope T=f32 C=f32 BACKWARD=false BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_
 cross_entropy.tile cross_entropy_fwd_bwd T=bf16 C=f32 BLOCK=4096 num_warps=8
 cross_entropy.tile cross_entropy_fwd_bwd T=f32 C=f32 BLOCK=4096 num_warps=8
 cross_entropy.tile cross_entropy_fwd_bwd T=bf16 C=f32 SOFTCAP=true BLOCK=4096 num_warps=8
+layernorm.tile layernorm_fwd T=bf16 C=f32 HAS_W=true HAS_B=true BLOCK=4096 num_warps=8
+layernorm.tile layernorm_fwd T=bf16 C=f32 HAS_W=true HAS_B=false BLOCK=8192 num_warps=16
+layernorm.tile layernorm_fwd T=f32 C=f32 HAS_W=false HAS_B=false BLOCK=16384 num_warps=32
+layernorm.tile layernorm_bwd T=bf16 C=f32 HAS_W=true HAS_B=true BLOCK=4096 num_warps=8
+layernorm.tile layernorm_bwd T=bf16 C=f32 HAS_W=true HAS_B=false BLOCK=8192 num_warps=16
+layernorm.tile layernorm_bwd T=f32 C=f32 HAS_W=true HAS_B=true BLOCK=4096 num_warps=8
+rmsnorm.tile rmsnorm_bwd_dw T=f32 C=f32 BLOCK_M=32 BLOCK_N=128
+embedding.tile embedding_fwd T=bf16 I=i64 BLOCK_D=1024 num_warps=4
+embedding.tile embedding_fwd T=bf16 I=i32 BLOCK_D=1024 num_warps=4
+embedding.tile embedding_bwd T=bf16 C=f32 I=i64 BLOCK_D=1024 num_warps=4
+embedding.tile embedding_bwd T=f32 C=f32 I=i32 BLOCK_D=1024 num_warps=4
 EOF
 
 echo "$pass passed, $fail failed"

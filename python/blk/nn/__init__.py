@@ -7,6 +7,8 @@ the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.librar
     import blk.nn
     y = blk.nn.rms_norm(x, w, eps=1e-6)            # Llama; offset=1.0: Gemma
     y, h = blk.nn.add_rms_norm(x, residual, w)     # h = x + residual, y = rms_norm(h)
+    y = blk.nn.layer_norm(x, w, b, eps=1e-5)       # weight and bias each optional
+    e = blk.nn.embedding(tokens, table)            # deterministic gradient; padding_idx
     out = blk.nn.swiglu(gate, up)                  # silu(gate) * up; geglu: gelu_tanh(gate) * up
     q, k = blk.nn.rope(q, k, cos, sin)             # rotate-half, GQA head counts
     loss = blk.nn.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.1, z_loss=1e-4)
@@ -21,7 +23,10 @@ except ImportError as e:  # pragma: no cover - depends on the machine
 
 from ._cross_entropy import cross_entropy  # noqa: F401,E402
 from ._rmsnorm import RMSNorm, add_rms_norm, rms_norm  # noqa: F401,E402
+from ._layernorm import LayerNorm, layer_norm  # noqa: F401,E402
+from ._embedding import embedding  # noqa: F401,E402
 from ._rope import rope  # noqa: F401,E402
 from ._glu import geglu, swiglu  # noqa: F401,E402
 
-__all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "swiglu", "geglu", "rope", "cross_entropy"]
+__all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "layer_norm", "LayerNorm", "embedding", "swiglu", "geglu",
+           "rope", "cross_entropy"]

@@ -1,7 +1,9 @@
 """blk.nn: the kernels of transformer training as torch ops, forward and
 backward written in blk (stdlib/nn/*.tile), each registered as a torch
 custom op (torch.library) with its autograd formula and a fake function, so
-that torch.compile(fullgraph=True) keeps it as one node. CUDA tensors run on
+that torch.compile(fullgraph=True) keeps it as one node; and the
+optimizer's step as multi-tensor kernels (one launch for a list of tensors,
+through a device table of their addresses). CUDA tensors run on
 the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.library.custom_op).
 
     import blk.nn
@@ -10,6 +12,8 @@ the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.librar
     out = blk.nn.swiglu(gate, up)                  # silu(gate) * up; geglu: gelu_tanh(gate) * up
     q, k = blk.nn.rope(q, k, cos, sin)             # rotate-half, GQA head counts
     loss = blk.nn.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.1, z_loss=1e-4)
+    opt = blk.nn.AdamW(model.parameters(), lr=1e-3, master_weights=True)   # one launch a step
+    norm = blk.nn.clip_grad_norm_(model.parameters(), 1.0)                 # a device tensor, no sync
 
 docs/python.md, "blk.nn", says each op's dtypes, what it saves and its limits.
 """
@@ -23,5 +27,7 @@ from ._cross_entropy import cross_entropy  # noqa: F401,E402
 from ._rmsnorm import RMSNorm, add_rms_norm, rms_norm  # noqa: F401,E402
 from ._rope import rope  # noqa: F401,E402
 from ._glu import geglu, swiglu  # noqa: F401,E402
+from ._optim import AdamW, clip_grad_norm_  # noqa: F401,E402
 
-__all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "swiglu", "geglu", "rope", "cross_entropy"]
+__all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "swiglu", "geglu", "rope", "cross_entropy", "AdamW",
+           "clip_grad_norm_"]

@@ -48,7 +48,7 @@ def upload(values, dtype, device):
     """A tensor of values on device: on a GPU copied from pinned memory
     without waiting (the caching host allocator keeps the pinned buffer until
     the copy is done), so building a table never syncs the host."""
-    t = torch.tensor(values, dtype=dtype)
+    t = torch.tensor(values, dtype=dtype, device="cpu")   # not torch's default device
     if device.type == "cuda":
         return t.pin_memory().to(device, non_blocking=True)
     return t

@@ -174,6 +174,21 @@ class AdamW(torch.optim.Optimizer):
                                          memory_format=torch.contiguous_format)
         return s
 
+    def load_state_dict(self, state_dict):
+        """torch's, then the state tensors back in the types this optimizer
+        keeps them (torch casts every floating state tensor to its
+        parameter's dtype: a float32 master of a bfloat16 parameter would
+        come back rounded to bfloat16)."""
+        saved = state_dict["state"]
+        ids = [i for g in state_dict["param_groups"] for i in g["params"]]
+        super().load_state_dict(state_dict)
+        params = [p for g in self.param_groups for p in g["params"]]
+        for i, p in zip(ids, params):
+            for k, v in saved.get(i, {}).items():
+                if isinstance(v, torch.Tensor) and k in ("step", "exp_avg", "exp_avg_sq", "master_param"):
+                    dt = torch.float64 if p.dtype == torch.float64 and k != "step" else torch.float32
+                    self.state[p][k] = v.to(device=p.device, dtype=dt, copy=True)
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = None
@@ -236,7 +251,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     grads = [p.grad for p in parameters if p.grad is not None]
     code, pval = _norm_code(norm_type)
     if not grads:
-        return torch.tensor(0.0)
+        return torch.tensor(0.0)   # torch's answer (on torch's default device)
     dev = grads[0].device
     for g in grads:
         if g.device != dev:

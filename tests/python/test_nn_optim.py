@@ -271,6 +271,39 @@ def _():
         assert torch.equal(ob.state[a]["exp_avg_sq"], o2.state[b]["exp_avg_sq"])
 
 
+@case("AdamW and clip_grad_norm_ on parameters at odd addresses (views 1 element into their storage: no "
+      "16-byte promise on the GPU), and the kernels' variant without it forced")
+def _():
+    from blk.nn import _multi
+    for force in (False, True):
+        saved = _multi.aligned
+        if force:
+            _multi.aligned = lambda addrs: False
+        try:
+            init = [t[1:] for t in make([((3002,), F32), ((40,), B16), ((18,), F16), ((6,), F64)])]
+            mine = [torch.empty(t.numel() + 1, dtype=t.dtype)[1:].copy_(t).requires_grad_(True) for t in init]
+            ref = [(t.float() if t.dtype in (B16, F16) else t.clone()).requires_grad_(True) for t in init]
+            ob, orf = nn.AdamW(mine, lr=1e-2), torch.optim.AdamW(ref, lr=1e-2)
+            for s in range(3):
+                for x, y, g in zip(mine, ref, grads_for(init, 30 + s)):
+                    x.grad = torch.empty(g.numel() + 1, dtype=g.dtype)[1:].copy_(g * 10)
+                    y.grad = (g * 10).to(y.dtype)
+                close(nn.clip_grad_norm_(mine, 1.0), torch.nn.utils.clip_grad_norm_(ref, 1.0), TOL, TOL, "norm")
+                for x, y in zip(mine, ref):   # torch's step from the same (rounded) clipped gradients
+                    y.grad = x.grad.to(y.dtype)
+                ob.step()
+                orf.step()
+                with torch.no_grad():
+                    for x, y in zip(mine, ref):
+                        if x.dtype in (B16, F16):
+                            y.copy_(y.to(x.dtype).float())
+            compare(mine, ref, ob, orf)
+            if DEV != "cpu" and not force:
+                assert not next(iter(ob._tables.values())).consts["ALIGNED"], "odd addresses taken as aligned"
+        finally:
+            _multi.aligned = saved
+
+
 @case("AdamW: a closure's loss is returned; a step with no gradients launches nothing")
 def _():
     p = torch.randn(10, requires_grad=True)

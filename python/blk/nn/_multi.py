@@ -15,6 +15,7 @@ FLAGS = ("F32", "BF16", "F16", "F64")
 BLOCK = 1024
 CHUNK_GPU = 65536   # elements a program: 64 steps of BLOCK (the 1B-parameter list: ~15k programs)
 CHUNK_CPU = 2048    # on the interpreter small, so that small tensors have several chunks
+# (both multiples of BLOCK: the kernels promise a chunk's start is one)
 
 
 def kind(t, op):
@@ -28,6 +29,12 @@ def flags(kinds):
     """The F32 ... F64 consts for a list of kinds: those present."""
     present = set(kinds)
     return {f: i in present for i, f in enumerate(FLAGS)}
+
+
+def aligned(addrs):
+    """Whether every address (0: none) is a multiple of 16 bytes: the
+    kernels' ALIGNED, under which they move 16 bytes a thread."""
+    return all(a % 16 == 0 for a in addrs)
 
 
 def chunk(device):

@@ -65,11 +65,12 @@ class _Table:
             wi = iter(a[4 * n:])
             w_addr = [next(wi) if w is not None else 0 for w in self.w]
             a = a[:n] + a[2 * n:4 * n]
+        self.aligned = M.aligned(a + w_addr) and (self.mirror is None or M.aligned(self.mirror.addrs))
         self.table = M.upload(a + w_addr + numels + self.kinds + first, torch.int64, dev)
         self.prog_tensor = M.upload(prog_tensor, torch.int32, dev)
         self.counter = torch.zeros(1, dtype=torch.int32, device=dev)
         self.consts = dict(M.flags(self.kinds), MASTER=master and any(p.dtype in _LOW for p in self.params),
-                           BLOCK=M.BLOCK)
+                           ALIGNED=self.aligned, BLOCK=M.BLOCK)
 
     def valid(self, opt, params, master):
         """Whether this table still describes params: the same tensors (at
@@ -102,6 +103,7 @@ class _Table:
             if addrs != self.grad_addrs:   # new gradients (zero_grad(set_to_none=True)): upload, no sync
                 self.grads = M.upload(addrs, torch.int64, self.device)
                 self.grad_addrs = addrs
+                self.consts["ALIGNED"] = self.aligned and M.aligned(addrs)
         else:
             self.mirror.put(self.params + grads + self.m + self.v + ws)
         if self.n_progs:
@@ -284,6 +286,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
                 _NORM_TABLES.pop(next(iter(_NORM_TABLES)))
             _NORM_TABLES[key] = bufs
     table, prog_tensor, partial, counter, n_progs = bufs
+    consts["ALIGNED"] = M.aligned(addrs)
     out = torch.zeros(2, dtype=cdt, device=dev)
     if n_progs:
         m = K.module("optim")

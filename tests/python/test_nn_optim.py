@@ -423,6 +423,13 @@ def _():
     got = nn.clip_grad_norm_(a, 10.0)
     close(got, torch.tensor(1.0), 1e-5, 1e-5, "a tensor")
     assert float(nn.clip_grad_norm_([b], 1.0)) == 0.0
+    b.grad = torch.full((7,), float("inf"))
+    try:
+        nn.clip_grad_norm_([b], 1.0, error_if_nonfinite=True)
+    except RuntimeError as e:
+        assert "not finite" in str(e), str(e)
+    else:
+        raise AssertionError("an inf norm passed error_if_nonfinite=True")
     e = torch.zeros(0, 3, requires_grad=True)
     e.grad = torch.zeros(0, 3)
     assert float(nn.clip_grad_norm_([e], 1.0, math.inf)) == 0.0   # nothing to launch for

@@ -93,10 +93,10 @@ class _Table:
         grads = [p.grad for p in self.params]
         for p, g in zip(self.params, grads):
             if g.is_sparse or g.dtype != p.dtype or g.shape != p.shape or not g.is_contiguous():
-                raise ValueError(f"blk.nn.AdamW: a gradient of {g.dtype} {tuple(g.shape)} "
-                                 f"({'sparse' if g.is_sparse else 'strided'}) for a parameter of {p.dtype} "
-                                 f"{tuple(p.shape)}: a contiguous gradient of the parameter's dtype and shape "
-                                 f"expected")
+                raise ValueError(f"blk.nn.AdamW: a {'sparse ' if g.is_sparse else ''}gradient of {g.dtype}, shape "
+                                 f"{tuple(g.shape)}, strides {None if g.is_sparse else g.stride()} for a "
+                                 f"parameter of {p.dtype}, shape {tuple(p.shape)}: a contiguous gradient of the "
+                                 f"parameter's dtype and shape expected")
         ws = [w for w in self.w if w is not None]
         if self.mirror is None:
             addrs = [g.data_ptr() for g in grads]
@@ -138,14 +138,14 @@ class AdamW(torch.optim.Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, master_weights=False,
                  foreach_max_tensors=None):
         if not 0.0 <= float(lr):
-            raise ValueError(f"blk.nn.AdamW: invalid learning rate {lr}")
+            raise ValueError(f"blk.nn.AdamW: learning rate {lr}: at least 0 expected")
         if not 0.0 <= float(eps):
-            raise ValueError(f"blk.nn.AdamW: invalid eps {eps}")
+            raise ValueError(f"blk.nn.AdamW: eps {eps}: at least 0 expected")
         for i, b in enumerate(betas):
             if not 0.0 <= float(b) < 1.0:
-                raise ValueError(f"blk.nn.AdamW: invalid beta at index {i}: {b}")
+                raise ValueError(f"blk.nn.AdamW: betas[{i}] = {b}: in [0, 1) expected")
         if not 0.0 <= float(weight_decay):
-            raise ValueError(f"blk.nn.AdamW: invalid weight_decay {weight_decay}")
+            raise ValueError(f"blk.nn.AdamW: weight_decay {weight_decay}: at least 0 expected")
         if foreach_max_tensors is not None and int(foreach_max_tensors) < 1:
             raise ValueError(f"blk.nn.AdamW: foreach_max_tensors {foreach_max_tensors}: at least 1, or None")
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
@@ -293,9 +293,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         m.grad_norm[(n_progs,)](table, prog_tensor, partial, counter, out, len(grads), n_progs, size, pval,
                                 float(max_norm), NORM=code, **consts)
         if error_if_nonfinite and not bool(torch.isfinite(out[0])):
-            raise RuntimeError(f"The total norm of order {float(norm_type)} for gradients from `parameters` is "
-                               f"non-finite, so it cannot be clipped. To disable this error and scale the "
-                               f"gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
+            raise RuntimeError(f"blk.nn.clip_grad_norm_: the gradients' {float(norm_type)}-norm is "
+                               f"{float(out[0])}, not finite (error_if_nonfinite=False scales by it all the same)")
         m.grad_scale[(n_progs,)](table, prog_tensor, out, len(grads), n_progs, size, **consts)
         if mirror is not None:
             mirror.get(grads)

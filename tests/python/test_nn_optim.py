@@ -71,9 +71,9 @@ def within_ulp(got, want, dtype, what):
     """got (dtype) within one unit in the last place of want (f32 or f64)
     rounded to dtype: the reference rounded, or its neighbour when the
     master and the reference fall on either side of a rounding boundary."""
-    bits = 8 if dtype == B16 else 11
+    bits, tiny = (8, 2.0 ** -133) if dtype == B16 else (11, 2.0 ** -24)   # significant bits, least subnormal
     w = want.to(F64)
-    ulp = torch.ldexp(torch.ones_like(w), torch.frexp(w)[1] - bits).clamp_min(2.0 ** -133)
+    ulp = torch.ldexp(torch.ones_like(w), torch.frexp(w)[1] - bits).clamp_min(tiny)
     err = (got.to(F64) - w).abs()
     bad = err > 1.01 * ulp
     assert not bool(bad.any()), f"{what}: {int(bad.sum())} of {w.numel()} off by more than an ulp, " \

@@ -2,9 +2,9 @@
 backward written in blk (stdlib/nn/*.tile), each registered as a torch
 custom op (torch.library) with its autograd formula and a fake function, so
 that torch.compile(fullgraph=True) keeps it as one node; and the
-optimizer's step as multi-tensor kernels (one launch for a list of tensors,
-through a device table of their addresses). CUDA tensors run on
-the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.library.custom_op).
+optimizer's step (AdamW, gradient clipping) as multi-tensor kernels, one
+launch for a list of tensors through a device table of their addresses.
+CUDA tensors run on the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.library.custom_op).
 
     import blk.nn
     y = blk.nn.rms_norm(x, w, eps=1e-6)            # Llama; offset=1.0: Gemma
@@ -15,7 +15,8 @@ the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.librar
     opt = blk.nn.AdamW(model.parameters(), lr=1e-3, master_weights=True)   # one launch a step
     norm = blk.nn.clip_grad_norm_(model.parameters(), 1.0)                 # a device tensor, no sync
 
-docs/python.md, "blk.nn", says each op's dtypes, what it saves and its limits.
+docs/python.md, "blk.nn", says each op's dtypes, what it saves and its limits,
+and how the optimizer keeps its state.
 """
 
 try:

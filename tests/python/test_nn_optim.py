@@ -368,8 +368,8 @@ def clip_pair(shapes_dtypes, max_norm, norm_type, seed=3, scale=1.0):
 
 for norm_type in (2.0, math.inf, 1.0, 3.0):
     for max_norm in (0.5, 1e6):
-        @case(f"clip_grad_norm_ f32 norm {norm_type}, max_norm {max_norm} ({'clips' if max_norm < 1 else 'no clipping'}):"
-              f" norm and gradients vs torch; 2 launches")
+        @case(f"clip_grad_norm_ f32 norm {norm_type}, max_norm {max_norm} "
+              f"({'clips' if max_norm < 1 else 'no clipping'}): norm and gradients vs torch; 2 launches")
         def _():
             # torch refuses the inf norm of an empty tensor; blk takes it as 0 (as for the others)
             sizes = SIZES if norm_type != math.inf else [s for s in SIZES if math.prod(s)]

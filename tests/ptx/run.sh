@@ -20,8 +20,9 @@
 #    pattern (see below);
 #  - the kernels of blk.nn (stdlib/nn) in the configurations its Python
 #    launches at LLM shapes (hidden 4096 to 16384, Llama's heads, a
-#    4096-wide vocabulary chunk) compile for sm_80 and sm_90a with no local
-#    memory, and ptxas accepts them.
+#    4096-wide vocabulary chunk, and the optimizer's multi-tensor kernels
+#    for one dtype and for mixed ones, aligned or not) compile for sm_80 and
+#    sm_90a with no local memory, and ptxas accepts them.
 # usage: tests/ptx/run.sh BUILD_DIR
 set -u
 build=${1:-build}
@@ -618,6 +619,14 @@ embedding.tile embedding_fwd T=bf16 I=i64 BLOCK_D=1024 num_warps=4
 embedding.tile embedding_fwd T=bf16 I=i32 BLOCK_D=1024 num_warps=4
 embedding.tile embedding_bwd T=bf16 C=f32 I=i64 BLOCK_D=1024 num_warps=4
 embedding.tile embedding_bwd T=f32 C=f32 I=i32 BLOCK_D=1024 num_warps=4
+optim.tile adamw F32=false BF16=true MASTER=true ALIGNED=true BLOCK=1024 num_warps=4
+optim.tile adamw F32=true ALIGNED=true BLOCK=1024 num_warps=4
+optim.tile adamw F32=true BF16=true F16=true F64=true MASTER=true ALIGNED=false BLOCK=1024 num_warps=4
+optim.tile grad_norm C=f32 NORM=2 F32=false BF16=true ALIGNED=true BLOCK=1024
+optim.tile grad_norm C=f32 NORM=0 F32=true BF16=true F16=true ALIGNED=false BLOCK=1024
+optim.tile grad_norm C=f64 NORM=3 F32=true F64=true ALIGNED=true BLOCK=1024
+optim.tile grad_scale C=f32 F32=false BF16=true ALIGNED=true BLOCK=1024
+optim.tile grad_scale C=f64 F32=true F16=true F64=true ALIGNED=false BLOCK=1024
 EOF
 
 echo "$pass passed, $fail failed"

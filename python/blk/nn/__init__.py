@@ -1,8 +1,10 @@
 """blk.nn: the kernels of transformer training as torch ops, forward and
 backward written in blk (stdlib/nn/*.tile), each registered as a torch
 custom op (torch.library) with its autograd formula and a fake function, so
-that torch.compile(fullgraph=True) keeps it as one node. CUDA tensors run on
-the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.library.custom_op).
+that torch.compile(fullgraph=True) keeps it as one node; and the
+optimizer's step (AdamW, gradient clipping) as multi-tensor kernels, one
+launch for a list of tensors through a device table of their addresses.
+CUDA tensors run on the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.library.custom_op).
 
     import blk.nn
     y = blk.nn.rms_norm(x, w, eps=1e-6)            # Llama; offset=1.0: Gemma
@@ -12,8 +14,11 @@ the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.librar
     out = blk.nn.swiglu(gate, up)                  # silu(gate) * up; geglu: gelu_tanh(gate) * up
     q, k = blk.nn.rope(q, k, cos, sin)             # rotate-half, GQA head counts
     loss = blk.nn.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.1, z_loss=1e-4)
+    opt = blk.nn.AdamW(model.parameters(), lr=1e-3, master_weights=True)   # one launch a step
+    norm = blk.nn.clip_grad_norm_(model.parameters(), 1.0)                 # a device tensor, no sync
 
-docs/python.md, "blk.nn", says each op's dtypes, what it saves and its limits.
+docs/python.md, "blk.nn", says each op's dtypes, what it saves and its limits,
+and how the optimizer keeps its state.
 """
 
 try:
@@ -27,6 +32,7 @@ from ._layernorm import LayerNorm, layer_norm  # noqa: F401,E402
 from ._embedding import embedding  # noqa: F401,E402
 from ._rope import rope  # noqa: F401,E402
 from ._glu import geglu, swiglu  # noqa: F401,E402
+from ._optim import AdamW, clip_grad_norm_  # noqa: F401,E402
 
 __all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "layer_norm", "LayerNorm", "embedding", "swiglu", "geglu",
-           "rope", "cross_entropy"]
+           "rope", "cross_entropy", "AdamW", "clip_grad_norm_"]

@@ -10,6 +10,9 @@ the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.librar
     out = blk.nn.swiglu(gate, up)                  # silu(gate) * up; geglu: gelu_tanh(gate) * up
     q, k = blk.nn.rope(q, k, cos, sin)             # rotate-half, GQA head counts
     loss = blk.nn.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.1, z_loss=1e-4)
+    loss = blk.nn.linear_cross_entropy(h, lm_head.weight, target)   # never the whole logits
+    loss = blk.nn.kl_div(student.log_softmax(-1), teacher_probs)    # F.kl_div, "batchmean"
+    loss = blk.nn.jsd(student_logits, teacher_logits, beta=0.5)    # distillation, generalized JSD
 
 docs/python.md, "blk.nn", says each op's dtypes, what it saves and its limits.
 """
@@ -23,5 +26,8 @@ from ._cross_entropy import cross_entropy  # noqa: F401,E402
 from ._rmsnorm import RMSNorm, add_rms_norm, rms_norm  # noqa: F401,E402
 from ._rope import rope  # noqa: F401,E402
 from ._glu import geglu, swiglu  # noqa: F401,E402
+from ._linear_cross_entropy import LinearCrossEntropy, linear_cross_entropy  # noqa: F401,E402
+from ._distill import jsd, kl_div  # noqa: F401,E402
 
-__all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "swiglu", "geglu", "rope", "cross_entropy"]
+__all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "swiglu", "geglu", "rope", "cross_entropy",
+           "linear_cross_entropy", "LinearCrossEntropy", "kl_div", "jsd"]

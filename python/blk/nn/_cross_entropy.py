@@ -26,6 +26,15 @@ def cross_entropy_fwd(logits: Tensor, target: Tensor, ignore_index: int, label_s
     rows, n = logits.shape
     loss = torch.empty(rows, dtype=K.acc_dtype(logits), device=logits.device)
     grad = torch.empty_like(logits)
+    launch(logits, target, loss, grad, ty, ignore_index, label_smoothing, z_loss, softcap)
+    return loss, grad
+
+
+def launch(logits, target, loss, grad, ty, ignore_index, label_smoothing, z_loss, softcap):
+    """cross_entropy_fwd_bwd over contiguous logits (rows, n) and int64
+    target: each row's loss into loss, its gradient into grad (which may be
+    logits itself: each element is read before its gradient is stored)."""
+    rows, n = logits.shape
     if rows:
         # f64 (the tests' gradcheck) in chunks of half as many: no spills
         cap = BLOCK // 2 if ty["C"] == "f64" else BLOCK
@@ -33,7 +42,6 @@ def cross_entropy_fwd(logits: Tensor, target: Tensor, ignore_index: int, label_s
         K.module("cross_entropy").cross_entropy_fwd_bwd[(rows,)](
             logits, target, loss, grad, n, rows, n, int(ignore_index), float(label_smoothing), float(z_loss),
             float(softcap), SOFTCAP=softcap > 0, BLOCK=block, num_warps=K.warps(block), **ty)
-    return loss, grad
 
 
 @cross_entropy_fwd.register_fake

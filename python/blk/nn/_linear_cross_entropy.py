@@ -1,0 +1,241 @@
+"""blk.nn: cross-entropy of a linear layer's output (the language model head)
+without the whole logits: rows in chunks, each chunk's logits made by
+torch.matmul and turned into its loss and gradient in place by
+stdlib/nn/cross_entropy.tile, the gradients of x, weight and bias made from
+it at once. A torch custom op with autograd."""
+
+from typing import Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from . import _kernels as K
+from ._cross_entropy import launch
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def chunk_rows_for(rows, hidden, vocab):
+    """Rows a chunk when none is given: a power of two such that a chunk's
+    logits (chunk x vocab) hold about as many elements as x (rows x
+    hidden), at least 1 and at most the next power of two of rows."""
+    per = max(1, -(-vocab // max(hidden, 1)))            # vocab / hidden, rounded up
+    want = max(1, -(-max(rows, 1) // per))
+    return 1 << (want - 1).bit_length()
+
+
+def _check(x, weight, target, bias):
+    if x.dim() != 2 or weight.dim() != 2 or x.shape[1] != weight.shape[1] or target.shape != x.shape[:1]:
+        raise ValueError(f"blk.nn.linear_cross_entropy: x {tuple(x.shape)}, weight {tuple(weight.shape)}, "
+                         f"target {tuple(target.shape)}: (rows, hidden), (vocab, hidden) and (rows,) expected")
+    if weight.dtype != x.dtype or (bias is not None and bias.dtype != x.dtype):
+        raise ValueError(f"blk.nn.linear_cross_entropy: x {x.dtype}, weight {weight.dtype}"
+                         f"{'' if bias is None else f', bias {bias.dtype}'}: one dtype expected")
+    if bias is not None and bias.shape != weight.shape[:1]:
+        raise ValueError(f"blk.nn.linear_cross_entropy: bias {tuple(bias.shape)} for weight "
+                         f"{tuple(weight.shape)}: (vocab,) expected")
+    return K.types(x, "linear_cross_entropy")
+
+
+def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, row_scale,
+            want_loss):
+    """The per-row losses (acc dtype; None unless want_loss) and the
+    gradients of sum_r scale[r] * loss[r] (scale 1 without row_scale) with
+    respect to x, weight (float32 for f16/bf16: the accumulator) and bias
+    (float32 likewise, or None)."""
+    ty = _check(x, weight, target, bias)
+    x, weight = x.contiguous(), weight.contiguous()
+    target = target.to(torch.int64).contiguous()
+    rows, hidden = x.shape
+    vocab = weight.shape[0]
+    acc = K.acc_dtype(x)
+    # f32 (f64) accumulators for the sums over chunks
+    gw_dtype = weight.dtype if weight.dtype in (torch.float32, torch.float64) else torch.float32
+    loss = torch.empty(rows, dtype=acc, device=x.device)
+    gx = torch.empty_like(x)
+    gw = torch.zeros(weight.shape, dtype=gw_dtype, device=x.device)
+    gb = torch.zeros(vocab, dtype=gw_dtype, device=x.device) if bias is not None else None
+    step = chunk_rows if chunk_rows > 0 else chunk_rows_for(rows, hidden, vocab)
+    wt = weight.t()
+    for start in range(0, rows, step):
+        end = min(rows, start + step)
+        xc = x[start:end]
+        logits = torch.addmm(bias, xc, wt) if bias is not None else torch.mm(xc, wt)
+        # loss and gradient of the chunk's logits, the gradient over them
+        launch(logits, target[start:end], loss[start:end], logits, ty, ignore_index, label_smoothing, z_loss,
+               softcap)
+        if row_scale is not None:
+            logits.mul_(row_scale[start:end, None].to(logits.dtype))
+        torch.mm(logits, weight, out=gx[start:end])
+        if gw_dtype == weight.dtype:
+            gw.addmm_(logits.t(), xc)
+        else:
+            gw.add_(torch.mm(logits.t(), xc))
+        if gb is not None:
+            gb.add_(logits.sum(0, dtype=gw_dtype))
+    return (loss if want_loss else None), gx, gw, gb
+
+
+@torch.library.custom_op("blk_nn::linear_cross_entropy_fwd", mutates_args=())
+def linear_cross_entropy_fwd(x: Tensor, weight: Tensor, target: Tensor, bias: Optional[Tensor],
+                             ignore_index: int, label_smoothing: float, z_loss: float, softcap: float,
+                             reduction: str, chunk_rows: int, grads: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The loss of cross_entropy(x @ weight.T + bias, target) reduced
+    ("mean", "sum": a 0-d tensor; "none": (rows,)), float32 (float64 for
+    float64 x); and, for "mean" and "sum" with grads, the gradients of that
+    loss with respect to x, weight, bias (x's, weight's, bias's dtypes;
+    an empty bias gradient without bias). "none" and not grads: the
+    three empty."""
+    loss, gx, gw, gb = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap,
+                               chunk_rows, None, True) if grads and reduction != "none" else (None,) * 4
+    if loss is None:
+        loss = _loss_only(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows)
+    if reduction == "none":
+        return loss, x.new_empty(0), weight.new_empty(0), x.new_empty(0)
+    total = loss.sum()
+    if reduction == "mean":
+        # the count as a tensor: no sync; every row ignored gives nan (as torch), gradients 0
+        count = (target != ignore_index).sum()
+        total = total / count
+        inv = 1.0 / count.clamp(min=1).to(gw.dtype if gw is not None else loss.dtype)
+    if gx is None:
+        return total, x.new_empty(0), weight.new_empty(0), x.new_empty(0)
+    if reduction == "mean":
+        gx.mul_(inv)
+        gw.mul_(inv)
+        if gb is not None:
+            gb.mul_(inv)
+    return (total, gx, gw.to(weight.dtype), gb.to(bias.dtype) if gb is not None else x.new_empty(0))
+
+
+def _loss_only(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows):
+    """The per-row losses alone, chunk by chunk (each chunk's logits
+    overwritten by their gradient, unused)."""
+    ty = _check(x, weight, target, bias)
+    x, weight = x.contiguous(), weight.contiguous()
+    target = target.to(torch.int64).contiguous()
+    rows, hidden = x.shape
+    loss = torch.empty(rows, dtype=K.acc_dtype(x), device=x.device)
+    step = chunk_rows if chunk_rows > 0 else chunk_rows_for(rows, hidden, weight.shape[0])
+    for start in range(0, rows, step):
+        end = min(rows, start + step)
+        xc = x[start:end]
+        logits = torch.addmm(bias, xc, weight.t()) if bias is not None else torch.mm(xc, weight.t())
+        launch(logits, target[start:end], loss[start:end], logits, ty, ignore_index, label_smoothing, z_loss,
+               softcap)
+    return loss
+
+
+@linear_cross_entropy_fwd.register_fake
+def _(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, reduction, chunk_rows, grads):
+    acc = K.acc_dtype(x)
+    loss = x.new_empty(x.shape[0], dtype=acc) if reduction == "none" else x.new_empty((), dtype=acc)
+    if not grads or reduction == "none":
+        return loss, x.new_empty(0), weight.new_empty(0), x.new_empty(0)
+    gb = torch.empty_like(bias, memory_format=torch.contiguous_format) if bias is not None else x.new_empty(0)
+    return (loss, torch.empty_like(x, memory_format=torch.contiguous_format),
+            torch.empty_like(weight, memory_format=torch.contiguous_format), gb)
+
+
+@torch.library.custom_op("blk_nn::linear_cross_entropy_bwd", mutates_args=())
+def linear_cross_entropy_bwd(dloss: Tensor, x: Tensor, weight: Tensor, target: Tensor, bias: Optional[Tensor],
+                             ignore_index: int, label_smoothing: float, z_loss: float, softcap: float,
+                             chunk_rows: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """reduction "none"'s backward: the logits made again chunk by chunk,
+    each row's gradient scaled by dloss[row] before the products; the
+    gradients of x, weight and bias (empty without bias)."""
+    _, gx, gw, gb = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows,
+                            dloss, False)
+    return gx, gw.to(weight.dtype), gb.to(bias.dtype) if gb is not None else x.new_empty(0)
+
+
+@linear_cross_entropy_bwd.register_fake
+def _(dloss, x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows):
+    gb = torch.empty_like(bias, memory_format=torch.contiguous_format) if bias is not None else x.new_empty(0)
+    return (torch.empty_like(x, memory_format=torch.contiguous_format),
+            torch.empty_like(weight, memory_format=torch.contiguous_format), gb)
+
+
+def _setup(ctx, inputs, output):
+    x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, reduction, chunk_rows, grads = inputs
+    ctx.none = reduction == "none"
+    ctx.has_bias = bias is not None
+    if ctx.none:
+        ctx.args = (ignore_index, label_smoothing, z_loss, softcap, chunk_rows)
+        ctx.save_for_backward(x, weight, target, bias)
+    else:
+        ctx.grads = grads
+        ctx.save_for_backward(output[1], output[2], output[3])
+
+
+def _backward(ctx, dloss, _dx, _dw, _db):
+    if ctx.none:
+        x, weight, target, bias = ctx.saved_tensors
+        gx, gw, gb = linear_cross_entropy_bwd(dloss, x, weight, target, bias, *ctx.args)
+    else:
+        if not ctx.grads:
+            raise RuntimeError("blk.nn.linear_cross_entropy: backward of a forward run without gradients "
+                               "(grads=False)")
+        gx, gw, gb = ctx.saved_tensors
+        # the saved gradients scaled on the device, whatever dloss holds: no sync
+        gx, gw, gb = (gx * dloss).to(gx.dtype), (gw * dloss).to(gw.dtype), (gb * dloss).to(gb.dtype)
+    return gx, gw, None, gb if ctx.has_bias else None, None, None, None, None, None, None, None
+
+
+linear_cross_entropy_fwd.register_autograd(_backward, setup_context=_setup)
+
+
+def linear_cross_entropy(x, weight, target, bias=None, ignore_index=-100, label_smoothing=0.0, z_loss=0.0,
+                         softcap=None, reduction="mean", chunk_rows=None):
+    """cross_entropy(x @ weight.T + bias, target, ...) (blk.nn.cross_entropy's
+    options: ignore_index, label_smoothing, z_loss, softcap, reduction) for
+    x (..., hidden), weight (vocab, hidden), bias (vocab,) or None, target
+    x.shape[:-1] class indices, without the whole (rows x vocab) logits.
+
+    Rows go chunk_rows at a time (default: a power of two such that a
+    chunk's logits are about as large as x; see chunk_rows_for); each
+    chunk's logits are torch.matmul's (x's dtype; float32 accumulation for
+    f16/bf16, as torch), blk's cross-entropy kernel overwrites them with
+    their gradient in the same launch as the loss, and the gradients of x
+    (that chunk's rows), weight and bias (summed over chunks in float32 for
+    f16/bf16) are made at once, in the forward. The backward multiplies
+    them by the incoming gradient, on the device. reduction "none" keeps
+    no gradients in the forward (each row's own scale is known only in the
+    backward): its backward makes the logits again, chunk by chunk. The
+    forward computes the gradients only when one of x, weight, bias
+    requires one and grad mode is on. No host sync."""
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"blk.nn.linear_cross_entropy: reduction {reduction!r}; 'mean', 'sum' or 'none'")
+    if softcap is not None and not softcap > 0:
+        raise ValueError(f"blk.nn.linear_cross_entropy: softcap {softcap!r}; a positive number or None")
+    if chunk_rows is not None and int(chunk_rows) < 1:
+        raise ValueError(f"blk.nn.linear_cross_entropy: chunk_rows {chunk_rows!r}; a positive int or None")
+    lead = x.shape[:-1]
+    x2 = x.reshape(-1, x.shape[-1])
+    t2 = target.reshape(-1)
+    grads = torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad
+                                         or (bias is not None and bias.requires_grad))
+    loss, _, _, _ = linear_cross_entropy_fwd(x2, weight, t2, bias, int(ignore_index), float(label_smoothing),
+                                             float(z_loss), float(softcap or 0.0), reduction,
+                                             int(chunk_rows or 0), bool(grads))
+    if reduction == "none":
+        loss = loss.view(lead)
+    return loss.to(x.dtype)
+
+
+class LinearCrossEntropy(torch.nn.Module):
+    """A language model head and its loss: a weight (vocab, hidden) (and a
+    bias with bias=True), forward(x, target) = linear_cross_entropy(x,
+    self.weight, target, self.bias, ...) with the options given here."""
+
+    def __init__(self, hidden, vocab, bias=False, ignore_index=-100, label_smoothing=0.0, z_loss=0.0,
+                 softcap=None, reduction="mean", chunk_rows=None, device=None, dtype=None):
+        super().__init__()
+        lin = torch.nn.Linear(hidden, vocab, bias=bias, device=device, dtype=dtype)
+        self.weight = lin.weight
+        self.bias = lin.bias
+        self.options = dict(ignore_index=ignore_index, label_smoothing=label_smoothing, z_loss=z_loss,
+                            softcap=softcap, reduction=reduction, chunk_rows=chunk_rows)
+
+    def forward(self, x, target):
+        return linear_cross_entropy(x, self.weight, target, self.bias, **self.options)

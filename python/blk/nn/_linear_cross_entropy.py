@@ -37,12 +37,12 @@ def _check(x, weight, target, bias):
     return K.types(x, "linear_cross_entropy")
 
 
-def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, row_scale,
-            want_loss):
-    """The per-row losses (acc dtype; None unless want_loss) and the
-    gradients of sum_r scale[r] * loss[r] (scale 1 without row_scale) with
-    respect to x, weight (float32 for f16/bf16: the accumulator) and bias
-    (float32 likewise, or None)."""
+def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, scale):
+    """The per-row losses (acc dtype) and the gradients of sum_r s_r *
+    loss[r] with respect to x, weight (float32 for f16/bf16: the
+    accumulator) and bias (float32 likewise, or None); s_r is scale[r]
+    (scale of one a row), scale[0] (one element) or 1 (None). The kernel
+    multiplies each logit's gradient by s_r before rounding it."""
     ty = _check(x, weight, target, bias)
     x, weight = x.contiguous(), weight.contiguous()
     target = target.to(torch.int64).contiguous()
@@ -63,9 +63,7 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
         logits = torch.addmm(bias, xc, wt) if bias is not None else torch.mm(xc, wt)
         # loss and gradient of the chunk's logits, the gradient over them
         launch(logits, target[start:end], loss[start:end], logits, ty, ignore_index, label_smoothing, z_loss,
-               softcap)
-        if row_scale is not None:
-            logits.mul_(row_scale[start:end, None].to(logits.dtype))
+               softcap, scale if scale is None or scale.numel() == 1 else scale[start:end])
         torch.mm(logits, weight, out=gx[start:end])
         if gw_dtype == weight.dtype:
             gw.addmm_(logits.t(), xc)
@@ -73,7 +71,7 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
             gw.add_(torch.mm(logits.t(), xc))
         if gb is not None:
             gb.add_(logits.sum(0, dtype=gw_dtype))
-    return (loss if want_loss else None), gx, gw, gb
+    return loss, gx, gw, gb
 
 
 @torch.library.custom_op("blk_nn::linear_cross_entropy_fwd", mutates_args=())
@@ -86,26 +84,21 @@ def linear_cross_entropy_fwd(x: Tensor, weight: Tensor, target: Tensor, bias: Op
     loss with respect to x, weight, bias (x's, weight's, bias's dtypes;
     an empty bias gradient without bias). "none" and not grads: the
     three empty."""
-    loss, gx, gw, gb = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap,
-                               chunk_rows, None, True) if grads and reduction != "none" else (None,) * 4
-    if loss is None:
+    keep = (target != ignore_index).sum()
+    if grads and reduction != "none":
+        # "mean": the kernel scales each gradient by 1 / count (a tensor: no sync; every row ignored gives a
+        # nan loss, as torch, and gradients 0)
+        scale = (1.0 / keep.clamp(min=1).to(K.acc_dtype(x))).reshape(1) if reduction == "mean" else None
+        loss, gx, gw, gb = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap,
+                                   chunk_rows, scale)
+    else:
         loss = _loss_only(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows)
     if reduction == "none":
         return loss, x.new_empty(0), weight.new_empty(0), x.new_empty(0)
-    total = loss.sum()
-    if reduction == "mean":
-        # the count as a tensor: no sync; every row ignored gives nan (as torch), gradients 0
-        count = (target != ignore_index).sum()
-        total = total / count
-        inv = 1.0 / count.clamp(min=1).to(gw.dtype if gw is not None else loss.dtype)
-    if gx is None:
+    total = loss.sum() / keep if reduction == "mean" else loss.sum()
+    if not grads:
         return total, x.new_empty(0), weight.new_empty(0), x.new_empty(0)
-    if reduction == "mean":
-        gx.mul_(inv)
-        gw.mul_(inv)
-        if gb is not None:
-            gb.mul_(inv)
-    return (total, gx, gw.to(weight.dtype), gb.to(bias.dtype) if gb is not None else x.new_empty(0))
+    return total, gx, gw.to(weight.dtype), gb.to(bias.dtype) if gb is not None else x.new_empty(0)
 
 
 def _loss_only(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows):
@@ -144,8 +137,9 @@ def linear_cross_entropy_bwd(dloss: Tensor, x: Tensor, weight: Tensor, target: T
     """reduction "none"'s backward: the logits made again chunk by chunk,
     each row's gradient scaled by dloss[row] before the products; the
     gradients of x, weight and bias (empty without bias)."""
+    scale = dloss.to(K.acc_dtype(x)).reshape(-1).contiguous()
     _, gx, gw, gb = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows,
-                            dloss, False)
+                            scale)
     return gx, gw.to(weight.dtype), gb.to(bias.dtype) if gb is not None else x.new_empty(0)
 
 

@@ -37,12 +37,13 @@ def _check(x, weight, target, bias):
     return K.types(x, "linear_cross_entropy")
 
 
-def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, scale):
-    """The per-row losses (acc dtype) and the gradients of sum_r s_r *
-    loss[r] with respect to x, weight (float32 for f16/bf16: the
-    accumulator) and bias (float32 likewise, or None); s_r is scale[r]
+def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, scale, grads=True):
+    """The per-row losses (acc dtype) and, with grads, the gradients of
+    sum_r s_r * loss[r] with respect to x, weight (float32 for f16/bf16:
+    the accumulator) and bias (float32 likewise, or None); s_r is scale[r]
     (scale of one a row), scale[0] (one element) or 1 (None). The kernel
-    multiplies each logit's gradient by s_r before rounding it."""
+    multiplies each logit's gradient by s_r before rounding it. Without
+    grads each chunk's logits are overwritten by their gradient, unused."""
     ty = _check(x, weight, target, bias)
     x, weight = x.contiguous(), weight.contiguous()
     target = target.to(torch.int64).contiguous()
@@ -52,9 +53,9 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
     # f32 (f64) accumulators for the sums over chunks
     gw_dtype = weight.dtype if weight.dtype in (torch.float32, torch.float64) else torch.float32
     loss = torch.empty(rows, dtype=acc, device=x.device)
-    gx = torch.empty_like(x)
-    gw = torch.zeros(weight.shape, dtype=gw_dtype, device=x.device)
-    gb = torch.zeros(vocab, dtype=gw_dtype, device=x.device) if bias is not None else None
+    gx = torch.empty_like(x) if grads else None
+    gw = torch.zeros(weight.shape, dtype=gw_dtype, device=x.device) if grads else None
+    gb = torch.zeros(vocab, dtype=gw_dtype, device=x.device) if bias is not None and grads else None
     step = chunk_rows if chunk_rows > 0 else chunk_rows_for(rows, hidden, vocab)
     wt = weight.t()
     for start in range(0, rows, step):
@@ -64,6 +65,8 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
         # loss and gradient of the chunk's logits, the gradient over them
         launch(logits, target[start:end], loss[start:end], logits, ty, ignore_index, label_smoothing, z_loss,
                softcap, scale if scale is None or scale.numel() == 1 else scale[start:end])
+        if not grads:
+            continue
         torch.mm(logits, weight, out=gx[start:end])
         if gw_dtype == weight.dtype:
             gw.addmm_(logits.t(), xc)
@@ -92,31 +95,14 @@ def linear_cross_entropy_fwd(x: Tensor, weight: Tensor, target: Tensor, bias: Op
         loss, gx, gw, gb = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap,
                                    chunk_rows, scale)
     else:
-        loss = _loss_only(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows)
+        loss = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, None,
+                       False)[0]
     if reduction == "none":
         return loss, x.new_empty(0), weight.new_empty(0), x.new_empty(0)
     total = loss.sum() / keep if reduction == "mean" else loss.sum()
     if not grads:
         return total, x.new_empty(0), weight.new_empty(0), x.new_empty(0)
     return total, gx, gw.to(weight.dtype), gb.to(bias.dtype) if gb is not None else x.new_empty(0)
-
-
-def _loss_only(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows):
-    """The per-row losses alone, chunk by chunk (each chunk's logits
-    overwritten by their gradient, unused)."""
-    ty = _check(x, weight, target, bias)
-    x, weight = x.contiguous(), weight.contiguous()
-    target = target.to(torch.int64).contiguous()
-    rows, hidden = x.shape
-    loss = torch.empty(rows, dtype=K.acc_dtype(x), device=x.device)
-    step = chunk_rows if chunk_rows > 0 else chunk_rows_for(rows, hidden, weight.shape[0])
-    for start in range(0, rows, step):
-        end = min(rows, start + step)
-        xc = x[start:end]
-        logits = torch.addmm(bias, xc, weight.t()) if bias is not None else torch.mm(xc, weight.t())
-        launch(logits, target[start:end], loss[start:end], logits, ty, ignore_index, label_smoothing, z_loss,
-               softcap)
-    return loss
 
 
 @linear_cross_entropy_fwd.register_fake

@@ -218,7 +218,7 @@ def _():
     close(w.grad, want, 0, 0, "dweight")
 
 
-@case("linear_cross_entropy: no grad mode and inputs without grad give the loss alone; weight frozen gives dx")
+@case("linear_cross_entropy: no grad mode gives the loss alone; a frozen weight and bias: dx alone (mean, none)")
 def _():
     x, w, t, b = lce_inputs()
     with torch.no_grad():
@@ -229,6 +229,13 @@ def _():
     x64 = x.double().requires_grad_()
     ref_lce(x64, w.double(), t, b.double()).backward()
     close(xr.grad, x64.grad, TOL, TOL, "dx, weight frozen")
+    xr.grad = None
+    nn.linear_cross_entropy(xr, w, t, b, chunk_rows=3, reduction="none").sum().backward()
+    close(xr.grad, x64.grad * (t != -100).sum(), TOL, TOL, "dx, weight frozen, none")
+    # the op computes only the gradients asked for: an empty weight gradient, no f32 buffer for it
+    out = torch.ops.blk_nn.linear_cross_entropy_fwd(x, w, t, b, -100, 0.0, 0.0, 0.0, "mean", 3, True, False, False)
+    assert [tuple(o.shape) for o in out] == [(), (7, 64), (0,), (0,)], [o.shape for o in out]
+    close(out[1], x64.grad, TOL, TOL, "op's dx")
 
 
 @case("linear_cross_entropy every row ignored: mean nan (as torch), gradients 0; sum 0")
@@ -375,11 +382,13 @@ def _():
     s, te = torch.randn(4, 10, requires_grad=True), torch.randn(4, 10, requires_grad=True)
     lab = torch.tensor([1, -100, 3, 4])
     checks = [
-        (ops.linear_cross_entropy_fwd, (x, w, t, b, -100, 0.1, 1e-3, 5.0, "mean", 2, True)),
-        (ops.linear_cross_entropy_fwd, (x, w, t, None, -100, 0.0, 0.0, 0.0, "sum", 0, True)),
-        (ops.linear_cross_entropy_fwd, (x, w, t, b, -100, 0.0, 0.0, 0.0, "none", 3, False)),
+        (ops.linear_cross_entropy_fwd, (x, w, t, b, -100, 0.1, 1e-3, 5.0, "mean", 2, True, True, True)),
+        (ops.linear_cross_entropy_fwd, (x, w, t, None, -100, 0.0, 0.0, 0.0, "sum", 0, True, True, False)),
+        (ops.linear_cross_entropy_fwd, (x, w, t, b, -100, 0.0, 0.0, 0.0, "none", 3, True, True, True)),
         (ops.linear_cross_entropy_bwd, (torch.randn(5), x.detach(), w.detach(), t, b.detach(), -100, 0.0, 0.0,
-                                        0.0, 2)),
+                                        0.0, 2, True, True, True)),
+        (ops.linear_cross_entropy_bwd, (torch.randn(5), x.detach(), w.detach(), t, None, -100, 0.0, 0.0,
+                                        0.0, 4, True, False, False)),
         (ops.kl_div_fwd, (kx, ky, False, False)),
         (ops.kl_div_fwd, (kx, ky.log(), True, True)),
         (ops.kl_div_bwd, (torch.randn(3, 10), kx.detach(), ky, False, True, True)),

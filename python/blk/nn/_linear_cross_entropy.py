@@ -37,25 +37,25 @@ def _check(x, weight, target, bias):
     return K.types(x, "linear_cross_entropy")
 
 
-def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, scale, grads=True):
-    """The per-row losses (acc dtype) and, with grads, the gradients of
-    sum_r s_r * loss[r] with respect to x, weight (float32 for f16/bf16:
-    the accumulator) and bias (float32 likewise, or None); s_r is scale[r]
-    (scale of one a row), scale[0] (one element) or 1 (None). The kernel
-    multiplies each logit's gradient by s_r before rounding it. Without
-    grads each chunk's logits are overwritten by their gradient, unused."""
+def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, scale, need):
+    """The per-row losses (acc dtype) and the gradients of sum_r s_r *
+    loss[r] with respect to x, weight (float32 for f16/bf16: the
+    accumulator) and bias (float32 likewise), each only where need (three
+    bools) asks for it (else None); s_r is scale[r] (scale of one a row),
+    scale[0] (one element) or 1 (None). The kernel multiplies each logit's
+    gradient by s_r before rounding it (overwriting the logits, which go
+    unused when no gradient is needed)."""
     ty = _check(x, weight, target, bias)
     x, weight = x.contiguous(), weight.contiguous()
     target = target.to(torch.int64).contiguous()
     rows, hidden = x.shape
     vocab = weight.shape[0]
-    acc = K.acc_dtype(x)
     # f32 (f64) accumulators for the sums over chunks
-    gw_dtype = weight.dtype if weight.dtype in (torch.float32, torch.float64) else torch.float32
-    loss = torch.empty(rows, dtype=acc, device=x.device)
-    gx = torch.empty_like(x) if grads else None
-    gw = torch.zeros(weight.shape, dtype=gw_dtype, device=x.device) if grads else None
-    gb = torch.zeros(vocab, dtype=gw_dtype, device=x.device) if bias is not None and grads else None
+    acc = weight.dtype if weight.dtype in (torch.float32, torch.float64) else torch.float32
+    loss = torch.empty(rows, dtype=K.acc_dtype(x), device=x.device)
+    gx = torch.empty_like(x) if need[0] else None
+    gw = torch.zeros(weight.shape, dtype=acc, device=x.device) if need[1] else None
+    gb = torch.zeros(vocab, dtype=acc, device=x.device) if need[2] and bias is not None else None
     step = chunk_rows if chunk_rows > 0 else chunk_rows_for(rows, hidden, vocab)
     wt = weight.t()
     for start in range(0, rows, step):
@@ -65,101 +65,110 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
         # loss and gradient of the chunk's logits, the gradient over them
         launch(logits, target[start:end], loss[start:end], logits, ty, ignore_index, label_smoothing, z_loss,
                softcap, scale if scale is None or scale.numel() == 1 else scale[start:end])
-        if not grads:
-            continue
-        torch.mm(logits, weight, out=gx[start:end])
-        if gw_dtype == weight.dtype:
+        if gx is not None:
+            torch.mm(logits, weight, out=gx[start:end])
+        if gw is not None and acc == weight.dtype:
             gw.addmm_(logits.t(), xc)
-        else:
+        elif gw is not None:
             gw.add_(torch.mm(logits.t(), xc))
         if gb is not None:
-            gb.add_(logits.sum(0, dtype=gw_dtype))
+            gb.add_(logits.sum(0, dtype=acc))
     return loss, gx, gw, gb
+
+
+def _grads_out(x, weight, bias, gx, gw, gb):
+    """The gradients as the ops return them: in the inputs' dtypes, an
+    empty tensor for each not computed."""
+    return (gx if gx is not None else x.new_empty(0), gw.to(weight.dtype) if gw is not None else weight.new_empty(0),
+            gb.to(bias.dtype) if gb is not None else x.new_empty(0))
+
+
+def _grads_fake(x, weight, bias, need):
+    def like(t, n):
+        return torch.empty_like(t, memory_format=torch.contiguous_format) if n and t is not None else x.new_empty(0)
+    return like(x, need[0]), like(weight, need[1]), like(bias, need[2])
 
 
 @torch.library.custom_op("blk_nn::linear_cross_entropy_fwd", mutates_args=())
 def linear_cross_entropy_fwd(x: Tensor, weight: Tensor, target: Tensor, bias: Optional[Tensor],
                              ignore_index: int, label_smoothing: float, z_loss: float, softcap: float,
-                             reduction: str, chunk_rows: int, grads: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+                             reduction: str, chunk_rows: int, grad_x: bool, grad_weight: bool,
+                             grad_bias: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     """The loss of cross_entropy(x @ weight.T + bias, target) reduced
     ("mean", "sum": a 0-d tensor; "none": (rows,)), float32 (float64 for
-    float64 x); and, for "mean" and "sum" with grads, the gradients of that
-    loss with respect to x, weight, bias (x's, weight's, bias's dtypes;
-    an empty bias gradient without bias). "none" and not grads: the
-    three empty."""
+    float64 x); and, for "mean" and "sum", the gradients of that loss with
+    respect to x, weight and bias that grad_x, grad_weight, grad_bias ask
+    for (in their dtypes; an empty tensor for each other, and for all three
+    with "none")."""
     keep = (target != ignore_index).sum()
-    if grads and reduction != "none":
-        # "mean": the kernel scales each gradient by 1 / count (a tensor: no sync; every row ignored gives a
-        # nan loss, as torch, and gradients 0)
-        scale = (1.0 / keep.clamp(min=1).to(K.acc_dtype(x))).reshape(1) if reduction == "mean" else None
-        loss, gx, gw, gb = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap,
-                                   chunk_rows, scale)
-    else:
-        loss = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, None,
-                       False)[0]
-    if reduction == "none":
-        return loss, x.new_empty(0), weight.new_empty(0), x.new_empty(0)
-    total = loss.sum() / keep if reduction == "mean" else loss.sum()
-    if not grads:
-        return total, x.new_empty(0), weight.new_empty(0), x.new_empty(0)
-    return total, gx, gw.to(weight.dtype), gb.to(bias.dtype) if gb is not None else x.new_empty(0)
+    need = (grad_x, grad_weight, grad_bias) if reduction != "none" else (False, False, False)
+    # "mean": the kernel scales each gradient by 1 / count (a tensor: no sync; every row ignored gives a nan
+    # loss, as torch, and gradients 0)
+    scale = (1.0 / keep.clamp(min=1).to(K.acc_dtype(x))).reshape(1) if reduction == "mean" and any(need) else None
+    loss, gx, gw, gb = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows,
+                               scale, need)
+    if reduction != "none":
+        loss = loss.sum() / keep if reduction == "mean" else loss.sum()
+    return (loss,) + _grads_out(x, weight, bias, gx, gw, gb)
 
 
 @linear_cross_entropy_fwd.register_fake
-def _(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, reduction, chunk_rows, grads):
+def _(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, reduction, chunk_rows, grad_x,
+      grad_weight, grad_bias):
     acc = K.acc_dtype(x)
     loss = x.new_empty(x.shape[0], dtype=acc) if reduction == "none" else x.new_empty((), dtype=acc)
-    if not grads or reduction == "none":
-        return loss, x.new_empty(0), weight.new_empty(0), x.new_empty(0)
-    gb = torch.empty_like(bias, memory_format=torch.contiguous_format) if bias is not None else x.new_empty(0)
-    return (loss, torch.empty_like(x, memory_format=torch.contiguous_format),
-            torch.empty_like(weight, memory_format=torch.contiguous_format), gb)
+    need = (grad_x, grad_weight, grad_bias) if reduction != "none" else (False, False, False)
+    return (loss,) + _grads_fake(x, weight, bias, need)
 
 
 @torch.library.custom_op("blk_nn::linear_cross_entropy_bwd", mutates_args=())
 def linear_cross_entropy_bwd(dloss: Tensor, x: Tensor, weight: Tensor, target: Tensor, bias: Optional[Tensor],
                              ignore_index: int, label_smoothing: float, z_loss: float, softcap: float,
-                             chunk_rows: int) -> Tuple[Tensor, Tensor, Tensor]:
+                             chunk_rows: int, grad_x: bool, grad_weight: bool,
+                             grad_bias: bool) -> Tuple[Tensor, Tensor, Tensor]:
     """reduction "none"'s backward: the logits made again chunk by chunk,
-    each row's gradient scaled by dloss[row] before the products; the
-    gradients of x, weight and bias (empty without bias)."""
+    each row's gradient scaled by dloss[row] in the kernel; the gradients
+    of x, weight and bias asked for (an empty tensor for each other)."""
     scale = dloss.to(K.acc_dtype(x)).reshape(-1).contiguous()
     _, gx, gw, gb = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows,
-                            scale)
-    return gx, gw.to(weight.dtype), gb.to(bias.dtype) if gb is not None else x.new_empty(0)
+                            scale, (grad_x, grad_weight, grad_bias))
+    return _grads_out(x, weight, bias, gx, gw, gb)
 
 
 @linear_cross_entropy_bwd.register_fake
-def _(dloss, x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows):
-    gb = torch.empty_like(bias, memory_format=torch.contiguous_format) if bias is not None else x.new_empty(0)
-    return (torch.empty_like(x, memory_format=torch.contiguous_format),
-            torch.empty_like(weight, memory_format=torch.contiguous_format), gb)
+def _(dloss, x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, grad_x,
+      grad_weight, grad_bias):
+    return _grads_fake(x, weight, bias, (grad_x, grad_weight, grad_bias))
 
 
 def _setup(ctx, inputs, output):
-    x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, reduction, chunk_rows, grads = inputs
+    x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, reduction, chunk_rows = inputs[:10]
     ctx.none = reduction == "none"
+    ctx.need = inputs[10:13] if not ctx.none else (False, False, False)
     ctx.has_bias = bias is not None
     if ctx.none:
         ctx.args = (ignore_index, label_smoothing, z_loss, softcap, chunk_rows)
         ctx.save_for_backward(x, weight, target, bias)
     else:
-        ctx.grads = grads
         ctx.save_for_backward(output[1], output[2], output[3])
 
 
 def _backward(ctx, dloss, _dx, _dw, _db):
+    want = (ctx.needs_input_grad[0], ctx.needs_input_grad[1], ctx.has_bias and ctx.needs_input_grad[3])
     if ctx.none:
         x, weight, target, bias = ctx.saved_tensors
-        gx, gw, gb = linear_cross_entropy_bwd(dloss, x, weight, target, bias, *ctx.args)
+        got = linear_cross_entropy_bwd(dloss, x, weight, target, bias, *ctx.args, *want)
+        have = want
     else:
-        if not ctx.grads:
-            raise RuntimeError("blk.nn.linear_cross_entropy: backward of a forward run without gradients "
-                               "(grads=False)")
-        gx, gw, gb = ctx.saved_tensors
         # the saved gradients scaled on the device, whatever dloss holds: no sync
-        gx, gw, gb = (gx * dloss).to(gx.dtype), (gw * dloss).to(gw.dtype), (gb * dloss).to(gb.dtype)
-    return gx, gw, None, gb if ctx.has_bias else None, None, None, None, None, None, None, None
+        got = [(g * dloss).to(g.dtype) for g in ctx.saved_tensors]
+        have = (ctx.need[0], ctx.need[1], ctx.need[2] and ctx.has_bias)
+    for w, h, name in zip(want, have, ("x", "weight", "bias")):
+        if w and not h:
+            raise RuntimeError(f"blk.nn.linear_cross_entropy: the gradient of {name} was not computed in the "
+                               f"forward (it did not require one then)")
+    gx, gw, gb = (g if h else None for g, h in zip(got, have))
+    return (gx, gw, None, gb) + (None,) * 9
 
 
 linear_cross_entropy_fwd.register_autograd(_backward, setup_context=_setup)
@@ -193,11 +202,12 @@ def linear_cross_entropy(x, weight, target, bias=None, ignore_index=-100, label_
     lead = x.shape[:-1]
     x2 = x.reshape(-1, x.shape[-1])
     t2 = target.reshape(-1)
-    grads = torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad
-                                         or (bias is not None and bias.requires_grad))
+    on = torch.is_grad_enabled()
     loss, _, _, _ = linear_cross_entropy_fwd(x2, weight, t2, bias, int(ignore_index), float(label_smoothing),
                                              float(z_loss), float(softcap or 0.0), reduction,
-                                             int(chunk_rows or 0), bool(grads))
+                                             int(chunk_rows or 0), on and x.requires_grad,
+                                             on and weight.requires_grad,
+                                             on and bias is not None and bias.requires_grad)
     if reduction == "none":
         loss = loss.view(lead)
     return loss.to(x.dtype)

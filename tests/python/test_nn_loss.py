@@ -342,6 +342,26 @@ def _():
         assert all(bool(v.isfinite().all()) for v in (loss, ss.grad, tt.grad)), f"beta {beta}: not finite"
 
 
+@case("jsd with masked classes (logits -inf in both, as padded vocabularies): betas 0, 0.5, 1 equal the JSD over "
+      "the other classes, gradient 0 there, nothing nan")
+def _():
+    s, t = torch.randn(4, 60) * 2, torch.randn(4, 60) * 2
+    keep = torch.ones(60, dtype=torch.bool)
+    keep[[0, 17, 59]] = False
+    sm, tm = s.masked_fill(~keep, float("-inf")), t.masked_fill(~keep, float("-inf"))
+    for beta in (0.0, 0.5, 1.0):
+        a, c = sm.clone().requires_grad_(), tm.clone().requires_grad_()
+        loss = nn.jsd(a, c, beta=beta)
+        loss.backward()
+        a2, c2 = s[:, keep].double().requires_grad_(), t[:, keep].double().requires_grad_()
+        want = ref_jsd(a2, c2, beta=beta)
+        want.backward()
+        close(loss, want, TOL, TOL, f"beta {beta} loss")
+        close(a.grad[:, keep], a2.grad, TOL, TOL, f"beta {beta} student gradient")
+        close(c.grad[:, keep], c2.grad, TOL, TOL, f"beta {beta} teacher gradient")
+        assert a.grad[:, ~keep].abs().max().item() == 0 and c.grad[:, ~keep].abs().max().item() == 0
+
+
 @case("jsd beta 0 and 1 equal torch's KL of the softmaxes (F.kl_div, log_target); 0.5 is symmetric")
 def _():
     s, t = torch.randn(5, 40), torch.randn(5, 40)

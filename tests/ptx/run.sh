@@ -571,7 +571,9 @@ else
 	bad "an unknown --arch is refused with its name" "$(head -2 "$tmp/err")"
 fi
 # blk.nn's kernels as python/blk/nn launches them (FILE KERNEL -D values;
-# num_warps as python/blk/nn/_kernels.py's warps() gives for the block)
+# num_warps as python/blk/nn/_kernels.py's warps() gives for the block), at
+# LLM shapes: cross-entropy and JSD rows of 128256 (linear_cross_entropy's
+# chunks with SCALE), KL over 8192 x 128256 elements
 while read -r file kernel defs; do
 	[ -n "$file" ] || continue
 	d=()
@@ -627,6 +629,17 @@ optim.tile grad_norm C=f32 NORM=0 F32=true BF16=true F16=true ALIGNED=false BLOC
 optim.tile grad_norm C=f64 NORM=3 F32=true F64=true ALIGNED=true BLOCK=1024
 optim.tile grad_scale C=f32 F32=false BF16=true ALIGNED=true BLOCK=1024
 optim.tile grad_scale C=f64 F32=true F16=true F64=true ALIGNED=false BLOCK=1024
+cross_entropy.tile cross_entropy_fwd_bwd T=bf16 C=f32 SCALE=1 BLOCK=4096 num_warps=8
+cross_entropy.tile cross_entropy_fwd_bwd T=bf16 C=f32 SOFTCAP=true SCALE=2 BLOCK=4096 num_warps=8
+distill.tile kl_div_fwd T=bf16 C=f32 LOG_TARGET=false POINTWISE=false BLOCK=1024
+distill.tile kl_div_fwd T=bf16 C=f32 LOG_TARGET=true POINTWISE=true BLOCK=1024
+distill.tile kl_div_bwd T=bf16 C=f32 LOG_TARGET=false POINTWISE=false TARGET_GRAD=false BLOCK=1024
+distill.tile kl_div_bwd T=f32 C=f32 LOG_TARGET=true POINTWISE=true TARGET_GRAD=true BLOCK=1024
+distill.tile jsd_fwd_bwd T=bf16 C=f32 MODE=0 HAS_LABELS=true TEACHER_GRAD=false BLOCK=4096 num_warps=8
+distill.tile jsd_fwd_bwd T=bf16 C=f32 MODE=1 HAS_LABELS=true TEACHER_GRAD=false BLOCK=4096 num_warps=8
+distill.tile jsd_fwd_bwd T=bf16 C=f32 MODE=2 HAS_LABELS=true TEACHER_GRAD=false BLOCK=4096 num_warps=8
+distill.tile jsd_fwd_bwd T=bf16 C=f32 MODE=2 HAS_LABELS=false TEACHER_GRAD=true BLOCK=4096 num_warps=8
+distill.tile jsd_fwd_bwd T=f32 C=f32 MODE=0 HAS_LABELS=true TEACHER_GRAD=true BLOCK=4096 num_warps=8
 EOF
 
 echo "$pass passed, $fail failed"

@@ -16,6 +16,9 @@ CUDA tensors run on the GPU, CPU tensors on the interpreter. Needs torch (2.4 or
     loss = blk.nn.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.1, z_loss=1e-4)
     opt = blk.nn.AdamW(model.parameters(), lr=1e-3, master_weights=True)   # one launch a step
     norm = blk.nn.clip_grad_norm_(model.parameters(), 1.0)                 # a device tensor, no sync
+    loss = blk.nn.linear_cross_entropy(h, lm_head.weight, target)   # never the whole logits
+    loss = blk.nn.kl_div(student.log_softmax(-1), teacher_probs)    # F.kl_div, "batchmean"
+    loss = blk.nn.jsd(student_logits, teacher_logits, beta=0.5)    # distillation, generalized JSD
 
 docs/python.md, "blk.nn", says each op's dtypes, what it saves and its limits,
 and how the optimizer keeps its state.
@@ -33,6 +36,9 @@ from ._embedding import embedding  # noqa: F401,E402
 from ._rope import rope  # noqa: F401,E402
 from ._glu import geglu, swiglu  # noqa: F401,E402
 from ._optim import AdamW, clip_grad_norm_  # noqa: F401,E402
+from ._linear_cross_entropy import LinearCrossEntropy, linear_cross_entropy  # noqa: F401,E402
+from ._distill import jsd, kl_div  # noqa: F401,E402
 
 __all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "layer_norm", "LayerNorm", "embedding", "swiglu", "geglu",
-           "rope", "cross_entropy", "AdamW", "clip_grad_norm_"]
+           "rope", "cross_entropy", "linear_cross_entropy", "LinearCrossEntropy", "kl_div", "jsd", "AdamW",
+           "clip_grad_norm_"]

@@ -26,14 +26,26 @@ def cross_entropy_fwd(logits: Tensor, target: Tensor, ignore_index: int, label_s
     rows, n = logits.shape
     loss = torch.empty(rows, dtype=K.acc_dtype(logits), device=logits.device)
     grad = torch.empty_like(logits)
+    launch(logits, target, loss, grad, ty, ignore_index, label_smoothing, z_loss, softcap)
+    return loss, grad
+
+
+def launch(logits, target, loss, grad, ty, ignore_index, label_smoothing, z_loss, softcap, scale=None):
+    """cross_entropy_fwd_bwd over contiguous logits (rows, n) and int64
+    target: each row's loss into loss, its gradient into grad (which may be
+    logits itself: each element is read before its gradient is stored),
+    times scale (loss's dtype, contiguous): one element for every row, or
+    one a row; None: not scaled."""
+    rows, n = logits.shape
     if rows:
         # f64 (the tests' gradcheck) in chunks of half as many: no spills
         cap = BLOCK // 2 if ty["C"] == "f64" else BLOCK
         block = min(cap, max(16, 1 << (max(n, 1) - 1).bit_length()))
+        mode = 0 if scale is None else 1 if scale.numel() == 1 else 2
         K.module("cross_entropy").cross_entropy_fwd_bwd[(rows,)](
-            logits, target, loss, grad, n, rows, n, int(ignore_index), float(label_smoothing), float(z_loss),
-            float(softcap), SOFTCAP=softcap > 0, BLOCK=block, num_warps=K.warps(block), **ty)
-    return loss, grad
+            logits, target, loss, grad, loss if scale is None else scale, n, rows, n, int(ignore_index),
+            float(label_smoothing), float(z_loss), float(softcap), SOFTCAP=softcap > 0, SCALE=mode, BLOCK=block,
+            num_warps=K.warps(block), **ty)
 
 
 @cross_entropy_fwd.register_fake

@@ -10,6 +10,7 @@ the GPU, CPU tensors on the interpreter. Needs torch (2.4 or later: torch.librar
     out = blk.nn.swiglu(gate, up)                  # silu(gate) * up; geglu: gelu_tanh(gate) * up
     q, k = blk.nn.rope(q, k, cos, sin)             # rotate-half, GQA head counts
     loss = blk.nn.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.1, z_loss=1e-4)
+    print(blk.nn.patch(hf_model))                  # a transformers Llama/Mistral/Qwen/Gemma on these ops
 
 docs/python.md, "blk.nn", says each op's dtypes, what it saves and its limits.
 """
@@ -23,5 +24,6 @@ from ._cross_entropy import cross_entropy  # noqa: F401,E402
 from ._rmsnorm import RMSNorm, add_rms_norm, rms_norm  # noqa: F401,E402
 from ._rope import rope  # noqa: F401,E402
 from ._glu import geglu, swiglu  # noqa: F401,E402
+from ._patch import Patched, patch  # noqa: F401,E402
 
-__all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "swiglu", "geglu", "rope", "cross_entropy"]
+__all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "swiglu", "geglu", "rope", "cross_entropy", "patch", "Patched"]

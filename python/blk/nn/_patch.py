@@ -23,7 +23,7 @@ import types
 import torch
 import torch.nn.functional as F
 
-from ._cross_entropy import cross_entropy
+from ._cross_entropy import cross_entropy_fwd
 from ._glu import geglu, swiglu
 from ._rmsnorm import RMSNorm
 from ._rope import rope
@@ -134,17 +134,20 @@ def _blk_rope(original):
 
 def causal_lm_loss(logits, labels, vocab_size, num_items_in_batch=None, ignore_index=-100, shift_labels=None,
                    **kwargs):
-    """transformers' ForCausalLMLoss on blk.nn.cross_entropy: labels shifted
-    left by one (the last position ignored), the mean over the tokens kept,
-    or the sum divided by num_items_in_batch where given. The logits are not
-    upcast first: the kernel computes in float32 whatever their dtype."""
+    """transformers' ForCausalLMLoss on blk's cross-entropy kernel: labels
+    shifted left by one (the last position ignored), the mean over the
+    tokens kept, or the sum divided by num_items_in_batch where given. The
+    logits are not upcast first (the kernel computes in float32 whatever
+    their dtype) and the loss is float32, as transformers' (and as torch's
+    cross_entropy under autocast)."""
     if shift_labels is None:
         shift_labels = F.pad(labels, (0, 1), value=ignore_index)[..., 1:]
     logits = logits.reshape(-1, vocab_size)
     target = shift_labels.reshape(-1).to(logits.device)
+    rows, _ = cross_entropy_fwd(logits, target, int(ignore_index), 0.0, 0.0, 0.0)
+    loss = rows.float().sum()
     if num_items_in_batch is None:
-        return cross_entropy(logits, target, ignore_index=ignore_index).float()
-    loss = cross_entropy(logits, target, ignore_index=ignore_index, reduction="sum").float()
+        return loss / (target != ignore_index).sum()
     if torch.is_tensor(num_items_in_batch):
         num_items_in_batch = num_items_in_batch.to(loss.device)
     return loss / num_items_in_batch

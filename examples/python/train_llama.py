@@ -255,7 +255,7 @@ def main(argv=None):
         torch.cuda.reset_peak_memory_stats(dev)
     losses, times = [], []
     for step in range(a.steps):
-        tokens = torch.randint(0, a.vocab, (a.batch, a.seq), generator=gen).to(dev)
+        tokens = torch.randint(0, a.vocab, (a.batch, a.seq), generator=gen, device="cpu").to(dev)
         t0 = time.perf_counter()
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=not a.no_autocast):
             loss = run(input_ids=tokens, labels=tokens).loss

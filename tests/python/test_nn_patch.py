@@ -89,13 +89,13 @@ def build(family, dtype=torch.float32, seed=0, **over):
     with torch.no_grad():
         for _, p in sorted(model.named_parameters()):
             if p.dim() == 1:
-                p.add_(0.2 * torch.randn(p.shape, generator=g).to(p.device))
+                p.add_(0.2 * torch.randn(p.shape, generator=g, device="cpu").to(p.device))
     return model.to(dtype)
 
 
 def batch(vocab=VOCAB, b=2, s=8, seed=5):
     g = torch.Generator(device="cpu").manual_seed(seed)
-    ids = torch.randint(0, vocab, (b, s), generator=g).to(DEV)
+    ids = torch.randint(0, vocab, (b, s), generator=g, device="cpu").to(DEV)
     labels = ids.clone()
     labels[0, :3] = -100
     return ids, labels

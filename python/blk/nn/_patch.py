@@ -81,7 +81,7 @@ class GatedMLP(torch.nn.Module):
 def _act_kind(act):
     """'silu' or 'gelu_tanh' for the activation module act, found by
     evaluating it (the class names differ between versions); else None."""
-    x = torch.linspace(-4, 4, 33, dtype=torch.float32)
+    x = torch.linspace(-4, 4, 33, dtype=torch.float32, device="cpu")
     try:
         with torch.no_grad():
             y = act(x)

@@ -32,6 +32,7 @@ blk's kernels run on its interpreter.
 """
 
 import argparse
+import inspect
 import math
 import os
 import sys
@@ -55,6 +56,7 @@ FULL = dict(hidden=2048, layers=16, heads=32, kv_heads=8, mlp=8192, vocab=128256
 TINY = dict(hidden=64, layers=2, heads=4, kv_heads=2, mlp=128, vocab=128, batch=2, seq=32, steps=3, warmup=1,
             lr=1e-3)
 MODES = ("eager", "compile", "blk", "blk+compile", "liger")
+LIGER = dict(rope=True, rms_norm=True, swiglu=True, cross_entropy=False, fused_linear_cross_entropy=True)
 
 
 def parse(argv):
@@ -184,6 +186,13 @@ def build(a):
             import transformers as hf
         except ImportError:
             hf = None
+    liger = None
+    if a.mode == "liger" and hf is not None:
+        try:
+            from liger_kernel.transformers import apply_liger_kernel_to_llama as liger
+        except Exception as e:   # not installed, or no GPU for Triton
+            raise SystemExit(f"train_llama.py: --mode liger: liger_kernel does not import here ({e})")
+        liger(**LIGER)   # transformers' Llama classes, before the model is made of them
     torch.manual_seed(a.seed)
     with torch.device(a.device):
         if hf is None:
@@ -205,13 +214,9 @@ def build(a):
         import blk.nn
         patched = blk.nn.patch(model)
         what += f"; {patched}"
-    if a.mode == "liger":
-        try:
-            from liger_kernel.transformers import apply_liger_kernel_to_llama
-        except Exception as e:   # not installed, or no GPU for Triton
-            raise SystemExit(f"train_llama.py: --mode liger: liger_kernel does not import here ({e})")
-        apply_liger_kernel_to_llama(rope=True, rms_norm=True, swiglu=True, cross_entropy=False,
-                                    fused_linear_cross_entropy=True, model=model)
+    if liger is not None:
+        if "model" in inspect.signature(liger).parameters:   # newer versions patch the instance too
+            liger(model=model, **LIGER)
         what += "; liger_kernel's Llama patch"
     return model, what, patched
 

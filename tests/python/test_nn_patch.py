@@ -230,9 +230,9 @@ else:
         had = getattr(nn, "linear_cross_entropy", None)
         calls = []
 
-        def stand_in(h, w, target, ignore_index=-100, reduction="mean"):
+        def stand_in(h, w, target, bias=None, ignore_index=-100, reduction="mean"):
             calls.append(tuple(h.shape))
-            return F.cross_entropy(h.float() @ w.float().t(), target, ignore_index=ignore_index,
+            return F.cross_entropy(F.linear(h.float(), w.float(), bias), target, ignore_index=ignore_index,
                                    reduction=reduction)
         if had is None:
             nn.linear_cross_entropy = stand_in      # the fused op of another branch, its torch formula

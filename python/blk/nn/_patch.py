@@ -173,9 +173,13 @@ def _fused_forward(flce):
         if shift_labels is None:
             shift_labels = F.pad(labels, (0, 1), value=ignore_index)[..., 1:]
         h = h.reshape(-1, h.shape[-1])
+        w, bias = self.lm_head.weight, self.lm_head.bias
+        if torch.is_autocast_enabled(h.device.type):   # the head's matmul in autocast's type, as lm_head's
+            dt = torch.get_autocast_dtype(h.device.type)
+            h, w, bias = h.to(dt), w.to(dt), (bias.to(dt) if bias is not None else None)
         target = shift_labels.reshape(-1).to(h.device)
         red = "mean" if num_items is None else "sum"
-        loss = flce(h, self.lm_head.weight, target, ignore_index=ignore_index, reduction=red).float()
+        loss = flce(h, w, target, bias=bias, ignore_index=ignore_index, reduction=red).float()
         if num_items is not None:
             loss = loss / (num_items.to(loss.device) if torch.is_tensor(num_items) else num_items)
         from transformers.modeling_outputs import CausalLMOutputWithPast

@@ -109,7 +109,7 @@ def run(model, ids, labels, ops=None):
         out = model(input_ids=ids, labels=labels)
         out.loss.backward()
     grads = {n.removeprefix("_orig_mod."): p.grad.clone() for n, p in model.named_parameters()}  # compiled
-    return out.logits.detach(), out.loss.detach(), grads
+    return (out.logits.detach() if out.logits is not None else None), out.loss.detach(), grads
 
 
 def close(got, want, rtol, atol, what):
@@ -129,7 +129,7 @@ def check_family(family):
     want = run(ref, ids, labels)               # before patching: the rope function is the family's own
     keys = list(model.state_dict().keys())
     params = {n: p for n, p in model.named_parameters()}
-    p = nn.patch(model)
+    p = nn.patch(model, linear_cross_entropy=False)     # logits to compare
     try:
         assert p.counts == expected(family), f"{p.counts} != {expected(family)}"
         assert str(p).startswith(f"blk.nn.patch({type(model).__name__}): rms_norm "), str(p)
@@ -165,7 +165,7 @@ else:
         want = run(build("llama"), ids, labels)                    # float32 reference
         lowp = run(build("llama", torch.bfloat16), ids, labels)    # torch in bf16
         model = build("llama", torch.bfloat16)
-        p = nn.patch(model)
+        p = nn.patch(model, linear_cross_entropy=False)
         try:
             got = run(model, ids, labels)
         finally:
@@ -206,7 +206,7 @@ else:
         try:
             assert p.counts == {"rms_norm": 5, "geglu": 2}, p.counts
             assert mg.apply_rotary_pos_emb is fn and "_loss_function" not in vars(model)
-            p2 = nn.patch(build("gemma"), rms_norm=False, swiglu=False, rope=False)
+            p2 = nn.patch(build("gemma"), rms_norm=False, swiglu=False, rope=False, linear_cross_entropy=False)
             assert p2.counts == {"cross_entropy": 1}, p2.counts
         finally:
             p.undo()
@@ -235,6 +235,12 @@ else:
             return F.cross_entropy(F.linear(h.float(), w.float(), bias), target, ignore_index=ignore_index,
                                    reduction=reduction)
         if had is None:
+            try:
+                nn.patch(build("llama"), linear_cross_entropy=True)
+            except ValueError as e:
+                assert "no linear_cross_entropy" in str(e), str(e)
+            else:
+                raise AssertionError("linear_cross_entropy=True without one in blk.nn")
             nn.linear_cross_entropy = stand_in      # the fused op of another branch, its torch formula
         try:
             ids, labels = batch()
@@ -271,8 +277,8 @@ else:
     if why:
         print(f"skip torch.compile of a patched Llama: torch.compile does not run here ({why})")
     else:
-        @case("torch.compile(fullgraph=True) of a patched Llama: loss and gradients equal eager's, blk ops in "
-              "its graph")
+        @case("torch.compile(fullgraph=True) of a patched Llama (and with linear_cross_entropy, where blk.nn has "
+              "it): loss and gradients equal eager's, blk ops in its graph")
         def _():
             from torch._inductor.compile_fx import compile_fx
             seen = collections.Counter()
@@ -284,22 +290,29 @@ else:
                 return compile_fx(gm, example_inputs)
 
             ids, labels = batch()
-            model = build("llama")
-            p = nn.patch(model)
-            try:
-                eager = run(model, ids, labels)
-                torch._dynamo.reset()
-                got = run(torch.compile(model, fullgraph=True, backend=backend), ids, labels)
-            finally:
-                p.undo()
-                torch._dynamo.reset()
-            close(got[1], eager[1], 1e-5, 1e-6, "loss")
-            close(got[0], eager[0], 1e-4, 1e-5, "logits")
-            for n, g in eager[2].items():
-                close(got[2][n], g, 1e-3, 1e-5, f"gradient of {n}")
-            want = {"rms_norm_fwd": 5, "glu_fwd": LAYERS, "rope": LAYERS, "cross_entropy_fwd": 1}
-            assert dict(seen) == want, f"blk ops in the graph: {dict(seen)}, expected {want}"
-            return f"loss {got[1].item():.4f}; the graph's blk ops: {dict(seen)}"
+            fused = (False, True) if getattr(nn, "linear_cross_entropy", None) is not None else (False,)
+            said = []
+            for f in fused:
+                model = build("llama")
+                p = nn.patch(model, linear_cross_entropy=f)
+                seen.clear()
+                try:
+                    eager = run(model, ids, labels)
+                    torch._dynamo.reset()
+                    got = run(torch.compile(model, fullgraph=True, backend=backend), ids, labels)
+                finally:
+                    p.undo()
+                    torch._dynamo.reset()
+                close(got[1], eager[1], 1e-5, 1e-6, "loss")
+                if not f:
+                    close(got[0], eager[0], 1e-4, 1e-5, "logits")
+                for n, g in eager[2].items():
+                    close(got[2][n], g, 1e-3, 1e-5, f"gradient of {n}")
+                loss_op = {"linear_cross_entropy_fwd": 1} if f else {"cross_entropy_fwd": 1}
+                want = {"rms_norm_fwd": 5, "glu_fwd": LAYERS, "rope": LAYERS, **loss_op}
+                assert dict(seen) == want, f"blk ops in the graph: {dict(seen)}, expected {want}"
+                said.append(f"loss {got[1].item():.4f}, the graph's blk ops {dict(seen)}")
+            return "; ".join(said)
 
 
 # ---- the training example ------------------------------------------------------------------------
@@ -349,7 +362,7 @@ if DEV != "cpu" and transformers is not None:
         want = run(build("llama", **big), ids, labels)
         lowp = run(build("llama", torch.bfloat16, **big), ids, labels)
         model = build("llama", torch.bfloat16, **big)
-        p = nn.patch(model)
+        p = nn.patch(model, linear_cross_entropy=False)
         try:
             got = run(model, ids, labels)
         finally:

@@ -237,17 +237,23 @@ def _model_type(model):
                      f"of the types {', '.join(sorted(FAMILIES))} are patched")
 
 
-def patch(model, rms_norm=True, rope=True, swiglu=True, cross_entropy=True, verbose=False):
+def patch(model, rms_norm=True, rope=True, swiglu=True, cross_entropy=True, linear_cross_entropy=None,
+          verbose=False):
     """Replaces, in place, the parts of a transformers Llama, Mistral, Qwen2,
     Qwen3, Gemma, Gemma2 or Gemma3 (text) model that blk.nn has kernels
     for (see this module's comment) and returns a Patched: .counts says how
     many of each kind were replaced ("rms_norm", "swiglu", "geglu", "rope",
-    "cross_entropy" or "linear_cross_entropy"), str() says it in a line
-    (printed where verbose), .undo() reverts. Another model type is a
-    ValueError. Patching a patched model again replaces nothing more."""
+    and "cross_entropy" or "linear_cross_entropy"), str() says it in a line
+    (printed where verbose), .undo() reverts. linear_cross_entropy (with
+    cross_entropy): None uses blk.nn.linear_cross_entropy where blk.nn has
+    it, False never, True requires it. Another model type is a ValueError.
+    Patching a patched model again replaces nothing more."""
     import blk.nn as nn
     mt = _model_type(model)
     gemma = FAMILIES[mt]
+    flce = getattr(nn, "linear_cross_entropy", None)
+    if linear_cross_entropy and flce is None:
+        raise ValueError("blk.nn.patch: linear_cross_entropy=True, and this blk.nn has no linear_cross_entropy")
     p = Patched(model)
     if getattr(model, "_blk_nn_patched", None) is not None:
         p.notes.append("already patched")
@@ -291,12 +297,14 @@ def patch(model, rms_norm=True, rope=True, swiglu=True, cross_entropy=True, verb
             else:
                 model._loss_function = had
         p._undo.append(restore)
-        p._add("cross_entropy")
-        flce = getattr(nn, "linear_cross_entropy", None)
-        if flce is not None and getattr(model.config, "final_logit_softcapping", None) is None:
+        if linear_cross_entropy is not False and flce is not None \
+                and getattr(model.config, "final_logit_softcapping", None) is None:
+            # training with labels: the loss without logits; else the forward as it is, with the loss above
             model.forward = types.MethodType(_fused_forward(flce), model)
             p._undo.append(lambda: vars(model).pop("forward", None))
             p._add("linear_cross_entropy")
+        else:
+            p._add("cross_entropy")
     model._blk_nn_patched = p
     p._undo.append(lambda: vars(model).pop("_blk_nn_patched", None))
     if verbose:

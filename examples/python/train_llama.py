@@ -92,7 +92,9 @@ class PlainLlama(torch.nn.Module if torch else object):
     """Llama: token embedding, layers of (RMSNorm, attention with RoPE and
     grouped-query heads, RMSNorm, SwiGLU MLP) with residuals, a final
     RMSNorm and the embedding's transpose as the LM head. use_blk: the
-    norms, RoPE, SwiGLU and the loss are blk.nn's."""
+    norms, RoPE, SwiGLU and the loss are blk.nn's (and the embedding, and
+    the LM head with the loss in one, where blk.nn has embedding and
+    linear_cross_entropy)."""
 
     def __init__(self, a, use_blk):
         super().__init__()
@@ -142,7 +144,12 @@ class PlainLlama(torch.nn.Module if torch else object):
         freqs = torch.arange(s, device=input_ids.device, dtype=torch.float32)[:, None] * self.inv_freq[None, :]
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos(), emb.sin()
-        x = self.embed(input_ids)
+        bnn = None
+        if self.use_blk:
+            import blk.nn as bnn
+        # blk.nn's embedding and fused linear cross-entropy where this blk.nn has them
+        emb = getattr(bnn, "embedding", None)
+        x = emb(input_ids, self.embed.weight) if emb is not None else self.embed(input_ids)
         for L in self.layers:
             h = L.norm1(x)
             q = L.q(h).view(b, s, a.heads, hd).transpose(1, 2)
@@ -162,7 +169,16 @@ class PlainLlama(torch.nn.Module if torch else object):
             else:
                 m = F.silu(g) * u
             x = x + L.down(m)
-        logits = F.linear(self.norm(x), self.embed.weight)
+        h = self.norm(x)
+        flce = getattr(bnn, "linear_cross_entropy", None)
+        if labels is not None and flce is not None and self.training:
+            w = self.embed.weight
+            if torch.is_autocast_enabled(h.device.type):
+                dt = torch.get_autocast_dtype(h.device.type)
+                h, w = h.to(dt), w.to(dt)
+            loss = flce(h[:, :-1], w, labels[:, 1:]).float()     # no logits made
+            return argparse.Namespace(loss=loss, logits=None)
+        logits = F.linear(h, self.embed.weight)
         loss = None
         if labels is not None:
             logits2 = logits[:, :-1].reshape(-1, a.vocab)

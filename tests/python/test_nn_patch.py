@@ -266,6 +266,34 @@ else:
                 del nn.linear_cross_entropy
         return "the stand-in (torch)" if had is None else "blk.nn.linear_cross_entropy"
 
+    @case("patch's apply_rotary_pos_emb: blk.nn.rope for (q, k, cos, sin[, unsqueeze_dim=1]), the original for "
+          "any other call")
+    def _():
+        from blk.nn._patch import _blk_rope
+        calls = []
+
+        def original(q, k, cos, sin, *args, **kwargs):
+            calls.append(1)
+            return "original"
+        fn = _blk_rope(original)
+        q, k, cos, sin = torch.randn(2, 4, 6, 8), torch.randn(2, 2, 6, 8), torch.randn(1, 6, 8), torch.randn(1, 6, 8)
+        for args, kwargs in (((), {}), ((1,), {}), ((), {"unsqueeze_dim": 1})):
+            got = fn(q, k, cos, sin, *args, **kwargs)
+            want = nn.rope(q, k, cos, sin)
+            assert isinstance(got, tuple) and all(torch.equal(a, b) for a, b in zip(got, want)), (args, kwargs)
+        qh = q.to(torch.bfloat16)      # promoted with cos, as q * cos would be
+        got = fn(qh, k.to(torch.bfloat16), cos, sin)
+        assert got[0].dtype == torch.float32 and torch.equal(got[0], nn.rope(qh.float(), k.bfloat16().float(),
+                                                                             cos, sin)[0])
+        others = (((2,), {}), ((), {"unsqueeze_dim": 2}), ((torch.arange(6),), {}), ((None, 1), {}),
+                  ((), {"position_ids": None}))
+        for args, kwargs in others:
+            assert fn(q, k, cos, sin, *args, **kwargs) == "original", (args, kwargs)
+        assert fn(q, k, cos[..., :4], sin[..., :4]) == "original"          # partial rotary dimensions
+        assert fn(q.transpose(1, 2), k.transpose(1, 2), cos, sin) == "original"   # (batch, seq, heads, dim)
+        assert len(calls) == len(others) + 2
+        return f"{len(calls)} calls to the original"
+
     def _compile_works():
         try:
             torch.compile(lambda t: torch.sin(t) * 2, fullgraph=True)(torch.ones(3))

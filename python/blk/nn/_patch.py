@@ -119,12 +119,14 @@ def _blk_rope(original):
     more arguments) goes to the function it replaced."""
 
     def apply_rotary_pos_emb(q, k, cos, sin, *args, **kwargs):
-        unsq = kwargs.pop("unsqueeze_dim", args[0] if len(args) == 1 else 1)
-        if (len(args) > 1 or kwargs or unsq != 1 or q.dim() != 4 or k.dim() != 4 or q.dtype != k.dtype
+        # only unsqueeze_dim=1, by position or name (an older signature's position_ids: the original)
+        unsq = kwargs.get("unsqueeze_dim", args[0] if args else 1)
+        plain = len(args) + len(kwargs) <= 1 and set(kwargs) <= {"unsqueeze_dim"} and type(unsq) is int and unsq == 1
+        if (not plain or q.dim() != 4 or k.dim() != 4 or q.dtype != k.dtype
                 or cos.shape != sin.shape or cos.shape[-1] != q.shape[-1] or k.shape[-1] != q.shape[-1]
                 or q.shape[0] != k.shape[0] or q.shape[2] != k.shape[2] or cos.shape[-2] != q.shape[2]
                 or cos.dim() not in (2, 3) or (cos.dim() == 3 and cos.shape[0] not in (1, q.shape[0]))):
-            return original(q, k, cos, sin, *args, unsqueeze_dim=unsq, **kwargs)
+            return original(q, k, cos, sin, *args, **kwargs)
         dt = torch.promote_types(q.dtype, cos.dtype)   # q * cos in the replaced function
         return rope(q.to(dt), k.to(dt), cos.to(dt), sin.to(dt))
 

@@ -225,15 +225,16 @@ else:
                 raise AssertionError(f"{type(model).__name__} patched")
         return "ValueError naming the type and the types known"
 
-    @case("patch with a linear_cross_entropy in blk.nn: the loss from the hidden states, no logits")
+    @case("patch with a linear_cross_entropy in blk.nn (Llama; Gemma2 with its final logit softcap): the training "
+          "loss from the hidden states, no logits; eval keeps the logits")
     def _():
         had = getattr(nn, "linear_cross_entropy", None)
-        calls = []
 
-        def stand_in(h, w, target, bias=None, ignore_index=-100, reduction="mean"):
-            calls.append(tuple(h.shape))
-            return F.cross_entropy(F.linear(h.float(), w.float(), bias), target, ignore_index=ignore_index,
-                                   reduction=reduction)
+        def stand_in(h, w, target, bias=None, ignore_index=-100, reduction="mean", softcap=None):
+            logits = F.linear(h.float(), w.float(), bias)
+            if softcap:
+                logits = softcap * torch.tanh(logits / softcap)
+            return F.cross_entropy(logits, target, ignore_index=ignore_index, reduction=reduction)
         if had is None:
             try:
                 nn.patch(build("llama"), linear_cross_entropy=True)
@@ -244,23 +245,24 @@ else:
             nn.linear_cross_entropy = stand_in      # the fused op of another branch, its torch formula
         try:
             ids, labels = batch()
-            want = run(build("llama"), ids, labels)
-            model = build("llama")
-            p = nn.patch(model)
-            try:
-                assert p.counts.get("linear_cross_entropy") == 1, p.counts
-                model.zero_grad()
-                out = model(input_ids=ids, labels=labels)
-                assert out.logits is None
-                out.loss.backward()
-                close(out.loss, want[1], 1e-5, 1e-6, "loss")
-                for n, p_ in model.named_parameters():
-                    close(p_.grad, want[2][n], 1e-3, 1e-5, f"gradient of {n}")
-                model.eval()
-                assert model(input_ids=ids).logits.shape == (2, 8, VOCAB)
-            finally:
-                p.undo()
-            assert "forward" not in vars(model)
+            for family, over in (("llama", {}), ("gemma2", {"final_logit_softcapping": 0.5})):
+                want = run(build(family, **over), ids, labels)
+                model = build(family, **over)
+                p = nn.patch(model)
+                try:
+                    assert p.counts.get("linear_cross_entropy") == 1 and "cross_entropy" not in p.counts, p.counts
+                    got = run(model, ids, labels)
+                    assert got[0] is None, "logits made"
+                    close(got[1], want[1], 1e-5, 1e-6, f"{family}: loss")
+                    for n, g in want[2].items():
+                        close(got[2][n], g, 1e-3, 1e-5, f"{family}: gradient of {n}")
+                    model.eval()
+                    out = model(input_ids=ids, labels=labels)
+                    assert out.logits.shape == (2, 8, VOCAB)
+                    close(out.loss, want[1], 1e-5, 1e-6, f"{family}: eval loss")
+                finally:
+                    p.undo()
+                assert "forward" not in vars(model)
         finally:
             if had is None:
                 del nn.linear_cross_entropy

@@ -12,9 +12,10 @@ kept):
   - apply_rotary_pos_emb of the model's modeling module (q and k in one
     blk.nn.rope call): the function has no link to a model, so this is
     process-wide for that family until Patched.undo();
-  - the causal-LM loss (model.loss_function): blk.nn.cross_entropy, or,
-    where blk.nn has linear_cross_entropy, the forward of the *ForCausalLM
-    computes the loss from the last hidden states without making logits.
+  - the causal-LM loss (model.loss_function): blk's cross-entropy kernel;
+    where blk.nn has linear_cross_entropy, the *ForCausalLM's forward (on
+    the instance) computes the training loss from the last hidden states
+    without making logits.
 """
 
 import sys
@@ -164,7 +165,7 @@ def _fused_forward(flce):
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, labels=None, logits_to_keep=0,
                 **kwargs):
         orig = type(self).forward
-        if labels is None or self.training is False:
+        if labels is None or not self.training:
             return orig(self, input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                         labels=labels, logits_to_keep=logits_to_keep, **kwargs)
         num_items = kwargs.pop("num_items_in_batch", None)
@@ -181,7 +182,9 @@ def _fused_forward(flce):
             h, w, bias = h.to(dt), w.to(dt), (bias.to(dt) if bias is not None else None)
         target = shift_labels.reshape(-1).to(h.device)
         red = "mean" if num_items is None else "sum"
-        loss = flce(h, w, target, bias=bias, ignore_index=ignore_index, reduction=red).float()
+        cap = getattr(self.config, "final_logit_softcapping", None)   # Gemma 2/3: tanh-capped logits
+        more = {"softcap": cap} if cap else {}
+        loss = flce(h, w, target, bias=bias, ignore_index=ignore_index, reduction=red, **more).float()
         if num_items is not None:
             loss = loss / (num_items.to(loss.device) if torch.is_tensor(num_items) else num_items)
         from transformers.modeling_outputs import CausalLMOutputWithPast
@@ -299,8 +302,7 @@ def patch(model, rms_norm=True, rope=True, swiglu=True, cross_entropy=True, line
             else:
                 model._loss_function = had
         p._undo.append(restore)
-        if linear_cross_entropy is not False and flce is not None \
-                and getattr(model.config, "final_logit_softcapping", None) is None:
+        if linear_cross_entropy is not False and flce is not None:
             # training with labels: the loss without logits; else the forward as it is, with the loss above
             model.forward = types.MethodType(_fused_forward(flce), model)
             p._undo.append(lambda: vars(model).pop("forward", None))

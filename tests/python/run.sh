@@ -23,7 +23,8 @@
 # 5. tests/fuzz/fuzz_python.py for $BLK_FUZZ_PY_SECONDS (default 20) seconds:
 #    the Python front door fuzzed, nothing but blk.Error may come out.
 # 6. Each examples/python/NAME.py on the interpreter (small sizes), checked
-#    against numpy.
+#    against numpy; train_llama.py (torch training) is skipped there and
+#    run by test_nn_patch.py.
 # 7. tests/python/test_nn*.py: blk.nn (python/blk/nn, stdlib/nn) with real
 #    torch on CPU tensors (the interpreter), the package as its wheel
 #    unpacked onto PYTHONPATH. torch is the python's of $BLK_TORCH_PYTHON,
@@ -31,8 +32,10 @@
 #    $BLK_TORCH_VENV (default ~/.cache/blk/torch-venv), made with
 #    `pip install torch` the first time (the CPU build from PyTorch's index
 #    where it can be reached, else PyPI's wheel with its CUDA libraries,
-#    about 5 GiB; BLK_NO_TORCH_INSTALL=1: never). Without torch each file
-#    says in one line that it skips.
+#    about 5 GiB; BLK_NO_TORCH_INSTALL=1: never), and transformers into
+#    it for test_nn_patch.py. Without torch each file says in one line
+#    that it skips (test_nn_patch.py also skips its patch cases without
+#    transformers).
 # Prints a line per case and last "N passed, N failed". A sanitized build
 # (BLK_SANITIZE=1 or thread) is skipped: its libblk.so needs the sanitizer
 # runtime loaded first, which python3 is not.
@@ -192,6 +195,12 @@ if [ $have_numpy = 1 ]; then
 	for f in examples/python/*.py; do
 		[ -f "$f" ] || continue
 		name=$(basename "$f" .py)
+		if [ "$name" = train_llama ]; then
+			# a torch training loop, not a kernel driver: test_nn_patch.py
+			# runs it (--tiny, eager and blk) with torch below
+			echo "skip examples/python/train_llama.py here (numpy only): it needs torch; tests/python/test_nn_patch.py runs it"
+			continue
+		fi
 		out=$(cd "$tmp" && BLK_BACKEND=interpreter timeout 300 "$py" "$repo/$f" 2>&1)
 		if [ $? -eq 0 ]; then
 			pass "examples/python/$name.py (interpreter): $(printf '%s\n' "$out" | tail -n 1)"
@@ -224,6 +233,13 @@ if [ -z "$torch_py" ]; then
 		fi
 	fi
 	"$tvenv/bin/python" -c 'import torch' >/dev/null 2>&1 && torch_py=$tvenv/bin/python
+	# transformers, for test_nn_patch.py (blk.nn.patch on its models); where
+	# it cannot be had, that file skips its patch cases in a line
+	if [ -n "$torch_py" ] && [ "${BLK_NO_TORCH_INSTALL:-0}" = 0 ] &&
+		! "$torch_py" -c 'import transformers' >/dev/null 2>&1; then
+		timeout 600 "$tvenv/bin/pip" install -q transformers >"$tmp/transformers.log" 2>&1 ||
+			echo "note: pip install transformers failed (no network?): $(tail -n 1 "$tmp/transformers.log")"
+	fi
 fi
 if [ -n "$torch_py" ]; then
 	if out=$(cd "$tmp" && BLK_LIB="$build/libblk.so" python3 "$repo/python/_blk_build.py" "$tmp/nnwheel" 2>&1) &&

@@ -147,6 +147,8 @@ class JITFunction:
             except ValueError:
                 pass
         self.constexprs = {a.arg for a in self.fdef.args.args if self.is_constexpr(a)}
+        self._cflags = tuple(p in self.constexprs for p in self.params)
+        self._types = {}
         self._blk_jit = self
         self._cache = {}
         self._fast = {}
@@ -191,6 +193,7 @@ class JITFunction:
                 consts[p] = v
             else:
                 types[p] = _blk_type(v, p)
+        self._types.update(types)
         key = (tuple(sorted(types.items())), tuple(sorted((k, repr(v)) for k, v in consts.items())))
         hit = self._cache.get(key)
         if hit is None:
@@ -212,36 +215,41 @@ class JITFunction:
         return hit
 
     def _key(self, args, kw):
-        """What decides the specialization, cheaply: each constexpr's value,
-        each other argument's kind (a tensor's dtype, an int's width)."""
-        out = []
-        for i, a in enumerate(args):
-            out.append(self._arg_key(self.params[i] if i < len(self.params) else None, a))
-        for k in sorted(kw):
-            out.append((k, self._arg_key(k, kw[k])))
-        return tuple(out)
-
-    def _arg_key(self, name, a):
-        if name in self.constexprs or a is None or isinstance(a, (str, language.dtype)):
-            return ("c", repr(a))
-        if isinstance(a, bool):
-            return bool
-        if isinstance(a, int):
-            return (int, -2**31 <= a < 2**31)
-        if isinstance(a, float):
-            return float
-        return (type(a), getattr(a, "dtype", None))
+        """What decides the specialization, cheaply: each constexpr's type and
+        value, each other argument's kind (a tensor's dtype, an int's
+        width, a float, a bool)."""
+        key = []
+        for a, c in zip(args, self._cflags):
+            t = type(a)
+            if c or a is None or t is str:
+                key.append((t, a))
+            elif t is int:
+                key.append(-2147483648 <= a < 2147483648)
+            elif t is float or t is bool:
+                key.append(t)
+            else:
+                key.append(getattr(a, "dtype", t))
+        if kw:
+            for k in sorted(kw):
+                a = kw[k]
+                key.append((k, type(a), a if k in self.constexprs or a is None or type(a) in (str, int, float, bool)
+                            else getattr(a, "dtype", None)))
+        return tuple(key)
 
     def run(self, grid, args, kw, options=None):
         import blk
-        # launch options; a kernel parameter of the same name (num_warps:
-        # tl.constexpr) gets the value too, as in Triton
-        opts = {k: (kw[k] if k in self.params else kw.pop(k)) for k in ("num_warps", "num_stages") if k in kw}
-        for k in ("num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream"):
-            if k not in self.params:
-                kw.pop(k, None)
-        if options:
-            opts.update(options)
+        opts = options
+        given = _LAUNCH_KW.intersection(kw) if kw else None
+        if given:
+            # launch options; a kernel parameter of the same name (num_warps:
+            # tl.constexpr) gets the value too, as in Triton
+            opts = {}
+            for k in given:
+                v = kw[k] if k in self.params else kw.pop(k)
+                if k in ("num_warps", "num_stages"):
+                    opts[k] = v
+            if options:
+                opts.update(options)
         try:
             key = self._key(args, kw)
             hit = self._fast.get(key)
@@ -250,36 +258,55 @@ class JITFunction:
         if hit is None:
             named = self.bind(args, kw)
             source, kernel, runtime = self.specialize(named)
-            # where each runtime argument comes from: (position or name, default)
-            where = [(self.params.index(p), p) for p in runtime]
-            hit = (kernel, where, source)
+            # each runtime argument: its position, its name, whether it is a pointer
+            where = tuple((self.params.index(p), p, self._types[p].startswith("*")) for p in runtime)
+            hit = (kernel, where, source, {})
             if key is not None:
                 self._fast[key] = hit
-        kernel, where, source = hit
+        kernel, where, source, launchers = hit
         self.tile_source = source
-        vals = []
         n = len(args)
-        for i, p in where:
+        vals = []
+        for i, p, ptr in where:
             v = args[i] if i < n else kw[p] if p in kw else self.defaults[p]
-            vals.append(blk.strided(v) if hasattr(v, "shape") and not _contiguous(v) else v)
+            if ptr and not _contiguous(v):
+                v = blk.strided(v)
+            vals.append(v)
         if callable(grid):
             named = dict(zip(self.params, args), **kw)
             for p in self.params:
                 named.setdefault(p, self.defaults.get(p))
             grid = grid(named)
-        g = grid if isinstance(grid, tuple) else tuple(grid) if isinstance(grid, list) else (grid,)
-        kernel[g](*vals, **opts)
+        elif type(grid) is not tuple:
+            grid = tuple(grid) if isinstance(grid, list) else (grid,)
+        if opts:
+            kernel[grid](*vals, **opts)
+            return None
+        launch = launchers.get(grid)
+        if launch is None:  # blk's launcher for this grid, kept (a few grids)
+            launch = kernel[grid]
+            if len(launchers) < 16:
+                launchers[grid] = launch
+        launch(*vals)
         return None
+
+
+_LAUNCH_KW = frozenset(("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream"))
+_CONTIG = {}  # type -> its contiguity test
 
 
 def _contiguous(v):
     """A tensor or array in C order (passed as it is: blk's fast launch);
     others go as blk.strided, their pointer whatever the strides."""
-    f = getattr(v, "is_contiguous", None)
-    if f is not None:
-        return f()
-    flags = getattr(v, "flags", None)
-    return bool(flags is not None and flags["C_CONTIGUOUS"])
+    f = _CONTIG.get(type(v))
+    if f is None:
+        if hasattr(v, "is_contiguous"):
+            f = _CONTIG[type(v)] = lambda x: x.is_contiguous()
+        elif hasattr(v, "flags"):
+            f = _CONTIG[type(v)] = lambda x: x.flags.c_contiguous
+        else:
+            return True  # a DeviceArray, a raw pointer: passed as it is
+    return f(v)
 
 
 def jit(fn=None, **_options):

@@ -475,6 +475,15 @@ grep -q "^  warp_specialize  0 or 1 (false or true) (default 0; the JIT's: \$BLK
 out=$("$blkc" run tests/cli/kernels/scale.tile x=8:arange out=8 n=8 alpha=2 --print=out 2>&1)
 [ "$out" = "out: 0 2 4 6 8 10 12 14" ] && ok "blkc run as before" || bad "blkc run" "$out"
 
+# ---- a long chain of contractions (fuzz_python's seed 1001): 65,536 fmas compile in
+# well under a second; the pass that made them was quadratic (minutes). The
+# limit is a hang guard, far above the time it takes.
+timeout 60 "$blkc" --emit=ir --passes=canonicalize,contract tests/fuzz/regressions/contract_chain_quadratic.tile >"$tmp/chain.ir" 2>"$tmp/err"
+st=$?
+[ $st -eq 0 ] && [ "$(grep -c ' fma ' "$tmp/chain.ir")" -ge 65536 ] &&
+	ok "65,536 products contracted into fmas without a quadratic pass" ||
+	bad "a long chain of contractions" "status $st, $(grep -c ' fma ' "$tmp/chain.ir") fmas: $(head -c 300 "$tmp/err")"
+
 # ---- inputs that are not regular files ------------------------------------------------
 mkfifo "$tmp/fifo.tile"
 timeout 10 "$blkc" --emit=ptx "$tmp/fifo.tile" -o "$tmp/fifo.ptx" >/dev/null 2>"$tmp/err"

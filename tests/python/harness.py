@@ -43,3 +43,21 @@ def raises(fn, param, *words):
 def finish():
     print(f"{counts['passed']} passed, {counts['failed']} failed")
     sys.exit(1 if counts["failed"] else 0)
+
+
+def close(got, want, rtol, atol, what):
+    """torch's assert_close of got and want in float64, the message led by what."""
+    import torch
+    torch.testing.assert_close(got.to(torch.float64), want.to(torch.float64), rtol=rtol, atol=atol,
+                               msg=lambda m: f"{what}: {m}")
+
+
+def torch_compile_works():
+    """None where torch.compile(fullgraph=True) runs on this machine, else why
+    not (no C++ compiler for Inductor's CPU code, and the like)."""
+    import torch
+    try:
+        torch.compile(lambda t: torch.sin(t) * 2, fullgraph=True)(torch.ones(3))
+        return None
+    except Exception as e:
+        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"

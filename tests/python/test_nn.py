@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import case, finish  # noqa: E402
+from harness import case, finish, close, torch_compile_works  # noqa: E402
 
 try:
     import torch
@@ -32,10 +32,6 @@ torch.manual_seed(0)
 F64 = torch.float64
 TOL = 1e-5 if DEV == "cpu" else 1e-4   # f32 rtol and atol
 
-
-def close(got, want, rtol, atol, what):
-    torch.testing.assert_close(got.to(torch.float64), want.to(torch.float64), rtol=rtol, atol=atol,
-                               msg=lambda m: f"{what}: {m}")
 
 
 def grads(fn, *inputs, seed=1):
@@ -496,16 +492,7 @@ class Tiny(torch.nn.Module):
         return nn.cross_entropy(logits, target.view(-1), label_smoothing=0.1)
 
 
-def _compile_works():
-    try:
-        f = torch.compile(lambda t: torch.sin(t) * 2, fullgraph=True)
-        f(torch.ones(3))
-        return None
-    except Exception as e:   # no C++ compiler for Inductor's CPU code, and the like
-        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-
-
-why = _compile_works()
+why = torch_compile_works()
 if why:
     print(f"skip torch.compile(fullgraph=True) of blk.nn ops: torch.compile does not run on this CPU ({why})")
 else:

@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import case, finish  # noqa: E402
+from harness import case, finish, close, torch_compile_works  # noqa: E402
 
 try:
     import torch
@@ -39,9 +39,6 @@ torch.manual_seed(0)
 F64, B16 = torch.float64, torch.bfloat16
 TOL = 2e-5 if DEV == "cpu" else 1e-4   # f32 against f64: rtol and atol
 
-
-def close(got, want, rtol, atol, what):
-    torch.testing.assert_close(got.to(F64), want.to(F64), rtol=rtol, atol=atol, msg=lambda m: f"{what}: {m}")
 
 
 def grads(fn, inputs, needs, seed=1):
@@ -481,15 +478,7 @@ class Student(torch.nn.Module):
         return ce + js + kl
 
 
-def _compile_works():
-    try:
-        torch.compile(lambda v: torch.sin(v) * 2, fullgraph=True)(torch.ones(3))
-        return None
-    except Exception as e:   # no C++ compiler for Inductor's CPU code, and the like
-        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-
-
-why = _compile_works()
+why = torch_compile_works()
 if why:
     print(f"skip torch.compile(fullgraph=True) of blk.nn losses: torch.compile does not run here ({why})")
 else:

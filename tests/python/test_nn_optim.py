@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import case, finish  # noqa: E402
+from harness import case, finish, close  # noqa: E402
 
 try:
     import torch
@@ -62,9 +62,6 @@ class Launches:
     def __exit__(self, *exc):
         blk.Kernel.__getitem__, blk.Kernel.__call__ = self._get, self._call
 
-
-def close(got, want, rtol, atol, what):
-    torch.testing.assert_close(got.to(F64), want.to(F64), rtol=rtol, atol=atol, msg=lambda m: f"{what}: {m}")
 
 
 def within_ulp(got, want, dtype, what, ulps=1):

@@ -21,7 +21,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from harness import case, finish  # noqa: E402
+from harness import case, finish, close, torch_compile_works  # noqa: E402
 
 try:
     import torch
@@ -112,9 +112,6 @@ def run(model, ids, labels, ops=None):
     grads = {n.removeprefix("_orig_mod."): p.grad.clone() for n, p in model.named_parameters()}  # compiled
     return (out.logits.detach() if out.logits is not None else None), out.loss.detach(), grads
 
-
-def close(got, want, rtol, atol, what):
-    torch.testing.assert_close(got.double(), want.double(), rtol=rtol, atol=atol, msg=lambda m: f"{what}: {m}")
 
 
 def expected(family):
@@ -297,14 +294,7 @@ else:
         assert len(calls) == len(others) + 2
         return f"{len(calls)} calls to the original"
 
-    def _compile_works():
-        try:
-            torch.compile(lambda t: torch.sin(t) * 2, fullgraph=True)(torch.ones(3))
-            return None
-        except Exception as e:   # no C++ compiler for Inductor's CPU code, and the like
-            return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-
-    why = _compile_works()
+    why = torch_compile_works()
     if why:
         print(f"skip torch.compile of a patched Llama: torch.compile does not run here ({why})")
     else:

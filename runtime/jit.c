@@ -75,26 +75,36 @@ static bool variant_key(blk_kernel *k, Variant *v, CacheKey *out)
 	return ok;
 }
 
-/* The warning about a variant that spills registers, from the JIT's info
- * log (verbose: ptxas's "N bytes spill stores, M bytes spill loads"): kept
- * in the variant (blk_compile_info) and added to the context's warnings
+/* The warnings of a variant: the compiler's (compiler, or NULL) and the
+ * one about spilled registers, from the JIT's info log (verbose: ptxas's "N
+ * bytes spill stores, M bytes spill loads"): kept in the variant
+ * (blk_compile_info) and added to the context's warnings
  * (blk_context_warnings). Nothing is printed. */
-static void spill_warning(blk_kernel *k, Variant *v, const char *log)
+static void spill_warning(blk_kernel *k, Variant *v, const char *log, const char *compiler)
 {
 	blk_context *ctx = k->m->ctx;
 	long stores = 0, loads = 0;
-	if (!gpu_ptxas_spills(log, &stores, &loads) || (!stores && !loads))
+	char text[512] = "";
+	if (gpu_ptxas_spills(log, &stores, &loads) && (stores || loads)) {
+		snprintf(text, sizeof text,
+		         "warning: kernel '%s' spills registers for %s: %ld bytes of spill stores and %ld bytes of spill "
+		         "loads a thread; a smaller block or more warps (num_warps) keeps its values in registers\n",
+		         v->f->name, ctx->arch, stores, loads);
+		v->spill_bytes = stores > INT32_MAX ? INT32_MAX : (int)stores;
+	}
+	if (!compiler && !text[0])
 		return;
-	char text[512];
-	snprintf(text, sizeof text,
-	         "warning: kernel '%s' spills registers for %s: %ld bytes of spill stores and %ld bytes of spill loads "
-	         "a thread; a smaller block or more warps (num_warps) keeps its values in registers\n",
-	         v->f->name, ctx->arch, stores, loads);
-	v->spill_bytes = stores > INT32_MAX ? INT32_MAX : (int)stores;
-	v->warning = arena_strndup(&k->m->arena, text, strlen(text));
+	StrBuf all = {0};
+	if (compiler)
+		sb_putn(&all, compiler, strlen(compiler));
+	sb_putn(&all, text, strlen(text));
+	if (!all.data)
+		return;
+	v->warning = arena_strndup(&k->m->arena, all.data, all.len);
 	pthread_mutex_lock(&ctx->lock);
-	sb_putn(&ctx->warnings, text, strlen(text));
+	sb_putn(&ctx->warnings, all.data, all.len);
 	pthread_mutex_unlock(&ctx->lock);
+	sb_free(&all);
 }
 
 /* PTX to a loaded module, in process (cuLink*); the cubin goes into the
@@ -261,6 +271,12 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 		cache_entry_free(&entry);
 		return st;
 	}
+	/* the compiler's warnings (a block kept in local memory, an option not
+	 * applied): kept with the variant and the context's warnings, as the
+	 * JIT's spill warning below */
+	char *compile_warning = NULL;
+	if (!mod && diag.warnings && diag.out.data && diag.out.len)
+		compile_warning = arena_strndup(&m->arena, diag.out.data, diag.out.len);
 	diag_free(&diag);
 	if (!mod) {
 		ptx = res.text;
@@ -292,7 +308,7 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 		char info[8192];
 		st = gpu_link(ctx, kn, ptx, len, &meta, cached ? dir : NULL, &key, &mod, &v->ms_cubin, info, sizeof info);
 		if (st == BLK_SUCCESS)
-			spill_warning(k, v, info);
+			spill_warning(k, v, info, compile_warning);
 	}
 	if (st == BLK_SUCCESS) {
 		/* kept for blk_kernel_compile */

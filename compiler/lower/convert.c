@@ -218,6 +218,176 @@ void lw_scratch_store_part(Lower *L, const Value *x, const Encoding *s, int at, 
 	lw_end_if(L, owned);
 }
 
+/* Loads y's registers from its scratch at `at`, load_vec elements a load
+ * where its registers allow. */
+static void scratch_load(Lower *L, const Value *y, const Encoding *s, int at, int load_vec, Tile *t)
+{
+	const Lin *lo = lw_lin_of(L, y);
+	Type et = type_elem(y->type);
+	LLVMTypeRef mt = lw_mem_type(L, et);
+	int eb = type_bytes(et), pos[8], vmask = 0;
+	if (!vector_regs(s, lo, load_vec, pos))
+		load_vec = 1;
+	for (int i = 0; (1 << i) < load_vec; i++)
+		vmask |= 1 << pos[i];
+	LLVMTypeRef lvt = LLVMVectorType(mt, (unsigned)load_vec);
+	LLVMValueRef tsw = lw_swizzle_value(L, s, lw_thread_part(L, lo));
+	for (int k = 0, n_out = 1 << lo->n_reg; k < n_out; k++) {
+		if (k & vmask)
+			continue;
+		LLVMValueRef p = lw_smem_abs(L, mt, at, lw_scratch_addr(L, s, lo, tsw, k));
+		if (load_vec == 1) {
+			t->e[k] = lw_from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
+			continue;
+		}
+		LLVMValueRef ld = LLVMBuildLoad2(L->b, lvt, p, "");
+		LLVMSetAlignment(ld, (unsigned)(load_vec * eb));
+		for (int i = 0; i < load_vec; i++)
+			t->e[vector_elem(pos, k, i)] = lw_from_mem(L, et, LLVMBuildExtractElement(L->b, ld, ci32(L, i), ""));
+	}
+}
+
+/* ---- conversions a part at a time --------------------------------------------------
+ * A conversion whose scratch would pass what shared memory holds (a block
+ * past the registers, in local memory: docs/compiler.md) goes through a
+ * smaller scratch in parts. The part bits are address bits outside the
+ * vectors and the swizzle that are a thread bit on one side at most: where
+ * a register bit, each register lies in one part, known at compile time;
+ * where a thread bit, the threads whose bit differs sit the part out (a
+ * warp bit first, a lane bit last: lanes that sit out cost the others
+ * throughput). A part's elements go to their addresses with the part bits
+ * taken out (compact()), the same on both sides, so its scratch is the
+ * whole one's size over the parts. */
+enum { CONVERT_WHOLE_MAX = 128 << 10, CONVERT_PART_MAX = 64 << 10 };
+
+/* Address bits reached by the lane bits (lanes) or warp bits of v. */
+static unsigned thread_image(Lower *L, const Value *v, const Encoding *s, bool lanes)
+{
+	const Lin *l = lw_lin_of(L, v);
+	unsigned img = 0;
+	for (int i = lanes ? 0 : 5; i < (lanes ? 5 : 5 + l->n_warp); i++) {
+		int to = i < 5 ? l->lane[i] : l->warp[i - 5];
+		if (to >= 0)
+			img |= swizzle_const(s, 1u << to);
+	}
+	return img;
+}
+
+/* The part bits for converting x (stored vec at a time) to y (loaded
+ * load_vec at a time), or 0 to convert it whole. */
+static unsigned part_bits(Lower *L, const Value *x, const Value *y, const Encoding *s, int vec, int load_vec)
+{
+	int eb = type_bytes(type_elem(x->type));
+	long bytes = (long)numel(x->type) * eb;
+	if (!s || bytes <= CONVERT_WHOLE_MAX || numel(x->type) > (1L << 30))
+		return 0;
+	unsigned lx = thread_image(L, x, s, true), wx = thread_image(L, x, s, false);
+	unsigned ly = thread_image(L, y, s, true), wy = thread_image(L, y, s, false);
+	unsigned out = ((lx | wx) & (ly | wy)); /* a thread bit on both sides */
+	for (int j = 0; j < s->n_index_bits; j++)
+		if (s->swizzle[j]) /* bits a swizzle moves stay out */
+			out |= 1u << j | s->swizzle[j];
+	unsigned lowest = (unsigned)(vec > load_vec ? vec : load_vec), mask = 0;
+	unsigned prefer[3] = {~(lx | wx | ly | wy), wx | wy, lx | ly}; /* registers, warps, lanes */
+	for (int pass = 0; pass < 3; pass++)
+		for (int b = 30; b >= 0 && bytes > CONVERT_PART_MAX; b--)
+			if ((1L << b) < numel(x->type) && (1u << b) >= lowest && !(out >> b & 1) && prefer[pass] >> b & 1 &&
+			    !(mask >> b & 1))
+				mask |= 1u << b, bytes /= 2;
+	return bytes > CONVERT_PART_MAX ? 0 : mask;
+}
+
+/* a without the bits of mask (none of them set in a, for a value) */
+static unsigned compact(unsigned a, unsigned mask)
+{
+	for (int b = 31; b >= 0; b--)
+		if (mask >> b & 1)
+			a = (a & ((1u << b) - 1)) | ((a >> 1) & ~((1u << b) - 1));
+	return a;
+}
+
+static LLVMValueRef compact_value(Lower *L, LLVMValueRef a, unsigned mask)
+{
+	for (int b = 31; b >= 0; b--)
+		if (mask >> b & 1) {
+			LLVMValueRef lo = LLVMBuildAnd(L->b, a, ci32(L, (long long)((1u << b) - 1)), "");
+			LLVMValueRef hi = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, a, ci32(L, 1), ""),
+			                               ci32(L, (long long)~((1u << b) - 1)), "");
+			a = LLVMBuildOr(L->b, lo, hi, "");
+		}
+	return a;
+}
+
+/* Stores (store) or loads the registers of v in part `part` (the part bits
+ * `mask` of their addresses), vec elements an access. */
+static void part_io(Lower *L, const Value *v, const Encoding *s, int at, int vec, unsigned mask, unsigned part,
+                    bool store, Tile *t)
+{
+	const Lin *l = lw_lin_of(L, v);
+	Type et = type_elem(v->type);
+	LLVMTypeRef mt = lw_mem_type(L, et), vt = LLVMVectorType(mt, (unsigned)vec);
+	int eb = type_bytes(et), pos[8], vmask = 0;
+	if (!vector_regs(s, l, vec, pos))
+		vec = 1, vt = LLVMVectorType(mt, 1);
+	for (int i = 0; (1 << i) < vec; i++)
+		vmask |= 1 << pos[i];
+	/* part bits that are thread bits here: the threads outside the part wait */
+	unsigned tmask = mask & (thread_image(L, v, s, true) | thread_image(L, v, s, false)), rmask = mask & ~tmask;
+	LLVMValueRef raw = lw_swizzle_value(L, s, lw_thread_part(L, l)), tsw = compact_value(L, raw, mask);
+	LLVMValueRef in = store ? owner_of(L, l) : NULL;
+	if (tmask) {
+		LLVMValueRef here = LLVMBuildICmp(L->b, LLVMIntEQ, LLVMBuildAnd(L->b, raw, ci32(L, (long long)tmask), ""),
+		                                  ci32(L, (long long)(part & tmask)), "");
+		in = in ? LLVMBuildAnd(L->b, in, here, "") : here;
+	}
+	LLVMBasicBlockRef owned = in ? lw_begin_if(L, in, "part") : NULL;
+	for (int k = 0, n = 1 << l->n_reg; k < n; k++) {
+		unsigned c = swizzle_const(s, (unsigned)lw_reg_const(l, k));
+		if (k & vmask || (c & rmask) != (part & rmask))
+			continue;
+		unsigned cc = compact(c, mask);
+		LLVMValueRef p = lw_smem_abs(L, mt, at, cc ? LLVMBuildXor(L->b, tsw, ci32(L, cc), "") : tsw);
+		if (store) {
+			LLVMValueRef x = lw_to_mem(L, et, t->e[k]);
+			if (vec > 1) {
+				x = LLVMGetUndef(vt);
+				for (int i = 0; i < vec; i++)
+					x = LLVMBuildInsertElement(L->b, x, lw_to_mem(L, et, t->e[vector_elem(pos, k, i)]), ci32(L, i),
+					                           "");
+			}
+			LLVMSetAlignment(LLVMBuildStore(L->b, x, p), (unsigned)(vec * eb));
+		} else if (vec == 1) {
+			t->e[k] = lw_from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
+		} else {
+			LLVMValueRef ld = LLVMBuildLoad2(L->b, vt, p, "");
+			LLVMSetAlignment(ld, (unsigned)(vec * eb));
+			for (int i = 0; i < vec; i++)
+				t->e[vector_elem(pos, k, i)] =
+					lw_from_mem(L, et, LLVMBuildExtractElement(L->b, ld, ci32(L, i), ""));
+		}
+	}
+	if (owned)
+		lw_end_if(L, owned);
+}
+
+static void convert_by_parts(Lower *L, const Value *x, const Value *y, const Encoding *s, int vec, int load_vec,
+                             unsigned mask, Tile *t)
+{
+	int eb = type_bytes(type_elem(x->type)), bits = __builtin_popcount(mask);
+	int bytes = (int)(numel(x->type) * eb >> bits);
+	for (unsigned p = 0; p < 1u << bits && !L->failed; p++) {
+		unsigned part = 0; /* the p-th combination of the mask's bits */
+		for (int b = 0, i = 0; b < 32; b++)
+			if (mask >> b & 1)
+				part |= (p >> i++ & 1) << b;
+		int at = L->smem_base + lw_smem_take(L, bytes);
+		part_io(L, x, s, at, vec, mask, part, true, val(L, x));
+		lw_smem_sync(L, at - L->smem_base, bytes);
+		part_io(L, y, s, at, load_vec, mask, part, false, t);
+	}
+	L->vals[y->id] = *t;
+}
+
 /* An operand wgmma reads from its scratch: nothing is loaded into
  * registers, the dot takes the scratch's address. */
 static LazyFrags *wgmma_setup(Lower *L, const Op *op, Tile *t, int offset)
@@ -333,9 +503,7 @@ void lower_convert(Lower *L, const Op *op, AsyncTile *as)
 		return;
 	}
 	const Encoding *s = op->scratch;
-	Type et = type_elem(x->type);
-	LLVMTypeRef mt = lw_mem_type(L, et);
-	int eb = type_bytes(et);
+	int eb = type_bytes(type_elem(x->type));
 	int vec = s ? s->vec : 1, load_vec = s ? s->load_vec : 1;
 	/* a vector store needs registers whose index bits land on the low
 	 * address bits (the scratch's map keeps the vector's bits out of every
@@ -357,10 +525,14 @@ void lower_convert(Lower *L, const Op *op, AsyncTile *as)
 	              (y->enc->op_idx == 1 || s->wgmma_fast == 1 || type_bytes(type_elem(x->type)) == 2);
 	lazy = lazy || kept_b;
 	int bytes = numel(x->type) * eb, at; /* where the scratch starts, from byte 0 */
+	unsigned parts;
 	if (lazy) {
 		if (L->smem_dirty < 0 || L->smem_dirty > L->smem_base)
 			lw_smem_barrier(L);
 		at = s->wgmma ? lw_smem_pin_aligned(L, bytes, 1024) : lw_smem_pin(L, (bytes + 127) & ~127);
+	} else if (!(s && s->ldmatrix) && (parts = part_bits(L, x, y, s, vec, load_vec)) != 0) {
+		convert_by_parts(L, x, y, s, vec, load_vec, parts, &t);
+		return;
 	} else {
 		at = L->smem_base + lw_smem_take(L, bytes);
 	}
@@ -393,25 +565,6 @@ void lower_convert(Lower *L, const Op *op, AsyncTile *as)
 		L->vals[y->id] = t;
 		return;
 	}
-	int vmask = 0;
-	if (!vector_regs(s, lo, load_vec, pos))
-		load_vec = 1;
-	for (int i = 0; (1 << i) < load_vec; i++)
-		vmask |= 1 << pos[i];
-	LLVMTypeRef lvt = LLVMVectorType(mt, (unsigned)load_vec);
-	LLVMValueRef tsw = lw_swizzle_value(L, s, lw_thread_part(L, lo));
-	for (int k = 0; k < n_out; k++) {
-		if (k & vmask)
-			continue;
-		LLVMValueRef p = lw_smem_abs(L, mt, at, lw_scratch_addr(L, s, lo, tsw, k));
-		if (load_vec == 1) {
-			t.e[k] = lw_from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
-			continue;
-		}
-		LLVMValueRef ld = LLVMBuildLoad2(L->b, lvt, p, "");
-		LLVMSetAlignment(ld, (unsigned)(load_vec * eb));
-		for (int i = 0; i < load_vec; i++)
-			t.e[vector_elem(pos, k, i)] = lw_from_mem(L, et, LLVMBuildExtractElement(L->b, ld, ci32(L, i), ""));
-	}
+	scratch_load(L, y, s, at, load_vec, &t);
 	L->vals[y->id] = t;
 }

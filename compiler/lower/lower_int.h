@@ -402,12 +402,16 @@ void lower_assert(Lower *L, const Op *op);
 
 /* ---- resources.c ---- */
 
-/* Registers a thread may need for one block value before lowering refuses
- * the kernel: four times the 255 a thread has (spills of a few times the
- * register file still compile in seconds; far more take ptxas minutes). */
-enum { GPU_MAX_BLOCK_REGS = 4 * 255 };
-/* An error (naming the kernel, the block's op and type, its registers a
- * thread, and what to do) when a block value of f needs more than that. */
+/* Registers a thread may need for one block value. Past GPU_SPILL_BLOCK_REGS
+ * (four times the 255 a thread has) the block lives in local memory, spilled
+ * by ptxas, with a warning naming it; past GPU_MAX_BLOCK_REGS lowering refuses
+ * the kernel: ptxas would take minutes (a 1024 x 1024 f32 block on 4 warps,
+ * 8,192 registers a thread, takes it about 20 s). A sort or topk, whose
+ * network grows faster than its block, is refused past GPU_SPILL_BLOCK_REGS. */
+enum { GPU_SPILL_BLOCK_REGS = 4 * 255, GPU_MAX_BLOCK_REGS = 16384 };
+/* A warning for a block value of f past GPU_SPILL_BLOCK_REGS, an error
+ * (naming the kernel, the block's op and type, its registers a thread, and
+ * what to do) past the limit. */
 bool gpu_check_registers(const IrFunc *f, Diag *diag);
 
 /* ---- math.c ---- */

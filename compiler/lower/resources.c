@@ -1,10 +1,11 @@
 /* resources.c: what a kernel asks of a GPU thread, checked before and read
  * back after code generation.
  *   - gpu_check_registers: a block value whose elements, spread over the
- *     program's threads, need far more registers a thread than there are
- *     is an error before LLVM runs: ptxas would spend minutes on it (one
- *     program transposing a 1024 x 1024 f32 tile: 8,192 registers a thread
- *     on 4 warps, 40 KB of spills, 16 s of ptxas) and the kernel would crawl.
+ *     program's threads, need more registers a thread than there are lives
+ *     in local memory (ptxas spills it), with a warning naming it; one so
+ *     large that ptxas would spend minutes on it is an error before LLVM
+ *     runs (one program transposing a 1024 x 1024 f32 tile: 8,192 registers
+ *     a thread on 4 warps, 40 KB of spills, 20 s of ptxas, is allowed).
  *   - gpu_ptxas_spills: the bytes of spill stores and loads in the log of
  *     ptxas -v (blkc) or the driver's JIT (CU_JIT_LOG_VERBOSE), for the
  *     warning that names the kernel. */
@@ -42,39 +43,77 @@ static bool counts(const Op *op, const Value *v)
 	}
 }
 
-/* The value of r (and the regions in it) that needs the most registers. */
-static void largest(const IrFunc *f, const Region *r, const Op **at, const Value **which, long *most)
+/* The largest value of r (and the regions in it), in registers a thread:
+ * among all ops, and among sorts and topks (whose networks grow faster than
+ * their blocks: their limit is lower). */
+typedef struct Largest {
+	const Op *op, *net_op;
+	const Value *v, *net_v;
+	long regs, net_regs;
+} Largest;
+
+static void keep(const Op **at, const Value **which, long *most, const Op *op, const Value *v, long regs)
+{
+	/* among equals the largest block: the one a reader changes */
+	if (regs > *most || (regs && regs == *most && type_numel(v->type) > type_numel((*which)->type)))
+		*most = regs, *at = op, *which = v;
+}
+
+static void largest(const IrFunc *f, const Region *r, Largest *big)
 {
 	for (const Op *op = r->first; op; op = op->next) {
 		for (int i = 0; i < op->n_regions; i++)
-			largest(f, &op->regions[i], at, which, most);
+			largest(f, &op->regions[i], big);
 		for (int i = 0; i < op->n_results; i++) {
 			long regs = counts(op, op->results[i]) ? value_regs(f, op->results[i]) : 0;
-			/* among equals the largest block: the one a reader changes */
-			if (regs > *most || (regs && regs == *most && type_numel(op->results[i]->type) > type_numel((*which)->type)))
-				*most = regs, *at = op, *which = op->results[i];
+			keep(&big->op, &big->v, &big->regs, op, op->results[i], regs);
+			if (op->code == OP_SORT || op->code == OP_TOPK)
+				for (int k = 0; k < op->n_operands; k++) {
+					long in = counts(op, op->operands[k]) ? value_regs(f, op->operands[k]) : 0;
+					keep(&big->net_op, &big->net_v, &big->net_regs, op, op->operands[k], in > regs ? in : regs);
+				}
 		}
 	}
 }
 
-bool gpu_check_registers(const IrFunc *f, Diag *diag)
+static void block_report(const IrFunc *f, Diag *diag, DiagLevel level, const Op *op, const Value *v, long regs,
+                         const char *why)
 {
-	const Op *op = NULL;
-	const Value *v = NULL;
-	long regs = 0;
-	largest(f, &f->body, &op, &v, &regs);
-	if (regs <= GPU_MAX_BLOCK_REGS)
-		return true;
 	StrBuf t = {0};
 	type_print(v->type, &t);
-	diag_report(diag, DIAG_ERROR, op->loc,
-	            "kernel '%s': this block (%s, from %s) needs %ld registers a thread on %d warps (%lld elements "
-	            "over %d threads); a thread has 255, and past %d the compiler would spend minutes spilling them to "
-	            "memory: use a smaller block or more warps (num_warps)",
-	            f->name, t.data ? t.data : "?", op_name(op->code), regs, f->num_warps, (long long)type_numel(v->type),
-	            32 * f->num_warps, GPU_MAX_BLOCK_REGS);
+	diag_report(diag, level, op->loc, "kernel '%s': this block (%s, from %s) needs %ld registers a thread on %d warp%s "
+	            "(%lld elements over %d threads); a thread has 255: %s",
+	            f->name, t.data ? t.data : "?", op_name(op->code), regs, f->num_warps, f->num_warps == 1 ? "" : "s",
+	            (long long)type_numel(v->type),
+	            32 * f->num_warps, why);
 	sb_free(&t);
-	return false;
+}
+
+bool gpu_check_registers(const IrFunc *f, Diag *diag)
+{
+	Largest big = {0};
+	largest(f, &f->body, &big);
+	char why[320];
+	if (big.net_regs > GPU_SPILL_BLOCK_REGS) {
+		snprintf(why, sizeof why, "a %s network past %d would take the compiler minutes: sort smaller blocks or "
+		         "use more warps (num_warps)", op_name(big.net_op->code), GPU_SPILL_BLOCK_REGS);
+		block_report(f, diag, DIAG_ERROR, big.net_op, big.net_v, big.net_regs, why);
+		return false;
+	}
+	if (big.regs > GPU_MAX_BLOCK_REGS) {
+		snprintf(why, sizeof why, "past %d the compiler would spend minutes spilling it to memory: use a smaller "
+		         "block or more warps (num_warps)", GPU_MAX_BLOCK_REGS);
+		block_report(f, diag, DIAG_ERROR, big.op, big.v, big.regs, why);
+		return false;
+	}
+	if (big.regs > GPU_SPILL_BLOCK_REGS) {
+		long kib = (big.regs * 4 + 1023) / 1024;
+		snprintf(why, sizeof why, "it lives in local memory (about %ld KiB a thread, %ld KiB a program, spilled by "
+		         "ptxas): correct but slower, and slower to compile; a smaller block or more warps (num_warps) keeps "
+		         "it in registers", kib, kib * 32 * f->num_warps);
+		block_report(f, diag, DIAG_WARNING, big.op, big.v, big.regs, why);
+	}
+	return true;
 }
 
 /* "N bytes spill stores, M bytes spill loads" lines of a ptxas log: the

@@ -365,9 +365,17 @@ def elementwise_step(k, r, pool, indent=1):
     raise AssertionError(kind)
 
 
-def gen_elementwise(k, r):
+def gen_elementwise(k, r, big=False):
     block = r.choice([16, 32, 64, 128, 256])
     n = r.randint(1, 4 * block)
+    if big:
+        # blocks past a thread's registers on one warp (256 or 512 elements a
+        # thread: 64-bit values need 512 or 1024 registers): on the GPU ptxas
+        # spills them to local memory (docs/runtime.md, "Warnings: register
+        # spills"); larger ones take ptxas 20 s each
+        block = r.choice([8192, 16384])
+        n = r.randint(1, 2 * block)
+        k.args.append("-D num_warps=1")
     k.const("BLOCK", block)
     k.grid = "cdiv(n, BLOCK)"
     k.body.append("    let offs = program_id(0) * BLOCK + arange(0, BLOCK);")
@@ -762,11 +770,16 @@ def generate(seed, index):
     # their own so that every other case stays what it was
     if random.Random((seed * 1000003 + index) * 7919 + 17).random() < 0.04:
         fn = gen_desc
+    # and a few elementwise ones on blocks too big for registers
+    big = fn is gen_elementwise and random.Random((seed * 1000003 + index) * 7919 + 43).random() < 0.015
     name = "k%d" % index
     k = Kernel(r, name)
     # so is a loop kernel's loop put in a fn (the same kernel otherwise)
     k.fn_loop = random.Random((seed * 1000003 + index) * 7919 + 29).random() < 0.3
-    fn(k, r)
+    if big:
+        fn(k, r, big=True)
+    else:
+        fn(k, r)
     return k.text(seed * 1000003 + index & 0x7FFFFFFF)
 
 

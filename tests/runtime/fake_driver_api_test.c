@@ -358,6 +358,28 @@ int main(void)
 	           ci.warnings && strcmp(ci.warnings, "") == 0 && strcmp(blk_context_warnings(ctx), "") == 0,
 	       "a variant that does not spill: no warning");
 
+	/* a block past a thread's registers: compiled (ptxas spills it), and the
+	 * compiler's warning naming the block comes with the variant and the
+	 * context's warnings, before the JIT's */
+	const char *big_src = "kernel tbig(x: *f32, y: *f32) {\n"
+	                      "    let r = arange(0, 256);\n"
+	                      "    store(y + r[:, None] * 256 + r[None, :], trans(load(x + r[:, None] * 256 + r[None, :])));\n"
+	                      "}\n";
+	blk_module *mbig = NULL;
+	blk_launch_options w1 = {.num_warps = 1};
+	st = blk_module_load_source(ctx, "big.tile", big_src, strlen(big_src), NULL, &mbig);
+	if (st == BLK_SUCCESS)
+		st = blk_kernel_compile(kernel(mbig, "tbig"), rargs, 2, &w1, &ci);
+	const char *big_text = "big.tile:3:52: warning: kernel 'tbig': this block (f32[256, 256], from load) needs 2048 "
+	                       "registers a thread on 1 warp (65536 elements over 32 threads); a thread has 255: it lives "
+	                       "in local memory (about 8 KiB a thread, 256 KiB a program, spilled by ptxas)";
+	expect(st == BLK_SUCCESS && ci.warnings && strncmp(ci.warnings, big_text, strlen(big_text)) == 0 &&
+	           strncmp(blk_context_warnings(ctx), big_text, strlen(big_text)) == 0,
+	       "a block past the registers: compiled, with the compiler's warning naming the block and its cost");
+	if (ci.warnings && strncmp(ci.warnings, big_text, strlen(big_text)))
+		printf("     warnings: %s\n", ci.warnings);
+	blk_module_destroy(mbig);
+
 	/* link and launch errors */
 	blk_const b32 = {.name = "BLOCK", .i = 32};
 	blk_launch_options o32 = {.consts = &b32, .n_consts = 1};

@@ -731,6 +731,12 @@ def main():
     attention_bwd_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
     blkc_attention_bwd_sm90a(quick="--quick" in sys.argv)
     issue12_selection()
+    import rows_math  # the GeGLU row's launches of stdlib/nn/glu.tile (group issue31)
+    for name, e, tol in rows_math.interpreter_check():
+        expect(e <= tol, f"rows_math {name}: bf16, 1000 elements, blocks of 256", f"max rel err {e:.2e}")
+    import bench
+    expect("bias_gelu" in bench.GROUPS["issue31"] and "geglu_fwd_bwd" in bench.GROUPS["issue31"],
+           "--only issue31: the GeGLU row and issue 14's bias + GELU row", repr(bench.GROUPS["issue31"]))
     blkc_sm90(quick="--quick" in sys.argv)
 
     # error paths

@@ -316,7 +316,8 @@ def op_jsd(torch, dev, S):
         return lk.liger_jsd(F.log_softmax(s.float(), -1), F.log_softmax(t.float(), -1), beta=0.5)
 
     return Op("nn_jsd", "JSD (beta 0.5) bf16 logits", f"{T}×{V}", [s, t], (0,), lambda s, t: nn.jsd(s, t, beta=0.5),
-              liger, f_jsd, ref=lambda: _chunked_loss_ref(torch, lambda a, b: f_jsd(a, b) * a.shape[0], [s, t], (0,), T),
+              liger, f_jsd,
+              ref=lambda: _chunked_loss_ref(torch, lambda a, b: f_jsd(a, b) * a.shape[0], [s, t], (0,), T),
               note="Liger's JSD takes log-probabilities: its side includes torch's log_softmax of both logits in "
                    "float32 (and its backward), as a caller from logits runs it; blk.nn.jsd takes the logits")
 
@@ -359,8 +360,9 @@ def liger_functional():
     """(liger_kernel.transformers.functional, version) or (None, why)."""
     try:
         import liger_kernel  # noqa: F401
-    except Exception as e:
-        return None, f"Liger-Kernel not installed ({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''})"
+    except ImportError as e:
+        first = str(e).splitlines()[0][:120] if str(e) else ""
+        return None, f"Liger-Kernel not installed ({type(e).__name__}: {first})"
     try:
         from liger_kernel.transformers import functional
     except Exception as e:
@@ -439,7 +441,7 @@ def run_op(env, b, op, compile_ok=True):
     if lk is None or op.liger is None:
         why = liger_info if lk is None else op.liger_why
         for r in (fwd, both):
-            r.ms["Liger"] = "n/a: not installed" if lk is None else "n/a"
+            r.ms["Liger"] = "n/a: not installed" if lk is None and "not installed" in why else "n/a"
         fwd.notes.append(f"Liger: n/a: {why}")
     else:
         fwd.notes.append(f"Liger-Kernel {liger_info}")
@@ -601,10 +603,10 @@ def row_clip(env, b, S=LLM, compile_ok=True):
         side("torch.compile", torch.compile(t_clip))
     else:
         row.ms["torch.compile"] = "n/a"
-    row.notes.append(f"the gradients of two Llama-3-8B decoder layers (float32, norm {norm:.3g}); checked with max_norm "
-                     "half the norm (the norm and the scaled gradients against float64), timed with max_norm 0 (each "
-                     "run scales every gradient); blk: blk.nn.clip_grad_norm_ (two launches, no sync); torch: "
-                     "torch.nn.utils.clip_grad_norm_(foreach=True), and it through torch.compile; Liger: n/a")
+    row.notes.append(f"the gradients of two Llama-3-8B decoder layers (float32, norm {norm:.3g}); checked with "
+                     "max_norm half the norm (the norm and the scaled gradients against float64), timed with "
+                     "max_norm 0 (each run scales every gradient); blk: blk.nn.clip_grad_norm_ (two launches, no "
+                     "sync); torch: torch.nn.utils.clip_grad_norm_(foreach=True), and it through torch.compile; Liger: n/a")
     return [row]
 
 
@@ -615,7 +617,7 @@ def _op_row(make):
     return fn
 
 
-ROWS = ([(key, kernel + " fwd and fwd+bwd", "", _op_row(make)) for key, kernel, make in OPS]
+ROWS = ([(key, kernel + " fwd and fwd+bwd", "Llama-3-8B shapes", _op_row(make)) for key, kernel, make in OPS]
         + [("nn_adamw", "AdamW step f32", "2 Llama-3-8B layers", row_adamw),
            ("nn_clip_grad", "clip_grad_norm_ f32", "2 Llama-3-8B layers", row_clip)])
 

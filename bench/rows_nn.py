@@ -606,7 +606,8 @@ def row_clip(env, b, S=LLM, compile_ok=True):
     row.notes.append(f"the gradients of two Llama-3-8B decoder layers (float32, norm {norm:.3g}); checked with "
                      "max_norm half the norm (the norm and the scaled gradients against float64), timed with "
                      "max_norm 0 (each run scales every gradient); blk: blk.nn.clip_grad_norm_ (two launches, no "
-                     "sync); torch: torch.nn.utils.clip_grad_norm_(foreach=True), and it through torch.compile; Liger: n/a")
+                     "sync); torch: torch.nn.utils.clip_grad_norm_(foreach=True), and it through torch.compile; "
+                     "Liger: n/a")
     return [row]
 
 

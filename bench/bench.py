@@ -67,13 +67,17 @@ class Env:
 
 
 class Row:
-    def __init__(self, kernel, size, nbytes=None, flop=None):
+    def __init__(self, kernel, size, nbytes=None, flop=None, section=None):
         self.kernel, self.size, self.nbytes = kernel, size, nbytes
         self.flop = flop  # a row with a flop count goes to the tensor-core table (TFLOP/s beside the ratios)
-        self.ms = {"blk": "—", "Triton": "—", "torch": "—"}  # a float, or "FAIL" / "ERROR" / "—"
+        # a rows file's SECTION: a table of its own, with its own sides and columns (see load_row_files)
+        self.section = section
+        sides = section.sides if section is not None else ("blk", "Triton", "torch")
+        self.ms = {s: "—" for s in sides}  # a float, or "FAIL" / "ERROR" / "—"
         self.err = {}
         self.config = {}
         self.notes = []
+        self.mem = {}  # side -> peak MiB allocated by a run, where a row measures it
 
     def ok(self, side):
         return isinstance(self.ms[side], float)
@@ -819,10 +823,17 @@ GROUPS = {"issue12": [key for key, *_ in ISSUE12_ROWS]}
 # list of (key, kernel, size, fn): fn(env, b) returns a list of Row, where b is this module
 # (Row, measure, tune, max_rel_err, check_with_stats, ...). Like the issue-12 rows, they run
 # only when --only names them or their group. The blk kernels they launch live in
-# bench/kernels/, their Triton peers in the same file.
+# bench/kernels/, their Triton peers in the same file. Optional: ALSO, keys of other files'
+# rows that the group selects too (issue31 names issue14's bias_gelu); SECTION, for rows
+# compared with other sides than Triton and torch (issue30: Liger, torch.compile): an object
+# with title, sides, header, cells(row) and legend, given to Row(section=...) by its rows, and
+# to the rows made here for a row that raised or was skipped.
+SECTIONS = {}  # row key -> its file's SECTION
+
+
 def load_row_files():
     import importlib
-    rows = []
+    rows, also = [], []
     for name in sorted(os.listdir(HERE)):
         if name.startswith("rows_") and name.endswith(".py"):
             mod = importlib.import_module(name[:-3])
@@ -830,10 +841,29 @@ def load_row_files():
             for key, kernel, size, fn in mod.ROWS:
                 rows.append((key, kernel, size, (lambda fn: lambda env: fn(env, me))(fn)))
                 GROUPS.setdefault(mod.GROUP, []).append(key)
+                if getattr(mod, "SECTION", None) is not None:
+                    SECTIONS[key] = mod.SECTION
+            also += [(mod.GROUP, key) for key in getattr(mod, "ALSO", ())]
+    known = {key for key, *_ in rows}
+    for group, key in also:
+        if key not in known:
+            raise ValueError(f"bench: group {group} names row {key!r}, which no rows_*.py file defines")
+        if key not in GROUPS[group]:
+            GROUPS[group].append(key)
     return rows
 
 
 EXTRA_ROWS = load_row_files()
+
+
+def list_rows():
+    """--list: the row names, the groups of --only and their rows."""
+    lines = ["rows of a plain run: " + " ".join(key for key, *_ in ROWS),
+             "Runtime table parts: " + " ".join(runtime_bench.PARTS) + " (runtime: all three)",
+             "groups (--only GROUP; not in a plain run):"]
+    for group, keys in GROUPS.items():
+        lines.append(f"  {group}: " + " ".join(keys))
+    return "\n".join(lines)
 
 
 def select_rows(only):
@@ -864,10 +894,14 @@ TC_HEADER = ["kernel", "size", "blk ms", "Triton ms", "torch ms", "blk TFLOP/s",
 
 
 def table(rows, env_line, notes):
-    main = [r for r in rows if r.flop is None]
-    tc = [r for r in rows if r.flop is not None]
+    main = [r for r in rows if r.flop is None and r.section is None]
+    tc = [r for r in rows if r.flop is not None and r.section is None]
+    sections = {}  # title -> (section, rows), in the order of the rows
+    for r in rows:
+        if r.section is not None:
+            sections.setdefault(r.section.title, (r.section, []))[1].append(r)
     lines = [env_line, ""]
-    if main or not tc:
+    if main or not (tc or sections):
         lines += ["| " + " | ".join(HEADER) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * 6) + "|"]
         for r in main:
             lines.append("| " + " | ".join(r.cells()) + " |")
@@ -889,6 +923,14 @@ def table(rows, env_line, notes):
                      "faster). TFLOP/s: 2·M·N·K for a matmul (i8: TOP/s), 4·Z·H·N²·D for attention (half of it "
                      "causal), over the median time. `slow (N ms)`: one run took N ms, checked but not timed; "
                      "`n/a`: torch has no such operation here (the error is in the notes).")
+    for sec, srows in sections.values():
+        if main or tc or lines[-1] != "":
+            lines.append("")
+        lines += [sec.title, "", "| " + " | ".join(sec.header) + " |",
+                  "|" + "|".join(["---"] * 2 + ["---:"] * (len(sec.header) - 2)) + "|"]
+        for r in srows:
+            lines.append("| " + " | ".join(sec.cells(r)) + " |")
+        lines += ["", sec.legend]
     lines += [f"- {n}" for n in notes]
     return "\n".join(lines) + "\n"
 
@@ -901,9 +943,14 @@ def main():
                                    "of issue 12 (not run without --only): issue12 for all of them and the compile "
                                    "part, or " + ", ".join(key for key, *_ in ISSUE12_ROWS) + "; the groups of "
                                    "bench/rows_*.py: " + ", ".join(g for g in GROUPS if g != "issue12"))
+    ap.add_argument("--list", action="store_true", help="list the rows and the groups of --only, and exit (no GPU "
+                                                        "needed)")
     ap.add_argument("--quick", action="store_true", help="short timings (warm-up 5 ms, 20 ms of repetitions); the "
                                                          "issue-12 rows also try fewer configs")
     args = ap.parse_args()
+    if args.list:
+        print(list_rows())
+        return 0
     start = time.time()
 
     env = Env(args)
@@ -921,7 +968,7 @@ def main():
     for key, kernel, size, fn in selected:
         flop = 0.0 if key in tc_keys else None  # the tensor-core table's rows, also when skipped or failed
         if time.time() - start > TIME_BUDGET_S:
-            r = Row(kernel, size, flop=flop)
+            r = Row(kernel, size, flop=flop, section=SECTIONS.get(key))
             r.ms = {s: "skipped" for s in r.ms}
             rows.append(r)
             notes.append(f"{kernel} {size}: skipped, the run passed {TIME_BUDGET_S} s")
@@ -934,7 +981,7 @@ def main():
             print(f"  ERROR {kernel} {size}:", flush=True)
             traceback.print_exc()
             sys.stderr.flush()
-            r = Row(kernel, size, flop=flop)
+            r = Row(kernel, size, flop=flop, section=SECTIONS.get(key))
             r.ms = {s: "ERROR" for s in r.ms}
             got = [r]
         for r in got:
@@ -970,7 +1017,7 @@ def main():
         with open(os.path.join(out_dir, "bench.json"), "w") as f:
             json.dump({"env": env_line, "rows": [
                 {"kernel": r.kernel, "size": r.size, "bytes": r.nbytes, "flop": r.flop, "ms": r.ms,
-                 "max_rel_err": r.err,
+                 "max_rel_err": r.err, "peak_mib": r.mem,
                  "config": {k: str(v) for k, v in r.config.items()}, "notes": r.notes} for r in rows],
                 "runtime": [{"row": r.name, "blk": r.blk, "peer": r.peer, "ratio": r.ratio, "target": r.target,
                              "data": r.data} for r in rt_rows], "runtime_notes": rt_notes},

@@ -731,6 +731,20 @@ def main():
     attention_bwd_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
     blkc_attention_bwd_sm90a(quick="--quick" in sys.argv)
     issue12_selection()
+    import rows_math  # the GeGLU row's launches of stdlib/nn/glu.tile (group issue31)
+    for name, e, tol in rows_math.interpreter_check():
+        expect(e <= tol, f"rows_math {name}: bf16, 1000 elements, blocks of 256", f"max rel err {e:.2e}")
+    import bench
+    expect("bias_gelu" in bench.GROUPS["issue31"] and "geglu_fwd_bwd" in bench.GROUPS["issue31"],
+           "--only issue31: the GeGLU row and issue 14's bias + GELU row", repr(bench.GROUPS["issue31"]))
+    nn_keys = [r[0] for r in bench.select_rows("issue30")]
+    expect(len(nn_keys) == 13 and all(bench.SECTIONS.get(k) is not None for k in nn_keys),
+           "--only issue30: the 13 blk.nn rows, in a table of their own (rows_nn.SECTION)", repr(nn_keys))
+    probe = bench.Row("op fwd", "1×1", section=bench.SECTIONS[nn_keys[0]])
+    probe.ms.update({"blk": 1.0, "Liger": 1.5, "torch.compile": 2.0})
+    md = bench.table([probe], "env", [])
+    expect("| op fwd | 1×1 | 1 | 1.5 | — | 2 | 1.50 | 2.00 | — |" in md, "a section row's cells: ratios Liger/blk and "
+           "torch.compile/blk", md.splitlines()[4] if len(md.splitlines()) > 4 else md)
     blkc_sm90(quick="--quick" in sys.argv)
 
     # error paths

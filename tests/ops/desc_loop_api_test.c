@@ -7,8 +7,9 @@
  * one chosen in a while loop whose condition reads it, one chosen in a
  * runtime if inside a loop, stores through a loop-carried descriptor whose
  * size widens to i64, a u32 size past i32 through an if and a loop, nested
- * loops with a break. Last the changes that stay errors. All exact, i32
- * data. */
+ * loops with a break, a K loop whose A descriptor moves along K (its dots
+ * exact in f16). Last the changes that stay errors. All exact, i32 data
+ * but for the K loop. */
 #include "ops.h"
 
 enum { W = 64, SENTINEL = -123456 };
@@ -288,6 +289,53 @@ static void nested_case(int n, int stop)
 	      "a descriptor carried by nested loops with a break: %d iterations, break at %d", n, stop);
 }
 
+/* A K loop whose A descriptor is loop-carried: it moves along K (the next
+ * tile's base, K shrinking) and is read at column 0; B's is the same
+ * throughout (on sm_90a its tiles may come by TMA, A's by cp.async). Small
+ * integers in f16: the sums are exact. */
+static const char *MM_SRC =
+	"kernel mm(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32,\n"
+	"          BM: const i32, BN: const i32, BK: const i32) grid(cdiv(M, BM), cdiv(N, BN)) {\n"
+	"    var ad = tensor_desc(a, (M, K), (sa, 1), (BM, BK));\n"
+	"    let bd = tensor_desc(b, (K, N), (sb, 1), (BK, BN));\n"
+	"    let cd = tensor_desc(c, (M, N), (sc, 1), (BM, BN));\n"
+	"    let m0 = program_id(0) * BM;\n"
+	"    let n0 = program_id(1) * BN;\n"
+	"    var acc = zeros((BM, BN), f32);\n"
+	"    for k in range(0, K, BK) {\n"
+	"        acc = dot(ad.load((m0, 0)), bd.load((k, n0)), acc);\n"
+	"        ad = tensor_desc(a + k + BK, (M, K - k - BK), (sa, 1), (BM, BK));\n"
+	"    }\n"
+	"    cd.store((m0, n0), acc);\n"
+	"}\n";
+
+static void mm_case(int M, int N, int K, int pad, int BM, int BN, int BK)
+{
+	int sa = K + pad, sb = N + pad, sc = N + pad;
+	arr a = arr_new(DT_F16, (int64_t)M * sa + 1), b = arr_new(DT_F16, (int64_t)K * sb + 1);
+	for (int64_t i = 0; i < a.n; i++)
+		set_f(a, i, (double)rng_range(-4, 4));
+	for (int64_t i = 0; i < b.n; i++)
+		set_f(b, i, (double)rng_range(-4, 4));
+	arr want = arr_new(DT_F32, (int64_t)M * sc);
+	for (int64_t i = 0; i < want.n; i++)
+		set_f(want, i, 0.0);
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			double sum = 0;
+			for (int k = 0; k < K; k++)
+				sum += get_f(a, (int64_t)i * sa + k) * get_f(b, (int64_t)k * sb + j);
+			set_f(want, (int64_t)i * sc + j, sum);
+		}
+	blk_devptr da = dev_from(a), db = dev_from(b), dc = dev_zeros(DT_F32, want.n);
+	bool ok = run_kernel(MM_SRC, NULL, ARGS(P(da), P(db), P(dc), I(M), I(N), I(K), I(sa), I(sb), I(sc)),
+	                     CONSTS(CI("BM", BM), CI("BN", BN), CI("BK", BK)), GRID(0)) == BLK_SUCCESS;
+	if (ok)
+		ok = check_exact(dev_read(dc, DT_F32, want.n), want, NULL, 0);
+	result(ok, "a K loop through a loop-carried A descriptor: %dx%dx%d (rows padded by %d), %dx%dx%d tiles", M, N,
+	       K, pad, BM, BN, BK);
+}
+
 /* What stays an error: a loop may change a descriptor var only to one of
  * the same element type and block shape. */
 static void error_case(const char *what, const char *body, const char *words)
@@ -337,6 +385,11 @@ int main(int argc, char **argv)
 	nested_case(9, 2);
 	nested_case(0, 0);
 	nested_case((int)rng_range(0, 10), (int)rng_range(0, 10));
+	mm_case(32, 32, 64, 0, 16, 16, 16);
+	mm_case(37, 21, 45, 3, 16, 16, 16); /* edges inside every tile */
+	mm_case(20, 40, 8, 8, 16, 32, 16);  /* K below the tile's */
+	mm_case(16, 16, 0, 0, 16, 16, 16);  /* no K: zeros */
+	mm_case((int)rng_range(1, 50), (int)rng_range(1, 50), (int)rng_range(1, 80), (int)rng_range(0, 8), 16, 16, 32);
 	error_case("a new block shape in a loop", "d = tensor_desc(x, (4, 64), (64, 1), (2, 64));",
 	           "'d' is a tensor descriptor of i32[1, 64] blocks before the loop but a tensor descriptor of i32[2, 64] "
 	           "blocks after an iteration");

@@ -384,6 +384,18 @@ static bool index_wide(Sym s)
 	return scalar_bits((ScalarKind)s.type.scalar) == 64 || s.type.scalar == SK_U32;
 }
 
+/* Whether components x and y of two descriptors are the same: one value,
+ * or integer constants of one value (whatever their types: desc_load and
+ * desc_store convert them, and a const parameter 1 as a stride is then
+ * still a constant). */
+static bool comp_same(Sym x, Sym y)
+{
+	if (x.kind == S_CONST && y.kind == S_CONST && !scalar_is_float((ScalarKind)x.type.scalar) &&
+	    !scalar_is_float((ScalarKind)y.type.scalar))
+		return ig_int_value(x) == ig_int_value(y);
+	return sym_same(x, y);
+}
+
 /* ---- descriptors carried by loops -------------------------------------------- */
 
 /* A descriptor var a loop carries, by its components: 0 its base, 1 + j its
@@ -487,7 +499,7 @@ static bool unpack_descs(Gen *g, Region *parent, DescSet *ds, Binding **vars, in
 		for (int c = 0; c <= 2 * e.n; c++) {
 			Sym x = desc_comp(s, c), y = desc_comp(e, c);
 			int p = d->part[c];
-			if (p < 0 && sym_same(x, y))
+			if (p < 0 && comp_same(x, y))
 				continue;
 			bool wide = c && (index_wide(x) || index_wide(y));
 			if (p < 0) {
@@ -634,7 +646,7 @@ static bool merge_desc(Gen *g, const Binding *var, Sym a, Sym b, Region *then_r,
 	for (int j = 0; j < 2 * a.n; j++) {
 		Sym x = a.items[j], y = b.items[j];
 		merged->items[j] = x;
-		if (sym_same(x, y))
+		if (comp_same(x, y))
 			continue;
 		merged->items[j] = VOID;
 		Type t = type_scalar(index_wide(x) || index_wide(y) ? SK_I64 : SK_I32);

@@ -191,8 +191,9 @@ static void if_case(int n)
 	for (int i = 0; i < n; i++) {
 		int s = (int)get_i(sel.host, i);
 		on_y = s == 1 ? true : s == 2 ? false : on_y;
-		for (int j = 0; j < W; j++)
-			set_i(want, i * W + j, on_y ? (j < 40 ? get_i(y.host, i * W + j) : 0) : get_i(x.host, i * W + j));
+		for (int j = 0; j < W; j++) /* rows past 16 read as 0 */
+			set_i(want, i * W + j,
+			      i >= 16 ? 0 : on_y ? (j < 40 ? get_i(y.host, i * W + j) : 0) : get_i(x.host, i * W + j));
 	}
 	check(IF_SRC, ARGS(P(x.dev), P(y.dev), P(out.dev), P(sel.dev), I(n)), out, want,
 	      "a descriptor chosen in a runtime if inside a loop of %d iterations", n);
@@ -374,6 +375,7 @@ int main(int argc, char **argv)
 	while_case(5);
 	while_case((int)rng_range(0, 15));
 	if_case(16);
+	if_case(18);
 	if_case((int)rng_range(0, 17));
 	store_case(5, 60);
 	store_case(3, (int64_t)1 << 40);

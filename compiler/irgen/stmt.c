@@ -374,6 +374,167 @@ static bool carried_type(Gen *g, Binding *b, Span at, Type *t)
 	return false;
 }
 
+/* Whether integer s needs i64 as a descriptor's size or stride (as
+ * desc_load and desc_store decide: 64 bits wide, u32, or a constant past
+ * i32). */
+static bool index_wide(Sym s)
+{
+	if (s.kind == S_CONST)
+		return !ig_fits(SK_I32, ig_int_value(s));
+	return scalar_bits((ScalarKind)s.type.scalar) == 64 || s.type.scalar == SK_U32;
+}
+
+/* Whether components x and y of two descriptors are the same: one value,
+ * or integer constants of one value (whatever their types: desc_load and
+ * desc_store convert them, and a const parameter 1 as a stride is then
+ * still a constant). */
+static bool comp_same(Sym x, Sym y)
+{
+	if (x.kind == S_CONST && y.kind == S_CONST && !scalar_is_float((ScalarKind)x.type.scalar) &&
+	    !scalar_is_float((ScalarKind)y.type.scalar))
+		return ig_int_value(x) == ig_int_value(y);
+	return sym_same(x, y);
+}
+
+/* ---- descriptors carried by loops -------------------------------------------- */
+
+/* A descriptor var a loop carries, by its components: 0 its base, 1 + j its
+ * item j (the sizes, then the strides). A component the body gives anew
+ * is a part, a hidden var the loop carries (at vars[part[c]]); one the body
+ * leaves as it entered stays the entry's (part[c] < 0): a descriptor
+ * rebuilt the same each iteration carries nothing, and a constant stride
+ * stays constant. */
+typedef struct DescCarry {
+	Binding *var;
+	Sym entry;
+	int part[1 + 2 * BLK_MAX_RANK];
+} DescCarry;
+
+typedef struct DescSet {
+	DescCarry d[MAX_CARRIED];
+	int n;
+	bool grew; /* the last body made a part or widened one: generate it again */
+} DescSet;
+
+static Sym desc_comp(Sym d, int c) { return c ? d.items[c - 1] : ig_value_sym(d.v); }
+
+/* Component c of a descriptor as a value of the part's type t, in the current region. */
+static Value *comp_value(Gen *g, Sym s, int c, Type t, Span at)
+{
+	if (!c)
+		return s.v;
+	return ig_to_elem(g, s, (ScalarKind)t.scalar, at);
+}
+
+/* Takes the descriptor vars out of vars[0..*nv) into ds, with no parts yet. */
+static void split_descs(Binding **vars, int *nv, DescSet *ds)
+{
+	int kept = 0;
+	ds->n = 0;
+	ds->grew = false;
+	for (int i = 0; i < *nv; i++) {
+		if (vars[i]->sym.kind != S_DESC || ig_is_slot(vars[i])) {
+			vars[kept++] = vars[i];
+			continue;
+		}
+		DescCarry *d = &ds->d[ds->n++];
+		d->var = vars[i];
+		d->entry = vars[i]->sym;
+		for (int c = 0; c < 1 + 2 * BLK_MAX_RANK; c++)
+			d->part[c] = -1;
+	}
+	*nv = kept;
+}
+
+/* Each descriptor var as its parts hold it now (vars[part]->sym), its other
+ * components the entry's. False when out of memory. */
+static bool pack_descs(Gen *g, Binding **vars, const DescSet *ds)
+{
+	for (int k = 0; k < ds->n; k++) {
+		const DescCarry *d = &ds->d[k];
+		Sym s = d->entry;
+		s.items = arena_alloc(g->arena, (size_t)(2 * s.n) * sizeof *s.items);
+		if (!s.items) {
+			d->var->sym = VOID;
+			return false;
+		}
+		for (int c = 0; c <= 2 * s.n; c++) {
+			Sym p = d->part[c] < 0 ? desc_comp(d->entry, c) : vars[d->part[c]]->sym;
+			if (c)
+				s.items[c - 1] = p;
+			else
+				s.v = p.v;
+		}
+		d->var->sym = s;
+	}
+	return true;
+}
+
+static void restore_descs(const DescSet *ds)
+{
+	for (int k = 0; k < ds->n; k++)
+		ds->d[k].var->sym = ds->d[k].entry;
+}
+
+/* After a loop body (in the current region): each descriptor var's
+ * components into its parts, for the yield. A component the body changed
+ * that has no part gets one, a part too narrow for the body's value is
+ * made i64, their entry values made in `parent`: ds->grew, for another
+ * attempt. False (reported) where the body left the var another kind of
+ * descriptor or no descriptor. */
+static bool unpack_descs(Gen *g, Region *parent, DescSet *ds, Binding **vars, int *nv, Value **init, Type *types,
+                         Span at)
+{
+	ds->grew = false;
+	for (int k = 0; k < ds->n; k++) {
+		DescCarry *d = &ds->d[k];
+		Sym s = d->var->sym, e = d->entry;
+		if (s.kind != S_DESC || !type_eq(s.type, e.type) || s.n != e.n || !type_eq(s.v->type, e.v->type)) {
+			if (s.kind != S_VOID)
+				error(g, at, "'%s' is %s before the loop but %s after an iteration: a descriptor may change in a "
+				      "loop only to one of the same element type and block shape", d->var->name,
+				      ig_sym_desc(g, e), ig_sym_desc(g, s));
+			return false;
+		}
+		for (int c = 0; c <= 2 * e.n; c++) {
+			Sym x = desc_comp(s, c), y = desc_comp(e, c);
+			int p = d->part[c];
+			if (p < 0 && comp_same(x, y))
+				continue;
+			bool wide = c && (index_wide(x) || index_wide(y));
+			if (p < 0) {
+				Binding *b = arena_alloc(g->arena, sizeof *b);
+				if (!b || !push_var(g, vars, nv, b, at))
+					return false;
+				*b = (Binding){.name = d->var->name, .is_var = true, .span = d->var->span};
+				p = d->part[c] = *nv - 1;
+				types[p] = c ? type_scalar(wide ? SK_I64 : SK_I32) : y.v->type;
+				init[p] = NULL;
+			} else if (wide && types[p].scalar != SK_I64) {
+				types[p] = type_scalar(SK_I64);
+				init[p] = NULL;
+			}
+			if (!init[p]) { /* the entry's component, before the loop */
+				Region *r = g->region;
+				g->region = parent;
+				init[p] = comp_value(g, y, c, types[p], at);
+				g->region = r;
+				if (!init[p])
+					return false;
+				vars[p]->sym = ig_value_sym(init[p]);
+				ds->grew = true;
+			}
+			if (!ds->grew) {
+				Value *v = comp_value(g, x, c, types[p], at);
+				if (!v)
+					return false;
+				vars[p]->sym = ig_value_sym(v);
+			}
+		}
+	}
+	return true;
+}
+
 /* A static_range loop being unrolled: its copies from `from` on may be
  * the then part (after a copy that may break or return). */
 typedef struct StaticLoop {
@@ -460,7 +621,7 @@ static bool merge_type(Gen *g, const Binding *var, Sym a, Sym b, Span span, Type
 /* A tensor descriptor each branch of a runtime if leaves in a var (of one
  * block type): its base and each size and stride the branches give
  * differently become results of the if (sizes and strides in i64 where
- * either side's is, else i32), n_out of them from out_t[0], then_v and
+ * either side's needs it, else i32), n_out of them from out_t[0], then_v and
  * else_v; *merged is the descriptor after the if, its items S_VOID where a
  * result (in order) goes (those the same on both sides, a literal 1 stride
  * among them, stay as they are). False (reported) where they cannot. */
@@ -485,13 +646,10 @@ static bool merge_desc(Gen *g, const Binding *var, Sym a, Sym b, Region *then_r,
 	for (int j = 0; j < 2 * a.n; j++) {
 		Sym x = a.items[j], y = b.items[j];
 		merged->items[j] = x;
-		if (sym_same(x, y))
+		if (comp_same(x, y))
 			continue;
 		merged->items[j] = VOID;
-		bool wide = (x.kind != S_CONST && x.type.scalar == SK_I64) || (y.kind != S_CONST && y.type.scalar == SK_I64) ||
-		            (x.kind == S_CONST && !ig_const_fits(g, x, SK_I32, span)) ||
-		            (y.kind == S_CONST && !ig_const_fits(g, y, SK_I32, span));
-		Type t = type_scalar(wide ? SK_I64 : SK_I32);
+		Type t = type_scalar(index_wide(x) || index_wide(y) ? SK_I64 : SK_I32);
 		out_t[n] = t;
 		g->region = then_r;
 		then_v[n] = x.kind == S_CONST ? ig_emit_const(g, x, t, span) : ig_cast_value(g, x.v, t.scalar, span);
@@ -702,9 +860,10 @@ static bool add_loop_slots(Gen *g, Region *parent, int known, Binding **vars, in
 /* Generates a loop body into r, then yields the carried variables' values.
  * On a type change of a variable that entered as a constant, or slots of
  * the fn's result made in the body (more vars: *nv), sets *retype and the
- * new types so that the caller can try again. */
+ * new types so that the caller can try again; on parts of descriptors made
+ * or widened (more vars too), ds->grew. */
 static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int *pnv, Value **args, Type *types,
-                          Value **init, bool *retype, Span at)
+                          Value **init, bool *retype, DescSet *ds, Span at)
 {
 	int nv = *pnv, known = g->res.n;
 	Sym before[MAX_CARRIED];
@@ -720,15 +879,17 @@ static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int *pn
 	Region *saved = g->region;
 	g->region = r;
 	int errors = g->diag->errors;
+	bool ok = pack_descs(g, vars, ds);
 	ig_scope_push(g, false);
 	if (has_stmt(body, N_CONTINUE))
 		ig_scope_bind(g, FLAG_CONTINUE, ig_const_int(SK_I1, 0, false), true, body->span);
-	ig_gen_block(g, body);
+	if (ok)
+		ig_gen_block(g, body);
 	scope_pop(g);
 	Value *yield[MAX_CARRIED];
-	bool ok = g->diag->errors == errors;
+	ok = ok && g->diag->errors == errors && unpack_descs(g, saved, ds, vars, pnv, init, types, at);
 	*retype = false;
-	for (int i = 0; ok && i < nv; i++) {
+	for (int i = 0; ok && !ds->grew && i < nv; i++) {
 		Sym s = vars[i]->sym;
 		bool slot = ig_is_slot(vars[i]);
 		yield[i] = slot && s.kind == S_VOID ? ig_result_placeholder(g, types[i], at) : coerce(g, s, types[i], at);
@@ -753,11 +914,12 @@ static bool gen_loop_body(Gen *g, Region *r, Node *body, Binding **vars, int *pn
 		ok = add_loop_slots(g, saved, known, vars, pnv, init, types, at) && ok;
 		*retype = true;
 	}
-	if (ok && !*retype)
+	if (ok && !*retype && !ds->grew)
 		ok = ig_emit_op(g, OP_YIELD, at, yield, nv, NULL, 0) != NULL;
 	g->region = saved;
 	for (int i = 0; i < nv; i++)
 		vars[i]->sym = before[i];
+	restore_descs(ds);
 	return ok;
 }
 
@@ -937,11 +1099,15 @@ static void gen_for(Gen *g, Node *n)
 	int nv = carried_vars(g, n->b, vars, n->span);
 	Value *init[MAX_CARRIED];
 	Type types[MAX_CARRIED];
-	if (nv < 0 || !materialize_inits(g, vars, nv, init, types, n->span))
+	DescSet *ds = arena_alloc(g->arena, sizeof *ds);
+	if (nv < 0 || !ds)
+		return;
+	split_descs(vars, &nv, ds);
+	if (!materialize_inits(g, vars, nv, init, types, n->span))
 		return;
 	Region body = {0};
 	Value *args[MAX_CARRIED];
-	for (int attempt = 0;; attempt++) {
+	for (int attempt = 0;;) {
 		body = (Region){0};
 		Value *iv = ir_region_arg(g->f, &body, type_scalar(k));
 		for (int i = 0; i < nv; i++)
@@ -950,15 +1116,15 @@ static void gen_for(Gen *g, Node *n)
 		ig_scope_bind(g, n->name, ig_value_sym(iv), false, n->span);
 		g->runtime_depth++;
 		bool retype;
-		bool ok = gen_loop_body(g, &body, n->b, vars, &nv, args, types, init, &retype, n->span);
+		bool ok = gen_loop_body(g, &body, n->b, vars, &nv, args, types, init, &retype, ds, n->span);
 		g->runtime_depth--;
 		scope_pop(g);
 		if (!ok)
 			return;
-		if (!retype)
+		if (!retype && !ds->grew)
 			break;
 		ir_clear_region(&body);
-		if (!retype_inits(g, n, attempt, vars, nv, init, types))
+		if (retype && !retype_inits(g, n, attempt++, vars, nv, init, types))
 			return;
 	}
 	Value *operands[3 + MAX_CARRIED] = {bounds[0], bounds[1], bounds[2]};
@@ -971,6 +1137,7 @@ static void gen_for(Gen *g, Node *n)
 	ir_move_region(&op->regions[0], &body);
 	for (int i = 0; i < nv; i++)
 		vars[i]->sym = ig_value_sym(op->results[i]);
+	pack_descs(g, vars, ds);
 }
 
 /* cv && !flag for the flags carried by the loop (in its condition region,
@@ -1073,11 +1240,15 @@ static void while_loop(Gen *g, Node *n)
 	int nv = carried_vars(g, n->b, vars, n->span);
 	Value *init[MAX_CARRIED];
 	Type types[MAX_CARRIED];
-	if (nv < 0 || !materialize_inits(g, vars, nv, init, types, n->span))
+	DescSet *ds = arena_alloc(g->arena, sizeof *ds);
+	if (nv < 0 || !ds)
+		return;
+	split_descs(vars, &nv, ds);
+	if (!materialize_inits(g, vars, nv, init, types, n->span))
 		return;
 	Region before = {0}, after = {0};
 	Region *saved = g->region;
-	for (int attempt = 0;; attempt++) {
+	for (int attempt = 0;;) {
 		before = (Region){0};
 		after = (Region){0};
 		/* region 0: the condition over the carried values */
@@ -1090,7 +1261,8 @@ static void while_loop(Gen *g, Node *n)
 		}
 		g->region = &before;
 		g->runtime_depth++;
-		Sym c = ig_truth(g, ig_gen_expr(g, n->a), n->a->span);
+		Sym c = pack_descs(g, vars, ds) ? ig_truth(g, ig_gen_expr(g, n->a), n->a->span) : VOID;
+		restore_descs(ds);
 		Value *cv = c.kind == S_VOID ? NULL : ig_materialize(g, c, n->a->span);
 		if (cv && cv->type.rank) {
 			error(g, n->a->span, "a 'while' condition must be a scalar, found %s", tstr(g, cv->type));
@@ -1114,16 +1286,16 @@ static void while_loop(Gen *g, Node *n)
 			aargs[i] = ir_region_arg(g->f, &after, types[i]);
 		ig_scope_push(g, false);
 		bool retype;
-		bool ok = gen_loop_body(g, &after, n->b, vars, &nv, aargs, types, init, &retype, n->span);
+		bool ok = gen_loop_body(g, &after, n->b, vars, &nv, aargs, types, init, &retype, ds, n->span);
 		scope_pop(g);
 		g->runtime_depth--;
 		if (!ok)
 			return;
-		if (!retype)
+		if (!retype && !ds->grew)
 			break;
 		ir_clear_region(&before);
 		ir_clear_region(&after);
-		if (!retype_inits(g, n, attempt, vars, nv, init, types))
+		if (retype && !retype_inits(g, n, attempt++, vars, nv, init, types))
 			return;
 	}
 	Op *op = ig_emit_op(g, OP_WHILE, n->span, init, nv, types, nv);
@@ -1133,6 +1305,7 @@ static void while_loop(Gen *g, Node *n)
 	ir_move_region(&op->regions[1], &after);
 	for (int i = 0; i < nv; i++)
 		vars[i]->sym = ig_value_sym(op->results[i]);
+	pack_descs(g, vars, ds);
 }
 
 /* break and continue set their loop's flag; in a static_range loop (whose

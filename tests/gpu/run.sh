@@ -16,7 +16,8 @@
 #    two GPUs (one SKIP line where there are fewer);
 #  - every example host program built in BUILD_DIR/examples (make examples),
 #    run with BLK_BACKEND=gpu: each checks its kernel against C and exits 0;
-#  - TMA (BLK_TMA=1): tests/ops/desc_matmul_api_test, desc_attention_api_test
+#  - TMA (BLK_TMA=1): tests/ops/desc_matmul_api_test, desc_attention_api_test,
+#    desc_loop_api_test (loop-carried descriptors beside TMA ones)
 #    and the persistent matmul example with their descriptor tiles by TMA;
 #  - tests/gpu/python.sh: the Python package against torch (where torch is);
 #  - tests/gpu/attention_branches.py: attention with branches in its loop;
@@ -191,11 +192,13 @@ took examples
 # with their K loops' tiles by cp.async.bulk.tensor where the row strides are
 # multiples of 16 (the others, and the persistent example's rows of 70 and 130
 # elements, take the variant without), each under a time limit (a wrong
-# mbarrier parity would hang the kernel); then again warp-specialized
-# (BLK_WARP_SPECIALIZE=1: a producer warpgroup issues the copies)
+# mbarrier parity would hang the kernel); the loop-carried descriptors of
+# desc_loop_api_test (expanded loads, a K loop's moving A by cp.async beside
+# B by TMA); then again warp-specialized (BLK_WARP_SPECIALIZE=1: a producer
+# warpgroup issues the copies)
 if want tma; then
 	for ws in 0 1; do
-		for name in desc_matmul_api_test desc_attention_api_test; do
+		for name in desc_matmul_api_test desc_attention_api_test desc_loop_api_test; do
 			prog="$build/tests/ops/$name"
 			if [ -x "$prog" ]; then
 				out=$(BLK_BACKEND=gpu BLK_TMA=1 BLK_WARP_SPECIALIZE=$ws timeout 300 "$prog" 2>&1)

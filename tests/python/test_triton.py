@@ -288,6 +288,41 @@ def _():
     return close(c, a.astype(np.float64) @ b.astype(np.float64), 1e-5, "matmul")
 
 
+@triton.jit
+def _desc_loop_carried(x_ptr, out_ptr, widths_ptr, M, N, BLOCK_N: tl.constexpr):
+    # in_desc moves down a row each iteration with that row's width; out_desc
+    # is chosen afresh in a runtime if: even rows to the top half of out,
+    # odd ones to the bottom half (Triton's loop-carried descriptors)
+    in_desc = tl.make_tensor_descriptor(x_ptr, shape=[1, N], strides=[N, 1], block_shape=[1, BLOCK_N])
+    out_desc = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1], block_shape=[1, BLOCK_N])
+    for i in range(0, M):
+        row = in_desc.load([0, 0])
+        if i % 2 == 1:
+            out_desc = tl.make_tensor_descriptor(out_ptr + M * N, shape=[M, N], strides=[N, 1],
+                                                 block_shape=[1, BLOCK_N])
+        else:
+            out_desc = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1], block_shape=[1, BLOCK_N])
+        out_desc.store([i, 0], row * 2.0)
+        w = tl.load(widths_ptr + i + 1)
+        in_desc = tl.make_tensor_descriptor(x_ptr + (i + 1) * N, shape=[1, w], strides=[N, 1],
+                                            block_shape=[1, BLOCK_N])
+
+
+@case("tensor descriptors re-made in a loop and chosen in a runtime if inside it (loop-carried)")
+def _():
+    M, N = 7, 40
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    widths = np.concatenate([[N], rng.integers(0, N + 1, M)]).astype(np.int32)
+    out = np.full((2 * M, N), -1.0, np.float32)
+    _desc_loop_carried[(1,)](x, out, widths, M, N, BLOCK_N=64)
+    want = np.full((2 * M, N), -1.0)
+    for i in range(M):
+        r = np.where(np.arange(N) < widths[i], x[i].astype(np.float64) * 2.0, 0.0)
+        want[(M if i % 2 else 0) + i] = r
+    assert np.array_equal(out, want.astype(np.float32)), (out, want)
+    return "ok"
+
+
 # ---- the translated source, reviewed --------------------------------------------
 
 GOLDEN = """kernel _scale_shift(x_ptr: *f32, out_ptr: *f32, n: i32, alpha: f32) {

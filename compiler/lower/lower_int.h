@@ -405,10 +405,11 @@ void lower_assert(Lower *L, const Op *op);
 /* Registers a thread may need for one block value. Past GPU_SPILL_BLOCK_REGS
  * (four times the 255 a thread has) the block lives in local memory, spilled
  * by ptxas, with a warning naming it; past GPU_MAX_BLOCK_REGS lowering refuses
- * the kernel: ptxas would take minutes (a 1024 x 1024 f32 block on 4 warps,
- * 8,192 registers a thread, takes it about 20 s). A sort or topk, whose
- * network grows faster than its block, is refused past GPU_SPILL_BLOCK_REGS. */
-enum { GPU_SPILL_BLOCK_REGS = 4 * 255, GPU_MAX_BLOCK_REGS = 16384 };
+ * the kernel: ptxas would take minutes (a 512 x 512 f32 transpose on 4 warps,
+ * 2,048 registers a thread, takes it about 9 s; a 1024 x 1024 one, 8,192,
+ * two minutes). A sort or topk, whose network grows faster than its block,
+ * is refused past GPU_SPILL_BLOCK_REGS. */
+enum { GPU_SPILL_BLOCK_REGS = 4 * 255, GPU_MAX_BLOCK_REGS = 4096 };
 /* A warning for a block value of f past GPU_SPILL_BLOCK_REGS, an error
  * (naming the kernel, the block's op and type, its registers a thread, and
  * what to do) past the limit. */

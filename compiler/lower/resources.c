@@ -5,7 +5,7 @@
  *     in local memory (ptxas spills it), with a warning naming it; one so
  *     large that ptxas would spend minutes on it is an error before LLVM
  *     runs (one program transposing a 1024 x 1024 f32 tile: 8,192 registers
- *     a thread on 4 warps, 40 KB of spills, 20 s of ptxas, is allowed).
+ *     a thread on 4 warps, two minutes of ptxas; on 8 warps it compiles).
  *   - gpu_ptxas_spills: the bytes of spill stores and loads in the log of
  *     ptxas -v (blkc) or the driver's JIT (CU_JIT_LOG_VERBOSE), for the
  *     warning that names the kernel. */

@@ -142,10 +142,10 @@ fi
 # ---- resources: blocks too large for registers, register spills -------------------------
 # A block needing over 4 x 255 registers a thread lives in local memory: a
 # warning naming the kernel, the block, the registers and the cost, and the
-# PTX. Past 16384 (ptxas would take minutes), and for a sort network past
+# PTX. Past 4096 (ptxas would take minutes), and for a sort network past
 # 4 x 255, an error before LLVM runs.
-want="tests/cli/resources/too_big.tile:8:16: warning: kernel 'transpose_big': this block (f32[1024, 1024], from load) needs 8192 registers a thread on 4 warps (1048576 elements over 128 threads); a thread has 255: it lives in local memory (about 32 KiB a thread, 4096 KiB a program, spilled by ptxas): correct but slower, and slower to compile; a smaller block or more warps (num_warps) keeps it in registers"
-if ! "$blkc" --emit=ptx --arch=sm_90a --color=never tests/cli/resources/too_big.tile -o "$tmp/big.ptx" 2>"$tmp/err"; then
+want="tests/cli/resources/too_big.tile:8:16: warning: kernel 'transpose_big': this block (f32[1024, 1024], from load) needs 4096 registers a thread on 8 warps (1048576 elements over 256 threads); a thread has 255: it lives in local memory (about 16 KiB a thread, 4096 KiB a program, spilled by ptxas): correct but slower, and slower to compile; a smaller block or more warps (num_warps) keeps it in registers"
+if ! "$blkc" --emit=ptx --arch=sm_90a --color=never -D num_warps=8 tests/cli/resources/too_big.tile -o "$tmp/big.ptx" 2>"$tmp/err"; then
 	bad "a block past the registers compiles" "$(cat "$tmp/err")"
 elif [ "$(head -1 "$tmp/err")" = "$want" ] && grep -q "ld.global" "$tmp/big.ptx"; then
 	ok "a block past the registers: PTX, and a warning naming the kernel, the block and its cost"
@@ -155,14 +155,17 @@ fi
 "$blkc" --emit=ptx --arch=sm_90a --color=never -D num_warps=32 tests/cli/resources/too_big.tile -o "$tmp/big.ptx" 2>"$tmp/err"
 grep -q "warning: .*needs 1024 registers a thread on 32 warps" "$tmp/err" && ok "... on 32 warps too (1024 a thread)" ||
 	bad "too_big on 32 warps" "$(cat "$tmp/err")"
-want="tests/cli/resources/too_big.tile:8:16: error: kernel 'transpose_big': this block (f32[1024, 1024], from load) needs 32768 registers a thread on 1 warp (1048576 elements over 32 threads); a thread has 255: past 16384 the compiler would spend minutes spilling it to memory: use a smaller block or more warps (num_warps)"
-if "$blkc" --emit=ptx --arch=sm_90a --color=never -D num_warps=1 tests/cli/resources/too_big.tile -o "$tmp/big.ptx" 2>"$tmp/err"; then
+want="tests/cli/resources/too_big.tile:8:16: error: kernel 'transpose_big': this block (f32[1024, 1024], from load) needs 8192 registers a thread on 4 warps (1048576 elements over 128 threads); a thread has 255: past 4096 the compiler would spend minutes spilling it to memory: use a smaller block or more warps (num_warps)"
+if "$blkc" --emit=ptx --arch=sm_90a --color=never tests/cli/resources/too_big.tile -o "$tmp/big.ptx" 2>"$tmp/err"; then
 	bad "a block far too large for registers is an error"
 elif [ "$(head -1 "$tmp/err")" = "$want" ]; then
-	ok "on 1 warp (32768 a thread): an error naming the kernel, the block and what to do"
+	ok "on 4 warps (8192 a thread): an error naming the kernel, the block and what to do"
 else
 	bad "a block far too large for registers" "$(cat "$tmp/err")"
 fi
+"$blkc" --emit=ptx --arch=sm_90a --color=never -D num_warps=1 tests/cli/resources/too_big.tile -o "$tmp/big.ptx" 2>"$tmp/err"
+grep -q "error: .*needs 32768 registers a thread on 1 warp (" "$tmp/err" && ok "... on 1 warp (32768 a thread): the error" ||
+	bad "too_big on 1 warp" "$(cat "$tmp/err")"
 if "$blkc" --emit=ptx --arch=sm_90a --color=never tests/cli/resources/sort_too_big.tile -o "$tmp/big.ptx" 2>"$tmp/err"; then
 	bad "a sort network past 1020 registers a thread is an error"
 elif grep -q "error: kernel 'sort_big': this block (i32\[262144\], from sort) needs 2048 registers a thread on 4 warps .*a sort network past 1020" "$tmp/err"; then

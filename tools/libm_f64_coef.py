@@ -150,6 +150,7 @@ def main():
     const('LM_LOG_PI', mp.log(mp.pi), why='log(pi)')
     const('LM_2_PI', 2 / mp.pi, why='2 / pi')
     const('LM_EULER', mp.euler, why="Euler's gamma")
+    const('LM_LN2', mp.log(2), why='log 2')
     # pi/2 in three parts, the first two of 23 bits (k pi/2 exact for k < 2^30)
     p1 = split_bits(mp.pi / 2, 23)
     p2 = split_bits(mp.pi / 2 - p1, 23)

@@ -200,6 +200,7 @@ static Value *lgamma_pos(Lm *m, Value *z, Value **blo)
 	Value *t1 = lm_sub(m, z, lm_k(m, 1)), *t2 = lm_sub(m, z, lm_k(m, 2));
 	Value *v = lm_mul(m, t1, fit_eval(m, t1, &LGAMMA1_FITS[0]));
 	v = lm_sel(m, lm_cmp(m, CMP_GE, z, lm_k(m, 1.5)), lm_mul(m, t2, fit_eval(m, t2, &LGAMMA2_FITS[0])), v);
+	v = lm_sel(m, lm_or(m, lm_cmp(m, CMP_EQ, t1, lm_k(m, 0)), lm_cmp(m, CMP_EQ, t2, lm_k(m, 0))), lm_k(m, 0), v); /* +0, not t g = -0 */
 	v = lm_sel(m, lm_cmp(m, CMP_GE, z, lm_k(m, 2.5)), fits_eval(m, z, LGAMMA_FITS, NFITS(LGAMMA_FITS)), v);
 	Value *lz, *slo, *s = stirling(m, z, &slo, &lz);
 	Value *big = lm_cmp(m, CMP_GE, z, lm_k(m, 8));
@@ -262,7 +263,7 @@ static Value *gamma_pos(Lm *m, Value *a, bool neg)
 		return lm_fma(m, ql, r, lm_mul(m, qh, r));
 	}
 	Value *g = lm_div(m, lm_exp_core(m, e, lo, 0, NULL), qh);
-	return lm_fma(m, lm_neg(m, g), lm_div(m, ql, qh), g);
+	return lm_sel(m, shift, lm_fma(m, lm_neg(m, g), lm_div(m, ql, qh), g), g); /* g may be inf */
 }
 
 /* tgamma: 1/x - gamma below |x| = 2^-28; gamma_pos above 0; below, the
@@ -371,10 +372,14 @@ static Value *jy_series(Lm *m, Value *a, int nu, bool y)
 		j = lm_mul(m, j, lm_mul(m, a, lm_k(m, 0.5)));
 	if (!y)
 		return j;
-	Value *ll, *lg = lm_log_dd(m, lm_mul(m, a, lm_k(m, 0.5)), &ll);
+	/* log(a/2) = log a - log 2 (a/2 would underflow for the least subnormal) */
+	Value *ll, *lg = lm_log_dd(m, a, &ll);
+	Value *e0, *lg2 = two_sum(m, lg, lm_k(m, -LM_LN2_HI), &e0);
+	ll = lm_add(m, lm_sub(m, ll, lm_k(m, LM_LN2_LO)), e0);
+	lg = lg2;
 	Value *sy = poly_dd(m, uh, ul, cy, K);
-	if (nu) /* (2/pi) (log(a/2) J1 - 1/a) - (a / (2 pi)) sy */
-		return lm_sub(m, lm_mul(m, lm_k(m, LM_2_PI_HI), lm_fma(m, lg, j, lm_neg(m, lm_div(m, lm_k(m, 1), a)))),
+	if (nu) /* (2/pi) log(a/2) J1 - (2/pi) / a - (a / (2 pi)) sy */
+		return lm_sub(m, lm_fma(m, lm_mul(m, lm_k(m, LM_2_PI_HI), lg), j, lm_neg(m, lm_div(m, lm_k(m, LM_2_PI_HI), a))),
 		              lm_mul(m, lm_mul(m, a, lm_k(m, 0.5 / 3.14159265358979323846)), sy));
 	/* (2/pi) ((log(a/2) + gamma) J0 - sy) */
 	Value *el, *eh = two_sum(m, lg, lm_k(m, LM_EULER_HI), &el);

@@ -28,6 +28,9 @@ static const double LM_2_PI_LO = -0x1.6b01ec5417056p-55;
 /* Euler's gamma */
 static const double LM_EULER_HI = 0x1.2788cfc6fb619p-1;
 static const double LM_EULER_LO = -0x1.6cb90701fbfabp-58;
+/* log 2 */
+static const double LM_LN2_HI = 0x1.62e42fefa39efp-1;
+static const double LM_LN2_LO = 0x1.abc9e3b39803fp-56;
 /* pi/2 = LM_PIO2_1 + LM_PIO2_2 + LM_PIO2_3, the first two of 23 bits */
 static const double LM_PIO2_1 = 0x1.921fb40000000p+0;
 static const double LM_PIO2_2 = 0x1.4442d00000000p-24;

@@ -14,6 +14,7 @@
  * backends compute to the bit, so these bounds hold on the GPU too; tanh's
  * ex2.approx is the exception, whose 2 ulp the f32 bound adds. */
 #include "ops.h"
+#include "libm_f64_ref.h"
 
 enum { N = 4000 };
 
@@ -242,6 +243,39 @@ static void unary_case(const fn1 *fn, dt t)
 	free(atol);
 	result(ok, "%s %s%s: largest error %.3g ulp (bound %g)", fn->name, dts[t].name, fusion ? "" : " (fp_fusion 0)",
 	       worst, bound);
+}
+
+/* The f64 form of a function at the inputs of its mpmath table
+ * (libm_f64_ref.h), held to the same bound and absolute tolerance. */
+static void table_case(const fn1 *fn)
+{
+	int k = 0;
+	while (k < COUNT(REF_TABLES) && strcmp(REF_TABLES[k].name, fn->name) != 0)
+		k++;
+	if (k == COUNT(REF_TABLES))
+		return;
+	int n = REF_TABLES[k].n;
+	const RefRow *rows = REF_TABLES[k].rows;
+	arr x = arr_new(DT_F64, n);
+	long double *ref = calloc(n, sizeof *ref);
+	double *atol = calloc(n, sizeof *atol);
+	for (int i = 0; i < n; i++) {
+		set_f(x, i, rows[i].x);
+		ref[i] = (long double)rows[i].hi + rows[i].lo;
+		atol[i] = atol_of(fn->name, DT_F64, rows[i].x);
+	}
+	blk_devptr dx = dev_from(x), dout = dev_zeros(DT_F64, n);
+	bool ok = run_kernel(render(UNARY_SRC, "T", "f64", "FN", fn->name, NULL), "k", ARGS(P(dx), P(dout), I(n)), FUSION,
+	                     GRID(0)) == BLK_SUCCESS;
+	double worst = 0;
+	if (ok) {
+		worst = max_ulp_abs(dev_read(dout, DT_F64, n), ref, &x, 1, fn->b64, atol);
+		ok = worst <= fn->b64;
+	}
+	free(ref);
+	free(atol);
+	result(ok, "%s f64%s at the %d points of its mpmath table: largest error %.3g ulp (bound %g)", fn->name,
+	       fusion ? "" : " (fp_fusion 0)", n, worst, fn->b64);
 }
 
 /* ---- binary functions ------------------------------------------------------ */
@@ -495,6 +529,9 @@ int main(int argc, char **argv)
 			for (int t = 0; t < COUNT(FLOATS); t++)
 				if ((FLOATS[t] != DT_F64 || FNS[f].b64 >= 0) && wanted(FNS[f].name, FLOATS[t]))
 					unary_case(&FNS[f], FLOATS[t]);
+		for (int f = 0; f < COUNT(FNS); f++)
+			if (FNS[f].b64 >= 0 && wanted(FNS[f].name, DT_F64) && (f == 0 || strcmp(FNS[f - 1].name, FNS[f].name) != 0))
+				table_case(&FNS[f]);
 		return ops_finish();
 	}
 	for (fusion = 1; fusion >= 0; fusion--) {
@@ -503,6 +540,9 @@ int main(int argc, char **argv)
 			for (int t = 0; t < COUNT(FLOATS); t++)
 				if ((FLOATS[t] != DT_F64 || FNS[f].b64 >= 0) && wanted(FNS[f].name, FLOATS[t]))
 					unary_case(&FNS[f], FLOATS[t]);
+		for (int f = 0; f < COUNT(FNS); f++) /* once a function (lgamma has two rows) */
+			if (FNS[f].b64 >= 0 && (f == 0 || strcmp(FNS[f - 1].name, FNS[f].name) != 0))
+				table_case(&FNS[f]);
 		for (int f = 0; f < COUNT(FNS2); f++)
 			for (int t = 0; t < COUNT(FLOATS); t++)
 				if (FLOATS[t] != DT_F64 || FNS2[f].b64 >= 0)

@@ -117,6 +117,11 @@ def main():
     fit('lgamma2', g2, -0.5, 0.5, out=fits)
     for lo, hi in [(2.5, 3.5), (3.5, 4.5), (4.5, 6), (6, 8)]:
         fit('lgamma', mp.loggamma, lo, hi, out=fits)
+    # e^-x I0(x), e^-x I1(x) on [3, 21)
+    for nu in (0, 1):
+        f = (lambda nu: lambda x: mp.exp(-x) * mp.besseli(nu, x))(nu)
+        for lo, hi in [(3, 6), (6, 10), (10, 15), (15, 21)]:
+            fit('ie%d' % nu, f, lo, hi, out=fits)
     # Bessel: J0, J1, Y0, Y1 on [2, 8] (below, their series; above, Hankel)
     for nm, nu, y in [('j0', 0, False), ('j1', 1, False), ('y0', 0, True), ('y1', 1, True)]:
         f = (lambda nu, y: lambda x: (mp.bessely if y else mp.besselj)(nu, x))(nu, y)

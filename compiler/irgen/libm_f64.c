@@ -311,24 +311,30 @@ static void hankel_terms(int nu, double *c, int n)
 	}
 }
 
-/* I_nu(x), nu = 0, 1, at a = |x|: below 21 the series (a/2)^nu sum u^k /
- * (k! (k + nu)!), u = a^2/4 in two parts (positive terms, to k = 45); from
+/* I_nu(x), nu = 0, 1, at a = |x|: below 3 the series (a/2)^nu sum u^k /
+ * (k! (k + nu)!), u = a^2/4 in two parts (positive terms, to k = 19); to 21
+ * e^a times the fits of e^-a I_nu(a); from
  * 21 e^(a - log(2 pi a)/2) sum_k (-1)^k a_k(nu) / a^k to k = 39, the exponent
  * in two parts (one rounding of e^, and no overflow before the result's) */
 static Value *bessel_i64(Lm *m, Value *x, int nu)
 {
 	Value *a = lm_abs(m, x);
-	double c[46], f = 1;
-	for (int k = 0; k < 46; k++) {
-		c[k] = 1 / (f * (nu ? f * (k + 1) : f));
-		f *= k + 1;
+	double c[20];
+	for (int k = 0; k < 20; k++) { /* 1 / (k! (k + nu)!), rounded once */
+		long double f = 1;
+		for (int j = 2; j <= k; j++)
+			f *= j;
+		c[k] = (double)(1 / (f * (nu ? f * (k + 1) : f)));
 	}
 	Value *ul, *uh = two_prod(m, a, a, &ul);
 	uh = lm_mul(m, uh, lm_k(m, 0.25));
 	ul = lm_mul(m, ul, lm_k(m, 0.25));
-	Value *ser = poly_dd(m, uh, ul, c, 46);
+	Value *ser = poly_dd(m, uh, ul, c, 20);
 	if (nu)
 		ser = lm_mul(m, ser, lm_mul(m, a, lm_k(m, 0.5)));
+	Value *mid = lm_mul(m, lm_exp_core(m, lm_min(m, a, lm_k(m, 21)), NULL, 0, NULL),
+	                    nu ? fits_eval(m, a, IE1_FITS, NFITS(IE1_FITS)) : fits_eval(m, a, IE0_FITS, NFITS(IE0_FITS)));
+	ser = lm_sel(m, lm_cmp(m, CMP_LT, a, lm_k(m, 3)), ser, mid);
 	double d[40];
 	hankel_terms(nu, d, 40);
 	for (int k = 1; k < 40; k += 2)

@@ -175,20 +175,32 @@ static Value *stirling(Lm *m, Value *z, Value **lo, Value **lz)
 	return lm_sel(m, lm_cmp(m, CMP_EQ, ph, lm_k(m, INFINITY)), ph, hi);
 }
 
-/* sin(pi r) for |r| <= 1/2 as hi + *lo: pi r in two parts, Taylor to
- * (pi r)^25 */
+/* sin(pi r) for 0 <= r <= 1/2 as hi + *lo: up to 1/4 pi r in two parts
+ * and Taylor to (pi r)^25; above, cos(pi w), w = 1/2 - r (exact), as
+ * 1 - p^2/2 + p^4 (1/24 - p^2/720 + ...), p = pi w, p^2 in two parts (the
+ * sine's correction term would be as large as a quarter of the result) */
 static Value *sin_pi(Lm *m, Value *r, Value **lo)
 {
-	Value *pl, *ph = two_prod(m, r, lm_k(m, LM_PI_HI), &pl);
-	pl = lm_fma(m, r, lm_k(m, LM_PI_LO), pl);
-	double c[12], f = 6;
-	for (int i = 0; i < 12; i++) { /* -1/3!, 1/5!, ... */
+	Value *hi_r = lm_cmp(m, CMP_GT, r, lm_k(m, 0.25));
+	Value *w = lm_sel(m, hi_r, lm_sub(m, lm_k(m, 0.5), r), r);
+	Value *pl, *ph = two_prod(m, w, lm_k(m, LM_PI_HI), &pl);
+	pl = lm_fma(m, w, lm_k(m, LM_PI_LO), pl);
+	double c[12], cc[12], f = 6, g = 24;
+	for (int i = 0; i < 12; i++) { /* -1/3!, 1/5!, ...; 1/4!, -1/6!, ... */
 		c[i] = (i % 2 ? 1 : -1) / f;
+		cc[i] = (i % 2 ? -1 : 1) / g;
 		f *= (2 * i + 4) * (2 * i + 5);
+		g *= (2 * i + 5) * (2 * i + 6);
 	}
-	Value *z = lm_mul(m, ph, ph);
+	Value *zl, *z = two_prod(m, ph, ph, &zl);
+	zl = lm_fma(m, lm_add(m, ph, ph), pl, zl);
 	Value *tail = lm_fma(m, lm_mul(m, ph, z), lm_poly(m, z, c, 12), pl);
-	return fast_two_sum(m, ph, tail, lo);
+	Value *sl, *sh = fast_two_sum(m, ph, tail, &sl);
+	Value *e, *h = fast_two_sum(m, lm_k(m, 1), lm_mul(m, z, lm_k(m, -0.5)), &e);
+	Value *ctail = lm_fma(m, lm_mul(m, z, z), lm_poly(m, z, cc, 12), lm_fma(m, zl, lm_k(m, -0.5), e));
+	Value *cl, *ch = fast_two_sum(m, h, ctail, &cl);
+	*lo = lm_sel(m, hi_r, cl, sl);
+	return lm_sel(m, hi_r, ch, sh);
 }
 
 /* log Gamma(z) for z >= 1/2: the fits of log Gamma(1 + t) / t and
@@ -236,60 +248,60 @@ Value *lm_lgamma64(Lm *m, Value *x)
 	return lm_sel(m, lm_isnan(m, x), x, v);
 }
 
-/* 1 / Gamma(a) 2^600 (neg) or Gamma(a) (else), for a >= 2^-28: below 8,
- * Gamma(a) = Gamma(a + 8) / (a (a + 1) ... (a + 7)) with a + 8 and the
- * product in two parts; Stirling's exponent (lgamma's) in two parts, its
- * low part widened by (a + 8)'s rounding error times log(a + 8) (the
- * derivative), and e^ of it by lm_exp_core (a single rounding of the
- * exponent's sum) */
-static Value *gamma_pos(Lm *m, Value *a, bool neg)
+/* Gamma(x) for x > -8 (inv false), or 2^600 / Gamma(x) for x >= 8 (inv):
+ * below 8, Gamma(x) = Gamma(x + 16) / (x (x + 1) ... (x + 15)) with x + 16
+ * and the product in two parts (a negative x gets its sign from the
+ * product); Stirling's exponent (lgamma's) in two parts, its low part
+ * widened by (x + 16)'s rounding error times log(x + 16) (the derivative),
+ * and e^ of it by lm_exp_core (a single rounding of the exponent's sum) */
+static Value *gamma_fwd(Lm *m, Value *x, bool inv)
 {
-	Value *zl, *zh = two_sum(m, a, lm_k(m, 8), &zl);
-	Value *qh = a, *ql = lm_k(m, 0);
-	for (int i = 1; i < 8; i++) {
-		Value *sl, *sh = two_sum(m, a, lm_k(m, i), &sl);
+	Value *shift = lm_cmp(m, CMP_LT, x, lm_k(m, 8));
+	Value *zl, *zh = two_sum(m, x, lm_k(m, 16), &zl);
+	Value *qh = x, *ql = lm_k(m, 0);
+	for (int i = 1; i < 16; i++) {
+		Value *sl, *sh = two_sum(m, x, lm_k(m, i), &sl);
 		Value *pl, *ph = two_prod(m, qh, sh, &pl);
 		ql = lm_add(m, pl, lm_fma(m, qh, sl, lm_mul(m, ql, sh)));
 		qh = ph;
 	}
-	Value *shift = lm_cmp(m, CMP_LT, a, lm_k(m, 8));
-	Value *z = lm_sel(m, shift, zh, lm_min(m, a, lm_k(m, 400)));
+	Value *z = lm_sel(m, shift, zh, lm_min(m, x, lm_k(m, 400)));
 	Value *lo, *lz, *e = stirling(m, z, &lo, &lz);
 	lo = lm_fma(m, lm_sel(m, shift, zl, lm_k(m, 0)), lz, lo);
+	if (inv)
+		return lm_exp_core(m, lm_neg(m, e), lm_neg(m, lo), 600, NULL);
 	qh = lm_sel(m, shift, qh, lm_k(m, 1));
 	ql = lm_sel(m, shift, ql, lm_k(m, 0));
-	if (neg) {
-		Value *r = lm_exp_core(m, lm_neg(m, e), lm_neg(m, lo), 600, NULL);
-		return lm_fma(m, ql, r, lm_mul(m, qh, r));
-	}
 	Value *g = lm_div(m, lm_exp_core(m, e, lo, 0, NULL), qh);
 	return lm_sel(m, shift, lm_fma(m, lm_neg(m, g), lm_div(m, ql, qh), g), g); /* g may be inf */
 }
 
-/* tgamma: 1/x - gamma below |x| = 2^-28; gamma_pos above 0; below, the
+/* tgamma: 1/x - gamma below |x| = 2^-28; gamma_fwd above -8; below, the
  * reflection Gamma(x) = -pi / (x sin(pi x) Gamma(-x)), scaled by 2^600
- * until the end so that a subnormal result rounds about once; its sign
+ * until the end so that a subnormal result rounds about once, its sign
  * negative between an odd negative integer and the next even one;
  * NaN at the negative integers and -inf, +-inf at +-0 */
 Value *lm_tgamma64(Lm *m, Value *x)
 {
 	Value *a = lm_abs(m, x);
-	Value *pos = gamma_pos(m, a, false);
-	Value *inv = gamma_pos(m, a, true); /* 2^600 / Gamma(a) */
+	Value *fwd = gamma_fwd(m, x, false); /* for x > -8 */
+	Value *inv = gamma_fwd(m, lm_max(m, a, lm_k(m, 8)), true); /* 2^600 / Gamma(a) */
 	Value *r = lm_sub(m, x, lm_math(m, MATH_RINT, x));
 	Value *sl, *sh = sin_pi(m, lm_abs(m, r), &sl);
 	Value *dl, *dh = two_prod(m, a, sh, &dl);
 	dl = lm_fma(m, a, sl, dl);
-	Value *num = lm_fma(m, inv, lm_k(m, LM_PI_HI), lm_mul(m, inv, lm_k(m, LM_PI_LO)));
-	Value *g = lm_div(m, num, dh);
-	g = lm_fma(m, lm_neg(m, g), lm_div(m, dl, dh), g);
+	/* pi / (dh + dl) as q + ql, then one rounding of inv (q + ql) */
+	Value *q = lm_div(m, lm_k(m, LM_PI_HI), dh);
+	Value *rem = lm_fma(m, lm_neg(m, q), dh, lm_k(m, LM_PI_HI)); /* exact */
+	Value *ql = lm_div(m, lm_fma(m, lm_neg(m, q), dl, lm_add(m, rem, lm_k(m, LM_PI_LO))), dh);
+	Value *g = lm_fma(m, inv, q, lm_mul(m, inv, ql));
 	g = lm_mul(m, g, lm_k(m, 0x1p-600));
 	Value *fl = lm_math(m, MATH_FLOOR, x);
 	Value *half = lm_mul(m, fl, lm_k(m, 0.5));
 	Value *odd = lm_cmp(m, CMP_NE, lm_math(m, MATH_FLOOR, half), half);
 	Value *refl = lm_sel(m, odd, lm_neg(m, g), g);
 	Value *tiny = lm_sub(m, lm_div(m, lm_k(m, 1), x), lm_k(m, LM_EULER_HI));
-	Value *v = lm_sel(m, lm_cmp(m, CMP_GT, x, lm_k(m, 0)), pos, refl);
+	Value *v = lm_sel(m, lm_cmp(m, CMP_GT, x, lm_k(m, -8)), fwd, refl);
 	v = lm_sel(m, lm_cmp(m, CMP_LT, a, lm_k(m, 0x1p-28)), tiny, v);
 	Value *negint = lm_and(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), lm_cmp(m, CMP_EQ, r, lm_k(m, 0)));
 	v = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, INFINITY)), x, v);

@@ -53,23 +53,36 @@ static Value *poly_dd(Lm *m, Value *xh, Value *xl, const double *c, int n)
 }
 
 /* one fitted polynomial at x: c[0] + (c0lo + t (c[1] + t c[2] + ...)),
- * t = x - center (exact near the interval) */
-static Value *fit_eval(Lm *m, Value *x, const LmFit *f)
+ * t = x - center (exact near the interval); with lo, as hi + *lo (the last
+ * sum's rounding error) */
+static Value *fit_eval_dd(Lm *m, Value *x, const LmFit *f, Value **lo)
 {
 	Value *t = lm_sub(m, x, lm_k(m, f->center));
 	Value *acc = lm_poly(m, t, f->c + 1, f->n - 1);
-	return lm_add(m, lm_k(m, f->c[0]), lm_fma(m, acc, t, lm_k(m, f->c0lo)));
+	Value *tail = lm_fma(m, acc, t, lm_k(m, f->c0lo));
+	if (!lo)
+		return lm_add(m, lm_k(m, f->c[0]), tail);
+	return two_sum(m, lm_k(m, f->c[0]), tail, lo);
 }
 
+static Value *fit_eval(Lm *m, Value *x, const LmFit *f) { return fit_eval_dd(m, x, f, NULL); }
+
 /* the fit of the interval x falls in (the first below the first, the last
- * above the last) */
-static Value *fits_eval(Lm *m, Value *x, const LmFit *f, int n)
+ * above the last), with lo as fit_eval_dd */
+static Value *fits_eval_dd(Lm *m, Value *x, const LmFit *f, int n, Value **lo)
 {
-	Value *v = fit_eval(m, x, &f[0]);
-	for (int i = 1; i < n; i++)
-		v = lm_sel(m, lm_cmp(m, CMP_GE, x, lm_k(m, f[i].lo)), fit_eval(m, x, &f[i]), v);
+	Value *v = fit_eval_dd(m, x, &f[0], lo);
+	for (int i = 1; i < n; i++) {
+		Value *l, *w = fit_eval_dd(m, x, &f[i], lo ? &l : NULL);
+		Value *in = lm_cmp(m, CMP_GE, x, lm_k(m, f[i].lo));
+		v = lm_sel(m, in, w, v);
+		if (lo)
+			*lo = lm_sel(m, in, l, *lo);
+	}
 	return v;
 }
+
+static Value *fits_eval(Lm *m, Value *x, const LmFit *f, int n) { return fits_eval_dd(m, x, f, n, NULL); }
 
 /* ---- erfc and erfinv ------------------------------------------------------- */
 
@@ -99,10 +112,12 @@ static Value *erfc_core(Lm *m, Value *a, Value **eh, Value **el)
 		t *= (2 * n + 1) / 2.0;
 	}
 	Value *asym = lm_div(m, lm_mul(m, lm_poly(m, lm_div(m, lm_k(m, 1), a2), d, 24), lm_k(m, LM_1_SQRTPI_HI)), a);
-	Value *fx = fits_eval(m, a, ERFCX_FITS, NFITS(ERFCX_FITS));
-	fx = lm_sel(m, lm_cmp(m, CMP_GE, a, lm_k(m, 8)), asym, fx);
+	Value *fl, *fx = fits_eval_dd(m, a, ERFCX_FITS, NFITS(ERFCX_FITS), &fl);
+	Value *past = lm_cmp(m, CMP_GE, a, lm_k(m, 8));
+	fx = lm_sel(m, past, asym, fx);
+	fl = lm_sel(m, past, lm_k(m, 0), fl);
 	Value *e = lm_exp_core(m, lm_neg(m, a2), lm_neg(m, a2l), 0, NULL);
-	Value *far = lm_mul(m, e, fx);
+	Value *far = lm_fma(m, e, fx, lm_mul(m, e, fl));
 	far = lm_sel(m, lm_cmp(m, CMP_GT, a, lm_k(m, 30)), lm_k(m, 0), far); /* and +inf */
 	return lm_sel(m, lm_cmp(m, CMP_LT, a, lm_k(m, 0.5)), near, far);
 }

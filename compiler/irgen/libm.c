@@ -11,8 +11,8 @@
  * (or asymptotic) series after an argument reduction, summed by fmas from
  * the highest term. f16 and bf16 compute in f32 and round once; pow, cbrt,
  * hypot, erfc, erfinv, lgamma, tgamma and the Bessel functions of f32
- * compute in f64, still exact ops. Arguments that are all literals fold
- * with the host's libm. */
+ * compute in f64, still exact ops; their f64 forms are in libm_f64.c.
+ * Arguments that are all literals fold with the host's libm. */
 #include "irgen/libm_int.h"
 
 #include <math.h>

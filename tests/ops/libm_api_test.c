@@ -1,10 +1,12 @@
 /* tests/ops: the math functions that expand into IR ops (compiler/irgen/
  * libm.c): tanh below f64, sinh cosh tan atan asin acos asinh acosh atanh
- * log1p expm1 log10 exp10 cbrt pow atan2 hypot, and the exact ones (trunc
+ * log1p expm1 log10 exp10 cbrt erfc erfinv lgamma tgamma i0 i1 j0 j1 y0 y1
+ * pow atan2 hypot, and the exact ones (trunc
  * round rint fmod remainder copysign nextafter ldexp frexp isnan isinf
  * isfinite signbit), on f16, bf16, f32 and f64 where language.md lists it.
  *
- * The reference is the host's long double libm at the input. The error of a
+ * The reference is the host's long double libm at the input (and, for the
+ * f64 forms of erfc ... y1, also an mpmath table, libm_f64_ref.h). The error of a
  * result is |got - ref| in ulp of the type at ref; each function's largest
  * error over random inputs, the edges (+-0, subnormals, +-inf, NaN, the
  * largest finite values) and the points where its branches switch must stay

@@ -221,7 +221,7 @@ static Value *sin_pi(Lm *m, Value *r, Value **lo)
 /* log Gamma(z) for z >= 1/2: the fits of log Gamma(1 + t) / t and
  * log Gamma(2 + t) / t (t = z - 1, z - 2 exact) up to 2.5, so that the zeros
  * at 1 and 2 keep their relative precision; those of log Gamma to 8;
- * Stirling from 8 (*big: the value is Stirling's, *blo its low part) */
+ * Stirling from 8 (*blo: its low part there, else 0) */
 static Value *lgamma_pos(Lm *m, Value *z, Value **blo)
 {
 	Value *t1 = lm_sub(m, z, lm_k(m, 1)), *t2 = lm_sub(m, z, lm_k(m, 2));
@@ -271,6 +271,10 @@ Value *lm_lgamma64(Lm *m, Value *x)
  * and e^ of it by lm_exp_core (a single rounding of the exponent's sum) */
 static Value *gamma_fwd(Lm *m, Value *x, bool inv)
 {
+	if (inv) {
+		Value *lo, *lz, *e = stirling(m, lm_min(m, x, lm_k(m, 400)), &lo, &lz);
+		return lm_exp_core(m, lm_neg(m, e), lm_neg(m, lo), 600, NULL);
+	}
 	Value *shift = lm_cmp(m, CMP_LT, x, lm_k(m, 8));
 	Value *zl, *zh = two_sum(m, x, lm_k(m, 16), &zl);
 	Value *qh = x, *ql = lm_k(m, 0);
@@ -283,8 +287,6 @@ static Value *gamma_fwd(Lm *m, Value *x, bool inv)
 	Value *z = lm_sel(m, shift, zh, lm_min(m, x, lm_k(m, 400)));
 	Value *lo, *lz, *e = stirling(m, z, &lo, &lz);
 	lo = lm_fma(m, lm_sel(m, shift, zl, lm_k(m, 0)), lz, lo);
-	if (inv)
-		return lm_exp_core(m, lm_neg(m, e), lm_neg(m, lo), 600, NULL);
 	qh = lm_sel(m, shift, qh, lm_k(m, 1));
 	ql = lm_sel(m, shift, ql, lm_k(m, 0));
 	Value *g = lm_div(m, lm_exp_core(m, e, lo, 0, NULL), qh);

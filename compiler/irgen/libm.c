@@ -11,8 +11,8 @@
  * (or asymptotic) series after an argument reduction, summed by fmas from
  * the highest term. f16 and bf16 compute in f32 and round once; pow, cbrt,
  * hypot, erfc, erfinv, lgamma, tgamma and the Bessel functions of f32
- * compute in f64, still exact ops. Arguments that are all literals fold
- * with the host's libm. */
+ * compute in f64, still exact ops; their f64 forms are in libm_f64.c.
+ * Arguments that are all literals fold with the host's libm. */
 #include "irgen/libm_int.h"
 
 #include <math.h>
@@ -37,7 +37,7 @@ static int exp_terms(const Lm *m, double *c)
 /* e^(hi + lo) 2^adj and e^(hi + lo) - 1 (em1, when not NULL, valid where
  * adj is 0): n = rint(hi / ln 2), r = hi - n ln 2 in two fmas, a Taylor
  * series, then 2^n in two factors so that a subnormal result rounds once. */
-static Value *exp_core(Lm *m, Value *hi, Value *lo, int adj, Value **em1)
+Value *lm_exp_core(Lm *m, Value *hi, Value *lo, int adj, Value **em1)
 {
 	bool d = dbl(m);
 	/* past top the result overflows (2^n p overflows on its own before),
@@ -117,7 +117,7 @@ static Value *log_special(Lm *m, Value *x, Value *v)
 /* natural log of x: x = 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)];
  * log = e ln2_hi + (e ln2_lo + log(1 + f)), e ln2_hi exact. With corr, adds
  * corr / x first (log1p's rounding correction). */
-static Value *log_core(Lm *m, Value *x, Value *corr)
+Value *lm_log_core(Lm *m, Value *x, Value *corr)
 {
 	bool d = dbl(m);
 	Value *ef;
@@ -130,9 +130,9 @@ static Value *log_core(Lm *m, Value *x, Value *corr)
 }
 
 /* log of an f64 x > 0 as hi + *lo, to about 2^-65 relative (pow's): as
- * log_core, with s = f / (2 + f) carried in two parts (2 + f and the
+ * lm_log_core, with s = f / (2 + f) carried in two parts (2 + f and the
  * quotient's remainder by fmas) and the sum with e ln 2 by two-sum */
-static Value *log_dd(Lm *m, Value *x, Value **lo)
+Value *lm_log_dd(Lm *m, Value *x, Value **lo)
 {
 	Value *ef;
 	Value *f = lm_sub(m, log_reduce(m, x, &ef), lm_k(m, 1));
@@ -172,7 +172,7 @@ static Value *log_dd(Lm *m, Value *x, Value **lo)
 static Value *f_exp_m1(Lm *m, Value *x)
 {
 	Value *em1 = NULL;
-	exp_core(m, x, NULL, 0, &em1);
+	lm_exp_core(m, x, NULL, 0, &em1);
 	return lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), x, em1); /* keeps -0 */
 }
 
@@ -182,7 +182,7 @@ static Value *f_log1p(Lm *m, Value *x)
 {
 	Value *u = lm_add(m, x, lm_k(m, 1));
 	Value *corr = lm_sub(m, x, lm_sub(m, u, lm_k(m, 1)));
-	Value *v = log_core(m, u, corr);
+	Value *v = lm_log_core(m, u, corr);
 	v = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, INFINITY)), x, v);
 	return lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), x, v);
 }
@@ -191,7 +191,7 @@ static Value *f_log10(Lm *m, Value *x)
 {
 	/* log(x) / ln 10 as log * c_hi + log * c_lo */
 	double c = 0.43429448190325182765, hi = dbl(m) ? c : (double)(float)c, lo = c - hi;
-	Value *l = log_core(m, x, NULL);
+	Value *l = lm_log_core(m, x, NULL);
 	Value *v = lm_fma(m, l, lm_k(m, hi), lm_mul(m, l, lm_k(m, lo)));
 	return lm_sel(m, lm_cmp(m, CMP_LT, lm_abs(m, l), lm_k(m, INFINITY)), v, l);
 }
@@ -202,7 +202,7 @@ static Value *f_exp10(Lm *m, Value *x)
 	double c = 2.30258509299404568402, hi = dbl(m) ? c : (double)(float)c, lo = dbl(m) ? -2.1707562233822494e-16 : c - hi;
 	Value *p = lm_mul(m, x, lm_k(m, hi));
 	Value *err = lm_fma(m, x, lm_k(m, lo), lm_fma(m, x, lm_k(m, hi), lm_neg(m, p)));
-	return exp_core(m, p, lm_sel(m, lm_cmp(m, CMP_LT, lm_abs(m, x), lm_k(m, INFINITY)), err, lm_k(m, 0)), 0, NULL);
+	return lm_exp_core(m, p, lm_sel(m, lm_cmp(m, CMP_LT, lm_abs(m, x), lm_k(m, INFINITY)), err, lm_k(m, 0)), 0, NULL);
 }
 
 /* sinh: a Taylor series below |x| = 1; above, h - 1/(4h) with h = e^|x| / 2 */
@@ -218,14 +218,14 @@ static Value *f_sinh(Lm *m, Value *x)
 	Value *a = lm_abs(m, x);
 	Value *x2 = lm_mul(m, x, x);
 	Value *small = lm_fma(m, lm_mul(m, x, x2), lm_poly(m, x2, c + 1, n - 1), x);
-	Value *h = exp_core(m, a, NULL, -1, NULL);
+	Value *h = lm_exp_core(m, a, NULL, -1, NULL);
 	Value *big = lm_copysign(m, lm_sub(m, h, lm_div(m, lm_k(m, 0.25), h)), x);
 	return lm_sel(m, lm_cmp(m, CMP_LT, a, lm_k(m, 1)), small, big);
 }
 
 static Value *f_cosh(Lm *m, Value *x)
 {
-	Value *h = exp_core(m, lm_abs(m, x), NULL, -1, NULL);
+	Value *h = lm_exp_core(m, lm_abs(m, x), NULL, -1, NULL);
 	return lm_add(m, h, lm_div(m, lm_k(m, 0.25), h));
 }
 
@@ -375,7 +375,7 @@ static Value *f_asinh(Lm *m, Value *x)
 	Value *a2 = lm_mul(m, a, a);
 	Value *q = lm_div(m, a2, lm_add(m, lm_k(m, 1), lm_math(m, MATH_SQRT_RN, lm_add(m, lm_k(m, 1), a2))));
 	Value *mid = f_log1p(m, lm_add(m, a, q));
-	Value *big = lm_add(m, log_core(m, a, NULL), lm_k(m, 0.69314718055994530942));
+	Value *big = lm_add(m, lm_log_core(m, a, NULL), lm_k(m, 0.69314718055994530942));
 	Value *v = lm_sel(m, lm_cmp(m, CMP_GT, a, lm_k(m, dbl(m) ? 0x1p28 : 0x1p13)), big, mid);
 	return lm_copysign(m, v, x);
 }
@@ -384,8 +384,8 @@ static Value *f_acosh(Lm *m, Value *x)
 {
 	Value *t = lm_sub(m, x, lm_k(m, 1));
 	Value *near1 = f_log1p(m, lm_add(m, t, lm_math(m, MATH_SQRT_RN, lm_fma(m, t, t, lm_add(m, t, t)))));
-	Value *mid = log_core(m, lm_add(m, x, lm_math(m, MATH_SQRT_RN, lm_fma(m, x, x, lm_k(m, -1)))), NULL);
-	Value *big = lm_add(m, log_core(m, x, NULL), lm_k(m, 0.69314718055994530942));
+	Value *mid = lm_log_core(m, lm_add(m, x, lm_math(m, MATH_SQRT_RN, lm_fma(m, x, x, lm_k(m, -1)))), NULL);
+	Value *big = lm_add(m, lm_log_core(m, x, NULL), lm_k(m, 0.69314718055994530942));
 	Value *v = lm_sel(m, lm_cmp(m, CMP_GT, x, lm_k(m, dbl(m) ? 0x1p28 : 0x1p13)), big, mid);
 	v = lm_sel(m, lm_cmp(m, CMP_LT, x, lm_k(m, 2)), near1, v);
 	return lm_sel(m, lm_cmp(m, CMP_LT, x, lm_k(m, 1)), lm_k(m, NAN), v);
@@ -405,16 +405,16 @@ static Value *f_pow(Lm *m, Value *x, Value *y)
 	Value *r;
 	if (dbl(m)) { /* e^(y log|x|) with log|x| and the product in two parts */
 		Value *llo;
-		Value *l = log_dd(m, lm_abs(m, x), &llo);
+		Value *l = lm_log_dd(m, lm_abs(m, x), &llo);
 		Value *t = lm_mul(m, y, l);
 		Value *tlo = lm_fma(m, y, llo, lm_fma(m, y, l, lm_neg(m, t)));
 		tlo = lm_sel(m, lm_cmp(m, CMP_LT, lm_abs(m, t), lm_k(m, INFINITY)), tlo, lm_k(m, 0));
-		r = exp_core(m, t, tlo, 0, NULL);
+		r = lm_exp_core(m, t, tlo, 0, NULL);
 	} else {
 		Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
 		Value *xd = lm_convert(&w, lm_abs(m, x), SK_F64), *yd = lm_convert(&w, y, SK_F64);
-		Value *t = lm_mul(&w, yd, log_core(&w, xd, NULL));
-		r = lm_convert(&w, exp_core(&w, t, NULL, 0, NULL), m->k);
+		Value *t = lm_mul(&w, yd, lm_log_core(&w, xd, NULL));
+		r = lm_convert(&w, lm_exp_core(&w, t, NULL, 0, NULL), m->k);
 		if (!w.ok)
 			m->ok = false;
 	}
@@ -457,7 +457,7 @@ static Value *f_cbrt(Lm *m, Value *x)
 static Value *erfc_pos(Lm *w, Value *a, Value **erf_near)
 {
 	Value *a2 = lm_mul(w, a, a);
-	Value *e = exp_core(w, lm_neg(w, a2), NULL, 0, NULL);
+	Value *e = lm_exp_core(w, lm_neg(w, a2), NULL, 0, NULL);
 	double c[28];
 	c[0] = 1;
 	for (int i = 1; i < 28; i++)
@@ -497,7 +497,7 @@ static Value *f_erfinv(Lm *m, Value *y)
 {
 	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
 	Value *a = lm_convert(&w, lm_abs(m, y), SK_F64);
-	Value *l = log_core(&w, lm_fma(&w, lm_neg(&w, a), a, lm_k(&w, 1)), NULL); /* log(1 - a^2), exact argument */
+	Value *l = lm_log_core(&w, lm_fma(&w, lm_neg(&w, a), a, lm_k(&w, 1)), NULL); /* log(1 - a^2), exact argument */
 	Value *b = lm_fma(&w, l, lm_k(&w, 0.5), lm_k(&w, 2 / (3.14159265358979323846 * 0.147)));
 	Value *x = lm_math(&w, MATH_SQRT_RN, lm_sub(&w, lm_math(&w, MATH_SQRT_RN, lm_fma(&w, b, b, lm_mul(&w, l, lm_k(&w, -1 / 0.147)))), b));
 	Value *low = lm_cmp(&w, CMP_LT, a, lm_k(&w, 0.5));
@@ -506,7 +506,7 @@ static Value *f_erfinv(Lm *m, Value *y)
 		Value *erf_near;
 		Value *c = erfc_pos(&w, x, &erf_near);
 		Value *d = lm_sel(&w, low, lm_sub(&w, a, erf_near), lm_sub(&w, c, om));
-		Value *g = exp_core(&w, lm_mul(&w, x, x), NULL, 0, NULL);
+		Value *g = lm_exp_core(&w, lm_mul(&w, x, x), NULL, 0, NULL);
 		x = lm_fma(&w, lm_mul(&w, d, lm_k(&w, 0.88622692545275801365)), g, x);
 	}
 	Value *r = lm_convert(&w, x, m->k);
@@ -533,10 +533,10 @@ static Value *lgamma_pos(Lm *w, Value *z)
 	static const double st[] = {1.0 / 12, -1.0 / 360, 1.0 / 1260, -1.0 / 1680, 1.0 / 1188, -691.0 / 360360, 1.0 / 156};
 	Value *iz = lm_div(w, lm_k(w, 1), zz);
 	Value *corr = lm_mul(w, iz, lm_poly(w, lm_mul(w, iz, iz), st, 7));
-	Value *lz = log_core(w, zz, NULL);
+	Value *lz = lm_log_core(w, zz, NULL);
 	Value *v = lm_fma(w, lm_sub(w, zz, lm_k(w, 0.5)), lz, lm_sub(w, lm_k(w, 0.91893853320467274178), zz));
 	v = lm_add(w, v, corr);
-	return lm_sel(w, shift, lm_sub(w, v, log_core(w, p, NULL)), v);
+	return lm_sel(w, shift, lm_sub(w, v, lm_log_core(w, p, NULL)), v);
 }
 
 /* lgamma for f32 in f64: lgamma_pos above 0; below, the reflection
@@ -553,7 +553,7 @@ static Value *lgamma_f64(Lm *w, Value *xd)
 		f *= (2 * i + 2) * (2 * i + 3);
 	}
 	Value *sn = lm_abs(w, lm_mul(w, pr, lm_poly(w, lm_mul(w, pr, pr), c, 13)));
-	Value *refl = lm_sub(w, log_core(w, lm_div(w, lm_k(w, 3.14159265358979323846), sn), NULL),
+	Value *refl = lm_sub(w, lm_log_core(w, lm_div(w, lm_k(w, 3.14159265358979323846), sn), NULL),
 	                     lgamma_pos(w, lm_sub(w, lm_k(w, 1), lm_min(w, xd, lm_k(w, 0)))));
 	return lm_sel(w, lm_cmp(w, CMP_GT, xd, lm_k(w, 0)), pos, refl);
 }
@@ -581,7 +581,7 @@ static Value *f_tgamma(Lm *m, Value *x)
 	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
 	Value *xd = lm_convert(&w, x, SK_F64);
 	Value *lg = lgamma_f64(&w, xd);
-	Value *e = exp_core(&w, lg, NULL, 0, NULL);
+	Value *e = lm_exp_core(&w, lg, NULL, 0, NULL);
 	Value *fl = lm_math(&w, MATH_FLOOR, xd);
 	Value *half = lm_mul(&w, fl, lm_k(&w, 0.5));
 	Value *neg = lm_and(&w, lm_cmp(&w, CMP_LT, xd, lm_k(&w, 0)), lm_cmp(&w, CMP_NE, lm_math(&w, MATH_FLOOR, half), half));
@@ -618,7 +618,7 @@ static Value *bessel_i(Lm *m, Value *x, int nu)
 	}
 	Value *sum = lm_poly(&w, lm_div(&w, lm_k(&w, 1), a), d, 12);
 	/* e^a / sqrt(2 pi a) as (e^(a/2) / sqrt(2 pi a)) e^(a/2): no overflow before the end */
-	Value *h = exp_core(&w, lm_mul(&w, a, lm_k(&w, 0.5)), NULL, 0, NULL);
+	Value *h = lm_exp_core(&w, lm_mul(&w, a, lm_k(&w, 0.5)), NULL, 0, NULL);
 	Value *big = lm_mul(&w, lm_mul(&w, lm_div(&w, h, lm_math(&w, MATH_SQRT_RN, lm_mul(&w, a, lm_k(&w, 6.28318530717958647693)))), sum), h);
 	Value *r = lm_sel(&w, lm_cmp(&w, CMP_LT, a, lm_k(&w, 20)), ser, big);
 	Value *res = lm_convert(&w, r, m->k);
@@ -661,7 +661,7 @@ static Value *bessel_jy(Lm *w, Value *a, int nu, bool y)
 	Value *small = j;
 	if (y) {
 		const double two_pi = 0.63661977236758134308; /* 2/pi */
-		Value *lg = log_core(w, lm_mul(w, a, lm_k(w, 0.5)), NULL);
+		Value *lg = lm_log_core(w, lm_mul(w, a, lm_k(w, 0.5)), NULL);
 		Value *sy = lm_poly(w, u, cy, K);
 		if (nu)
 			small = lm_sub(w, lm_mul(w, lm_k(w, two_pi), lm_sub(w, lm_mul(w, lg, j), lm_div(w, lm_k(w, 1), a))),
@@ -889,7 +889,7 @@ static double erfinv_fold(double y)
 
 static const struct {
 	const char *name;
-	Fn1 f32, f64; /* f64 NULL: not yet available for f64 */
+	Fn1 f32, f64; /* f64 NULL: tanh, whose f64 is the MATH_TANH op */
 	double (*fold)(double);
 } UNARY[] = {
 	[LIBM_TANH] = {"tanh", f_tanh, NULL, fold_tanh},
@@ -907,22 +907,22 @@ static const struct {
 	[LIBM_LOG10] = {"log10", f_log10, f_log10, log10},
 	[LIBM_EXP10] = {"exp10", f_exp10, f_exp10, fold_exp10},
 	[LIBM_CBRT] = {"cbrt", f_cbrt, f_cbrt64, cbrt},
-	[LIBM_ERFC] = {"erfc", f_erfc, NULL, erfc},
-	[LIBM_ERFINV] = {"erfinv", f_erfinv, NULL, erfinv_fold},
-	[LIBM_LGAMMA] = {"lgamma", f_lgamma, NULL, lgamma},
-	[LIBM_TGAMMA] = {"tgamma", f_tgamma, NULL, tgamma},
-	[LIBM_I0] = {"i0", f_i0, NULL, fold_i0},
-	[LIBM_I1] = {"i1", f_i1, NULL, fold_i1},
-	[LIBM_J0] = {"j0", f_j0, NULL, j0},
-	[LIBM_J1] = {"j1", f_j1, NULL, j1},
-	[LIBM_Y0] = {"y0", f_y0, NULL, y0},
-	[LIBM_Y1] = {"y1", f_y1, NULL, y1},
+	[LIBM_ERFC] = {"erfc", f_erfc, lm_erfc64, erfc},
+	[LIBM_ERFINV] = {"erfinv", f_erfinv, lm_erfinv64, erfinv_fold},
+	[LIBM_LGAMMA] = {"lgamma", f_lgamma, lm_lgamma64, lgamma},
+	[LIBM_TGAMMA] = {"tgamma", f_tgamma, lm_tgamma64, tgamma},
+	[LIBM_I0] = {"i0", f_i0, lm_i0_64, fold_i0},
+	[LIBM_I1] = {"i1", f_i1, lm_i1_64, fold_i1},
+	[LIBM_J0] = {"j0", f_j0, lm_j0_64, j0},
+	[LIBM_J1] = {"j1", f_j1, lm_j1_64, j1},
+	[LIBM_Y0] = {"y0", f_y0, lm_y0_64, y0},
+	[LIBM_Y1] = {"y1", f_y1, lm_y1_64, y1},
 };
 
 static double fold_pow(double x, double y) { return pow(x, y); }
 
 static const struct {
-	Fn2 f32, f64;
+	Fn2 f32, f64; /* every one has an f64 form */
 	bool native; /* computes in f16 and bf16 too (exact bit operations) */
 	double (*fold)(double, double);
 } BINARY[] = {
@@ -958,15 +958,11 @@ Sym ig_bi_libm1(Gen *g, Args *a, int which)
 	if (x.kind == S_CONST && x.weak)
 		return ig_weak_float(UNARY[which].fold(x.f));
 	ScalarKind k = (ScalarKind)x.type.scalar;
-	if (k == SK_F64 && !UNARY[which].f64) {
-		if (which == LIBM_TANH) { /* f64 keeps its own series */
-			Value *v = ig_emit(g, OP_MATH, a->call, x.type, ig_materialize(g, x, a->at[0]), NULL, NULL);
-			if (v)
-				v->def->attr[0] = MATH_TANH;
-			return ig_value_sym(v);
-		}
-		error(g, a->call, "'%s' of f64 is not yet available (f16, bf16 and f32 are)", a->fname);
-		return VOID;
+	if (k == SK_F64 && !UNARY[which].f64) { /* tanh: f64 keeps its own series */
+		Value *v = ig_emit(g, OP_MATH, a->call, x.type, ig_materialize(g, x, a->at[0]), NULL, NULL);
+		if (v)
+			v->def->attr[0] = MATH_TANH;
+		return ig_value_sym(v);
 	}
 	ScalarKind w = work_kind(k, false);
 	Value *v = ig_materialize(g, x, a->at[0]);
@@ -1011,10 +1007,6 @@ Sym ig_bi_libm2(Gen *g, Args *a, int which)
 	ScalarKind k;
 	if (!two_floats(g, a, &x, &y, &k))
 		return VOID;
-	if (k == SK_F64 && !BINARY[which].f64) {
-		error(g, a->call, "'%s' of f64 is not yet available (f16, bf16 and f32 are)", a->fname);
-		return VOID;
-	}
 	if (BINARY[which].native && !scalar_is_float(k)) /* unreachable: float_arg */
 		return VOID;
 	if (BINARY[which].native && (k == SK_F8E4M3 || k == SK_F8E5M2)) {

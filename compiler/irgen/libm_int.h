@@ -55,4 +55,23 @@ Value *lm_poly(Lm *m, Value *x, const double *c, int n);
 Value *lm_pow2i(Lm *m, Value *n);
 Value *lm_convert(Lm *m, Value *x, ScalarKind k);
 
+/* libm.c's cores, shared with the f64 forms of libm_f64.c: e^(hi + lo) 2^adj
+ * (and e^hi - 1 in *em1 when not NULL), log x, and log x as hi + *lo (f64,
+ * about 2^-65 relative) */
+Value *lm_exp_core(Lm *m, Value *hi, Value *lo, int adj, Value **em1);
+Value *lm_log_core(Lm *m, Value *x, Value *corr);
+Value *lm_log_dd(Lm *m, Value *x, Value **lo);
+
+/* the f64 forms of libm_f64.c */
+Value *lm_erfc64(Lm *m, Value *x);
+Value *lm_erfinv64(Lm *m, Value *x);
+Value *lm_lgamma64(Lm *m, Value *x);
+Value *lm_tgamma64(Lm *m, Value *x);
+Value *lm_i0_64(Lm *m, Value *x);
+Value *lm_i1_64(Lm *m, Value *x);
+Value *lm_j0_64(Lm *m, Value *x);
+Value *lm_j1_64(Lm *m, Value *x);
+Value *lm_y0_64(Lm *m, Value *x);
+Value *lm_y1_64(Lm *m, Value *x);
+
 #endif

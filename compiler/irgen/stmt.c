@@ -467,10 +467,11 @@ static bool merge_type(Gen *g, const Binding *var, Sym a, Sym b, Span span, Type
 static bool merge_desc(Gen *g, const Binding *var, Sym a, Sym b, Region *then_r, Region *else_r, Span span,
                        Type *out_t, Value **then_v, Value **else_v, int room, int *n_out, Sym *merged)
 {
-	if (!type_eq(a.type, b.type) || a.n != b.n || !type_eq(a.v->type, b.v->type) || 1 + 2 * a.n > room) {
+	if (!type_eq(a.type, b.type) || a.n != b.n || !type_eq(a.v->type, b.v->type) || a.i != b.i ||
+	    1 + 2 * a.n > room) {
 		error(g, span, "'%s' is %s after one branch and %s after the other: a descriptor may change in a runtime "
-		      "'if' only to one of the same element type and block shape", shown(g, var), ig_sym_desc(g, a),
-		      ig_sym_desc(g, b));
+		      "'if' only to one of the same element type, block shape and padding", shown(g, var),
+		      ig_sym_desc(g, a), ig_sym_desc(g, b));
 		return false;
 	}
 	Region *saved = g->region;

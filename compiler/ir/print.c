@@ -517,7 +517,8 @@ void ir_print_opts(const IrFunc *f, StrBuf *out, const IrPrintOpts *opts)
 			else
 				sb_printf(out, "%" PRId64, d->value);
 		}
-		sb_printf(out, "], box [%d, %d], %d-byte rows\n", t->box[0], t->box[1], t->row_bytes);
+		sb_printf(out, "], box [%d, %d], %d-byte rows%s\n", t->box[0], t->box[1], t->row_bytes,
+		          t->nan_fill ? ", NaN fill" : "");
 	}
 	for (const Op *op = f->body.first; op; op = op->next)
 		ir_print_op(op, 1, out, opts);

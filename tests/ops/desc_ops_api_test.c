@@ -6,7 +6,9 @@
  *    untouched, on every element type each takes; one program (float adds
  *    round once, in program order) and, for integers, four programs adding
  *    into one box (atomicity);
- *  - padding_option = "nan": a box across the edges reads NaN outside;
+ *  - padding_option = "nan": a box across the edges reads NaN outside; a
+ *    K loop's dot of such tiles is NaN where K is not a multiple of the
+ *    tile (with TMA: a tensor map that fills with NaN);
  *  - rows gathered and scattered (d.gather(rows, col), d.scatter(value,
  *    rows, col)) with rows out of bounds (negative, past the end) and
  *    repeated (a gather), columns across the edges.
@@ -182,6 +184,47 @@ static void gather_case(dt t, bool nan, int M, int N, int s, int R, int BN, int 
 	       dts[t].name, M, N, s, R, BN, col);
 }
 
+/* C = A B with A through a descriptor with NaN padding, in a K loop of
+ * dots (with BLK_TMA=1 on an H100, a's tiles come through a tensor map that
+ * fills with NaN): where K is not a multiple of the tile's 32, the last
+ * tile's columns past K are NaN, and so is every element of C; else C is
+ * the product. */
+static const char *NAN_DOT_SRC =
+	"kernel k(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32) grid(cdiv(M, 64), cdiv(N, 64)) {\n"
+	"    let ad = tensor_desc(a, (M, K), (K, 1), (64, 32), padding_option = \"nan\");\n"
+	"    let bd = tensor_desc(b, (K, N), (N, 1), (32, 64));\n"
+	"    let cd = tensor_desc(c, (M, N), (N, 1), (64, 64));\n"
+	"    let m0 = program_id(0) * 64;\n"
+	"    let n0 = program_id(1) * 64;\n"
+	"    var acc = zeros((64, 64), f32);\n"
+	"    for k in range(0, K, 32) {\n"
+	"        acc = dot(ad.load((m0, k)), bd.load((k, n0)), acc);\n"
+	"    }\n"
+	"    cd.store((m0, n0), acc);\n"
+	"}\n";
+
+static void nan_dot_case(int M, int N, int K)
+{
+	arr a = arr_new(DT_F16, (int64_t)M * K), b = arr_new(DT_F16, (int64_t)K * N);
+	fill_random(a, 1);
+	fill_random(b, 1);
+	double *want = host_alloc((size_t)M * N * sizeof *want);
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			double s = 0;
+			for (int k = 0; k < K; k++)
+				s += get_f(a, (int64_t)i * K + k) * get_f(b, (int64_t)k * N + j);
+			want[i * N + j] = K % 32 ? NAN : s;
+		}
+	blk_devptr da = dev_from(a), db = dev_from(b), dc = dev_zeros(DT_F32, (int64_t)M * N);
+	bool ok = run_kernel(NAN_DOT_SRC, NULL, ARGS(P(da), P(db), P(dc), I(M), I(N), I(K)), NO_CONSTS, GRID(0)) ==
+	          BLK_SUCCESS;
+	if (ok)
+		ok = check_close(dev_read(dc, DT_F32, (int64_t)M * N), want, NULL, 0, 1e-3, 1e-3, 0);
+	result(ok, "dot of a NaN-padded descriptor's tiles, %dx%dx%d f16: %s", M, N, K,
+	       K % 32 ? "K not a multiple of 32, every element NaN" : "the product");
+}
+
 /* An offset for a box of b along a dimension of n: inside, across either
  * edge, wholly before or past it. */
 static int random_offset(int n, int b)
@@ -222,6 +265,8 @@ int main(int argc, char **argv)
 		nan_case(t, 20, 24, 32, random_offset(20, 8), random_offset(24, 32), 8, 32);
 		nan_case(t, 16, 16, 16, 0, 0, 16, 16); /* all inside: no NaN */
 	}
+	nan_dot_case(100, 64, 48);
+	nan_dot_case(100, 128, 64);
 	static const dt GATHER_TYPES[] = {DT_I8, DT_I16, DT_I32, DT_I64, DT_U32, DT_F16, DT_BF16, DT_F32, DT_F64, DT_E5M2};
 	for (int i = 0; i < COUNT(GATHER_TYPES); i++) {
 		dt t = GATHER_TYPES[i];

@@ -11,6 +11,8 @@
 
 #include <string.h>
 
+static int desc_padding(Gen *g, Args *a, Type elem);
+
 /* The elements of a tuple argument, or the argument itself (a rank-1
  * descriptor may give a scalar instead of a 1-tuple). */
 static const Sym *tuple_items(const Sym *s, int *n)
@@ -97,7 +99,7 @@ Sym ig_bi_tensor_desc(Gen *g, Args *a, int which)
 		return VOID;
 	}
 	out.type = type_block(elem, r, bshape);
-	int pad = ig_desc_padding(g, a, elem);
+	int pad = desc_padding(g, a, elem);
 	if (pad < 0)
 		return VOID;
 	out.i = pad;
@@ -206,7 +208,7 @@ Sym ig_bi_desc_store(Gen *g, Args *a, int which)
 
 /* tensor_desc's padding_option (argument 4): "zero" (the default) or "nan",
  * NaN only for float elements. -1 after an error. */
-int ig_desc_padding(Gen *g, Args *a, Type elem)
+static int desc_padding(Gen *g, Args *a, Type elem)
 {
 	int pad = ig_arg_choice(g, a, 4, "zero|nan", DESC_PAD_ZERO);
 	if (pad == DESC_PAD_NAN && (elem.ptr || !scalar_is_float((ScalarKind)elem.scalar))) {

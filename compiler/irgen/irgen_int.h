@@ -317,7 +317,6 @@ Sym ig_bi_desc_store(Gen *g, Args *a, int which);
 Sym ig_bi_desc_atomic(Gen *g, Args *a, int which);
 Sym ig_bi_desc_gather(Gen *g, Args *a, int which);
 Sym ig_bi_desc_scatter(Gen *g, Args *a, int which);
-int ig_desc_padding(Gen *g, Args *a, Type elem);
 
 /* ---- builtins_shape.c -------------------------------------------------------- */
 

@@ -361,6 +361,12 @@ static void check_desc(Verifier *v, const Op *op)
 	}
 }
 
+static bool is_desc_op(OpCode c)
+{
+	return c == OP_DESC_LOAD || c == OP_DESC_STORE || c == OP_DESC_ATOMIC || c == OP_DESC_GATHER ||
+	       c == OP_DESC_SCATTER;
+}
+
 /* Region `r` of op has the given argument types. */
 static bool region_args(Verifier *v, const Op *op, const Region *r, const char *which, const Type *want, int n)
 {
@@ -857,13 +863,6 @@ static void check_op(Verifier *v, const Op *op)
 		if (attr_in(v, op, 1, SEM_ACQ_REL, SEM_RELAXED, "sem"))
 			attr_in(v, op, 2, SCOPE_GPU, SCOPE_SYS, "scope");
 		break;
-	case OP_DESC_LOAD:
-	case OP_DESC_STORE:
-	case OP_DESC_ATOMIC:
-	case OP_DESC_GATHER:
-	case OP_DESC_SCATTER:
-		check_desc(v, op);
-		break;
 	case OP_ATOMIC_CAS:
 		if (!counts(v, op, 3, 3, 1))
 			break;
@@ -1018,7 +1017,10 @@ static void check_op(Verifier *v, const Op *op)
 		counts(v, op, 0, 0, 0);
 		break;
 	default:
-		fail(v, op, "unknown op code %d", (int)op->code);
+		if (is_desc_op(op->code))
+			check_desc(v, op);
+		else
+			fail(v, op, "unknown op code %d", (int)op->code);
 		break;
 	}
 }

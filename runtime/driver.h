@@ -140,6 +140,7 @@ enum {
 	CU_TENSOR_MAP_SWIZZLE_128B = 3,
 	CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
 	CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+	CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1, /* NaN outside the tensor (float types only) */
 };
 typedef struct CUtensorMap {
 	_Alignas(64) unsigned long long opaque[16];

@@ -1,7 +1,8 @@
 /* tensor_maps.c: the tensor maps a launch passes to a kernel whose
  * descriptor tiles come by TMA (f->tmaps, planned by gpu/tma_plan.c):
  * whether the arguments fit them, and each map encoded from the arguments
- * with cuTensorMapEncodeTiled into the caller's stack.
+ * with cuTensorMapEncodeTiled into the caller's stack (NaN outside the
+ * tensor for a map of a descriptor with padding_option = "nan").
  *
  * A map depends only on its base, sizes and row stride (the rest comes
  * from the variant), so each variant keeps the maps of its recent
@@ -202,7 +203,8 @@ blk_status rt_tma_encode(const blk_context *ctx, Variant *v, const blk_arg *args
 		                                             (void *)(uintptr_t)base[i], dims[i], &stride[i], box, one,
 		                                             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
 		                                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-		                                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+		                                             m->nan_fill ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+		                                                         : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 		if (r != CUDA_SUCCESS) {
 			char msg[256];
 			return rt_fail(BLK_ERROR_LAUNCH,

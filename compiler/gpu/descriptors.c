@@ -16,11 +16,19 @@
  * equal to 1) the last dimension's pointers are consecutive and its masks
  * constant over aligned runs, and the accesses are 16 bytes wide.
  *
- * TMA: on sm_90a with f->tma, a desc_load that tma_plan.c planned a tensor map
- * for becomes a load flagged MEMF_TMA that keeps its offsets as operands
- * (the copy's coordinates) beside the pointers and mask every other reader
- * uses; the lowering may copy its tile with cp.async.bulk.tensor. */
+ * The other desc ops the same way: desc_gather and desc_scatter take
+ * idx_0 = their block of rows (no arange) and become a load and a store;
+ * a load with NaN padding takes NaN where the mask is off; desc_atomic
+ * becomes a masked relaxed atomic_rmw (gpu scope) whose result nobody uses.
+ *
+ * TMA: on sm_90a with f->tma, a desc op that tma_plan.c planned a tensor map
+ * for becomes a load, store or atomic_rmw flagged MEMF_TMA that keeps its
+ * offsets as operands (the copy's coordinates) beside the pointers and mask
+ * every other reader uses; the lowering may copy its tile with
+ * cp.async.bulk.tensor (cp.reduce.async.bulk.tensor for the atomic). */
 #include "gpu/gpu.h"
+
+#include <math.h>
 
 typedef struct Expand {
 	IrFunc *f;
@@ -81,7 +89,8 @@ static Value *spread(Expand *e, Value *x, int d, Type full)
 	return x;
 }
 
-/* Pointers and mask of the box of op (a desc_load or desc_store). */
+/* Pointers and mask of the box of op (a desc op; of a gather or scatter,
+ * the rows its first offset gives). */
 static bool box(Expand *e, const Op *op, Type bt, Value **ptrs, Value **mask)
 {
 	int r = bt.rank;
@@ -92,12 +101,15 @@ static bool box(Expand *e, const Op *op, Type bt, Value **ptrs, Value **mask)
 		Value *shape = op->operands[1 + d], *stride = op->operands[1 + r + d], *o = op->operands[1 + 2 * r + d];
 		int32_t n = bt.shape[d];
 		Type ti = type_block(type_scalar(SK_I32), 1, &n), tv = type_block(it, 1, &n);
-		Value *ar = emit(e, OP_ARANGE, ti, NULL, NULL);
-		if (ar)
-			ar->def->attr[0] = 0, ar->def->attr[1] = n;
-		if (it.scalar != SK_I32)
-			ar = emit(e, OP_CAST, tv, ar, NULL);
-		Value *idx = emit(e, OP_ADD, tv, emit(e, OP_SPLAT, tv, o, NULL), ar);
+		Value *idx = o; /* the rows of a gather or scatter: given */
+		if (d || (op->code != OP_DESC_GATHER && op->code != OP_DESC_SCATTER)) {
+			Value *ar = emit(e, OP_ARANGE, ti, NULL, NULL);
+			if (ar)
+				ar->def->attr[0] = 0, ar->def->attr[1] = n;
+			if (it.scalar != SK_I32)
+				ar = emit(e, OP_CAST, tv, ar, NULL);
+			idx = emit(e, OP_ADD, tv, emit(e, OP_SPLAT, tv, o, NULL), ar);
+		}
 		Value *off = is_one(stride) ? idx : emit(e, OP_MUL, tv, idx, emit(e, OP_SPLAT, tv, stride, NULL));
 		Type tb = type_block(type_scalar(SK_I1), 1, &n);
 		Value *ge = emit(e, OP_CMP, tb, idx, const_int(e, tv, 0));
@@ -120,37 +132,44 @@ static bool box(Expand *e, const Op *op, Type bt, Value **ptrs, Value **mask)
 
 static bool expand_op(Expand *e, Op *op)
 {
-	bool store = op->code == OP_DESC_STORE;
-	Value *val = store ? op->operands[op->n_operands - 1] : NULL;
-	Type bt = store ? val->type : op->results[0]->type;
+	bool store = op->code == OP_DESC_STORE || op->code == OP_DESC_SCATTER, atomic = op->code == OP_DESC_ATOMIC;
+	Value *val = store || atomic ? op->operands[op->n_operands - 1] : NULL;
+	Type bt = val ? val->type : op->results[0]->type;
 	e->at = op;
 	Value *ptrs, *mask;
 	if (!box(e, op, bt, &ptrs, &mask))
 		return false;
 	Value *ops[3 + BLK_MAX_RANK] = {ptrs, val, mask};
-	if (!store) {
-		Value *zero = emit(e, OP_CONST, bt, NULL, NULL);
-		if (!zero)
+	if (!val) { /* a load: 0 (or NaN) where the mask is off */
+		Value *pad = emit(e, OP_CONST, bt, NULL, NULL);
+		if (!pad)
 			return false;
 		if (scalar_is_float((ScalarKind)bt.scalar))
-			zero->def->fval = 0.0;
+			pad->def->fval = op->attr[0] == DESC_PAD_NAN ? NAN : 0.0;
 		ops[1] = mask;
-		ops[2] = zero;
+		ops[2] = pad;
 	}
-	/* a TMA load or store keeps its offsets, for the copy's coordinates */
+	/* a TMA load, store or reduction keeps its offsets, for the copy's coordinates */
 	int map = ir_tma_map_of(e->f, op), r = bt.rank;
 	for (int d = 0; map >= 0 && d < r; d++)
 		ops[3 + d] = op->operands[1 + 2 * r + d];
-	Op *n = ir_insert_before(e->f, op, store ? OP_STORE : OP_LOAD, ops, map >= 0 ? 3 + r : 3, &bt, !store);
+	OpCode code = atomic ? OP_ATOMIC_RMW : store ? OP_STORE : OP_LOAD;
+	Op *n = ir_insert_before(e->f, op, code, ops, map >= 0 ? 3 + r : 3, &bt, !store);
 	if (!n)
 		return false;
-	if (map >= 0) {
-		n->attr[0] = MEMF_TMA;
-		n->attr[4] = map;
-	}
 	n->loc = op->loc;
-	n->attr[0] |= MEMF_MASK | (store ? 0 : MEMF_OTHER);
-	if (!store)
+	int flags = MEMF_MASK | (val ? 0 : MEMF_OTHER) | (map >= 0 ? MEMF_TMA : 0);
+	if (map >= 0)
+		n->attr[4] = map;
+	if (atomic) { /* relaxed, as the copy engine's reduction */
+		n->attr[0] = op->attr[0];
+		n->attr[1] = SEM_RELAXED;
+		n->attr[2] = SCOPE_GPU;
+		n->attr[3] = flags;
+	} else {
+		n->attr[0] = flags;
+	}
+	if (!val)
 		ir_replace_uses(e->f, op->results[0], n->results[0]);
 	ir_remove(op);
 	return true;
@@ -163,7 +182,9 @@ static bool expand_region(Expand *e, Region *r)
 		for (int i = 0; i < op->n_regions; i++)
 			if (!expand_region(e, &op->regions[i]))
 				return false;
-		if ((op->code == OP_DESC_LOAD || op->code == OP_DESC_STORE) && !expand_op(e, op))
+		bool desc = op->code == OP_DESC_LOAD || op->code == OP_DESC_STORE || op->code == OP_DESC_ATOMIC ||
+		            op->code == OP_DESC_GATHER || op->code == OP_DESC_SCATTER;
+		if (desc && !expand_op(e, op))
 			return false;
 	}
 	return true;

@@ -57,7 +57,8 @@ static void same_enc(GpuCheck *g, const Value *a, const Value *b, const char *wh
 
 static void check_encodings(GpuCheck *g, const Op *op)
 {
-	if (op->code == OP_DESC_LOAD || op->code == OP_DESC_STORE) {
+	if (op->code == OP_DESC_LOAD || op->code == OP_DESC_STORE || op->code == OP_DESC_ATOMIC ||
+	    op->code == OP_DESC_GATHER || op->code == OP_DESC_SCATTER) {
 		gfail(g, "a tensor descriptor op in GPU IR (expand-descriptors runs before layouts)");
 		return;
 	}
@@ -126,7 +127,8 @@ static void check_encodings(GpuCheck *g, const Op *op)
 		/* each thread reaches the elements it holds: pointers, masks,
 		 * values and results in one encoding */
 		for (int i = 1; i < op->n_operands; i++)
-			if (!(op->code == OP_STORE && i == 1 && (op->attr[0] & MEMF_TMA))) /* its value: as it lies */
+			if (!(i == 1 && ((op->code == OP_STORE && (op->attr[0] & MEMF_TMA)) ||
+			                 (op->code == OP_ATOMIC_RMW && (op->attr[3] & MEMF_TMA))))) /* its value: as it lies */
 				same_enc(g, op->operands[i], op->operands[0], "memory operand and pointers");
 		for (int i = 0; i < op->n_results; i++)
 			same_enc(g, op->results[i], op->operands[0], "result and pointers");

@@ -755,8 +755,11 @@ static const Encoding *want(LP *P, const Op *op, int i)
 		return NULL;
 	const Value *res = op->n_results ? op->results[0] : NULL;
 	switch (op->code) {
-	case OP_LOAD:
 	case OP_ATOMIC_RMW:
+		if (i == 1 && (op->attr[3] & MEMF_TMA))
+			return NULL; /* a TMA reduction writes its value to shared memory as it lies */
+		/* fallthrough */
+	case OP_LOAD:
 	case OP_ATOMIC_CAS:
 		return is_block(op->operands[0]) ? E(P, res) : NULL;
 	case OP_STORE:

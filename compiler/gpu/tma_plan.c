@@ -11,7 +11,10 @@
  * rows of 32, 64 or 128 bytes, which is also how wgmma reads its operands
  * and so how the copy swizzles them). A desc_store whose descriptor fits
  * the same rules, anywhere, is copied out of shared memory by the engine
- * too (the value written there in that layout first). The plan records one map per
+ * too (the value written there in that layout first), and so is a
+ * desc_atomic the engine can reduce (cp.reduce.async.bulk.tensor: its
+ * element type and op, tma_reduces). A load with NaN padding goes through
+ * a map of its own that fills with NaN (nan_fill). The plan records one map per
  * distinct descriptor (f->tmaps); expand-descriptors marks such loads
  * MEMF_TMA with their offsets and map, and the lowering copies them with
  * TMA where the tile's scratch is in the map's layout (else cp.async, as
@@ -84,17 +87,40 @@ static bool tma_elem(Type t)
 	return eb == 1 || eb == 2 || eb == 4;
 }
 
-/* The map desc_load or desc_store op would go through, if it can be one. */
+/* Whether the copy engine reduces elements of type t with atomic op aop
+ * as desc_atomic does (cp.reduce.async.bulk.tensor takes the element type
+ * from the map: add on f32, f16, bf16 and 32-bit integers; min, max, and,
+ * or and xor on 32-bit integers; not float min and max, whose NaN and
+ * signed-zero rules would have to match maximum()'s). */
+static bool tma_reduces(Type t, int64_t aop)
+{
+	ScalarKind k = (ScalarKind)t.scalar;
+	if (t.ptr)
+		return false;
+	if (k == SK_I32 || k == SK_U32)
+		return aop >= ATOM_ADD && aop <= ATOM_XOR;
+	return aop == ATOM_ADD && (k == SK_F32 || k == SK_F16 || k == SK_BF16);
+}
+
+/* The map desc_load, desc_store or desc_atomic op would go through, if it
+ * can be one. */
 static bool candidate(const IrFunc *f, const Op *op, TmaMap *m)
 {
-	if (op->code != OP_DESC_LOAD && op->code != OP_DESC_STORE)
+	if (op->code != OP_DESC_LOAD && op->code != OP_DESC_STORE && op->code != OP_DESC_ATOMIC)
 		return false;
 	Type bt = op->code == OP_DESC_LOAD ? op->results[0]->type : op->operands[op->n_operands - 1]->type;
 	int r = bt.rank;
 	if (r != 2 || !tma_elem(type_elem(bt)))
 		return false;
+	if (op->code == OP_DESC_ATOMIC && !tma_reduces(type_elem(bt), op->attr[0]))
+		return false;
+	/* NaN fill takes a float type in the map (f8 goes as bytes) */
+	bool nan = op->code == OP_DESC_LOAD && op->attr[0] == DESC_PAD_NAN;
+	if (nan && bt.scalar != SK_F32 && bt.scalar != SK_F16 && bt.scalar != SK_BF16)
+		return false;
 	int eb = type_bytes(type_elem(bt));
 	memset(m, 0, sizeof *m);
+	m->nan_fill = nan;
 	int64_t div, one;
 	m->base_arg = arg_of(f, op->operands[0], &div);
 	if (m->base_arg < 0 || div < 16 || div % 16)
@@ -116,7 +142,7 @@ static bool candidate(const IrFunc *f, const Op *op, TmaMap *m)
 	if (!m->row_bytes || bt.shape[0] > 256 || (row > m->row_bytes && bt.shape[0] * m->row_bytes % 1024))
 		return false;
 	/* a constant or a scalar stored to the whole box stays a plain store */
-	if (op->code == OP_DESC_STORE) {
+	if (op->code != OP_DESC_LOAD) {
 		const Op *d = op->operands[op->n_operands - 1]->def;
 		if (d && (d->code == OP_CONST || d->code == OP_SPLAT))
 			return false;
@@ -128,7 +154,8 @@ static bool candidate(const IrFunc *f, const Op *op, TmaMap *m)
 
 static bool same_map(const TmaMap *a, const TmaMap *b)
 {
-	if (a->base_arg != b->base_arg || a->elem != b->elem || a->rank != b->rank || a->row_bytes != b->row_bytes)
+	if (a->base_arg != b->base_arg || a->elem != b->elem || a->rank != b->rank || a->row_bytes != b->row_bytes ||
+	    a->nan_fill != b->nan_fill)
 		return false;
 	for (int d = 0; d < a->rank; d++)
 		if (a->dim[d].arg != b->dim[d].arg || a->dim[d].value != b->dim[d].value ||
@@ -162,10 +189,10 @@ static void plan_region(IrFunc *f, const Region *r, bool in_for)
 		TmaMap m;
 		if (!candidate(f, op, &m))
 			continue;
-		/* a load: a K loop's tile for a dot; a store: any box (from shared memory) */
+		/* a load: a K loop's tile for a dot; a store or reduction: any box (from shared memory) */
 		if (op->code == OP_DESC_LOAD && (!in_for || !feeds_dot(r, op->results[0])))
 			continue;
-		m.store = op->code == OP_DESC_STORE;
+		m.store = op->code != OP_DESC_LOAD;
 		bool seen = false;
 		for (int i = 0; i < f->n_tmaps && !seen; i++)
 			if ((seen = same_map(&f->tmaps[i], &m)))

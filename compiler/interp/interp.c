@@ -277,7 +277,8 @@ static bool exec(Worker *w, const Op *op)
 			 * uniform: they are read with stride 0 */
 			bool other = op->code == OP_LOAD && (op->attr[0] & MEMF_OTHER) && i >= 2; /* (and TMA offsets) */
 			if (other || (op->code == OP_STORE && i == 1) || (op->code == OP_ATOMIC_RMW && i == 1) ||
-			    (op->code == OP_ATOMIC_CAS && i > 0) || (op->code == OP_DESC_STORE && i == op->n_operands - 1))
+			    (op->code == OP_ATOMIC_CAS && i > 0) || ((op->code == OP_DESC_STORE || op->code == OP_DESC_ATOMIC || op->code == OP_DESC_SCATTER) &&
+			     i == op->n_operands - 1))
 				continue;
 			if (!interp_full(w, op->operands[i]))
 				return false;
@@ -298,7 +299,10 @@ static bool exec(Worker *w, const Op *op)
 	case OP_ATOMIC_RMW:
 	case OP_ATOMIC_CAS: return interp_atomic(w, op);
 	case OP_DESC_LOAD:
-	case OP_DESC_STORE: return interp_desc(w, op);
+	case OP_DESC_STORE:
+	case OP_DESC_ATOMIC:
+	case OP_DESC_GATHER:
+	case OP_DESC_SCATTER: return interp_desc(w, op);
 	case OP_REDUCE: return interp_reduce(w, op);
 	case OP_SCAN: return interp_scan(w, op);
 	case OP_DOT: return interp_dot(w, op);

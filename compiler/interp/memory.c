@@ -348,12 +348,19 @@ bool interp_store(Worker *w, const Op *op)
 
 /* ---- tensor descriptors ------------------------------------------------------ */
 
-/* desc_load and desc_store: the box of the block's shape at the offsets;
- * elements with an index outside [0, shape) read as 0 and are not written.
- * The others are checked like any access (inside a buffer, aligned). */
+static void rmw_elems(Type vt, int64_t n, const Elem *p, const Elem *m, const Elem *v, int64_t vs, int64_t aop, int so,
+                      int fo, Elem *r);
+
+/* desc_load, desc_store, desc_atomic: the box of the block's shape at the
+ * offsets; desc_gather and desc_scatter: the rows of a rank-2 descriptor
+ * given by a block of row indices, the columns from the second offset.
+ * Elements with an index outside [0, shape) read as 0 (NaN with NaN
+ * padding) and are not written; the others are checked like any access
+ * (inside a buffer, aligned). */
 bool interp_desc(Worker *w, const Op *op)
 {
-	bool store = op->code == OP_DESC_STORE;
+	bool store = op->code == OP_DESC_STORE || op->code == OP_DESC_ATOMIC || op->code == OP_DESC_SCATTER;
+	bool by_rows = op->code == OP_DESC_GATHER || op->code == OP_DESC_SCATTER;
 	Type bt = store ? op->operands[op->n_operands - 1]->type : op->results[0]->type;
 	int r = bt.rank;
 	int64_t n = type_numel(bt), shape[BLK_MAX_RANK], stride[BLK_MAX_RANK], off[BLK_MAX_RANK];
@@ -361,10 +368,12 @@ bool interp_desc(Worker *w, const Op *op)
 	for (int d = 0; d < r; d++) {
 		shape[d] = slot(w, op->operands[1 + d])->p[0].i;
 		stride[d] = slot(w, op->operands[1 + r + d])->p[0].i;
-		off[d] = slot(w, op->operands[1 + 2 * r + d])->p[0].i;
+		off[d] = by_rows && d == 0 ? 0 : slot(w, op->operands[1 + 2 * r + d])->p[0].i;
 	}
+	const Elem *rows = by_rows ? slot(w, op->operands[1 + 2 * r])->p : NULL;
 	Type pt = bt;
 	pt.ptr++;
+	const char *kind = op->code == OP_DESC_ATOMIC ? "atomic" : store ? "store" : "load";
 	if (stride[r - 1] != 1)
 		return interp_fail(w, op, -1, pt, store ? "bad tensor descriptor store" : "bad tensor descriptor load",
 		                   "the last stride is %lld; a tensor descriptor's last stride must be 1",
@@ -385,7 +394,8 @@ bool interp_desc(Worker *w, const Op *op)
 		uint64_t a = base;
 		bool in = true;
 		for (int d = 0; d < r; d++) {
-			int64_t x = off[d] + idx[d];
+			int64_t x = (by_rows && d == 0 ? rows[idx[0]].i : off[d]) + idx[by_rows && d == 0 ? 1 : d] * 0 +
+			            (by_rows && d == 0 ? 0 : idx[d]);
 			in &= x >= 0 && x < shape[d];
 			a += (uint64_t)x * (uint64_t)stride[d] * (uint64_t)eb; /* wraps as the GPU's address arithmetic */
 		}
@@ -396,13 +406,16 @@ bool interp_desc(Worker *w, const Op *op)
 			idx[d] = 0;
 	}
 	const Elem *mask = all_in ? NULL : m;
-	bool ok = check_access(w, op, store ? "store" : "load", p, mask, n, eb, pt);
-	if (ok && store) {
-		int64_t vs;
-		const Elem *v = operand(w, op, op->n_operands - 1, &vs);
+	bool ok = check_access(w, op, kind, p, mask, n, eb, pt);
+	int64_t vs = 0;
+	const Elem *v = store && ok ? operand(w, op, op->n_operands - 1, &vs) : NULL;
+	if (ok && op->code == OP_DESC_ATOMIC) {
+		rmw_elems(bt, n, p, mask, v, vs, op->attr[0], __ATOMIC_RELAXED, __ATOMIC_RELAXED, NULL);
+	} else if (ok && store) {
 		scatter(bt, n, p, mask, v, vs);
 	} else if (ok) {
-		gather(res, bt, n, p, mask, NULL, 0);
+		Elem nan = {.f = NAN};
+		gather(res, bt, n, p, mask, op->attr[0] == DESC_PAD_NAN ? &nan : NULL, 0);
 	}
 	interp_release(w, mk);
 	return ok;
@@ -516,40 +529,23 @@ static Elem combine(int64_t aop, Elem old, Elem v, Type t)
 	return r;
 }
 
-bool interp_atomic(Worker *w, const Op *op)
+/* The read-modify-writes aop of v into the elements at p where m is on
+ * (or everywhere without m); r (where not NULL) gets the old values, 0
+ * where m is off. */
+static void rmw_elems(Type vt, int64_t n, const Elem *p, const Elem *m, const Elem *v, int64_t vs, int64_t aop, int so,
+                      int fo, Elem *r)
 {
-	bool cas = op->code == OP_ATOMIC_CAS;
-	Type pt = op->operands[0]->type, vt = type_pointee(pt);
-	int64_t n = type_numel(pt), vs, cs = 0;
-	const Elem *p = slot(w, op->operands[0])->p, *v, *m = NULL, *c = NULL;
-	if (cas) {
-		c = operand(w, op, 1, &cs);
-		v = operand(w, op, 2, &vs);
-	} else {
-		v = operand(w, op, 1, &vs);
-		if (op->attr[3] & MEMF_MASK)
-			m = slot(w, op->operands[2])->p;
-	}
-	Elem *r = interp_def(w, op->results[0], n);
 	int bytes = type_bytes(vt);
-	if (!r || !check_access(w, op, "atomic", p, m, n, bytes, pt))
-		return false;
-	int so = success_order(op->attr[1]), fo = failure_order(op->attr[1]);
 	bool is_int = vt.ptr || scalar_is_int((ScalarKind)vt.scalar);
 	for (int64_t i = 0; i < n; i++) {
+		Elem old_e = {.u = 0};
 		if (m && !m[i].u) {
-			r[i].u = 0;
+			if (r)
+				r[i] = old_e;
 			continue;
 		}
 		void *q = addr(p[i].u);
 		Elem val = v[i * vs];
-		if (cas) {
-			uint64_t old = to_bits(c[i * cs], vt);
-			atomic_cas_bits(q, bytes, &old, to_bits(val, vt), so, fo);
-			r[i] = from_bits(old, vt);
-			continue;
-		}
-		int64_t aop = op->attr[0];
 		if (is_int && bytes >= 4 && aop != ATOM_MAX && aop != ATOM_MIN) {
 			uint64_t b = val.u, old = 0;
 			/* the fetch-ops the hardware has, at 32 and 64 bits */
@@ -572,19 +568,49 @@ bool interp_atomic(Worker *w, const Op *op)
 				default: old = __atomic_exchange_n(q8, b, so); break;
 				}
 			}
-			r[i] = from_bits(old, vt);
-			continue;
-		}
-		/* everything else: read, combine, compare-and-swap until it sticks */
-		uint64_t old = atomic_get(q, bytes);
-		for (;;) {
-			Elem now = from_bits(old, vt);
-			uint64_t want = to_bits(combine(aop, now, val, vt), vt);
-			if (atomic_cas_bits(q, bytes, &old, want, so, fo)) {
-				r[i] = now;
-				break;
+			old_e = from_bits(old, vt);
+		} else {
+			/* everything else: read, combine, compare-and-swap until it sticks */
+			uint64_t old = atomic_get(q, bytes);
+			for (;;) {
+				old_e = from_bits(old, vt);
+				uint64_t want = to_bits(combine(aop, old_e, val, vt), vt);
+				if (atomic_cas_bits(q, bytes, &old, want, so, fo))
+					break;
 			}
 		}
+		if (r)
+			r[i] = old_e;
+	}
+}
+
+bool interp_atomic(Worker *w, const Op *op)
+{
+	bool cas = op->code == OP_ATOMIC_CAS;
+	Type pt = op->operands[0]->type, vt = type_pointee(pt);
+	int64_t n = type_numel(pt), vs, cs = 0;
+	const Elem *p = slot(w, op->operands[0])->p, *v, *m = NULL, *c = NULL;
+	if (cas) {
+		c = operand(w, op, 1, &cs);
+		v = operand(w, op, 2, &vs);
+	} else {
+		v = operand(w, op, 1, &vs);
+		if (op->attr[3] & MEMF_MASK)
+			m = slot(w, op->operands[2])->p;
+	}
+	Elem *r = interp_def(w, op->results[0], n);
+	int bytes = type_bytes(vt);
+	if (!r || !check_access(w, op, "atomic", p, m, n, bytes, pt))
+		return false;
+	int so = success_order(op->attr[1]), fo = failure_order(op->attr[1]);
+	if (!cas) {
+		rmw_elems(vt, n, p, m, v, vs, op->attr[0], so, fo, r);
+		return true;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t old = to_bits(c[i * cs], vt);
+		atomic_cas_bits(addr(p[i].u), bytes, &old, to_bits(v[i * vs], vt), so, fo);
+		r[i] = from_bits(old, vt);
 	}
 	return true;
 }

@@ -125,7 +125,8 @@ bool ir_param_is_one(IrFunc *f, IrParam *p)
 
 bool ir_writes_memory(const Op *op)
 {
-	if (op->code == OP_STORE || op->code == OP_ATOMIC_RMW || op->code == OP_ATOMIC_CAS || op->code == OP_DESC_STORE)
+	if (op->code == OP_STORE || op->code == OP_ATOMIC_RMW || op->code == OP_ATOMIC_CAS || op->code == OP_DESC_STORE ||
+	    op->code == OP_DESC_ATOMIC || op->code == OP_DESC_SCATTER)
 		return true;
 	for (int i = 0; i < op->n_regions; i++)
 		for (const Op *o = op->regions[i].first; o; o = o->next)

@@ -95,9 +95,18 @@ enum { OPF_PURE = 1, OPF_TERM = 2, OPF_ELEMWISE = 4 };
 	OP(DESC_LOAD, "desc_load", 0, 0)           /* tensor descriptor load: base (scalar *T), shape[r], strides[r], \
 	                                              offsets[r] (scalars of one integer type, i32 or i64) -> T[B0..] \
 	                                              (r = its rank): element (o0 + i0, ...) at base + sum (o_d + i_d) * s_d, \
-	                                              0 where an index is outside [0, shape_d); strides[r - 1] is 1 */ \
+	                                              0 where an index is outside [0, shape_d) (NaN with attr[0] \
+	                                              DESC_PAD_NAN); strides[r - 1] is 1 */ \
 	OP(DESC_STORE, "desc_store", 0, 0)         /* base, shape[r], strides[r], offsets[r], value T[B0..]: the \
 	                                              elements inside the bounds written, the others not */ \
+	OP(DESC_ATOMIC, "desc_atomic", 0, 0)       /* as desc_store, each element inside the bounds combined \
+	                                              atomically (relaxed, gpu scope) with attr[0] AtomicOp (add, \
+	                                              max, min, and, or, xor); no result */ \
+	OP(DESC_GATHER, "desc_gather", 0, 0)       /* rank 2: base, shape[2], strides[2], rows (index type [R]), \
+	                                              col -> T[R, B1]: element (i, j) at (rows[i], col + j), 0 (NaN \
+	                                              with attr[0] DESC_PAD_NAN) out of bounds */ \
+	OP(DESC_SCATTER, "desc_scatter", 0, 0)     /* rank 2: base, shape[2], strides[2], rows [R], col, value \
+	                                              T[R, B1]: the elements inside the bounds written */ \
 	/* block computations */ \
 	OP(REDUCE, "reduce", 1, OPF_PURE)          /* n blocks -> n results without dim attr[0]; region: \
 	                                              (a_1..a_n, b_1..b_n) -> yield n combined values */ \
@@ -154,10 +163,15 @@ typedef enum MathFn {
  * only): operands ptr, mask, other (a store: ptr, value, mask), then the
  * descriptor's offsets o_0..o_{r-1} (scalars); attr[4] the TmaMap of f it
  * goes through. The lowering may copy it with TMA instead; every other
- * reader takes it as the masked load or store it also is. */
+ * reader takes it as the masked load or store it also is. An atomic_rmw
+ * (a desc_atomic's box) has these flags in attr[3] (ptr, value, mask, then
+ * the offsets) and its map in attr[4]: the lowering may reduce it into
+ * memory with TMA (cp.reduce.async.bulk.tensor), its result then unset. */
 enum { MEMF_MASK = 1, MEMF_OTHER = 2, MEMF_TMA = 4 };
 typedef enum CacheMod { CACHE_DEFAULT, CACHE_CA, CACHE_CG, CACHE_CS, CACHE_CV, CACHE_WB, CACHE_WT } CacheMod;
 typedef enum Eviction { EVICT_NORMAL, EVICT_FIRST, EVICT_LAST } Eviction;
+/* what a descriptor load reads outside the tensor (attr[0] of desc_load, desc_gather) */
+enum { DESC_PAD_ZERO, DESC_PAD_NAN };
 typedef enum AtomicOp { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_XCHG } AtomicOp;
 typedef enum MemSem { SEM_ACQ_REL, SEM_ACQUIRE, SEM_RELEASE, SEM_RELAXED } MemSem;
 typedef enum MemScope { SCOPE_GPU, SCOPE_CTA, SCOPE_SYS } MemScope;
@@ -234,6 +248,7 @@ typedef struct TmaMap {
 	int box[TMA_MAX_RANK];   /* the box one copy moves: the block's rows, and row_bytes / element bytes */
 	int row_bytes;           /* 32, 64 or 128: the swizzle, as wgmma reads its operands */
 	bool store;              /* a desc_store copies out through it (the runtime's rules differ) */
+	bool nan_fill;           /* loads read NaN outside the tensor (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_...) */
 } TmaMap;
 
 typedef struct IrFunc {

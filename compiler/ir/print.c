@@ -224,6 +224,7 @@ static void put_op_line(const Op *op, StrBuf *out)
 		sb_printf(out, " %s", math_fn_name(op->attr[0]));
 		break;
 	case OP_ATOMIC_RMW:
+	case OP_DESC_ATOMIC:
 		sb_printf(out, " %s", atomic_op_name(op->attr[0]));
 		break;
 	case OP_FOR:
@@ -316,9 +317,16 @@ static void put_op_line(const Op *op, StrBuf *out)
 		if (op->attr[2])
 			attr(&a, "evict = %s", eviction_name(op->attr[2]));
 		break;
+	case OP_DESC_LOAD:
+	case OP_DESC_GATHER:
+		if (op->attr[0] == DESC_PAD_NAN)
+			attr(&a, "padding = nan");
+		break;
 	case OP_ATOMIC_RMW:
 		if (op->attr[3] & MEMF_MASK)
 			attr(&a, "mask");
+		if (op->attr[3] & MEMF_TMA)
+			attr(&a, "tma = %" PRId64, op->attr[4]);
 		/* fallthrough */
 	case OP_ATOMIC_CAS:
 		attr(&a, "sem = %s", mem_sem_name(op->attr[1]));
@@ -509,7 +517,8 @@ void ir_print_opts(const IrFunc *f, StrBuf *out, const IrPrintOpts *opts)
 			else
 				sb_printf(out, "%" PRId64, d->value);
 		}
-		sb_printf(out, "], box [%d, %d], %d-byte rows\n", t->box[0], t->box[1], t->row_bytes);
+		sb_printf(out, "], box [%d, %d], %d-byte rows%s\n", t->box[0], t->box[1], t->row_bytes,
+		          t->nan_fill ? ", NaN fill" : "");
 	}
 	for (const Op *op = f->body.first; op; op = op->next)
 		ir_print_op(op, 1, out, opts);

@@ -259,7 +259,8 @@ static void check_load(Verifier *v, const Op *op)
 static bool check_ptr_value_mask(Verifier *v, const Op *op, int flags_at, int results)
 {
 	int64_t fl = op->attr[flags_at];
-	bool tma = op->code == OP_STORE && fl == (MEMF_MASK | MEMF_TMA); /* a TMA store: offsets after the mask */
+	/* a TMA store or reduction: offsets after the mask */
+	bool tma = (op->code == OP_STORE || op->code == OP_ATOMIC_RMW) && fl == (MEMF_MASK | MEMF_TMA);
 	if (fl & ~(int64_t)MEMF_MASK && !tma) {
 		fail(v, op, "unknown operand flags %" PRId64, fl);
 		return false;
@@ -285,11 +286,14 @@ static bool check_ptr_value_mask(Verifier *v, const Op *op, int flags_at, int re
 	return true;
 }
 
-/* desc_load and desc_store: base, shape[r], strides[r], offsets[r] (one
- * integer type, i32 or i64) [, value]; r is the rank of the block. */
+/* desc_load, desc_store, desc_atomic: base, shape[r], strides[r],
+ * offsets[r] (one integer type, i32 or i64) [, value]; r is the rank of the
+ * block. desc_gather and desc_scatter: rank 2, the first offset a block of
+ * rows (the index type, one a row of the block), the second a scalar. */
 static void check_desc(Verifier *v, const Op *op)
 {
-	bool store = op->code == OP_DESC_STORE;
+	bool store = op->code == OP_DESC_STORE || op->code == OP_DESC_ATOMIC || op->code == OP_DESC_SCATTER;
+	bool rows = op->code == OP_DESC_GATHER || op->code == OP_DESC_SCATTER;
 	if (op->n_operands < 1 || (store && op->n_operands < 2)) {
 		fail(v, op, "expects a base pointer%s", store ? " and a value" : "");
 		return;
@@ -304,8 +308,8 @@ static void check_desc(Verifier *v, const Op *op)
 		return;
 	}
 	int r = blk.rank;
-	if (r < 1) {
-		fail(v, op, "the block has type %s, not a block of rank 1 or more", type_cstr(blk));
+	if (r < 1 || (rows && r != 2)) {
+		fail(v, op, "the block has type %s, not a block of rank %s", type_cstr(blk), rows ? "2" : "1 or more");
 		return;
 	}
 	int n = 1 + 3 * r + store;
@@ -326,15 +330,41 @@ static void check_desc(Verifier *v, const Op *op)
 		fail(v, op, "shape has type %s, expected i32 or i64", type_cstr(it));
 		return;
 	}
-	for (int i = 2; i <= 3 * r; i++)
-		if (!type_eq(OPT(i), it)) {
+	for (int i = 2; i <= 3 * r; i++) {
+		Type want = rows && i == 1 + 2 * r ? type_block(it, 1, blk.shape) : it;
+		if (!type_eq(OPT(i), want)) {
 			fail(v, op, "%s %d has type %s, expected %s", i <= r ? "shape" : i <= 2 * r ? "stride" : "offset",
-			     (i - 1) % r, type_cstr(OPT(i)), type_cstr(it));
+			     (i - 1) % r, type_cstr(OPT(i)), type_cstr(want));
 			return;
 		}
+	}
 	const Value *last = op->operands[2 * r];
-	if (last->def && last->def->code == OP_CONST && last->def->ival != 1)
+	if (last->def && last->def->code == OP_CONST && last->def->ival != 1) {
 		fail(v, op, "the last stride is %" PRId64 ", not 1", last->def->ival);
+		return;
+	}
+	bool is_float = !blk.ptr && scalar_is_float(sk(blk));
+	switch (op->code) {
+	case OP_DESC_LOAD:
+	case OP_DESC_GATHER:
+		if (attr_in(v, op, 0, DESC_PAD_ZERO, DESC_PAD_NAN, "padding") && op->attr[0] == DESC_PAD_NAN && !is_float)
+			fail(v, op, "NaN padding of %s elements", type_cstr(type_elem(blk)));
+		break;
+	case OP_DESC_ATOMIC:
+		if (!attr_in(v, op, 0, ATOM_ADD, ATOM_XOR, "atomic op"))
+			break;
+		if (blk.ptr || sk(blk) == SK_I1 || (op->attr[0] >= ATOM_AND && !is_int(blk)))
+			fail(v, op, "atomic %s does not apply to %s", atomic_op_name(op->attr[0]), type_cstr(type_elem(blk)));
+		break;
+	default:
+		break;
+	}
+}
+
+static bool is_desc_op(OpCode c)
+{
+	return c == OP_DESC_LOAD || c == OP_DESC_STORE || c == OP_DESC_ATOMIC || c == OP_DESC_GATHER ||
+	       c == OP_DESC_SCATTER;
 }
 
 /* Region `r` of op has the given argument types. */
@@ -833,10 +863,6 @@ static void check_op(Verifier *v, const Op *op)
 		if (attr_in(v, op, 1, SEM_ACQ_REL, SEM_RELAXED, "sem"))
 			attr_in(v, op, 2, SCOPE_GPU, SCOPE_SYS, "scope");
 		break;
-	case OP_DESC_LOAD:
-	case OP_DESC_STORE:
-		check_desc(v, op);
-		break;
 	case OP_ATOMIC_CAS:
 		if (!counts(v, op, 3, 3, 1))
 			break;
@@ -991,7 +1017,10 @@ static void check_op(Verifier *v, const Op *op)
 		counts(v, op, 0, 0, 0);
 		break;
 	default:
-		fail(v, op, "unknown op code %d", (int)op->code);
+		if (is_desc_op(op->code))
+			check_desc(v, op);
+		else
+			fail(v, op, "unknown op code %d", (int)op->code);
 		break;
 	}
 }

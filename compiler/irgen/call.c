@@ -171,9 +171,18 @@ Sym ig_gen_call(Gen *g, Node *call)
 	}
 	if (strcmp(name, "print") == 0)
 		return gen_print(g, &raw);
-	/* on a tensor descriptor, load and store (d.load(offsets)) are desc_load and desc_store */
-	if (raw.n_pos && raw.pos[0].kind == S_DESC && (strcmp(name, "load") == 0 || strcmp(name, "store") == 0))
-		name = name[0] == 'l' ? "desc_load" : "desc_store";
+	/* on a tensor descriptor, load, store, the atomics, gather and scatter
+	 * (d.load(offsets), atomic_add(d, offsets, v)) are desc_load ... */
+	static const char *const desc_ops[][2] = {
+		{"load", "desc_load"},             {"store", "desc_store"},           {"atomic_add", "desc_atomic_add"},
+		{"atomic_max", "desc_atomic_max"}, {"atomic_min", "desc_atomic_min"}, {"atomic_and", "desc_atomic_and"},
+		{"atomic_or", "desc_atomic_or"},   {"atomic_xor", "desc_atomic_xor"}, {"gather", "desc_gather"},
+		{"scatter", "desc_scatter"}};
+	for (size_t i = 0; raw.n_pos && raw.pos[0].kind == S_DESC && i < sizeof desc_ops / sizeof desc_ops[0]; i++)
+		if (strcmp(name, desc_ops[i][0]) == 0) {
+			name = desc_ops[i][1];
+			break;
+		}
 	const Builtin *bi = ig_find_builtin(name);
 	if (bi)
 		return call_builtin(g, bi, &raw);

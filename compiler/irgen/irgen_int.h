@@ -314,6 +314,9 @@ Sym ig_bi_atomic_cas(Gen *g, Args *a, int which);
 Sym ig_bi_tensor_desc(Gen *g, Args *a, int which);
 Sym ig_bi_desc_load(Gen *g, Args *a, int which);
 Sym ig_bi_desc_store(Gen *g, Args *a, int which);
+Sym ig_bi_desc_atomic(Gen *g, Args *a, int which);
+Sym ig_bi_desc_gather(Gen *g, Args *a, int which);
+Sym ig_bi_desc_scatter(Gen *g, Args *a, int which);
 
 /* ---- builtins_shape.c -------------------------------------------------------- */
 

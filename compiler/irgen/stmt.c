@@ -489,10 +489,11 @@ static bool unpack_descs(Gen *g, Region *parent, DescSet *ds, Binding **vars, in
 	for (int k = 0; k < ds->n; k++) {
 		DescCarry *d = &ds->d[k];
 		Sym s = d->var->sym, e = d->entry;
-		if (s.kind != S_DESC || !type_eq(s.type, e.type) || s.n != e.n || !type_eq(s.v->type, e.v->type)) {
+		if (s.kind != S_DESC || !type_eq(s.type, e.type) || s.n != e.n || !type_eq(s.v->type, e.v->type) ||
+		    s.i != e.i) {
 			if (s.kind != S_VOID)
 				error(g, at, "'%s' is %s before the loop but %s after an iteration: a descriptor may change in a "
-				      "loop only to one of the same element type and block shape", d->var->name,
+				      "loop only to one of the same element type, block shape and padding", d->var->name,
 				      ig_sym_desc(g, e), ig_sym_desc(g, s));
 			return false;
 		}
@@ -628,10 +629,11 @@ static bool merge_type(Gen *g, const Binding *var, Sym a, Sym b, Span span, Type
 static bool merge_desc(Gen *g, const Binding *var, Sym a, Sym b, Region *then_r, Region *else_r, Span span,
                        Type *out_t, Value **then_v, Value **else_v, int room, int *n_out, Sym *merged)
 {
-	if (!type_eq(a.type, b.type) || a.n != b.n || !type_eq(a.v->type, b.v->type) || 1 + 2 * a.n > room) {
+	if (!type_eq(a.type, b.type) || a.n != b.n || !type_eq(a.v->type, b.v->type) || a.i != b.i ||
+	    1 + 2 * a.n > room) {
 		error(g, span, "'%s' is %s after one branch and %s after the other: a descriptor may change in a runtime "
-		      "'if' only to one of the same element type and block shape", shown(g, var), ig_sym_desc(g, a),
-		      ig_sym_desc(g, b));
+		      "'if' only to one of the same element type, block shape and padding", shown(g, var),
+		      ig_sym_desc(g, a), ig_sym_desc(g, b));
 		return false;
 	}
 	Region *saved = g->region;

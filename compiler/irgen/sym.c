@@ -19,7 +19,9 @@ const char *ig_sym_desc(Gen *g, Sym s)
 	case S_MODULE: return "a module";
 	case S_STRING: return "a string";
 	case S_NONE: return "None";
-	case S_DESC: return arena_printf(g->arena, "a tensor descriptor of %s blocks", tstr(g, s.type));
+	case S_DESC:
+		return arena_printf(g->arena, "a tensor descriptor of %s blocks%s", tstr(g, s.type),
+		                    s.i == DESC_PAD_NAN ? " (NaN padding)" : "");
 	}
 	return "?";
 }

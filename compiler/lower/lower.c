@@ -89,7 +89,8 @@ void lw_lower_op(Lower *L, const Op *op)
 		break;
 	case OP_ATOMIC_RMW:
 	case OP_ATOMIC_CAS:
-		lower_atomic(L, op);
+		if (!(op->code == OP_ATOMIC_RMW && (op->attr[3] & MEMF_TMA) && lw_tma_store(L, op)))
+			lower_atomic(L, op);
 		break;
 	case OP_REDUCE:
 		lower_reduce(L, op);

@@ -319,8 +319,9 @@ LLVMValueRef lw_tma_buffer(Lower *L, LLVMValueRef stage);
 void lw_tma_wait(Lower *L, const Op *loop);
 /* After loop op: its copies ahead complete, its barriers invalidated. */
 void lw_tma_drain(Lower *L, const Op *op);
-/* A store marked MEMF_TMA copied out of shared memory; false for a uniform
- * value (the plain store takes it). */
+/* A store marked MEMF_TMA copied out of shared memory (an atomic_rmw so
+ * marked: reduced into memory); false for a uniform value (the plain store
+ * or atomic takes it). */
 bool lw_tma_store(Lower *L, const Op *op);
 /* Before debug_barrier(): thread 0's TMA stores complete and visible. */
 void lw_tma_store_fence(Lower *L);

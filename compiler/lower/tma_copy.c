@@ -47,7 +47,7 @@ enum { STAGE_PARITY_SHIFT = 16 };
 static bool has_tma_store(const Region *r)
 {
 	for (const Op *op = r->first; op; op = op->next) {
-		if (op->code == OP_STORE && (op->attr[0] & MEMF_TMA))
+		if ((op->code == OP_STORE && (op->attr[0] & MEMF_TMA)) || (op->code == OP_ATOMIC_RMW && (op->attr[3] & MEMF_TMA)))
 			return true;
 		for (int i = 0; i < op->n_regions; i++)
 			if (has_tma_store(&op->regions[i]))
@@ -442,7 +442,13 @@ void lw_tma_drain(Lower *L, const Op *op)
  * through two scratches of one atom each: the threads write atom k while
  * the engine reads atom k - 1, and thread 0 waits until it has (before
  * the barrier after which atom k is copied and atom k + 1 written into
- * the scratch of k - 1): one barrier an atom. */
+ * the scratch of k - 1): one barrier an atom.
+ *
+ * A desc_atomic planned a map (an atomic_rmw marked MEMF_TMA) goes the
+ * same way, the copy a reduction into memory (cp.reduce.async.bulk.tensor
+ * with its op; the element type is the map's): the engine combines each
+ * element inside the bounds, atomically, as the relaxed atomics it
+ * replaces do. Its result (the old values) is never read: undefined. */
 
 void lw_tma_store_fence(Lower *L)
 {
@@ -461,6 +467,7 @@ void lw_tma_store_fence(Lower *L)
 bool lw_tma_store(Lower *L, const Op *op)
 {
 	const Value *v = op->operands[1];
+	bool reduce = op->code == OP_ATOMIC_RMW;
 	if (val(L, v)->n == 1 && ept(L, v) > 1) {
 		/* a uniform value: the plain store takes it in any encoding, after
 		 * the copies of earlier TMA stores are written (as their elements
@@ -515,7 +522,14 @@ bool lw_tma_store(Lower *L, const Op *op)
 			LLVMValueRef src = lw_smem_addr32(L, from + (j - first) * atom_bytes, NULL);
 			LLVMValueRef args[4] = {map, x, row, src};
 			LLVMTypeRef tys[4] = {L->i64, L->i32, L->i32, L->i32};
-			lw_async_asm(L, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];",
+			char text[128];
+			static const char *const red[] = {"add", "max", "min", "and", "or", "xor"};
+			if (reduce)
+				snprintf(text, sizeof text,
+				         "cp.reduce.async.bulk.tensor.2d.global.shared::cta.%s.tile.bulk_group [$0, {$1, $2}], [$3];",
+				         red[op->attr[0]]);
+			lw_async_asm(L,
+			             reduce ? text : "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];",
 			             args, tys, 4, "l,r,r,r");
 		}
 		lw_async_asm(L, "cp.async.bulk.commit_group;", NULL, NULL, 0, "");
@@ -526,5 +540,12 @@ bool lw_tma_store(Lower *L, const Op *op)
 	lw_end_if(L, done);
 	lw_smem_barrier(L); /* the scratch read: free for what comes next */
 	L->smem_base = base;
+	if (reduce) { /* the old values nobody reads */
+		const Value *res = op->results[0];
+		Tile t = lw_tile_new(L, ept(L, res));
+		for (int k = 0; k < t.n; k++)
+			t.e[k] = LLVMGetUndef(lw_elem_type(L, type_elem(res->type)));
+		L->vals[res->id] = t;
+	}
 	return true;
 }

@@ -17,7 +17,7 @@
 #  - every example host program built in BUILD_DIR/examples (make examples),
 #    run with BLK_BACKEND=gpu: each checks its kernel against C and exits 0;
 #  - TMA (BLK_TMA=1): tests/ops/desc_matmul_api_test, desc_attention_api_test,
-#    desc_loop_api_test (loop-carried descriptors beside TMA ones)
+#    desc_loop_api_test (loop-carried descriptors beside TMA ones), desc_ops_api_test
 #    and the persistent matmul example with their descriptor tiles by TMA;
 #  - tests/gpu/python.sh: the Python package against torch (where torch is);
 #  - tests/gpu/attention_branches.py: attention with branches in its loop;
@@ -187,7 +187,9 @@ if want examples; then
 fi
 took examples
 
-# TMA (BLK_TMA=1, opt-in until measured): the descriptor matmuls and the
+# TMA (BLK_TMA=1, opt-in until measured): the descriptor matmuls, the
+# descriptor atomics (cp.reduce.async.bulk.tensor), NaN padding (a map
+# that fills with NaN) and row gather / scatter (desc_ops_api_test), and the
 # descriptor attention (bench/kernels/attention_desc.tile) of tests/ops
 # with their K loops' tiles by cp.async.bulk.tensor where the row strides are
 # multiples of 16 (the others, and the persistent example's rows of 70 and 130
@@ -198,7 +200,7 @@ took examples
 # warpgroup issues the copies)
 if want tma; then
 	for ws in 0 1; do
-		for name in desc_matmul_api_test desc_attention_api_test desc_loop_api_test; do
+		for name in desc_matmul_api_test desc_attention_api_test desc_loop_api_test desc_ops_api_test; do
 			prog="$build/tests/ops/$name"
 			if [ -x "$prog" ]; then
 				out=$(BLK_BACKEND=gpu BLK_TMA=1 BLK_WARP_SPECIALIZE=$ws timeout 300 "$prog" 2>&1)

@@ -85,6 +85,26 @@ static const char *mm_src =
 	"    d.store((0, 0), load(x + arange(0, 8)[:, None] * 128 + arange(0, 128)[None, :]));\n"
 	"    d.store((8, 0), 2.0);\n"
 	"}\n"
+	/* a's descriptor with NaN padding, c's an atomic_add (a reduction) */
+	"kernel mmnan(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32)\n"
+	"        grid(cdiv(M, 64), cdiv(N, 64)) {\n"
+	"    let ad = tensor_desc(a, (M, K), (sa, 1), (64, 64), padding_option = \"nan\");\n"
+	"    let bd = tensor_desc(b, (K, N), (sb, 1), (64, 64));\n"
+	"    let cd = tensor_desc(c, (M, N), (sc, 1), (64, 64));\n"
+	"    var acc = zeros((64, 64), f32);\n"
+	"    for k in range(0, K, 64) {\n"
+	"        acc = dot(ad.load((0, k)), bd.load((k, 0)), acc);\n"
+	"    }\n"
+	"    cd.atomic_add((0, 0), acc);\n"
+	"    cd.atomic_max((0, 0), acc);\n"
+	"}\n"
+	/* reductions the copy engine does not do as atomic_* does: float max, 16-bit integers */
+	"kernel red(x: *f32, y: *i16, M: i32, N: i32, ld: i32) grid(1) {\n"
+	"    let d = tensor_desc(x, (M, N), (ld, 1), (8, 32));\n"
+	"    d.atomic_max((0, 0), load(x + arange(0, 8)[:, None] * 32 + arange(0, 32)[None, :]));\n"
+	"    let e = tensor_desc(y, (M, N), (ld, 1), (8, 64));\n"
+	"    e.atomic_add((0, 0), load(y + arange(0, 8)[:, None] * 64 + arange(0, 64)[None, :]));\n"
+	"}\n"
 	/* tiles no loop's dot reads: summed in a loop, and a dot outside a loop */
 	"kernel other(a: *f16, b: *f16, c: *f32, M: i32, K: i32, sa: i32) grid(1) {\n"
 	"    let ad = tensor_desc(a, (M, K), (sa, 1), (64, 64));\n"
@@ -192,6 +212,19 @@ static void plan_cases(void)
 	f = build("st4", 0, 0, 0, "sm_90a", true, true, tile);
 	check(f && f->n_tmaps == 0, "a store of 4 rows of 256 bytes: no map (its second atom would start inside a "
 	                            "1024-byte swizzle period)");
+	f = build("mmnan", 0, 0, 0, "sm_90a", true, true, tile);
+	check(f && f->n_tmaps == 3 && f->tmaps[0].nan_fill && f->tmaps[0].base_arg == 0 && !f->tmaps[1].nan_fill &&
+	          f->tmaps[2].base_arg == 2 && f->tmaps[2].store && !f->tmaps[2].nan_fill,
+	      "NaN padding: a's map fills with NaN, b's not; c's atomic_add reduces through a map (float max does not)");
+	if (f) {
+		int tma = 0, plain = 0;
+		for (const Op *op = f->body.first; op; op = op->next)
+			if (op->code == OP_ATOMIC_RMW)
+				(op->attr[3] & MEMF_TMA) && op->attr[4] == 2 && op->attr[0] == ATOM_ADD ? tma++ : plain++;
+		check(tma == 1 && plain == 1, "the atomic_add an atomic_rmw marked MEMF_TMA (map 2), the max a plain one");
+	}
+	f = build("red", 0, 0, 0, "sm_90a", true, true, tile);
+	check(f && f->n_tmaps == 0, "float atomic_max and i16 atomic_add through descriptors: no map");
 	f = build("st8", 0, 0, 0, "sm_90a", true, true, tile);
 	check(f && f->n_tmaps == 1 && f->tmaps[0].box[0] == 8 && f->tmaps[0].box[1] == 64,
 	      "a store of 8 rows of 256 bytes: a map (box 8 x 64); the store of a constant stays plain");

@@ -338,17 +338,18 @@ static void mm_case(int M, int N, int K, int pad, int BM, int BN, int BK)
 }
 
 /* What stays an error: a loop may change a descriptor var only to one of
- * the same element type and block shape. */
-static void error_case(const char *what, const char *body, const char *words)
+ * the same element type, block shape and padding. d is over x (i32) or,
+ * with `p` "y", over y (f32). */
+static void error_case_p(const char *p, const char *what, const char *body, const char *words)
 {
 	const char *src = render("kernel k(x: *i32, y: *f32, n: i32) grid(1) {\n"
-	                         "    var d = tensor_desc(x, (4, 64), (64, 1), (1, 64));\n"
+	                         "    var d = tensor_desc($P, (4, 64), (64, 1), (1, 64));\n"
 	                         "    for i in range(0, n) {\n"
 	                         "        $BODY\n"
 	                         "    }\n"
-	                         "    store(x + arange(0, 64), reshape(d.load((0, 0)), (64,)));\n"
+	                         "    store($P + arange(0, 64), reshape(d.load((0, 0)), (64,)));\n"
 	                         "}\n",
-	                         "BODY", body, NULL);
+	                         "BODY", body, "P", p, NULL);
 	blk_devptr dx = dev_zeros(DT_I32, 256), dy = dev_zeros(DT_F32, 256);
 	bool ok = run_kernel(src, NULL, ARGS(P(dx), P(dy), I(2)), NO_CONSTS, GRID(0)) == BLK_ERROR_SOURCE &&
 	          strstr(ops_err, words);
@@ -356,6 +357,11 @@ static void error_case(const char *what, const char *body, const char *words)
 		why("want a compile error saying '%s'; got: %s\n", words, ops_err[0] ? ops_err : "success");
 	ops_why_len = ok ? 0 : ops_why_len;
 	result(ok, "error: %s", what);
+}
+
+static void error_case(const char *what, const char *body, const char *words)
+{
+	error_case_p("x", what, body, words);
 }
 
 int main(int argc, char **argv)
@@ -396,11 +402,13 @@ int main(int argc, char **argv)
 	           "'d' is a tensor descriptor of i32[1, 64] blocks before the loop but a tensor descriptor of i32[2, 64] "
 	           "blocks after an iteration");
 	error_case("a new element type in a loop", "d = tensor_desc(y, (4, 64), (64, 1), (1, 64));",
-	           "a descriptor may change in a loop only to one of the same element type and block shape");
+	           "a descriptor may change in a loop only to one of the same element type, block shape and padding");
+	error_case_p("y", "another padding in a loop", "d = tensor_desc(y, (4, 64), (64, 1), (1, 64), padding_option = \"nan\");",
+	             "a descriptor may change in a loop only to one of the same element type, block shape and padding");
 	error_case("a value that is not a descriptor", "d = 3;",
 	           "'d' is a tensor descriptor of i32[1, 64] blocks before the loop but constant i32 after an iteration");
 	error_case("a new block shape in a runtime if in a loop",
 	           "if i > 0 { d = tensor_desc(x, (4, 64), (64, 1), (1, 32)); }",
-	           "a descriptor may change in a runtime 'if' only to one of the same element type and block shape");
+	           "a descriptor may change in a runtime 'if' only to one of the same element type, block shape and padding");
 	return ops_finish();
 }

@@ -185,7 +185,7 @@ def empty(*shape, dtype=None, device="cuda"):
 class FakeTensorMap(ctypes.Structure):
     """tests/runtime/fake_cuda.h's FakeTensorMap (what the stand-in's encoder writes)."""
     _fields_ = [("magic", ctypes.c_int), ("dtype", ctypes.c_int), ("rank", ctypes.c_int), ("swizzle", ctypes.c_int),
-                ("address", ctypes.c_ulonglong), ("dims", ctypes.c_ulonglong * 5), ("strides", ctypes.c_ulonglong * 4),
+                ("oob_fill", ctypes.c_int), ("address", ctypes.c_ulonglong), ("dims", ctypes.c_ulonglong * 5), ("strides", ctypes.c_ulonglong * 4),
                 ("box", ctypes.c_uint * 5)]
 
 

@@ -323,6 +323,41 @@ def _():
     return "ok"
 
 
+@triton.jit
+def _desc_ops(x_ptr, y_ptr, rows_ptr, g_ptr, h_ptr, M, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK, BLOCK],
+                                   padding_option="nan")
+    t = xd.load([0, 0])
+    tl.store(g_ptr + offs[:, None] * BLOCK + offs[None, :], t)
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK, BLOCK])
+    yd.atomic_add([0, 0], t)
+    rd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[1, BLOCK])
+    r = tl.load(rows_ptr + offs)
+    tl.store(h_ptr + offs[:, None] * BLOCK + offs[None, :], rd.gather(r, 0))
+
+
+@case("a tensor descriptor's padding_option=\"nan\", atomic_add and gather")
+def _():
+    M, N, B = 5, 6, 8
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    y = np.ones((M, N), np.float32)
+    rows = np.array([4, 0, 7, -1, 2, 2, 9, 1], np.int32)
+    g = np.zeros((B, B), np.float32)
+    h = np.zeros((B, B), np.float32)
+    _desc_ops[(1,)](x, y, rows, g, h, M, N, BLOCK=B)
+    want_g = np.full((B, B), np.nan, np.float32)
+    want_g[:M, :N] = x
+    want_h = np.zeros((B, B), np.float32)
+    for i, r in enumerate(rows):
+        if 0 <= r < M:
+            want_h[i, :N] = x[r]
+    assert np.array_equal(g, want_g, equal_nan=True), f"NaN-padded load: {g}"
+    assert np.array_equal(y, 1 + x), f"atomic_add: {y}"
+    assert np.array_equal(h, want_h), f"gather: {h}"
+    return "NaN outside, atomic_add inside only, rows gathered with zeros outside"
+
+
 # ---- the translated source, reviewed --------------------------------------------
 
 GOLDEN = """kernel _scale_shift(x_ptr: *f32, out_ptr: *f32, n: i32, alpha: f32) {

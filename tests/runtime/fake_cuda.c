@@ -913,9 +913,9 @@ API CUresult cuFuncSetAttribute(void *fn, int attr, int value)
  * aligned map, rank 1 to 5, a 16-byte aligned address, sizes 1 to 2^32,
  * strides multiples of 16 under 2^40 and at least a row, boxes of 1 to 256
  * whose inner bytes are a multiple of 16 and within the swizzle's span,
- * element strides 1 to 8), then the arguments written into the map
- * (FakeTensorMap) for tests to read back from a launch. "encodes" counts
- * the calls. */
+ * element strides 1 to 8, NaN fill of float types only), then the
+ * arguments written into the map (FakeTensorMap) for tests to read back
+ * from a launch. "encodes" counts the calls. */
 API CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
                                     const unsigned long long *strides, const unsigned *box, const unsigned *estrides,
                                     int interleave, int swizzle, int l2, int oob)
@@ -931,6 +931,9 @@ API CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *a
 	if (!map || (uintptr_t)map % 64 || rank < 1 || rank > FAKE_MAX_RANK || dtype < 0 || dtype > 12 ||
 	    (uintptr_t)addr % 16 || interleave || swizzle < 0 || swizzle > 3 || l2 < 0 || l2 > 3 || oob < 0 || oob > 1)
 		return INVALID_VALUE;
+	/* NaN fill only of floating-point elements (FLOAT16, FLOAT32, FLOAT64, BFLOAT16, FLOAT32_FTZ, TFLOAT32...) */
+	if (oob == 1 && dtype < 6)
+		return INVALID_VALUE;
 	int eb = bytes[dtype], span = swizzle ? 16 << swizzle : 0;
 	for (unsigned i = 0; i < rank; i++) {
 		if (!dims[i] || dims[i] > (1ull << 32) || !box[i] || box[i] > 256 || !estrides[i] || estrides[i] > 8)
@@ -941,7 +944,7 @@ API CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *a
 	}
 	if ((box[0] * eb) % 16 || (span && box[0] * (unsigned)eb > (unsigned)span))
 		return INVALID_VALUE;
-	FakeTensorMap m = {.magic = FAKE_TMAP_MAGIC, .dtype = dtype, .rank = (int)rank, .swizzle = swizzle,
+	FakeTensorMap m = {.magic = FAKE_TMAP_MAGIC, .dtype = dtype, .rank = (int)rank, .swizzle = swizzle, .oob_fill = oob,
 	                   .address = (unsigned long long)(uintptr_t)addr};
 	for (unsigned i = 0; i < rank; i++) {
 		m.dims[i] = dims[i];

@@ -15,10 +15,11 @@
 /* The registers a thread cuFuncGetAttribute reports for every function. */
 enum { FAKE_CUDA_REGS = 42 };
 
-/* What the stand-in's cuTensorMapEncodeTiled writes into a map (128 bytes). */
+/* What the stand-in's cuTensorMapEncodeTiled writes into a map (128 bytes;
+ * tests/python/fake_torch.py mirrors it with ctypes). */
 enum { FAKE_TMAP_BYTES = 128, FAKE_MAX_MAPS = 8, FAKE_MAX_RANK = 5, FAKE_TMAP_MAGIC = 0x746d6170 };
 typedef struct FakeTensorMap {
-	int magic, dtype, rank, swizzle;
+	int magic, dtype, rank, swizzle, oob_fill;
 	unsigned long long address;
 	unsigned long long dims[FAKE_MAX_RANK], strides[FAKE_MAX_RANK - 1];
 	unsigned box[FAKE_MAX_RANK];

@@ -10,7 +10,8 @@
  * whose arguments no map can describe (a size of 0, overlapping rows) runs
  * the variant without TMA; an encoding the driver refuses is an error that
  * names the map; without BLK_TMA, and on the disk cache's other key, no map
- * is passed. */
+ * is passed. A descriptor with padding_option = "nan" gets a map filling
+ * with NaN, and a desc atomic_add a map its reduction goes through. */
 #include "blk.h"
 #include "fake_cuda.h"
 
@@ -394,6 +395,65 @@ static void tma_option(bool env)
 	blk_context_destroy(ctx);
 }
 
+/* A descriptor with padding_option = "nan" gets a map that fills with NaN
+ * (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA), the others zeros; a
+ * desc atomic_add of f32 goes out by cp.reduce.async.bulk.tensor through a
+ * map of its own. */
+static const char *nan_source =
+	"kernel mm(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32)\n"
+	"        grid(cdiv(M, 128), cdiv(N, 128)) {\n"
+	"    let ad = tensor_desc(a, (M, K), (sa, 1), (128, 64), padding_option = \"nan\");\n"
+	"    let bd = tensor_desc(b, (K, N), (sb, 1), (64, 128));\n"
+	"    let cd = tensor_desc(c, (M, N), (sc, 1), (128, 128));\n"
+	"    let m0 = program_id(0) * 128;\n"
+	"    let n0 = program_id(1) * 128;\n"
+	"    var acc = zeros((128, 128), f32);\n"
+	"    for k in range(0, K, 64) {\n"
+	"        acc = dot(ad.load((m0, k)), bd.load((k, n0)), acc);\n"
+	"    }\n"
+	"    cd.atomic_add((m0, n0), acc);\n"
+	"}\n";
+
+static void nan_fill_and_reduce(void)
+{
+	blk_context *ctx = NULL;
+	blk_module *m = NULL;
+	blk_kernel *k = NULL;
+	bool ok = blk_context_create(BLK_BACKEND_GPU, 0, &ctx) == BLK_SUCCESS &&
+	          blk_module_load_source(ctx, "nan.tile", nan_source, strlen(nan_source), NULL, &m) == BLK_SUCCESS &&
+	          blk_kernel_get(m, "mm", &k) == BLK_SUCCESS;
+	expect(ok, "NaN padding and a desc atomic_add: the module loaded");
+	if (!ok)
+		return;
+	blk_devptr a, b, c;
+	blk_malloc(ctx, 1 << 22, &a);
+	blk_malloc(ctx, 1 << 22, &b);
+	blk_malloc(ctx, 1 << 22, &c);
+	blk_arg args[9] = {{.kind = BLK_ARG_PTR, .v.ptr = a}, {.kind = BLK_ARG_PTR, .v.ptr = b},
+	                   {.kind = BLK_ARG_PTR, .v.ptr = c}};
+	int64_t ints[6] = {256, 256, 512, 512, 256, 256};
+	for (int i = 0; i < 6; i++)
+		args[3 + i] = (blk_arg){.kind = BLK_ARG_INT, .v.i = ints[i]};
+	blk_launch_options opt = {.num_warps = 4, .num_stages = 3};
+	blk_compile_info info;
+	const char *ptx = blk_kernel_compile(k, args, 9, &opt, &info) == BLK_SUCCESS ? info.ptx : NULL;
+	expect(ptx && strstr(ptx, "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group") &&
+	           strstr(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global") && !strstr(ptx, "atom."),
+	       "desc atomic_add of f32: cp.reduce.async.bulk.tensor (no per-element atomics); the tiles by TMA");
+	FakeLaunch l;
+	blk_status st = blk_launch(k, args, 9, &opt);
+	fc.last_launch(&l);
+	expect(st == BLK_SUCCESS && l.n_maps == 3 && map_is(&l.maps[0], 6, a, 256, 512, 512 * 2, 128, 64, 3) &&
+	           map_is(&l.maps[1], 6, b, 512, 256, 256 * 2, 64, 64, 3) &&
+	           map_is(&l.maps[2], 7, c, 256, 256, 256 * 4, 128, 32, 3),
+	       "NaN padding: three maps (a, b, and c for the reduction)");
+	expect(l.n_maps == 3 && l.maps[0].oob_fill == 1 && l.maps[1].oob_fill == 0 && l.maps[2].oob_fill == 0,
+	       "the map of the descriptor with padding_option = \"nan\" fills with NaN "
+	       "(CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA), the others with zeros");
+	blk_module_destroy(m);
+	blk_context_destroy(ctx);
+}
+
 int main(void)
 {
 	char self[4096], path[4200];
@@ -401,6 +461,7 @@ int main(void)
 		return 1;
 	setenv("BLK_TMA", "1", 1);
 	with_tma();
+	nan_fill_and_reduce();
 	cache_threads();
 	without_tma();
 	tma_option(false);

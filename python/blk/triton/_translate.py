@@ -412,7 +412,12 @@ class FnTranslator:
             parts = [self.call_arg(node, i, k) for i, k in enumerate(("base", "shape", "strides", "block_shape"))]
             if any(x is None for x in parts):
                 self.fail(node, "make_tensor_descriptor without base, shape, strides and block_shape")
-            return f"tensor_desc({', '.join(self.expr(x) for x in parts)})"
+            pad = self.call_arg(node, 4, "padding_option")
+            c = self.const_of(pad) if pad is not None else None
+            if pad is not None and (c is None or c.value not in ("", "zero", "nan", None)):
+                self.fail(node, "padding_option other than \"zero\" or \"nan\"")
+            opt = ', padding_option = "nan"' if c is not None and c.value == "nan" else ""
+            return f"tensor_desc({', '.join(self.expr(x) for x in parts)}{opt})"
         if ns in ("tl", "triton") and f.attr in ("max", "min"):
             ri = next((kw for kw in node.keywords if kw.arg == "return_indices"), None)
             c = self.const_of(ri.value) if ri is not None else None

@@ -146,11 +146,12 @@ def lce_inputs(rows=7, hidden=64, vocab=200, dtype=torch.float32, bias=True, ign
 
 # ---- linear cross-entropy ---------------------------------------------------------
 
-@case("chunk_rows_for: chunk logits about the size of x, a power of two (8192 x 4096 x 128256: 256 rows)")
+@case("chunk_rows_for: chunk logits about the size of x or half the weight, a power of two (8192 x 4096 x 128256: "
+      "2048 rows)")
 def _():
     got = [chunk_rows_for(8192, 4096, 128256), chunk_rows_for(7, 64, 200), chunk_rows_for(1, 64, 200),
            chunk_rows_for(4096, 8192, 32000), chunk_rows_for(100, 4096, 1000)]
-    assert got == [256, 2, 1, 1024, 128], got
+    assert got == [2048, 8, 1, 4096, 128], got
     return str(got)
 
 

@@ -58,9 +58,31 @@ def _setup(ctx, inputs, output):
     ctx.save_for_backward(output[1])
 
 
+@torch.library.custom_op("blk_nn::cross_entropy_scale_rows", mutates_args=())
+def cross_entropy_scale_rows(grad: Tensor, dloss: Tensor) -> Tensor:
+    """grad[r, :] * dloss[r] computed in the accumulator's type and rounded
+    once to grad's dtype: one pass over grad (torch's grad * dloss[:, None]
+    makes a float32 tensor of its size and converts it again)."""
+    ty = K.types(grad, "cross_entropy")
+    grad = grad.contiguous()
+    rows, n = grad.shape
+    out = torch.empty_like(grad)
+    if rows and n:
+        dloss = dloss.to(K.acc_dtype(grad)).contiguous()
+        block = 4096 if ty["C"] != "f64" else 2048
+        K.module("cross_entropy").cross_entropy_scale_rows[(rows, -(-n // block))](
+            grad, dloss, out, n, rows, n, BLOCK=block, num_warps=4, **ty)
+    return out
+
+
+@cross_entropy_scale_rows.register_fake
+def _(grad, dloss):
+    return torch.empty_like(grad, memory_format=torch.contiguous_format)
+
+
 def _backward(ctx, dloss, _dgrad):
     (grad,) = ctx.saved_tensors
-    return (grad * dloss[:, None]).to(grad.dtype), None, None, None, None, None
+    return cross_entropy_scale_rows(grad, dloss), None, None, None, None, None
 
 
 cross_entropy_fwd.register_autograd(_backward, setup_context=_setup)

@@ -18,9 +18,15 @@ REDUCTIONS = ("mean", "sum", "none")
 def chunk_rows_for(rows, hidden, vocab):
     """Rows a chunk when none is given: a power of two such that a chunk's
     logits (chunk x vocab) hold about as many elements as x (rows x
-    hidden), at least 1 and at most the next power of two of rows."""
+    hidden), or half as many as the weight (vocab x hidden) where that is
+    more: each chunk adds its share into the float32 weight gradient, a pass
+    over it, so chunks of a few hundred rows would make that sum cost more
+    than the matmuls (8192 x 4096 x 128256 on an H200: 32 chunks of 256
+    rows, 107 ms; the logits of a 2048-row chunk are a quarter of that
+    gradient's bytes). At least 1, at most the next power of two of rows."""
     per = max(1, -(-vocab // max(hidden, 1)))            # vocab / hidden, rounded up
-    want = max(1, -(-max(rows, 1) // per))
+    want = max(1, -(-max(rows, 1) // per), max(hidden, 1) // 2)
+    want = min(want, max(rows, 1))
     return 1 << (want - 1).bit_length()
 
 
@@ -182,7 +188,8 @@ def linear_cross_entropy(x, weight, target, bias=None, ignore_index=-100, label_
     x.shape[:-1] class indices, without the whole (rows x vocab) logits.
 
     Rows go chunk_rows at a time (default: a power of two such that a
-    chunk's logits are about as large as x; see chunk_rows_for); each
+    chunk's logits are about as large as x, or half the weight; see
+    chunk_rows_for); each
     chunk's logits are torch.matmul's (x's dtype; float32 accumulation for
     f16/bf16, as torch), blk's cross-entropy kernel overwrites them with
     their gradient in the same launch as the loss, and the gradients of x

@@ -85,16 +85,19 @@ static const char *mm_src =
 	"    d.store((0, 0), load(x + arange(0, 8)[:, None] * 128 + arange(0, 128)[None, :]));\n"
 	"    d.store((8, 0), 2.0);\n"
 	"}\n"
-	/* a's descriptor with NaN padding, c's an atomic_add (a reduction) */
-	"kernel mmnan(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32)\n"
+	/* a's descriptor with NaN padding, ci's an atomic_add of i32 (a
+	 * reduction), c's f32 atomic_add and atomic_max per element */
+	"kernel mmnan(a: *f16, b: *f16, c: *f32, ci: *i32, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32)\n"
 	"        grid(cdiv(M, 64), cdiv(N, 64)) {\n"
 	"    let ad = tensor_desc(a, (M, K), (sa, 1), (64, 64), padding_option = \"nan\");\n"
 	"    let bd = tensor_desc(b, (K, N), (sb, 1), (64, 64));\n"
 	"    let cd = tensor_desc(c, (M, N), (sc, 1), (64, 64));\n"
+	"    let id = tensor_desc(ci, (M, N), (sc, 1), (64, 64));\n"
 	"    var acc = zeros((64, 64), f32);\n"
 	"    for k in range(0, K, 64) {\n"
 	"        acc = dot(ad.load((0, k)), bd.load((k, 0)), acc);\n"
 	"    }\n"
+	"    id.atomic_add((0, 0), acc.to(i32));\n"
 	"    cd.atomic_add((0, 0), acc);\n"
 	"    cd.atomic_max((0, 0), acc);\n"
 	"}\n"
@@ -214,14 +217,16 @@ static void plan_cases(void)
 	                            "1024-byte swizzle period)");
 	f = build("mmnan", 0, 0, 0, "sm_90a", true, true, tile);
 	check(f && f->n_tmaps == 3 && f->tmaps[0].nan_fill && f->tmaps[0].base_arg == 0 && !f->tmaps[1].nan_fill &&
-	          f->tmaps[2].base_arg == 2 && f->tmaps[2].store && !f->tmaps[2].nan_fill,
-	      "NaN padding: a's map fills with NaN, b's not; c's atomic_add reduces through a map (float max does not)");
+	          f->tmaps[2].base_arg == 3 && f->tmaps[2].store && !f->tmaps[2].nan_fill,
+	      "NaN padding: a's map fills with NaN, b's not; ci's i32 atomic_add reduces through a map (c's float "
+	      "add and max do not)");
 	if (f) {
 		int tma = 0, plain = 0;
 		for (const Op *op = f->body.first; op; op = op->next)
 			if (op->code == OP_ATOMIC_RMW)
 				(op->attr[3] & MEMF_TMA) && op->attr[4] == 2 && op->attr[0] == ATOM_ADD ? tma++ : plain++;
-		check(tma == 1 && plain == 1, "the atomic_add an atomic_rmw marked MEMF_TMA (map 2), the max a plain one");
+		check(tma == 1 && plain == 2, "the i32 atomic_add an atomic_rmw marked MEMF_TMA (map 2), the f32 add and "
+		                              "max plain ones");
 	}
 	f = build("red", 0, 0, 0, "sm_90a", true, true, tile);
 	check(f && f->n_tmaps == 0, "float atomic_max and i16 atomic_add through descriptors: no map");

@@ -397,10 +397,10 @@ static void tma_option(bool env)
 
 /* A descriptor with padding_option = "nan" gets a map that fills with NaN
  * (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA), the others zeros; a
- * desc atomic_add of f32 goes out by cp.reduce.async.bulk.tensor through a
+ * desc atomic_add of i32 goes out by cp.reduce.async.bulk.tensor through a
  * map of its own. */
 static const char *nan_source =
-	"kernel mm(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32)\n"
+	"kernel mm(a: *f16, b: *f16, c: *i32, M: i32, N: i32, K: i32, sa: i32, sb: i32, sc: i32)\n"
 	"        grid(cdiv(M, 128), cdiv(N, 128)) {\n"
 	"    let ad = tensor_desc(a, (M, K), (sa, 1), (128, 64), padding_option = \"nan\");\n"
 	"    let bd = tensor_desc(b, (K, N), (sb, 1), (64, 128));\n"
@@ -411,7 +411,7 @@ static const char *nan_source =
 	"    for k in range(0, K, 64) {\n"
 	"        acc = dot(ad.load((m0, k)), bd.load((k, n0)), acc);\n"
 	"    }\n"
-	"    cd.atomic_add((m0, n0), acc);\n"
+	"    cd.atomic_add((m0, n0), acc.to(i32));\n"
 	"}\n";
 
 static void nan_fill_and_reduce(void)
@@ -439,13 +439,13 @@ static void nan_fill_and_reduce(void)
 	const char *ptx = blk_kernel_compile(k, args, 9, &opt, &info) == BLK_SUCCESS ? info.ptx : NULL;
 	expect(ptx && strstr(ptx, "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group") &&
 	           strstr(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global") && !strstr(ptx, "atom."),
-	       "desc atomic_add of f32: cp.reduce.async.bulk.tensor (no per-element atomics); the tiles by TMA");
+	       "desc atomic_add of i32: cp.reduce.async.bulk.tensor (no per-element atomics); the tiles by TMA");
 	FakeLaunch l;
 	blk_status st = blk_launch(k, args, 9, &opt);
 	fc.last_launch(&l);
 	expect(st == BLK_SUCCESS && l.n_maps == 3 && map_is(&l.maps[0], 6, a, 256, 512, 512 * 2, 128, 64, 3) &&
 	           map_is(&l.maps[1], 6, b, 512, 256, 256 * 2, 64, 64, 3) &&
-	           map_is(&l.maps[2], 7, c, 256, 256, 256 * 4, 128, 32, 3),
+	           map_is(&l.maps[2], 3, c, 256, 256, 256 * 4, 128, 32, 3),
 	       "NaN padding: three maps (a, b, and c for the reduction)");
 	expect(l.n_maps == 3 && l.maps[0].oob_fill == 1 && l.maps[1].oob_fill == 0 && l.maps[2].oob_fill == 0,
 	       "the map of the descriptor with padding_option = \"nan\" fills with NaN "

@@ -464,21 +464,58 @@ void lw_tma_store_fence(Lower *L)
 	lw_async_asm(L, "fence.proxy.async.global;", NULL, NULL, 0, "");
 }
 
+/* Before plain stores of what a TMA store would write: the copies of
+ * earlier TMA stores written first (as their elements would have been, by
+ * the threads that now store them again). */
+static void plain_after_copies(Lower *L)
+{
+	LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.before");
+	lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
+	lw_async_asm(L, "fence.proxy.async.global;", NULL, NULL, 0, "");
+	lw_end_if(L, done);
+	lw_smem_barrier(L);
+}
+
+static void tma_store_box(Lower *L, const Op *op);
+
 bool lw_tma_store(Lower *L, const Op *op)
 {
 	const Value *v = op->operands[1];
-	bool reduce = op->code == OP_ATOMIC_RMW;
-	if (val(L, v)->n == 1 && ept(L, v) > 1) {
-		/* a uniform value: the plain store takes it in any encoding, after
-		 * the copies of earlier TMA stores are written (as their elements
-		 * would have been, by the threads that now store them again) */
-		LLVMBasicBlockRef done = lw_begin_if(L, is_thread0(L), "tma.before");
-		lw_async_asm(L, "cp.async.bulk.wait_group 0;", NULL, NULL, 0, "");
-		lw_async_asm(L, "fence.proxy.async.global;", NULL, NULL, 0, "");
-		lw_end_if(L, done);
-		lw_smem_barrier(L);
+	if (val(L, v)->n == 1 && ept(L, v) > 1) { /* a uniform value: the plain store takes it in any encoding */
+		plain_after_copies(L);
 		return false;
 	}
+	/* A box starting above or left of the tensor goes by the plain store
+	 * or atomics (a runtime branch, uniform): on the H200 such copies (an
+	 * f16 store at column -16, an f16 reduction at (-5, -9)) stopped the
+	 * kernel with an illegal instruction. Boxes past the bottom or right
+	 * edge go by the engine, which leaves out what is outside. */
+	LLVMValueRef row = coord(L, el(L, op->operands[3], 0)), col = coord(L, el(L, op->operands[4], 0));
+	LLVMValueRef in = LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntSGE, row, ci32(L, 0), ""),
+	                               LLVMBuildICmp(L->b, LLVMIntSGE, col, ci32(L, 0), ""), "");
+	int dirty = L->smem_dirty;
+	bool unsynced = L->smem_unsynced;
+	LLVMBasicBlockRef plain = lw_begin_if(L, LLVMBuildNot(L->b, in, ""), "tma.plain");
+	plain_after_copies(L);
+	if (op->code == OP_ATOMIC_RMW)
+		lower_atomic(L, op);
+	else
+		lower_load_store(L, op);
+	lw_end_if(L, plain);
+	/* the TMA branch starts from the state before the plain one; both end
+	 * behind a barrier after their last shared-memory access */
+	L->smem_dirty = dirty;
+	L->smem_unsynced = unsynced;
+	LLVMBasicBlockRef box = lw_begin_if(L, in, "tma.box");
+	tma_store_box(L, op);
+	lw_end_if(L, box);
+	return true;
+}
+
+static void tma_store_box(Lower *L, const Op *op)
+{
+	const Value *v = op->operands[1];
+	bool reduce = op->code == OP_ATOMIC_RMW;
 	const TmaMap *m = &L->f->tmaps[op->attr[4]];
 	Type t = v->type;
 	int eb = type_bytes(type_elem(t)), bytes = numel(t) * eb;
@@ -486,7 +523,7 @@ bool lw_tma_store(Lower *L, const Op *op)
 	if (!wgmma_operand_layout(&s, lw_lin_of(L, v), t, 0, 256) || s.wgmma != m->row_bytes || t.shape[0] != m->box[0] ||
 	    t.shape[1] % m->box[1]) {
 		lw_fail(L, op->loc, "internal error: a TMA store whose value does not fit its map%s", "");
-		return true;
+		return;
 	}
 	int atoms = t.shape[1] / m->box[1], atom_bytes = m->box[0] * m->row_bytes;
 	/* warp-specialized, the loops' buffers stay: the box goes out an atom
@@ -547,5 +584,4 @@ bool lw_tma_store(Lower *L, const Op *op)
 			t.e[k] = LLVMGetUndef(lw_elem_type(L, type_elem(res->type)));
 		L->vals[res->id] = t;
 	}
-	return true;
 }

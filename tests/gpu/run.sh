@@ -17,7 +17,8 @@
 #  - every example host program built in BUILD_DIR/examples (make examples),
 #    run with BLK_BACKEND=gpu: each checks its kernel against C and exits 0;
 #  - TMA (BLK_TMA=1): tests/ops/desc_matmul_api_test, desc_attention_api_test,
-#    desc_loop_api_test (loop-carried descriptors beside TMA ones), desc_ops_api_test
+#    desc_loop_api_test (loop-carried descriptors beside TMA ones), desc_ops_api_test,
+#    desc_api_test (boxes at negative offsets: plain stores)
 #    and the persistent matmul example with their descriptor tiles by TMA;
 #  - tests/gpu/python.sh: the Python package against torch (where torch is);
 #  - tests/gpu/attention_branches.py: attention with branches in its loop;
@@ -200,7 +201,7 @@ took examples
 # warpgroup issues the copies)
 if want tma; then
 	for ws in 0 1; do
-		for name in desc_matmul_api_test desc_attention_api_test desc_loop_api_test desc_ops_api_test; do
+		for name in desc_api_test desc_matmul_api_test desc_attention_api_test desc_loop_api_test desc_ops_api_test; do
 			prog="$build/tests/ops/$name"
 			if [ -x "$prog" ]; then
 				out=$(BLK_BACKEND=gpu BLK_TMA=1 BLK_WARP_SPECIALIZE=$ws timeout 300 "$prog" 2>&1)

@@ -146,6 +146,8 @@ class FnTranslator:
         self.consts = dict(consts)          # name -> Python value (constexprs)
         self.param_types = param_types      # name -> blk type text (kernel runtime params)
         self.lines = []
+        self.line_map = []  # the Python line of each of self.lines (for blk's errors)
+        self.py_line = jit.first_line
         self.scopes = [set()]
         self.pending = []  # the statements after each one being translated, in the current block and
         # the constexpr branches it is in (what decides whether a name is carried: var, or not: let)
@@ -554,6 +556,7 @@ class FnTranslator:
     # ---- statements ----
     def emit(self, depth, text):
         self.lines.append("    " * depth + text)
+        self.line_map.append(self.py_line)
 
     def block(self, stmts, depth, new_scope=True, own_block=None):
         """stmts in a scope of their own (new_scope); own_block: they are a
@@ -569,6 +572,7 @@ class FnTranslator:
             if m is None:
                 self.fail(s, f"the statement {type(s).__name__}")
             self.pending.append(stmts[i + 1:])
+            self.py_line = self.jit.first_line + s.lineno - 1
             m(s, depth)
             self.pending.pop()
         self.pending = saved
@@ -839,6 +843,7 @@ class FnTranslator:
     def translate(self, fdef, header):
         body = fdef.body
         self.lines.append(header + " {")
+        self.line_map.append(self.jit.first_line + fdef.lineno - 1)
         # a parameter assigned in a loop or an if (before any assignment in
         # the body's own block) is carried: a var of the same name from the start
         self.pending = [body]
@@ -849,6 +854,7 @@ class FnTranslator:
         self.pending = []
         self.block(body, 1, new_scope=False, own_block=True)
         self.lines.append("}")
+        self.line_map.append(self.line_map[-1])
         return "\n".join(self.lines)
 
 
@@ -858,6 +864,7 @@ class Unit:
 
     def __init__(self):
         self.fns = []
+        self.fn_lines = []  # each fn's Python places: (file, line) a line
         self.names = {}
 
     def helper(self, jit, where):
@@ -875,4 +882,5 @@ class Unit:
         t = FnTranslator(self, jit, consts, {p: "?" for p in params}, is_kernel=False)
         src = t.translate(fdef, f"fn {name}({', '.join(map(ident, params))})")
         self.fns.append(src)
+        self.fn_lines.append([(jit.filename, n) for n in t.line_map])
         return name

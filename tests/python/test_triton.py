@@ -353,13 +353,19 @@ def _():
 
 
 @triton.jit
-def _carried(x_ptr, out_ptr, half_ptr, n_rows, n, BLOCK: tl.constexpr):
+def _carried(x_ptr, out_ptr, half_ptr, count_ptr, n_rows, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     m = offs < n
     acc = tl.zeros((BLOCK,), tl.float32)
+    count = 0.0
     for i in range(0, n_rows):
         acc += tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.float32)
         x_ptr += n                                    # a parameter carried through the loop
+        t = 1
+        count, t = count + 1.0, t * 2                 # one name carried, one of this body
+        t = t.to(tl.float32)
+        count += t
+    tl.store(count_ptr, count)
     acc = acc.to(tl.float16)                          # after the loop: declared again
     acc = acc * 2
     tl.store(half_ptr + offs, acc, mask=m)
@@ -371,8 +377,9 @@ def _carried(x_ptr, out_ptr, half_ptr, n_rows, n, BLOCK: tl.constexpr):
 def _():
     R, n = 5, 24
     x = rng.standard_normal((R, n)).astype(np.float32)
-    out, half = np.zeros(n, np.float32), np.zeros(n, np.float16)
-    _carried[(1,)](x, out, half, R, n, BLOCK=32)
+    out, half, count = np.zeros(n, np.float32), np.zeros(n, np.float16), np.zeros(1, np.float32)
+    _carried[(1,)](x, out, half, count, R, n, BLOCK=32)
+    assert count[0] == 3.0 * R, count
     want = (x.astype(np.float32).sum(axis=0, dtype=np.float32).astype(np.float16) * np.float16(2))
     assert np.array_equal(half, want), (half, want)
     assert np.array_equal(out, want.astype(np.float32)), out

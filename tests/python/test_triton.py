@@ -358,6 +358,119 @@ def _():
     return "NaN outside, atomic_add inside only, rows gathered with zeros outside"
 
 
+# ---- Python names are untyped; stores convert to the pointee type (issue 34) --------
+
+@triton.jit
+def _rebind(x_ptr, y_ptr, rows_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m, other=0.0)      # f16
+    v = v.to(tl.float32)                              # the name now an f32 block
+    v = v * 2.0 + 0.0001                              # f32: not representable in f16
+    tl.store(y_ptr + offs, v, mask=m)                 # f32 through *f32
+    r = tl.arange(0, 4)
+    r = r[:, None]                                    # [4] -> [4, 1]
+    r = r * BLOCK + offs[None, :]                     # -> [4, BLOCK]
+    tl.store(rows_ptr + r, r.to(tl.float16), mask=offs[None, :] < n)
+
+
+@case("a name assigned again with another dtype or shape (v = v.to(tl.float32), r = r[:, None])")
+def _():
+    n = 20
+    x = rng.standard_normal(n).astype(np.float16)
+    y = np.zeros(n, np.float32)
+    rows = np.zeros((4, 32), np.float16)
+    _rebind[(1,)](x, y, rows, n, BLOCK=32)
+    close(y, x.astype(np.float64) * 2.0 + 0.0001, 1e-7, "y")
+    want = np.where(np.arange(32)[None, :] < n, np.arange(4)[:, None] * 32 + np.arange(32)[None, :], 0)
+    assert np.array_equal(rows, want.astype(np.float16)), rows
+    return "ok"
+
+
+@triton.jit
+def _carried(x_ptr, out_ptr, half_ptr, count_ptr, n_rows, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    acc = tl.zeros((BLOCK,), tl.float32)
+    count = 0.0
+    for i in range(0, n_rows):
+        acc += tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.float32)
+        x_ptr += n                                    # a parameter carried through the loop
+        t = 1
+        count, t = count + 1.0, t * 2                 # one name carried, one of this body
+        t = t.to(tl.float32)
+        count += t
+    tl.store(count_ptr, count)
+    acc = acc.to(tl.float16)                          # after the loop: declared again
+    acc = acc * 2
+    tl.store(half_ptr + offs, acc, mask=m)
+    acc = acc.to(tl.float32)
+    tl.store(out_ptr + offs, acc, mask=m)
+
+
+@case("a loop-carried accumulator converted after the loop; a parameter advanced in the loop")
+def _():
+    R, n = 5, 24
+    x = rng.standard_normal((R, n)).astype(np.float32)
+    out, half, count = np.zeros(n, np.float32), np.zeros(n, np.float16), np.zeros(1, np.float32)
+    _carried[(1,)](x, out, half, count, R, n, BLOCK=32)
+    assert count[0] == 3.0 * R, count
+    want = (x.astype(np.float32).sum(axis=0, dtype=np.float32).astype(np.float16) * np.float16(2))
+    assert np.array_equal(half, want), (half, want)
+    assert np.array_equal(out, want.astype(np.float32)), out
+    return "ok"
+
+
+@triton.jit
+def _store_convert(x_ptr, h_ptr, i_ptr, s_ptr, b_ptr, d_ptr, w_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)      # f32
+    tl.store(h_ptr + offs, x * 3.0, mask=m)           # f32 -> f16
+    tl.store(i_ptr + offs, x * 10.0, mask=m)          # f32 -> i32 (toward zero)
+    tl.store(s_ptr, tl.sum(x, axis=0))                # an f32 scalar -> f16
+    bp = tl.make_block_ptr(b_ptr, (n,), (1,), (0,), (BLOCK,), (0,))
+    tl.store(bp, x, boundary_check=(0,))              # a block pointer: f32 -> f16
+    desc = tl.make_tensor_descriptor(d_ptr, shape=[n], strides=[1], block_shape=[BLOCK])
+    desc.store([0], x + 1.0)                          # a tensor descriptor: f32 -> f16
+    h = tl.load(h_ptr + offs, mask=m, other=float("-inf"))  # other converts to f16 (Triton's too)
+    tl.store(w_ptr + offs, tl.where(m, h, x), mask=m)        # where(f16, f32): f32
+
+
+@case("stores convert the value to the pointee type: f16, i32, a scalar, a block pointer, a descriptor")
+def _():
+    n = 28
+    x = (rng.standard_normal(n) * 4).astype(np.float32)
+    h, i, s = np.zeros(n, np.float16), np.zeros(n, np.int32), np.zeros(1, np.float16)
+    b, d, w = np.zeros(n, np.float16), np.zeros(n, np.float16), np.zeros(n, np.float32)
+    _store_convert[(1,)](x, h, i, s, b, d, w, n, BLOCK=32)
+    assert np.array_equal(h, (x * np.float32(3.0)).astype(np.float16)), h
+    assert np.array_equal(i, np.trunc(x * np.float32(10.0)).astype(np.int32)), i
+    assert s[0] == np.float16(x.sum(dtype=np.float32)) or abs(float(s[0]) - float(x.sum())) < 1e-2, s
+    assert np.array_equal(b, x.astype(np.float16)), b
+    assert np.array_equal(d, (x + np.float32(1.0)).astype(np.float16)), d
+    assert np.array_equal(w, h.astype(np.float32)), w
+    return "ok"
+
+
+@case("a name carried through a loop changing its dtype: an error naming it (Triton refuses it too)")
+def _():
+    src = ("def k(x_ptr, n, BLOCK: tl.constexpr):\n"
+           "    offs = tl.arange(0, BLOCK)\n"
+           "    v = tl.load(x_ptr + offs)\n"
+           "    for i in range(0, n):\n"
+           "        v = v.to(tl.float32) * 2.0\n"
+           "    tl.store(x_ptr + offs, v)\n")
+    k = triton.from_triton(src, globals={"tl": tl})
+    try:
+        k[(1,)](np.zeros(16, np.float16), 3, BLOCK=16)
+    except (triton.TranslationError, blk.Error) as e:
+        msg = str(e)
+        assert "'v'" in msg and ":5:" in msg, msg
+        return msg.splitlines()[0][:90]
+    raise AssertionError("no error")
+
+
 # ---- the translated source, reviewed --------------------------------------------
 
 GOLDEN = """kernel _scale_shift(x_ptr: *f32, out_ptr: *f32, n: i32, alpha: f32) {
@@ -365,7 +478,7 @@ GOLDEN = """kernel _scale_shift(x_ptr: *f32, out_ptr: *f32, n: i32, alpha: f32) 
     let offs = ((pid * 128) + arange(0, 128));
     let mask = (offs < n);
     let x = load((x_ptr + offs), mask = mask, other = 0.0);
-    store((out_ptr + offs), ((alpha * x) + 0.75), mask = mask);
+    store((out_ptr + offs), __tt_to_pointee((out_ptr + offs), ((alpha * x) + 0.75)), mask = mask);
 }
 """
 

@@ -152,6 +152,7 @@ class JITFunction:
         self._blk_jit = self
         self._cache = {}
         self._fast = {}
+        self._places = {}
         self.tile_source = None
 
     def is_constexpr(self, a):
@@ -203,6 +204,11 @@ class JITFunction:
             header = f"kernel {self.name}(" + ", ".join(f"{ident(p)}: {types[p]}" for p in runtime) + ")"
             body = t.translate(self.fdef, header)
             source = PRELUDE + "\n" + "\n\n".join(unit.fns + [body]) + "\n"
+            # the Python place of each line of source (None: the prelude, blank lines)
+            places = [None] * (PRELUDE.count("\n") + 1)
+            for lines in unit.fn_lines + [[(self.filename, n) for n in t.line_map]]:
+                places += lines + [None]
+            self._places[source] = places
             import blk
             try:
                 module = blk.load(source=source, name=f"{self.filename}:{self.name}")
@@ -279,16 +285,41 @@ class JITFunction:
             grid = grid(named)
         elif type(grid) is not tuple:
             grid = tuple(grid) if isinstance(grid, list) else (grid,)
-        if opts:
-            kernel[grid](*vals, **opts)
-            return None
-        launch = launchers.get(grid)
-        if launch is None:  # blk's launcher for this grid, kept (a few grids)
-            launch = kernel[grid]
-            if len(launchers) < 16:
-                launchers[grid] = launch
-        launch(*vals)
+        try:
+            if opts:
+                kernel[grid](*vals, **opts)
+                return None
+            launch = launchers.get(grid)
+            if launch is None:  # blk's launcher for this grid, kept (a few grids)
+                launch = kernel[grid]
+                if len(launchers) < 16:
+                    launchers[grid] = launch
+            launch(*vals)
+        except blk.Error as e:
+            msg = self._python_places(str(e), source)
+            if msg is None:
+                raise
+            raise TranslationError(msg) from e
         return None
+
+    def _python_places(self, msg, source):
+        """blk's compile errors in the translation (compiled at the first
+        launch) with the Python lines they come from; None when msg has none."""
+        import re
+        places = self._places.get(source)
+        label = re.escape(f"{self.filename}:{self.name}:")
+        found = False
+
+        def place(m):
+            nonlocal found
+            line = int(m.group(1))
+            at = places[line - 1] if places and 0 < line <= len(places) else None
+            if at is None:
+                return m.group(0)
+            found = True
+            return f"{at[0]}:{at[1]}: {m.group(3)}: (line {line} of the translation) "
+        out = re.sub(label + r"(\d+):(\d+): (error|warning|note): ", place, msg)
+        return out if found else None
 
 
 _LAUNCH_KW = frozenset(("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream"))

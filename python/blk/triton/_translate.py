@@ -71,6 +71,8 @@ fn __tt_truediv(a, b) {
     return a / b;
 }
 fn __tt_fdiv(a, b) { return a / b; }
+// Triton's store converts the value to the pointee type
+fn __tt_to_pointee(p, v) { return v.to(p.dtype.element_ty); }
 """
 
 # names a Python identifier cannot keep in blk: keywords, types, builtins
@@ -144,8 +146,11 @@ class FnTranslator:
         self.consts = dict(consts)          # name -> Python value (constexprs)
         self.param_types = param_types      # name -> blk type text (kernel runtime params)
         self.lines = []
+        self.line_map = []  # the Python line of each of self.lines (for blk's errors)
+        self.py_line = jit.first_line
         self.scopes = [set()]
-        self.multi = set()
+        self.pending = []  # the statements after each one being translated, in the current block and
+        # the constexpr branches it is in (what decides whether a name is carried: var, or not: let)
         self.tmp = 0
         self.block_ptrs = {}  # name -> rank: a make_block_ptr as a descriptor and offset vars
 
@@ -160,24 +165,49 @@ class FnTranslator:
     def declared(self, name):
         return any(name in s for s in self.scopes)
 
-    def count_assignments(self, body):
-        counts = {}
+    @staticmethod
+    def assigned_names(s):
+        """The names statement s assigns (itself, not in its sub-blocks)."""
+        if isinstance(s, ast.Assign):
+            targets = s.targets
+        elif isinstance(s, (ast.AugAssign, ast.AnnAssign)):
+            targets = [s.target]
+        else:
+            return set()
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
-        def visit(stmts, in_loop):
-            for s in stmts:
-                if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                    targets = s.targets if isinstance(s, ast.Assign) else [s.target]
-                    for t in targets:
-                        for n in ast.walk(t):
-                            if isinstance(n, ast.Name):
-                                counts[n.id] = counts.get(n.id, 0) + (2 if in_loop or isinstance(s, ast.AugAssign)
-                                                                      else 1)
-                for field in ("body", "orelse"):
-                    sub = getattr(s, field, None)
-                    if isinstance(sub, list):
-                        visit(sub, in_loop or isinstance(s, (ast.For, ast.While)))
-        visit(body, False)
-        return {n for n, c in counts.items() if c > 1}
+    def scan_carried(self, stmts, name):
+        """True when a loop or runtime if among stmts assigns name before it is
+        declared again at this level, False when it is declared again first,
+        None when neither."""
+        for s in stmts:
+            if isinstance(s, ast.If) and self.const_of(s.test) is not None:
+                r = self.scan_carried(s.body if self.const_of(s.test).value else s.orelse, name)
+                if r is not None:
+                    return r
+            elif name in self.assigned_names(s):
+                return False
+            elif isinstance(s, (ast.For, ast.While, ast.If)) and any(
+                    name in self.assigned_names(x) for x in ast.walk(s)):
+                return True
+        return None
+
+    def carried(self, name):
+        """Whether the name declared now is assigned later in a loop or a
+        runtime if (a var, whose type stays, as Triton's loop-carried
+        values) rather than only declared again (a let per assignment:
+        Python names are not typed)."""
+        for rest in reversed(self.pending):
+            r = self.scan_carried(rest, name)
+            if r is not None:
+                return r
+        return False
+
+    def rebinds(self, name):
+        """An assignment to name here declares it again (it is new, a
+        parameter, or declared in this same block); otherwise it assigns the
+        variable of an enclosing block (from inside a loop or an if)."""
+        return not self.declared(name) or name in self.scopes[-1]
 
     # ---- constants ----
     def resolve_global(self, node, name):
@@ -408,6 +438,8 @@ class FnTranslator:
             bp = self.block_ptr_access(node)
             if bp is not None:
                 return bp
+        if ns in ("tl", "triton") and f.attr == "store":
+            return self.call_store(node, "store", "pointer", lambda ptr, v: f"__tt_to_pointee({ptr}, {v})")
         if ns in ("tl", "triton") and f.attr == "make_tensor_descriptor":
             parts = [self.call_arg(node, i, k) for i, k in enumerate(("base", "shape", "strides", "block_shape"))]
             if any(x is None for x in parts):
@@ -449,6 +481,9 @@ class FnTranslator:
             if meth in ("to", "cast"):
                 args = self.call_args(node)
                 return f"{self.expr(f.value)}.to({', '.join(args)})"
+            if meth == "store":  # a tensor descriptor's
+                base = self.expr(f.value)
+                return self.call_store(node, f"{base}.store", "offsets", lambda offs, v: f"({v}).to({base}.dtype)")
             if meth in BUILTINS and BUILTINS[meth] is None:
                 return f"{self.expr(f.value)}.{meth}({', '.join(self.call_args(node))})"
             self.fail(node, f"the method '.{meth}()'")
@@ -483,6 +518,29 @@ class FnTranslator:
             self.fail(node, f"a call of '{f.id}' (not a @jit function)")
         self.fail(node, "this call")
 
+    def stored(self, node, convert):
+        """A stored value, converted to the pointee type as Triton's stores do
+        (value.to(pointer.dtype.element_ty)); a number stays as it is (blk
+        converts it)."""
+        c = self.const_of(node)
+        if c is not None and isinstance(c.value, (bool, int, float)) and math.isfinite(c.value):
+            return self.expr(node)
+        return convert(self.expr(node))
+
+    def call_store(self, node, callee, first, convert):
+        """tl.store(pointer, value, ...) or desc.store(offsets, value): the
+        value converted by convert(first's text, value's text)."""
+        where = self.call_arg(node, 0, first)
+        value = self.call_arg(node, 1, "value")
+        if where is None or value is None:
+            self.fail(node, f"a store without {first} and value")
+        w = self.expr(where)
+        args = [w, self.stored(value, lambda v: convert(w, v))]
+        args += [self.expr(a) for a in node.args[2:]]
+        args += self.call_args(ast.Call(func=node.func, args=[], keywords=[
+            kw for kw in node.keywords if kw.arg not in (first, "value")]))
+        return f"{callee}({', '.join(args)})"
+
     def call_dot(self, node):
         args = [self.expr(a) for a in node.args]
         kws = []
@@ -503,15 +561,26 @@ class FnTranslator:
     # ---- statements ----
     def emit(self, depth, text):
         self.lines.append("    " * depth + text)
+        self.line_map.append(self.py_line)
 
-    def block(self, stmts, depth, new_scope=True):
+    def block(self, stmts, depth, new_scope=True, own_block=None):
+        """stmts in a scope of their own (new_scope); own_block: they are a
+        blk block (a body), not a constexpr if's branch kept in the
+        enclosing one (by default, when new_scope)."""
         if new_scope:
             self.scopes.append(set())
-        for s in stmts:
+        saved = self.pending
+        if new_scope if own_block is None else own_block:
+            self.pending = []
+        for i, s in enumerate(stmts):
             m = getattr(self, "s_" + type(s).__name__, None)
             if m is None:
                 self.fail(s, f"the statement {type(s).__name__}")
+            self.pending.append(stmts[i + 1:])
+            self.py_line = self.jit.first_line + s.lineno - 1
             m(s, depth)
+            self.pending.pop()
+        self.pending = saved
         if new_scope:
             self.scopes.pop()
 
@@ -525,35 +594,40 @@ class FnTranslator:
     def s_Pass(self, s, depth):
         pass
 
+    def declare(self, depth, names, value_text):
+        kind = "var" if any(self.carried(n) for n in names) else "let"
+        self.emit(depth, f"{kind} {', '.join(map(ident, names))} = {value_text};")
+        self.scopes[-1].update(names)
+
     def bind(self, s, target, value_text, depth):
+        """An assignment. Python names are not typed: one assigned again in
+        the same block is declared again (let v = v.to(f32) hides the bf16
+        v); one declared in an enclosing block and assigned in a loop or an
+        if is a var, assigned (it keeps its type, as Triton's loop-carried
+        values must)."""
         if isinstance(target, ast.Name):
-            n = target.id
-            if n in self.consts or n in self.param_types and not self.declared(n):
-                if n in self.param_types and not self.declared(n):
-                    # a parameter assigned: a var of the same name shadows it
-                    self.emit(depth, f"var {ident(n)} = {value_text};")
-                    self.scopes[-1].add(n)
-                    return
-                self.fail(s, f"an assignment to the constexpr '{n}'")
-            if self.declared(n):
-                self.emit(depth, f"{ident(n)} = {value_text};")
-            else:
-                self.emit(depth, f"{'var' if n in self.multi else 'let'} {ident(n)} = {value_text};")
-                self.scopes[-1].add(n)
-            return
-        if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+            names = [target.id]
+        elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
             names = [e.id for e in target.elts]
-            known = [self.declared(n) for n in names]
-            if all(known):
-                self.emit(depth, f"{', '.join(map(ident, names))} = {value_text};")
-            elif not any(known):
-                kind = "var" if any(n in self.multi for n in names) else "let"
-                self.emit(depth, f"{kind} {', '.join(map(ident, names))} = {value_text};")
-                self.scopes[-1].update(names)
-            else:
-                self.fail(s, "a tuple assignment to new and existing names at once")
-            return
-        self.fail(s, "an assignment to something other than names")
+        else:
+            self.fail(s, "an assignment to something other than names")
+        for n in names:
+            if n in self.consts:
+                self.fail(s, f"an assignment to the constexpr '{n}'")
+        fresh = [self.rebinds(n) for n in names]
+        if all(fresh):
+            self.declare(depth, names, value_text)
+        elif not any(fresh):
+            self.emit(depth, f"{', '.join(map(ident, names))} = {value_text};")
+        else:  # some declared again, some assigned: through temporaries
+            self.tmp += 1
+            tmps = [f"__t{self.tmp}_{i}" for i in range(len(names))]
+            self.emit(depth, f"let {', '.join(tmps)} = {value_text};")
+            for n, t, f in zip(names, tmps, fresh):
+                if f:
+                    self.declare(depth, [n], t)
+                else:
+                    self.emit(depth, f"{ident(n)} = {t};")
 
     def s_Assign(self, s, depth):
         if len(s.targets) != 1:
@@ -642,7 +716,8 @@ class FnTranslator:
         if node.func.attr == "load":
             return f"desc_load({ident(p.id)}__d, {offs})"
         value = self.call_arg(node, 1, "value")
-        return f"desc_store({ident(p.id)}__d, {offs}, {self.expr(value)})"
+        d = f"{ident(p.id)}__d"
+        return f"desc_store({d}, {offs}, {self.stored(value, lambda v: f'({v}).to({d}.dtype)')})"
 
     def s_AnnAssign(self, s, depth):
         if s.value is None:
@@ -650,20 +725,22 @@ class FnTranslator:
         self.bind(s, s.target, self.expr(s.value), depth)
 
     def s_AugAssign(self, s, depth):
-        if isinstance(s.target, ast.Name) and s.target.id in self.param_types and not self.declared(s.target.id):
-            # X += row * stride on a parameter: a var of the same name from then on
-            op = "/" if isinstance(s.op, ast.Div) else _BINOPS.get(type(s.op))
-            if op is None:
-                self.fail(s, f"the operator {type(s.op).__name__}")
-            self.emit(depth, f"var {ident(s.target.id)} = {ident(s.target.id)} {op} {self.expr(s.value)};")
-            self.scopes[-1].add(s.target.id)
-            return
-        if not isinstance(s.target, ast.Name) or not self.declared(s.target.id):
+        t = s.target
+        if not isinstance(t, ast.Name) or not (self.declared(t.id) or t.id in self.param_types):
             self.fail(s, "a compound assignment to a name not assigned before")
-        if isinstance(s.op, ast.Div):
-            self.emit(depth, f"{ident(s.target.id)} = __tt_truediv({ident(s.target.id)}, {self.expr(s.value)});")
-            return
-        self.emit(depth, f"{ident(s.target.id)} {_BINOPS[type(s.op)]}= {self.expr(s.value)};")
+        op = "/" if isinstance(s.op, ast.Div) else _BINOPS.get(type(s.op))
+        if op is None:
+            self.fail(s, f"the operator {type(s.op).__name__}")
+        n, v = ident(t.id), self.expr(s.value)
+        value = f"__tt_truediv({n}, {v})" if isinstance(s.op, ast.Div) else f"({n} {op} {v})"
+        if self.rebinds(t.id):
+            # x op= e in x's own block (or on a parameter) is x = x op e:
+            # declared again, its type may change (x += an i64 makes an i64)
+            self.bind(s, t, value, depth)
+        elif isinstance(s.op, ast.Div):
+            self.emit(depth, f"{n} = {value};")
+        else:
+            self.emit(depth, f"{n} {op}= {v};")
 
     def s_Assert(self, s, depth):
         msg = f", {self.expr(s.msg)}" if s.msg is not None else ""
@@ -756,7 +833,7 @@ class FnTranslator:
                 self.fail(s, f"the range argument '{kw.arg}'")
         self.emit(depth, f"for {ident(s.target.id)} in {kind}({', '.join(args)}) {{")
         self.scopes.append({s.target.id})
-        self.block(s.body, depth + 1, new_scope=False)
+        self.block(s.body, depth + 1, new_scope=False, own_block=True)
         self.scopes.pop()
         self.emit(depth, "}")
 
@@ -770,10 +847,19 @@ class FnTranslator:
     # ---- the function ----
     def translate(self, fdef, header):
         body = fdef.body
-        self.multi = self.count_assignments(body)
         self.lines.append(header + " {")
-        self.block(body, 1, new_scope=False)
+        self.line_map.append(self.jit.first_line + fdef.lineno - 1)
+        # a parameter assigned in a loop or an if (before any assignment in
+        # the body's own block) is carried: a var of the same name from the start
+        self.pending = [body]
+        for p in self.param_types:
+            if self.carried(p):
+                self.emit(1, f"var {ident(p)} = {ident(p)};")
+                self.scopes[-1].add(p)
+        self.pending = []
+        self.block(body, 1, new_scope=False, own_block=True)
         self.lines.append("}")
+        self.line_map.append(self.line_map[-1])
         return "\n".join(self.lines)
 
 
@@ -783,6 +869,7 @@ class Unit:
 
     def __init__(self):
         self.fns = []
+        self.fn_lines = []  # each fn's Python places: (file, line) a line
         self.names = {}
 
     def helper(self, jit, where):
@@ -800,4 +887,5 @@ class Unit:
         t = FnTranslator(self, jit, consts, {p: "?" for p in params}, is_kernel=False)
         src = t.translate(fdef, f"fn {name}({', '.join(map(ident, params))})")
         self.fns.append(src)
+        self.fn_lines.append([(jit.filename, n) for n in t.line_map])
         return name

@@ -317,6 +317,18 @@ static LLVMValueRef elementwise_value(Lower *L, const Op *op, LLVMValueRef a, LL
 		} else if (type_is_float(in_t)) {
 			LLVMTypeRef ty = LLVMTypeOf(a);
 			r = lw_call_intrinsic(L, "llvm.fabs", &ty, 1, &a, 1);
+		} else if (type_bytes(in_t) < 4) {
+			/* abs of i8 and i16 in i32, the low bits kept: abs(-32768) is
+			 * -32768, as on the interpreter. abs.s16 was not: on the H200
+			 * an i16 abs of -32768 widened by cvt.s64.s16 gave +32768
+			 * (tests/diff --gpu, seed 1, case 56). An asm, so that LLVM
+			 * does not fold the widening back into abs.s16. */
+			LLVMTypeRef ty = LLVMTypeOf(a), fty = LLVMFunctionType(L->i32, &L->i32, 1, 0);
+			static const char text[] = "abs.s32 $0, $1;", cons[] = "=r,r";
+			LLVMValueRef fn = LLVMGetInlineAsm(fty, (char *)text, sizeof text - 1, (char *)cons, sizeof cons - 1, 0,
+			                                   0, LLVMInlineAsmDialectATT, 0);
+			LLVMValueRef wide = LLVMBuildSExt(L->b, a, L->i32, "");
+			r = LLVMBuildTrunc(L->b, LLVMBuildCall2(L->b, fty, fn, &wide, 1, ""), ty, "");
 		} else {
 			LLVMTypeRef ty = LLVMTypeOf(a);
 			LLVMValueRef args[2] = {a, LLVMConstInt(L->i1, 0, 0)};

@@ -714,13 +714,8 @@ static Value *bessel_jy(Lm *w, Value *a, int nu, bool y)
 	return lm_sel(w, lm_cmp(w, CMP_LT, a, lm_k(w, 12)), small, big);
 }
 
-static Value *bessel_jy_fn(Lm *m, Value *x, int nu, bool y)
+Value *lm_bessel_jy_special(Lm *m, Value *x, Value *res, int nu, bool y)
 {
-	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
-	Value *a = lm_convert(&w, lm_abs(m, x), SK_F64);
-	Value *res = lm_convert(&w, bessel_jy(&w, a, nu, y), m->k);
-	if (!w.ok)
-		m->ok = false;
 	Value *inf = lm_cmp(m, CMP_EQ, lm_abs(m, x), lm_k(m, INFINITY));
 	if (y) { /* Y: -inf at 0, NaN below, 0 at +inf */
 		res = lm_sel(m, inf, lm_k(m, 0), res);
@@ -732,6 +727,16 @@ static Value *bessel_jy_fn(Lm *m, Value *x, int nu, bool y)
 		res = lm_sel(m, inf, nu ? lm_copysign(m, lm_k(m, 0), x) : lm_k(m, 0), res);
 	}
 	return lm_sel(m, lm_isnan(m, x), x, res);
+}
+
+static Value *bessel_jy_fn(Lm *m, Value *x, int nu, bool y)
+{
+	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
+	Value *a = lm_convert(&w, lm_abs(m, x), SK_F64);
+	Value *res = lm_convert(&w, bessel_jy(&w, a, nu, y), m->k);
+	if (!w.ok)
+		m->ok = false;
+	return lm_bessel_jy_special(m, x, res, nu, y);
 }
 
 static Value *f_j0(Lm *m, Value *x) { return bessel_jy_fn(m, x, 0, false); }

@@ -489,19 +489,7 @@ static Value *bessel_jy64(Lm *m, Value *a, int nu, bool y)
 
 static Value *bessel_jy64_fn(Lm *m, Value *x, int nu, bool y)
 {
-	Value *a = lm_abs(m, x);
-	Value *res = bessel_jy64(m, a, nu, y);
-	Value *inf = lm_cmp(m, CMP_EQ, a, lm_k(m, INFINITY));
-	if (y) { /* Y: -inf at 0, NaN below, 0 at +inf */
-		res = lm_sel(m, inf, lm_k(m, 0), res);
-		res = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), lm_k(m, -INFINITY), res);
-		res = lm_sel(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), lm_k(m, NAN), res);
-	} else {
-		if (nu) /* odd */
-			res = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), x, lm_copysign(m, res, lm_mul(m, x, res)));
-		res = lm_sel(m, inf, nu ? lm_copysign(m, lm_k(m, 0), x) : lm_k(m, 0), res);
-	}
-	return lm_sel(m, lm_isnan(m, x), x, res);
+	return lm_bessel_jy_special(m, x, bessel_jy64(m, lm_abs(m, x), nu, y), nu, y);
 }
 
 Value *lm_j0_64(Lm *m, Value *x) { return bessel_jy64_fn(m, x, 0, false); }

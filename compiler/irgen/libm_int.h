@@ -61,6 +61,9 @@ Value *lm_convert(Lm *m, Value *x, ScalarKind k);
 Value *lm_exp_core(Lm *m, Value *hi, Value *lo, int adj, Value **em1);
 Value *lm_log_core(Lm *m, Value *x, Value *corr);
 Value *lm_log_dd(Lm *m, Value *x, Value **lo);
+/* J (y false) or Y of order nu at x from res, their value at |x| away from
+ * the edges: +-0, +-inf, NaN and, for Y, x < 0 set as C's functions do */
+Value *lm_bessel_jy_special(Lm *m, Value *x, Value *res, int nu, bool y);
 
 /* the f64 forms of libm_f64.c */
 Value *lm_erfc64(Lm *m, Value *x);

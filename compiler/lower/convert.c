@@ -218,35 +218,6 @@ void lw_scratch_store_part(Lower *L, const Value *x, const Encoding *s, int at, 
 	lw_end_if(L, owned);
 }
 
-/* Loads y's registers from its scratch at `at`, load_vec elements a load
- * where its registers allow. */
-static void scratch_load(Lower *L, const Value *y, const Encoding *s, int at, int load_vec, Tile *t)
-{
-	const Lin *lo = lw_lin_of(L, y);
-	Type et = type_elem(y->type);
-	LLVMTypeRef mt = lw_mem_type(L, et);
-	int eb = type_bytes(et), pos[8], vmask = 0;
-	if (!vector_regs(s, lo, load_vec, pos))
-		load_vec = 1;
-	for (int i = 0; (1 << i) < load_vec; i++)
-		vmask |= 1 << pos[i];
-	LLVMTypeRef lvt = LLVMVectorType(mt, (unsigned)load_vec);
-	LLVMValueRef tsw = lw_swizzle_value(L, s, lw_thread_part(L, lo));
-	for (int k = 0, n_out = 1 << lo->n_reg; k < n_out; k++) {
-		if (k & vmask)
-			continue;
-		LLVMValueRef p = lw_smem_abs(L, mt, at, lw_scratch_addr(L, s, lo, tsw, k));
-		if (load_vec == 1) {
-			t->e[k] = lw_from_mem(L, et, LLVMBuildLoad2(L->b, mt, p, ""));
-			continue;
-		}
-		LLVMValueRef ld = LLVMBuildLoad2(L->b, lvt, p, "");
-		LLVMSetAlignment(ld, (unsigned)(load_vec * eb));
-		for (int i = 0; i < load_vec; i++)
-			t->e[vector_elem(pos, k, i)] = lw_from_mem(L, et, LLVMBuildExtractElement(L->b, ld, ci32(L, i), ""));
-	}
-}
-
 /* ---- conversions a part at a time --------------------------------------------------
  * A conversion whose scratch would pass what shared memory holds (a block
  * past the registers, in local memory: docs/compiler.md) goes through a
@@ -319,7 +290,8 @@ static LLVMValueRef compact_value(Lower *L, LLVMValueRef a, unsigned mask)
 }
 
 /* Stores (store) or loads the registers of v in part `part` (the part bits
- * `mask` of their addresses), vec elements an access. */
+ * `mask` of their addresses; mask 0: all of them), vec elements an access
+ * where its registers allow. */
 static void part_io(Lower *L, const Value *v, const Encoding *s, int at, int vec, unsigned mask, unsigned part,
                     bool store, Tile *t)
 {
@@ -565,6 +537,6 @@ void lower_convert(Lower *L, const Op *op, AsyncTile *as)
 		L->vals[y->id] = t;
 		return;
 	}
-	scratch_load(L, y, s, at, load_vec, &t);
+	part_io(L, y, s, at, load_vec, 0, 0, false, &t); /* all of it: no part bits */
 	L->vals[y->id] = t;
 }

@@ -43,34 +43,35 @@ static bool counts(const Op *op, const Value *v)
 	}
 }
 
-/* The largest value of r (and the regions in it), in registers a thread:
- * among all ops, and among sorts and topks (whose networks grow faster than
- * their blocks: their limit is lower). */
-typedef struct Largest {
-	const Op *op, *net_op;
-	const Value *v, *net_v;
-	long regs, net_regs;
-} Largest;
+/* A block value and the registers a thread it needs. */
+typedef struct Big {
+	const Op *op;
+	const Value *v;
+	long regs;
+} Big;
 
-static void keep(const Op **at, const Value **which, long *most, const Op *op, const Value *v, long regs)
+static void keep(Big *b, const Op *op, const Value *v, long regs)
 {
 	/* among equals the largest block: the one a reader changes */
-	if (regs > *most || (regs && regs == *most && type_numel(v->type) > type_numel((*which)->type)))
-		*most = regs, *at = op, *which = v;
+	if (regs > b->regs || (regs && regs == b->regs && type_numel(v->type) > type_numel(b->v->type)))
+		*b = (Big){op, v, regs};
 }
 
-static void largest(const IrFunc *f, const Region *r, Largest *big)
+/* The largest value of r (and the regions in it), in registers a thread,
+ * among all ops (all) and among sorts and topks (net: their networks grow
+ * faster than their blocks, and their limit is lower). */
+static void largest(const IrFunc *f, const Region *r, Big *all, Big *net)
 {
 	for (const Op *op = r->first; op; op = op->next) {
 		for (int i = 0; i < op->n_regions; i++)
-			largest(f, &op->regions[i], big);
+			largest(f, &op->regions[i], all, net);
 		for (int i = 0; i < op->n_results; i++) {
 			long regs = counts(op, op->results[i]) ? value_regs(f, op->results[i]) : 0;
-			keep(&big->op, &big->v, &big->regs, op, op->results[i], regs);
+			keep(all, op, op->results[i], regs);
 			if (op->code == OP_SORT || op->code == OP_TOPK)
 				for (int k = 0; k < op->n_operands; k++) {
 					long in = counts(op, op->operands[k]) ? value_regs(f, op->operands[k]) : 0;
-					keep(&big->net_op, &big->net_v, &big->net_regs, op, op->operands[k], in > regs ? in : regs);
+					keep(net, op, op->operands[k], in > regs ? in : regs);
 				}
 		}
 	}
@@ -91,27 +92,27 @@ static void block_report(const IrFunc *f, Diag *diag, DiagLevel level, const Op 
 
 bool gpu_check_registers(const IrFunc *f, Diag *diag)
 {
-	Largest big = {0};
-	largest(f, &f->body, &big);
+	Big all = {0}, net = {0};
+	largest(f, &f->body, &all, &net);
 	char why[320];
-	if (big.net_regs > GPU_SPILL_BLOCK_REGS) {
+	if (net.regs > GPU_SPILL_BLOCK_REGS) {
 		snprintf(why, sizeof why, "a %s network past %d would take the compiler minutes: sort smaller blocks or "
-		         "use more warps (num_warps)", op_name(big.net_op->code), GPU_SPILL_BLOCK_REGS);
-		block_report(f, diag, DIAG_ERROR, big.net_op, big.net_v, big.net_regs, why);
+		         "use more warps (num_warps)", op_name(net.op->code), GPU_SPILL_BLOCK_REGS);
+		block_report(f, diag, DIAG_ERROR, net.op, net.v, net.regs, why);
 		return false;
 	}
-	if (big.regs > GPU_MAX_BLOCK_REGS) {
+	if (all.regs > GPU_MAX_BLOCK_REGS) {
 		snprintf(why, sizeof why, "past %d the compiler would spend minutes spilling it to memory: use a smaller "
 		         "block or more warps (num_warps)", GPU_MAX_BLOCK_REGS);
-		block_report(f, diag, DIAG_ERROR, big.op, big.v, big.regs, why);
+		block_report(f, diag, DIAG_ERROR, all.op, all.v, all.regs, why);
 		return false;
 	}
-	if (big.regs > GPU_SPILL_BLOCK_REGS) {
-		long kib = (big.regs * 4 + 1023) / 1024;
+	if (all.regs > GPU_SPILL_BLOCK_REGS) {
+		long kib = (all.regs * 4 + 1023) / 1024;
 		snprintf(why, sizeof why, "it lives in local memory (about %ld KiB a thread, %ld KiB a program, spilled by "
 		         "ptxas): correct but slower, and slower to compile; a smaller block or more warps (num_warps) keeps "
 		         "it in registers", kib, kib * 32 * f->num_warps);
-		block_report(f, diag, DIAG_WARNING, big.op, big.v, big.regs, why);
+		block_report(f, diag, DIAG_WARNING, all.op, all.v, all.regs, why);
 	}
 	return true;
 }

@@ -274,9 +274,11 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 	/* the compiler's warnings (a block kept in local memory, an option not
 	 * applied): kept with the variant and the context's warnings, as the
 	 * JIT's spill warning below */
-	char *compile_warning = NULL;
-	if (!mod && diag.warnings && diag.out.data && diag.out.len)
-		compile_warning = arena_strndup(&m->arena, diag.out.data, diag.out.len);
+	StrBuf compile_warning = {0};
+	if (!mod && diag.warnings) { /* taken from diag, not copied */
+		compile_warning = diag.out;
+		diag.out = (StrBuf){0};
+	}
 	diag_free(&diag);
 	if (!mod) {
 		ptx = res.text;
@@ -308,8 +310,9 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 		char info[8192];
 		st = gpu_link(ctx, kn, ptx, len, &meta, cached ? dir : NULL, &key, &mod, &v->ms_cubin, info, sizeof info);
 		if (st == BLK_SUCCESS)
-			spill_warning(k, v, info, compile_warning);
+			spill_warning(k, v, info, compile_warning.len ? compile_warning.data : NULL);
 	}
+	sb_free(&compile_warning);
 	if (st == BLK_SUCCESS) {
 		/* kept for blk_kernel_compile */
 		v->ptx = arena_strndup(&m->arena, ptx, len);

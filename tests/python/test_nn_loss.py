@@ -146,13 +146,17 @@ def lce_inputs(rows=7, hidden=64, vocab=200, dtype=torch.float32, bias=True, ign
 
 # ---- linear cross-entropy ---------------------------------------------------------
 
-@case("chunk_rows_for: chunk logits about the size of x or half the weight, a power of two (8192 x 4096 x 128256: "
-      "2048 rows)")
+@case("chunk_rows_for: chunk logits about the size of x (exact: or half the weight), a power of two "
+      "(8192 x 4096 x 128256: 256 rows; exact 2048)")
 def _():
-    got = [chunk_rows_for(8192, 4096, 128256), chunk_rows_for(7, 64, 200), chunk_rows_for(1, 64, 200),
-           chunk_rows_for(4096, 8192, 32000), chunk_rows_for(100, 4096, 1000)]
+    got = [chunk_rows_for(8192, 4096, 128256, True), chunk_rows_for(7, 64, 200, True),
+           chunk_rows_for(1, 64, 200, True), chunk_rows_for(4096, 8192, 32000, True),
+           chunk_rows_for(100, 4096, 1000, True)]
     assert got == [2048, 8, 1, 4096, 128], got
-    return str(got)
+    fast = [chunk_rows_for(8192, 4096, 128256), chunk_rows_for(8192, 2048, 128256), chunk_rows_for(7, 64, 200),
+            chunk_rows_for(1, 64, 200), chunk_rows_for(4096, 8192, 32000), chunk_rows_for(100, 4096, 1000)]
+    assert fast == [256, 256, 2, 1, 1024, 128], fast
+    return f"{got} {fast}"
 
 
 for reduction in ("mean", "sum", "none"):
@@ -216,17 +220,40 @@ def _():
                     f"{dtype} chunk_rows {chunk}", lowp_ok=True)
 
 
-@case("linear_cross_entropy bf16: the weight's gradient sums its chunks in f32 (600 rows, chunks of 2: each "
-      "adds 0.5 to an element bf16 would stop at 128; exact -450 and 150)")
+@case("linear_cross_entropy bf16: exact=True sums the weight's gradient over chunks in f32 (600 rows, chunks "
+      "of 2: each adds 0.5 to an element bf16 would stop at 128; exact -450 and 150); the default sums in bf16 "
+      "and stops there")
 def _():
     x = torch.ones(600, 8, dtype=B16)
-    w = torch.zeros(4, 8, dtype=B16, requires_grad=True)
     t = torch.zeros(600, dtype=torch.long)
-    nn.linear_cross_entropy(x, w, t, reduction="sum", chunk_rows=2).backward()
     # p = 1/4 a class: a row's dlogits (-0.75, 0.25, 0.25, 0.25), x's rows ones
     want = torch.tensor([-450.0, 150.0, 150.0, 150.0])[:, None].expand(4, 8)
+    w = torch.zeros(4, 8, dtype=B16, requires_grad=True)
+    nn.linear_cross_entropy(x, w, t, reduction="sum", chunk_rows=2, exact=True).backward()
     assert w.grad.dtype == B16
     close(w.grad, want, 0, 0, "dweight")
+    w = torch.zeros(4, 8, dtype=B16, requires_grad=True)
+    nn.linear_cross_entropy(x, w, t, reduction="sum", chunk_rows=2).backward()
+    # each chunk adds 0.5 (-1.5): bf16's spacing passes 0.5 at 128, and 1.5 (rounded to 2 from 256) at 512
+    assert w.grad.dtype == B16
+    assert float(w.grad[1, 0]) == 128.0 and float(w.grad[0, 0]) == -512.0, w.grad[:, 0]
+
+
+@case("linear_cross_entropy: the gradients made in the forward are scaled in place by the first backward; a "
+      "second through the graph (retain_graph) makes them again: mean, sum, 3x then 0 then 2x, vs f64")
+def _():
+    x, w, t, b = lce_inputs()
+    for reduction in ("mean", "sum"):
+        xr, wr, br = (v.clone().requires_grad_() for v in (x, w, b))
+        loss = nn.linear_cross_entropy(xr, wr, t, br, chunk_rows=3, reduction=reduction)
+        x64, w64, b64 = (v.double().requires_grad_() for v in (x, w, b))
+        ref = ref_lce(x64, w64, t, b64, reduction=reduction)
+        for k in (3.0, 0.0, 2.0):
+            got = torch.autograd.grad(loss * k, (xr, wr, br), retain_graph=True)
+            want = torch.autograd.grad(ref * k, (x64, w64, b64), retain_graph=True)
+            for g, r, name in zip(got, want, ("dx", "dweight", "dbias")):
+                close(g, r, TOL, TOL, f"{reduction} {name} times {k}")
+    return "2 reductions x 3 backwards"
 
 
 @case("linear_cross_entropy: no grad mode gives the loss alone; a frozen weight and bias: dx alone (mean, none)")
@@ -244,7 +271,8 @@ def _():
     nn.linear_cross_entropy(xr, w, t, b, chunk_rows=3, reduction="none").sum().backward()
     close(xr.grad, x64.grad * (t != -100).sum(), TOL, TOL, "dx, weight frozen, none")
     # the op computes only the gradients asked for: an empty weight gradient, no f32 buffer for it
-    out = torch.ops.blk_nn.linear_cross_entropy_fwd(x, w, t, b, -100, 0.0, 0.0, 0.0, "mean", 3, True, False, False)
+    out = torch.ops.blk_nn.linear_cross_entropy_fwd(x, w, t, b, -100, 0.0, 0.0, 0.0, "mean", 3, False, True, False,
+                                                     False)
     assert [tuple(o.shape) for o in out] == [(), (7, 64), (0,), (0,)], [o.shape for o in out]
     close(out[1], x64.grad, TOL, TOL, "op's dx")
 
@@ -413,13 +441,13 @@ def _():
     s, te = torch.randn(4, 10, requires_grad=True), torch.randn(4, 10, requires_grad=True)
     lab = torch.tensor([1, -100, 3, 4])
     checks = [
-        (ops.linear_cross_entropy_fwd, (x, w, t, b, -100, 0.1, 1e-3, 5.0, "mean", 2, True, True, True)),
-        (ops.linear_cross_entropy_fwd, (x, w, t, None, -100, 0.0, 0.0, 0.0, "sum", 0, True, True, False)),
-        (ops.linear_cross_entropy_fwd, (x, w, t, b, -100, 0.0, 0.0, 0.0, "none", 3, True, True, True)),
+        (ops.linear_cross_entropy_fwd, (x, w, t, b, -100, 0.1, 1e-3, 5.0, "mean", 2, False, True, True, True)),
+        (ops.linear_cross_entropy_fwd, (x, w, t, None, -100, 0.0, 0.0, 0.0, "sum", 0, True, True, True, False)),
+        (ops.linear_cross_entropy_fwd, (x, w, t, b, -100, 0.0, 0.0, 0.0, "none", 3, False, True, True, True)),
         (ops.linear_cross_entropy_bwd, (torch.randn(5), x.detach(), w.detach(), t, b.detach(), -100, 0.0, 0.0,
-                                        0.0, 2, True, True, True)),
+                                        0.0, 2, False, True, True, True)),
         (ops.linear_cross_entropy_bwd, (torch.randn(5), x.detach(), w.detach(), t, None, -100, 0.0, 0.0,
-                                        0.0, 4, True, False, False)),
+                                        0.0, 4, True, True, False, False)),
         (ops.kl_div_fwd, (kx, ky, False, False)),
         (ops.kl_div_fwd, (kx, ky.log(), True, True)),
         (ops.kl_div_bwd, (torch.randn(3, 10), kx.detach(), ky, False, True, True)),

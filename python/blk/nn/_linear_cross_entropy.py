@@ -15,17 +15,18 @@ from ._cross_entropy import launch
 REDUCTIONS = ("mean", "sum", "none")
 
 
-def chunk_rows_for(rows, hidden, vocab):
-    """Rows a chunk when none is given: a power of two such that a chunk's
-    logits (chunk x vocab) hold about as many elements as x (rows x
-    hidden), or half as many as the weight (vocab x hidden) where that is
-    more: each chunk adds its share into the float32 weight gradient, a pass
-    over it, so chunks of a few hundred rows would make that sum cost more
-    than the matmuls (8192 x 4096 x 128256 on an H200: 32 chunks of 256
-    rows, 107 ms; the logits of a 2048-row chunk are a quarter of that
-    gradient's bytes). At least 1, at most the next power of two of rows."""
+def chunk_rows_for(rows, hidden, vocab, exact=False):
+    """Rows a chunk when none is given, a power of two (at least 1, at most
+    the next power of two of rows). Summing the weight's gradient in its own
+    dtype (exact False), the chunk's logits (chunk x vocab) hold about as
+    many elements as x (rows x hidden): the extra memory is about x's size
+    (8192 x 4096 x 128256: 256 rows, 63 MiB of bf16 logits). With exact
+    (a float32 sum), at least half the weight's rows: each chunk adds its
+    share into the float32 gradient, a pass over it, so chunks of a few
+    hundred rows would make that sum cost more than the matmuls (2048 rows
+    there)."""
     per = max(1, -(-vocab // max(hidden, 1)))            # vocab / hidden, rounded up
-    want = max(1, -(-max(rows, 1) // per), max(hidden, 1) // 2)
+    want = max(1, -(-max(rows, 1) // per), max(hidden, 1) // 2 if exact else 1)
     want = min(want, max(rows, 1))
     return 1 << (want - 1).bit_length()
 
@@ -43,12 +44,15 @@ def _check(x, weight, target, bias):
     return K.types(x, "linear_cross_entropy")
 
 
-def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, scale, need):
+def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, exact, scale,
+            need):
     """The per-row losses (acc dtype) and the gradients of sum_r s_r *
-    loss[r] with respect to x, weight (float32 for f16/bf16: the
-    accumulator) and bias (float32 likewise), each only where need (three
-    bools) asks for it (else None); s_r is scale[r] (scale of one a row),
-    scale[0] (one element) or 1 (None). The kernel multiplies each logit's
+    loss[r] with respect to x, weight and bias (float32 for f16/bf16: the
+    accumulator), each only where need (three bools) asks for it (else
+    None); s_r is scale[r] (scale of one a row), scale[0] (one element) or 1
+    (None). The weight's gradient is summed over the chunks in the weight's
+    dtype (each chunk's product added by one addmm, f32 inside, rounded once
+    a chunk), or in float32 with exact. The kernel multiplies each logit's
     gradient by s_r before rounding it (overwriting the logits, which go
     unused when no gradient is needed)."""
     ty = _check(x, weight, target, bias)
@@ -56,13 +60,14 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
     target = target.to(torch.int64).contiguous()
     rows, hidden = x.shape
     vocab = weight.shape[0]
-    # f32 (f64) accumulators for the sums over chunks
+    # f32 (f64) accumulators for the bias and, with exact, the weight
     acc = weight.dtype if weight.dtype in (torch.float32, torch.float64) else torch.float32
+    wacc = acc if exact else weight.dtype
     loss = torch.empty(rows, dtype=K.acc_dtype(x), device=x.device)
     gx = torch.empty_like(x) if need[0] else None
-    gw = torch.zeros(weight.shape, dtype=acc, device=x.device) if need[1] else None
+    gw = torch.zeros(weight.shape, dtype=wacc, device=x.device) if need[1] else None
     gb = torch.zeros(vocab, dtype=acc, device=x.device) if need[2] and bias is not None else None
-    step = chunk_rows if chunk_rows > 0 else chunk_rows_for(rows, hidden, vocab)
+    step = chunk_rows if chunk_rows > 0 else chunk_rows_for(rows, hidden, vocab, exact)
     wt = weight.t()
     for start in range(0, rows, step):
         end = min(rows, start + step)
@@ -73,7 +78,7 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
                softcap, scale if scale is None or scale.numel() == 1 else scale[start:end])
         if gx is not None:
             torch.mm(logits, weight, out=gx[start:end])
-        if gw is not None and acc == weight.dtype:
+        if gw is not None and wacc == weight.dtype:
             gw.addmm_(logits.t(), xc)
         elif gw is not None:
             gw.add_(torch.mm(logits.t(), xc))
@@ -98,7 +103,7 @@ def _grads_fake(x, weight, bias, need):
 @torch.library.custom_op("blk_nn::linear_cross_entropy_fwd", mutates_args=())
 def linear_cross_entropy_fwd(x: Tensor, weight: Tensor, target: Tensor, bias: Optional[Tensor],
                              ignore_index: int, label_smoothing: float, z_loss: float, softcap: float,
-                             reduction: str, chunk_rows: int, grad_x: bool, grad_weight: bool,
+                             reduction: str, chunk_rows: int, exact: bool, grad_x: bool, grad_weight: bool,
                              grad_bias: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     """The loss of cross_entropy(x @ weight.T + bias, target) reduced
     ("mean", "sum": a 0-d tensor; "none": (rows,)), float32 (float64 for
@@ -112,14 +117,14 @@ def linear_cross_entropy_fwd(x: Tensor, weight: Tensor, target: Tensor, bias: Op
     # loss, as torch, and gradients 0)
     scale = (1.0 / keep.clamp(min=1).to(K.acc_dtype(x))).reshape(1) if reduction == "mean" and any(need) else None
     loss, gx, gw, gb = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows,
-                               scale, need)
+                               exact, scale, need)
     if reduction != "none":
         loss = loss.sum() / keep if reduction == "mean" else loss.sum()
     return (loss,) + _grads_out(x, weight, bias, gx, gw, gb)
 
 
 @linear_cross_entropy_fwd.register_fake
-def _(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, reduction, chunk_rows, grad_x,
+def _(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, reduction, chunk_rows, exact, grad_x,
       grad_weight, grad_bias):
     acc = K.acc_dtype(x)
     loss = x.new_empty(x.shape[0], dtype=acc) if reduction == "none" else x.new_empty((), dtype=acc)
@@ -130,58 +135,78 @@ def _(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, r
 @torch.library.custom_op("blk_nn::linear_cross_entropy_bwd", mutates_args=())
 def linear_cross_entropy_bwd(dloss: Tensor, x: Tensor, weight: Tensor, target: Tensor, bias: Optional[Tensor],
                              ignore_index: int, label_smoothing: float, z_loss: float, softcap: float,
-                             chunk_rows: int, grad_x: bool, grad_weight: bool,
+                             chunk_rows: int, exact: bool, grad_x: bool, grad_weight: bool,
                              grad_bias: bool) -> Tuple[Tensor, Tensor, Tensor]:
     """reduction "none"'s backward: the logits made again chunk by chunk,
     each row's gradient scaled by dloss[row] in the kernel; the gradients
     of x, weight and bias asked for (an empty tensor for each other)."""
     scale = dloss.to(K.acc_dtype(x)).reshape(-1).contiguous()
     _, gx, gw, gb = _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows,
-                            scale, (grad_x, grad_weight, grad_bias))
+                            exact, scale, (grad_x, grad_weight, grad_bias))
     return _grads_out(x, weight, bias, gx, gw, gb)
 
 
 @linear_cross_entropy_bwd.register_fake
-def _(dloss, x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, grad_x,
+def _(dloss, x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, chunk_rows, exact, grad_x,
       grad_weight, grad_bias):
     return _grads_fake(x, weight, bias, (grad_x, grad_weight, grad_bias))
 
 
+def _tracing():
+    """Whether this runs under a tracer (torch.compile, AOT autograd, fake
+    tensors): a torch dispatch mode is active."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+    return torch.compiler.is_compiling() or _get_current_dispatch_mode() is not None
+
+
 def _setup(ctx, inputs, output):
-    x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, reduction, chunk_rows = inputs[:10]
-    ctx.none = reduction == "none"
-    ctx.need = inputs[10:13] if not ctx.none else (False, False, False)
+    x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, reduction, chunk_rows, exact = inputs[:11]
+    # only the loss is used: no zero gradients made for the other outputs (the weight's size)
+    ctx.set_materialize_grads(False)
+    ctx.reduction = reduction
+    ctx.need = inputs[11:14] if reduction != "none" else (False, False, False)
     ctx.has_bias = bias is not None
-    if ctx.none:
-        ctx.args = (ignore_index, label_smoothing, z_loss, softcap, chunk_rows)
-        ctx.save_for_backward(x, weight, target, bias)
-    else:
-        ctx.save_for_backward(output[1], output[2], output[3])
+    ctx.args = (ignore_index, label_smoothing, z_loss, softcap, chunk_rows, exact)
+    ctx.save_for_backward(x, weight, target, bias)
+    # the gradients made in the forward, held apart from save_for_backward (the backward scales them in place)
+    # and detached (an output kept on ctx with its grad_fn would be a reference cycle)
+    ctx.grads = None if reduction == "none" else [g.detach() for g in output[1:]]
 
 
 def _backward(ctx, dloss, _dx, _dw, _db):
+    if dloss is None:
+        return (None,) * 14
     want = (ctx.needs_input_grad[0], ctx.needs_input_grad[1], ctx.has_bias and ctx.needs_input_grad[3])
-    if ctx.none:
-        x, weight, target, bias = ctx.saved_tensors
-        got = linear_cross_entropy_bwd(dloss, x, weight, target, bias, *ctx.args, *want)
-        have = want
+    if ctx.grads is not None:
+        # the first backward: the saved gradients scaled in place on the device, whatever dloss holds (no
+        # sync, no copy of the weight's size), and let go of (else the engine would copy them into .grad)
+        # (traced for torch.compile, out of place: the graph's own buffers)
+        inplace = not _tracing()
+        got, ctx.grads = [(g.mul_(dloss) if inplace else (g * dloss).to(g.dtype)) if g.numel() else g
+                          for g in ctx.grads], None
+        have = ctx.need[0], ctx.need[1], ctx.need[2] and ctx.has_bias
     else:
-        # the saved gradients scaled on the device, whatever dloss holds: no sync
-        got = [(g * dloss).to(g.dtype) for g in ctx.saved_tensors]
-        have = (ctx.need[0], ctx.need[1], ctx.need[2] and ctx.has_bias)
+        # "none", or a second backward through the graph (retain_graph): the logits made again, each row's
+        # gradient scaled by its incoming gradient in the kernel
+        x, weight, target, bias = ctx.saved_tensors
+        scale = dloss
+        if ctx.reduction == "mean":
+            scale = dloss / (target != ctx.args[0]).sum().clamp(min=1).to(dloss.dtype)
+        got = linear_cross_entropy_bwd(scale.reshape(-1), x, weight, target, bias, *ctx.args, *want)
+        have = want
     for w, h, name in zip(want, have, ("x", "weight", "bias")):
         if w and not h:
             raise RuntimeError(f"blk.nn.linear_cross_entropy: the gradient of {name} was not computed in the "
                                f"forward (it did not require one then)")
     gx, gw, gb = (g if h else None for g, h in zip(got, have))
-    return (gx, gw, None, gb) + (None,) * 9
+    return (gx, gw, None, gb) + (None,) * 10
 
 
 linear_cross_entropy_fwd.register_autograd(_backward, setup_context=_setup)
 
 
 def linear_cross_entropy(x, weight, target, bias=None, ignore_index=-100, label_smoothing=0.0, z_loss=0.0,
-                         softcap=None, reduction="mean", chunk_rows=None):
+                         softcap=None, reduction="mean", chunk_rows=None, exact=False):
     """cross_entropy(x @ weight.T + bias, target, ...) (blk.nn.cross_entropy's
     options: ignore_index, label_smoothing, z_loss, softcap, reduction) for
     x (..., hidden), weight (vocab, hidden), bias (vocab,) or None, target
@@ -212,7 +237,7 @@ def linear_cross_entropy(x, weight, target, bias=None, ignore_index=-100, label_
     on = torch.is_grad_enabled()
     loss, _, _, _ = linear_cross_entropy_fwd(x2, weight, t2, bias, int(ignore_index), float(label_smoothing),
                                              float(z_loss), float(softcap or 0.0), reduction,
-                                             int(chunk_rows or 0), on and x.requires_grad,
+                                             int(chunk_rows or 0), bool(exact), on and x.requires_grad,
                                              on and weight.requires_grad,
                                              on and bias is not None and bias.requires_grad)
     if reduction == "none":

@@ -25,7 +25,13 @@ AdamW is blk.nn.AdamW in the blk modes where blk.nn has it, else torch's
 
 Each step prints its loss and time; the end prints the mean step time (the
 --warmup first steps excluded), tokens per second and the peak memory
-torch allocated on the GPU. --tiny makes every size small (hidden 64, 2
+torch allocated on the GPU.
+
+--compare eager,compile,blk,blk+compile,liger (or --compare all) runs each
+mode in a process of its own, one after another, with the same seed and
+sizes, and prints one table: step time, tokens/s, peak memory, blk's
+speed against compile and Liger, and each mode's loss against eager's
+(the largest relative difference over the steps, and at the last step). --tiny makes every size small (hidden 64, 2
 layers, 4 heads, 2 key/value heads, MLP 128, vocabulary 128, batch 2 of 32
 tokens, 3 steps) and runs on the CPU unless --device says otherwise: there
 blk's kernels run on its interpreter.
@@ -72,6 +78,9 @@ def parse(argv):
     p.add_argument("--plain", action="store_true", help="the plain-torch model even where transformers imports")
     p.add_argument("--optim", choices=("auto", "torch", "blk"), default="auto")
     p.add_argument("--quiet", action="store_true", help="no line per step")
+    p.add_argument("--compare", default=None, metavar="MODES",
+                   help="comma-separated modes (or 'all') run one after another, each in its own process; one table")
+    p.add_argument("--result-line", action="store_true", help=argparse.SUPPRESS)   # --compare's children
     a = p.parse_args(argv)
     base = TINY if a.tiny else FULL
     for k, v in base.items():
@@ -263,6 +272,8 @@ def main(argv=None):
         print("skip train_llama.py: it needs torch (pip install torch)")
         return None
     a = parse(argv)
+    if a.compare:
+        return compare(a, argv if argv is not None else sys.argv[1:])
     dev = torch.device(a.device)
     model, what, patched = build(a)
     opt, opt_name = optimizer(a, model)
@@ -300,8 +311,71 @@ def main(argv=None):
     print(f"mean step {mean * 1e3:.1f} ms over {len(timed)} steps (first {len(times) - len(timed)} not counted), "
           f"{a.batch * a.seq / mean:,.0f} tokens/s, peak memory "
           + (f"{peak / 2**30:.2f} GiB" if peak is not None else "n/a (CPU)"))
+    if a.result_line:
+        import json
+        print("RESULT " + json.dumps(dict(mode=a.mode, losses=losses, mean_step_s=mean,
+                                          tokens_per_s=a.batch * a.seq / mean, peak_bytes=peak)), flush=True)
     return dict(losses=losses, step_s=times, mean_step_s=mean, tokens_per_s=a.batch * a.seq / mean,
                 peak_bytes=peak, what=what, patched=patched, model=model)
+
+
+def compare(a, argv):
+    """--compare: each mode in a child process (the same arguments but --compare), then one table. Returns
+    {mode: result dict, or the error line}."""
+    import json
+    import subprocess
+    modes = MODES if a.compare == "all" else tuple(m.strip() for m in a.compare.split(",") if m.strip())
+    bad = [m for m in modes if m not in MODES]
+    if bad:
+        raise SystemExit(f"train_llama.py: --compare: unknown modes {bad}; of {', '.join(MODES)}")
+    rest, skip = [], False
+    for arg in argv:   # the arguments without --compare (and its value) and --mode
+        if skip:
+            skip = False
+        elif arg in ("--compare", "--mode"):
+            skip = True
+        elif not arg.startswith(("--compare=", "--mode=")):
+            rest.append(arg)
+    got = {}
+    for m in modes:
+        print(f"== {m}", flush=True)
+        cmd = [sys.executable, os.path.abspath(__file__), "--mode", m, "--result-line", "--quiet"] + rest
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = proc.stdout.splitlines()
+        for line in lines:
+            if not line.startswith("RESULT "):
+                print("   " + line, flush=True)
+        res = [json.loads(line[7:]) for line in lines if line.startswith("RESULT ")]
+        got[m] = res[0] if res and proc.returncode == 0 else (lines[-1] if lines else f"exit {proc.returncode}")
+    print(compare_table(got))
+    return got
+
+
+def compare_table(got):
+    """The markdown table of --compare's results (a mode's error line in place of its numbers)."""
+    ok = {m: r for m, r in got.items() if isinstance(r, dict)}
+    ref = ok.get("eager")
+
+    def loss_diff(r):
+        if ref is None or len(ref["losses"]) != len(r["losses"]):
+            return "—", "—"
+        rel = [abs(x - y) / abs(y) for x, y in zip(r["losses"], ref["losses"])]
+        return f"{100 * max(rel):.2f}%", f"{100 * rel[-1]:.2f}%"
+
+    def ratio(r, other):
+        return f"{r['tokens_per_s'] / ok[other]['tokens_per_s']:.2f}" if other in ok else "—"
+
+    out = ["| mode | mean step ms | tokens/s | peak GiB | vs compile | vs liger | loss vs eager: max | last |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for m, r in got.items():
+        if not isinstance(r, dict):
+            out.append(f"| {m} | {r} |  |  |  |  |  |  |")
+            continue
+        peak = f"{r['peak_bytes'] / 2**30:.2f}" if r["peak_bytes"] is not None else "n/a"
+        worst, last = loss_diff(r)
+        out.append(f"| {m} | {r['mean_step_s'] * 1e3:.1f} | {r['tokens_per_s']:,.0f} | {peak} | {ratio(r, 'compile')} "
+                   f"| {ratio(r, 'liger')} | {worst} | {last} |")
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

@@ -371,6 +371,23 @@ for plain in ((False, True) if transformers is not None else (True,)):
             f"{x:.4f}" for x in blk_["losses"])
 
 
+@case("examples/python/train_llama.py --tiny --compare eager,blk (plain-torch model, 2 steps, each mode in its own "
+      "process): both results, the table's loss columns against eager, a failed mode's line in its row")
+def _():
+    got = _example().main(["--tiny", "--steps", "2", "--warmup", "1", "--plain", "--device", DEV, "--compare",
+                           "eager,blk"])
+    assert set(got) == {"eager", "blk"}, got
+    for m, r in got.items():
+        assert isinstance(r, dict) and len(r["losses"]) == 2 and r["tokens_per_s"] > 0, (m, r)
+    worst = max(abs(x - y) / abs(y) for x, y in zip(got["blk"]["losses"], got["eager"]["losses"]))
+    assert worst <= 0.02, got
+    table = _example().compare_table(dict(got, liger="train_llama.py: --mode liger: no liger_kernel"))
+    rows = table.splitlines()
+    assert len(rows) == 5 and rows[2].startswith("| eager |") and "| 0.00% | 0.00% |" in rows[2], table
+    assert f"| {100 * worst:.2f}% |" in rows[3] and "no liger_kernel" in rows[4], table
+    return rows[3]
+
+
 # ---- GPU: a small Llama ----------------------------------------------------------------------------
 
 if DEV != "cpu" and transformers is not None:

@@ -240,7 +240,8 @@ def _():
 
 
 @case("linear_cross_entropy: the gradients made in the forward are scaled in place by the first backward; a "
-      "second through the graph (retain_graph) makes them again: mean, sum, 3x then 0 then 2x, vs f64")
+      "second through the graph (retain_graph) makes them again from x and weight where they are still alive "
+      "and unchanged: mean, sum, 3x then 0 then 2x, vs f64; else an error naming which")
 def _():
     x, w, t, b = lce_inputs()
     for reduction in ("mean", "sum"):
@@ -253,7 +254,29 @@ def _():
             want = torch.autograd.grad(ref * k, (x64, w64, b64), retain_graph=True)
             for g, r, name in zip(got, want, ("dx", "dweight", "dbias")):
                 close(g, r, TOL, TOL, f"{reduction} {name} times {k}")
-    return "2 reductions x 3 backwards"
+    # a weight made for the call (autocast's copy) is not kept for a second backward: an error, not a guess
+    wr = w.clone().requires_grad_()
+    loss = nn.linear_cross_entropy(x, wr * 1.0, t, chunk_rows=3)
+    loss.backward(retain_graph=True)
+    try:
+        loss.backward()
+    except RuntimeError as e:
+        assert "second backward" in str(e) and "the weight is gone" in str(e), e
+    else:
+        raise AssertionError("a second backward without its weight ran")
+    # nor one changed in place since the forward
+    wr = w.clone().requires_grad_()
+    loss = nn.linear_cross_entropy(x, wr, t, chunk_rows=3)
+    loss.backward(retain_graph=True)
+    with torch.no_grad():
+        wr.add_(1.0)
+    try:
+        loss.backward()
+    except RuntimeError as e:
+        assert "the weight is changed in place" in str(e), e
+    else:
+        raise AssertionError("a second backward with a changed weight ran")
+    return "2 reductions x 3 backwards; a weight gone, a weight changed: errors"
 
 
 @case("linear_cross_entropy: no grad mode gives the loss alone; a frozen weight and bias: dx alone (mean, none)")

@@ -4,6 +4,7 @@ torch.matmul and turned into its loss and gradient in place by
 stdlib/nn/cross_entropy.tile, the gradients of x, weight and bias made from
 it at once. A torch custom op with autograd."""
 
+import weakref
 from typing import Optional, Tuple
 
 import torch
@@ -84,6 +85,7 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
             gw.add_(torch.mm(logits.t(), xc))
         if gb is not None:
             gb.add_(logits.sum(0, dtype=acc))
+        del logits   # before the next chunk's are made: one chunk at a time
     return loss, gx, gw, gb
 
 
@@ -167,10 +169,32 @@ def _setup(ctx, inputs, output):
     ctx.need = inputs[11:14] if reduction != "none" else (False, False, False)
     ctx.has_bias = bias is not None
     ctx.args = (ignore_index, label_smoothing, z_loss, softcap, chunk_rows, exact)
-    ctx.save_for_backward(x, weight, target, bias)
+    if reduction == "none" or _tracing():
+        ctx.save_for_backward(x, weight, target, bias)
+        ctx.refs = None
+    else:
+        # x, weight and bias only for a second backward: the weight and bias not kept alive for it (autocast's
+        # bf16 copy of the weight would cost the weight's size until the backward), weak references and their
+        # versions instead
+        ctx.save_for_backward(x, target)
+        ctx.refs = [(weakref.ref(t), t._version) if t is not None else None for t in (weight, bias)]
     # the gradients made in the forward, held apart from save_for_backward (the backward scales them in place)
     # and detached (an output kept on ctx with its grad_fn would be a reference cycle)
     ctx.grads = None if reduction == "none" else [g.detach() for g in output[1:]]
+
+
+def _alive(refs):
+    """weight and bias from the weak references of _setup, each alive and unchanged, else an error."""
+    got = []
+    for r, name in zip(refs, ("weight", "bias")):
+        t = r[0]() if r is not None else None
+        if r is not None and (t is None or t._version != r[1]):
+            raise RuntimeError(f"blk.nn.linear_cross_entropy: a second backward through the same graph "
+                               f"(retain_graph=True) makes the gradients again from x and weight, and the {name} is "
+                               f"{'gone' if t is None else 'changed in place'} since the forward (keep it, unchanged, "
+                               f"to run the backward twice)")
+        got.append(t)
+    return got
 
 
 def _backward(ctx, dloss, _dx, _dw, _db):
@@ -188,7 +212,11 @@ def _backward(ctx, dloss, _dx, _dw, _db):
     else:
         # "none", or a second backward through the graph (retain_graph): the logits made again, each row's
         # gradient scaled by its incoming gradient in the kernel
-        x, weight, target, bias = ctx.saved_tensors
+        if ctx.refs is None:
+            x, weight, target, bias = ctx.saved_tensors
+        else:
+            x, target = ctx.saved_tensors
+            weight, bias = _alive(ctx.refs)
         scale = dloss
         if ctx.reduction == "mean":
             scale = dloss / (target != ctx.args[0]).sum().clamp(min=1).to(dloss.dtype)

@@ -63,6 +63,13 @@ class Arg:
         self.strided = False  # given as blk.strided(x)
 
 
+def without_object(a):
+    """A copy of Arg a that does not hold the argument itself (obj None)."""
+    c = Arg(a.kind, a.elem, a.device, a.ptr, a.nbytes, a.value)
+    c.lo, c.hi, c.writeable, c.strided = a.lo, a.hi, a.writeable, a.strided
+    return c
+
+
 def _extent(ptr, shape, strides, itemsize):
     """(lo, hi): the bytes an array at ptr with this shape and byte strides
     spans; lo == hi for an empty one. A negative stride reaches below ptr."""

@@ -70,7 +70,10 @@ class Plan:
         self.ctx = _runtime.context_for(backend, device)
         self.device = self.ctx.device if backend == "gpu" else -1
         self.handle = kernel._handle(self.ctx)
-        self.infos = infos
+        # what the launchers need of the first launch's arguments: their dtypes, not the arrays themselves (a
+        # plan is kept for later launches: holding them would keep them alive)
+        self.dtypes = [getattr(a.obj, "dtype", None) for a in infos] if infos is not None else None
+        self.infos = [_args.without_object(a) for a in infos] if infos is not None else None
         self.consts = dict(consts)
         self.options = dict(options)
         self.kw = dict(user_kw)
@@ -236,19 +239,19 @@ class Plan:
             v, word = names[i], words + 2 * i + 1
             if a.kind == "tensor" and a.strided:
                 # blk.strided(t): any layout (the launcher in C takes plain tensors only)
-                env[f"_D{i}"] = a.obj.dtype
+                env[f"_D{i}"] = self.dtypes[i]
                 checks.append(f"{v}.__class__ is _Strided and isinstance({v}.obj, _Tensor) and "
                               f"{v}.obj.dtype is _D{i} and {v}.obj.get_device() == _DEV")
                 args[i].kind = _ffi.ARG_PTR
                 writes.append(f"_Q[{word}] = {v}.obj.data_ptr()")
-                specs.append((_FAST_TENSOR_STRIDED, word, a.obj.dtype))
+                specs.append((_FAST_TENSOR_STRIDED, word, self.dtypes[i]))
             elif a.kind == "tensor":
-                env[f"_D{i}"] = a.obj.dtype
+                env[f"_D{i}"] = self.dtypes[i]
                 checks.append(f"isinstance({v}, _Tensor) and {v}.dtype is _D{i} and {v}.get_device() == _DEV "
                               f"and {v}.is_contiguous()")
                 args[i].kind = _ffi.ARG_PTR
                 writes.append(f"_Q[{word}] = {v}.data_ptr()")
-                specs.append((_FAST_TENSOR, word, a.obj.dtype))
+                specs.append((_FAST_TENSOR, word, self.dtypes[i]))
             elif a.kind == "int":
                 # the range of a type narrower than 64 bits: blk_launch checks it
                 # (and fail checks again, the slow way, for an error naming it)

@@ -113,7 +113,8 @@ def _():
     return f"launches by {'C' if c else 'Python'}"
 
 
-@case("launchers: a data_ptr not an int, a check that raises, a dropped module collected, 66 arguments")
+@case("launchers: a data_ptr not an int, a check that raises, a dropped module collected, a launch's arrays not "
+      "kept by the plan it made, 66 arguments")
 def _():
     import gc
     import weakref
@@ -148,6 +149,17 @@ def _():
     del m, k
     gc.collect()
     assert gone() is None, "a module dropped after launches is collected (its launchers hold it in cycles)"
+
+    # a plan made by a launch (a new const: a new plan) keeps its launchers, not that launch's arrays
+    a, b, c = torch.empty(1000), torch.empty(1000), torch.empty(1000)
+    vadd[(2,)](a, b, c, 1000, BLOCK=256)
+    check_launch((a, b, c), 1000, (2, 1, 1))
+    refs = [weakref.ref(t) for t in (a, b, c)]
+    del a, b, c
+    gc.collect()
+    assert all(r() is None for r in refs), "the arrays of the launch that made a plan are let go"
+    vadd[(2,)](x, y, out, 1000, BLOCK=256)   # and the plan still launches (its launcher built from dtypes)
+    check_launch((x, y, out), 1000, (2, 1, 1))
 
     n = 66
     params = ", ".join(f"a{i}: i32" for i in range(n))

@@ -17,6 +17,7 @@ of --reps rounds of --n launches, the paths taking turns round by round:
   kernel[g]   the plain `vadd[(1,)](x, y, out, 1, BLOCK=1024)`;
   launcher    `l = vadd[(1,)]` kept, `l(x, y, out, 1, BLOCK=1024)`;
   no grid     `vadd(x, y, out, 1, BLOCK=1024)` (the kernel's grid clause);
+  blk.triton  the same kernel in Triton's syntax through blk.triton;
   cuda:1      as kernel[g] with the tensors on the stand-in's device 1;
   by turns    a launch on cuda:0, then one on cuda:1, and so on.
 
@@ -56,6 +57,15 @@ def best_ns(paths, n, reps):
         for i, (_, fn, calls) in enumerate(paths):
             best[i] = min(best[i], per_call_ns(fn, n // calls) / calls)
     return best
+
+
+TRITON_ADD = """
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+"""
 
 
 def main():
@@ -112,6 +122,13 @@ def main():
         ("launcher = kernel[(1,)] kept; launcher(...)", lambda: launcher(x, y, out, 1, BLOCK=1024), 1),
         ("kernel(x, y, out, 1, BLOCK=1024) (grid clause)", lambda: vadd(x, y, out, 1, BLOCK=1024), 1),
     ]
+    # the same kernel in Triton's syntax through blk.triton (its launcher made at the second launch)
+    import blk.triton as btriton
+    tadd = btriton.from_triton(TRITON_ADD)
+    for _ in range(2):
+        tadd[(1,)](x, y, out, 1, BLOCK=1024)
+    paths.append(("blk.triton: add_kernel[(1,)](x, y, out, 1, BLOCK=1024)",
+                  lambda: tadd[(1,)](x, y, out, 1, BLOCK=1024), 1))
     if devices > 1:
         x1, y1, o1 = (torch.empty(16, device="cuda:1") for _ in range(3))
         vadd[(1,)](x1, y1, o1, 1, BLOCK=1024)
@@ -130,7 +147,7 @@ def main():
     floor = times[0]
     for (name, _, _), ns in zip(paths, times):
         extra = f"   Python's part {ns - floor:6.0f} ns" if ns is not floor else ""
-        print(f"  {name:48s} {ns:8.0f} ns{extra}")
+        print(f"  {name:56s} {ns:8.0f} ns{extra}")
     print("  (the grid clause: blk_launch also works out the grid, in C)")
     if a.gpu:
         # the same with the GPU's queue kept short: a synchronize (not
@@ -138,7 +155,7 @@ def main():
         print("  with a synchronize (not timed) every 256 launches:")
         for name, fn, calls in [p for p in paths if not p[0].startswith("  ")]:
             if calls == 1:
-                print(f"  {name:48s} {batched_ns(torch, fn, a.n, a.reps):8.0f} ns")
+                print(f"  {name:56s} {batched_ns(torch, fn, a.n, a.reps):8.0f} ns")
         torch.cuda.synchronize()
 
 

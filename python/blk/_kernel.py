@@ -242,7 +242,14 @@ class Kernel:
         (every argument classified and checked, errors naming the
         parameter; a plan made or found by the full signature). Either way
         the launcher of the plan that ran becomes the grid's."""
+        current = self._launchers.get(grid)
         for f in self._recent.get(grid, ()):
+            probe = getattr(f, "probe", None)
+            if probe is not None:   # in C: checks (kw too) and launches, or NotImplemented
+                if f.fast is current or probe(*args, **kw) is NotImplemented:
+                    continue
+                self._keep(grid, f)
+                return None
             if kw == f.plan.kw and f.run(args) is not _plan.MISS:
                 self._keep(grid, f)
                 return None

@@ -131,9 +131,13 @@ class Module:
         if name.startswith("_"):
             raise AttributeError(name)
         try:
-            return self[name]
+            k = self[name]
         except Error as e:
             raise AttributeError(f"module {self.name} has no kernel '{name}' ({e})") from None
+        # kept as an attribute: the next module.name is a plain attribute read
+        # (only a name no attribute has reaches here)
+        self.__dict__[name] = k
+        return k
 
     def __dir__(self):
         return list(super().__dir__()) + self.kernel_names

@@ -4,8 +4,8 @@ implementation directly (a plain torch.autograd.Function where a gradient
 is needed) rather than through its torch.library custom op. Each op's
 output and gradients by the eager path equal, bit for bit, those through
 the custom op (forced by a dispatch mode that passes every call on); the
-eager path does not reach the dispatcher's custom op (torch's profiler sees
-no blk_nn:: op) and its grad_fn is the plain Function's; torch.compile(
+eager path does not call the custom op (a torch function mode sees no
+blk_nn op) and its grad_fn is the plain Function's; torch.compile(
 fullgraph=True) still has the custom ops in its graph, and fake and meta
 tensors still go through their fake functions. Without torch it prints one
 line and counts nothing. BLK_NN_DEVICE=cuda runs the same on the GPU."""
@@ -16,14 +16,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import case, finish  # noqa: E402
 
-os.environ.setdefault("KINETO_LOG_LEVEL", "5")   # the profiler's start and stop lines
-
 try:
     import torch
 except ImportError:
     print("skip tests/python/test_nn_eager.py: no torch in this python (blk.nn needs it)")
     finish()
 
+from torch.overrides import TorchFunctionMode  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 import blk.nn as nn  # noqa: E402
@@ -93,12 +92,26 @@ def outputs_and_grads(fn, inputs, mode=None):
     return [o.detach() for o in outs], list(grads), outs
 
 
+class Seen(TorchFunctionMode):
+    """Records the blk_nn custom ops called (torch.ops calls reach a torch
+    function mode; the eager path does not look at these modes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = str(func)
+        if name.startswith("blk_nn."):
+            self.ops.add("blk_nn::" + name.split(".")[1])
+        return func(*args, **(kwargs or {}))
+
+
 def blk_ops_seen(fn):
-    """The blk_nn:: custom ops torch's profiler sees while fn runs."""
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    """The blk_nn:: custom ops called while fn runs."""
+    with Seen() as seen:
         fn()
-    return {e.key for e in prof.key_averages() if e.key.startswith("blk_nn::")}
+    return seen.ops
 
 
 for name, (fn, make, opname) in OPS.items():
@@ -179,6 +192,24 @@ def _():
     except RuntimeError:
         raised = True
     assert raised
+
+
+@case("torch.fx.symbolic_trace of a module of blk.nn ops: its graph has the custom ops (a Proxy is traced)")
+def _():
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.RMSNorm(16)
+
+        def forward(self, x, a):
+            return nn.swiglu(self.norm(x), a)
+
+    m = M()
+    gm = torch.fx.symbolic_trace(m)
+    text = str(gm.graph)
+    assert "blk_nn.rms_norm_fwd" in text and "blk_nn.glu_fwd" in text, text
+    x, a = t(3, 16, grad=False), t(3, 16, grad=False)
+    assert torch.equal(gm(x, a), m(x, a))
 
 
 @case("torch.compile(fullgraph=True): the graph dynamo makes has the blk_nn custom ops")

@@ -67,8 +67,10 @@ def like(t, dtype):
     return t if t.is_contiguous() else t.contiguous()
 
 
-# tensors of these classes are plain: an op on them runs without tracing
+# tensors of these classes are plain: an op on them runs without tracing;
+# nor does one of these scalars mean tracing
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
+_SCALARS = (float, int, bool, type(None), str)
 
 
 def eager(custom_op, setup=None, backward=None):
@@ -78,9 +80,10 @@ def eager(custom_op, setup=None, backward=None):
     registered with (register_autograd), if any.
 
     Under torch.compile (torch.compiler.is_compiling()), under a dispatch
-    mode (FakeTensorMode, make_fx, ...), or with a tensor argument of another
-    class (FakeTensor, FunctionalTensor, a subclass) or on the meta device,
-    op calls custom_op: a traced graph keeps it as one node. Otherwise,
+    mode (FakeTensorMode, make_fx, ...), or with an argument of another
+    class that has __torch_function__ (FakeTensor, FunctionalTensor, a
+    tensor subclass, torch.fx's Proxy) or a tensor on the meta device, op
+    calls custom_op: a traced graph keeps it as one node. Otherwise,
     where grad mode is on and a tensor argument requires grad: a plain
     torch.autograd.Function of the custom op's own function, setup and
     backward (the same outputs, saved tensors and gradients; custom_op
@@ -101,13 +104,17 @@ def eager(custom_op, setup=None, backward=None):
         fn = type(f"{name}_eager", (torch.autograd.Function,),
                   {"forward": staticmethod(forward), "backward": staticmethod(backward)})
     compiling, modes = torch.compiler.is_compiling, torch._C._len_torch_dispatch_stack
-    grad_on, any_grad, Tensor = torch.is_grad_enabled, torch._C._any_requires_grad, torch.Tensor
+    grad_on, any_grad = torch.is_grad_enabled, torch._C._any_requires_grad
 
     def op(*args):
         if compiling() or modes():
             return custom_op(*args)
         for a in args:
-            if isinstance(a, Tensor) and (a.__class__ not in _PLAIN or a.is_meta):
+            c = a.__class__
+            if c in _PLAIN:
+                if a.is_meta:
+                    return custom_op(*args)
+            elif c not in _SCALARS and hasattr(c, "__torch_function__"):   # a subclass, an fx Proxy
                 return custom_op(*args)
         if grad_on() and any_grad(*args):
             return fn.apply(*args) if fn is not None else custom_op(*args)

@@ -546,6 +546,26 @@ def _():
         scale_launch((x, out), 1000, f32_bits(2.0))
 
 
+@case("blk.triton: @heuristics and @autotune kernels launch through the kernel's launchers, with each call's "
+      "constexprs and the config's options")
+def _():
+    k = triton.from_triton(TRITON_SCALE)
+    h = triton.heuristics({"K": lambda m: 1 if m["n"] % 2 else 2})(k)
+    for n in (1000, 999, 1000, 999, 1000):
+        h[(2,)](x, out, n, 2.0, BLOCK=512)
+        scale_launch((x, out), n, f32_bits(2.0))
+        assert ("+ 2)" if n % 2 == 0 else "+ 1)") in k.tile_source, (n, k.tile_source)
+    a = triton.autotune([triton.Config({"BLOCK": 256}, num_warps=4), triton.Config({"BLOCK": 512}, num_warps=8)],
+                        key=["n"])(triton.from_triton(TRITON_SCALE))
+    for n in (1000, 1000, 1000, 200, 1000):
+        a[(2,)](x, out, n, 2.0, K=1)
+        scale_launch((x, out), n, f32_bits(2.0))
+        blocks = last()["block"][0]
+        assert blocks in (128, 256), blocks
+    if FAST:
+        assert type(a.fn._grids[(2,)]).__name__ == "builtin_function_or_method"
+
+
 @case("blk's own launchers: calls by turns between devices take the recent launchers (in C), not the slow path")
 def _():
     x1, y1, o1 = (torch.empty(1000, device="cuda:1") for _ in range(3))

@@ -196,8 +196,9 @@ class JITFunction:
         """A launch whose grid is a function of the arguments by name: the
         grid it gives, launched as kernel[that grid]."""
         named = dict(zip(self.params, args), **kw)
-        for p in self.params:
-            named.setdefault(p, self.defaults.get(p))
+        if len(named) < len(self.params):
+            for p in self.params:
+                named.setdefault(p, self.defaults.get(p))
         g = grid(named)
         if type(g) is not tuple:
             g = tuple(g) if isinstance(g, list) else (g,)
@@ -484,6 +485,9 @@ class Autotuner:
         kw = dict(kw, **cfg.kwargs)
         if cfg.pre_hook:
             cfg.pre_hook(self.fn.bind(args, kw) if hasattr(self.fn, "bind") else kw)
+        if isinstance(self.fn, JITFunction) and "num_warps" not in kw and "num_stages" not in kw:
+            # the config's options as launch options: the kernel's launcher for the grid takes it
+            return self.fn[grid](*args, num_warps=cfg.num_warps, num_stages=cfg.num_stages, **kw)
         return self.fn.run(grid, args, kw, options={"num_warps": cfg.num_warps, "num_stages": cfg.num_stages})
 
     def run(self, grid, args, kw):
@@ -554,6 +558,8 @@ class Heuristics:
     def run(self, grid, args, kw, options=None):
         named = self.bind(args, kw)
         extra = {k: named[k] for k in self.values if k not in kw}
+        if options is None and isinstance(self.fn, JITFunction):   # the kernel's launcher for the grid
+            return self.fn[grid](*args, **kw, **extra)
         return self.fn.run(grid, args, dict(kw, **extra), options)
 
     def __getitem__(self, grid):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """python_overhead.py: the Python package's own cost of a launch, on the CPU.
 
-    python3 bench/python_overhead.py [--build build] [--reps 7] [--n 20000] [--package DIR] [--gpu]
+    python3 bench/python_overhead.py [--build build] [--reps 7] [--n 20000] [--package DIR] [--gpu] [--stub]
 
 Without --gpu, no GPU and no torch needed: libblk runs its GPU backend against the stand-in
 driver of tests/runtime (BUILD/tests/runtime/fake/libcuda.so.1, through
@@ -29,7 +29,8 @@ libblk, for before and after. --gpu: the same paths with real torch on the
 real driver, each torch call a launcher makes timed alone beside them (what
 the package cannot avoid short of a compiled extension), and Triton's launch
 of the same kernel where Triton is. A tool for reading, not a test: nothing
-is asserted.
+is asserted. --stub: blk_launch replaced by a C function that does
+nothing, so that every row is the package's own part.
 """
 
 import argparse
@@ -76,6 +77,8 @@ def main():
     ap.add_argument("--package", help="the folder that holds the blk package (default: python/ of this checkout), "
                                       "to time another version of it")
     ap.add_argument("--gpu", action="store_true", help="real torch on the real driver (the GPU machine)")
+    ap.add_argument("--stub", action="store_true", help="blk_launch replaced by a function that does nothing "
+                    "(built with cc): the package's own part alone")
     a = ap.parse_args()
     os.environ.setdefault("BLK_LIB", os.path.join(os.path.abspath(a.build), "libblk.so"))
     sys.path.insert(0, a.package or os.path.join(REPO, "python"))
@@ -93,6 +96,8 @@ def main():
         devices = 2
     import blk
     from blk import _runtime
+    if a.stub:
+        stub_launch(_runtime.lib())
 
     vadd = blk.load(os.path.join(REPO, "examples", "vector_add.tile")).vector_add
     x, y, out = (torch.empty(16, device="cuda") for _ in range(3))
@@ -157,6 +162,24 @@ def main():
             if calls == 1:
                 print(f"  {name:56s} {batched_ns(torch, fn, a.n, a.reps):8.0f} ns")
         torch.cuda.synchronize()
+
+
+def stub_launch(L):
+    """Every launcher made from now on calls a C function that returns 0 in
+    place of blk_launch (the launchers in C call it through
+    L.launch_address, those in Python through L.launch_fast)."""
+    import subprocess
+    import tempfile
+    d = tempfile.mkdtemp(prefix="blk-stub-")
+    src, lib = os.path.join(d, "stub.c"), os.path.join(d, "stub.so")
+    with open(src, "w") as f:
+        f.write("int stub_launch(void *k, void *a, int n, void *o) { (void)k; (void)a; (void)n; (void)o; "
+                "return 0; }\n")
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", "-o", lib, src], check=True)
+    fn = ctypes.PyDLL(lib)["stub_launch"]
+    fn.restype = ctypes.c_int
+    L.launch_fast, L.launch_address = fn, ctypes.cast(fn, ctypes.c_void_p).value
+    L.stub_keep = fn
 
 
 def batched_ns(torch, fn, n, reps, batch=256):

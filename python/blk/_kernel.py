@@ -206,12 +206,16 @@ class Kernel:
         except (KeyError, TypeError):
             return self._new_launcher(grid)
 
-    def __call__(self, *args, **kw):
+    @property
+    def __call__(self):
+        """kernel(*args, **consts) is kernel[None](*args, **consts): the
+        launcher of the grid clause, handed out by this property (Python
+        calls what it gives with the call's arguments as they are, without
+        packing them into a tuple and a dict for a method to unpack)."""
         try:
-            f = self._launchers[None]
+            return self._launchers[None]
         except KeyError:
-            f = self._new_launcher(None)
-        return f(*args, **kw)
+            return self._new_launcher(None)
 
     def _new_launcher(self, grid):
         """The launcher of `grid` (see _plan.Plan.launcher): the one of the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """python_overhead.py: the Python package's own cost of a launch, on the CPU.
 
-    python3 bench/python_overhead.py [--build build] [--reps 7] [--n 20000] [--package DIR] [--gpu]
+    python3 bench/python_overhead.py [--build build] [--reps 7] [--n 20000] [--package DIR] [--gpu] [--stub]
 
 Without --gpu, no GPU and no torch needed: libblk runs its GPU backend against the stand-in
 driver of tests/runtime (BUILD/tests/runtime/fake/libcuda.so.1, through
@@ -17,6 +17,7 @@ of --reps rounds of --n launches, the paths taking turns round by round:
   kernel[g]   the plain `vadd[(1,)](x, y, out, 1, BLOCK=1024)`;
   launcher    `l = vadd[(1,)]` kept, `l(x, y, out, 1, BLOCK=1024)`;
   no grid     `vadd(x, y, out, 1, BLOCK=1024)` (the kernel's grid clause);
+  blk.triton  the same kernel in Triton's syntax through blk.triton;
   cuda:1      as kernel[g] with the tensors on the stand-in's device 1;
   by turns    a launch on cuda:0, then one on cuda:1, and so on.
 
@@ -28,7 +29,8 @@ libblk, for before and after. --gpu: the same paths with real torch on the
 real driver, each torch call a launcher makes timed alone beside them (what
 the package cannot avoid short of a compiled extension), and Triton's launch
 of the same kernel where Triton is. A tool for reading, not a test: nothing
-is asserted.
+is asserted. --stub: blk_launch replaced by a C function that does
+nothing, so that every row is the package's own part.
 """
 
 import argparse
@@ -58,6 +60,15 @@ def best_ns(paths, n, reps):
     return best
 
 
+TRITON_ADD = """
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+"""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
@@ -66,6 +77,8 @@ def main():
     ap.add_argument("--package", help="the folder that holds the blk package (default: python/ of this checkout), "
                                       "to time another version of it")
     ap.add_argument("--gpu", action="store_true", help="real torch on the real driver (the GPU machine)")
+    ap.add_argument("--stub", action="store_true", help="blk_launch replaced by a function that does nothing "
+                    "(built with cc): the package's own part alone")
     a = ap.parse_args()
     os.environ.setdefault("BLK_LIB", os.path.join(os.path.abspath(a.build), "libblk.so"))
     sys.path.insert(0, a.package or os.path.join(REPO, "python"))
@@ -83,6 +96,8 @@ def main():
         devices = 2
     import blk
     from blk import _runtime
+    if a.stub:
+        stub_launch(_runtime.lib())
 
     vadd = blk.load(os.path.join(REPO, "examples", "vector_add.tile")).vector_add
     x, y, out = (torch.empty(16, device="cuda") for _ in range(3))
@@ -112,6 +127,13 @@ def main():
         ("launcher = kernel[(1,)] kept; launcher(...)", lambda: launcher(x, y, out, 1, BLOCK=1024), 1),
         ("kernel(x, y, out, 1, BLOCK=1024) (grid clause)", lambda: vadd(x, y, out, 1, BLOCK=1024), 1),
     ]
+    # the same kernel in Triton's syntax through blk.triton (its launcher made at the second launch)
+    import blk.triton as btriton
+    tadd = btriton.from_triton(TRITON_ADD)
+    for _ in range(2):
+        tadd[(1,)](x, y, out, 1, BLOCK=1024)
+    paths.append(("blk.triton: add_kernel[(1,)](x, y, out, 1, BLOCK=1024)",
+                  lambda: tadd[(1,)](x, y, out, 1, BLOCK=1024), 1))
     if devices > 1:
         x1, y1, o1 = (torch.empty(16, device="cuda:1") for _ in range(3))
         vadd[(1,)](x1, y1, o1, 1, BLOCK=1024)
@@ -130,7 +152,7 @@ def main():
     floor = times[0]
     for (name, _, _), ns in zip(paths, times):
         extra = f"   Python's part {ns - floor:6.0f} ns" if ns is not floor else ""
-        print(f"  {name:48s} {ns:8.0f} ns{extra}")
+        print(f"  {name:56s} {ns:8.0f} ns{extra}")
     print("  (the grid clause: blk_launch also works out the grid, in C)")
     if a.gpu:
         # the same with the GPU's queue kept short: a synchronize (not
@@ -138,8 +160,26 @@ def main():
         print("  with a synchronize (not timed) every 256 launches:")
         for name, fn, calls in [p for p in paths if not p[0].startswith("  ")]:
             if calls == 1:
-                print(f"  {name:48s} {batched_ns(torch, fn, a.n, a.reps):8.0f} ns")
+                print(f"  {name:56s} {batched_ns(torch, fn, a.n, a.reps):8.0f} ns")
         torch.cuda.synchronize()
+
+
+def stub_launch(L):
+    """Every launcher made from now on calls a C function that returns 0 in
+    place of blk_launch (the launchers in C call it through
+    L.launch_address, those in Python through L.launch_fast)."""
+    import subprocess
+    import tempfile
+    d = tempfile.mkdtemp(prefix="blk-stub-")
+    src, lib = os.path.join(d, "stub.c"), os.path.join(d, "stub.so")
+    with open(src, "w") as f:
+        f.write("int stub_launch(void *k, void *a, int n, void *o) { (void)k; (void)a; (void)n; (void)o; "
+                "return 0; }\n")
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", "-o", lib, src], check=True)
+    fn = ctypes.PyDLL(lib)["stub_launch"]
+    fn.restype = ctypes.c_int
+    L.launch_fast, L.launch_address = fn, ctypes.cast(fn, ctypes.c_void_p).value
+    L.stub_keep = fn
 
 
 def batched_ns(torch, fn, n, reps, batch=256):

@@ -3,10 +3,10 @@
  *
  * _blkfast.launcher(fallback, fail, launch, kernel, buf, keep, buf_words,
  * args_offset, stream_word, getstream, device, tensor_type, kwnames,
- * kwvalues, specs) returns a builtin function that does what the launcher
- * _plan.py generates does for one plan and grid, without its Python frame
- * and without ctypes. First the checks, every argument's, in the same
- * order: the thread that made it, the keyword arguments (names and values),
+ * kwvalues, specs[, strict]) returns a builtin function that does what the
+ * launcher _plan.py generates does for one plan and grid, without its
+ * Python frame and without ctypes. First the checks, every argument's, in
+ * the same order: the thread that made it, the keyword arguments (names and values),
  * each tensor's class, dtype, device and contiguity, each int and float's
  * class. Then the values: torch's current stream and every pointer and
  * scalar, written into the plan's blk_launch_options and blk_arg array, and
@@ -16,7 +16,16 @@
  * A call that fails a check goes to fallback(args, kwargs) (the kernel's
  * _miss for this grid: it decides the slow way); so does a value that
  * raises TypeError, ValueError or OverflowError (a data_ptr or an integer
- * that does not fit), as the generated launcher's writes do. Any other
+ * that does not fit), as the generated launcher's writes do. A fallback of
+ * None: such a call returns NotImplemented (a probe: the caller tries
+ * another launcher).
+ *
+ * blk.triton's launchers (python/blk/triton) check what decides a
+ * translation's specialization as well: strict (1) compares each keyword
+ * argument's class too (a constexpr of 1 is not one of 1.0 or True), and
+ * the kinds K_INT32 ... K_FLOAT_EXACT take an int only in the range its
+ * parameter type was chosen for (i32; i64 outside i32; u64 past i64), a
+ * bool only for an i1, a float only for a float. Any other
  * exception propagates, as from the generated launcher. A failed blk_launch
  * goes to fail(status, "blk_launch", (args, kwargs)), which raises the
  * blk.Error.
@@ -34,7 +43,8 @@
 #include <string.h>
 
 /* an argument's kind: what it must be, and how its value is written */
-enum { K_TENSOR, K_TENSOR_STRIDED, K_INT, K_U64, K_FLOAT, K_KINDS };
+enum { K_TENSOR, K_TENSOR_STRIDED, K_INT, K_U64, K_FLOAT, K_INT32, K_INT64_WIDE, K_U64_WIDE, K_BOOL, K_FLOAT_EXACT,
+       K_KINDS };
 enum { MAX_ARGS = 64 };
 
 typedef int (*LaunchFn)(void *kernel, void *args, int n_args, void *opts);
@@ -55,6 +65,7 @@ typedef struct Launcher {
 	Py_ssize_t stream_word; /* -1: the stream was written once */
 	unsigned long thread;
 	Py_ssize_t n_kw;
+	int strict; /* keyword arguments of the plan's classes only */
 	PyObject *getstream, *device, *tensor_type, *keep, *fallback, *fail, *kwnames, *kwvalues;
 	ArgSpec arg[MAX_ARGS];
 } Launcher;
@@ -177,11 +188,30 @@ static int same_kw(const Launcher *L, PyObject *const *values, PyObject *kwnames
 		PyObject *want = PyTuple_GetItem(L->kwvalues, i);
 		if (values[j] == want)
 			continue;
+		if (L->strict && Py_TYPE(values[j]) != Py_TYPE(want))
+			return 0;
 		int eq = PyObject_RichCompareBool(values[j], want, Py_EQ);
 		if (eq != 1)
 			return eq;
 	}
 	return 1;
+}
+
+/* The kind of int an exact int is for blk.triton: K_INT32 in [-2^31, 2^31),
+ * K_INT64_WIDE elsewhere in int64, K_U64_WIDE in [2^63, 2^64), else -1. */
+static int int_range(PyObject *a)
+{
+	int over = 0;
+	long long v = PyLong_AsLongLongAndOverflow(a, &over);
+	if (!over && !PyErr_Occurred())
+		return v >= INT32_MIN && v <= INT32_MAX ? K_INT32 : K_INT64_WIDE;
+	if (!PyErr_Occurred() && over > 0) {
+		(void)PyLong_AsUnsignedLongLong(a);
+		if (!PyErr_Occurred())
+			return K_U64_WIDE;
+	}
+	PyErr_Clear();
+	return -1;
 }
 
 /* A method of a tensor called without arguments. */
@@ -219,6 +249,14 @@ static int check(const Launcher *L, const ArgSpec *s, PyObject *a)
 	case K_INT:
 	case K_U64:
 		return Py_TYPE(a) == &PyLong_Type;
+	case K_INT32:
+	case K_INT64_WIDE:
+	case K_U64_WIDE:
+		return Py_TYPE(a) == &PyLong_Type && int_range(a) == s->kind;
+	case K_BOOL:
+		return Py_TYPE(a) == &PyBool_Type;
+	case K_FLOAT_EXACT:
+		return Py_TYPE(a) == &PyFloat_Type;
 	default:
 		return Py_TYPE(a) == &PyFloat_Type || Py_TYPE(a) == &PyLong_Type;
 	}
@@ -255,12 +293,16 @@ static int value(const ArgSpec *s, PyObject *a, uint64_t *bits)
 		*bits = PyLong_AsUnsignedLongLong(r);
 		Py_DECREF(r);
 		break;
-	case K_INT: {
+	case K_INT:
+	case K_INT32:
+	case K_INT64_WIDE:
+	case K_BOOL: {
 		long long v = PyLong_AsLongLong(a);
 		memcpy(bits, &v, sizeof v);
 		break;
 	}
 	case K_U64:
+	case K_U64_WIDE:
 		*bits = PyLong_AsUnsignedLongLong(a);
 		break;
 	default: {
@@ -294,6 +336,8 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargsf
 	}
 	if (ok < 0)
 		return NULL;
+	if (!ok && L->fallback == Py_None)
+		Py_RETURN_NOTIMPLEMENTED;
 	if (!ok)
 		return to_fallback(L, args, nargs, kwnames);
 	if (L->stream_word >= 0)
@@ -330,8 +374,10 @@ static PyObject *make_launcher(PyObject *mod, PyObject *a)
 	PyObject *fallback, *fail, *fn, *kernel, *buf, *keep, *getstream, *device, *tensor_type, *kwnames, *kwvalues,
 		*specs;
 	Py_ssize_t buf_words, args_offset, stream_word;
-	if (!PyArg_ParseTuple(a, "OOOOOOnnnOOOOOO:launcher", &fallback, &fail, &fn, &kernel, &buf, &keep, &buf_words,
-	                      &args_offset, &stream_word, &getstream, &device, &tensor_type, &kwnames, &kwvalues, &specs))
+	int strict = 0;
+	if (!PyArg_ParseTuple(a, "OOOOOOnnnOOOOOO|p:launcher", &fallback, &fail, &fn, &kernel, &buf, &keep, &buf_words,
+	                      &args_offset, &stream_word, &getstream, &device, &tensor_type, &kwnames, &kwvalues, &specs,
+	                      &strict))
 		return NULL;
 	if (!PyTuple_Check(kwnames) || !PyTuple_Check(kwvalues) || PyTuple_Size(kwnames) != PyTuple_Size(kwvalues) ||
 	    !PyTuple_Check(specs) || !PyType_Check(tensor_type) || !PyLong_Check(device))
@@ -353,6 +399,7 @@ static PyObject *make_launcher(PyObject *mod, PyObject *a)
 		*slots[i] = objs[i];
 	}
 	L->n_kw = PyTuple_Size(kwnames);
+	L->strict = strict;
 	L->launch = (LaunchFn)(uintptr_t)address(fn);
 	L->kernel = address(kernel);
 	L->buf = address(buf);

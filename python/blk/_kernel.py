@@ -131,9 +131,13 @@ class Module:
         if name.startswith("_"):
             raise AttributeError(name)
         try:
-            return self[name]
+            k = self[name]
         except Error as e:
             raise AttributeError(f"module {self.name} has no kernel '{name}' ({e})") from None
+        # kept as an attribute: the next module.name is a plain attribute read
+        # (only a name no attribute has reaches here)
+        self.__dict__[name] = k
+        return k
 
     def __dir__(self):
         return list(super().__dir__()) + self.kernel_names
@@ -202,12 +206,16 @@ class Kernel:
         except (KeyError, TypeError):
             return self._new_launcher(grid)
 
-    def __call__(self, *args, **kw):
+    @property
+    def __call__(self):
+        """kernel(*args, **consts) is kernel[None](*args, **consts): the
+        launcher of the grid clause, handed out by this property (Python
+        calls what it gives with the call's arguments as they are, without
+        packing them into a tuple and a dict for a method to unpack)."""
         try:
-            f = self._launchers[None]
+            return self._launchers[None]
         except KeyError:
-            f = self._new_launcher(None)
-        return f(*args, **kw)
+            return self._new_launcher(None)
 
     def _new_launcher(self, grid):
         """The launcher of `grid` (see _plan.Plan.launcher): the one of the
@@ -242,7 +250,14 @@ class Kernel:
         (every argument classified and checked, errors naming the
         parameter; a plan made or found by the full signature). Either way
         the launcher of the plan that ran becomes the grid's."""
+        current = self._launchers.get(grid)
         for f in self._recent.get(grid, ()):
+            probe = getattr(f, "probe", None)
+            if probe is not None:   # in C: checks (kw too) and launches, or NotImplemented
+                if f.fast is current or probe(*args, **kw) is NotImplemented:
+                    continue
+                self._keep(grid, f)
+                return None
             if kw == f.plan.kw and f.run(args) is not _plan.MISS:
                 self._keep(grid, f)
                 return None

@@ -45,6 +45,9 @@ def _given(pos, more, named, kw):
 _OPT_BYTES = ctypes.sizeof(_ffi.BlkLaunchOptions)
 # an argument's kind for the launchers in C (_fastlaunch.c's K_*)
 _FAST_TENSOR, _FAST_TENSOR_STRIDED, _FAST_INT, _FAST_U64, _FAST_FLOAT = range(5)
+# blk.triton's: an int of the range of i32, of i64 outside it, of u64 past
+# i64; a bool; a float (not an int)
+FAST_INT32, FAST_INT64_WIDE, FAST_U64_WIDE, FAST_BOOL, FAST_FLOAT_EXACT = range(5, 10)
 _FAST_MAX_ARGS = 64
 
 
@@ -318,20 +321,37 @@ class Plan:
         """f.fast: the same launcher in C (python/blk/_fastlaunch.c), where
         the extension was built; kernel[grid] hands it out (Kernel._keep).
         A call it was not made for goes to the kernel's _miss for the grid,
-        as f's does. Never in the way: any trouble making it leaves f alone."""
-        L = _runtime.lib()
+        as f's does; f.probe, another, returns NotImplemented instead (for
+        _miss to try it). Never in the way: any trouble making them leaves
+        f alone."""
+        f.buf, f.specs = buf, specs
         k = self.kernel
-        if L.fast_ext is None or len(specs) > _FAST_MAX_ARGS or \
+        fast = self.c_launcher(f, functools.partial(k._miss, grid), tuple(self.kw), tuple(self.kw.values()), specs)
+        if fast is not None:
+            f.fast = fast
+            f.probe = self.c_launcher(f, None, tuple(self.kw), tuple(self.kw.values()), specs)
+
+    def c_launcher(self, f, fallback, kwnames, kwvalues, specs, strict=False, fail=None):
+        """A launcher in C over the buffer of f (a launcher of this plan for
+        a grid of integers) for calls of the keyword arguments kwnames =
+        kwvalues (strict: of the same classes too) and runtime arguments of
+        specs (kind, word, dtype), one each; fallback(args, kwargs) takes
+        the calls that do not fit (None: they return NotImplemented);
+        fail(status, call, (args, kwargs)) raises the error of a failed
+        blk_launch (default: self.fail, which checks the call again as the
+        kernel's). None where there is no extension, or it cannot make one."""
+        L = _runtime.lib()
+        if L.fast_ext is None or getattr(f, "buf", None) is None or len(specs) > _FAST_MAX_ARGS or \
                 any(kind == _FAST_TENSOR_STRIDED for kind, _, _ in specs):
-            return
+            return None
+        buf = f.buf
         try:
-            f.fast = L.fast_ext.launcher(
-                functools.partial(k._miss, grid), self.fail, L.launch_address, self.handle.value,
-                ctypes.addressof(buf), buf, len(buf), _OPT_BYTES, _ffi.OPT_STREAM_WORD if self.stream is None else -1,
-                self.getstream, self.device, self.torch.Tensor, tuple(self.kw), tuple(self.kw.values()),
-                tuple(specs))
+            return L.fast_ext.launcher(
+                fallback, fail or self.fail, L.launch_address, self.handle.value, ctypes.addressof(buf), buf, len(buf),
+                _OPT_BYTES, _ffi.OPT_STREAM_WORD if self.stream is None else -1, self.getstream, self.device,
+                self.torch.Tensor, kwnames, kwvalues, tuple(specs), strict)
         except Exception:  # an extension of another version: the Python launcher does it all
-            pass
+            return None
 
     def _grid3_words(self, grid, args, opts):
         """A grid function's grid for these arguments, written in opts;

@@ -14,6 +14,7 @@ every bad call that reaches one raises blk.Error naming the parameter.
 Prints a line per case and last "N passed, N failed".
 """
 
+import ctypes
 import os
 import sys
 import threading
@@ -415,6 +416,185 @@ def _():
         got = last()
         assert got["name"] == "mm" and len(got["params"]) == n, (tma, len(got["params"]))
         assert got["params"][:3] == ptrs(a, b, c), got["params"][:3]
+
+
+# ---- blk.triton's launchers -----------------------------------------------------
+
+import blk.triton as triton  # noqa: E402
+
+TRITON_SCALE = """
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr, K: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * alpha + K, mask=mask)
+"""
+FAST = blk._runtime.lib().fast_ext is not None
+
+
+def scale_launch(args, n, alpha_bits, grid=(2, 1, 1), stream=0):
+    got = last()
+    assert got["name"] == "scale_kernel", got
+    assert got["params"] == ptrs(*args) + [n, alpha_bits], (got["params"], ptrs(*args), n, alpha_bits)
+    assert got["grid"] == grid and got["stream"] == stream, got
+
+
+def f32_bits(v):
+    import struct
+    return int.from_bytes(struct.pack("<f", v), "little")
+
+
+@case("blk.triton: kernel[grid] is a launcher in C from the second launch; each launch reaches cuLaunchKernel")
+def _():
+    k = triton.from_triton(TRITON_SCALE)
+    for _ in range(2):
+        k[(2,)](x, out, 1000, 2.0, BLOCK=512, K=1)
+        scale_launch((x, out), 1000, f32_bits(2.0))
+    launcher = k[(2,)]
+    if FAST:
+        assert type(launcher).__name__ == "builtin_function_or_method", launcher
+    before = fake_torch.launches()
+    for i, (p, o, n) in enumerate([(a, b, 999), (x, out, 1000), (b, a, 17)] * 2):
+        k[(2,)](p, o, n, 0.5, BLOCK=512, K=1)
+        scale_launch((p, o), n, f32_bits(0.5))
+    assert fake_torch.launches() == before + 6
+    assert k[(2,)] is launcher, "the same launcher: no launch fell back"
+    # a launch the driver refuses: blk's error of the launch (not a check of the Triton call as blk's)
+    cu = fake_torch._state.cu
+    cu.fake_cuda_fail.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p]
+    cu.fake_cuda_fail(b"cuLaunchKernel", 701, 1, None)
+    try:
+        k[(2,)](x, out, 1000, 2.0, BLOCK=512, K=1)
+        raise AssertionError("no error")
+    except blk.Error as e:
+        assert "blk_launch" in str(e) and "BLOCK" not in str(e), e
+    k[(2,)](x, out, 1000, 2.0, BLOCK=512, K=1)
+    scale_launch((x, out), 1000, f32_bits(2.0))
+
+
+@case("blk.triton: a launch of another dtype, int width, scalar kind or constexpr takes its own specialization, "
+      "never the launcher of another (and back)")
+def _():
+    k = triton.from_triton(TRITON_SCALE)
+    h, ho = torch.empty(1000, dtype=f16), torch.empty(1000, dtype=f16)
+    seen = set()
+    calls = [  # (args, kw, what the translation must say, n as launched, alpha's bits)
+        ((x, out, 1000, 2.0), {"K": 1}, ["x_ptr: *f32", "n: i32", "alpha: f32", "+ 1)"], 1000, f32_bits(2.0)),
+        ((h, ho, 1000, 2.0), {"K": 1}, ["x_ptr: *f16", "n: i32"], 1000, f32_bits(2.0)),
+        ((x, out, 2**33, 2.0), {"K": 1}, ["x_ptr: *f32", "n: i64"], 2**33, f32_bits(2.0)),
+        ((x, out, 1000, 3), {"K": 1}, ["alpha: i32"], 1000, 3),
+        ((x, out, 1000, True), {"K": 1}, ["alpha: i1"], 1000, 1),
+        ((x, out, 1000, 2.0), {"K": 1.0}, ["x_ptr: *f32", "alpha: f32", "1.0"], 1000, f32_bits(2.0)),
+        ((x, out, -2**31 - 1, 2.0), {"K": 1}, ["n: i64"], 2**64 - 2**31 - 1, f32_bits(2.0)),
+    ]
+    for _ in range(2):
+        for args, kw, says, n, bits in calls:
+            for _ in range(2):
+                k[(2,)](*args, BLOCK=512, **kw)
+                scale_launch(args[:2], n, bits)
+                for w in says:
+                    assert w in k.tile_source, (args[2:], kw, w, k.tile_source)
+            seen.add(k.tile_source)
+    assert len(seen) == len(calls) - 1, len(seen)   # the two of n: i64 are one
+
+
+@case("blk.triton: a non-contiguous tensor goes the checked way (as blk.strided), then a contiguous one the "
+      "launcher again; a tensor on another device launches there")
+def _():
+    k = triton.from_triton(TRITON_SCALE)
+    k[(2,)](x, out, 1000, 2.0, BLOCK=512, K=1)
+    launcher = k[(2,)]
+    view = x[::2]
+    assert not view.is_contiguous()
+    k[(2,)](view, out, 500, 2.0, BLOCK=512, K=1)
+    scale_launch((view, out), 500, f32_bits(2.0))
+    k[(2,)](x, out, 1000, 2.0, BLOCK=512, K=1)
+    scale_launch((x, out), 1000, f32_bits(2.0))
+    x1, o1 = torch.empty(1000, device="cuda:1"), torch.empty(1000, device="cuda:1")
+    fake_torch.set_stream(0x2222, device=1)
+    for _ in range(3):
+        k[(2,)](x1, o1, 1000, 2.0, BLOCK=512, K=1)
+        scale_launch((x1, o1), 1000, f32_bits(2.0), stream=0x2222)
+        k[(2,)](x, out, 999, 2.0, BLOCK=512, K=1)
+        scale_launch((x, out), 999, f32_bits(2.0))
+    fake_torch.set_stream(0, device=1)
+    if FAST:
+        assert k[(2,)] in (launcher, k._recent[(2,)][0][0])
+
+
+@case("blk.triton: calls by turns (two dtypes, two devices) take the grid's recent launchers, not the checked way")
+def _():
+    k = triton.from_triton(TRITON_SCALE)
+    h, ho = torch.empty(1000, dtype=f16), torch.empty(1000, dtype=f16)
+    x1, o1 = torch.empty(1000, device="cuda:1"), torch.empty(1000, device="cuda:1")
+    turns = [(x, out), (h, ho), (x1, o1)]
+    for _ in range(2):
+        for p, o in turns:
+            k[(2,)](p, o, 1000, 2.0, BLOCK=512, K=1)
+    slow = []
+    run = k.run
+    k.run = lambda *a, **kw: (slow.append(1), run(*a, **kw))[1]
+    try:
+        for _ in range(3):
+            for p, o in turns:
+                k[(2,)](p, o, 1000, 2.0, BLOCK=512, K=1)
+                assert last()["params"][:2] == ptrs(p, o)
+    finally:
+        del k.run
+    assert len(slow) == (0 if FAST else 9), len(slow)
+
+
+@case("blk.triton: a grid function, positional constexprs and a runtime argument by name still launch right")
+def _():
+    k = triton.from_triton(TRITON_SCALE)
+    for _ in range(2):
+        k[lambda m: (triton.cdiv(m["n"], m["BLOCK"]),)](x, out, 1000, 2.0, BLOCK=512, K=1)
+        scale_launch((x, out), 1000, f32_bits(2.0))
+        k[(2,)](x, out, 1000, 2.0, 512, 1)
+        scale_launch((x, out), 1000, f32_bits(2.0))
+        k[(2,)](x, out, alpha=2.0, n=999, BLOCK=512, K=1)
+        scale_launch((x, out), 999, f32_bits(2.0))
+        k[[2]](x, out, 1000, 2.0, BLOCK=512, K=1)
+        scale_launch((x, out), 1000, f32_bits(2.0))
+
+
+@case("blk.triton: @heuristics and @autotune kernels launch through the kernel's launchers, with each call's "
+      "constexprs and the config's options")
+def _():
+    k = triton.from_triton(TRITON_SCALE)
+    h = triton.heuristics({"K": lambda m: 1 if m["n"] % 2 else 2})(k)
+    for n in (1000, 999, 1000, 999, 1000):
+        h[(2,)](x, out, n, 2.0, BLOCK=512)
+        scale_launch((x, out), n, f32_bits(2.0))
+        assert ("+ 2)" if n % 2 == 0 else "+ 1)") in k.tile_source, (n, k.tile_source)
+    a = triton.autotune([triton.Config({"BLOCK": 256}, num_warps=4), triton.Config({"BLOCK": 512}, num_warps=8)],
+                        key=["n"])(triton.from_triton(TRITON_SCALE))
+    for n in (1000, 1000, 1000, 200, 1000):
+        a[(2,)](x, out, n, 2.0, K=1)
+        scale_launch((x, out), n, f32_bits(2.0))
+        blocks = last()["block"][0]
+        assert blocks in (128, 256), blocks
+    if FAST:
+        assert type(a.fn._grids[(2,)]).__name__ == "builtin_function_or_method"
+
+
+@case("blk's own launchers: calls by turns between devices take the recent launchers (in C), not the slow path")
+def _():
+    x1, y1, o1 = (torch.empty(1000, device="cuda:1") for _ in range(3))
+    vadd[(3,)](x, y, out, 1000, BLOCK=512)
+    vadd[(3,)](x1, y1, o1, 1000, BLOCK=512)
+    prepared = []
+    prep = vadd._prepare
+    vadd._prepare = lambda *a, **kw: (prepared.append(1), prep(*a, **kw))[1]
+    try:
+        for _ in range(3):
+            vadd[(3,)](x, y, out, 1000, BLOCK=512)
+            check_launch((x, y, out), 1000, (3, 1, 1))
+            vadd[(3,)](x1, y1, o1, 1000, BLOCK=512)
+            check_launch((x1, y1, o1), 1000, (3, 1, 1))
+    finally:
+        del vadd._prepare
+    assert not prepared, len(prepared)
 
 
 finish()

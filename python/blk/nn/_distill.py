@@ -27,12 +27,15 @@ def kl_div_fwd(x: Tensor, y: Tensor, log_target: bool, pointwise: bool) -> Tenso
     """pointwise: each element's loss (x's shape and dtype); else the sum of
     them all, a 0-d float32 (float64 for float64 x)."""
     ty = _kl_check(x, y)
-    x, y = x.contiguous(), y.contiguous()
+    if not x.is_contiguous():
+        x = x.contiguous()
+    if not y.is_contiguous():
+        y = y.contiguous()
     n = x.numel()
     programs = blk.cdiv(n, KL_BLOCK)
     out = torch.empty_like(x) if pointwise else x.new_empty(0)
     # one partial sum a program (unused, one element, when pointwise)
-    partial = torch.empty(1 if pointwise else programs, dtype=K.acc_dtype(x), device=x.device)
+    partial = x.new_empty(1 if pointwise else programs, dtype=K.acc_dtype(x))
     if n:
         K.module("distill").kl_div_fwd[(programs,)](x, y, out if pointwise else x, partial, n,
                                                      LOG_TARGET=log_target, POINTWISE=pointwise, BLOCK=KL_BLOCK,
@@ -54,8 +57,11 @@ def kl_div_bwd(g: Tensor, x: Tensor, y: Tensor, log_target: bool, pointwise: boo
     target_grad; else an empty tensor) y, for g the incoming gradient: of
     x's shape (pointwise: each element's), or one element (the sum's)."""
     ty = _kl_check(x, y)
-    x, y = x.contiguous(), y.contiguous()
-    g = g.to(x.dtype).contiguous()
+    if not x.is_contiguous():
+        x = x.contiguous()
+    if not y.is_contiguous():
+        y = y.contiguous()
+    g = K.like(g, x.dtype)
     dx = torch.empty_like(x)
     dy = torch.empty_like(y) if target_grad else y.new_empty(0)
     n = x.numel()
@@ -72,6 +78,9 @@ def _(g, x, y, log_target, pointwise, target_grad):
     return dx, (torch.empty_like(dx) if target_grad else y.new_empty(0))
 
 
+_kl_div_bwd = K.eager(kl_div_bwd)
+
+
 def _kl_setup(ctx, inputs, output):
     x, y, log_target, pointwise = inputs
     ctx.save_for_backward(x, y)
@@ -81,11 +90,12 @@ def _kl_setup(ctx, inputs, output):
 def _kl_backward(ctx, g):
     x, y = ctx.saved_tensors
     target_grad = ctx.needs_input_grad[1]
-    dx, dy = kl_div_bwd(g if ctx.pointwise else g.reshape(1), x, y, ctx.log_target, ctx.pointwise, target_grad)
+    dx, dy = _kl_div_bwd(g if ctx.pointwise else g.reshape(1), x, y, ctx.log_target, ctx.pointwise, target_grad)
     return dx.view(x.shape), (dy.view(y.shape) if target_grad else None), None, None
 
 
 kl_div_fwd.register_autograd(_kl_backward, setup_context=_kl_setup)
+_kl_div = K.eager(kl_div_fwd, _kl_setup, _kl_backward)
 
 
 def kl_div(input_logprobs, target, reduction="batchmean", log_target=False):
@@ -101,12 +111,12 @@ def kl_div(input_logprobs, target, reduction="batchmean", log_target=False):
     to read than a saved one)."""
     if reduction not in KL_REDUCTIONS:
         raise ValueError(f"blk.nn.kl_div: reduction {reduction!r}; 'batchmean', 'sum', 'mean' or 'none'")
-    out = kl_div_fwd(input_logprobs, target, bool(log_target), reduction == "none")
+    out = _kl_div(input_logprobs, target, bool(log_target), reduction == "none")
     if reduction == "batchmean" and input_logprobs.dim() > 0:
         out = out / input_logprobs.shape[0]
     elif reduction == "mean":
         out = out / input_logprobs.numel()
-    return out.to(input_logprobs.dtype)
+    return out if out.dtype is input_logprobs.dtype else out.to(input_logprobs.dtype)
 
 
 def _jsd_check(s, t, labels):
@@ -129,12 +139,15 @@ def jsd_fwd(student: Tensor, teacher: Tensor, labels: Optional[Tensor], ignore_i
     with respect to the student's logits and (with teacher_grad; else an
     empty tensor) the teacher's, computed in one launch."""
     ty = _jsd_check(student, teacher, labels)
-    student, teacher = student.contiguous(), teacher.contiguous()
+    if not student.is_contiguous():
+        student = student.contiguous()
+    if not teacher.is_contiguous():
+        teacher = teacher.contiguous()
     rows, n = student.shape
-    loss = torch.empty(rows, dtype=K.acc_dtype(student), device=student.device)
+    loss = student.new_empty(rows, dtype=K.acc_dtype(student))
     ds = torch.empty_like(student)
     dt = torch.empty_like(teacher) if teacher_grad else teacher.new_empty(0)
-    lab = labels.to(torch.int64).contiguous() if labels is not None else loss.new_empty(1, dtype=torch.int64)
+    lab = K.like(labels, torch.int64) if labels is not None else loss.new_empty(1, dtype=torch.int64)
     if rows:
         cap = JSD_BLOCK // 2 if ty["C"] == "f64" else JSD_BLOCK
         block = min(cap, max(16, 1 << (max(n, 1) - 1).bit_length()))
@@ -165,6 +178,7 @@ def _jsd_backward(ctx, dloss, _ds, _dt):
 
 
 jsd_fwd.register_autograd(_jsd_backward, setup_context=_jsd_setup)
+_jsd = K.eager(jsd_fwd, _jsd_setup, _jsd_backward)
 
 
 def jsd(student_logits, teacher_logits, beta=0.5, ignore_index=-100, labels=None, temperature=1.0):
@@ -193,10 +207,10 @@ def jsd(student_logits, teacher_logits, beta=0.5, ignore_index=-100, labels=None
     t = teacher_logits.reshape(-1, teacher_logits.shape[-1]) if teacher_logits.dim() != 2 else teacher_logits
     lab = labels.reshape(-1) if labels is not None else None
     teacher_grad = torch.is_grad_enabled() and teacher_logits.requires_grad
-    loss, _, _ = jsd_fwd(s, t, lab, int(ignore_index), float(beta), float(temperature), bool(teacher_grad))
+    loss, _, _ = _jsd(s, t, lab, int(ignore_index), float(beta), float(temperature), bool(teacher_grad))
     total = loss.sum()
     if lab is not None:
         total = total / (lab != ignore_index).sum()
     else:
         total = total / s.shape[0]
-    return total.to(student_logits.dtype)
+    return total if total.dtype is student_logits.dtype else total.to(student_logits.dtype)

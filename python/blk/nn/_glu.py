@@ -26,7 +26,10 @@ def _name(gelu):
 @torch.library.custom_op("blk_nn::glu_fwd", mutates_args=())
 def glu_fwd(a: Tensor, b: Tensor, gelu: bool) -> Tensor:
     ty = _check(a, b, _name(gelu))
-    a, b = a.contiguous(), b.contiguous()
+    if not a.is_contiguous():
+        a = a.contiguous()
+    if not b.is_contiguous():
+        b = b.contiguous()
     out = torch.empty_like(a)
     n = a.numel()
     if n:
@@ -42,7 +45,11 @@ def _(a, b, gelu):
 @torch.library.custom_op("blk_nn::glu_bwd", mutates_args=())
 def glu_bwd(dout: Tensor, a: Tensor, b: Tensor, gelu: bool) -> Tuple[Tensor, Tensor]:
     ty = _check(a, b, _name(gelu))
-    a, b, dout = a.contiguous(), b.contiguous(), dout.to(a.dtype).contiguous()
+    if not a.is_contiguous():
+        a = a.contiguous()
+    if not b.is_contiguous():
+        b = b.contiguous()
+    dout = K.like(dout, a.dtype)
     da, db = torch.empty_like(a), torch.empty_like(b)
     n = a.numel()
     if n:
@@ -56,6 +63,9 @@ def _(dout, a, b, gelu):
     return e, torch.empty_like(e)
 
 
+_glu_bwd = K.eager(glu_bwd)
+
+
 def _setup(ctx, inputs, output):
     a, b, gelu = inputs
     ctx.save_for_backward(a, b)
@@ -64,20 +74,21 @@ def _setup(ctx, inputs, output):
 
 def _backward(ctx, dout):
     a, b = ctx.saved_tensors
-    da, db = glu_bwd(dout, a, b, ctx.gelu)
+    da, db = _glu_bwd(dout, a, b, ctx.gelu)
     return da.view(a.shape), db.view(b.shape), None
 
 
 glu_fwd.register_autograd(_backward, setup_context=_setup)
+_glu = K.eager(glu_fwd, _setup, _backward)
 
 
 def swiglu(a, b):
     """silu(a) * b element-wise (a: the gate projection, b: the up
     projection; same shape and dtype). Differentiable in both; saves a and
     b (the activation is recomputed in the backward)."""
-    return glu_fwd(a, b, False)
+    return _glu(a, b, False)
 
 
 def geglu(a, b):
     """gelu(a, approximate="tanh") * b element-wise, as swiglu (Gemma's MLP)."""
-    return glu_fwd(a, b, True)
+    return _glu(a, b, True)

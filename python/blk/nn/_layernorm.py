@@ -29,13 +29,14 @@ def _rows(x, weight, bias):
 def layer_norm_fwd(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
                    eps: float) -> Tuple[Tensor, Tensor, Tensor]:
     """y, and the mean and rstd of each row (float32; float64 for float64 x)."""
-    x = x.contiguous()
+    if not x.is_contiguous():
+        x = x.contiguous()
     rows, n = _rows(x, weight, bias)
     ty = K.types(x, "layer_norm")
-    w = weight.to(x.dtype).contiguous() if weight is not None else x
-    b = bias.to(x.dtype).contiguous() if bias is not None else x
+    w = K.like(weight, x.dtype) if weight is not None else x
+    b = K.like(bias, x.dtype) if bias is not None else x
     y = torch.empty_like(x)
-    mean = torch.empty(rows, dtype=K.acc_dtype(x), device=x.device)
+    mean = x.new_empty(rows, dtype=K.acc_dtype(x))
     rstd = torch.empty_like(mean)
     block = blk.next_power_of_2(n)
     if rows:
@@ -55,7 +56,7 @@ def _(x, weight, bias, eps):
 def _column_sum(partial, like, n, ty):
     """The rows of partial (progs x n, the arithmetic type) added up into a
     tensor of like's dtype (rmsnorm.tile's reduction: deterministic)."""
-    out = torch.empty(n, dtype=like.dtype, device=partial.device)
+    out = partial.new_empty(n, dtype=like.dtype)
     K.module("rmsnorm").rmsnorm_bwd_dw[(blk.cdiv(n, 128),)](
         partial, out, partial.shape[0], n, T=K.types(like, "layer_norm")["T"], C=ty["C"], BLOCK_M=32,
         BLOCK_N=128)
@@ -67,16 +68,17 @@ def layer_norm_bwd(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Option
                    rstd: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
     """dx, dweight and dbias (each in its tensor's dtype; an empty tensor
     where weight or bias is None) for the forward that saved mean and rstd."""
-    x = x.contiguous()
-    dy = dy.to(x.dtype).contiguous()
+    if not x.is_contiguous():
+        x = x.contiguous()
+    dy = K.like(dy, x.dtype)
     rows, n = _rows(x, weight, bias)
     ty = K.types(x, "layer_norm")
-    w = weight.to(x.dtype).contiguous() if weight is not None else x
+    w = K.like(weight, x.dtype) if weight is not None else x
     dx = torch.empty_like(x)
     progs = K.programs(x, rows)
     acc = K.acc_dtype(x)
-    pdw = torch.empty(progs, n, dtype=acc, device=x.device) if weight is not None else None
-    pdb = torch.empty(progs, n, dtype=acc, device=x.device) if bias is not None else None
+    pdw = x.new_empty((progs, n), dtype=acc) if weight is not None else None
+    pdb = x.new_empty((progs, n), dtype=acc) if bias is not None else None
     block = blk.next_power_of_2(n)
     if rows:
         some = pdw if pdw is not None else pdb if pdb is not None else mean
@@ -99,6 +101,9 @@ def _(dy, x, weight, bias, mean, rstd):
             torch.empty_like(bias) if bias is not None else x.new_empty(0))
 
 
+_layer_norm_bwd = K.eager(layer_norm_bwd)
+
+
 def _setup(ctx, inputs, output):
     x, weight, bias, _ = inputs
     ctx.save_for_backward(x, weight, bias, output[1], output[2])
@@ -106,11 +111,12 @@ def _setup(ctx, inputs, output):
 
 def _backward(ctx, dy, _dmean, _drstd):
     x, weight, bias, mean, rstd = ctx.saved_tensors
-    dx, dw, db = layer_norm_bwd(dy, x, weight, bias, mean, rstd)
+    dx, dw, db = _layer_norm_bwd(dy, x, weight, bias, mean, rstd)
     return (dx.view(x.shape), dw if weight is not None else None, db if bias is not None else None, None)
 
 
 layer_norm_fwd.register_autograd(_backward, setup_context=_setup)
+_layer_norm = K.eager(layer_norm_fwd, _setup, _backward)
 
 
 def layer_norm(x, weight=None, bias=None, eps=1e-5):
@@ -119,7 +125,7 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5):
     weight and bias each optional. Differentiable in x, weight and bias;
     saves x, weight, bias (for its dtype) and each row's mean and rstd
     (float32; float64 for float64 x)."""
-    return layer_norm_fwd(x, weight, bias, float(eps))[0]
+    return _layer_norm(x, weight, bias, float(eps))[0]
 
 
 class LayerNorm(torch.nn.Module):

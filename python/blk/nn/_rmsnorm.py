@@ -22,15 +22,16 @@ def _rows(x, w, op):
 
 
 def _forward(x, res, w, eps, offset, op):
-    x = x.contiguous()
+    if not x.is_contiguous():
+        x = x.contiguous()
     rows, n = _rows(x, w, op)
     ty = K.types(x, op)
-    w = w.to(x.dtype).contiguous()
+    w = K.like(w, x.dtype)
     y = torch.empty_like(x)
-    rstd = torch.empty(rows, dtype=K.acc_dtype(x), device=x.device)
+    rstd = x.new_empty(rows, dtype=K.acc_dtype(x))
     h = None
     if res is not None:
-        res = res.to(x.dtype).contiguous()
+        res = K.like(res, x.dtype)
         if res.shape != x.shape:
             raise ValueError(f"blk.nn.{op}: residual of shape {tuple(res.shape)}, input {tuple(x.shape)}")
         h = torch.empty_like(x)
@@ -73,27 +74,30 @@ def rms_norm_bwd(dy: Tensor, x: Tensor, weight: Tensor, rstd: Tensor, dh: Option
                  offset: float) -> Tuple[Tensor, Tensor]:
     """dx (plus dh, the gradient of the residual stream h, where given) and
     dw for the forward of x (h with a residual) that saved rstd."""
-    dy = dy.to(x.dtype).contiguous()
+    dy = K.like(dy, x.dtype)
     rows, n = _rows(x, weight, "rms_norm")
     ty = K.types(x, "rms_norm")
-    w = weight.to(x.dtype).contiguous()
+    w = K.like(weight, x.dtype)
     dx = torch.empty_like(x)
     if dh is not None:
-        dh = dh.to(x.dtype).contiguous()
+        dh = K.like(dh, x.dtype)
     progs = K.programs(x, rows)
-    partial = torch.empty(progs, n, dtype=K.acc_dtype(x), device=x.device)
-    dw = torch.empty(n, dtype=x.dtype, device=x.device)
+    partial = x.new_empty((progs, n), dtype=K.acc_dtype(x))
+    dw = x.new_empty(n)
     block = blk.next_power_of_2(n)
     m = K.module("rmsnorm")
     m.rmsnorm_bwd[(progs,)](dy, x, w, rstd, dh if dh is not None else dy, dx, partial, n, rows, n, progs,
                             float(offset), RESIDUAL=dh is not None, BLOCK=block, num_warps=K.warps(block), **ty)
     m.rmsnorm_bwd_dw[(blk.cdiv(n, 128),)](partial, dw, progs, n, BLOCK_M=32, BLOCK_N=128, **ty)
-    return dx, dw.to(weight.dtype)
+    return dx, dw if dw.dtype is weight.dtype else dw.to(weight.dtype)
 
 
 @rms_norm_bwd.register_fake
 def _(dy, x, weight, rstd, dh, offset):
     return torch.empty_like(x, memory_format=torch.contiguous_format), torch.empty_like(weight)
+
+
+_rms_norm_bwd = K.eager(rms_norm_bwd)
 
 
 def _setup(ctx, inputs, output):
@@ -104,7 +108,7 @@ def _setup(ctx, inputs, output):
 
 def _backward(ctx, dy, _drstd):
     x, weight, rstd = ctx.saved_tensors
-    dx, dw = rms_norm_bwd(dy, x.contiguous(), weight, rstd, None, ctx.offset)
+    dx, dw = _rms_norm_bwd(dy, x if x.is_contiguous() else x.contiguous(), weight, rstd, None, ctx.offset)
     return dx.view(x.shape), dw, None, None
 
 
@@ -121,11 +125,14 @@ def _backward_add(ctx, dy, dh, _drstd):
     h, weight, rstd = ctx.saved_tensors
     if dy is None:
         dy = torch.zeros_like(h)
-    dx, dw = rms_norm_bwd(dy, h, weight, rstd, dh, ctx.offset)
-    return dx.to(ctx.dtypes[0]), dx.to(ctx.dtypes[1]), dw, None, None
+    dx, dw = _rms_norm_bwd(dy, h, weight, rstd, dh, ctx.offset)
+    dtx, dtr = ctx.dtypes
+    return (dx if dx.dtype is dtx else dx.to(dtx)), (dx if dx.dtype is dtr else dx.to(dtr)), dw, None, None
 
 
 add_rms_norm_fwd.register_autograd(_backward_add, setup_context=_setup_add)
+_rms_norm = K.eager(rms_norm_fwd, _setup, _backward)
+_add_rms_norm = K.eager(add_rms_norm_fwd, _setup_add, _backward_add)
 
 
 def rms_norm(x, weight, eps=1e-6, offset=0.0):
@@ -133,7 +140,7 @@ def rms_norm(x, weight, eps=1e-6, offset=0.0):
     dimension (offset 0: Llama; 1.0: Gemma, whose weight is stored as w - 1).
     Differentiable in x and weight; saves x, weight and rstd (a float32 or,
     for float64 x, float64 per row)."""
-    return rms_norm_fwd(x, weight, float(eps), float(offset))[0]
+    return _rms_norm(x, weight, float(eps), float(offset))[0]
 
 
 def add_rms_norm(x, residual, weight, eps=1e-6, offset=0.0):
@@ -141,7 +148,7 @@ def add_rms_norm(x, residual, weight, eps=1e-6, offset=0.0):
     launch: the transformer's residual stream h = x + residual and its
     normalization. Differentiable in x, residual and weight; saves h,
     weight and rstd."""
-    y, h, _ = add_rms_norm_fwd(x, residual, weight, float(eps), float(offset))
+    y, h, _ = _add_rms_norm(x, residual, weight, float(eps), float(offset))
     return y, h
 
 

@@ -21,10 +21,12 @@ docs/python.md, "Running Triton kernels", says what translates.
 """
 
 import ast
+import functools
 import inspect
 import textwrap
 import time
 
+from .. import _args, _plan
 from . import language  # noqa: F401
 from ._translate import PRELUDE, FnTranslator, TranslationError, Unit, ident
 
@@ -153,6 +155,8 @@ class JITFunction:
         self._cache = {}
         self._fast = {}
         self._places = {}
+        self._grids = {}    # grid -> its launcher (kernel[grid]): in C where one was made, else _miss's
+        self._recent = {}   # grid -> [(launcher, probe, source)]: its last few launchers in C, the last first
         self.tile_source = None
 
     def is_constexpr(self, a):
@@ -166,7 +170,101 @@ class JITFunction:
         raise TranslationError(f"'{self.name}' is a kernel: launch it as {self.name}[grid](...)")
 
     def __getitem__(self, grid):
-        return lambda *args, **kw: self.run(grid, args, kw)
+        """kernel[grid]: the launcher kept for grid (a few attribute reads and
+        one blk_launch, in C, where the last launch of grid made one; see
+        _install), else one that takes the checked way (_miss)."""
+        try:
+            return self._grids[grid]
+        except (KeyError, TypeError):
+            pass
+        if callable(grid):
+            return lambda *args, **kw: self._grid_fn(grid, args, kw)
+        try:
+            hash(grid)
+        except TypeError:  # a list: kept by nothing
+            return lambda *args, **kw: self.run(grid, args, kw)
+        if len(self._grids) >= MAX_GRIDS:
+            self._grids.clear()
+            self._recent.clear()
+
+        def launch(*args, **kw):
+            return self._miss(grid, args, kw)
+        self._grids[grid] = launch
+        return launch
+
+    def _grid_fn(self, grid, args, kw):
+        """A launch whose grid is a function of the arguments by name: the
+        grid it gives, launched as kernel[that grid]."""
+        named = dict(zip(self.params, args), **kw)
+        if len(named) < len(self.params):
+            for p in self.params:
+                named.setdefault(p, self.defaults.get(p))
+        g = grid(named)
+        if type(g) is not tuple:
+            g = tuple(g) if isinstance(g, list) else (g,)
+        return self[g](*args, **kw)
+
+    def _miss(self, grid, args, kw):
+        """A launch that kernel[grid]'s launcher was not made for (another
+        dtype, device, constexpr, a non-contiguous tensor, the first launch):
+        one of the grid's last few launchers where it fits (each checks in
+        C: NotImplemented when not), else the checked way (run), which
+        makes the launcher of the new call."""
+        current = self._grids.get(grid)
+        recent = self._recent.get(grid)
+        if recent is None:   # the grid's first launch: a grid of one launch makes no launcher
+            self._recent[grid] = []
+            return self.run(grid, args, kw)
+        for i, (fast, probe, source) in enumerate(recent):
+            if fast is current or probe(*args, **kw) is NotImplemented:
+                continue
+            recent.insert(0, recent.pop(i))
+            self._grids[grid] = fast
+            self.tile_source = source
+            return None
+        return self.run(grid, args, kw, install=True)
+
+    def _install(self, key, grid, kernel, hit, vals, opts, call_kw, n_args):
+        """Makes kernel[key]'s launcher in C for calls like this one (it ran,
+        on the grid of integers `grid`):
+        its positional arguments exactly the runtime parameters, in order,
+        and its keyword arguments the same names with equal values of the
+        same classes (constexprs, options). It checks per call all that
+        decides the specialization and the plan (see _fastlaunch.c): each
+        tensor's class, dtype, device and contiguity, each int's range (i32,
+        i64 or u64), a bool for an i1, a float for an f32; any other call
+        goes to _miss. Nothing where the call is otherwise (positional
+        constexprs, a runtime argument by name, a strided tensor, not on the
+        GPU, no extension)."""
+        where = hit[1]
+        if n_args != len(where) or any(i != j for j, (i, _, _) in enumerate(where)) or \
+                any(isinstance(v, _args.Strided) for v in vals):
+            return
+        plan = kernel._prepare(list(vals), dict(opts or {}))[0]
+        if not plan.fast:
+            return
+        f = plan.launcher(grid)
+        specs = []
+        for (kind, word, dt), p in zip(getattr(f, "specs", ()), kernel.runtime_params):
+            if kind != _plan._FAST_TENSOR:
+                kind = _FAST_KINDS.get(p.type)
+                if kind is None:
+                    return
+            specs.append((kind, word, dt))
+        if len(specs) != len(vals):
+            return
+        names, values = tuple(k for k, _ in call_kw), tuple(v for _, v in call_kw)
+
+        def fail(st, call, _call_args):   # the call is a Triton kernel's, not blk's: no check of it as blk's
+            plan.fail(st, call)
+        fast = plan.c_launcher(f, functools.partial(self._miss, key), names, values, specs, True, fail)
+        probe = plan.c_launcher(f, None, names, values, specs, True, fail)
+        if fast is None or probe is None:
+            return
+        recent = self._recent.setdefault(key, [])
+        recent.insert(0, (fast, probe, hit[2]))
+        del recent[RECENT:]
+        self._grids[key] = fast
 
     def bind(self, args, kw):
         """All arguments by name: positional, keyword, defaults."""
@@ -242,9 +340,13 @@ class JITFunction:
                             else getattr(a, "dtype", None)))
         return tuple(key)
 
-    def run(self, grid, args, kw, options=None):
+    def run(self, grid, args, kw, options=None, install=False):
+        """A launch the checked way: the specialization found by its key (or
+        translated and compiled), the arguments passed on to blk's kernel.
+        install: make kernel[grid]'s launcher for calls like this one."""
         import blk
         opts = options
+        call_kw = tuple(kw.items()) if install else None   # as called (launch options are taken out below)
         given = _LAUNCH_KW.intersection(kw) if kw else None
         if given:
             # launch options; a kernel parameter of the same name (num_warps:
@@ -266,10 +368,10 @@ class JITFunction:
             source, kernel, runtime = self.specialize(named)
             # each runtime argument: its position, its name, whether it is a pointer
             where = tuple((self.params.index(p), p, self._types[p].startswith("*")) for p in runtime)
-            hit = (kernel, where, source, {})
+            hit = (kernel, where, source)
             if key is not None:
                 self._fast[key] = hit
-        kernel, where, source, launchers = hit
+        kernel, where, source = hit
         self.tile_source = source
         n = len(args)
         vals = []
@@ -278,6 +380,7 @@ class JITFunction:
             if ptr and not _contiguous(v):
                 v = blk.strided(v)
             vals.append(v)
+        key_grid = grid
         if callable(grid):
             named = dict(zip(self.params, args), **kw)
             for p in self.params:
@@ -288,18 +391,15 @@ class JITFunction:
         try:
             if opts:
                 kernel[grid](*vals, **opts)
-                return None
-            launch = launchers.get(grid)
-            if launch is None:  # blk's launcher for this grid, kept (a few grids)
-                launch = kernel[grid]
-                if len(launchers) < 16:
-                    launchers[grid] = launch
-            launch(*vals)
+            else:
+                kernel[grid](*vals)
         except blk.Error as e:
             msg = self._python_places(str(e), source)
             if msg is None:
                 raise
             raise TranslationError(msg) from e
+        if install and options is None and not callable(key_grid):
+            self._install(key_grid, grid, kernel, hit, vals, opts, call_kw, n)
         return None
 
     def _python_places(self, msg, source):
@@ -322,6 +422,11 @@ class JITFunction:
         return out if found else None
 
 
+MAX_GRIDS = 256   # grids kept a kernel (a grid made anew at each call must not fill the memory)
+RECENT = 4        # launchers in C kept a grid (calls that take turns between devices or dtypes)
+# the blk parameter type of a translation -> the kind its launcher in C checks (blk._plan)
+_FAST_KINDS = {"i1": _plan.FAST_BOOL, "i32": _plan.FAST_INT32, "i64": _plan.FAST_INT64_WIDE,
+               "u64": _plan.FAST_U64_WIDE, "f32": _plan.FAST_FLOAT_EXACT}
 _LAUNCH_KW = frozenset(("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream"))
 _CONTIG = {}  # type -> its contiguity test
 
@@ -380,6 +485,9 @@ class Autotuner:
         kw = dict(kw, **cfg.kwargs)
         if cfg.pre_hook:
             cfg.pre_hook(self.fn.bind(args, kw) if hasattr(self.fn, "bind") else kw)
+        if isinstance(self.fn, JITFunction) and "num_warps" not in kw and "num_stages" not in kw:
+            # the config's options as launch options: the kernel's launcher for the grid takes it
+            return self.fn[grid](*args, num_warps=cfg.num_warps, num_stages=cfg.num_stages, **kw)
         return self.fn.run(grid, args, kw, options={"num_warps": cfg.num_warps, "num_stages": cfg.num_stages})
 
     def run(self, grid, args, kw):
@@ -450,6 +558,8 @@ class Heuristics:
     def run(self, grid, args, kw, options=None):
         named = self.bind(args, kw)
         extra = {k: named[k] for k in self.values if k not in kw}
+        if options is None and isinstance(self.fn, JITFunction):   # the kernel's launcher for the grid
+            return self.fn[grid](*args, **kw, **extra)
         return self.fn.run(grid, args, dict(kw, **extra), options)
 
     def __getitem__(self, grid):

@@ -58,7 +58,7 @@ EPS = 1e-6
 TOL_OUT, TOL_GRAD = 2e-2, 5e-2          # blk against Triton, of max |Triton| (GPU)
 TOL_CPU = 1e-4                          # the interpreter in float32 against float64 (CPU check)
 TARGETS = {"kernel": 1.0, "compile": 10.0, "launch": 3.0}   # issue 34's: blk/Triton at least
-WORKER_TIMEOUT_S = 270
+WORKER_TIMEOUT_S = 240   # a side; the group stays within a 10-minute device call
 COMPILED_MS = 50.0   # a cold compile shorter than this on Triton's side compiled nothing new (see Section.means)
 LAUNCHES = 10000
 
@@ -369,6 +369,27 @@ class Clock:
         return statistics.median(s.elapsed_time(e) for s, e in evs)
 
 
+    def profiled_ms(self, fn, reps=5):
+        """(GPU time a call, GPU operations a call): the durations of the kernels, memsets and copies
+        the call puts on the GPU, summed, as torch.profiler (CUPTI) records them over `reps` calls (no
+        L2 flush); (None, 0) off the GPU or where the profiler records no GPU activity."""
+        if self.dev != "cuda":
+            return None, 0
+        torch = self.torch
+        from torch.autograd import DeviceType
+        from torch.profiler import ProfilerActivity, profile
+        fn()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(reps):
+                fn()
+            torch.cuda.synchronize()
+        gpu = [e for e in prof.events() if e.device_type == DeviceType.CUDA]
+        if not gpu:
+            return None, 0
+        return sum(e.time_range.elapsed_us() for e in gpu) / reps / 1e3, len(gpu) // reps
+
+
 def _max_abs(torch, a, b, rows=1024):
     """max |a - b| in float32 by blocks of rows, and max |b|; inf for a NaN or a shape that differs."""
     if tuple(a.shape) != tuple(b.shape):
@@ -439,6 +460,11 @@ def run_case(torch, clock, key, case, mode, save_dir):
     r["compile_ms"] = max(0.0, r["cold_fwd_ms"] + r["cold_bwd_ms"] - warm_both)
     r["fwd_ms"] = clock.kernel_ms(fwd)
     r["fwdbwd_ms"] = clock.kernel_ms(both)
+    try:
+        r["fwd_gpu_ms"], r["fwd_gpu_ops"] = clock.profiled_ms(fwd)
+        r["fwdbwd_gpu_ms"], r["fwdbwd_gpu_ops"] = clock.profiled_ms(both)
+    except Exception as e:  # the profiler is a second view; its failure leaves the row its event times
+        r["profiler_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
     return r
 
 
@@ -581,11 +607,11 @@ def _geomean(xs):
 
 class Section:
     """The table of these rows (bench.table prints it after the others); the legend ends with the
-    geometric means over the rows made in this process."""
+    geometric means over the rows printed (the rows' functions add them to self.rows)."""
     title = "### Liger-Kernel's ops: Triton against blk.triton, the same source (issue 34)"
     sides = ("blk", "Triton")
-    header = ["op", "size", "blk ms", "Triton ms", "blk/Triton", "cold compile blk ms", "cold compile Triton ms",
-              "compile Triton/blk", "max abs diff (of max abs)"]
+    header = ["op", "size", "blk ms", "Triton ms", "blk/Triton", "GPU time blk/Triton", "cold compile blk ms",
+              "cold compile Triton ms", "compile Triton/blk", "max abs diff (max abs)"]
 
     def __init__(self):
         self.rows = []
@@ -603,40 +629,46 @@ class Section:
         def ratio(a, b):
             return f"{a / b:.2f}" if isinstance(a, float) and isinstance(b, float) and b > 0 else "—"
         cb, ct = x.get("compile", {}).get("blk"), x.get("compile", {}).get("Triton")
+        gb, gt = x.get("gpu", {}).get("blk"), x.get("gpu", {}).get("Triton")
         return [r.kernel, r.size, v(r.ms["blk"]), v(r.ms["Triton"]), ratio(r.ms["Triton"], r.ms["blk"]),
-                f"{cb:.0f}" if isinstance(cb, float) else "—", f"{ct:.0f}" if isinstance(ct, float) else "—",
-                ratio(ct, cb), x.get("diff", "—")]
+                ratio(gt, gb) if r.ok("blk") else "—", f"{cb:.0f}" if isinstance(cb, float) else "—",
+                f"{ct:.0f}" if isinstance(ct, float) else "—", ratio(ct, cb), x.get("diff", "—")]
 
     def means(self):
-        """{what: (geometric mean of Triton/blk, count)} over the rows that both sides ran and agree."""
-        fwd, both, comp, launch = [], [], [], []
+        """{what: (geometric mean of Triton / blk, count)} over the rows both sides ran and agree on."""
+        got = {k: [] for k in ("fwd", "fwd+bwd", "fwd gpu", "fwd+bwd gpu", "compile", "launch")}
         for r in self.rows:
             x = getattr(r, "liger", {})
             if not (r.ok("blk") and r.ok("Triton")):
                 continue
-            ratio = r.ms["Triton"] / r.ms["blk"]
-            if x.get("mode") == "launch":
-                launch.append(ratio)
+            mode = x.get("mode")
+            got["launch" if mode == "launch" else mode].append(r.ms["Triton"] / r.ms["blk"])
+            if mode == "launch":
                 continue
-            (both if x.get("mode") == "fwd+bwd" else fwd).append(ratio)
+            g = x.get("gpu", {})
+            if isinstance(g.get("blk"), float) and isinstance(g.get("Triton"), float) and g["blk"] > 0:
+                got[mode + " gpu"].append(g["Triton"] / g["blk"])
             c = x.get("compile", {})
-            if (x.get("mode") == "fwd+bwd" and isinstance(c.get("blk"), float) and isinstance(c.get("Triton"), float)
+            if (mode == "fwd+bwd" and isinstance(c.get("blk"), float) and isinstance(c.get("Triton"), float)
                     and c["Triton"] >= COMPILED_MS):
-                comp.append(c["Triton"] / max(c["blk"], 1.0))
-        return {"fwd": _geomean(fwd), "fwd+bwd": _geomean(both), "compile": _geomean(comp),
-                "launch": _geomean(launch)}
+                got["compile"].append(c["Triton"] / max(c["blk"], 1.0))
+        return {k: _geomean(v) for k, v in got.items()}
 
     @property
     def legend(self):
         text = ("blk/Triton = Triton time / blk time, compile Triton/blk = Triton's cold compile time / blk's (above "
                 "1: blk is faster). Both sides run Liger-Kernel's unchanged ops (liger_kernel.ops, autograd "
-                "Functions) in processes of their own, blk's through blk.triton.install(). Times: the median of "
-                "CUDA-event times around one call, L2 flushed before each. Cold compile: the first call's wall time "
-                "less a warm call's, empty caches (fwd row: the first forward; fwd+bwd row: the first forward and "
-                "backward, every kernel of the op). Max abs diff: |blk - Triton| over the outputs (fwd row) and the "
-                "gradients (fwd+bwd row), with max |Triton| in brackets; FAIL past 2e-2 (outputs) or 5e-2 "
+                "Functions) in processes of their own, blk's through blk.triton.install(). ms: the median of "
+                "CUDA-event times around one call (the call's host work inside, hidden where the GPU is busy), L2 "
+                "flushed before each. GPU time: the durations of the GPU operations a call makes (kernels, memsets, "
+                "copies; torch.profiler, 5 calls, no flush), Triton's over blk's. Cold compile: the first call's "
+                "wall time less a warm call's, empty caches (fwd row: the first forward; fwd+bwd row: the first "
+                "forward and backward, every kernel of the op). Max abs diff: |blk - Triton| over the outputs (fwd "
+                "row) and the gradients (fwd+bwd row), max |Triton| in brackets; FAIL past 2e-2 (outputs) or 5e-2 "
                 "(gradients) of it, left out of the means. The launch row: µs a launch, 10,000 launches of Liger's "
-                "_swiglu_forward_kernel (1 × 128) from Python then one synchronize.")
+                "_swiglu_forward_kernel (1 × 128) from Python, then one synchronize. The compile mean takes the "
+                f"fwd+bwd rows where Triton compiled something (≥ {COMPILED_MS:g} ms; an op whose kernels an "
+                "earlier op compiled is left out), blk's time taken as at least 1 ms.")
         m = self.means()
 
         def g(what, label, target):
@@ -644,10 +676,10 @@ class Section:
             if val is None:
                 return f"{label} —"
             return f"{label} {val:.2f}× over {n} (target ≥ {target:g}×: {'met' if val >= target else 'NOT met'})"
-        return (text + f" The compile mean takes the fwd+bwd rows where Triton compiled something (≥ {COMPILED_MS:g} "
-                "ms; an op whose kernels an earlier op compiled is left out), blk's time at least 1 ms.\n\n"
-                "**Geometric means (Triton / blk):** " + g("fwd", "kernel time fwd", TARGETS["kernel"]) + "; "
-                + g("fwd+bwd", "kernel time fwd+bwd", TARGETS["kernel"]) + "; "
+        return (text + "\n\n**Geometric means (Triton / blk):** kernel time (events) "
+                + g("fwd", "fwd", TARGETS["kernel"]) + ", " + g("fwd+bwd", "fwd+bwd", TARGETS["kernel"])
+                + "; GPU time (profiler) " + g("fwd gpu", "fwd", TARGETS["kernel"]) + ", "
+                + g("fwd+bwd gpu", "fwd+bwd", TARGETS["kernel"]) + "; "
                 + g("compile", "cold compile", TARGETS["compile"]) + "; "
                 + g("launch", "launch overhead", TARGETS["launch"]) + ".")
 
@@ -656,33 +688,39 @@ SECTION = Section()
 
 
 def _fmt_diff(diff, names):
-    parts = []
-    for n in names:
-        d, s = diff[n]
-        parts.append(f"{n} {d:.3g} ({s:.3g})")
-    return "; ".join(parts)
+    return "; ".join(f"{n} {diff[n][0]:.3g} ({diff[n][1]:.3g})" for n in names)
 
 
-def make_rows(b, keys, res, notes_extra=()):
-    """The rows of the selected ops and the launch row, from the two sides' results."""
+def make_rows(b, keys, res):
+    """The rows of the selected ops and the launch row, from the two sides' results (res["blk"],
+    res["triton"]: the workers' JSON)."""
     rows = []
     sides = {"blk": res.get("blk", {}), "Triton": res.get("triton", {})}
     for key in keys:
         size = next((s["ops"][key]["size"] for s in sides.values() if key in s.get("ops", {})), "LLM shape")
         fwd = b.Row(f"{LABELS[key]} fwd", size, section=SECTION)
         both = b.Row(f"{LABELS[key]} fwd+bwd", size, section=SECTION)
-        fwd.liger = {"key": "liger_" + key, "mode": "fwd", "compile": {}}
-        both.liger = {"key": "liger_" + key, "mode": "fwd+bwd", "compile": {}}
+        fwd.liger = {"key": "liger_" + key, "mode": "fwd", "compile": {}, "gpu": {}}
+        both.liger = {"key": "liger_" + key, "mode": "fwd+bwd", "compile": {}, "gpu": {}}
+        ops_count = []
         for side, s in sides.items():
             o = s.get("ops", {}).get(key)
             if o is None:
-                why = s.get("errors", {}).get(key) or s.get("fatal") or "not run"
                 for r in (fwd, both):
                     r.ms[side] = "ERROR"
-                fwd.notes.append(f"{side}: {why}")
+                why = s.get("errors", {}).get(key) or (None if s.get("fatal") else "not run")
+                if why:
+                    fwd.notes.append(f"{side}: {why}")
                 continue
             fwd.ms[side], both.ms[side] = o["fwd_ms"], o["fwdbwd_ms"]
             fwd.liger["compile"][side], both.liger["compile"][side] = o["compile_fwd_ms"], o["compile_ms"]
+            fwd.liger["gpu"][side], both.liger["gpu"][side] = o.get("fwd_gpu_ms"), o.get("fwdbwd_gpu_ms")
+            if o.get("fwd_gpu_ops"):
+                ops_count.append(f"{side} {o['fwd_gpu_ops']} and {o['fwdbwd_gpu_ops']}")
+            if o.get("profiler_error"):
+                fwd.notes.append(f"{side}: torch.profiler: {o['profiler_error']}")
+        if ops_count:
+            fwd.notes.append("GPU operations a call (fwd and fwd+bwd): " + ", ".join(ops_count))
         ob, ot = sides["blk"].get("ops", {}).get(key), sides["Triton"].get("ops", {}).get(key)
         if ob is not None and ot is not None and abs(ob["input_sum"] - ot["input_sum"]) > 1e-6 * (
                 1 + abs(ot["input_sum"])):
@@ -706,7 +744,9 @@ def make_rows(b, keys, res, notes_extra=()):
         lo = s.get("launch")
         if lo is None:
             launch.ms[side] = "ERROR"
-            launch.notes.append(f"{side}: {s.get('errors', {}).get('launch') or s.get('fatal') or 'not run'}")
+            why = s.get("errors", {}).get("launch") or (None if s.get("fatal") else "not run")
+            if why:
+                launch.notes.append(f"{side}: {why}")
             continue
         launch.ms[side] = lo["wall_us"] / 1e3   # kept in ms like the other rows; printed in µs
         launch.notes.append(f"{side}: {lo['wall_us']:.3g} µs a launch wall, {lo['host_us']:.3g} µs host time before "
@@ -719,8 +759,7 @@ def make_rows(b, keys, res, notes_extra=()):
                                  f"its first kernel (a probe of this file, cold) {s.get('first_kernel_ms', 0):.0f} ms, "
                                  f"whole worker {s.get('total_s', 0):.0f} s")
         if s.get("fatal"):
-            rows[0].notes.append(s["fatal"])
-    rows[0].notes += list(notes_extra)
+            rows[0].notes.append(f"{side}: {s['fatal']}")
     return rows
 
 
@@ -766,6 +805,11 @@ def _all_rows(env, b):
     tmp = tempfile.mkdtemp(prefix="blk-bench-liger-", dir=shm)   # the Triton side's results: some GiB
     try:
         res = {"triton": spawn("triton", keys, "cuda", tmp), "blk": spawn("blk", keys, "cuda", tmp)}
+        if os.environ.get("OUT"):   # the workers' results beside bench.md
+            os.makedirs(os.environ["OUT"], exist_ok=True)
+            for side in ("triton", "blk"):
+                with open(os.path.join(os.environ["OUT"], f"liger_{side}.json"), "w") as f:
+                    json.dump(res[side], f, indent=1)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return make_rows(b, keys, res)

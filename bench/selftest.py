@@ -587,7 +587,8 @@ def liger_rows():
 
     def op(ms, compile_ms, diff):
         return {"size": "8×8", "input_sum": 1.0, "fwd_ms": ms, "fwdbwd_ms": 2 * ms, "compile_fwd_ms": compile_ms,
-                "compile_ms": compile_ms, "diff": diff, "n_out": 1}
+                "compile_ms": compile_ms, "diff": diff, "n_out": 1, "fwd_gpu_ms": ms / 2, "fwdbwd_gpu_ms": ms,
+                "fwd_gpu_ops": 1, "fwdbwd_gpu_ops": 3}
     same = {"out0": [0.0, 1.0], "dx": [0.01, 1.0]}
     res = {"triton": {"ops": {"swiglu": op(4.0, 400.0, None), "geglu": op(1.0, 400.0, None),
                               "rms_norm": op(1.0, 400.0, None)},
@@ -601,16 +602,16 @@ def liger_rows():
         md = bench.table(rows, "env", [])
     finally:
         rl.SECTION.rows = saved
-    expect("| swiglu fwd | 8×8 | 2 | 4 | 2.00 | 20 | 400 | 20.00 | out0 0 (1) |" in md,
+    expect("| swiglu fwd | 8×8 | 2 | 4 | 2.00 | 2.00 | 20 | 400 | 20.00 | out0 0 (1) |" in md,
            "rows_liger: a row's cells (times, ratio, compile, difference)", md.splitlines()[4][:200])
     expect("| rms_norm fwd | 8×8 | FAIL |" in md and "| jsd (beta 0.5) fwd | LLM shape | ERROR | ERROR |" in md,
            "rows_liger: a difference past tolerance is FAIL, an op no side ran ERROR")
     expect("| launch overhead, one Liger kernel from Python | 10000 launches | 3 µs | 12 µs | 4.00 |" in md,
            "rows_liger: the launch row in µs")
     # fwd: swiglu 2, geglu 0.5 (rms_norm's output FAIL): 1.00 over 2; fwd+bwd: 2, 0.5 and rms_norm's 1 (its
-    # gradients agree); compile: 20, 10, 20; launch 4
-    want = (f"kernel time fwd 1.00× over 2 (target ≥ 1×: met); kernel time fwd+bwd 1.00× over 3 (target ≥ 1×: "
-            f"met); cold compile {(20 * 10 * 20) ** (1 / 3):.2f}× over 3 (target ≥ 10×: met); launch overhead "
+    # gradients agree); the profiler's GPU times the same ratios; compile: 20, 10, 20; launch 4
+    want = (f"kernel time (events) fwd 1.00× over 2 (target ≥ 1×: met), fwd+bwd 1.00× over 3 (target ≥ 1×: met); "
+            f"GPU time (profiler) fwd 1.00× over 2 (target ≥ 1×: met), fwd+bwd 1.00× over 3 (target ≥ 1×: met); cold compile {(20 * 10 * 20) ** (1 / 3):.2f}× over 3 (target ≥ 10×: met); launch overhead "
             "4.00× over 1 (target ≥ 3×: met)")
     expect(want in md, "rows_liger: the footer's geometric means and targets",
            next((ln for ln in md.splitlines() if "Geometric" in ln), "no footer")[:400])

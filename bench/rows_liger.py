@@ -390,15 +390,17 @@ class Clock:
         return sum(e.time_range.elapsed_us() for e in gpu) / reps / 1e3, len(gpu) // reps
 
 
-def _max_abs(torch, a, b, rows=1024):
-    """max |a - b| in float32 by blocks of rows, and max |b|; inf for a NaN or a shape that differs."""
+def _max_abs(torch, a, b, rows=1024, f64=False):
+    """max |a - b| by blocks of rows (in float32, or float64), and max |b|; inf for a NaN or a shape
+    that differs."""
     if tuple(a.shape) != tuple(b.shape):
         return math.inf, 0.0
     a2 = a.reshape(a.shape[0], -1) if a.dim() > 1 else a.reshape(1, -1)
     b2 = b.reshape(b.shape[0], -1) if b.dim() > 1 else b.reshape(1, -1)
     worst, scale = 0.0, 0.0
     for s in range(0, a2.shape[0], rows):
-        x, y = a2[s:s + rows].float(), b2[s:s + rows].float()
+        x, y = a2[s:s + rows], b2[s:s + rows]
+        x, y = (x.double(), y.double()) if f64 else (x.float(), y.float())
         d = (x - y).abs().max().item() if x.numel() else 0.0
         worst = math.inf if d != d else max(worst, d)
         scale = max(scale, y.abs().max().item() if y.numel() else 0.0)
@@ -411,7 +413,7 @@ def run_case(torch, clock, key, case, mode, save_dir):
     r = {"size": case.size}
     ins, douts = case.fresh(), case.fresh_douts()
     wrt = [ins[i] for i in case.grad]
-    r["input_sum"] = float(case.inputs[0].double().sum())  # both sides must have made the same inputs
+    r["input_sum"] = float(case.inputs[0].sum(dtype=torch.float64))  # both sides must have made the same inputs
     clock.sync()
     t0 = time.perf_counter()
     outs = case.call(*ins)
@@ -432,7 +434,7 @@ def run_case(torch, clock, key, case, mode, save_dir):
                                         None if douts is None else [d.double() for d in case.douts])
         errs = {}
         for n, g, w in zip(names, got, list(ref_out) + list(ref_grads)):
-            d, s = _max_abs(torch, g, w.detach())
+            d, s = _max_abs(torch, g, w.detach(), f64=True)
             errs[n] = d / (s or 1.0)
         r["ref_rel_err"] = errs
     elif mode == "save":

@@ -224,6 +224,60 @@ def c_rope(torch, dev, dt, S):
                 ["q", "k", "cos", "sin"])
 
 
+def c_qwen2vl_mrope(torch, dev, dt, S):
+    from liger_kernel.ops.qwen2vl_mrope import LigerQwen2VLMRopeFunction as Fn
+    B, N, hq, hk, D = S["B"], S["S"], S["HQ"], S["HK"], S["D"]
+    sec = [D // 8, D // 8 + D // 16, D // 2 - D // 8 - (D // 8 + D // 16)]   # Qwen2-VL's 16, 24, 24 at d128
+    q = torch.randn(B, N, hq, D, device=dev).to(dt).transpose(1, 2)
+    k = torch.randn(B, N, hk, D, device=dev).to(dt).transpose(1, 2)
+    ang = torch.rand(3, B, N, D // 2, device=dev, dtype=torch.float64) * 6.283
+    cos, sin = torch.cat((ang, ang), -1).cos().to(dt), torch.cat((ang, ang), -1).sin().to(dt)
+
+    def pick(t):   # each section of the head from its own of the 3 position streams (t, h, w)
+        parts = t.split(sec * 2, dim=-1)
+        return torch.cat([m[i % 3] for i, m in enumerate(parts)], dim=-1)[:, None]
+
+    def formula(q, k, cos, sin):
+        c, s_ = pick(cos), pick(sin)
+        return q * c + _rot(q) * s_, k * c + _rot(k) * s_
+    return Case(f"{B}×{N}, q {hq}×{D}, k {hk}×{D}, sections {sec}", [q, k, cos, sin], (0, 1),
+                lambda q, k, c, s_: _t(Fn.apply(q, k, c, s_, sec)), formula,
+                [torch.randn(B, hq, N, D, device=dev).to(dt), torch.randn(B, hk, N, D, device=dev).to(dt)],
+                ["q", "k", "cos", "sin"])
+
+
+def c_llama4_rope(torch, dev, dt, S):
+    from liger_kernel.ops.llama4_rope import LigerLlama4RopeFunction as Fn
+    B, N, hq, hk, D = S["B"], S["S"], S["HQ"], S["HK"], S["D"]
+    q, k = torch.randn(B, N, hq, D, device=dev).to(dt), torch.randn(B, N, hk, D, device=dev).to(dt)
+    inv = 1.0 / (500000.0 ** (torch.arange(0, D, 2, device=dev, dtype=torch.float64) / D))
+    ang = torch.arange(N, device=dev, dtype=torch.float64)[:, None] * inv[None, :]
+    freqs = torch.polar(torch.ones_like(ang), ang).to(torch.complex64)   # (seq, D/2), Llama 4's freqs_cis
+
+    def formula(q, k, f):   # pairs (2i, 2i+1) of a head as complex numbers, times freqs_cis
+        f = f.to(torch.complex128)[None, :, None, :]
+        rot = [torch.view_as_real(torch.view_as_complex(t.reshape(*t.shape[:-1], -1, 2)) * f).flatten(3)
+               for t in (q, k)]
+        return rot[0], rot[1]
+    return Case(f"{B}×{N}, q {hq}×{D}, k {hk}×{D}", [q, k, freqs], (0, 1),
+                lambda q, k, f: _t(Fn.apply(q, k, f)), formula,
+                [torch.randn(B, N, hq, D, device=dev).to(dt), torch.randn(B, N, hk, D, device=dev).to(dt)],
+                ["q", "k", "freqs_cis"])
+
+
+def c_modulated_rms_norm(torch, dev, dt, S):
+    from liger_kernel.ops.modulated_rms_norm import LigerModulatedRMSNormFunction as Fn
+    B, H = S["B"], S["H"]
+    N = S["T"] // B
+    x = torch.randn(B, N, H, device=dev).to(dt)
+    w = (torch.rand(H, device=dev) + 0.5).to(dt)
+    sc, sh = (torch.rand(B, H, device=dev) - 0.5).to(dt), (torch.rand(B, H, device=dev) - 0.5).to(dt)
+    return Case(f"{B}×{N}×{H}, scale and shift {B}×{H}", [x, w, sc, sh], (0, 1, 2, 3),
+                lambda x, w, sc, sh: _t(Fn.apply(x, w, sc, sh, EPS)),
+                lambda x, w, sc, sh: (1 + sc[:, None]) * (_rms(x) * w) + sh[:, None],
+                [torch.randn(B, N, H, device=dev).to(dt)], ["x", "w", "scale", "shift"])
+
+
 def c_cross_entropy(torch, dev, dt, S, big=False):
     from liger_kernel.ops.cross_entropy import LigerCrossEntropyFunction as Fn
     F, T, V = _mods(torch), S["T"], S["V_BIG" if big else "V"]
@@ -241,6 +295,19 @@ def c_linear_cross_entropy(torch, dev, dt, S):
     t = torch.randint(0, V, (T,), device=dev)
     return Case(f"{T}×{H} @ {H}×{V}", [x, w, t], (0, 1), lambda x, w, t: _t(Fn.apply(x, w, t)[0]),
                 lambda x, w, t: F.cross_entropy(x @ w.t(), t), names=["x", "w", "target"])
+
+
+def c_linear_jsd(torch, dev, dt, S):
+    from liger_kernel.ops.fused_linear_jsd import LigerFusedLinearJSDFunction as Fn
+    F, T, H, V = _mods(torch), S["T"], S["H"], S["V"]
+    xs, xt = torch.randn(T, H, device=dev).to(dt), torch.randn(T, H, device=dev).to(dt)
+    ws = (torch.randn(V, H, device=dev) * (3.0 / math.sqrt(H))).to(dt)
+    wt = (torch.randn(V, H, device=dev) * (3.0 / math.sqrt(H))).to(dt)
+
+    def formula(xs, ws, xt, wt):   # Liger's JSD of the student's and the teacher's log-probabilities
+        return _jsd(F.log_softmax(xs @ ws.t(), -1), F.log_softmax(xt @ wt.t(), -1))
+    return Case(f"{T}×{H} @ {H}×{V}, student and teacher", [xs, ws, xt, wt], (0, 1),
+                lambda xs, ws, xt, wt: _t(Fn.apply(xs, ws, xt, wt)), formula, names=["x", "w", "x_t", "w_t"])
 
 
 def c_kl_div(torch, dev, dt, S):
@@ -293,14 +360,18 @@ OPS = [("swiglu", "swiglu", lambda *a: c_glu(*a, "swiglu")),
        ("fused_add_rms_norm", "fused_add_rms_norm", c_fused_add_rms_norm),
        ("layer_norm", "layer_norm", c_layer_norm),
        ("poly_norm", "poly_norm", c_poly_norm),
+       ("modulated_rms_norm", "modulated_rms_norm", c_modulated_rms_norm),
        ("dyt", "dyt", c_dyt),
        ("group_norm", "group_norm", c_group_norm),
        ("soft_max", "softmax", c_softmax),
        ("sparsemax", "sparsemax", c_sparsemax),
        ("rope", "rope (q and k)", c_rope),
+       ("qwen2vl_mrope", "qwen2vl_mrope (q and k)", c_qwen2vl_mrope),
+       ("llama4_rope", "llama4_rope (q and k)", c_llama4_rope),
        ("cross_entropy", "cross_entropy", c_cross_entropy),
        ("cross_entropy_128k", "cross_entropy", lambda *a: c_cross_entropy(*a, big=True)),
        ("fused_linear_cross_entropy", "fused_linear_cross_entropy", c_linear_cross_entropy),
+       ("fused_linear_jsd", "fused_linear_jsd", c_linear_jsd),
        ("kl_div", "kl_div", c_kl_div),
        ("jsd", "jsd (beta 0.5)", c_jsd),
        ("tvd", "tvd", c_tvd),

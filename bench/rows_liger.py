@@ -378,6 +378,15 @@ OPS = [("swiglu", "swiglu", lambda *a: c_glu(*a, "swiglu")),
        ("embedding", "embedding (experimental)", c_embedding)]
 LABELS = {k: label for k, label, _ in OPS}
 
+# what a row's numbers include that the table does not say
+NOTES = {"dyt": "Liger autotunes dyt's backward (@triton.autotune): the cold compile includes each side's tuning",
+         "cross_entropy_128k": "the kernels of cross_entropy (32000) again: compiled anew only where a "
+                               "specialization differs (a constexpr block size)",
+         "fused_linear_cross_entropy": "its cross-entropy kernel is cross_entropy's (already compiled in the "
+                                       "process); the logits' matmuls are torch's (cuBLAS) on both sides",
+         "fused_linear_jsd": "the logits' matmuls are torch's (cuBLAS) on both sides",
+         "embedding": "liger_kernel.ops.experimental.embedding (its gradient by atomic adds)"}
+
 # ops left out of the CPU check, and why (the GPU rows keep them)
 CPU_SKIP = {"dyt": "its backward sizes a buffer by the GPU's SM count (torch.cuda.get_device_properties): on a "
                    "CPU-only machine Liger leaves NUM_SMS unset (UnboundLocalError), before any kernel"}
@@ -438,7 +447,6 @@ class Clock:
             e.record()
         torch.cuda.synchronize()
         return statistics.median(s.elapsed_time(e) for s, e in evs)
-
 
     def profiled_ms(self, fn, reps=5):
         """(GPU time a call, GPU operations a call): the durations of the kernels, memsets and copies
@@ -794,6 +802,8 @@ def make_rows(b, keys, res):
                 fwd.notes.append(f"{side}: torch.profiler: {o['profiler_error']}")
         if ops_count:
             fwd.notes.append("GPU operations a call (fwd and fwd+bwd): " + ", ".join(ops_count))
+        if key in NOTES:
+            fwd.notes.append(NOTES[key])
         ob, ot = sides["blk"].get("ops", {}).get(key), sides["Triton"].get("ops", {}).get(key)
         if ob is not None and ot is not None and abs(ob["input_sum"] - ot["input_sum"]) > 1e-6 * (
                 1 + abs(ot["input_sum"])):

@@ -3,7 +3,7 @@
 #   run(command="bash gpu_tmp_tbench34.sh",
 #       carry=["build/libblk.so", "build/_blkfast.abi3.so", ".whl"], timeout_s=600)
 # (.whl: Liger-Kernel 0.8.5's wheel, installed into /tmp/site when not there yet.)
-# Expected: 2 to 4 minutes (the self-test, then a worker process a side, each at most 240 s).
+# Expected: 2 to 4 minutes (the self-test, then a worker process a side, each at most 200 s).
 # $OUT/bench.md: the table; $OUT/liger_triton.json, $OUT/liger_blk.json: each side's raw results.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -18,6 +18,8 @@ Per op, at LLM shapes (the input type: bf16; 8192 tokens, hidden 4096, intermedi
 - kernel time: the median of CUDA-event times around one call (L2 flushed by writing 256 MiB
   before each), a short trial (about 150 ms of calls a row); the call's host work (Liger's
   Python, torch's allocations, the launches) is inside the events, hidden where the GPU is busy;
+- GPU time: the durations of the GPU operations of a call (kernels, memsets, copies) summed, as
+  torch.profiler records them over 5 calls (no flush): the host's part left out;
 - cold compile: the first call's wall time (synchronized) less that of a warm call: on the fwd
   row the first forward's, on the fwd+bwd row the first forward's and the first backward's (all
   the op's kernels; a kernel an earlier op compiled in the same process is not compiled again:
@@ -26,7 +28,7 @@ Per op, at LLM shapes (the input type: bf16; 8192 tokens, hidden 4096, intermedi
   process's one-time start-up, given in the notes);
 - agreement: the largest |blk - Triton| over the outputs (fwd row) and over the gradients
   (fwd+bwd row), with the largest |Triton| beside it; blk is FAIL when a difference passes 2e-2
-  (outputs) or 5e-2 (gradients) of that scale, and the op is left out of the geometric means.
+  (outputs) or 5e-2 (gradients) of that scale, and the row is left out of the geometric means.
 At the end, the launch overhead of one small Liger kernel launched directly from Python
 (_swiglu_forward_kernel on a 1 × 128 row, float32): 10,000 launches, then one synchronize, the
 wall time a launch (and the host time before the synchronize, in the notes).
@@ -65,6 +67,7 @@ TARGETS = {"kernel": 1.0, "compile": 10.0, "launch": 3.0}   # issue 34's: blk/Tr
 WORKER_TIMEOUT_S = 200   # a side; both within bench.py's 7-minute budget and a 10-minute device call
 COMPILED_MS = 50.0   # a cold compile shorter than this on Triton's side compiled nothing new (see Section.means)
 LAUNCHES = 10000
+CONTEXT_LOST = 3   # a worker's exit status after an op left the CUDA context unusable
 
 
 # ---- the ops ----------------------------------------------------------------------------------
@@ -91,13 +94,13 @@ def _t(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def _mods(torch):
+def _F():
     import torch.nn.functional as F
     return F
 
 
 def c_glu(torch, dev, dt, S, kind):
-    F, T, I = _mods(torch), S["T"], S["I"]
+    F, T, I = _F(), S["T"], S["I"]
     a, b = (torch.randn(T, I, device=dev) * 2).to(dt), torch.randn(T, I, device=dev).to(dt)
     d = torch.randn(T, I, device=dev).to(dt)
     if kind == "swiglu":
@@ -139,7 +142,7 @@ def c_fused_add_rms_norm(torch, dev, dt, S):
 
 def c_layer_norm(torch, dev, dt, S):
     from liger_kernel.ops.layer_norm import LigerLayerNormFunction as Fn
-    F, T, H = _mods(torch), S["T"], S["H"]
+    F, T, H = _F(), S["T"], S["H"]
     x = torch.randn(T, H, device=dev).to(dt)
     w, b = (torch.rand(H, device=dev) + 0.5).to(dt), (torch.rand(H, device=dev) - 0.5).to(dt)
     return Case(f"{T}×{H}", [x, w, b], (0, 1, 2), lambda x, w, b: _t(Fn.apply(x, w, b, 1e-5)),
@@ -169,7 +172,7 @@ def c_dyt(torch, dev, dt, S):
 
 def c_group_norm(torch, dev, dt, S):
     from liger_kernel.ops.group_norm import LigerGroupNormFunction as Fn
-    F, B, C, L, G = _mods(torch), S["GB"], S["GC"], S["GL"], S["GG"]
+    F, B, C, L, G = _F(), S["GB"], S["GC"], S["GL"], S["GG"]
     x = torch.randn(B, C, L, device=dev).to(dt)
     w, b = (torch.rand(C, device=dev) + 0.5).to(dt), (torch.rand(C, device=dev) - 0.5).to(dt)
     return Case(f"{B}×{C}×{L}, {G} groups", [x, w, b], (0, 1, 2),
@@ -284,7 +287,7 @@ def c_modulated_rms_norm(torch, dev, dt, S):
 
 def c_cross_entropy(torch, dev, dt, S, big=False):
     from liger_kernel.ops.cross_entropy import LigerCrossEntropyFunction as Fn
-    F, T, V = _mods(torch), S["T"], S["V_BIG" if big else "V"]
+    F, T, V = _F(), S["T"], S["V_BIG" if big else "V"]
     x = (torch.randn(T, V, device=dev) * 3).to(dt)
     t = torch.randint(0, V, (T,), device=dev)
     return Case(f"{T}×{V}", [x, t], (0,), lambda x, t: _t(Fn.apply(x, t, None)[0]),
@@ -293,7 +296,7 @@ def c_cross_entropy(torch, dev, dt, S, big=False):
 
 def c_linear_cross_entropy(torch, dev, dt, S):
     from liger_kernel.ops.fused_linear_cross_entropy import LigerFusedLinearCrossEntropyFunction as Fn
-    F, T, H, V = _mods(torch), S["T"], S["H"], S["V"]
+    F, T, H, V = _F(), S["T"], S["H"], S["V"]
     x = torch.randn(T, H, device=dev).to(dt)
     w = (torch.randn(V, H, device=dev) * (3.0 / math.sqrt(H))).to(dt)
     t = torch.randint(0, V, (T,), device=dev)
@@ -303,7 +306,7 @@ def c_linear_cross_entropy(torch, dev, dt, S):
 
 def c_linear_jsd(torch, dev, dt, S):
     from liger_kernel.ops.fused_linear_jsd import LigerFusedLinearJSDFunction as Fn
-    F, T, H, V = _mods(torch), S["T"], S["H"], S["V"]
+    F, T, H, V = _F(), S["T"], S["H"], S["V"]
     xs, xt = torch.randn(T, H, device=dev).to(dt), torch.randn(T, H, device=dev).to(dt)
     ws = (torch.randn(V, H, device=dev) * (3.0 / math.sqrt(H))).to(dt)
     wt = (torch.randn(V, H, device=dev) * (3.0 / math.sqrt(H))).to(dt)
@@ -316,7 +319,7 @@ def c_linear_jsd(torch, dev, dt, S):
 
 def c_kl_div(torch, dev, dt, S):
     from liger_kernel.ops.kl_div import LigerKLDivLossFunction as Fn
-    F, T, V = _mods(torch), S["T"], S["V"]
+    F, T, V = _F(), S["T"], S["V"]
     x = (torch.randn(T, V, device=dev) * 3).log_softmax(-1).to(dt)
     y = (torch.randn(T, V, device=dev) * 3).softmax(-1).to(dt)
     return Case(f"{T}×{V}", [x, y], (0,), lambda x, y: _t(Fn.apply(x, y, "batchmean", False, 1e-10)),
@@ -348,7 +351,7 @@ def c_tvd(torch, dev, dt, S):
 
 def c_embedding(torch, dev, dt, S):
     from liger_kernel.ops.experimental.embedding import LigerEmbeddingFunction as Fn
-    F, T, H, V = _mods(torch), S["T"], S["H"], S["EV"]
+    F, T, H, V = _F(), S["T"], S["H"], S["EV"]
     table = torch.randn(V, H, device=dev).to(dt)
     ids = torch.randint(0, V, (T,), device=dev)
     return Case(f"{T} ids × {H} of {V}", [table, ids], (0,), lambda w, i: _t(Fn.apply(w, i)),
@@ -640,6 +643,10 @@ def worker(side, keys, dev, dtype, out_json, save_dir):
             print(f"[{side}] {key}: ERROR", flush=True)
             traceback.print_exc()
             sys.stderr.flush()
+            if dev == "cuda" and not _context_alive(torch):
+                res["context_lost_at"] = key   # the caller starts a new worker for the ops after it
+                dump()
+                return CONTEXT_LOST
         if dev == "cuda":
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
@@ -654,10 +661,49 @@ def worker(side, keys, dev, dtype, out_json, save_dir):
     return 0
 
 
+def _context_alive(torch):
+    """False after an error that leaves the CUDA context unusable (an illegal address, a trap)."""
+    try:
+        torch.cuda.synchronize()
+        torch.zeros(1, device="cuda").item()
+        return True
+    except Exception:
+        return False
+
+
 def spawn(side, keys, dev, dtype, tmp, timeout=WORKER_TIMEOUT_S):
-    """Runs one side's worker with fresh caches; returns its JSON (possibly partial) or a dict with
-    "fatal" where it wrote none."""
-    out = os.path.join(tmp, f"{side}.json")
+    """Runs one side's workers: one for all the ops, and a new one (fresh caches) for the ops after
+    an op that lost the CUDA context, until every op ran or the time is spent; returns their JSON
+    merged (possibly partial), with "fatal" where a worker failed."""
+    deadline = time.time() + timeout
+    res, todo, n = None, list(keys), 0
+    while todo:
+        n += 1
+        got = _spawn_one(side, todo, dev, dtype, tmp, max(1.0, deadline - time.time()), n)
+        if res is None:
+            res = got
+        else:
+            res["ops"].update(got.get("ops", {}))
+            res["errors"].update(got.get("errors", {}))
+            for k in ("launch", "fatal", "total_s"):
+                if k in got:
+                    res[k] = got[k]
+        lost = got.get("context_lost_at")
+        if lost is None or lost not in todo or time.time() >= deadline:
+            break
+        res.setdefault("restarts", []).append(lost)
+        res.pop("fatal", None)
+        todo = todo[todo.index(lost) + 1:]
+        if not todo:   # the launch row still runs, in a worker of its own
+            got = _spawn_one(side, [], dev, dtype, tmp, max(1.0, deadline - time.time()), n + 1)
+            for k in ("launch", "fatal"):
+                if k in got:
+                    res[k] = got[k]
+    return res
+
+
+def _spawn_one(side, keys, dev, dtype, tmp, timeout, n):
+    out = os.path.join(tmp, f"{side}{n}.json")
     env = dict(os.environ)
     env["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"triton-cache-{side}-", dir=tmp)
     env["BLK_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"blk-cache-{side}-", dir=tmp)
@@ -669,7 +715,9 @@ def spawn(side, keys, dev, dtype, tmp, timeout=WORKER_TIMEOUT_S):
     fatal = None
     try:
         p = subprocess.run(cmd, env=env, timeout=timeout)
-        if p.returncode:
+        if p.returncode == CONTEXT_LOST:
+            fatal = f"the {side} worker lost its CUDA context"
+        elif p.returncode:
             fatal = f"the {side} worker exited with {p.returncode}"
     except subprocess.TimeoutExpired:
         fatal = f"the {side} worker passed {timeout} s and was stopped"
@@ -847,6 +895,11 @@ def make_rows(b, keys, res):
                                  f"whole worker {s.get('total_s', 0):.0f} s")
         if s.get("fatal"):
             rows[0].notes.append(f"{side}: {s['fatal']}")
+        for lost in s.get("restarts", ()):
+            rows[0].notes.append(f"{side}: {lost} left the CUDA context unusable; a new worker (fresh caches) ran "
+                                 "the ops after it")
+        if s.get("first_kernel_ok") is False:
+            rows[0].notes.append(f"{side}: the probe kernel's result was wrong")
     return rows
 
 

@@ -575,6 +575,48 @@ def blkc_sm90(quick=False):
                 os.remove(out)
 
 
+def liger_rows():
+    """rows_liger.py (issue 34): its rows in a table of their own, and the table's geometric means
+    made from two workers' results (no torch, no GPU: the results are written here)."""
+    import bench
+    import rows_liger as rl
+    keys = [r[0] for r in bench.select_rows("issue34")]
+    expect(len(keys) == len(rl.OPS) + 1 and keys[-1] == "liger_launch" and
+           all(bench.SECTIONS.get(k) is rl.SECTION for k in keys),
+           f"--only issue34: {len(rl.OPS)} Liger ops and the launch row, in rows_liger.SECTION's table", repr(keys))
+
+    def op(ms, compile_ms, diff):
+        return {"size": "8×8", "input_sum": 1.0, "fwd_ms": ms, "fwdbwd_ms": 2 * ms, "compile_fwd_ms": compile_ms,
+                "compile_ms": compile_ms, "diff": diff, "n_out": 1, "fwd_gpu_ms": ms / 2, "fwdbwd_gpu_ms": ms,
+                "fwd_gpu_ops": 1, "fwdbwd_gpu_ops": 3}
+    same = {"out0": [0.0, 1.0], "dx": [0.01, 1.0]}
+    res = {"triton": {"ops": {"swiglu": op(4.0, 400.0, None), "geglu": op(1.0, 400.0, None),
+                              "rms_norm": op(1.0, 400.0, None)},
+                      "launch": {"wall_us": 12.0, "host_us": 11.0, "max_abs_err": 0.0}, "errors": {}},
+           "blk": {"ops": {"swiglu": op(2.0, 20.0, same), "geglu": op(2.0, 40.0, same),
+                           "rms_norm": op(1.0, 20.0, {"out0": [0.5, 1.0], "dx": [0.0, 1.0]})},
+                   "launch": {"wall_us": 3.0, "host_us": 2.0, "max_abs_err": 0.0}, "errors": {}}}
+    rows = rl.make_rows(bench, ["swiglu", "geglu", "rms_norm", "jsd"], res)
+    saved, rl.SECTION.rows = rl.SECTION.rows, rows
+    try:
+        md = bench.table(rows, "env", [])
+    finally:
+        rl.SECTION.rows = saved
+    expect("| swiglu fwd | 8×8 | 2 | 4 | 2.00 | 2.00 | 20 | 400 | 20.00 | out0 0 (1) |" in md,
+           "rows_liger: a row's cells (times, ratio, compile, difference)", md.splitlines()[4][:200])
+    expect("| rms_norm fwd | 8×8 | FAIL |" in md and "| jsd (beta 0.5) fwd | LLM shape | ERROR | ERROR |" in md,
+           "rows_liger: a difference past tolerance is FAIL, an op no side ran ERROR")
+    expect("| launch overhead, one Liger kernel from Python | 10000 launches | 3 µs | 12 µs | 4.00 |" in md,
+           "rows_liger: the launch row in µs")
+    # fwd: swiglu 2, geglu 0.5 (rms_norm's output FAIL): 1.00 over 2; fwd+bwd: 2, 0.5 and rms_norm's 1 (its
+    # gradients agree); the profiler's GPU times the same ratios; compile: 20, 10, 20; launch 4
+    want = (f"kernel time (events) fwd 1.00× over 2 (target ≥ 1×: met), fwd+bwd 1.00× over 3 (target ≥ 1×: met); "
+            f"GPU time (profiler) fwd 1.00× over 2 (target ≥ 1×: met), fwd+bwd 1.00× over 3 (target ≥ 1×: met); cold compile {(20 * 10 * 20) ** (1 / 3):.2f}× over 3 (target ≥ 10×: met); launch overhead "
+            "4.00× over 1 (target ≥ 3×: met)")
+    expect(want in md, "rows_liger: the footer's geometric means and targets",
+           next((ln for ln in md.splitlines() if "Geometric" in ln), "no footer")[:400])
+
+
 def issue12_selection():
     """bench.py's --only: the rows of ROWS keep their names and selections; issue12 and the new names."""
     import bench
@@ -745,6 +787,7 @@ def main():
     md = bench.table([probe], "env", [])
     expect("| op fwd | 1×1 | 1 | 1.5 | — | 2 | 1.50 | 2.00 | — |" in md, "a section row's cells: ratios Liger/blk and "
            "torch.compile/blk", md.splitlines()[4] if len(md.splitlines()) > 4 else md)
+    liger_rows()
     blkc_sm90(quick="--quick" in sys.argv)
 
     # error paths

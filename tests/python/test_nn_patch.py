@@ -137,7 +137,7 @@ def check_family(family):
         ops = BlkOps()
         logits, loss, grads = run(model, ids, labels, ops)
         runs = {"rms_norm_fwd": p.counts["rms_norm"], "glu_fwd": LAYERS, "rope": LAYERS,
-                "cross_entropy_fwd": 1, "rms_norm_bwd": p.counts["rms_norm"], "glu_bwd": LAYERS}
+                "cross_entropy_loss": 1, "rms_norm_bwd": p.counts["rms_norm"], "glu_bwd": LAYERS}
         assert all(ops.counts[k] >= v for k, v in runs.items()), f"blk ops run: {dict(ops.counts)}"
         assert ops.counts["rope"] == 2 * LAYERS and ops.counts["rms_norm_fwd"] == p.counts["rms_norm"], \
             dict(ops.counts)

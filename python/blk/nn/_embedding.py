@@ -65,13 +65,37 @@ def embedding_bwd(dy: Tensor, indices: Tensor, num_weights: int, padding_idx: in
     dy = dy.reshape(n, dim).contiguous()
     dw = torch.zeros(num_weights, dim, dtype=dy.dtype, device=dy.device)
     if n and dim:
-        ordered, perm = torch.sort(flat, stable=True)
-        ends = torch.searchsorted(ordered, ordered, right=True)
+        ordered, perm, ends = _sort(flat, num_weights, ity)
         block = _block(dim)
         K.module("embedding").embedding_bwd[(n, blk.cdiv(dim, block))](
-            dy, ordered.contiguous(), perm.contiguous(), ends.contiguous(), dw, n, num_weights, dim,
+            dy, ordered, perm, ends, dw, n, num_weights, dim,
             int(padding_idx), I=ity, BLOCK_D=block, num_warps=K.warps(block), **ty)
     return dw
+
+
+# up to this many indices embedding_rank sorts them (n^2 compares, one
+# launch); more go through torch.sort (a radix sort of several passes)
+RANK_MAX = 16384
+
+
+def _sort(flat, num_weights, ity):
+    """The indices sorted stably, the position of each in flat, and the end
+    of each one's run of equal indices (all contiguous; int64 but the
+    sorted indices, flat's dtype). Indices out of range sort as
+    num_weights (rank) or as they are (torch.sort): embedding_bwd skips
+    both."""
+    n = flat.numel()
+    if n <= RANK_MAX:
+        ordered = torch.empty_like(flat)
+        perm = torch.empty(n, dtype=torch.int64, device=flat.device)
+        ends = torch.empty_like(perm)
+        key = "i32" if (num_weights + 1) * n < 2 ** 31 else "i64"
+        K.module("embedding").embedding_rank[(blk.cdiv(n, 16),)](
+            flat, ordered, perm, ends, n, num_weights, I=ity, K=key, BLOCK_I=16, BLOCK_J=128, num_warps=8)
+        return ordered, perm, ends
+    ordered, perm = torch.sort(flat, stable=True)
+    ends = torch.searchsorted(ordered, ordered, right=True)
+    return ordered.contiguous(), perm.contiguous(), ends.contiguous()
 
 
 @embedding_bwd.register_fake
@@ -99,8 +123,9 @@ def embedding(indices, weight, padding_idx=None):
     dim), float16, bfloat16, float32 or float64) at indices (int32 or int64,
     any shape), indices.shape + (dim,). Differentiable in weight; saves the
     indices. The gradient is summed in float32 (float64 for float64) in
-    the order of a stable sort of the indices (torch.sort on the device),
-    a row at a time, so it is the same from run to run; row padding_idx
+    the order of a stable sort of the indices (by counting, in one launch,
+    up to 16384 indices; torch.sort on the device past that), a row at a
+    time, so it is the same from run to run, bit for bit; row padding_idx
     (negative: counted from the end) gets none. An index out of range is
     an IndexError for CPU tensors; on the GPU it is the caller's to avoid
     (checking would wait for the GPU): it reads a row of zeros and adds no

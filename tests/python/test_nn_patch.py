@@ -329,7 +329,7 @@ else:
                     close(got[0], eager[0], 1e-4 * K, 1e-5 * K, "logits")
                 for n, g in eager[2].items():
                     close(got[2][n], g, 1e-3 * K, 1e-5 * K, f"gradient of {n}")
-                loss_op = {"linear_cross_entropy_fwd": 1} if f else {"cross_entropy_fwd": 1}
+                loss_op = {"linear_cross_entropy_fwd": 1} if f else {"cross_entropy_loss": 1}
                 want = {"rms_norm_fwd": 5, "glu_fwd": LAYERS, "rope": LAYERS, **loss_op}
                 assert dict(seen) == want, f"blk ops in the graph: {dict(seen)}, expected {want}"
                 said.append(f"loss {got[1].item():.4f}, the graph's blk ops {dict(seen)}")

@@ -647,6 +647,7 @@ cross_entropy.tile cross_entropy_grad T=bf16 C=f32 BLOCK=4096 num_warps=4
 cross_entropy.tile cross_entropy_grad T=bf16 C=f32 SOFTCAP=true BLOCK=4096 num_warps=4
 embedding.tile embedding_rank I=i64 K=i32 BLOCK_I=16 BLOCK_J=128 num_warps=8
 embedding.tile embedding_rank I=i32 K=i64 BLOCK_I=16 BLOCK_J=128 num_warps=8
+embedding.tile embedding_zero_rows T=bf16 BLOCK_R=8 BLOCK_D=1024 num_warps=4
 EOF
 
 # the memory-bound blk.nn kernels with the JIT's promises at the benchmark's

@@ -173,20 +173,26 @@ for n, itype, key in ((1, torch.int64, "i32"), (17, torch.int64, "i32"), (300, t
         ordered = torch.empty_like(flat)
         perm = torch.empty(n, dtype=torch.int64)
         ends = torch.empty_like(perm)
+        hit = torch.zeros(v, dtype=torch.int32)
         K.module("embedding").embedding_rank[(-(-n // 16),)](
-            flat, ordered, perm, ends, n, v, I=_embedding.INDEX_TYPES[itype], K=key, BLOCK_I=16, BLOCK_J=128,
-            num_warps=8)
+            flat, ordered, perm, ends, hit, n, v, I=_embedding.INDEX_TYPES[itype], K=key, BLOCK_I=16,
+            BLOCK_J=128, num_warps=8)
         want = sort_ref(flat.long(), v)
+        named = torch.zeros(v, dtype=torch.int32)
+        named[flat.long()[(flat >= 0) & (flat < v)]] = 1
+        assert torch.equal(hit, named), (hit, named)
         assert torch.equal(ordered.long(), want[0]), (ordered, want[0])
         assert torch.equal(perm, want[1]), (perm, want[1])
         assert torch.equal(ends, want[2]), (ends, want[2])
 
 
-@case("embedding backward: the counting sort and torch.sort give the same dweight bit for bit, twice")
+@case("embedding backward: the counting sort (dweight written once, no zero fill) and torch.sort give the same "
+      "dweight bit for bit, twice; rows no index names, and padding_idx's, are 0")
 def _():
     g = torch.Generator(device="cpu").manual_seed(3)
     idx = torch.randint(0, 12, (5, 40), generator=g).to(DEV)   # many repeats: long runs
-    w = torch.randn(12, 48).bfloat16()
+    idx[idx == 9] = 8   # row 9: no index names it
+    w = torch.randn(14, 48).bfloat16()                          # rows 12, 13: neither
     dy = torch.randn(5, 40, 48).bfloat16()
     got = []
     old = _embedding.RANK_MAX
@@ -199,9 +205,22 @@ def _():
     finally:
         _embedding.RANK_MAX = old
     assert torch.equal(got[0], got[1]) and torch.equal(got[0], got[2]), "dweight differs"
-    ref = torch.zeros(12, 48, dtype=F64).index_add_(0, idx.reshape(-1), dy.reshape(-1, 48).double())
+    ref = torch.zeros(14, 48, dtype=F64).index_add_(0, idx.reshape(-1), dy.reshape(-1, 48).double())
     ref[4] = 0
+    assert not bool(got[0][[4, 9, 12, 13]].any()), "a row no index names (or padding_idx) is not 0"
     close(got[0].double(), ref, 2e-2, 2e-2, "dweight")
+
+
+@case("embedding_zero_rows: zeros in exactly the rows not hit and padding_idx's, the others untouched")
+def _():
+    v, dim = 21, 40   # 3 row blocks of 8, the last partial; 2 column blocks of 32
+    hit = (torch.arange(v) % 3 == 0).to(torch.int32)
+    dw = torch.full((v, dim), float("nan"), dtype=torch.bfloat16)
+    K.module("embedding").embedding_zero_rows[(3, 2)](hit, dw, v, dim, 6, T="bf16", BLOCK_R=8, BLOCK_D=32,
+                                                        num_warps=4)
+    zero = (hit == 0) | (torch.arange(v) == 6)
+    assert bool((dw[zero] == 0).all()), "a row to zero is not 0"
+    assert bool(dw[~zero].isnan().all()), "a row hit was written"
 
 
 # ---- rope ----------------------------------------------------------------------

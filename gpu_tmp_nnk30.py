@@ -10,8 +10,10 @@ its time (what a fwd+bwd launches, and how long each kernel takes). Liger
 (liger_kernel) is timed the same way where it imports. A temporary file:
 not part of the project."""
 
+import os
 import statistics
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -19,10 +21,16 @@ from torch.profiler import ProfilerActivity, profile
 
 import blk.nn as nn
 
-DEV = "cuda"
+# NNK30_CPU=1: a dry run of this script on the CPU (tiny shapes, the interpreter; times mean nothing)
+CPU = os.environ.get("NNK30_CPU") == "1"
+DEV = "cpu" if CPU else "cuda"
 B16 = torch.bfloat16
 torch.manual_seed(0)
-_flush = torch.empty(256 << 20, dtype=torch.int8, device=DEV)
+_flush = torch.empty(16 if CPU else 256 << 20, dtype=torch.int8, device=DEV)
+if CPU:
+    N, V, DIM, BATCH, SEQ, HQ, HK, HD, REPS = 8, 300, 64, 2, 6, 4, 2, 16, 2
+else:
+    N, V, DIM, BATCH, SEQ, HQ, HK, HD, REPS = 8192, 128256, 4096, 2, 4096, 32, 8, 128, 50
 
 try:
     from liger_kernel.transformers.functional import liger_cross_entropy, liger_rope  # noqa: F401
@@ -33,13 +41,19 @@ except Exception as e:  # noqa: BLE001
     LIGER = False
 
 
-def cuda_ms(fn, reps=50):
+def cuda_ms(fn, reps=None):
     """Median ms of fn() by CUDA events, L2 flushed before each run."""
-    for _ in range(5):
+    reps = reps or REPS
+    for _ in range(2 if CPU else 5):
         fn()
     times = []
     for _ in range(reps):
         _flush.zero_()
+        if CPU:
+            t0 = time.perf_counter()
+            fn()
+            times.append(1e3 * (time.perf_counter() - t0))
+            continue
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
         fn()
@@ -52,6 +66,8 @@ def cuda_ms(fn, reps=50):
 def kernels(fn, label):
     """One profiled run of fn(): each GPU kernel (memsets and copies too)
     and its time, and their sum."""
+    if CPU:
+        return
     fn()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -88,8 +104,7 @@ def report(op, sides):
 
 
 # ---- cross-entropy: logits 8192 x 128256 bf16, mean --------------------------------------------
-print("cross_entropy 8192 x 128256 bf16, mean")
-N, V = 8192, 128256
+print(f"cross_entropy {N} x {V} bf16, mean")
 logits = torch.randn(N, V, dtype=B16, device=DEV)
 target = torch.randint(0, V, (N,), device=DEV)
 target[::13] = -100
@@ -139,18 +154,18 @@ if LIGER:
 torch.cuda.empty_cache()
 
 # ---- embedding: 8192 ids into 128256 x 4096 bf16 -----------------------------------------------
-print("embedding 8192 ids, weight 128256 x 4096 bf16")
-W = torch.randn(V, 4096, dtype=B16, device=DEV, requires_grad=True)
-ids = torch.randint(0, V, (8192,), device=DEV)
-ids[:512] = 7   # a frequent token
-dy = torch.randn(8192, 4096, dtype=B16, device=DEV)
+print(f"embedding {N} ids, weight {V} x {DIM} bf16")
+W = torch.randn(V, DIM, dtype=B16, device=DEV, requires_grad=True)
+ids = torch.randint(0, V, (N,), device=DEV)
+ids[:N // 16] = 7   # a frequent token
+dy = torch.randn(N, DIM, dtype=B16, device=DEV)
 out = nn.embedding(ids, W)
 check("embedding out", out, F.embedding(ids, W.detach()), 0)
 (dw1,) = torch.autograd.grad(out, W, dy)
 (dw2,) = torch.autograd.grad(nn.embedding(ids, W), W, dy)
 print(f"  check embedding dweight bit-identical run to run: {'ok' if torch.equal(dw1, dw2) else 'FAIL'}")
 check.failed |= not torch.equal(dw1, dw2)
-ref = torch.zeros(V, 4096, dtype=torch.float32, device=DEV).index_add_(0, ids, dy.float())
+ref = torch.zeros(V, DIM, dtype=torch.float32, device=DEV).index_add_(0, ids, dy.float())
 check("embedding dweight", dw1, ref, 1e-2)
 del dw1, dw2, ref
 
@@ -176,16 +191,16 @@ del W, dy, sides
 torch.cuda.empty_cache()
 
 # ---- RoPE: q (2,4096,32,128), k (2,4096,8,128) in HF layout, cos/sin (1,4096,128) --------------
-print("rope q (2,4096,32,128) k (2,4096,8,128) bf16, HF layout seen as (B,H,S,D)")
-ql = torch.randn(2, 4096, 32, 128, dtype=B16, device=DEV, requires_grad=True)
-kl = torch.randn(2, 4096, 8, 128, dtype=B16, device=DEV, requires_grad=True)
-pos = torch.arange(4096, device=DEV, dtype=torch.float32)
-inv = 1.0 / (500000 ** (torch.arange(0, 128, 2, device=DEV, dtype=torch.float32) / 128))
+print(f"rope q ({BATCH},{SEQ},{HQ},{HD}) k ({BATCH},{SEQ},{HK},{HD}) bf16, HF layout seen as (B,H,S,D)")
+ql = torch.randn(BATCH, SEQ, HQ, HD, dtype=B16, device=DEV, requires_grad=True)
+kl = torch.randn(BATCH, SEQ, HK, HD, dtype=B16, device=DEV, requires_grad=True)
+pos = torch.arange(SEQ, device=DEV, dtype=torch.float32)
+inv = 1.0 / (500000 ** (torch.arange(0, HD, 2, device=DEV, dtype=torch.float32) / HD))
 emb = torch.cat([pos[:, None] * inv] * 2, dim=-1)[None]
 cos, sin = emb.cos().to(B16), emb.sin().to(B16)
 q, k = ql.transpose(1, 2), kl.transpose(1, 2)
-gq = torch.randn(2, 32, 4096, 128, dtype=B16, device=DEV)   # contiguous (B,H,S,D), as attention gives
-gk = torch.randn(2, 8, 4096, 128, dtype=B16, device=DEV)
+gq = torch.randn(BATCH, HQ, SEQ, HD, dtype=B16, device=DEV)   # contiguous (B,H,S,D), as attention gives
+gk = torch.randn(BATCH, HK, SEQ, HD, dtype=B16, device=DEV)
 
 
 def rot(t):

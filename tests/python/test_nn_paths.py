@@ -132,10 +132,12 @@ def _():
     close(g.double(), ref, TOL, TOL, "dlogits")
 
 
-@case("cross_entropy f16 and bf16 over 3 chunks of the row: loss and gradient vs float64 within rounding")
+@case("cross_entropy f16 and bf16, rows of 2 whole 4096-wide steps and a part, of whole steps only, of a part "
+      "only: loss and gradient vs float64 within rounding")
 def _():
-    for dtype, tol in ((torch.float16, 4e-3), (torch.bfloat16, 2e-2)):
-        x, t = ce_inputs(3, 2 * 4096 + 100, dtype=dtype)   # the kernel's row step is 4096
+    for dtype, tol, n in ((torch.float16, 4e-3, 2 * 4096 + 100), (torch.bfloat16, 2e-2, 2 * 4096),
+                          (torch.bfloat16, 2e-2, 1024), (torch.float16, 4e-3, 1000)):
+        x, t = ce_inputs(3, n, dtype=dtype)   # the kernel's row step: 4096, or the power of two above n
         x1 = x.clone().requires_grad_()
         loss = nn.cross_entropy(x1, t, reduction="sum", label_smoothing=0.05)
         x2 = x.to(F64).requires_grad_()

@@ -640,6 +640,42 @@ distill.tile jsd_fwd_bwd T=bf16 C=f32 MODE=1 HAS_LABELS=true TEACHER_GRAD=false 
 distill.tile jsd_fwd_bwd T=bf16 C=f32 MODE=2 HAS_LABELS=true TEACHER_GRAD=false BLOCK=4096 num_warps=8
 distill.tile jsd_fwd_bwd T=bf16 C=f32 MODE=2 HAS_LABELS=false TEACHER_GRAD=true BLOCK=4096 num_warps=8
 distill.tile jsd_fwd_bwd T=f32 C=f32 MODE=0 HAS_LABELS=true TEACHER_GRAD=true BLOCK=4096 num_warps=8
+cross_entropy.tile cross_entropy_loss T=bf16 C=f32 BLOCK=4096 num_warps=8
+cross_entropy.tile cross_entropy_loss T=bf16 C=f32 SOFTCAP=true SMOOTH=true BLOCK=4096 num_warps=8
+cross_entropy.tile cross_entropy_loss T=f32 C=f32 SMOOTH=true BLOCK=4096 num_warps=8
+cross_entropy.tile cross_entropy_grad T=bf16 C=f32 BLOCK=4096 num_warps=4
+cross_entropy.tile cross_entropy_grad T=bf16 C=f32 SOFTCAP=true BLOCK=4096 num_warps=4
+embedding.tile embedding_rank I=i64 K=i32 BLOCK_I=16 BLOCK_J=128 num_warps=8
+embedding.tile embedding_rank I=i32 K=i64 BLOCK_I=16 BLOCK_J=128 num_warps=8
+embedding.tile embedding_zero_rows T=bf16 BLOCK_R=8 BLOCK_D=1024 num_warps=4
+EOF
+
+# the memory-bound blk.nn kernels with the JIT's promises at the benchmark's
+# shapes (16-byte aligned pointers, strides multiples of 16): 16-byte loads
+# of the rows, and rope with no barrier (cos/sin loaded in the tiles' own
+# layout, not moved through shared memory between its loads)
+ce_assume=logits:16,lse:16,target:16,row_stride:16,n_cols:16
+rope_assume=q:16,k:16,cos:16,sin:16,q_out:16,k_out:16,q_sb:16,q_ss:16,q_sh:16,k_sb:16,k_ss:16,k_sh:16
+rope_assume=$rope_assume,qo_sb:16,qo_ss:16,qo_sh:16,ko_sb:16,ko_ss:16,ko_sh:16,c_sb:16,c_ss:16,half:16
+while read -r file kernel assume defs; do
+	d=()
+	for x in $defs; do d+=(-D "$x"); done
+	what="stdlib/nn/$file $kernel $defs (aligned, sm_90a)"
+	if ! "$blkc" --emit=ptx --arch=sm_90a -k "$kernel" --assume="$assume" "${d[@]}" "stdlib/nn/$file" \
+		-o "$tmp/nnv.ptx" 2>"$tmp/err"; then
+		bad "$what: blkc" "$(head -3 "$tmp/err")"
+	elif ! grep -qE 'ld\.global(\.[a-z]+)*\.v4\.b32' "$tmp/nnv.ptx"; then
+		bad "$what: 16-byte loads" "$(grep -oE 'ld\.global[.a-z0-9]*' "$tmp/nnv.ptx" | sort | uniq -c | tr '\n' ' ')"
+	elif [ "$kernel" = rope ] && grep -q 'bar\.sync' "$tmp/nnv.ptx"; then
+		bad "$what: no barrier" "$(grep -c 'bar\.sync' "$tmp/nnv.ptx") bar.sync"
+	else
+		ok "$what: 16-byte loads$([ "$kernel" = rope ] && echo ', no barrier')"
+	fi
+done <<EOF
+cross_entropy.tile cross_entropy_loss $ce_assume,loss:16 T=bf16 C=f32 BLOCK=4096 num_warps=8
+cross_entropy.tile cross_entropy_grad $ce_assume,dlogits:16,dloss:16 T=bf16 C=f32 BLOCK=4096 num_warps=4
+rope.tile rope $rope_assume T=bf16 C=f32 BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_warps=8
+rope.tile rope $rope_assume T=bf16 C=f32 BACKWARD=true BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_warps=8
 EOF
 
 echo "$pass passed, $fail failed"

@@ -435,9 +435,11 @@ def _():
         (ops.glu_fwd, (x, r, False)),
         (ops.glu_fwd, (x, r, True)),
         (ops.glu_bwd, (torch.randn(3, 16), x.detach(), r, True)),
-        (ops.rope, (q, k, cos, sin, False)),
-        (ops.cross_entropy_fwd, (logits, target, -100, 0.1, 0.0, 0.0)),
-        (ops.cross_entropy_fwd, (logits, target, -100, 0.0, 1e-3, 5.0)),
+        (ops.rope, (q, k, cos, sin, False, [], [])),
+        (ops.rope, (q, k, cos, sin, True, [48, 8, 16, 1], [24, 8, 8, 1])),
+        (ops.cross_entropy_loss, (logits, target, -100, 0.1, 0.0, 0.0)),
+        (ops.cross_entropy_loss, (logits, target, -100, 0.0, 1e-3, 5.0)),
+        (ops.cross_entropy_bwd, (logits.detach(), target, torch.rand(4), torch.randn(4), -100, 0.1, 1e-3, 5.0)),
     ]
     for op, args in checks:
         torch.library.opcheck(op, args)

@@ -137,7 +137,7 @@ def check_family(family):
         ops = BlkOps()
         logits, loss, grads = run(model, ids, labels, ops)
         runs = {"rms_norm_fwd": p.counts["rms_norm"], "glu_fwd": LAYERS, "rope": LAYERS,
-                "cross_entropy_fwd": 1, "rms_norm_bwd": p.counts["rms_norm"], "glu_bwd": LAYERS}
+                "cross_entropy_loss": 1, "rms_norm_bwd": p.counts["rms_norm"], "glu_bwd": LAYERS}
         assert all(ops.counts[k] >= v for k, v in runs.items()), f"blk ops run: {dict(ops.counts)}"
         assert ops.counts["rope"] == 2 * LAYERS and ops.counts["rms_norm_fwd"] == p.counts["rms_norm"], \
             dict(ops.counts)
@@ -329,7 +329,7 @@ else:
                     close(got[0], eager[0], 1e-4 * K, 1e-5 * K, "logits")
                 for n, g in eager[2].items():
                     close(got[2][n], g, 1e-3 * K, 1e-5 * K, f"gradient of {n}")
-                loss_op = {"linear_cross_entropy_fwd": 1} if f else {"cross_entropy_fwd": 1}
+                loss_op = {"linear_cross_entropy_fwd": 1} if f else {"cross_entropy_loss": 1}
                 want = {"rms_norm_fwd": 5, "glu_fwd": LAYERS, "rope": LAYERS, **loss_op}
                 assert dict(seen) == want, f"blk ops in the graph: {dict(seen)}, expected {want}"
                 said.append(f"loss {got[1].item():.4f}, the graph's blk ops {dict(seen)}")

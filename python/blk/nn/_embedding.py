@@ -63,15 +63,39 @@ def embedding_bwd(dy: Tensor, indices: Tensor, num_weights: int, padding_idx: in
     flat = indices.reshape(-1).contiguous()
     n = flat.numel()
     dy = dy.reshape(n, dim).contiguous()
-    dw = torch.zeros(num_weights, dim, dtype=dy.dtype, device=dy.device)
-    if n and dim:
+    if not (n and dim):
+        return torch.zeros(num_weights, dim, dtype=dy.dtype, device=dy.device)
+    mod = K.module("embedding")
+    if n <= RANK_MAX:
+        # sorted by counting; each row of dw written once: zeros by embedding_zero_rows where no
+        # index names it (or padding_idx), the sum of its dy rows by embedding_bwd where one does
+        dw = torch.empty(num_weights, dim, dtype=dy.dtype, device=dy.device)
+        hit = torch.zeros(num_weights, dtype=torch.int32, device=dy.device)
+        ordered = torch.empty_like(flat)
+        perm = torch.empty(n, dtype=torch.int64, device=dy.device)
+        ends = torch.empty_like(perm)
+        key = "i32" if (num_weights + 1) * n < 2 ** 31 else "i64"
+        mod.embedding_rank[(blk.cdiv(n, 16),)](flat, ordered, perm, ends, hit, n, num_weights, I=ity, K=key,
+                                               BLOCK_I=16, BLOCK_J=128, num_warps=8)
+        zb = min(1024, _block(dim))
+        mod.embedding_zero_rows[(blk.cdiv(num_weights, 8), blk.cdiv(dim, zb))](
+            hit, dw, num_weights, dim, int(padding_idx), T=ty["T"], BLOCK_R=8, BLOCK_D=zb, num_warps=4)
+    else:
+        dw = torch.zeros(num_weights, dim, dtype=dy.dtype, device=dy.device)
         ordered, perm = torch.sort(flat, stable=True)
         ends = torch.searchsorted(ordered, ordered, right=True)
-        block = _block(dim)
-        K.module("embedding").embedding_bwd[(n, blk.cdiv(dim, block))](
-            dy, ordered.contiguous(), perm.contiguous(), ends.contiguous(), dw, n, num_weights, dim,
-            int(padding_idx), I=ity, BLOCK_D=block, num_warps=K.warps(block), **ty)
+        ordered, perm, ends = ordered.contiguous(), perm.contiguous(), ends.contiguous()
+    block = _block(dim)
+    mod.embedding_bwd[(n, blk.cdiv(dim, block))](
+        dy, ordered, perm, ends, dw, n, num_weights, dim, int(padding_idx), I=ity, BLOCK_D=block,
+        num_warps=K.warps(block), **ty)
     return dw
+
+
+# up to this many indices embedding_rank sorts them (n^2 compares, one
+# launch) and dw is written once; more go through torch.sort (a radix sort
+# of several passes) into a zeroed dw
+RANK_MAX = 16384
 
 
 @embedding_bwd.register_fake
@@ -99,8 +123,9 @@ def embedding(indices, weight, padding_idx=None):
     dim), float16, bfloat16, float32 or float64) at indices (int32 or int64,
     any shape), indices.shape + (dim,). Differentiable in weight; saves the
     indices. The gradient is summed in float32 (float64 for float64) in
-    the order of a stable sort of the indices (torch.sort on the device),
-    a row at a time, so it is the same from run to run; row padding_idx
+    the order of a stable sort of the indices (by counting, in one launch,
+    up to 16384 indices; torch.sort on the device past that), a row at a
+    time, so it is the same from run to run, bit for bit; row padding_idx
     (negative: counted from the end) gets none. An index out of range is
     an IndexError for CPU tensors; on the GPU it is the caller's to avoid
     (checking would wait for the GPU): it reads a row of zeros and adds no

@@ -71,7 +71,32 @@ OPS = {
                     lambda: (t(3, 33), t(3, 33, grad=False)), "jsd_fwd"),
     "jsd, teacher grad": (lambda s, u: nn.jsd(s, u, 0.5, temperature=2.0), lambda: (t(3, 33), t(3, 33)),
                           "jsd_fwd"),
+    "cross_entropy, smoothing and z-loss": (
+        lambda x: nn.cross_entropy(x, torch.tensor([3, -100, 0, 29], device=DEV), label_smoothing=0.1, z_loss=1e-3),
+        lambda: (t(4, 30),), "cross_entropy_loss"),
+    "cross_entropy bf16, none": (lambda x: nn.cross_entropy(x, torch.tensor([1, 2, 7], device=DEV),
+                                                            reduction="none"),
+                                 lambda: (t(3, 50, dtype=torch.bfloat16),), "cross_entropy_loss"),
+    "linear_cross_entropy mean, bias": (
+        lambda x, w, b: nn.linear_cross_entropy(x, w, torch.tensor([5, -100, 0, 39, 2], device=DEV), b,
+                                                chunk_rows=2),
+        lambda: (t(5, 12), t(40, 12), t(40)), "linear_cross_entropy_fwd"),
+    "linear_cross_entropy none": (
+        lambda x, w: nn.linear_cross_entropy(x, w, torch.tensor([5, 1, 0], device=DEV), reduction="none",
+                                             chunk_rows=2),
+        lambda: (t(3, 12), t(40, 12)), "linear_cross_entropy_fwd"),
+    "embedding, padding_idx": (lambda w: nn.embedding(torch.tensor([[3, 0, 3], [9, 1, 0]], device=DEV), w,
+                                                      padding_idx=0),
+                               lambda: (t(10, 8),), "embedding_fwd"),
+    "rope, grouped k": (lambda q, k: nn.rope(q, k, *rope_cs()),
+                        lambda: (t(2, 4, 6, 8), t(2, 2, 6, 8)), "rope"),
 }
+
+
+def rope_cs():
+    f = torch.arange(6, dtype=torch.float32, device=DEV)[:, None] * torch.linspace(0.1, 1.0, 4, device=DEV)
+    emb = torch.cat((f, f), -1)
+    return emb.cos(), emb.sin()
 
 
 def outputs_and_grads(fn, inputs, mode=None):
@@ -90,6 +115,17 @@ def outputs_and_grads(fn, inputs, mode=None):
     wrt = [x for x in ins if x.requires_grad]
     grads = torch.autograd.grad(total, wrt)
     return [o.detach() for o in outs], list(grads), outs
+
+
+def graph_nodes(outs, depth=4):
+    """The class names of the autograd nodes within depth steps behind outs."""
+    seen, todo = [], [(o.grad_fn, 0) for o in outs if o.grad_fn is not None]
+    while todo:
+        node, d = todo.pop()
+        seen.append(type(node).__name__)
+        if d < depth:
+            todo += [(n, d + 1) for n, _ in node.next_functions if n is not None]
+    return seen
 
 
 class Seen(TorchFunctionMode):
@@ -124,9 +160,9 @@ for name, (fn, make, opname) in OPS.items():
         for a, b in zip(o1 + g1, o2 + g2):
             assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
             assert torch.equal(a, b), (a - b).abs().max()
-        # the graph each made: the plain Function's, the custom op's
-        names = [type(o.grad_fn).__name__ for o in outs if o.grad_fn is not None]
-        names2 = [type(o.grad_fn).__name__ for o in outs2 if o.grad_fn is not None]
+        # the graph each made: the plain Function's, the custom op's (among the nodes behind the outputs: the
+        # losses reduce or convert the op's output after it)
+        names, names2 = graph_nodes(outs), graph_nodes(outs2)
         assert any("_eager" in n for n in names) or name.startswith(("kl_div", "jsd")), names
         assert not any("_eager" in n for n in names2), names2
 

@@ -110,10 +110,13 @@ def _backward(ctx, dloss, _dlse):
     logits, target, lse = ctx.saved_tensors
     if dloss is None:
         return (None,) * 6
-    return cross_entropy_bwd(logits, target, lse, dloss, *ctx.options), None, None, None, None, None
+    return _cross_entropy_bwd(logits, target, lse, dloss, *ctx.options), None, None, None, None, None
 
 
 cross_entropy_fwd.register_autograd(_backward, setup_context=_setup)
+# the ops as called: the custom ops where traced, else without their dispatch (_kernels.eager)
+cross_entropy_op = K.eager(cross_entropy_fwd, _setup, _backward)
+_cross_entropy_bwd = K.eager(cross_entropy_bwd)
 
 
 def cross_entropy(logits, target, ignore_index=-100, reduction="mean", label_smoothing=0.0, z_loss=0.0,
@@ -132,8 +135,8 @@ def cross_entropy(logits, target, ignore_index=-100, reduction="mean", label_smo
         raise ValueError(f"blk.nn.cross_entropy: reduction {reduction!r}; 'mean', 'sum' or 'none'")
     if softcap is not None and not softcap > 0:
         raise ValueError(f"blk.nn.cross_entropy: softcap {softcap!r}; a positive number or None")
-    loss, _ = cross_entropy_fwd(logits, target, int(ignore_index), float(label_smoothing), float(z_loss),
-                                float(softcap or 0.0))
+    loss, _ = cross_entropy_op(logits, target, int(ignore_index), float(label_smoothing), float(z_loss),
+                               float(softcap or 0.0))
     if reduction == "none":
         return loss.to(logits.dtype)
     total = loss.sum()

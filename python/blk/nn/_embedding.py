@@ -111,11 +111,14 @@ def _setup(ctx, inputs, output):
 
 def _backward(ctx, dy):
     (indices,) = ctx.saved_tensors
-    dw = embedding_bwd(dy.to(ctx.dtype), indices, ctx.num_weights, ctx.padding_idx)
+    dw = _embedding_bwd(dy.to(ctx.dtype), indices, ctx.num_weights, ctx.padding_idx)
     return None, dw, None
 
 
 embedding_fwd.register_autograd(_backward, setup_context=_setup)
+# the ops as called: the custom ops where traced, else without their dispatch (_kernels.eager)
+_embedding = K.eager(embedding_fwd, _setup, _backward)
+_embedding_bwd = K.eager(embedding_bwd)
 
 
 def embedding(indices, weight, padding_idx=None):
@@ -140,4 +143,4 @@ def embedding(indices, weight, padding_idx=None):
         raise ValueError(f"blk.nn.embedding: padding_idx {padding_idx} outside [-{v}, {v})")
     elif padding_idx < 0:
         padding_idx += v
-    return embedding_fwd(indices, weight, int(padding_idx))
+    return _embedding(indices, weight, int(padding_idx))

@@ -220,7 +220,7 @@ def _backward(ctx, dloss, _dx, _dw, _db):
         scale = dloss
         if ctx.reduction == "mean":
             scale = dloss / (target != ctx.args[0]).sum().clamp(min=1).to(dloss.dtype)
-        got = linear_cross_entropy_bwd(scale.reshape(-1), x, weight, target, bias, *ctx.args, *want)
+        got = _linear_cross_entropy_bwd(scale.reshape(-1), x, weight, target, bias, *ctx.args, *want)
         have = want
     for w, h, name in zip(want, have, ("x", "weight", "bias")):
         if w and not h:
@@ -231,6 +231,9 @@ def _backward(ctx, dloss, _dx, _dw, _db):
 
 
 linear_cross_entropy_fwd.register_autograd(_backward, setup_context=_setup)
+# the ops as called: the custom ops where traced, else without their dispatch (_kernels.eager)
+_linear_cross_entropy = K.eager(linear_cross_entropy_fwd, _setup, _backward)
+_linear_cross_entropy_bwd = K.eager(linear_cross_entropy_bwd)
 
 
 def linear_cross_entropy(x, weight, target, bias=None, ignore_index=-100, label_smoothing=0.0, z_loss=0.0,
@@ -263,11 +266,11 @@ def linear_cross_entropy(x, weight, target, bias=None, ignore_index=-100, label_
     x2 = x.reshape(-1, x.shape[-1])
     t2 = target.reshape(-1)
     on = torch.is_grad_enabled()
-    loss, _, _, _ = linear_cross_entropy_fwd(x2, weight, t2, bias, int(ignore_index), float(label_smoothing),
-                                             float(z_loss), float(softcap or 0.0), reduction,
-                                             int(chunk_rows or 0), bool(exact), on and x.requires_grad,
-                                             on and weight.requires_grad,
-                                             on and bias is not None and bias.requires_grad)
+    loss, _, _, _ = _linear_cross_entropy(x2, weight, t2, bias, int(ignore_index), float(label_smoothing),
+                                          float(z_loss), float(softcap or 0.0), reduction,
+                                          int(chunk_rows or 0), bool(exact), on and x.requires_grad,
+                                          on and weight.requires_grad,
+                                          on and bias is not None and bias.requires_grad)
     if reduction == "none":
         loss = loss.view(lead)
     return loss.to(x.dtype)

@@ -24,7 +24,7 @@ import types
 import torch
 import torch.nn.functional as F
 
-from ._cross_entropy import cross_entropy_fwd
+from ._cross_entropy import cross_entropy_op
 from ._glu import geglu, swiglu
 from ._rmsnorm import RMSNorm
 from ._rope import rope
@@ -147,7 +147,7 @@ def causal_lm_loss(logits, labels, vocab_size, num_items_in_batch=None, ignore_i
         shift_labels = F.pad(labels, (0, 1), value=ignore_index)[..., 1:]
     logits = logits.reshape(-1, vocab_size)
     target = shift_labels.reshape(-1).to(logits.device)
-    rows, _ = cross_entropy_fwd(logits, target, int(ignore_index), 0.0, 0.0, 0.0)
+    rows, _ = cross_entropy_op(logits, target, int(ignore_index), 0.0, 0.0, 0.0)
     loss = rows.float().sum()
     if num_items_in_batch is None:
         return loss / (target != ignore_index).sum()

@@ -96,11 +96,13 @@ def _backward(ctx, dq, dk):
     like, q_shape, k_shape = ctx.like
     dq = like.new_zeros(q_shape) if dq is None else dq   # an output the loss did not use
     dk = like.new_zeros(k_shape) if dk is None else dk
-    dq_in, dk_in = rope_op(dq, dk, cos, sin, not ctx.backward, *ctx.strides)
+    dq_in, dk_in = _rope(dq, dk, cos, sin, not ctx.backward, *ctx.strides)
     return dq_in, dk_in, None, None, None, None, None
 
 
 rope_op.register_autograd(_backward, setup_context=_setup)
+# the op as called: the custom op where traced, else without its dispatch (_kernels.eager)
+_rope = K.eager(rope_op, _setup, _backward)
 
 
 def rope(q, k, cos, sin):
@@ -110,4 +112,4 @@ def rope(q, k, cos, sin):
     head_dim) or (1 or batch, seq, head_dim), as Hugging Face's rotary
     embedding gives them; one dtype for all four. Differentiable in q and k
     (cos and sin are taken as constants); saves cos and sin."""
-    return rope_op(q, k, cos, sin, False, [], [])
+    return _rope(q, k, cos, sin, False, [], [])

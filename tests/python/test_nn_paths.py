@@ -298,6 +298,38 @@ def _():
     close(dqkv.double(), want, TOL, TOL, "dqkv")
 
 
+@case("rope: bf16 and f16 q and k with float32 cos and sin (Llama under autocast): the float32 rotation rounded "
+      "once to q's dtype, outputs and gradients vs float64; f16 cos with bf16 q is refused")
+def _():
+    b, s, hq, hk, d = 2, 5, 4, 2, 16
+    f = torch.arange(s, dtype=F64, device=DEV)[:, None] * torch.linspace(0.01, 1.0, d // 2, dtype=F64, device=DEV)
+    emb = torch.cat((f, f), -1)[None]
+    cos, sin = emb.cos().float(), emb.sin().float()
+    for dt in (torch.bfloat16, torch.float16):
+        ql = torch.randn(b, s, hq, d, device=DEV).to(dt).requires_grad_()
+        kl = torch.randn(b, s, hk, d, device=DEV).to(dt).requires_grad_()
+        oq, ok = nn.rope(ql.transpose(1, 2), kl.transpose(1, 2), cos, sin)
+        assert oq.dtype == ok.dtype == dt, (oq.dtype, ok.dtype)
+        q2, k2 = ql.detach().double().requires_grad_(), kl.detach().double().requires_grad_()
+        r = ref_rope(q2.transpose(1, 2), k2.transpose(1, 2), cos.double(), sin.double())
+        # computed in f32 and rounded once: the f64 result rounded to dt, but for f32's own rounding
+        for got, want in zip((oq, ok), r):
+            assert ((got.double() - want.detach().to(dt).double()).abs()
+                    <= 2 ** -20 * want.detach().abs().max()).all(), (got.double() - want.to(dt).double()).abs().max()
+        gq, gk = torch.randn(oq.shape, device=DEV).to(dt), torch.randn(ok.shape, device=DEV).to(dt)
+        dq, dk = torch.autograd.grad((oq, ok), (ql, kl), (gq, gk))
+        wq, wk = torch.autograd.grad(r, (q2, k2), (gq.double(), gk.double()))
+        close(dq.double(), wq, 1e-2, 1e-2, f"{dt} dq")
+        close(dk.double(), wk, 1e-2, 1e-2, f"{dt} dk")
+    q = torch.randn(1, 2, 3, 8, device=DEV).to(torch.bfloat16)
+    try:
+        nn.rope(q, q, cos[0, :3, :8].half(), sin[0, :3, :8].half())
+    except ValueError as e:
+        assert "float32 cos and sin with 16-bit q and k" in str(e), e
+    else:
+        raise AssertionError("f16 cos with bf16 q ran")
+
+
 @case("rope f64: gradgradcheck (the backward is rope again, with output strides)")
 def _():
     q = torch.randn(1, 3, 2, 8, dtype=F64).transpose(1, 2).detach().requires_grad_()   # HF's layout

@@ -129,6 +129,12 @@ def _blk_rope(original):
                 or cos.dim() not in (2, 3) or (cos.dim() == 3 and cos.shape[0] not in (1, q.shape[0]))):
             return original(q, k, cos, sin, *args, **kwargs)
         dt = torch.promote_types(q.dtype, cos.dtype)   # q * cos in the replaced function
+        dev = q.device.type
+        if (dt == torch.float32 and cos.dtype == dt and q.dtype in (torch.float16, torch.bfloat16)
+                and torch.is_autocast_enabled(dev) and torch.get_autocast_dtype(dev) == q.dtype):
+            # under autocast attention takes q and k in q's dtype: the float32 rotation rounded once to it in
+            # the kernel, rather than float32 copies of q and k rotated and converted again
+            return rope(q, k, cos, sin)
         return rope(q.to(dt), k.to(dt), cos.to(dt), sin.to(dt))
 
     apply_rotary_pos_emb.__blk_original__ = original

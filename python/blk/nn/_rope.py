@@ -48,8 +48,11 @@ def _launch(q, k, cos, sin, backward, q_stride=None, k_stride=None):
     if dim % 2:
         raise ValueError(f"blk.nn.rope: head_dim {dim} is odd")
     ty = K.types(q, "rope")
-    if k.dtype != q.dtype or cos.dtype != q.dtype or sin.dtype != q.dtype:
-        raise ValueError(f"blk.nn.rope: q {q.dtype}, k {k.dtype}, cos {cos.dtype}, sin {sin.dtype}: one dtype")
+    if k.dtype != q.dtype or sin.dtype != cos.dtype or (cos.dtype != q.dtype and not (
+            q.dtype in (torch.float16, torch.bfloat16) and cos.dtype == torch.float32)):
+        raise ValueError(f"blk.nn.rope: q {q.dtype}, k {k.dtype}, cos {cos.dtype}, sin {sin.dtype}: one dtype, "
+                         f"or float32 cos and sin with 16-bit q and k")
+    ty = dict(ty, CT=K.types(cos, "rope")["T"])
     if cos.stride(-1) != 1 or sin.stride(-1) != 1 or cos.stride() != sin.stride():
         cos, sin = cos.contiguous(), sin.contiguous()
     c_sb, c_ss = _cos_strides(cos, batch, seq, dim)
@@ -110,6 +113,8 @@ def rope(q, k, cos, sin):
     q: (batch, q_heads, seq, head_dim), k: (batch, k_heads, seq, head_dim)
     (k_heads may be fewer: grouped-query attention); cos, sin: (seq,
     head_dim) or (1 or batch, seq, head_dim), as Hugging Face's rotary
-    embedding gives them; one dtype for all four. Differentiable in q and k
+    embedding gives them; one dtype for all four, or float32 cos and sin
+    with 16-bit q and k (the rotation in float32, rounded once to q's
+    dtype). Differentiable in q and k
     (cos and sin are taken as constants); saves cos and sin."""
     return _rope(q, k, cos, sin, False, [], [])

@@ -330,6 +330,26 @@ static Value *angle_pos(Lm *m, Value *y, Value *x)
 	return lm_sel(m, ygt, lm_add(m, lm_sub(m, lm_k(m, h_hi), a), lm_k(m, h_lo)), a);
 }
 
+/* angle_pos for f32 with one division: t = min / max correctly rounded,
+ * then atan t on [0, 1] as t + t^3 P(t^2), P Chebyshev's interpolant of
+ * degree 8 in t^2 (within 4.2e-8 relative, evaluated in f32), without the
+ * reductions of atan_pos (each another division) */
+static Value *angle_pos_f32(Lm *m, Value *y, Value *x)
+{
+	static const double P[] = {-0.3333333134651184,   0.19999739527702332, -0.1427856832742691,
+	                           0.11033764481544495,   -0.08656880259513855, 0.0625016912817955,
+	                           -0.035871539264917374, 0.01350777130573988,  -0.0023869972210377455};
+	Value *ygt = lm_cmp(m, CMP_GT, y, x);
+	Value *mx = lm_sel(m, ygt, y, x), *mn = lm_sel(m, ygt, x, y);
+	Value *t = lm_div(m, mn, mx);
+	t = lm_sel(m, lm_cmp(m, CMP_EQ, mx, lm_k(m, 0)), lm_k(m, 0), t);
+	t = lm_sel(m, lm_cmp(m, CMP_EQ, mn, lm_k(m, INFINITY)), lm_k(m, 1), t);
+	Value *z = lm_mul(m, t, t);
+	Value *a = lm_fma(m, lm_mul(m, t, z), lm_poly(m, z, P, 9), t);
+	double h_hi = (double)(float)1.57079632679489661923, h_lo = 1.57079632679489661923 - h_hi;
+	return lm_sel(m, ygt, lm_add(m, lm_sub(m, lm_k(m, h_hi), a), lm_k(m, h_lo)), a);
+}
+
 static Value *pi_minus(Lm *m, Value *a)
 {
 	double p_hi = 3.14159265358979311600e+00, p_lo = 1.22464679914735317720e-16;
@@ -344,7 +364,7 @@ static Value *f_atan(Lm *m, Value *x) { return lm_copysign(m, atan_pos(m, lm_abs
 
 static Value *f_atan2(Lm *m, Value *y, Value *x)
 {
-	Value *a = angle_pos(m, lm_abs(m, y), lm_abs(m, x));
+	Value *a = (dbl(m) ? angle_pos : angle_pos_f32)(m, lm_abs(m, y), lm_abs(m, x));
 	a = lm_sel(m, lm_signbit(m, x), pi_minus(m, a), a);
 	Value *v = lm_copysign(m, a, y);
 	return lm_sel(m, lm_or(m, lm_isnan(m, x), lm_isnan(m, y)), lm_add(m, x, y), v);

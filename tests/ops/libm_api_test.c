@@ -302,7 +302,7 @@ static long double pow_ld(long double x, long double y) { return powl(x, y); }
 static const fn2 FNS2[] = {
 	{"pow", pow_ld, -4, 4, 2, 2, true},
 	{"pow_precise", pow_ld, -4, 4, 1, 2, true},
-	{"atan2", atan2l, -10, 10, 3, 3, false},
+	{"atan2", atan2l, -10, 10, 2, 3, false},
 	{"hypot", hypotl, -1e3, 1e3, 1, 2, false},
 	{"remainder", remainderl, -100, 100, 0, 0, false},
 	{"fmod", fmodl, -100, 100, 0, 0, false},

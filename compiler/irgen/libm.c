@@ -431,8 +431,9 @@ static Value *f_atanh(Lm *m, Value *x)
  * s = f r, slo = (f - s (2 + f)) r by an fma. Then log m = 2 atanh(s) = 2s +
  * (2/3) s^3 + s^5 R(s^2), the s^3 term in two parts (s^2, s^3 and the
  * product with 2/3 by fmas), R a fit (below 2^-24 relative), and e ln 2
- * added by a fast two-sum (|e ln 2| > |log m| unless e = 0). +-0, +inf and
- * NaN give hi -inf, +inf, NaN. */
+ * added by a fast two-sum (|e ln 2| > |log m| unless e = 0), its error and
+ * the low parts in *lo (not renormalized: |lo| may pass half an ulp of hi).
+ * +-0, +inf and NaN give hi -inf, +inf, NaN. */
 static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 {
 	Value *tiny = lm_cmp(m, CMP_LT, x, lm_k(m, 0x1p-126));
@@ -462,10 +463,9 @@ static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 	/* the low parts: 2 slo, the s^3 term's 2 s^2 slo, the sums' errors */
 	Value *l = lm_add(m, lm_fma(m, lm_add(m, z, z), slo, lm_add(m, slo, slo)), lm_add(m, lm_add(m, qerr, t1lo), rest));
 	Value *a = lm_mul(m, ef, lm_k(m, LN2_HI32)); /* exact: 15 bits times at most 8 */
-	Value *sum = lm_add(m, a, q);
-	Value *low = lm_add(m, lm_sub(m, q, lm_sub(m, sum, a)), lm_fma(m, ef, lm_k(m, LN2_LO32), l));
-	Value *hi = lm_add(m, sum, low);
-	*lo = lm_sub(m, low, lm_sub(m, hi, sum));
+	Value *hi = lm_add(m, a, q);
+	/* left as it is, not renormalized: pow takes y hi and y lo apart */
+	*lo = lm_add(m, lm_sub(m, q, lm_sub(m, hi, a)), lm_fma(m, ef, lm_k(m, LN2_LO32), l));
 	hi = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), lm_k(m, -INFINITY), hi);
 	hi = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, INFINITY)), x, hi);
 	return lm_sel(m, lm_isnan(m, x), x, hi);
@@ -474,11 +474,13 @@ static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 /* e^(t + tlo) for pow of f32, every op an f32 op: n = rint(t / ln 2) by
  * adding 1.5 2^23 in an fma (n's integer from the sum's bits), r = t - n
  * ln 2 (two fmas) + tlo, e^r by Taylor to r^7, then 2^n in two factors so
- * that a subnormal result rounds once. t is clamped to [-106, 93] first:
- * +-inf (tlo NaN then) are set by the selects. */
+ * that a subnormal result rounds once. t is clamped to [-106, 93] first,
+ * so that past them the result overflows or rounds to 0 by itself, and tlo
+ * (NaN where t is infinite, else within 2^-16) to [-1, 1]. */
 static Value *exp_f32_dd(Lm *m, Value *t, Value *tlo)
 {
 	Value *tc = lm_max(m, lm_min(m, t, lm_k(m, 93)), lm_k(m, -106));
+	tlo = lm_max(m, lm_min(m, tlo, lm_k(m, 1)), lm_k(m, -1)); /* NaN gives 1 */
 	Value *big = lm_fma(m, tc, lm_k(m, 1.44269504088896338700), lm_k(m, 0x1.8p23));
 	Value *n = lm_sub(m, big, lm_k(m, 0x1.8p23));
 	Value *ni = lm_isub(m, lm_bits(m, big), lm_ki(m, 0x4b400000));
@@ -490,8 +492,6 @@ static Value *exp_f32_dd(Lm *m, Value *t, Value *tlo)
 	Value *p = lm_fma(m, r, lm_poly(m, r, c, 7), lm_k(m, 1));
 	Value *n1 = lm_shr(m, ni, 1);
 	Value *v = lm_mul(m, lm_mul(m, p, lm_pow2i(m, n1)), lm_pow2i(m, lm_isub(m, ni, n1)));
-	v = lm_sel(m, lm_cmp(m, CMP_GT, t, lm_k(m, 91)), lm_k(m, INFINITY), v);
-	v = lm_sel(m, lm_cmp(m, CMP_LT, t, lm_k(m, -104)), lm_k(m, 0), v);
 	return lm_sel(m, lm_isnan(m, t), t, v);
 }
 

@@ -314,6 +314,7 @@ static const Builtin builtins[] = {
 	{"y0", "x", ig_bi_libm1, LIBM_Y0},
 	{"y1", "x", ig_bi_libm1, LIBM_Y1},
 	{"pow", "x y", ig_bi_libm2, LIBM_POW},
+	{"pow_precise", "x y", ig_bi_libm2, LIBM_POW_PRECISE},
 	{"atan2", "y x", ig_bi_libm2, LIBM_ATAN2},
 	{"hypot", "x y", ig_bi_libm2, LIBM_HYPOT},
 	{"remainder", "x y", ig_bi_libm2, LIBM_REMAINDER},

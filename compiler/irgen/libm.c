@@ -9,9 +9,10 @@
  * (libm_ops.c), so the interpreter and the GPU agree exactly; tanh's one
  * ex2.approx is the exception its table row states. Polynomials are Taylor
  * (or asymptotic) series after an argument reduction, summed by fmas from
- * the highest term. f16 and bf16 compute in f32 and round once; pow, cbrt,
- * hypot, erfc, erfinv, lgamma, tgamma and the Bessel functions of f32
- * compute in f64, still exact ops; their f64 forms are in libm_f64.c.
+ * the highest term (or a Chebyshev interpolant: tanh, atan2 and pow of f32).
+ * f16 and bf16 compute in f32 and round once; pow_precise, cbrt, hypot,
+ * erfc, erfinv, lgamma, tgamma and the Bessel functions of f32 compute in
+ * f64, still exact ops; their f64 forms are in libm_f64.c.
  * Arguments that are all literals fold with the host's libm. */
 #include "irgen/libm_int.h"
 
@@ -229,30 +230,34 @@ static Value *f_cosh(Lm *m, Value *x)
 	return lm_add(m, h, lm_div(m, lm_k(m, 0.25), h));
 }
 
-/* the Taylor coefficients of tanh (from the Bernoulli numbers), x^1 to x^21 */
-static const double TANH_C[] = {1.0,
-                                -0.33333333333333333333,
-                                0.13333333333333333333,
-                                -0.053968253968253968254,
-                                0.021869488536155202822,
-                                -0.0088632355299021965689,
-                                0.0035921280365724810169,
-                                -0.0014558343870513182682,
-                                0.00059002744094558598138,
-                                -0.00023912911424355248149,
-                                0.000096915379569294503256};
+/* 1 / d for f32 d in [1, 2^126], without a division: a first guess from
+ * the bits (within 5.1%), then three Newton steps r += r (1 - d r) by fmas
+ * (within 2^-24 relative). Every op an f32 op: both backends compute the same
+ * bits; no branch, where div.rn.f32 has a slow path. */
+static Value *recip_f32(Lm *m, Value *d)
+{
+	Value *r = lm_float(m, lm_isub(m, lm_ki(m, 0x7ef311c3), lm_bits(m, d)));
+	for (int i = 0; i < 3; i++)
+		r = lm_fma(m, r, lm_fma(m, lm_neg(m, d), r, lm_k(m, 1)), r);
+	return r;
+}
 
-/* tanh below f64: an odd Taylor polynomial below |x| = 0.55, above it
- * 1 - 2 / (2^(2 |x| log2 e) + 1) with the GPU's ex2.approx (exp2) and a
- * correctly rounded division */
+/* tanh below f64: below |x| = 0.55, x + x^3 P(x^2), P Chebyshev's
+ * interpolant of degree 4 of (tanh(x) / x - 1) / x^2 on [0, 0.3025] (within
+ * 1.4e-8 relative, evaluated in f32); above it 1 - 2 / (e + 1), e =
+ * 2^(2 |x| log2 e) by the GPU's ex2.approx (exp2), |x| taken at most 9.5
+ * (tanh rounds to 1 from 9.011), 1 / (e + 1) by recip_f32 */
 static Value *f_tanh(Lm *m, Value *x)
 {
+	static const double P[] = {-0.3333333134651184, 0.13333113491535187, -0.053909413516521454,
+	                           0.02130929008126259, -0.0066100419498980045};
 	Value *a = lm_abs(m, x);
 	Value *x2 = lm_mul(m, x, x);
-	Value *small = lm_fma(m, lm_mul(m, x, x2), lm_poly(m, x2, TANH_C + 1, 10), x);
-	Value *e = lm_math(m, MATH_EXP2, lm_mul(m, a, lm_k(m, 2.88539008177792681472)));
-	Value *big = lm_sub(m, lm_k(m, 1), lm_div(m, lm_k(m, 2), lm_add(m, e, lm_k(m, 1))));
-	Value *v = lm_sel(m, lm_cmp(m, CMP_LT, a, lm_k(m, 0.55)), small, lm_copysign(m, big, x));
+	Value *small = lm_fma(m, lm_mul(m, x, x2), lm_poly(m, x2, P, 5), x);
+	Value *e = lm_math(m, MATH_EXP2, lm_mul(m, lm_min(m, a, lm_k(m, 9.5)), lm_k(m, 2.88539008177792681472)));
+	Value *big = lm_fma(m, recip_f32(m, lm_add(m, e, lm_k(m, 1))), lm_k(m, -2), lm_k(m, 1));
+	/* NaN fails the comparison and takes the polynomial, which keeps it */
+	Value *v = lm_sel(m, lm_cmp(m, CMP_GE, a, lm_k(m, 0.55)), lm_copysign(m, big, x), small);
 	return lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), x, v); /* keeps -0 */
 }
 
@@ -330,6 +335,26 @@ static Value *angle_pos(Lm *m, Value *y, Value *x)
 	return lm_sel(m, ygt, lm_add(m, lm_sub(m, lm_k(m, h_hi), a), lm_k(m, h_lo)), a);
 }
 
+/* angle_pos for f32 with one division: t = min / max correctly rounded,
+ * then atan t on [0, 1] as t + t^3 P(t^2), P Chebyshev's interpolant of
+ * degree 8 in t^2 (within 4.2e-8 relative, evaluated in f32), without the
+ * reductions of atan_pos (each another division) */
+static Value *angle_pos_f32(Lm *m, Value *y, Value *x)
+{
+	static const double P[] = {-0.3333333134651184,   0.19999739527702332, -0.1427856832742691,
+	                           0.11033764481544495,   -0.08656880259513855, 0.0625016912817955,
+	                           -0.035871539264917374, 0.01350777130573988,  -0.0023869972210377455};
+	Value *ygt = lm_cmp(m, CMP_GT, y, x);
+	Value *mx = lm_sel(m, ygt, y, x), *mn = lm_sel(m, ygt, x, y);
+	Value *t = lm_div(m, mn, mx);
+	t = lm_sel(m, lm_cmp(m, CMP_EQ, mx, lm_k(m, 0)), lm_k(m, 0), t);
+	t = lm_sel(m, lm_cmp(m, CMP_EQ, mn, lm_k(m, INFINITY)), lm_k(m, 1), t);
+	Value *z = lm_mul(m, t, t);
+	Value *a = lm_fma(m, lm_mul(m, t, z), lm_poly(m, z, P, 9), t);
+	double h_hi = (double)(float)1.57079632679489661923, h_lo = 1.57079632679489661923 - h_hi;
+	return lm_sel(m, ygt, lm_add(m, lm_sub(m, lm_k(m, h_hi), a), lm_k(m, h_lo)), a);
+}
+
 static Value *pi_minus(Lm *m, Value *a)
 {
 	double p_hi = 3.14159265358979311600e+00, p_lo = 1.22464679914735317720e-16;
@@ -344,7 +369,7 @@ static Value *f_atan(Lm *m, Value *x) { return lm_copysign(m, atan_pos(m, lm_abs
 
 static Value *f_atan2(Lm *m, Value *y, Value *x)
 {
-	Value *a = angle_pos(m, lm_abs(m, y), lm_abs(m, x));
+	Value *a = (dbl(m) ? angle_pos : angle_pos_f32)(m, lm_abs(m, y), lm_abs(m, x));
 	a = lm_sel(m, lm_signbit(m, x), pi_minus(m, a), a);
 	Value *v = lm_copysign(m, a, y);
 	return lm_sel(m, lm_or(m, lm_isnan(m, x), lm_isnan(m, y)), lm_add(m, x, y), v);
@@ -399,35 +424,122 @@ static Value *f_atanh(Lm *m, Value *x)
 	return lm_copysign(m, v, x);
 }
 
-/* |x|^y for f32 in f64: e^(y log|x|), then IEEE's special cases */
-static Value *f_pow(Lm *m, Value *x, Value *y)
+/* log x of an f32 x > 0 as hi + *lo, to about 2^-40 relative, every op an
+ * f32 op: x = 2^e m with m in [sqrt(1/2), sqrt(2)) by the bits (the exponent
+ * of x / sqrt(1/2), m's bits from x's less e's; subnormals scaled by 2^25
+ * first), f = m - 1 (exact), s = f / (2 + f) as s + slo without a division:
+ * 1 / (2 + f) from a cubic in f (within 2^-13) and one Newton step (2^-26),
+ * s = f r, slo = (f - s (2 + f)) r by an fma. Then log m = 2 atanh(s) = 2s +
+ * (2/3) s^3 + s^5 R(s^2), the s^3 term in two parts (s^2, s^3 and the
+ * product with 2/3 by fmas), R a fit (below 2^-24 relative), and e ln 2
+ * added by a fast two-sum (|e ln 2| > |log m| unless e = 0), its error and
+ * the low parts in *lo (not renormalized: |lo| may pass half an ulp of hi).
+ * +-0, +inf and NaN give hi -inf, +inf, NaN. */
+static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 {
-	Value *r;
-	if (dbl(m)) { /* e^(y log|x|) with log|x| and the product in two parts */
-		Value *llo;
-		Value *l = lm_log_dd(m, lm_abs(m, x), &llo);
-		Value *t = lm_mul(m, y, l);
-		Value *tlo = lm_fma(m, y, llo, lm_fma(m, y, l, lm_neg(m, t)));
-		tlo = lm_sel(m, lm_cmp(m, CMP_LT, lm_abs(m, t), lm_k(m, INFINITY)), tlo, lm_k(m, 0));
-		r = lm_exp_core(m, t, tlo, 0, NULL);
-	} else {
-		Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
-		Value *xd = lm_convert(&w, lm_abs(m, x), SK_F64), *yd = lm_convert(&w, y, SK_F64);
-		Value *t = lm_mul(&w, yd, lm_log_core(&w, xd, NULL));
-		r = lm_convert(&w, lm_exp_core(&w, t, NULL, 0, NULL), m->k);
-		if (!w.ok)
-			m->ok = false;
-	}
+	Value *tiny = lm_cmp(m, CMP_LT, x, lm_k(m, 0x1p-126));
+	Value *bits = lm_bits(m, lm_sel(m, tiny, lm_mul(m, x, lm_k(m, 0x1p25)), x));
+	Value *ei = lm_shr(m, lm_isub(m, bits, lm_ki(m, 0x3f3504f3)), 23); /* arithmetic */
+	Value *f = lm_sub(m, lm_float(m, lm_isub(m, bits, lm_shl(m, ei, 23))), lm_k(m, 1));
+	Value *ef = lm_from_int(m, lm_isub(m, ei, lm_sel(m, tiny, lm_ki(m, 25), lm_ki(m, 0))));
+	/* 1 / (2 + f): Chebyshev's cubic on [sqrt(1/2) - 1, sqrt(2) - 1], then Newton */
+	static const double RC[] = {0.49995696544647217, -0.25038620829582214, 0.12813332676887512,
+	                            -0.057135023176670074};
+	Value *r = lm_poly(m, f, RC, 4);
+	r = lm_fma(m, r, lm_fma(m, lm_neg(m, lm_add(m, f, lm_k(m, 2))), r, lm_k(m, 1)), r);
+	Value *s = lm_mul(m, f, r), *s2 = lm_add(m, s, s);
+	/* f - s (2 + f) = (f - 2s) - s f, f - 2s exact (2s / f = 2 / (2 + f) in [0.8, 1.2]) */
+	Value *slo = lm_mul(m, lm_fma(m, lm_neg(m, s), f, lm_sub(m, f, s2)), r);
+	Value *z = lm_mul(m, s, s), *zlo = lm_fma(m, s, s, lm_neg(m, z));
+	Value *c3 = lm_mul(m, z, s);
+	Value *c3lo = lm_fma(m, zlo, s, lm_fma(m, z, s, lm_neg(m, c3)));
+	double c1h = (float)(2.0 / 3), c1l = (double)(2.0L / 3 - (long double)c1h);
+	Value *t1 = lm_mul(m, c3, lm_k(m, c1h));
+	Value *t1lo = lm_fma(m, c3, lm_k(m, c1l), lm_fma(m, c3lo, lm_k(m, c1h), lm_fma(m, c3, lm_k(m, c1h), lm_neg(m, t1))));
+	/* R(z) = (2 atanh(s) - 2s - (2/3) s^3) / s^5 = 2/5 + 2 z/7 + ...: Chebyshev's cubic on [0, 0.0295] */
+	static const double RR[] = {0.4000000059604645, 0.28571534156799316, 0.2220454066991806, 0.19124974310398102};
+	Value *rest = lm_mul(m, lm_mul(m, c3, z), lm_poly(m, z, RR, 4));
+	Value *q = lm_add(m, s2, t1);
+	Value *qerr = lm_sub(m, t1, lm_sub(m, q, s2)); /* exact: |2s| > |t1| */
+	/* the low parts: 2 slo, the s^3 term's 2 s^2 slo, the sums' errors */
+	Value *l = lm_add(m, lm_fma(m, lm_add(m, z, z), slo, lm_add(m, slo, slo)), lm_add(m, lm_add(m, qerr, t1lo), rest));
+	Value *a = lm_mul(m, ef, lm_k(m, LN2_HI32)); /* exact: 15 bits times at most 8 */
+	Value *hi = lm_add(m, a, q);
+	/* left as it is, not renormalized: pow takes y hi and y lo apart */
+	*lo = lm_add(m, lm_sub(m, q, lm_sub(m, hi, a)), lm_fma(m, ef, lm_k(m, LN2_LO32), l));
+	hi = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), lm_k(m, -INFINITY), hi);
+	hi = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, INFINITY)), x, hi);
+	return lm_sel(m, lm_isnan(m, x), x, hi);
+}
+
+/* e^(t + tlo) for pow of f32, every op an f32 op: n = rint(t / ln 2) by
+ * adding 1.5 2^23 in an fma (n's integer from the sum's bits), r = t - n
+ * ln 2 (two fmas) + tlo, e^r by Taylor to r^7, then 2^n in two factors so
+ * that a subnormal result rounds once. t is clamped to [-106, 93] first,
+ * so that past them the result overflows or rounds to 0 by itself, and tlo
+ * (NaN where t is infinite, else within 2^-16) to [-1, 1]. */
+static Value *exp_f32_dd(Lm *m, Value *t, Value *tlo)
+{
+	Value *tc = lm_max(m, lm_min(m, t, lm_k(m, 93)), lm_k(m, -106));
+	tlo = lm_max(m, lm_min(m, tlo, lm_k(m, 1)), lm_k(m, -1)); /* NaN gives 1 */
+	Value *big = lm_fma(m, tc, lm_k(m, 1.44269504088896338700), lm_k(m, 0x1.8p23));
+	Value *n = lm_sub(m, big, lm_k(m, 0x1.8p23));
+	Value *ni = lm_isub(m, lm_bits(m, big), lm_ki(m, 0x4b400000));
+	Value *r = lm_fma(m, lm_neg(m, n), lm_k(m, LN2_HI32), tc);
+	r = lm_add(m, lm_fma(m, lm_neg(m, n), lm_k(m, LN2_LO32), r), tlo);
+	double c[7], fct = 1;
+	for (int i = 0; i < 7; i++)
+		c[i] = 1 / (fct *= i + 1);
+	Value *p = lm_fma(m, r, lm_poly(m, r, c, 7), lm_k(m, 1));
+	Value *n1 = lm_shr(m, ni, 1);
+	Value *v = lm_mul(m, lm_mul(m, p, lm_pow2i(m, n1)), lm_pow2i(m, lm_isub(m, ni, n1)));
+	return lm_sel(m, lm_isnan(m, t), t, v);
+}
+
+/* C's special cases of pow on r = |x|^y: the sign of an odd integer power
+ * of a negative x, NaN for a negative x and a non-integer y, 1 for y = 0,
+ * x = 1 and x = -1 with y infinite */
+static Value *pow_special(Lm *m, Value *x, Value *y, Value *r)
+{
 	Value *half = lm_mul(m, y, lm_k(m, 0.5));
 	Value *is_int = lm_cmp(m, CMP_EQ, lm_math(m, MATH_TRUNC, y), y);
 	Value *odd = lm_and(m, is_int, lm_cmp(m, CMP_NE, lm_math(m, MATH_TRUNC, half), half));
 	r = lm_sel(m, lm_and(m, lm_signbit(m, x), odd), lm_neg(m, r), r);
 	Value *neg_finite = lm_and(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), lm_cmp(m, CMP_GT, x, lm_k(m, -INFINITY)));
+	/* an infinite y counts as an integer (trunc(y) == y) */
+	r = lm_sel(m, lm_and(m, neg_finite, lm_not(m, is_int)), lm_k(m, NAN), r);
 	Value *yinf = lm_cmp(m, CMP_EQ, lm_abs(m, y), lm_k(m, INFINITY));
-	r = lm_sel(m, lm_and(m, neg_finite, lm_and(m, lm_not(m, is_int), lm_not(m, yinf))), lm_k(m, NAN), r);
 	Value *one = lm_or(m, lm_cmp(m, CMP_EQ, y, lm_k(m, 0)), lm_cmp(m, CMP_EQ, x, lm_k(m, 1)));
 	one = lm_or(m, one, lm_and(m, yinf, lm_cmp(m, CMP_EQ, x, lm_k(m, -1))));
 	return lm_sel(m, one, lm_k(m, 1), r);
+}
+
+/* |x|^y = e^(y log|x|): f64 with log|x| and the product in two parts; f32 the
+ * same in f32 (log_f32_dd), every op an f32 op; then C's special cases */
+static Value *f_pow(Lm *m, Value *x, Value *y)
+{
+	Value *llo;
+	Value *l = dbl(m) ? lm_log_dd(m, lm_abs(m, x), &llo) : log_f32_dd(m, lm_abs(m, x), &llo);
+	Value *t = lm_mul(m, y, l);
+	Value *tlo = lm_fma(m, y, llo, lm_fma(m, y, l, lm_neg(m, t)));
+	if (dbl(m))
+		tlo = lm_sel(m, lm_cmp(m, CMP_LT, lm_abs(m, t), lm_k(m, INFINITY)), tlo, lm_k(m, 0));
+	return pow_special(m, x, y, dbl(m) ? lm_exp_core(m, t, tlo, 0, NULL) : exp_f32_dd(m, t, tlo));
+}
+
+/* pow_precise of f32: e^(y log|x|) in f64 (log and exp as lm_log_core and
+ * lm_exp_core there), rounded once to f32; f64 as pow */
+static Value *f_pow_precise(Lm *m, Value *x, Value *y)
+{
+	if (dbl(m))
+		return f_pow(m, x, y);
+	Lm w = lm_ctx(m->g, m->at, SK_F64, m->t);
+	Value *xd = lm_convert(&w, lm_abs(m, x), SK_F64), *yd = lm_convert(&w, y, SK_F64);
+	Value *t = lm_mul(&w, yd, lm_log_core(&w, xd, NULL));
+	Value *r = lm_convert(&w, lm_exp_core(&w, t, NULL, 0, NULL), m->k);
+	if (!w.ok)
+		m->ok = false;
+	return pow_special(m, x, y, r);
 }
 
 /* cbrt for f32 in f64: a first guess from the bits (the exponent divided by
@@ -932,6 +1044,7 @@ static const struct {
 	double (*fold)(double, double);
 } BINARY[] = {
 	[LIBM_POW] = {f_pow, f_pow, false, fold_pow},
+	[LIBM_POW_PRECISE] = {f_pow_precise, f_pow_precise, false, fold_pow},
 	[LIBM_ATAN2] = {f_atan2, f_atan2, false, atan2},
 	[LIBM_HYPOT] = {f_hypot, f_hypot64, false, hypot},
 	[LIBM_REMAINDER] = {f_remainder, f_remainder, false, remainder},

@@ -543,6 +543,14 @@ if [ "$n1" = 4 ] && [ "$n3" = 12 ]; then
 else
 	bad "dot tf32 / tf32x3 mma.sync counts" "$n1 and $n3, want 4 and 12 $(head -2 "$tmp/err")"
 fi
+# atan2 of f32 divides once an element (min / max), on one warp one element a thread
+nd=$("$blkc" --emit=ptx --arch=sm_90a -Dnum_warps=1 tests/ptx/patterns/atan2_f32_count.tile -o - 2>"$tmp/err" |
+	grep -c 'div\.rn\.f32')
+if [ "$nd" = 1 ]; then
+	ok "atan2 f32, one element a thread: one div.rn.f32"
+else
+	bad "atan2 f32 division count" "$nd div.rn.f32, want 1 $(head -2 "$tmp/err")"
+fi
 # and on sm_90a (wgmma k8): the 64 x 64 x 32 dot on one warpgroup is 4
 # wgmma with tf32, 12 with tf32x3
 n1=$("$blkc" --emit=ptx --arch=sm_90a tests/ptx/patterns/dot_tf32_sm90a.tile -o - 2>"$tmp/err" |

@@ -82,7 +82,7 @@ program_id debug_barrier num_programs num_sms arange full zeros zeros_like inf c
 static_range load store tensor_desc desc_load desc_store atomic_add atomic_max atomic_min atomic_and atomic_or
 atomic_xor atomic_xchg atomic_cas where to bitcast exp exp2 log log2 sqrt sqrt_rn rsqrt sin cos tanh
 tanh_precise sinh cosh tan atan asin acos asinh acosh atanh log1p expm1 log10 exp10 cbrt erfc erfinv lgamma
-tgamma i0 j0 j1 y0 y1 pow atan2 hypot remainder copysign nextafter fmod isnan isinf isfinite signbit ldexp frexp
+tgamma i0 j0 j1 y0 y1 pow pow_precise atan2 hypot remainder copysign nextafter fmod isnan isinf isfinite signbit ldexp frexp
 trunc rint round erf floor ceil sigmoid abs fma div_rn maximum minimum clamp umulhi sum max min argmax argmin
 reduce cumsum cumprod associative_scan dot dot_scaled sort argsort topk histogram reshape view flatten trans
 permute expand_dims broadcast_to join cat split gather flip interleave globaltimer smid num_warps

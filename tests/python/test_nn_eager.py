@@ -235,7 +235,7 @@ def _():
     class M(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.norm = nn.RMSNorm(16)
+            self.norm = nn.RMSNorm(16, device=DEV)
 
         def forward(self, x, a):
             return nn.swiglu(self.norm(x), a)

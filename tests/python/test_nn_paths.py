@@ -60,8 +60,8 @@ def ref_ce_rows(x, target, ignore_index=-100, eps=0.0, z=0.0, cap=None):
 
 def ce_inputs(rows, n, dtype=torch.float32, ignore_index=-100, seed=0):
     g = torch.Generator(device="cpu").manual_seed(seed)
-    x = (3 * torch.randn(rows, n, generator=g, dtype=F64)).to(dtype).to(DEV)
-    t = torch.randint(0, n, (rows,), generator=g).to(DEV)
+    x = (3 * torch.randn(rows, n, generator=g, dtype=F64, device="cpu")).to(dtype).to(DEV)
+    t = torch.randint(0, n, (rows,), generator=g, device="cpu").to(DEV)
     t[1] = ignore_index
     return x, t
 
@@ -182,7 +182,7 @@ for n, itype, key in ((1, torch.int64, "i32"), (17, torch.int64, "i32"), (300, t
     def _():
         v = 40
         g = torch.Generator(device="cpu").manual_seed(n)
-        flat = torch.randint(-3, v + 3, (n,), generator=g).to(itype).to(DEV)
+        flat = torch.randint(-3, v + 3, (n,), generator=g, device="cpu").to(itype).to(DEV)
         ordered = torch.empty_like(flat)
         perm = torch.empty(n, dtype=torch.int64)
         ends = torch.empty_like(perm)
@@ -203,7 +203,7 @@ for n, itype, key in ((1, torch.int64, "i32"), (17, torch.int64, "i32"), (300, t
       "dweight bit for bit, twice; rows no index names, and padding_idx's, are 0")
 def _():
     g = torch.Generator(device="cpu").manual_seed(3)
-    idx = torch.randint(0, 12, (5, 40), generator=g).to(DEV)   # many repeats: long runs
+    idx = torch.randint(0, 12, (5, 40), generator=g, device="cpu").to(DEV)   # many repeats: long runs
     idx[idx == 9] = 8   # row 9: no index names it
     w = torch.randn(14, 48).bfloat16()                          # rows 12, 13: neither
     dy = torch.randn(5, 40, 48).bfloat16()
@@ -287,7 +287,8 @@ def _():
     cos, sin = torch.randn(s, d), torch.randn(s, d)
     oq, ok = nn.rope(q, k, cos, sin)
     g = torch.Generator(device="cpu").manual_seed(5)
-    gq, gk = torch.randn(oq.shape, generator=g).to(DEV), torch.randn(ok.shape, generator=g).to(DEV)
+    gq = torch.randn(oq.shape, generator=g, device="cpu").to(DEV)
+    gk = torch.randn(ok.shape, generator=g, device="cpu").to(DEV)
     (dqkv,) = torch.autograd.grad((oq, ok), qkv, (gq, gk))
     x = qkv.detach().double().requires_grad_()
     r = ref_rope(x[:, :, :hq].transpose(1, 2), x[:, :, hq:hq + hk].transpose(1, 2), cos[None].double(),

@@ -66,6 +66,10 @@ def main():
     xg, rg, wg, bg = (t.clone().requires_grad_() for t in (x, r, w, b))
     lp, tp = torch.randn(R, N).log_softmax(-1), torch.randn(R, N).softmax(-1)
     lpg = lp.clone().requires_grad_()
+    tgt, ids = torch.randint(0, N, (R,)), torch.randint(0, R, (R, 4))
+    q, k = torch.randn(2, 4, 4, 16).transpose(1, 2), torch.randn(2, 4, 2, 16).transpose(1, 2)   # HF's layout
+    qg, kg = q.detach().requires_grad_(), k.detach().requires_grad_()
+    cos, sin = torch.randn(1, 4, 16), torch.randn(1, 4, 16)
     ops = [
         ("rms_norm", lambda: nn.rms_norm(x, w), lambda: nn.rms_norm(xg, wg), (xg, wg)),
         ("add_rms_norm", lambda: nn.add_rms_norm(x, r, w), lambda: nn.add_rms_norm(xg, rg, wg), (xg, rg, wg)),
@@ -74,6 +78,9 @@ def main():
         ("geglu", lambda: nn.geglu(x, r), lambda: nn.geglu(xg, rg), (xg, rg)),
         ("kl_div", lambda: nn.kl_div(lp, tp), lambda: nn.kl_div(lpg, tp), (lpg,)),
         ("jsd", lambda: nn.jsd(x, r), lambda: nn.jsd(xg, r), (xg,)),
+        ("cross_entropy", lambda: nn.cross_entropy(x, tgt), lambda: nn.cross_entropy(xg, tgt), (xg,)),
+        ("embedding", lambda: nn.embedding(ids, x), lambda: nn.embedding(ids, xg), (xg,)),
+        ("rope", lambda: nn.rope(q, k, cos, sin), lambda: nn.rope(qg, kg, cos, sin), (qg, kg)),
     ]
     y = torch.randn(R, N, requires_grad=True)
     floor = per_call_us(fwd_bwd(lambda: y * w, (y,)), 1000)

@@ -66,7 +66,9 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
     wacc = acc if exact else weight.dtype
     loss = torch.empty(rows, dtype=K.acc_dtype(x), device=x.device)
     gx = torch.empty_like(x) if need[0] else None
-    gw = torch.zeros(weight.shape, dtype=wacc, device=x.device) if need[1] else None
+    # the weight's gradient: the first chunk's product written over it (no zero fill, no read of zeros)
+    gw = torch.empty(weight.shape, dtype=wacc, device=x.device) if need[1] and rows else \
+        torch.zeros(weight.shape, dtype=wacc, device=x.device) if need[1] else None
     gb = torch.zeros(vocab, dtype=acc, device=x.device) if need[2] and bias is not None else None
     step = chunk_rows if chunk_rows > 0 else chunk_rows_for(rows, hidden, vocab, exact)
     wt = weight.t()
@@ -79,7 +81,9 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
                softcap, scale if scale is None or scale.numel() == 1 else scale[start:end])
         if gx is not None:
             torch.mm(logits, weight, out=gx[start:end])
-        if gw is not None and wacc == weight.dtype:
+        if gw is not None and start == 0:
+            torch.mm(logits.t(), xc, out=gw) if wacc == weight.dtype else gw.copy_(torch.mm(logits.t(), xc))
+        elif gw is not None and wacc == weight.dtype:
             gw.addmm_(logits.t(), xc)
         elif gw is not None:
             gw.add_(torch.mm(logits.t(), xc))

@@ -28,6 +28,20 @@ def _out_like(x, stride=None):
     return out
 
 
+def _arg(x):
+    """x for the kernel, which takes its address and the strides given
+    apart: x itself where contiguous, or its (batch, seq, heads, dim) view
+    where that is (Hugging Face's q and k: the same address), so that the
+    launch takes the launcher in C; else blk.strided(x)."""
+    if x.is_contiguous():
+        return x
+    if x.dim() == 4:
+        t = x.transpose(1, 2)
+        if t.is_contiguous():
+            return t
+    return blk.strided(x)
+
+
 def _cos_strides(c, batch, seq, dim):
     """(batch stride, position stride) of cos/sin given as (seq, dim), or
     (1 or batch, seq, dim); the batch stride 0 when shared."""
@@ -60,9 +74,8 @@ def _launch(q, k, cos, sin, backward, q_stride=None, k_stride=None):
     q_out, k_out = _out_like(q, q_stride), _out_like(k, k_stride)
     bq, bd = blk.next_power_of_2(hq), blk.next_power_of_2(dim // 2)
     if batch * seq:
-        S = blk.strided
         K.module("rope").rope[(batch * seq,)](
-            S(q), S(k), S(cos), S(sin), S(q_out), S(k_out), q.stride(0), q.stride(2), q.stride(1),
+            _arg(q), _arg(k), _arg(cos), _arg(sin), _arg(q_out), _arg(k_out), q.stride(0), q.stride(2), q.stride(1),
             k.stride(0), k.stride(2), k.stride(1), q_out.stride(0), q_out.stride(2), q_out.stride(1),
             k_out.stride(0), k_out.stride(2), k_out.stride(1), c_sb, c_ss, seq, batch * seq, hq, hk, dim // 2,
             BACKWARD=backward, BLOCK_QH=bq, BLOCK_KH=blk.next_power_of_2(hk), BLOCK_D=bd,

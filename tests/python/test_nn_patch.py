@@ -371,6 +371,17 @@ for plain in ((False, True) if transformers is not None else (True,)):
             f"{x:.4f}" for x in blk_["losses"])
 
 
+@case("training_chunk_rows: the patched loss's chunks, logits up to 256 MiB and at least linear_cross_entropy's "
+      "default, a power of two at most rows' (1B Llama: 1024 rows; 8B at a 32000 vocabulary: 4096)")
+def _():
+    from blk.nn._patch import training_chunk_rows
+    from blk.nn._linear_cross_entropy import chunk_rows_for
+    got = [training_chunk_rows(8190, 2048, 128256, 2), training_chunk_rows(8192, 4096, 32000, 2),
+           training_chunk_rows(10, 64, 128, 4), training_chunk_rows(8192, 4096, 10 ** 9, 2)]
+    assert got == [1024, 4096, 16, chunk_rows_for(8192, 4096, 10 ** 9)], got
+    return str(got)
+
+
 @case("examples/python/train_llama.py --tiny --compare eager,blk (plain-torch model, 2 steps, each mode in its own "
       "process): both results, the table's loss columns against eager, a failed mode's line in its row")
 def _():

@@ -162,6 +162,21 @@ def causal_lm_loss(logits, labels, vocab_size, num_items_in_batch=None, ignore_i
     return loss / num_items_in_batch
 
 
+# the logits of one chunk of the patched training loss: up to this many bytes (linear_cross_entropy's own
+# default keeps them about x's size, Liger-Kernel's memory; fewer, larger chunks pass over the weight's gradient
+# fewer times: at a 1B Llama's 8192 x 2048 x 128256, 1024 rows instead of 256, 190 MiB more)
+CHUNK_LOGITS_BYTES = 256 << 20
+
+
+def training_chunk_rows(rows, hidden, vocab, itemsize):
+    """Rows a chunk of the patched loss: a power of two whose logits take at
+    most CHUNK_LOGITS_BYTES, and at least linear_cross_entropy's default."""
+    from ._linear_cross_entropy import chunk_rows_for
+    base = chunk_rows_for(rows, hidden, vocab)
+    fit = max(1, CHUNK_LOGITS_BYTES // max(1, vocab * itemsize))
+    return min(max(base, 1 << (fit.bit_length() - 1)), 1 << (max(rows, 1) - 1).bit_length())
+
+
 def _fused_forward(flce):
     """A *ForCausalLM forward that, given labels, computes the loss from the
     last hidden states and lm_head's weight with flce (blk.nn's
@@ -190,7 +205,9 @@ def _fused_forward(flce):
         red = "mean" if num_items is None else "sum"
         cap = getattr(self.config, "final_logit_softcapping", None)   # Gemma 2/3: tanh-capped logits
         more = {"softcap": cap} if cap else {}
-        loss = flce(h, w, target, bias=bias, ignore_index=ignore_index, reduction=red, **more).float()
+        loss = flce(h, w, target, bias=bias, ignore_index=ignore_index, reduction=red,
+                    chunk_rows=training_chunk_rows(h.shape[0], h.shape[1], w.shape[0], h.element_size()),
+                    **more).float()
         if num_items is not None:
             loss = loss / (num_items.to(loss.device) if torch.is_tensor(num_items) else num_items)
         from transformers.modeling_outputs import CausalLMOutputWithPast

@@ -18,6 +18,10 @@ of --reps rounds of --n launches, the paths taking turns round by round:
   launcher    `l = vadd[(1,)]` kept, `l(x, y, out, 1, BLOCK=1024)`;
   no grid     `vadd(x, y, out, 1, BLOCK=1024)` (the kernel's grid clause);
   blk.triton  the same kernel in Triton's syntax through blk.triton;
+  by name     a Triton kernel launched as Liger-Kernel launches its
+              _swiglu_forward_kernel, with a runtime argument (n) by name
+              and num_warps: `k[(1,)](a, b, c, 16, 1.0, n=16, BLOCK=128,
+              num_warps=4)`;
   cuda:1      as kernel[g] with the tensors on the stand-in's device 1;
   by turns    a launch on cuda:0, then one on cuda:1, and so on.
 
@@ -66,6 +70,18 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+"""
+
+# Liger-Kernel's _swiglu_forward_kernel's shape (its column count a runtime argument here, passed by name)
+TRITON_GLU = """
+@triton.jit
+def glu_kernel(a_ptr, b_ptr, c_ptr, stride, mult, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    a = tl.load(a_ptr + row * stride + cols, mask=mask)
+    b = tl.load(b_ptr + row * stride + cols, mask=mask)
+    tl.store(c_ptr + row * stride + cols, a * tl.sigmoid(a) * b * mult, mask=mask)
 """
 
 
@@ -134,6 +150,11 @@ def main():
         tadd[(1,)](x, y, out, 1, BLOCK=1024)
     paths.append(("blk.triton: add_kernel[(1,)](x, y, out, 1, BLOCK=1024)",
                   lambda: tadd[(1,)](x, y, out, 1, BLOCK=1024), 1))
+    tglu = btriton.from_triton(TRITON_GLU)
+    for _ in range(2):
+        tglu[(1,)](x, y, out, 16, 1.0, n=16, BLOCK=128, num_warps=4)
+    paths.append(("blk.triton: glu[(1,)](x, y, out, 16, 1.0, n=16, BLOCK=128, num_warps=4)",
+                  lambda: tglu[(1,)](x, y, out, 16, 1.0, n=16, BLOCK=128, num_warps=4), 1))
     if devices > 1:
         x1, y1, o1 = (torch.empty(16, device="cuda:1") for _ in range(3))
         vadd[(1,)](x1, y1, o1, 1, BLOCK=1024)
@@ -152,7 +173,7 @@ def main():
     floor = times[0]
     for (name, _, _), ns in zip(paths, times):
         extra = f"   Python's part {ns - floor:6.0f} ns" if ns is not floor else ""
-        print(f"  {name:56s} {ns:8.0f} ns{extra}")
+        print(f"  {name:72s} {ns:8.0f} ns{extra}")
     print("  (the grid clause: blk_launch also works out the grid, in C)")
     if a.gpu:
         # the same with the GPU's queue kept short: a synchronize (not
@@ -160,7 +181,7 @@ def main():
         print("  with a synchronize (not timed) every 256 launches:")
         for name, fn, calls in [p for p in paths if not p[0].startswith("  ")]:
             if calls == 1:
-                print(f"  {name:56s} {batched_ns(torch, fn, a.n, a.reps):8.0f} ns")
+                print(f"  {name:72s} {batched_ns(torch, fn, a.n, a.reps):8.0f} ns")
         torch.cuda.synchronize()
 
 

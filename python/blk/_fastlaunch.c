@@ -3,7 +3,7 @@
  *
  * _blkfast.launcher(fallback, fail, launch, kernel, buf, keep, buf_words,
  * args_offset, stream_word, getstream, device, tensor_type, kwnames,
- * kwvalues, specs[, strict]) returns a builtin function that does what the
+ * kwvalues, specs[, strict[, kwargs_at]]) returns a builtin function that does what the
  * launcher _plan.py generates does for one plan and grid, without its
  * Python frame and without ctypes. First the checks, every argument's, in
  * the same order: the thread that made it, the keyword arguments (names and values),
@@ -25,7 +25,12 @@
  * argument's class too (a constexpr of 1 is not one of 1.0 or True), and
  * the kinds K_INT32 ... K_FLOAT_EXACT take an int only in the range its
  * parameter type was chosen for (i32; i64 outside i32; u64 past i64), a
- * bool only for an i1, a float only for a float. Any other
+ * bool only for an i1, a float only for a float. kwargs_at (a tuple of
+ * an int for each keyword name): -1 for a keyword compared with its value
+ * in kwvalues, i >= 0 for one that gives the runtime argument of specs[i]
+ * (checked and written as a positional one; kwvalues holds a placeholder);
+ * the positional arguments are then the specs the keywords leave, in
+ * order. Any other
  * exception propagates, as from the generated launcher. A failed blk_launch
  * goes to fail(status, "blk_launch", (args, kwargs)), which raises the
  * blk.Error.
@@ -65,6 +70,8 @@ typedef struct Launcher {
 	Py_ssize_t stream_word; /* -1: the stream was written once */
 	unsigned long thread;
 	Py_ssize_t n_kw;
+	int n_pos;        /* the arguments given by position: the first n_pos of arg */
+	int kw_at[MAX_ARGS]; /* each keyword's argument (-1: a value compared) */
 	int strict; /* keyword arguments of the plan's classes only */
 	PyObject *getstream, *device, *tensor_type, *keep, *fallback, *fail, *kwnames, *kwvalues;
 	ArgSpec arg[MAX_ARGS];
@@ -128,9 +135,8 @@ static PyType_Spec launcher_spec = {"_blkfast.Launcher", sizeof(Launcher), 0, Py
 static PyObject *launcher_type;
 
 /* The call's positional arguments as a tuple, and its keyword arguments as
- * a dict: those given (kwnames), or the plan's (kwnames NULL, plan set). */
-static PyObject *given(const Launcher *L, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int plan_order,
-                       PyObject **kw)
+ * a dict. */
+static PyObject *given(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **kw)
 {
 	PyObject *t = PyTuple_New(nargs);
 	*kw = PyDict_New();
@@ -140,13 +146,10 @@ static PyObject *given(const Launcher *L, PyObject *const *args, Py_ssize_t narg
 		Py_INCREF(args[i]);
 		PyTuple_SetItem(t, i, args[i]);
 	}
-	PyObject *names = plan_order ? L->kwnames : kwnames;
-	Py_ssize_t nk = names ? PyTuple_Size(names) : 0;
-	for (Py_ssize_t j = 0; j < nk; j++) {
-		PyObject *v = plan_order ? PyTuple_GetItem(L->kwvalues, j) : args[nargs + j];
-		if (PyDict_SetItem(*kw, PyTuple_GetItem(names, j), v) < 0)
+	Py_ssize_t nk = kwnames ? PyTuple_Size(kwnames) : 0;
+	for (Py_ssize_t j = 0; j < nk; j++)
+		if (PyDict_SetItem(*kw, PyTuple_GetItem(kwnames, j), args[nargs + j]) < 0)
 			goto fail;
-	}
 	return t;
 fail:
 	Py_XDECREF(t);
@@ -157,7 +160,7 @@ fail:
 static PyObject *to_fallback(Launcher *L, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
 	PyObject *kw;
-	PyObject *t = given(L, args, nargs, kwnames, 0, &kw);
+	PyObject *t = given(args, nargs, kwnames, &kw);
 	if (!t)
 		return NULL;
 	PyObject *r = PyObject_CallFunctionObjArgs(L->fallback, t, kw, NULL);
@@ -166,25 +169,38 @@ static PyObject *to_fallback(Launcher *L, PyObject *const *args, Py_ssize_t narg
 	return r;
 }
 
+/* The plan's keyword name i that is name, or -1. The call's names are
+ * mostly the plan's own strings, in its order: by identity first. */
+static Py_ssize_t kw_index(const Launcher *L, PyObject *name, Py_ssize_t guess)
+{
+	if (guess < L->n_kw && PyTuple_GetItem(L->kwnames, guess) == name)
+		return guess;
+	for (Py_ssize_t i = 0; i < L->n_kw; i++)
+		if (PyTuple_GetItem(L->kwnames, i) == name)
+			return i;
+	for (Py_ssize_t i = 0; i < L->n_kw; i++)
+		if (PyUnicode_Compare(PyTuple_GetItem(L->kwnames, i), name) == 0)
+			return i;
+	PyErr_Clear();
+	return -1;
+}
+
 /* Whether the keyword arguments are the plan's: the same names, each value
- * equal to the plan's. -1: a comparison raised. */
-static int same_kw(const Launcher *L, PyObject *const *values, PyObject *kwnames)
+ * equal to the plan's, or (kw_at) a runtime argument, put in a[] for the
+ * checks. -1: a comparison raised. */
+static int same_kw(const Launcher *L, PyObject *const *values, PyObject *kwnames, PyObject **a)
 {
 	Py_ssize_t nk = kwnames ? PyTuple_Size(kwnames) : 0;
 	if (nk != L->n_kw)
 		return 0;
 	for (Py_ssize_t j = 0; j < nk; j++) {
-		PyObject *name = PyTuple_GetItem(kwnames, j);
-		Py_ssize_t i = 0;
-		for (; i < L->n_kw; i++) {
-			PyObject *want = PyTuple_GetItem(L->kwnames, i);
-			if (want == name || PyUnicode_Compare(want, name) == 0)
-				break;
-		}
-		if (PyErr_Occurred())
-			return -1;
-		if (i == L->n_kw)
+		Py_ssize_t i = kw_index(L, PyTuple_GetItem(kwnames, j), j);
+		if (i < 0)
 			return 0;
+		if (L->kw_at[i] >= 0) {
+			a[L->kw_at[i]] = values[j];
+			continue;
+		}
 		PyObject *want = PyTuple_GetItem(L->kwvalues, i);
 		if (values[j] == want)
 			continue;
@@ -322,12 +338,18 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargsf
 		PyErr_SetString(PyExc_RuntimeError, "blk: a launcher used after it was cleared");
 		return NULL;
 	}
-	int ok = nargs == L->n && PyThread_get_thread_ident() == L->thread ? same_kw(L, args + nargs, kwnames) : 0;
+	/* the runtime arguments in order: by position, then (same_kw) by name */
+	PyObject *a[MAX_ARGS];
+	int ok = nargs == L->n_pos && PyThread_get_thread_ident() == L->thread;
+	if (ok) {
+		memcpy(a, args, sizeof *a * (size_t)nargs);
+		ok = same_kw(L, args + nargs, kwnames, a);
+	}
 	for (int i = 0; ok == 1 && i < L->n; i++)
-		ok = check(L, &L->arg[i], args[i]);
+		ok = check(L, &L->arg[i], a[i]);
 	uint64_t bits[MAX_ARGS], stream = 0;
 	for (int i = 0; ok == 1 && i < L->n; i++)
-		ok = value(&L->arg[i], args[i], &bits[i]);
+		ok = value(&L->arg[i], a[i], &bits[i]);
 	if (ok == 1 && L->stream_word >= 0) {
 		PyObject *r = PyObject_CallFunctionObjArgs(L->getstream, L->device, NULL);
 		ArgSpec u64 = {K_U64, 0, NULL};
@@ -348,7 +370,7 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargsf
 	if (!st)
 		Py_RETURN_NONE;
 	PyObject *kw;
-	PyObject *t = given(L, args, nargs, NULL, 1, &kw);
+	PyObject *t = given(args, nargs, kwnames, &kw);
 	if (!t)
 		return NULL;
 	PyObject *r = PyObject_CallFunction(L->fail, "iO(OO)", st, s_blk_launch, t, kw);
@@ -372,19 +394,37 @@ static PyObject *make_launcher(PyObject *mod, PyObject *a)
 {
 	(void)mod;
 	PyObject *fallback, *fail, *fn, *kernel, *buf, *keep, *getstream, *device, *tensor_type, *kwnames, *kwvalues,
-		*specs;
+		*specs, *kwargs_at = NULL;
 	Py_ssize_t buf_words, args_offset, stream_word;
 	int strict = 0;
-	if (!PyArg_ParseTuple(a, "OOOOOOnnnOOOOOO|p:launcher", &fallback, &fail, &fn, &kernel, &buf, &keep, &buf_words,
+	if (!PyArg_ParseTuple(a, "OOOOOOnnnOOOOOO|pO:launcher", &fallback, &fail, &fn, &kernel, &buf, &keep, &buf_words,
 	                      &args_offset, &stream_word, &getstream, &device, &tensor_type, &kwnames, &kwvalues, &specs,
-	                      &strict))
+	                      &strict, &kwargs_at))
 		return NULL;
 	if (!PyTuple_Check(kwnames) || !PyTuple_Check(kwvalues) || PyTuple_Size(kwnames) != PyTuple_Size(kwvalues) ||
-	    !PyTuple_Check(specs) || !PyType_Check(tensor_type) || !PyLong_Check(device))
+	    !PyTuple_Check(specs) || !PyType_Check(tensor_type) || !PyLong_Check(device) ||
+	    (kwargs_at && (!PyTuple_Check(kwargs_at) || PyTuple_Size(kwargs_at) != PyTuple_Size(kwnames))))
 		return bad("arguments of the wrong types");
 	Py_ssize_t n = PyTuple_Size(specs);
-	if (n > MAX_ARGS)
+	if (n > MAX_ARGS || PyTuple_Size(kwnames) > MAX_ARGS)
 		return bad("more than 64 arguments");
+	/* each keyword's runtime argument: each at most once, and they the last ones */
+	int kw_at[MAX_ARGS], by_name = 0;
+	for (Py_ssize_t j = 0; j < PyTuple_Size(kwnames); j++) {
+		kw_at[j] = kwargs_at ? (int)PyLong_AsLong(PyTuple_GetItem(kwargs_at, j)) : -1;
+		if (PyErr_Occurred())
+			return NULL;
+		if (kw_at[j] < -1 || kw_at[j] >= n)
+			return bad("a keyword's argument out of range");
+		by_name += kw_at[j] >= 0;
+	}
+	for (Py_ssize_t j = 0; j < PyTuple_Size(kwnames); j++) {
+		if (kw_at[j] >= 0 && kw_at[j] < n - by_name)
+			return bad("keywords' arguments not the last ones");
+		for (Py_ssize_t i = 0; i < j; i++)
+			if (kw_at[j] >= 0 && kw_at[i] == kw_at[j])
+				return bad("a runtime argument of two keywords");
+	}
 	if (buf_words < 1 || args_offset < 0 || args_offset % 8 || args_offset / 8 + 2 * n > buf_words ||
 	    stream_word >= buf_words)
 		return bad("offsets outside the buffer");
@@ -399,6 +439,8 @@ static PyObject *make_launcher(PyObject *mod, PyObject *a)
 		*slots[i] = objs[i];
 	}
 	L->n_kw = PyTuple_Size(kwnames);
+	memcpy(L->kw_at, kw_at, sizeof *kw_at * (size_t)L->n_kw);
+	L->n_pos = (int)(n - by_name);
 	L->strict = strict;
 	L->launch = (LaunchFn)(uintptr_t)address(fn);
 	L->kernel = address(kernel);

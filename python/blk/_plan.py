@@ -331,11 +331,13 @@ class Plan:
             f.fast = fast
             f.probe = self.c_launcher(f, None, tuple(self.kw), tuple(self.kw.values()), specs)
 
-    def c_launcher(self, f, fallback, kwnames, kwvalues, specs, strict=False, fail=None):
+    def c_launcher(self, f, fallback, kwnames, kwvalues, specs, strict=False, fail=None, kwargs_at=None):
         """A launcher in C over the buffer of f (a launcher of this plan for
         a grid of integers) for calls of the keyword arguments kwnames =
         kwvalues (strict: of the same classes too) and runtime arguments of
-        specs (kind, word, dtype), one each; fallback(args, kwargs) takes
+        specs (kind, word, dtype), one each; kwargs_at: for each keyword
+        name, -1, or the index in specs of the runtime argument it gives
+        (the last ones; the others by position). fallback(args, kwargs) takes
         the calls that do not fit (None: they return NotImplemented);
         fail(status, call, (args, kwargs)) raises the error of a failed
         blk_launch (default: self.fail, which checks the call again as the
@@ -349,7 +351,8 @@ class Plan:
             return L.fast_ext.launcher(
                 fallback, fail or self.fail, L.launch_address, self.handle.value, ctypes.addressof(buf), buf, len(buf),
                 _OPT_BYTES, _ffi.OPT_STREAM_WORD if self.stream is None else -1, self.getstream, self.device,
-                self.torch.Tensor, kwnames, kwvalues, tuple(specs), strict)
+                self.torch.Tensor, kwnames, kwvalues, tuple(specs), strict,
+                *(() if kwargs_at is None else (tuple(kwargs_at),)))
         except Exception:  # an extension of another version: the Python launcher does it all
             return None
 

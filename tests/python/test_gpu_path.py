@@ -558,6 +558,90 @@ def _():
         scale_launch((x, out), 1000, f32_bits(2.0))
 
 
+def counting_slow(k):
+    """k.run counted: the launches that take the checked way."""
+    slow = []
+    run = k.run
+    k.run = lambda *a, **kw: (slow.append(1), run(*a, **kw))[1]
+    return slow
+
+
+@case("blk.triton: runtime arguments by name (in any order) and num_warps take the launcher in C, each call's "
+      "values checked and launched")
+def _():
+    k = triton.from_triton(TRITON_SCALE)
+    h = torch.empty(1000, dtype=f16)
+    for _ in range(2):
+        k[(2,)](x, out, alpha=2.0, n=999, BLOCK=512, K=1, num_warps=2)
+        scale_launch((x, out), 999, f32_bits(2.0))
+    launcher = k[(2,)]
+    if FAST:
+        assert type(launcher).__name__ == "builtin_function_or_method", launcher
+    slow = counting_slow(k)
+    try:
+        for p, o, n, alpha in [(a, b, 17, 0.5), (x, out, 2**31 - 1, -1.0), (b, a, -5, 3.5)]:
+            k[(2,)](p, o, alpha=alpha, n=n, BLOCK=512, K=1, num_warps=2)
+            scale_launch((p, o), n % 2**32, f32_bits(alpha))   # an i32's 4 bytes
+            assert last()["block"][0] == 64, last()
+            k[(2,)](p, o, n=n, num_warps=2, K=1, alpha=alpha, BLOCK=512)   # the same names in another order
+            scale_launch((p, o), n % 2**32, f32_bits(alpha))
+        assert k[(2,)] is launcher, "no launch fell back"
+        assert len(slow) == (0 if FAST else 6), len(slow)
+        # every runtime argument by name: a launcher of its own, made at its first call (the grid has one)
+        for i in range(3):
+            k[(2,)](x_ptr=b, out_ptr=a, n=100 + i, alpha=1.5, BLOCK=512, K=1, num_warps=2)
+            scale_launch((b, a), 100 + i, f32_bits(1.5))
+        assert len(slow) == (1 if FAST else 9), len(slow)
+    finally:
+        del k.run
+
+
+@case("blk.triton: after a launcher for runtime arguments by name, a call without one, with another name, by "
+      "position, of another dtype, width, kind or num_warps each does what the checked way does")
+def _():
+    k = triton.from_triton(TRITON_SCALE)
+    h, ho = torch.empty(1000, dtype=f16), torch.empty(1000, dtype=f16)
+    for _ in range(2):
+        k[(2,)](x, out, alpha=2.0, n=999, BLOCK=512, K=1, num_warps=2)
+    launcher = k[(2,)]
+    for args, bad, name in [((x, out), {"alpha": 2.0}, "n"), ((x, out), {"alpha": 2.0, "n": 9, "m": 1}, "m"),
+                            ((x, out), {"alpha": 2.0, "N": 9}, "N"), ((x, out), {"alpha": 2.0, "n": [9]}, "n"),
+                            ((x, out, 999), {"alpha": 2.0, "n": 9}, "n")]:
+        try:
+            k[(2,)](*args, **bad, BLOCK=512, K=1, num_warps=2)
+            raise AssertionError(f"no error for {bad}")
+        except triton.TranslationError as e:
+            assert f"'{name}'" in str(e), (bad, e)
+    calls = [  # (positional, by name, translation says, n as launched, alpha's bits, threads)
+        ((x, out, 1000, 2.0), {"num_warps": 2}, ["x_ptr: *f32", "n: i32"], 1000, f32_bits(2.0), 64),
+        ((x, out), {"alpha": 2.0, "n": 998, "num_warps": 2}, ["x_ptr: *f32", "n: i32"], 998, f32_bits(2.0), 64),
+        ((x,), {"out_ptr": out, "alpha": 2.0, "n": 997, "num_warps": 2}, ["n: i32"], 997, f32_bits(2.0), 64),
+        ((h, ho), {"alpha": 2.0, "n": 996, "num_warps": 2}, ["x_ptr: *f16"], 996, f32_bits(2.0), 64),
+        ((h,), {"out_ptr": ho, "alpha": 2.0, "n": 996, "num_warps": 2}, ["x_ptr: *f16"], 996, f32_bits(2.0), 64),
+        ((x, out), {"alpha": 2.0, "n": 2**33, "num_warps": 2}, ["n: i64"], 2**33, f32_bits(2.0), 64),
+        ((x, out), {"alpha": 3, "n": 995, "num_warps": 2}, ["alpha: i32"], 995, 3, 64),
+        ((x, out), {"alpha": True, "n": 994, "num_warps": 2}, ["alpha: i1"], 994, 1, 64),
+        ((x, out), {"alpha": 2.0, "n": 993, "num_warps": 8}, ["n: i32"], 993, f32_bits(2.0), 256),
+        ((x, out), {"alpha": 2.0, "n": 992}, ["n: i32"], 992, f32_bits(2.0), 128),
+    ]
+    for _ in range(2):
+        for args, kw, says, n, bits, threads in calls:
+            k[(2,)](*args, **kw, BLOCK=512, K=1)
+            scale_launch((x, out) if args[0] is x else (h, ho), n, bits)
+            assert last()["block"][0] == threads, (kw, last())
+            for w in says:
+                assert w in k.tile_source, (args, kw, w, k.tile_source)
+    for n in (999, 998):   # the first may make the launcher anew (a grid keeps its last few)
+        k[(2,)](x, out, alpha=2.0, n=n, BLOCK=512, K=1, num_warps=2)
+    slow = counting_slow(k)
+    try:
+        k[(2,)](x, out, alpha=2.0, n=997, BLOCK=512, K=1, num_warps=2)
+        scale_launch((x, out), 997, f32_bits(2.0))
+        assert len(slow) == (0 if FAST else 1), len(slow)
+    finally:
+        del k.run
+
+
 @case("blk.triton: @heuristics and @autotune kernels launch through the kernel's launchers, with each call's "
       "constexprs and the config's options")
 def _():

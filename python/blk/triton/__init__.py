@@ -227,17 +227,20 @@ class JITFunction:
     def _install(self, key, grid, kernel, hit, vals, opts, call_kw, n_args):
         """Makes kernel[key]'s launcher in C for calls like this one (it ran,
         on the grid of integers `grid`):
-        its positional arguments exactly the runtime parameters, in order,
-        and its keyword arguments the same names with equal values of the
-        same classes (constexprs, options). It checks per call all that
-        decides the specialization and the plan (see _fastlaunch.c): each
-        tensor's class, dtype, device and contiguity, each int's range (i32,
-        i64 or u64), a bool for an i1, a float for an f32; any other call
+        its positional arguments the first runtime parameters, in order,
+        the other runtime arguments by name, and its other keyword arguments
+        the same names with equal values of the same classes (constexprs,
+        options). It checks per call all that decides the specialization and
+        the plan (see _fastlaunch.c): each tensor's class, dtype, device and
+        contiguity, each int's range (i32, i64 or u64), a bool for an i1, a
+        float for an f32; any other call (other keyword names among them)
         goes to _miss. Nothing where the call is otherwise (positional
-        constexprs, a runtime argument by name, a strided tensor, not on the
-        GPU, no extension)."""
+        constexprs, a runtime argument left to its default or named as a
+        launch option, a strided tensor, not on the GPU, no extension)."""
         where = hit[1]
-        if n_args != len(where) or any(i != j for j, (i, _, _) in enumerate(where)) or \
+        names = tuple(k for k, _ in call_kw)
+        if n_args > len(where) or any(i != j for j, (i, _, _) in enumerate(where[:n_args])) or \
+                any(p not in names or p in _LAUNCH_KW for _, p, _ in where[n_args:]) or \
                 any(isinstance(v, _args.Strided) for v in vals):
             return
         plan = kernel._prepare(list(vals), dict(opts or {}))[0]
@@ -253,12 +256,15 @@ class JITFunction:
             specs.append((kind, word, dt))
         if len(specs) != len(vals):
             return
-        names, values = tuple(k for k, _ in call_kw), tuple(v for _, v in call_kw)
+        # each keyword's runtime argument (its index among them), or -1: a value to compare
+        at = {p: j for j, (_, p, _) in enumerate(where) if j >= n_args}
+        kw_at = tuple(at.get(k, -1) for k in names)
+        values = tuple(None if k in at else v for k, v in call_kw)
 
         def fail(st, call, _call_args):   # the call is a Triton kernel's, not blk's: no check of it as blk's
             plan.fail(st, call)
-        fast = plan.c_launcher(f, functools.partial(self._miss, key), names, values, specs, True, fail)
-        probe = plan.c_launcher(f, None, names, values, specs, True, fail)
+        fast = plan.c_launcher(f, functools.partial(self._miss, key), names, values, specs, True, fail, kw_at)
+        probe = plan.c_launcher(f, None, names, values, specs, True, fail, kw_at)
         if fast is None or probe is None:
             return
         recent = self._recent.setdefault(key, [])
@@ -274,6 +280,8 @@ class JITFunction:
         for k, v in kw.items():
             if k not in self.params:
                 raise TranslationError(f"'{self.name}' has no parameter '{k}'")
+            if k in named:
+                raise TranslationError(f"'{self.name}': parameter '{k}' given by position and by name")
             named[k] = v
         for p in self.params:
             if p not in named:

@@ -3,9 +3,9 @@
  *
  * _blkfast.launcher(fallback, fail, launch, kernel, buf, keep, buf_words,
  * args_offset, stream_word, getstream, device, tensor_type, kwnames,
- * kwvalues, specs[, strict[, kwargs_at]]) returns a builtin function that does what the
- * launcher _plan.py generates does for one plan and grid, without its
- * Python frame and without ctypes. First the checks, every argument's, in
+ * kwvalues, specs[, strict[, kwargs_at]]) returns a builtin function that
+ * does what the launcher _plan.py generates does for one plan and grid,
+ * without its Python frame and without ctypes. First the checks, every argument's, in
  * the same order: the thread that made it, the keyword arguments (names and values),
  * each tensor's class, dtype, device and contiguity, each int and float's
  * class. Then the values: torch's current stream and every pointer and

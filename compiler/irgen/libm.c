@@ -424,17 +424,20 @@ static Value *f_atanh(Lm *m, Value *x)
 	return lm_copysign(m, v, x);
 }
 
-/* log x of an f32 x > 0 as hi + *lo, to about 2^-40 relative, every op an
+/* log x of an f32 x > 0 as hi + *lo, to about 2^-33 relative, every op an
  * f32 op: x = 2^e m with m in [sqrt(1/2), sqrt(2)) by the bits (the exponent
  * of x / sqrt(1/2), m's bits from x's less e's; subnormals scaled by 2^25
  * first), f = m - 1 (exact), s = f / (2 + f) as s + slo without a division:
- * 1 / (2 + f) from a cubic in f (within 2^-13) and one Newton step (2^-26),
- * s = f r, slo = (f - s (2 + f)) r by an fma. Then log m = 2 atanh(s) = 2s +
- * (2/3) s^3 + s^5 R(s^2), the s^3 term in two parts (s^2, s^3 and the
- * product with 2/3 by fmas), R a fit (below 2^-24 relative), and e ln 2
- * added by a fast two-sum (|e ln 2| > |log m| unless e = 0), its error and
- * the low parts in *lo (not renormalized: |lo| may pass half an ulp of hi).
- * +-0, +inf and NaN give hi -inf, +inf, NaN. */
+ * 1 / (2 + f) from a quadratic in f (within 2^-9.5) and one Newton step
+ * (2^-19, enough: slo's own error is that squared), s = f r, slo = (f - s (2
+ * + f)) r by an fma. Then log m = 2 atanh(s) = 2s + (2/3) s^3 + ...: q = 2s
+ * + c s^3 (c = 2/3 in f32) rounded once by an fma, its rounding error by a
+ * second fma (2s - q is exact), s^3 with its error (fmas), and the rest,
+ * s^3 ((2/3 - c) + s^2 R(s^2)) with R a fit within 2^-21, the low parts and
+ * slo's share (2 + 2 s^2) slo in one sum; e ln 2 added by a fast two-sum
+ * (|e ln 2| > |log m| unless e = 0), its error and the low parts in *lo
+ * (not renormalized: |lo| may pass half an ulp of hi). +-0, +inf and NaN
+ * give hi -inf, +inf, NaN. */
 static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 {
 	Value *tiny = lm_cmp(m, CMP_LT, x, lm_k(m, 0x1p-126));
@@ -454,15 +457,12 @@ static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 	Value *c3 = lm_mul(m, z, s);
 	Value *c3lo = lm_fma(m, zlo, s, lm_fma(m, z, s, lm_neg(m, c3)));
 	double c1h = (float)(2.0 / 3), c1l = (double)(2.0L / 3 - (long double)c1h);
-	Value *t1 = lm_mul(m, c3, lm_k(m, c1h));
-	Value *t1lo = lm_fma(m, c3, lm_k(m, c1l), lm_fma(m, c3lo, lm_k(m, c1h), lm_fma(m, c3, lm_k(m, c1h), lm_neg(m, t1))));
-	/* R(z) = (2 atanh(s) - 2s - (2/3) s^3) / s^5 = 2/5 + 2 z/7 + ...: Chebyshev's cubic on [0, 0.0295] */
-	static const double RR[] = {0.4000000059604645, 0.28571534156799316, 0.2220454066991806, 0.19124974310398102};
-	Value *rest = lm_mul(m, lm_mul(m, c3, z), lm_poly(m, z, RR, 4));
-	Value *q = lm_add(m, s2, t1);
-	Value *qerr = lm_sub(m, t1, lm_sub(m, q, s2)); /* exact: |2s| > |t1| */
-	/* the low parts: 2 slo, the s^3 term's 2 s^2 slo, the sums' errors */
-	Value *l = lm_add(m, lm_fma(m, lm_add(m, z, z), slo, lm_add(m, slo, slo)), lm_add(m, lm_add(m, qerr, t1lo), rest));
+	Value *q = lm_fma(m, c3, lm_k(m, c1h), s2);
+	Value *qerr = lm_fma(m, c3, lm_k(m, c1h), lm_sub(m, s2, q)); /* s2 - q exact: q / s2 near 1 */
+	/* (2 atanh(s) - 2s - (2/3) s^3) / s^5 = 2/5 + 2 z/7 + ...: a minimax quadratic on [0, 0.0295] */
+	const double RR[] = {c1l, 0.4000001549720764, 0.28562167286872864, 0.23050783574581146};
+	Value *rest = lm_mul(m, c3, lm_poly(m, z, RR, 4));
+	Value *l = lm_fma(m, slo, lm_fma(m, z, lm_k(m, 2), lm_k(m, 2)), lm_fma(m, c3lo, lm_k(m, c1h), lm_add(m, qerr, rest)));
 	Value *a = lm_mul(m, ef, lm_k(m, LN2_HI32)); /* exact: 15 bits times at most 8 */
 	Value *hi = lm_add(m, a, q);
 	/* left as it is, not renormalized: pow takes y hi and y lo apart */
@@ -474,10 +474,12 @@ static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 
 /* e^(t + tlo) for pow of f32, every op an f32 op: n = rint(t / ln 2) by
  * adding 1.5 2^23 in an fma (n's integer from the sum's bits), r = t - n
- * ln 2 (two fmas) + tlo, e^r by Taylor to r^7, then 2^n in two factors so
- * that a subnormal result rounds once. t is clamped to [-106, 93] first,
- * so that past them the result overflows or rounds to 0 by itself, and tlo
- * (NaN where t is infinite, else within 2^-16) to [-1, 1]. */
+ * ln 2 (two fmas) + tlo, e^r = 1 + r P(r) with P a minimax fit, then 2^n in
+ * two factors, 2^(n >> 1) added to e^r's exponent bits (a normal result)
+ * and a product by 2^(n - (n >> 1)), so that a subnormal result rounds
+ * once. t is clamped to [-106, 93] first, so that past them the result
+ * overflows or rounds to 0 by itself, and tlo (NaN where t is infinite, else
+ * within 2^-16) to [-1, 1]. */
 static Value *exp_f32_dd(Lm *m, Value *t, Value *tlo)
 {
 	Value *tc = lm_max(m, lm_min(m, t, lm_k(m, 93)), lm_k(m, -106));
@@ -487,12 +489,13 @@ static Value *exp_f32_dd(Lm *m, Value *t, Value *tlo)
 	Value *ni = lm_isub(m, lm_bits(m, big), lm_ki(m, 0x4b400000));
 	Value *r = lm_fma(m, lm_neg(m, n), lm_k(m, LN2_HI32), tc);
 	r = lm_add(m, lm_fma(m, lm_neg(m, n), lm_k(m, LN2_LO32), r), tlo);
-	double c[7], fct = 1;
-	for (int i = 0; i < 7; i++)
-		c[i] = 1 / (fct *= i + 1);
-	Value *p = lm_fma(m, r, lm_poly(m, r, c, 7), lm_k(m, 1));
+	/* (e^r - 1) / r on |r| <= ln 2 / 2 + 2^-10: relative minimax */
+	static const double P[] = {1.0, 0.4999999403953552, 0.16666428744792938, 0.04166801646351814,
+	                           0.008374382741749287, 0.0013843378983438015};
+	Value *p = lm_fma(m, r, lm_poly(m, r, P, 6), lm_k(m, 1));
 	Value *n1 = lm_shr(m, ni, 1);
-	Value *v = lm_mul(m, lm_mul(m, p, lm_pow2i(m, n1)), lm_pow2i(m, lm_isub(m, ni, n1)));
+	Value *v = lm_float(m, lm_iadd(m, lm_bits(m, p), lm_shl(m, n1, 23)));
+	v = lm_mul(m, v, lm_pow2i(m, lm_isub(m, ni, n1)));
 	return lm_sel(m, lm_isnan(m, t), t, v);
 }
 

@@ -508,8 +508,10 @@ static Value *pow_special(Lm *m, Value *x, Value *y, Value *r)
 	Value *is_int = lm_cmp(m, CMP_EQ, lm_math(m, MATH_TRUNC, y), y);
 	Value *odd = lm_and(m, is_int, lm_cmp(m, CMP_NE, lm_math(m, MATH_TRUNC, half), half));
 	r = lm_sel(m, lm_and(m, lm_signbit(m, x), odd), lm_neg(m, r), r);
-	Value *neg_finite = lm_and(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), lm_cmp(m, CMP_GT, x, lm_k(m, -INFINITY)));
-	/* an infinite y counts as an integer (trunc(y) == y) */
+	/* x finite and negative as x < 0 and x >= -max: two float compares (x > -inf
+	 * becomes a costlier class test of the bits); an infinite y counts as an
+	 * integer (trunc(y) == y) */
+	Value *neg_finite = lm_and(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), lm_cmp(m, CMP_GE, x, lm_k(m, dbl(m) ? -0x1.fffffffffffffp1023 : -0x1.fffffep127)));
 	r = lm_sel(m, lm_and(m, neg_finite, lm_not(m, is_int)), lm_k(m, NAN), r);
 	Value *yinf = lm_cmp(m, CMP_EQ, lm_abs(m, y), lm_k(m, INFINITY));
 	Value *one = lm_or(m, lm_cmp(m, CMP_EQ, y, lm_k(m, 0)), lm_cmp(m, CMP_EQ, x, lm_k(m, 1)));

@@ -445,11 +445,10 @@ static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 	Value *ei = lm_shr(m, lm_isub(m, bits, lm_ki(m, 0x3f3504f3)), 23); /* arithmetic */
 	Value *f = lm_sub(m, lm_float(m, lm_isub(m, bits, lm_shl(m, ei, 23))), lm_k(m, 1));
 	Value *ef = lm_from_int(m, lm_isub(m, ei, lm_sel(m, tiny, lm_ki(m, 25), lm_ki(m, 0))));
-	/* 1 / (2 + f): Chebyshev's cubic on [sqrt(1/2) - 1, sqrt(2) - 1], then Newton */
-	static const double RC[] = {0.49995696544647217, -0.25038620829582214, 0.12813332676887512,
-	                            -0.057135023176670074};
-	Value *r = lm_poly(m, f, RC, 4);
-	r = lm_fma(m, r, lm_fma(m, lm_neg(m, lm_add(m, f, lm_k(m, 2))), r, lm_k(m, 1)), r);
+	/* 1 / (2 + f): a relative minimax quartic on [sqrt(1/2) - 1, sqrt(2) - 1] (within 2^-16.6) */
+	static const double RC[] = {0.4999963343143463, -0.24995312094688416, 0.1253425031900406,
+	                            -0.0643395259976387, 0.02793360874056816};
+	Value *r = lm_poly(m, f, RC, 5);
 	Value *s = lm_mul(m, f, r), *s2 = lm_add(m, s, s);
 	/* f - s (2 + f) = (f - 2s) - s f, f - 2s exact (2s / f = 2 / (2 + f) in [0.8, 1.2]) */
 	Value *slo = lm_mul(m, lm_fma(m, lm_neg(m, s), f, lm_sub(m, f, s2)), r);
@@ -462,7 +461,7 @@ static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 	/* (2 atanh(s) - 2s - (2/3) s^3) / s^5 = 2/5 + 2 z/7 + ...: a minimax quadratic on [0, 0.0295] */
 	const double RR[] = {c1l, 0.4000001549720764, 0.28562167286872864, 0.23050783574581146};
 	Value *rest = lm_mul(m, c3, lm_poly(m, z, RR, 4));
-	Value *l = lm_fma(m, slo, lm_fma(m, z, lm_k(m, 2), lm_k(m, 2)), lm_fma(m, c3lo, lm_k(m, c1h), lm_add(m, qerr, rest)));
+	Value *l = lm_fma(m, slo, lm_fma(m, z, lm_fma(m, z, lm_k(m, 2), lm_k(m, 2)), lm_k(m, 2)), lm_fma(m, c3lo, lm_k(m, c1h), lm_add(m, qerr, rest)));
 	Value *a = lm_mul(m, ef, lm_k(m, LN2_HI32)); /* exact: 15 bits times at most 8 */
 	Value *hi = lm_add(m, a, q);
 	/* left as it is, not renormalized: pow takes y hi and y lo apart */

@@ -9,7 +9,8 @@
  * (libm_ops.c), so the interpreter and the GPU agree exactly; tanh's one
  * ex2.approx is the exception its table row states. Polynomials are Taylor
  * (or asymptotic) series after an argument reduction, summed by fmas from
- * the highest term (or a Chebyshev interpolant: tanh, atan2 and pow of f32).
+ * the highest term (or a Chebyshev interpolant: tanh, atan2; minimax fits:
+ * pow of f32).
  * f16 and bf16 compute in f32 and round once; pow_precise, cbrt, hypot,
  * erfc, erfinv, lgamma, tgamma and the Bessel functions of f32 compute in
  * f64, still exact ops; their f64 forms are in libm_f64.c.

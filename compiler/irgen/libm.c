@@ -463,10 +463,12 @@ static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 	const double RR[] = {c1l, 0.4000001549720764, 0.28562167286872864, 0.23050783574581146};
 	Value *rest = lm_mul(m, c3, lm_poly(m, z, RR, 4));
 	Value *l = lm_fma(m, slo, lm_fma(m, z, lm_fma(m, z, lm_k(m, 2), lm_k(m, 2)), lm_k(m, 2)), lm_fma(m, c3lo, lm_k(m, c1h), lm_add(m, qerr, rest)));
-	Value *a = lm_mul(m, ef, lm_k(m, LN2_HI32)); /* exact: 15 bits times at most 8 */
-	Value *hi = lm_add(m, a, q);
+	/* e ln2_hi is exact (15 bits times at most 8): hi = e ln2_hi + q and hi -
+	 * e ln2_hi (exact, as in a two-sum) each by one fma */
+	Value *hi = lm_fma(m, ef, lm_k(m, LN2_HI32), q);
+	Value *d = lm_fma(m, ef, lm_k(m, -LN2_HI32), hi);
 	/* left as it is, not renormalized: pow takes y hi and y lo apart */
-	*lo = lm_add(m, lm_sub(m, q, lm_sub(m, hi, a)), lm_fma(m, ef, lm_k(m, LN2_LO32), l));
+	*lo = lm_add(m, lm_sub(m, q, d), lm_fma(m, ef, lm_k(m, LN2_LO32), l));
 	hi = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), lm_k(m, -INFINITY), hi);
 	hi = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, INFINITY)), x, hi);
 	return lm_sel(m, lm_isnan(m, x), x, hi);
@@ -495,14 +497,13 @@ static Value *exp_f32_dd(Lm *m, Value *t, Value *tlo)
 	Value *p = lm_fma(m, r, lm_poly(m, r, P, 6), lm_k(m, 1));
 	Value *n1 = lm_shr(m, ni, 1);
 	Value *v = lm_float(m, lm_iadd(m, lm_bits(m, p), lm_shl(m, n1, 23)));
-	v = lm_mul(m, v, lm_pow2i(m, lm_isub(m, ni, n1)));
-	return lm_sel(m, lm_isnan(m, t), t, v);
+	return lm_mul(m, v, lm_pow2i(m, lm_isub(m, ni, n1))); /* garbage where t is NaN: f_pow sets it */
 }
 
 /* C's special cases of pow on r = |x|^y: the sign of an odd integer power
  * of a negative x, NaN for a negative x and a non-integer y, 1 for y = 0,
  * x = 1 and x = -1 with y infinite */
-static Value *pow_special(Lm *m, Value *x, Value *y, Value *r)
+static Value *pow_sign_nan(Lm *m, Value *x, Value *y, Value *r)
 {
 	Value *half = lm_mul(m, y, lm_k(m, 0.5));
 	Value *is_int = lm_cmp(m, CMP_EQ, lm_math(m, MATH_TRUNC, y), y);
@@ -512,7 +513,12 @@ static Value *pow_special(Lm *m, Value *x, Value *y, Value *r)
 	 * becomes a costlier class test of the bits); an infinite y counts as an
 	 * integer (trunc(y) == y) */
 	Value *neg_finite = lm_and(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), lm_cmp(m, CMP_GE, x, lm_k(m, dbl(m) ? -0x1.fffffffffffffp1023 : -0x1.fffffep127)));
-	r = lm_sel(m, lm_and(m, neg_finite, lm_not(m, is_int)), lm_k(m, NAN), r);
+	return lm_sel(m, lm_and(m, neg_finite, lm_not(m, is_int)), lm_k(m, NAN), r);
+}
+
+static Value *pow_special(Lm *m, Value *x, Value *y, Value *r)
+{
+	r = pow_sign_nan(m, x, y, r);
 	Value *yinf = lm_cmp(m, CMP_EQ, lm_abs(m, y), lm_k(m, INFINITY));
 	Value *one = lm_or(m, lm_cmp(m, CMP_EQ, y, lm_k(m, 0)), lm_cmp(m, CMP_EQ, x, lm_k(m, 1)));
 	one = lm_or(m, one, lm_and(m, yinf, lm_cmp(m, CMP_EQ, x, lm_k(m, -1))));
@@ -527,9 +533,18 @@ static Value *f_pow(Lm *m, Value *x, Value *y)
 	Value *l = dbl(m) ? lm_log_dd(m, lm_abs(m, x), &llo) : log_f32_dd(m, lm_abs(m, x), &llo);
 	Value *t = lm_mul(m, y, l);
 	Value *tlo = lm_fma(m, y, llo, lm_fma(m, y, l, lm_neg(m, t)));
-	if (dbl(m))
+	if (dbl(m)) {
 		tlo = lm_sel(m, lm_cmp(m, CMP_LT, lm_abs(m, t), lm_k(m, INFINITY)), tlo, lm_k(m, 0));
-	return pow_special(m, x, y, dbl(m) ? lm_exp_core(m, t, tlo, 0, NULL) : exp_f32_dd(m, t, tlo));
+		return pow_special(m, x, y, lm_exp_core(m, t, tlo, 0, NULL));
+	}
+	/* f32: |x| = 1 with a finite y gives t = 0 and exactly 1, as y = 0 with
+	 * a finite nonzero x; t is NaN just where C's 1 is still wanted (y = 0
+	 * with x 0, infinite or NaN; |x| = 1 with y infinite or NaN: x = -1
+	 * with y NaN then gets its NaN from the non-integer y), or where x or y
+	 * is NaN: so one test of t's NaN picks 1 or t */
+	Value *one = lm_or(m, lm_cmp(m, CMP_EQ, y, lm_k(m, 0)), lm_cmp(m, CMP_EQ, lm_abs(m, x), lm_k(m, 1)));
+	Value *v = lm_sel(m, lm_isnan(m, t), lm_sel(m, one, lm_k(m, 1), t), exp_f32_dd(m, t, tlo));
+	return pow_sign_nan(m, x, y, v);
 }
 
 /* pow_precise of f32: e^(y log|x|) in f64 (log and exp as lm_log_core and

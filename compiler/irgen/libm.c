@@ -477,27 +477,29 @@ static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 /* e^(t + tlo) for pow of f32, every op an f32 op: n = rint(t / ln 2) by
  * adding 1.5 2^23 in an fma (n's integer from the sum's bits), r = t - n
  * ln 2 (two fmas) + tlo, e^r = 1 + r P(r) with P a minimax fit, then 2^n in
- * two factors, 2^(n >> 1) added to e^r's exponent bits (a normal result)
- * and a product by 2^(n - (n >> 1)), so that a subnormal result rounds
- * once. t is clamped to [-106, 93] first, so that past them the result
- * overflows or rounds to 0 by itself, and tlo (NaN where t is infinite, else
- * within 2^-16) to [-1, 1]. */
+ * two factors: n1 = rint(t / (2 ln 2)) by a second such fma, 2^n1 added to
+ * e^r's exponent bits (a normal result) and a product by 2^(n - n1), so
+ * that a subnormal result rounds once. t is clamped to [-106, 93] first, so
+ * that past them the result overflows or rounds to 0 by itself, and tlo
+ * (NaN where t is infinite, else within 2^-16) to [-1, 1]. Where t is NaN
+ * the result is of no use (f_pow replaces it). */
 static Value *exp_f32_dd(Lm *m, Value *t, Value *tlo)
 {
 	Value *tc = lm_max(m, lm_min(m, t, lm_k(m, 93)), lm_k(m, -106));
 	tlo = lm_max(m, lm_min(m, tlo, lm_k(m, 1)), lm_k(m, -1)); /* NaN gives 1 */
 	Value *big = lm_fma(m, tc, lm_k(m, 1.44269504088896338700), lm_k(m, 0x1.8p23));
 	Value *n = lm_sub(m, big, lm_k(m, 0x1.8p23));
-	Value *ni = lm_isub(m, lm_bits(m, big), lm_ki(m, 0x4b400000));
+	/* n1 = rint(t / (2 ln 2)) the same way, n - n1 from the two sums' bits */
+	Value *bigh = lm_fma(m, tc, lm_k(m, 0.72134752044448169350), lm_k(m, 0x1.8p23));
 	Value *r = lm_fma(m, lm_neg(m, n), lm_k(m, LN2_HI32), tc);
 	r = lm_add(m, lm_fma(m, lm_neg(m, n), lm_k(m, LN2_LO32), r), tlo);
 	/* (e^r - 1) / r on |r| <= ln 2 / 2 + 2^-10: relative minimax */
 	static const double P[] = {1.0, 0.4999999403953552, 0.16666428744792938, 0.04166801646351814,
 	                           0.008374382741749287, 0.0013843378983438015};
 	Value *p = lm_fma(m, r, lm_poly(m, r, P, 6), lm_k(m, 1));
-	Value *n1 = lm_shr(m, ni, 1);
-	Value *v = lm_float(m, lm_iadd(m, lm_bits(m, p), lm_shl(m, n1, 23)));
-	return lm_mul(m, v, lm_pow2i(m, lm_isub(m, ni, n1))); /* garbage where t is NaN: f_pow sets it */
+	/* bigh's bits shifted by 23 are n1's (1.5 2^23's own shift out) */
+	Value *v = lm_float(m, lm_iadd(m, lm_bits(m, p), lm_shl(m, lm_bits(m, bigh), 23)));
+	return lm_mul(m, v, lm_pow2i(m, lm_isub(m, lm_bits(m, big), lm_bits(m, bigh))));
 }
 
 /* C's special cases of pow on r = |x|^y: the sign of an odd integer power

@@ -9,7 +9,8 @@
  * (libm_ops.c), so the interpreter and the GPU agree exactly; tanh's one
  * ex2.approx is the exception its table row states. Polynomials are Taylor
  * (or asymptotic) series after an argument reduction, summed by fmas from
- * the highest term (or a Chebyshev interpolant: tanh, atan2 and pow of f32).
+ * the highest term (or a Chebyshev interpolant: tanh, atan2; minimax fits:
+ * pow of f32).
  * f16 and bf16 compute in f32 and round once; pow_precise, cbrt, hypot,
  * erfc, erfinv, lgamma, tgamma and the Bessel functions of f32 compute in
  * f64, still exact ops; their f64 forms are in libm_f64.c.
@@ -424,17 +425,20 @@ static Value *f_atanh(Lm *m, Value *x)
 	return lm_copysign(m, v, x);
 }
 
-/* log x of an f32 x > 0 as hi + *lo, to about 2^-40 relative, every op an
+/* log x of an f32 x > 0 as hi + *lo, to about 2^-33 relative, every op an
  * f32 op: x = 2^e m with m in [sqrt(1/2), sqrt(2)) by the bits (the exponent
  * of x / sqrt(1/2), m's bits from x's less e's; subnormals scaled by 2^25
  * first), f = m - 1 (exact), s = f / (2 + f) as s + slo without a division:
- * 1 / (2 + f) from a cubic in f (within 2^-13) and one Newton step (2^-26),
- * s = f r, slo = (f - s (2 + f)) r by an fma. Then log m = 2 atanh(s) = 2s +
- * (2/3) s^3 + s^5 R(s^2), the s^3 term in two parts (s^2, s^3 and the
- * product with 2/3 by fmas), R a fit (below 2^-24 relative), and e ln 2
- * added by a fast two-sum (|e ln 2| > |log m| unless e = 0), its error and
- * the low parts in *lo (not renormalized: |lo| may pass half an ulp of hi).
- * +-0, +inf and NaN give hi -inf, +inf, NaN. */
+ * 1 / (2 + f) from a quadratic in f (within 2^-9.5) and one Newton step
+ * (2^-19, enough: slo's own error is that squared), s = f r, slo = (f - s (2
+ * + f)) r by an fma. Then log m = 2 atanh(s) = 2s + (2/3) s^3 + ...: q = 2s
+ * + c s^3 (c = 2/3 in f32) rounded once by an fma, its rounding error by a
+ * second fma (2s - q is exact), s^3 with its error (fmas), and the rest,
+ * s^3 ((2/3 - c) + s^2 R(s^2)) with R a fit within 2^-21, the low parts and
+ * slo's share (2 + 2 s^2) slo in one sum; e ln 2 added by a fast two-sum
+ * (|e ln 2| > |log m| unless e = 0), its error and the low parts in *lo
+ * (not renormalized: |lo| may pass half an ulp of hi). +-0, +inf and NaN
+ * give hi -inf, +inf, NaN. */
 static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 {
 	Value *tiny = lm_cmp(m, CMP_LT, x, lm_k(m, 0x1p-126));
@@ -442,11 +446,10 @@ static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 	Value *ei = lm_shr(m, lm_isub(m, bits, lm_ki(m, 0x3f3504f3)), 23); /* arithmetic */
 	Value *f = lm_sub(m, lm_float(m, lm_isub(m, bits, lm_shl(m, ei, 23))), lm_k(m, 1));
 	Value *ef = lm_from_int(m, lm_isub(m, ei, lm_sel(m, tiny, lm_ki(m, 25), lm_ki(m, 0))));
-	/* 1 / (2 + f): Chebyshev's cubic on [sqrt(1/2) - 1, sqrt(2) - 1], then Newton */
-	static const double RC[] = {0.49995696544647217, -0.25038620829582214, 0.12813332676887512,
-	                            -0.057135023176670074};
-	Value *r = lm_poly(m, f, RC, 4);
-	r = lm_fma(m, r, lm_fma(m, lm_neg(m, lm_add(m, f, lm_k(m, 2))), r, lm_k(m, 1)), r);
+	/* 1 / (2 + f): a relative minimax quartic on [sqrt(1/2) - 1, sqrt(2) - 1] (within 2^-16.6) */
+	static const double RC[] = {0.4999963343143463, -0.24995312094688416, 0.1253425031900406,
+	                            -0.0643395259976387, 0.02793360874056816};
+	Value *r = lm_poly(m, f, RC, 5);
 	Value *s = lm_mul(m, f, r), *s2 = lm_add(m, s, s);
 	/* f - s (2 + f) = (f - 2s) - s f, f - 2s exact (2s / f = 2 / (2 + f) in [0.8, 1.2]) */
 	Value *slo = lm_mul(m, lm_fma(m, lm_neg(m, s), f, lm_sub(m, f, s2)), r);
@@ -454,19 +457,18 @@ static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 	Value *c3 = lm_mul(m, z, s);
 	Value *c3lo = lm_fma(m, zlo, s, lm_fma(m, z, s, lm_neg(m, c3)));
 	double c1h = (float)(2.0 / 3), c1l = (double)(2.0L / 3 - (long double)c1h);
-	Value *t1 = lm_mul(m, c3, lm_k(m, c1h));
-	Value *t1lo = lm_fma(m, c3, lm_k(m, c1l), lm_fma(m, c3lo, lm_k(m, c1h), lm_fma(m, c3, lm_k(m, c1h), lm_neg(m, t1))));
-	/* R(z) = (2 atanh(s) - 2s - (2/3) s^3) / s^5 = 2/5 + 2 z/7 + ...: Chebyshev's cubic on [0, 0.0295] */
-	static const double RR[] = {0.4000000059604645, 0.28571534156799316, 0.2220454066991806, 0.19124974310398102};
-	Value *rest = lm_mul(m, lm_mul(m, c3, z), lm_poly(m, z, RR, 4));
-	Value *q = lm_add(m, s2, t1);
-	Value *qerr = lm_sub(m, t1, lm_sub(m, q, s2)); /* exact: |2s| > |t1| */
-	/* the low parts: 2 slo, the s^3 term's 2 s^2 slo, the sums' errors */
-	Value *l = lm_add(m, lm_fma(m, lm_add(m, z, z), slo, lm_add(m, slo, slo)), lm_add(m, lm_add(m, qerr, t1lo), rest));
-	Value *a = lm_mul(m, ef, lm_k(m, LN2_HI32)); /* exact: 15 bits times at most 8 */
-	Value *hi = lm_add(m, a, q);
+	Value *q = lm_fma(m, c3, lm_k(m, c1h), s2);
+	Value *qerr = lm_fma(m, c3, lm_k(m, c1h), lm_sub(m, s2, q)); /* s2 - q exact: q / s2 near 1 */
+	/* (2 atanh(s) - 2s - (2/3) s^3) / s^5 = 2/5 + 2 z/7 + ...: a minimax quadratic on [0, 0.0295] */
+	const double RR[] = {c1l, 0.4000001549720764, 0.28562167286872864, 0.23050783574581146};
+	Value *rest = lm_mul(m, c3, lm_poly(m, z, RR, 4));
+	Value *l = lm_fma(m, slo, lm_fma(m, z, lm_fma(m, z, lm_k(m, 2), lm_k(m, 2)), lm_k(m, 2)), lm_fma(m, c3lo, lm_k(m, c1h), lm_add(m, qerr, rest)));
+	/* e ln2_hi is exact (15 bits times at most 8): hi = e ln2_hi + q and hi -
+	 * e ln2_hi (exact, as in a two-sum) each by one fma */
+	Value *hi = lm_fma(m, ef, lm_k(m, LN2_HI32), q);
+	Value *d = lm_fma(m, ef, lm_k(m, -LN2_HI32), hi);
 	/* left as it is, not renormalized: pow takes y hi and y lo apart */
-	*lo = lm_add(m, lm_sub(m, q, lm_sub(m, hi, a)), lm_fma(m, ef, lm_k(m, LN2_LO32), l));
+	*lo = lm_add(m, lm_sub(m, q, d), lm_fma(m, ef, lm_k(m, LN2_LO32), l));
 	hi = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, 0)), lm_k(m, -INFINITY), hi);
 	hi = lm_sel(m, lm_cmp(m, CMP_EQ, x, lm_k(m, INFINITY)), x, hi);
 	return lm_sel(m, lm_isnan(m, x), x, hi);
@@ -474,40 +476,51 @@ static Value *log_f32_dd(Lm *m, Value *x, Value **lo)
 
 /* e^(t + tlo) for pow of f32, every op an f32 op: n = rint(t / ln 2) by
  * adding 1.5 2^23 in an fma (n's integer from the sum's bits), r = t - n
- * ln 2 (two fmas) + tlo, e^r by Taylor to r^7, then 2^n in two factors so
- * that a subnormal result rounds once. t is clamped to [-106, 93] first,
- * so that past them the result overflows or rounds to 0 by itself, and tlo
- * (NaN where t is infinite, else within 2^-16) to [-1, 1]. */
+ * ln 2 (two fmas) + tlo, e^r = 1 + r P(r) with P a minimax fit, then 2^n in
+ * two factors: n1 = rint(t / (2 ln 2)) by a second such fma, 2^n1 added to
+ * e^r's exponent bits (a normal result) and a product by 2^(n - n1), so
+ * that a subnormal result rounds once. t is clamped to [-106, 93] first, so
+ * that past them the result overflows or rounds to 0 by itself, and tlo
+ * (NaN where t is infinite, else within 2^-16) to [-1, 1]. Where t is NaN
+ * the result is of no use (f_pow replaces it). */
 static Value *exp_f32_dd(Lm *m, Value *t, Value *tlo)
 {
 	Value *tc = lm_max(m, lm_min(m, t, lm_k(m, 93)), lm_k(m, -106));
 	tlo = lm_max(m, lm_min(m, tlo, lm_k(m, 1)), lm_k(m, -1)); /* NaN gives 1 */
 	Value *big = lm_fma(m, tc, lm_k(m, 1.44269504088896338700), lm_k(m, 0x1.8p23));
 	Value *n = lm_sub(m, big, lm_k(m, 0x1.8p23));
-	Value *ni = lm_isub(m, lm_bits(m, big), lm_ki(m, 0x4b400000));
+	/* n1 = rint(t / (2 ln 2)) the same way, n - n1 from the two sums' bits */
+	Value *bigh = lm_fma(m, tc, lm_k(m, 0.72134752044448169350), lm_k(m, 0x1.8p23));
 	Value *r = lm_fma(m, lm_neg(m, n), lm_k(m, LN2_HI32), tc);
 	r = lm_add(m, lm_fma(m, lm_neg(m, n), lm_k(m, LN2_LO32), r), tlo);
-	double c[7], fct = 1;
-	for (int i = 0; i < 7; i++)
-		c[i] = 1 / (fct *= i + 1);
-	Value *p = lm_fma(m, r, lm_poly(m, r, c, 7), lm_k(m, 1));
-	Value *n1 = lm_shr(m, ni, 1);
-	Value *v = lm_mul(m, lm_mul(m, p, lm_pow2i(m, n1)), lm_pow2i(m, lm_isub(m, ni, n1)));
-	return lm_sel(m, lm_isnan(m, t), t, v);
+	/* (e^r - 1) / r on |r| <= ln 2 / 2 + 2^-10: relative minimax */
+	static const double P[] = {1.0, 0.4999999403953552, 0.16666428744792938, 0.04166801646351814,
+	                           0.008374382741749287, 0.0013843378983438015};
+	Value *p = lm_fma(m, r, lm_poly(m, r, P, 6), lm_k(m, 1));
+	/* bigh's bits shifted by 23 are n1's (1.5 2^23's own shift out) */
+	Value *v = lm_float(m, lm_iadd(m, lm_bits(m, p), lm_shl(m, lm_bits(m, bigh), 23)));
+	return lm_mul(m, v, lm_pow2i(m, lm_isub(m, lm_bits(m, big), lm_bits(m, bigh))));
 }
 
 /* C's special cases of pow on r = |x|^y: the sign of an odd integer power
  * of a negative x, NaN for a negative x and a non-integer y, 1 for y = 0,
  * x = 1 and x = -1 with y infinite */
-static Value *pow_special(Lm *m, Value *x, Value *y, Value *r)
+static Value *pow_sign_nan(Lm *m, Value *x, Value *y, Value *r)
 {
 	Value *half = lm_mul(m, y, lm_k(m, 0.5));
 	Value *is_int = lm_cmp(m, CMP_EQ, lm_math(m, MATH_TRUNC, y), y);
 	Value *odd = lm_and(m, is_int, lm_cmp(m, CMP_NE, lm_math(m, MATH_TRUNC, half), half));
 	r = lm_sel(m, lm_and(m, lm_signbit(m, x), odd), lm_neg(m, r), r);
-	Value *neg_finite = lm_and(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), lm_cmp(m, CMP_GT, x, lm_k(m, -INFINITY)));
-	/* an infinite y counts as an integer (trunc(y) == y) */
-	r = lm_sel(m, lm_and(m, neg_finite, lm_not(m, is_int)), lm_k(m, NAN), r);
+	/* x finite and negative as x < 0 and x >= -max: two float compares (x > -inf
+	 * becomes a costlier class test of the bits); an infinite y counts as an
+	 * integer (trunc(y) == y) */
+	Value *neg_finite = lm_and(m, lm_cmp(m, CMP_LT, x, lm_k(m, 0)), lm_cmp(m, CMP_GE, x, lm_k(m, dbl(m) ? -0x1.fffffffffffffp1023 : -0x1.fffffep127)));
+	return lm_sel(m, lm_and(m, neg_finite, lm_not(m, is_int)), lm_k(m, NAN), r);
+}
+
+static Value *pow_special(Lm *m, Value *x, Value *y, Value *r)
+{
+	r = pow_sign_nan(m, x, y, r);
 	Value *yinf = lm_cmp(m, CMP_EQ, lm_abs(m, y), lm_k(m, INFINITY));
 	Value *one = lm_or(m, lm_cmp(m, CMP_EQ, y, lm_k(m, 0)), lm_cmp(m, CMP_EQ, x, lm_k(m, 1)));
 	one = lm_or(m, one, lm_and(m, yinf, lm_cmp(m, CMP_EQ, x, lm_k(m, -1))));
@@ -522,9 +535,18 @@ static Value *f_pow(Lm *m, Value *x, Value *y)
 	Value *l = dbl(m) ? lm_log_dd(m, lm_abs(m, x), &llo) : log_f32_dd(m, lm_abs(m, x), &llo);
 	Value *t = lm_mul(m, y, l);
 	Value *tlo = lm_fma(m, y, llo, lm_fma(m, y, l, lm_neg(m, t)));
-	if (dbl(m))
+	if (dbl(m)) {
 		tlo = lm_sel(m, lm_cmp(m, CMP_LT, lm_abs(m, t), lm_k(m, INFINITY)), tlo, lm_k(m, 0));
-	return pow_special(m, x, y, dbl(m) ? lm_exp_core(m, t, tlo, 0, NULL) : exp_f32_dd(m, t, tlo));
+		return pow_special(m, x, y, lm_exp_core(m, t, tlo, 0, NULL));
+	}
+	/* f32: |x| = 1 with a finite y gives t = 0 and exactly 1, as y = 0 with
+	 * a finite nonzero x; t is NaN just where C's 1 is still wanted (y = 0
+	 * with x 0, infinite or NaN; |x| = 1 with y infinite or NaN: x = -1
+	 * with y NaN then gets its NaN from the non-integer y), or where x or y
+	 * is NaN: so one test of t's NaN picks 1 or t */
+	Value *one = lm_or(m, lm_cmp(m, CMP_EQ, y, lm_k(m, 0)), lm_cmp(m, CMP_EQ, lm_abs(m, x), lm_k(m, 1)));
+	Value *v = lm_sel(m, lm_isnan(m, t), lm_sel(m, one, lm_k(m, 1), t), exp_f32_dd(m, t, tlo));
+	return pow_sign_nan(m, x, y, v);
 }
 
 /* pow_precise of f32: e^(y log|x|) in f64 (log and exp as lm_log_core and

@@ -357,6 +357,10 @@ static void binary_case(const fn2 *fn, dt t)
 				b = (double)rng_range(-9, 9);
 			if (i % 13 == 0) /* large results */
 				a = rng_uniform(0.1, 40), b = rng_uniform(-25, 25);
+			if (i % 19 == 0) { /* |y log x| from 40 to 88, x across [sqrt(1/2), sqrt(2)] (log's reduced range) */
+				a = rng_uniform(0.7, 1.42);
+				b = rng_uniform(40, 88) / log(a == 1 ? 2 : a) * (i % 2 ? 1 : -1);
+			}
 		}
 		if (i % 17 == 0) /* equal magnitudes: remainder ties, atan2 on the diagonal */
 			b = i % 2 ? a : a / 2.5;

@@ -782,6 +782,11 @@ def main():
     nn_keys = [r[0] for r in bench.select_rows("issue30")]
     expect(len(nn_keys) == 13 and all(bench.SECTIONS.get(k) is not None for k in nn_keys),
            "--only issue30: the 13 blk.nn rows, in a table of their own (rows_nn.SECTION)", repr(nn_keys))
+    more = [r[0] for r in bench.select_rows("issue30_shapes")]
+    expect(len(more) == 22 and all(bench.SECTIONS.get(k) is bench.SECTIONS[nn_keys[0]] for k in more)
+           and not set(more) & set(nn_keys),
+           "--only issue30_shapes: the 11 ops at Llama-3-70B-like shapes and in f32, in issue30's table",
+           repr(more))
     probe = bench.Row("op fwd", "1×1", section=bench.SECTIONS[nn_keys[0]])
     probe.ms.update({"blk": 1.0, "Liger": 1.5, "torch.compile": 2.0})
     md = bench.table([probe], "env", [])

@@ -73,6 +73,15 @@ _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _SCALARS = (float, int, bool, type(None), str)
 
 
+_compiling, _modes = torch.compiler.is_compiling, torch._C._len_torch_dispatch_stack
+
+
+def tracing():
+    """Whether a tracer runs this: torch.compile, or a torch dispatch mode
+    (FakeTensorMode, make_fx, AOT autograd's functionalization)."""
+    return _compiling() or _modes() > 0
+
+
 def eager(custom_op, setup=None, backward=None):
     """op(*args): the torch.library custom op custom_op (made with
     @torch.library.custom_op), or the same computation without its dispatch
@@ -103,11 +112,10 @@ def eager(custom_op, setup=None, backward=None):
         name = getattr(custom_op, "_name", "op").split("::")[-1]
         fn = type(f"{name}_eager", (torch.autograd.Function,),
                   {"forward": staticmethod(forward), "backward": staticmethod(backward)})
-    compiling, modes = torch.compiler.is_compiling, torch._C._len_torch_dispatch_stack
     grad_on, any_grad = torch.is_grad_enabled, torch._C._any_requires_grad
 
     def op(*args):
-        if compiling() or modes():
+        if tracing():
             return custom_op(*args)
         for a in args:
             c = a.__class__

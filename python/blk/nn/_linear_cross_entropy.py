@@ -66,9 +66,9 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
     wacc = acc if exact else weight.dtype
     loss = torch.empty(rows, dtype=K.acc_dtype(x), device=x.device)
     gx = torch.empty_like(x) if need[0] else None
-    # the weight's gradient: the first chunk's product written over it (no zero fill, no read of zeros)
-    gw = torch.empty(weight.shape, dtype=wacc, device=x.device) if need[1] and rows else \
-        torch.zeros(weight.shape, dtype=wacc, device=x.device) if need[1] else None
+    gw = None
+    if need[1]:   # the first chunk's product is written over it (no zero fill): zeros only with no rows
+        gw = (torch.empty if rows else torch.zeros)(weight.shape, dtype=wacc, device=x.device)
     gb = torch.zeros(vocab, dtype=acc, device=x.device) if need[2] and bias is not None else None
     step = chunk_rows if chunk_rows > 0 else chunk_rows_for(rows, hidden, vocab, exact)
     wt = weight.t()
@@ -81,12 +81,17 @@ def _chunks(x, weight, target, bias, ignore_index, label_smoothing, z_loss, soft
                softcap, scale if scale is None or scale.numel() == 1 else scale[start:end])
         if gx is not None:
             torch.mm(logits, weight, out=gx[start:end])
-        if gw is not None and start == 0:
-            torch.mm(logits.t(), xc, out=gw) if wacc == weight.dtype else gw.copy_(torch.mm(logits.t(), xc))
-        elif gw is not None and wacc == weight.dtype:
-            gw.addmm_(logits.t(), xc)
+        if gw is not None and wacc == weight.dtype:
+            if start == 0:
+                torch.mm(logits.t(), xc, out=gw)
+            else:
+                gw.addmm_(logits.t(), xc)
         elif gw is not None:
-            gw.add_(torch.mm(logits.t(), xc))
+            prod = torch.mm(logits.t(), xc)
+            if start == 0:
+                gw.copy_(prod)
+            else:
+                gw.add_(prod)
         if gb is not None:
             gb.add_(logits.sum(0, dtype=acc))
         del logits   # before the next chunk's are made: one chunk at a time
@@ -158,13 +163,6 @@ def _(dloss, x, weight, target, bias, ignore_index, label_smoothing, z_loss, sof
     return _grads_fake(x, weight, bias, (grad_x, grad_weight, grad_bias))
 
 
-def _tracing():
-    """Whether this runs under a tracer (torch.compile, AOT autograd, fake
-    tensors): a torch dispatch mode is active."""
-    from torch.utils._python_dispatch import _get_current_dispatch_mode
-    return torch.compiler.is_compiling() or _get_current_dispatch_mode() is not None
-
-
 def _setup(ctx, inputs, output):
     x, weight, target, bias, ignore_index, label_smoothing, z_loss, softcap, reduction, chunk_rows, exact = inputs[:11]
     # only the loss is used: no zero gradients made for the other outputs (the weight's size)
@@ -173,7 +171,7 @@ def _setup(ctx, inputs, output):
     ctx.need = inputs[11:14] if reduction != "none" else (False, False, False)
     ctx.has_bias = bias is not None
     ctx.args = (ignore_index, label_smoothing, z_loss, softcap, chunk_rows, exact)
-    if reduction == "none" or _tracing():
+    if reduction == "none" or K.tracing():
         ctx.save_for_backward(x, weight, target, bias)
         ctx.refs = None
     else:
@@ -209,7 +207,7 @@ def _backward(ctx, dloss, _dx, _dw, _db):
         # the first backward: the saved gradients scaled in place on the device, whatever dloss holds (no
         # sync, no copy of the weight's size), and let go of (else the engine would copy them into .grad)
         # (traced for torch.compile, out of place: the graph's own buffers)
-        inplace = not _tracing()
+        inplace = not K.tracing()
         got, ctx.grads = [(g.mul_(dloss) if inplace else (g * dloss).to(g.dtype)) if g.numel() else g
                           for g in ctx.grads], None
         have = ctx.need[0], ctx.need[1], ctx.need[2] and ctx.has_bias

@@ -53,9 +53,7 @@ def launch(logits, target, loss, grad, ty, ignore_index, label_smoothing, z_loss
     one a row; None: not scaled."""
     rows, n = logits.shape
     if rows:
-        # f64 (the tests' gradcheck) in chunks of half as many: no spills
-        cap = BLOCK // 2 if ty["C"] == "f64" else BLOCK
-        block = min(cap, max(16, 1 << (max(n, 1) - 1).bit_length()))
+        block = _block(n, ty)
         mode = 0 if scale is None else 1 if scale.numel() == 1 else 2
         K.module("cross_entropy").cross_entropy_fwd_bwd[(rows,)](
             logits, target, loss, grad, loss if scale is None else scale, n, rows, n, int(ignore_index),
@@ -85,8 +83,7 @@ def cross_entropy_bwd(logits: Tensor, target: Tensor, lse: Tensor, dloss: Tensor
         dloss = dloss.to(K.acc_dtype(logits))
         if dloss.dim() != 1:
             dloss = dloss.reshape(rows)
-        block = 4096 if ty["C"] != "f64" else 2048
-        block = min(block, max(16, 1 << (n - 1).bit_length()))
+        block = _block(n, ty)
         K.module("cross_entropy").cross_entropy_grad[(rows, -(-n // block))](
             logits, target, lse.contiguous(), blk.strided(dloss), out, n, dloss.stride(0), rows, n,
             int(ignore_index), float(label_smoothing), float(z_loss), float(softcap), SOFTCAP=softcap > 0,

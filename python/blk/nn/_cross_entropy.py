@@ -53,7 +53,10 @@ def launch(logits, target, loss, grad, ty, ignore_index, label_smoothing, z_loss
     one a row; None: not scaled."""
     rows, n = logits.shape
     if rows:
-        block = _block(n, ty)
+        # long rows (a vocabulary of 128k) a wider step on 32 warps: a row's two passes are the program's
+        # whole work, and the fused linear cross-entropy's chunks have few rows (H200: 256 x 128256 bf16
+        # 66 us against 81 at 4096 columns on 8 warps)
+        block = 16384 if n >= 65536 and ty["C"] != "f64" else _block(n, ty)
         mode = 0 if scale is None else 1 if scale.numel() == 1 else 2
         K.module("cross_entropy").cross_entropy_fwd_bwd[(rows,)](
             logits, target, loss, grad, loss if scale is None else scale, n, rows, n, int(ignore_index),

@@ -199,6 +199,20 @@ def _alive(refs):
     return got
 
 
+SCALE_BLOCK = 2048
+
+
+def _scale_(g, dloss):
+    """g *= dloss (a one-element tensor) in place, in one kernel (the product
+    in float32 for 16-bit g, rounded once; torch's mul_ of a bf16 tensor by a
+    float32 scalar tensor takes its slow, unvectorized path: 4x the time)."""
+    ty = K.types(g, "linear_cross_entropy")
+    s = dloss.detach().reshape(1).to(K.acc_dtype(g))
+    n = g.numel()
+    K.module("cross_entropy").scale_inplace[(-(-n // SCALE_BLOCK),)](g, s, n, BLOCK=SCALE_BLOCK, num_warps=4, **ty)
+    return g
+
+
 def _backward(ctx, dloss, _dx, _dw, _db):
     if dloss is None:
         return (None,) * 14
@@ -208,7 +222,7 @@ def _backward(ctx, dloss, _dx, _dw, _db):
         # sync, no copy of the weight's size), and let go of (else the engine would copy them into .grad)
         # (traced for torch.compile, out of place: the graph's own buffers)
         inplace = not K.tracing()
-        got, ctx.grads = [(g.mul_(dloss) if inplace else (g * dloss).to(g.dtype)) if g.numel() else g
+        got, ctx.grads = [(_scale_(g, dloss) if inplace else (g * dloss).to(g.dtype)) if g.numel() else g
                           for g in ctx.grads], None
         have = ctx.need[0], ctx.need[1], ctx.need[2] and ctx.has_bias
     else:

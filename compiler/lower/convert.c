@@ -45,12 +45,56 @@ LLVMValueRef lw_swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx)
 	return a;
 }
 
+/* The address bits the thread part of map l can set once swizzled (the
+ * swizzle is linear over xor: the images of its lane and warp bits). */
+static unsigned lin_thread_bits(const Encoding *s, const Lin *l)
+{
+	unsigned img = 0;
+	for (int i = 0; i < 5 + l->n_warp; i++) {
+		int to = i < 5 ? l->lane[i] : l->warp[i - 5];
+		if (to >= 0)
+			img |= swizzle_const(s, 1u << to);
+	}
+	return img;
+}
+
+/* tsw ^ c for a thread part tsw that sets only bits tbits: c's other bits
+ * are added instead (the same value, no carry), so that a register's
+ * address is one of a few xors plus a constant that folds into the
+ * access's offset. As xors alone, each register had an address of its own
+ * that LLVM hoists out of the loops around: a persistent matmul's
+ * epilogue kept 64 of them live through its K loop and spilled. */
+static LLVMValueRef xor_split(Lower *L, LLVMValueRef tsw, unsigned tbits, unsigned c)
+{
+	unsigned x = c & tbits, add = c & ~tbits;
+	LLVMValueRef v = x ? LLVMBuildXor(L->b, tsw, ci32(L, x), "") : tsw;
+	if (!add)
+		return v;
+	LLVMValueRef r = LLVMBuildAdd(L->b, v, ci32(L, add), "");
+	LLVMSetNUW(r, 1);
+	LLVMSetNSW(r, 1);
+	return r;
+}
+
+/* v through an asm copy that LLVM cannot move: the thread part of a
+ * scratch's addresses, taken where the accesses are, so that their few
+ * xors and constant offsets are made there (and folded into the accesses)
+ * rather than hoisted out of the loops around as a register for each. */
+static LLVMValueRef opaque_i32(Lower *L, LLVMValueRef v)
+{
+	LLVMTypeRef ft = LLVMFunctionType(L->i32, &L->i32, 1, 0);
+	static const char text[] = "mov.b32 $0, $1;", cons[] = "=r,r";
+	LLVMValueRef fn = LLVMGetInlineAsm(ft, (char *)text, strlen(text), (char *)cons, strlen(cons), 1, 0,
+	                                   LLVMInlineAsmDialectATT, 0);
+	return LLVMBuildCall2(L->b, ft, fn, &v, 1, "");
+}
+
 /* Scratch addresses of register k of map l: the register part swizzled at
  * compile time, the thread part (tsw) once per op. */
 LLVMValueRef lw_scratch_addr(Lower *L, const Encoding *s, const Lin *l, LLVMValueRef tsw, int k)
 {
 	unsigned c = swizzle_const(s, (unsigned)lw_reg_const(l, k));
-	return c ? LLVMBuildXor(L->b, tsw, ci32(L, c), "") : tsw;
+	return c ? xor_split(L, tsw, lin_thread_bits(s, l), c) : tsw;
 }
 
 /* Reads an mma operand from the scratch with ldmatrix: each instruction
@@ -190,7 +234,7 @@ void lw_scratch_store_part(Lower *L, const Value *x, const Encoding *s, int at, 
 	int eb = type_bytes(et);
 	LLVMBasicBlockRef owned = lw_begin_if(L, owner_of(L, li), "own");
 	LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)vec);
-	LLVMValueRef tsw = lw_swizzle_value(L, s, lw_thread_part(L, li));
+	LLVMValueRef tsw = opaque_i32(L, lw_swizzle_value(L, s, lw_thread_part(L, li)));
 	int pos[8], vmask = 0;
 	if (!vector_regs(s, li, vec, pos))
 		for (int i = 0; (1 << i) < vec; i++)
@@ -305,7 +349,8 @@ static void part_io(Lower *L, const Value *v, const Encoding *s, int at, int vec
 		vmask |= 1 << pos[i];
 	/* part bits that are thread bits here: the threads outside the part wait */
 	unsigned tmask = mask & (thread_image(L, v, s, true) | thread_image(L, v, s, false)), rmask = mask & ~tmask;
-	LLVMValueRef raw = lw_swizzle_value(L, s, lw_thread_part(L, l)), tsw = compact_value(L, raw, mask);
+	LLVMValueRef raw = lw_swizzle_value(L, s, lw_thread_part(L, l)), tsw = opaque_i32(L, compact_value(L, raw, mask));
+	unsigned tbits = compact(lin_thread_bits(s, l), mask);
 	LLVMValueRef in = store ? owner_of(L, l) : NULL;
 	if (tmask) {
 		LLVMValueRef here = LLVMBuildICmp(L->b, LLVMIntEQ, LLVMBuildAnd(L->b, raw, ci32(L, (long long)tmask), ""),
@@ -318,7 +363,7 @@ static void part_io(Lower *L, const Value *v, const Encoding *s, int at, int vec
 		if (k & vmask || (c & rmask) != (part & rmask))
 			continue;
 		unsigned cc = compact(c, mask);
-		LLVMValueRef p = lw_smem_abs(L, mt, at, cc ? LLVMBuildXor(L->b, tsw, ci32(L, cc), "") : tsw);
+		LLVMValueRef p = lw_smem_abs(L, mt, at, cc ? xor_split(L, tsw, tbits, cc) : tsw);
 		if (store) {
 			LLVMValueRef x = lw_to_mem(L, et, t->e[k]);
 			if (vec > 1) {

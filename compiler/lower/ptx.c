@@ -222,7 +222,7 @@ static void tm_give(LLVMTargetMachineRef tm, const char *arch, int opt_level)
 static const char kernel_pipeline[] =
 	"function(nvvm-intr-range,sroa,early-cse,instcombine<no-verify-fixpoint>,reassociate,"
 	"loop-mssa(licm<no-allowspeculation>,loop-rotate,licm<allowspeculation>),"
-	"loop(indvars),gvn,sccp,bdce,correlated-propagation,instcombine<no-verify-fixpoint>,adce,simplifycfg)";
+	"loop(indvars),gvn,sccp,bdce,correlated-propagation,instcombine<no-verify-fixpoint>,adce,simplifycfg,sink)";
 
 /* The same with LLVM's loop unroller after the loop passes, for kernels
  * with range(..., unroll = N) (llvm.loop metadata on a back edge): it

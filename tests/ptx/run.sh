@@ -686,5 +686,27 @@ rope.tile rope $rope_assume T=bf16 C=f32 BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_w
 rope.tile rope $rope_assume T=bf16 C=f32 BACKWARD=true BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_warps=8
 EOF
 
+# the persistent GEMM with C += A @ B (bench/kernels/gemm.tile, bf16 128 x 256 x 64, 4 stages, TMA, M N K
+# multiples of 16): the epilogue's scratch addresses are made where it stores (a few xors and constant
+# offsets), not hoisted before the tile loop as a register each (64 of them, live through the K loop,
+# spilled 320 bytes); ptxas, where it is, keeps the kernel in registers
+gemm_args=(--emit=ptx --arch=sm_90a --tma -D BETA=true -D BLOCK_M=128 -D BLOCK_N=256 -D BLOCK_K=64 -D num_stages=4
+	-D GROUP_M=8 -D num_warps=8 -D tma=1 --assume=stride_a:16,stride_b:16,stride_c:16,a:16,b:16,c:16,M:16,N:16,K:16)
+if "$blkc" "${gemm_args[@]}" bench/kernels/gemm.tile -o "$tmp/gemm_beta.ptx" 2>"$tmp/err"; then
+	pre=$(awk '/^\$L__BB0_[0-9]+:/{exit} {print}' "$tmp/gemm_beta.ptx" | grep -cE 'xor\.b32|add\.s64')
+	spill=""
+	if [ -n "$ptxas" ]; then
+		spill=$("$ptxas" -arch=sm_90a -v "$tmp/gemm_beta.ptx" -o "$tmp/gemm_beta.cubin" 2>&1 |
+			awk '/spill stores/{print $5}')
+	fi
+	if [ "$pre" -le 16 ] && { [ -z "$ptxas" ] || [ "$spill" = 0 ]; }; then
+		ok "persistent GEMM, C += A @ B: $pre address ops before the tile loop${ptxas:+, ptxas: no spill}"
+	else
+		bad "persistent GEMM, C += A @ B: epilogue addresses" "$pre xor/add.s64 before the tile loop (16 at most), spill stores '${spill:-not assembled}'"
+	fi
+else
+	bad "persistent GEMM, C += A @ B compiles" "$(head -2 "$tmp/err")"
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -129,6 +129,29 @@ def _(x, weight, bias, residual, accumulate_into, act, scale, out_dtype, save_pr
     return out, (torch.empty_like(out) if save_pre else x.new_empty(0, dtype=odt))
 
 
+def _act_bwd(dout, pre, g, db, act, store_g):
+    """g = dout * act'(pre) (stored where store_g) and db = the column sums of
+    g (where db is not None): linear_act_bwd on (column blocks, row programs),
+    each row program's sums a row of a float32 partial, then rmsnorm_bwd_dw
+    adds those rows up into db."""
+    M, N = dout.shape
+    bm, bn = 32, 128
+    cols = blk.cdiv(N, bn)
+    if dout.is_cuda:   # about 4 programs a multiprocessor
+        sms = K._sm_count(dout.device.index if dout.device.index is not None else 0)
+        rows = max(1, min(blk.cdiv(M, bm), blk.cdiv(4 * sms, cols)))
+    else:
+        rows = max(1, min(blk.cdiv(M, bm), 3))
+    partial = torch.empty((rows if db is not None else 1, N), dtype=torch.float32, device=dout.device)
+    K.module("linear").linear_act_bwd[(cols, rows)](
+        dout, pre, g, partial, M, N, T=K.types(g, "linear")["T"], OUT=K.types(dout, "linear")["T"],
+        PT=K.types(pre, "linear")["T"], ACT=int(act), STORE_G=store_g, HAS_BIAS=db is not None, BLOCK_M=bm,
+        BLOCK_N=bn, num_warps=4)
+    if db is not None:
+        K.module("rmsnorm").rmsnorm_bwd_dw[(blk.cdiv(N, 128),)](partial, db, rows, N, BLOCK_M=32, BLOCK_N=128,
+                                                                  T=K.types(db, "linear")["T"], C="f32")
+
+
 def _grads(dout, x, weight, pre, acc, act, scale, bias_dtype, grad_x, grad_w):
     """(dx, dW, db): the gradients asked for (an empty tensor for each other);
     with acc (float32, weight's shape), dW is added into it (beta = 1) and
@@ -144,13 +167,7 @@ def _grads(dout, x, weight, pre, acc, act, scale, bias_dtype, grad_x, grad_w):
     store_g = act != 0 or dout.dtype != x.dtype
     g = torch.empty((M, N), dtype=x.dtype, device=x.device) if store_g else dout
     if (store_g or bias_dtype is not None) and N:
-        block_n = 64
-        K.module("linear").linear_act_bwd[(blk.cdiv(N, block_n),)](
-            dout, pre if act != 0 else dout, g, db if bias_dtype is not None else dout, M, N,
-            T=K.types(x, "linear")["T"], OUT=K.types(dout, "linear")["T"],
-            PT=K.types(pre if act != 0 else dout, "linear")["T"],
-            BT=K.types(db if bias_dtype is not None else dout, "linear")["T"], ACT=int(act), STORE_G=store_g,
-            HAS_BIAS=bias_dtype is not None, BLOCK_M=32, BLOCK_N=block_n, num_warps=4)
+        _act_bwd(dout, pre if act != 0 else dout, g, db if bias_dtype is not None else None, act, store_g)
     dx = torch.empty_like(x) if grad_x else empty
     if grad_x:   # dx = g @ W: NN, (M x N) @ (N x K)
         gemm(g, weight, dx, M, Kd, N, False, False, scale)

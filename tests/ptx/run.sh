@@ -22,7 +22,9 @@
 #    launches at LLM shapes (hidden 4096 to 16384, Llama's heads, a
 #    4096-wide vocabulary chunk, and the optimizer's multi-tensor kernels
 #    for one dtype and for mixed ones, aligned or not) compile for sm_80 and
-#    sm_90a with no local memory, and ptxas accepts them.
+#    sm_90a with no local memory, and ptxas accepts them; blk.nn.linear's
+#    GEMM (stdlib/nn/linear.tile) in its fast config copies every layout's
+#    tiles by TMA into wgmma.
 # usage: tests/ptx/run.sh BUILD_DIR
 set -u
 build=${1:-build}

@@ -159,6 +159,25 @@ if DEV == "cpu":
         return f"max rel err {worst:.1e}"
 
 
+@case("the split-K workspace and counters cover every config of linear_splitk's @autotune list")
+def _():
+    import re
+    with open(os.path.join(L.K.stdlib_dir(), "nn", "linear.tile")) as f:
+        src = f.read()
+    block = src[:src.index("kernel linear_splitk(")]
+    block = block[block.rindex("@autotune("):]
+    configs = [dict((k, int(v)) for k, v in re.findall(r"(\w+) = (\d+)", c)) for c in re.findall(r"\{([^}]*)\}", block)]
+    assert len(configs) >= 4 and all("SPLIT_K" in c for c in configs), configs
+    for M in (1, 16, 64, 65, 127, 129, 1000):
+        for N in (1, 100, 4096):
+            ws, cnt = L.splitk_buffers(M, N)
+            for c in configs:
+                need_ws = c["SPLIT_K"] * -(-M // c["BLOCK_M"]) * c["BLOCK_M"] * N if c["SPLIT_K"] > 1 else 0
+                need_cnt = -(-M // c["BLOCK_M"]) * -(-N // c["BLOCK_N"])
+                assert need_ws <= ws and need_cnt <= cnt, (M, N, c, ws, cnt)
+    return f"{len(configs)} configs"
+
+
 @case("accumulate_into: the weight's gradient added into a float32 buffer (beta = 1), weight.grad left None")
 def _():
     for dt in (torch.float32, torch.bfloat16):

@@ -22,8 +22,9 @@ CPU_CONFIG = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2, "SPLIT_
 # f32 inputs on the GPU: one config, given (the autotune lists' 128 x 256 x 64
 # f32 tiles would not fit shared memory)
 F32_CONFIG = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
-# linear_splitk's largest SPLIT_K and smallest tiles (its @autotune list): the workspace and counters it may use
-_SPLIT_MAX, _SPLIT_TILE = 8, (64, 128)
+# linear_splitk's @autotune list: its largest SPLIT_K and BLOCK_M (the workspace), its smallest tiles (the
+# counters); tests/python/test_nn_linear.py checks them against the file
+_SPLIT_MAX, _SPLIT_BM_MAX, _SPLIT_TILE_MIN = 8, 128, (64, 128)
 
 _counters = {}   # device -> int32 zeros, one a tile of linear_splitk (left zero by every launch)
 
@@ -34,6 +35,13 @@ def _zero_counters(device, n):
         c = torch.zeros(max(n, 1024), dtype=torch.int32, device=device)
         _counters[device] = c
     return c
+
+
+def splitk_buffers(M, N):
+    """(workspace elements, counters) that any config of linear_splitk's
+    @autotune list may use for an M x N output."""
+    return (_SPLIT_MAX * blk.cdiv(M, _SPLIT_BM_MAX) * _SPLIT_BM_MAX * N,
+            blk.cdiv(M, _SPLIT_TILE_MIN[0]) * blk.cdiv(N, _SPLIT_TILE_MIN[1]))
 
 
 def gemm(a, b, c, M, N, K_, trans_a, trans_b, alpha=1.0, bias=None, res=None, pre=None, act=0, beta=False):
@@ -70,10 +78,9 @@ def gemm(a, b, c, M, N, K_, trans_a, trans_b, alpha=1.0, bias=None, res=None, pr
         return
     sms = K._sm_count(c.device.index if c.device.index is not None else 0)
     if blk.cdiv(M, 128) * blk.cdiv(N, 128) < sms and K_ >= 1024:
-        bm, bn = _SPLIT_TILE
-        mp = blk.cdiv(M, bm) * bm
-        ws = torch.empty(_SPLIT_MAX * mp * N, dtype=torch.float32, device=c.device)
-        cnt = _zero_counters(c.device, blk.cdiv(M, bm) * blk.cdiv(N, bn))
+        n_ws, n_cnt = splitk_buffers(M, N)
+        ws = torch.empty(n_ws, dtype=torch.float32, device=c.device)
+        cnt = _zero_counters(c.device, n_cnt)
         mod.linear_splitk(*ptrs, ws, cnt, *sizes, **consts)
     else:
         mod.linear(*ptrs, *sizes, **consts)

@@ -268,11 +268,13 @@ def linear(x, weight, bias=None, activation=None, residual=None, scale=None, out
 
     Differentiable in x, weight, bias and residual. With an activation the
     forward also stores the pre-activation (in the output's dtype) for the
-    backward, when grad mode is on and an input requires a gradient. With
-    accumulate_into (a float32 tensor of weight's shape), the backward adds
-    the weight's gradient into it (beta = 1 in the kernel's epilogue, no
-    rounding to weight's dtype) and gives the weight no gradient of its own:
-    gradient accumulation into a float32 buffer (Megatron's main_grad)."""
+    backward, when grad mode is on and an input requires a gradient (the
+    backward needs act'(z); storing z costs one write of the output's size,
+    recomputing it another GEMM). With accumulate_into (a float32 tensor of
+    weight's shape), a backward where the weight requires a gradient adds
+    that gradient into it (beta = 1 in the kernel's epilogue, no rounding to
+    weight's dtype) and gives the weight no gradient of its own: gradient
+    accumulation into a float32 buffer (Megatron's main_grad). No host sync."""
     _check(x, weight, bias, residual, activation, out_dtype)
     act = ACTIVATIONS[activation]
     if accumulate_into is not None and (accumulate_into.shape != weight.shape

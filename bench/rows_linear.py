@@ -92,7 +92,7 @@ def rel_err(got, want):
     return ((got.double() - want.double()).abs().max() / want.double().abs().max().clamp(min=1e-30)).item()
 
 
-def run_shape(env, b, key, name, T, K, N, act, res, compile_ok=True):
+def run_shape(env, b, name, T, K, N, act, res, compile_ok=True):
     """The fwd and fwd+bwd rows of one projection: each side checked against float64, then timed."""
     torch.manual_seed(30)
     dev, dt = env.dev, torch.bfloat16
@@ -135,11 +135,11 @@ def run_shape(env, b, key, name, T, K, N, act, res, compile_ok=True):
     return [fwd, both]
 
 
-def _row(key, name, T, K, N, act, res):
-    return lambda env, b: run_shape(env, b, key, name, T, K, N, act, res)
+def _row(name, T, K, N, act, res):
+    return lambda env, b: run_shape(env, b, name, T, K, N, act, res)
 
 
-ROWS = [(key, f"linear {name} fwd and fwd+bwd", f"{T}×{K} → {N} bf16", _row(key, name, T, K, N, act, res))
+ROWS = [(key, f"linear {name} fwd and fwd+bwd", f"{T}×{K} → {N} bf16", _row(name, T, K, N, act, res))
         for key, name, T, K, N, act, res in SHAPES]
 
 
@@ -165,7 +165,7 @@ def cpu_check(compile_ok=True):
     rows = []
     for key, name, _T, _K, _N, act, res in SHAPES:
         T, K, N = TINY[key]
-        rows += run_shape(env, b, key, name, T, K, N, act, res, compile_ok=compile_ok)
+        rows += run_shape(env, b, name, T, K, N, act, res, compile_ok=compile_ok)
     return rows
 
 

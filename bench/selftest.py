@@ -787,6 +787,18 @@ def main():
            and not set(more) & set(nn_keys),
            "--only issue30_shapes: the 11 ops at Llama-3-70B-like shapes and in f32, in issue30's table",
            repr(more))
+    lin = [r[0] for r in bench.select_rows("issue30_linear")]
+    expect(lin == ["linear_qo", "linear_up_silu", "linear_down_res"]
+           and all(bench.SECTIONS.get(k) is not None and bench.SECTIONS[k] is not bench.SECTIONS[nn_keys[0]]
+                   for k in lin),
+           "--only issue30_linear: blk.nn.linear's 3 Llama-3-8B projections, in a table of their own "
+           "(rows_linear.SECTION)", repr(lin))
+    probe = bench.Row("lin fwd", "1×1", flop=2e9, section=bench.SECTIONS[lin[0]])
+    probe.ms.update({"blk": 1.0, "torch": 1.5, "torch.compile": 2.0})
+    md = bench.table([probe], "env", [])
+    expect("| lin fwd | 1×1 | 1 | 1.5 | 2 | 2 | 1.50 | 2.00 |" in md, "rows_linear's cells: blk TFLOP/s, ratios "
+           "torch/blk and torch.compile/blk",
+           next((ln for ln in md.splitlines() if ln.startswith("| lin fwd")), md))
     probe = bench.Row("op fwd", "1×1", section=bench.SECTIONS[nn_keys[0]])
     probe.ms.update({"blk": 1.0, "Liger": 1.5, "torch.compile": 2.0})
     md = bench.table([probe], "env", [])

@@ -22,7 +22,9 @@
 #    launches at LLM shapes (hidden 4096 to 16384, Llama's heads, a
 #    4096-wide vocabulary chunk, and the optimizer's multi-tensor kernels
 #    for one dtype and for mixed ones, aligned or not) compile for sm_80 and
-#    sm_90a with no local memory, and ptxas accepts them.
+#    sm_90a with no local memory, and ptxas accepts them; blk.nn.linear's
+#    GEMM (stdlib/nn/linear.tile) in its fast config copies every layout's
+#    tiles by TMA into wgmma.
 # usage: tests/ptx/run.sh BUILD_DIR
 set -u
 build=${1:-build}
@@ -656,6 +658,38 @@ cross_entropy.tile cross_entropy_grad T=bf16 C=f32 SOFTCAP=true BLOCK=4096 num_w
 embedding.tile embedding_rank I=i64 K=i32 BLOCK_I=16 BLOCK_J=128 num_warps=8
 embedding.tile embedding_rank I=i32 K=i64 BLOCK_I=16 BLOCK_J=128 num_warps=8
 embedding.tile embedding_zero_rows T=bf16 BLOCK_R=8 BLOCK_D=1024 num_warps=4
+linear.tile linear_act_bwd T=bf16 OUT=bf16 PT=bf16 ACT=3 STORE_G=true HAS_BIAS=true BLOCK_M=32 BLOCK_N=128 num_warps=4
+linear.tile linear_act_bwd T=bf16 OUT=f32 PT=f32 ACT=2 STORE_G=true HAS_BIAS=false BLOCK_M=32 BLOCK_N=128 num_warps=4
+linear.tile linear T=bf16 OUT=bf16 HAS_BIAS=true ACT=3 HAS_RES=true SAVE_PRE=true BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 num_warps=8 num_stages=4
+linear.tile linear T=bf16 OUT=f32 TRANS_A=true TRANS_B=false BETA=true BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 num_warps=8 num_stages=4
+linear.tile linear_splitk T=bf16 OUT=bf16 HAS_BIAS=true ACT=2 SPLIT_K=4 BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 num_warps=8 num_stages=4
+linear.tile linear T=f32 OUT=f32 BT=f32 RT=f32 PT=f32 PREC=1 HAS_BIAS=true ACT=2 HAS_RES=true SAVE_PRE=true BLOCK_M=128 BLOCK_N=128 BLOCK_K=32 GROUP_M=8 num_warps=8 num_stages=3
+EOF
+
+# blk.nn.linear's GEMM in the first (fast) config of its @autotune list, with
+# the JIT's promises at LLM shapes: every layout a training step multiplies in
+# (NT forward with its epilogue, NN dx, TN dW accumulated into f32) has its
+# operand tiles copied by TMA and multiplied by wgmma
+lin_assume=a:16,b:16,c:16,stride_a:16,stride_b:16,stride_c:16,M:16,N:16,K:16
+while read -r kernel defs; do
+	d=()
+	for x in $defs; do d+=(-D "$x"); done
+	what="stdlib/nn/linear.tile $kernel $defs (TMA, sm_90a)"
+	if ! "$blkc" --emit=ptx --arch=sm_90a --tma -k "$kernel" --assume="$lin_assume" "${d[@]}" stdlib/nn/linear.tile \
+		-o "$tmp/lin.ptx" 2>"$tmp/err"; then
+		bad "$what: blkc" "$(head -3 "$tmp/err")"
+	elif ! grep -q 'cp\.async\.bulk\.tensor' "$tmp/lin.ptx" || ! grep -q 'wgmma\.mma_async' "$tmp/lin.ptx"; then
+		bad "$what: TMA and wgmma" "$(grep -c 'cp\.async\.bulk\.tensor' "$tmp/lin.ptx") bulk copies, $(grep -c 'wgmma\.mma_async' "$tmp/lin.ptx") wgmma"
+	elif [ -n "$ptxas" ] && ! "$ptxas" -arch=sm_90a "$tmp/lin.ptx" -o "$tmp/lin.cubin" 2>"$tmp/err"; then
+		bad "$what: ptxas" "$(head -3 "$tmp/err")"
+	else
+		ok "$what: TMA tiles, wgmma${ptxas:+, ptxas}"
+	fi
+done <<'EOF'
+linear HAS_BIAS=true ACT=3 HAS_RES=true SAVE_PRE=true
+linear TRANS_B=false
+linear TRANS_A=true TRANS_B=false BETA=true OUT=f32
+linear_splitk ACT=2
 EOF
 
 # the memory-bound blk.nn kernels with the JIT's promises at the benchmark's

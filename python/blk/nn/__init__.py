@@ -17,6 +17,7 @@ CUDA tensors run on the GPU, CPU tensors on the interpreter. Needs torch (2.4 or
     opt = blk.nn.AdamW(model.parameters(), lr=1e-3, master_weights=True)   # one launch a step
     norm = blk.nn.clip_grad_norm_(model.parameters(), 1.0)                 # a device tensor, no sync
     loss = blk.nn.linear_cross_entropy(h, lm_head.weight, target)   # never the whole logits
+    y = blk.nn.linear(x, w, b, activation="silu", residual=r)      # act(x @ w.T + b) + r, one launch
     loss = blk.nn.kl_div(student.log_softmax(-1), teacher_probs)    # F.kl_div, "batchmean"
     loss = blk.nn.jsd(student_logits, teacher_logits, beta=0.5)    # distillation, generalized JSD
     print(blk.nn.patch(hf_model))                  # a transformers Llama/Mistral/Qwen/Gemma on these ops
@@ -39,8 +40,10 @@ from ._glu import geglu, swiglu  # noqa: F401,E402
 from ._optim import AdamW, clip_grad_norm_  # noqa: F401,E402
 from ._linear_cross_entropy import LinearCrossEntropy, linear_cross_entropy  # noqa: F401,E402
 from ._distill import jsd, kl_div  # noqa: F401,E402
+from ._linear import Linear, linear  # noqa: F401,E402
 from ._patch import Patched, patch  # noqa: F401,E402
 
 __all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "layer_norm", "LayerNorm", "embedding", "swiglu", "geglu",
            "rope", "cross_entropy", "linear_cross_entropy", "LinearCrossEntropy", "kl_div", "jsd", "AdamW",
            "clip_grad_norm_", "patch", "Patched"]
+__all__ += ["linear", "Linear"]

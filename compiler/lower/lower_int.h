@@ -402,6 +402,9 @@ long gpu_sort_net_ops(const IrFunc *f, const Op *op);
  * it is unrolled. */
 long gpu_sort_loop_bytes(const IrFunc *f, const Op *op);
 void lower_histogram(Lower *L, const Op *op); /* histogram.c */
+/* Bins a histogram counts in shared memory at once (64 KiB); more are
+ * counted in parts of that size, one pass over the block each. */
+enum { HIST_PART_BINS = 16384 };
 void lower_print(Lower *L, const Op *op);
 /* gather.c */
 void lower_gather(Lower *L, const Op *op);

@@ -84,7 +84,7 @@ static void warn_looped_sorts(const IrFunc *f, const Region *r, Diag *diag)
 		type_print(op->operands[0]->type, &t);
 		long kib = (bytes + 1023) / 1024;
 		diag_report(diag, DIAG_WARNING, op->loc, "kernel '%s': this %s of a block (%s) on %d warp%s is a network of "
-		            "%ld compare-exchanges a thread, which unrolled would take the compiler minutes: it runs as "
+		            "%ld word comparisons a thread, which unrolled would take the compiler minutes: it runs as "
 		            "loops over the block in local memory (%ld KiB a thread, %ld KiB a program) and shared memory: "
 		            "correct but slower than in registers; a smaller block or more warps (num_warps) keeps it in "
 		            "registers",

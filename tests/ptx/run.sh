@@ -534,6 +534,12 @@ for tile in tests/ptx/patterns/*.tile; do
 	fi
 done
 # tf32x3 is three mma.sync where tf32 is one: the same 16 x 16 x 16 dot
+# a histogram of 65536 bins takes 64 KiB of shared memory (16384 bins at a
+# time), not 256 KiB: the shared bytes of its --emit=c launch table
+"$blkc" --emit=c --arch=sm_90 tests/ptx/patterns/histogram_parts.tile -o "$tmp/hist" 2>"$tmp/err"
+hbytes=$(sed -n 's/^\t{"hist", [^,]*, [^,]*, [^,]*, \([0-9]*\), 128,.*/\1/p' "$tmp/hist.c" 2>/dev/null)
+[ "$hbytes" = 65536 ] && ok "histogram of 65536 bins: 64 KiB of shared memory (in parts)" ||
+	bad "histogram of 65536 bins: shared memory" "${hbytes:-none} bytes; $(head -3 "$tmp/err")"
 n1=$("$blkc" --emit=ptx --arch=sm_80 -Dnum_warps=1 tests/ptx/patterns/dot_tf32_count.tile -o - 2>"$tmp/err" |
 	grep -c 'mma\.sync\.aligned\.m16n8k8')
 n3=$("$blkc" --emit=ptx --arch=sm_80 -Dnum_warps=1 tests/ptx/patterns/dot_tf32x3_sm80.tile -o - 2>>"$tmp/err" |

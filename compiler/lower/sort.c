@@ -644,8 +644,8 @@ long gpu_sort_net_ops(const IrFunc *f, const Op *op)
 	return ops;
 }
 
-/* Bytes a thread's words take in local memory where op's network runs as
- * loops, else 0. */
+/* Bytes of local memory a thread takes where op's network runs as loops
+ * (its words, its elements, its positions where read), else 0. */
 long gpu_sort_loop_bytes(const IrFunc *f, const Op *op)
 {
 	if (gpu_sort_net_ops(f, op) <= SORT_UNROLL_MAX)
@@ -656,7 +656,8 @@ long gpu_sort_loop_bytes(const IrFunc *f, const Op *op)
 	int axis = (int)op->attr[0], n = log2i(x->type.shape[axis]);
 	bool want_pos = op->n_results > 1 && op->results[1]->uses > 0;
 	int bits = scalar_bits((ScalarKind)x->type.scalar) + (want_pos ? (n ? n : 1) : 0);
-	return (1L << li.n_reg) * (bits <= 32 ? 4 : bits <= 64 ? 8 : 16);
+	int eb = scalar_bits((ScalarKind)x->type.scalar) / 8;
+	return (1L << li.n_reg) * ((bits <= 32 ? 4 : bits <= 64 ? 8 : 16) + eb + (op->n_results > 1 ? 4 : 0));
 }
 
 /* The results of the looped network: where they lie as the words do, a

@@ -22,7 +22,10 @@
 #    launches at LLM shapes (hidden 4096 to 16384, Llama's heads, a
 #    4096-wide vocabulary chunk, and the optimizer's multi-tensor kernels
 #    for one dtype and for mixed ones, aligned or not) compile for sm_80 and
-#    sm_90a with no local memory, and ptxas accepts them.
+#    sm_90a with no local memory, and ptxas accepts them;
+#  - tests/ptx/emu: sort and topk networks (the large ones run as loops)
+#    executed on the CPU from the back end's LLVM IR, checked against a
+#    stable sort (where the clang of blk's LLVM is installed).
 # usage: tests/ptx/run.sh BUILD_DIR
 set -u
 build=${1:-build}
@@ -691,6 +694,18 @@ cross_entropy.tile cross_entropy_grad $ce_assume,dlogits:16,dloss:16 T=bf16 C=f3
 rope.tile rope $rope_assume T=bf16 C=f32 BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_warps=8
 rope.tile rope $rope_assume T=bf16 C=f32 BACKWARD=true BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_warps=8
 EOF
+
+# sort and topk networks as the back end emits them, run on the CPU
+# (tests/ptx/emu/run.sh: the LLVM IR with the GPU's shuffles and barriers
+# emulated over threads), against a stable sort
+emu=$(bash tests/ptx/emu/run.sh "$build" 2>&1)
+printf '%s\n' "$emu" | sed '$d'
+if [[ $(printf '%s\n' "$emu" | tail -n 1) =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+	pass=$((pass + BASH_REMATCH[1]))
+	fail=$((fail + BASH_REMATCH[2]))
+else
+	bad "tests/ptx/emu" "$(printf '%s\n' "$emu" | tail -n 3)"
+fi
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -394,13 +394,15 @@ void lw_wgmma_wait(Lower *L, Tile *t);
 void lower_sort(Lower *L, const Op *op);      /* sort.c: sort and topk */
 /* sort.c: a sort or topk network of more word operations a thread than
  * SORT_UNROLL_MAX (unrolled, ptxas would take minutes on it) runs as loops
- * over its words in local memory; its warps exchange words through
+ * over its words: in shared memory where they take SORT_SMEM_BYTES or
+ * less, else in local memory, its warps exchanging words through
  * SORT_XCHG_BYTES of shared memory at a time. */
-enum { SORT_UNROLL_MAX = 8192, SORT_XCHG_BYTES = 16384 };
+enum { SORT_UNROLL_MAX = 8192, SORT_SMEM_BYTES = 65536, SORT_XCHG_BYTES = 16384 };
 long gpu_sort_net_ops(const IrFunc *f, const Op *op);
 /* The local memory a thread of op's looped network takes (bytes), 0 where
- * it is unrolled. */
-long gpu_sort_loop_bytes(const IrFunc *f, const Op *op);
+ * it is unrolled; *smem: the shared memory its words take there (0: they
+ * lie in local memory). */
+long gpu_sort_loop_bytes(const IrFunc *f, const Op *op, long *smem);
 void lower_histogram(Lower *L, const Op *op); /* histogram.c */
 /* Bins a histogram counts in shared memory at once (64 KiB); more are
  * counted in parts of that size, one pass over the block each. */

@@ -77,19 +77,25 @@ static void warn_looped_sorts(const IrFunc *f, const Region *r, Diag *diag)
 	for (const Op *op = r->first; op; op = op->next) {
 		for (int i = 0; i < op->n_regions; i++)
 			warn_looped_sorts(f, &op->regions[i], diag);
-		long bytes = op->code == OP_SORT || op->code == OP_TOPK ? gpu_sort_loop_bytes(f, op) : 0;
+		long smem = 0, bytes = op->code == OP_SORT || op->code == OP_TOPK ? gpu_sort_loop_bytes(f, op, &smem) : 0;
 		if (!bytes)
 			continue;
 		StrBuf t = {0};
 		type_print(op->operands[0]->type, &t);
 		long kib = (bytes + 1023) / 1024;
+		char where[160];
+		if (smem)
+			snprintf(where, sizeof where, "in shared memory (%ld KiB a program; %ld KiB a thread of local memory "
+			         "besides)", (smem + 1023) / 1024, kib);
+		else
+			snprintf(where, sizeof where, "in local memory (%ld KiB a thread, %ld KiB a program) and shared memory",
+			         kib, kib * 32 * f->num_warps);
 		diag_report(diag, DIAG_WARNING, op->loc, "kernel '%s': this %s of a block (%s) on %d warp%s is a network of "
 		            "%ld word comparisons a thread, which unrolled would take the compiler minutes: it runs as "
-		            "loops over the block in local memory (%ld KiB a thread, %ld KiB a program) and shared memory: "
-		            "correct but slower than in registers; a smaller block or more warps (num_warps) keeps it in "
-		            "registers",
+		            "loops over the block %s: correct but slower than in registers; a smaller block or more warps "
+		            "(num_warps) keeps it in registers",
 		            f->name, op_name(op->code), t.data ? t.data : "?", f->num_warps, f->num_warps == 1 ? "" : "s",
-		            gpu_sort_net_ops(f, op), kib, kib * 32 * f->num_warps);
+		            gpu_sort_net_ops(f, op), where);
 		sb_free(&t);
 	}
 }

@@ -32,11 +32,13 @@
  *
  * A network too large to unroll (past SORT_UNROLL_MAX word operations a
  * thread: ptxas would take minutes) runs the same stages, in the same
- * order, as loops: the words in a local-memory array of each thread, one
- * loop over its words a stage (lanes by shuffles, warps through a
- * shared-memory buffer a part of the words at a time), so the code grows
- * with the number of stages, not with the block. The results are those of
- * the unrolled network, bit for bit. */
+ * order, as loops: the words in shared memory (word k of thread t at
+ * k * T + t) where they fit in SORT_SMEM_BYTES, else in a local-memory
+ * array of each thread; one loop over the words a stage (lanes by
+ * shuffles; warps: in shared memory each pair done by one of its two
+ * threads, from local memory through a shared buffer a part of the words
+ * at a time), so the code grows with the number of stages, not with the
+ * block. The results are those of the unrolled network, bit for bit. */
 #include "lower/lower_int.h"
 
 #include <llvm-c/DebugInfo.h> /* LLVMTemporaryMDNode: a loop's metadata names itself */
@@ -52,7 +54,9 @@ typedef struct Net {
 	LLVMTypeRef wt;        /* the word type */
 	int wbits;
 	LLVMValueRef *w;       /* this thread's words */
-	LLVMValueRef buf;      /* looped: the words in local memory ([1 << n_reg] x wt), else NULL */
+	bool looped;           /* the network as loops over its words in memory */
+	LLVMValueRef buf;      /* looped: the words in local memory ([1 << n_reg] x wt), or NULL: */
+	int soff, sbytes;      /* in shared memory, word k of each thread at k * T + tid */
 	LLVMValueRef raw;      /* looped: the operand's elements in local memory, then the results' */
 	int n_reg;             /* registers: 1 << n_reg */
 	int8_t reg[LIN_MAX_BITS], lane[5], warp[LIN_MAX_WARP_BITS];
@@ -162,7 +166,7 @@ static void loop_drop_bit(Net *N, int j);
 static void cmp_exchange(Net *N, int j, int d)
 {
 	Lower *L = N->L;
-	if (N->buf) {
+	if (N->looped) {
 		loop_cmp_exchange(N, j, d);
 		return;
 	}
@@ -198,7 +202,7 @@ static void cmp_exchange(Net *N, int j, int d)
 static void drop_bit(Net *N, int j)
 {
 	Lower *L = N->L;
-	if (N->buf) {
+	if (N->looped) {
 		loop_drop_bit(N, j);
 		return;
 	}
@@ -245,23 +249,33 @@ static void loop_end(Lower *L, Loop *lp)
 	                LLVMMetadataAsValue(L->c, loop));
 }
 
-/* The word at (runtime) register index k of the looped network. */
-static LLVMValueRef slot(Net *N, LLVMValueRef k)
+/* Where word k (runtime register index) of thread t lies in the looped
+ * network: local memory (t is this thread) or shared memory. */
+static LLVMValueRef slot_of(Net *N, LLVMValueRef k, LLVMValueRef t)
 {
-	return LLVMBuildGEP2(N->L->b, N->wt, N->buf, &k, 1, "");
+	Lower *L = N->L;
+	if (N->buf)
+		return LLVMBuildGEP2(L->b, N->wt, N->buf, &k, 1, "");
+	return lw_smem_at(L, N->wt, N->soff, LLVMBuildAdd(L->b, LLVMBuildMul(L->b, k, ci32(L, L->T), ""), t, ""));
 }
 
-static LLVMValueRef load_slot(Net *N, LLVMValueRef k)
+static LLVMValueRef slot(Net *N, LLVMValueRef k) { return slot_of(N, k, N->L->tid); }
+
+static LLVMValueRef load_at(Net *N, LLVMValueRef p)
 {
-	LLVMValueRef v = LLVMBuildLoad2(N->L->b, N->wt, slot(N, k), "");
+	LLVMValueRef v = LLVMBuildLoad2(N->L->b, N->wt, p, "");
 	LLVMSetAlignment(v, (unsigned)N->wbits / 8);
 	return v;
 }
 
-static void store_slot(Net *N, LLVMValueRef w, LLVMValueRef k)
+static void store_at(Net *N, LLVMValueRef w, LLVMValueRef p)
 {
-	LLVMSetAlignment(LLVMBuildStore(N->L->b, w, slot(N, k)), (unsigned)N->wbits / 8);
+	LLVMSetAlignment(LLVMBuildStore(N->L->b, w, p), (unsigned)N->wbits / 8);
 }
+
+static LLVMValueRef load_slot(Net *N, LLVMValueRef k) { return load_at(N, slot(N, k)); }
+
+static void store_slot(Net *N, LLVMValueRef w, LLVMValueRef k) { store_at(N, w, slot(N, k)); }
 
 /* The linear index of the element at runtime register index k of map l. */
 static LLVMValueRef index_at(Lower *L, const Lin *l, LLVMValueRef k)
@@ -317,14 +331,59 @@ static LLVMValueRef against(Net *N, int loc, int pos, int d, bool drop, LLVMValu
 	return LLVMBuildSelect(L->b, keep_min, umin(L, w, o), umax(L, w, o), "");
 }
 
+/* Across warp bit pos with the words in shared memory: each pair of
+ * words (this thread's and the partner's, at one register) is done by one
+ * of the two threads, which writes both: register k = 2p + the thread's
+ * bit pos (with one word a thread, the thread whose bit is 0); between two
+ * barriers. */
+static void smem_across_warps(Net *N, int pos, int d, bool drop)
+{
+	Lower *L = N->L;
+	int nr = 1 << N->n_reg;
+	LLVMValueRef upper = tid_bit(L, 5 + pos), other = LLVMBuildXor(L->b, L->tid, ci32(L, 32 << pos), "");
+	lw_smem_barrier(L);
+	LLVMBasicBlockRef done = NULL;
+	Loop lp;
+	LLVMValueRef k;
+	if (nr > 1) {
+		lw_loop_begin(L, &lp, ci32(L, 0), ci32(L, nr / 2), NULL, 0);
+		k = LLVMBuildOr(L->b, LLVMBuildShl(L->b, lp.i, ci32(L, 1), ""), LLVMBuildZExt(L->b, upper, L->i32, ""), "");
+	} else {
+		done = lw_begin_if(L, LLVMBuildNot(L->b, upper, ""), "sort.pair");
+		k = ci32(L, 0);
+	}
+	LLVMValueRef mine = slot(N, k), theirs = slot_of(N, k, other);
+	LLVMValueRef w = load_at(N, mine), o = load_at(N, theirs);
+	LLVMValueRef lo = umin(L, w, o), hi = umax(L, w, o);
+	if (drop) {
+		store_at(N, lo, mine);
+		store_at(N, lo, theirs);
+	} else {
+		/* the partner's bit is the other one, its direction bit the same */
+		LLVMValueRef keep_min = LLVMBuildICmp(L->b, LLVMIntEQ, upper, axis_bit_at(N, d, k), "");
+		store_at(N, LLVMBuildSelect(L->b, keep_min, lo, hi, ""), mine);
+		store_at(N, LLVMBuildSelect(L->b, keep_min, hi, lo, ""), theirs);
+	}
+	if (nr > 1)
+		loop_end(L, &lp);
+	else
+		lw_end_if(L, done);
+	lw_smem_barrier(L);
+}
+
 /* A compare-exchange (or drop) across a lane or warp bit, a loop over the
- * words: lanes by shuffles; warps through shared memory, chunk words of
- * every thread at a time (at i * T + tid), between two barriers. */
+ * words: lanes by shuffles; warps with the words in shared memory there,
+ * else through shared memory, chunk words of every thread at a time (at
+ * i * T + tid), between two barriers. */
 static void loop_across(Net *N, int loc, int pos, int d, bool drop)
 {
 	Lower *L = N->L;
 	int nr = 1 << N->n_reg;
 	Loop lp;
+	if (loc == LOC_WARP && !N->buf) {
+		smem_across_warps(N, pos, d, drop);
+		return;
+	}
 	if (loc == LOC_LANE) {
 		lw_loop_begin(L, &lp, ci32(L, 0), ci32(L, nr), NULL, 0);
 		LLVMValueRef w = load_slot(N, lp.i);
@@ -490,7 +549,12 @@ static void init_looped(Net *N, const WordFmt *F, const Value *x, const Lin *li,
 	Lower *L = N->L;
 	int nr = 1 << N->n_reg, eb = scalar_bits((ScalarKind)x->type.scalar);
 	LLVMTypeRef et = lw_elem_type(L, x->type);
-	N->buf = local_array(L, N->wt, nr, N->wbits / 8, "sort.words");
+	N->looped = true;
+	N->sbytes = nr * L->T * (N->wbits / 8);
+	if (N->sbytes <= SORT_SMEM_BYTES)
+		N->soff = lw_smem_take(L, N->sbytes);
+	else
+		N->buf = local_array(L, N->wt, nr, N->wbits / 8, "sort.words");
 	LLVMValueRef raw = N->raw = local_array(L, et, nr, eb / 8, "sort.in");
 	for (int k = 0; k < nr; k++)
 		LLVMBuildStore(L->b, el(L, x, k), at_local(L, et, raw, ci32(L, k)));
@@ -645,9 +709,11 @@ long gpu_sort_net_ops(const IrFunc *f, const Op *op)
 }
 
 /* Bytes of local memory a thread takes where op's network runs as loops
- * (its words, its elements, its positions where read), else 0. */
-long gpu_sort_loop_bytes(const IrFunc *f, const Op *op)
+ * (its elements, its positions where read, its words unless they lie in
+ * shared memory: then *smem is their bytes, else 0), else 0. */
+long gpu_sort_loop_bytes(const IrFunc *f, const Op *op, long *smem)
 {
+	*smem = 0;
 	if (gpu_sort_net_ops(f, op) <= SORT_UNROLL_MAX)
 		return 0;
 	const Value *x = op->operands[0];
@@ -656,8 +722,20 @@ long gpu_sort_loop_bytes(const IrFunc *f, const Op *op)
 	int axis = (int)op->attr[0], n = log2i(x->type.shape[axis]);
 	bool want_pos = op->n_results > 1 && op->results[1]->uses > 0;
 	int bits = scalar_bits((ScalarKind)x->type.scalar) + (want_pos ? (n ? n : 1) : 0);
-	int eb = scalar_bits((ScalarKind)x->type.scalar) / 8;
-	return (1L << li.n_reg) * ((bits <= 32 ? 4 : bits <= 64 ? 8 : 16) + eb + (op->n_results > 1 ? 4 : 0));
+	int eb = scalar_bits((ScalarKind)x->type.scalar) / 8, wb = bits <= 32 ? 4 : bits <= 64 ? 8 : 16;
+	long nr = 1L << li.n_reg, words = nr * 32 * f->num_warps * wb;
+	if (words <= SORT_SMEM_BYTES)
+		*smem = words;
+	return nr * ((*smem ? 0 : wb) + eb + (op->n_results > 1 ? 4 : 0));
+}
+
+/* Words in shared memory read since the last barrier: the next use of
+ * shared memory lies above them or waits for a barrier. */
+static void words_read(Lower *L, const Net *N)
+{
+	int end = L->smem_base + N->soff + ((N->sbytes + 15) & ~15);
+	if (N->looped && !N->buf && L->smem_dirty >= 0 && L->smem_dirty < end)
+		L->smem_dirty = end;
 }
 
 /* The results of the looped network: where they lie as the words do, a
@@ -666,12 +744,13 @@ long gpu_sort_loop_bytes(const IrFunc *f, const Op *op)
 static void loaded_results(Lower *L, const Op *op, Net *N, const WordFmt *F)
 {
 	int nr = 1 << N->n_reg;
-	bool in_place = N->buf != NULL;
+	bool in_place = N->looped;
 	for (int i = 0; i < op->n_results && in_place; i++)
 		in_place = lays_out_words(N, lw_lin_of(L, op->results[i]));
 	if (!in_place) {
-		for (int k = 0; k < nr && N->buf && !L->failed; k++)
+		for (int k = 0; k < nr && N->looped && !L->failed; k++)
 			N->w[k] = load_slot(N, ci32(L, k));
+		words_read(L, N);
 		net_results(L, op, N, F);
 		return;
 	}
@@ -686,6 +765,7 @@ static void loaded_results(Lower *L, const Op *op, Net *N, const WordFmt *F)
 	if (two)
 		LLVMBuildStore(L->b, p, at_local(L, L->i32, pos, lp.i));
 	loop_end(L, &lp);
+	words_read(L, N);
 	for (int i = 0; i < op->n_results; i++) {
 		Tile out = lw_tile_new(L, nr);
 		for (int k = 0; k < out.n && !L->failed; k++)
@@ -699,7 +779,8 @@ void lower_sort(Lower *L, const Op *op)
 {
 	Net N;
 	WordFmt F;
-	if (!net_init(L, op, &N, &F, gpu_sort_loop_bytes(L->f, op) > 0))
+	long smem;
+	if (!net_init(L, op, &N, &F, gpu_sort_loop_bytes(L->f, op, &smem) > 0))
 		return;
 	int n = N.n;
 	if (op->code == OP_SORT) {

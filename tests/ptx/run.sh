@@ -24,6 +24,7 @@
 #    for one dtype and for mixed ones, aligned or not) compile for sm_80 and
 #    sm_90a with no local memory, and ptxas accepts them;
 #  - tests/ptx/emu: sort and topk networks (the large ones run as loops)
+#    and histograms of many bins (counted in parts)
 #    executed on the CPU from the back end's LLVM IR, checked against a
 #    stable sort (where the clang of blk's LLVM is installed).
 # usage: tests/ptx/run.sh BUILD_DIR

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# tests/ptx/emu/run.sh BUILD_DIR: sort and topk networks as the GPU back end
-# emits them, run on this machine's CPU. Each case's kernel is compiled to
+# tests/ptx/emu/run.sh BUILD_DIR: sort and topk networks, and histograms of
+# many bins, as the GPU back end emits them, run on this machine's CPU. Each case's kernel is compiled to
 # LLVM IR (blkc --emit=llvm), made CPU IR by to_cpu.py, compiled by the
 # clang of the LLVM that blk is built with, and run by sort_harness.c with
 # one thread a GPU thread (shuffles and barriers emulated), its results
 # checked against a stable sort. The cases are networks too large to unroll
 # (lower/sort.c runs them as loops over local memory), one unrolled one as
-# a check of the harness. Only the NVPTX code generation is not covered.
+# a check of the harness; the histograms count in parts of the bins
+# (hist_harness.c). Only the NVPTX code generation is not covered.
 # A line per case ("ok" or "FAIL"), then "N passed, N failed"; where there
 # is no clang or opt of that LLVM, one line says so and nothing is counted.
 set -u
@@ -79,5 +80,29 @@ i32 int32_t 2048 8 0 true 0 2 1
 f32 float 0 32768 0 true 64 4 1
 i32 int32_t 16384 4 0 false 64 4 1
 EOF
+# histograms of more bins than shared memory counts at once (in parts)
+for spec in "4096 65536 4" "1024 131072 4" "512 32768 2"; do
+	read -r n bins warps <<<"$spec"
+	what="histogram of $n i32 into $bins bins on $warps warp(s)"
+	printf 'kernel k(x: *i32, out: *i32) {\n    let offs = arange(0, %s);\n    let h = histogram(load(x + offs), %s, mask = (offs %% 3) != 0);\n    store(out + arange(0, %s), h);\n}\n' \
+		"$n" "$bins" "$bins" >"$tmp/h.tile"
+	if ! "$build/blkc" --emit=llvm -D num_warps="$warps" "$tmp/h.tile" -o "$tmp/h.ll" 2>"$tmp/err" ||
+		! python3 to_cpu.py "$tmp/h.ll" "$tmp/hc.ll" 2>>"$tmp/err" ||
+		! "$bin/opt" -strip-debug -S "$tmp/hc.ll" -o "$tmp/hc2.ll" 2>>"$tmp/err" ||
+		! "$bin/clang" -O1 -Wno-override-module -c "$tmp/hc2.ll" -o "$tmp/h.o" 2>>"$tmp/err" ||
+		! ${CC:-cc} -O1 -DN="$n" -DBINS="$bins" -DT=$((32 * warps)) hist_harness.c "$tmp/h.o" -lpthread -o "$tmp/hh" 2>>"$tmp/err"; then
+		echo "FAIL $what: building it for the CPU: $(head -3 "$tmp/err")"
+		fail=$((fail + 1))
+		continue
+	fi
+	out=$("$tmp/hh" 2>&1)
+	if [ $? -eq 0 ]; then
+		echo "ok   $what: $out"
+		pass=$((pass + 1))
+	else
+		echo "FAIL $what: $(echo "$out" | head -6 | tr '\n' ' ')"
+		fail=$((fail + 1))
+	fi
+done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

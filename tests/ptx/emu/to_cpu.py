@@ -4,7 +4,8 @@
 
 The kernel's global accesses, inline PTX (ld.global / st.global, predicated
 stores), become plain loads and stores (or calls to emu_st32 / emu_st64
-for the predicated ones); the thread index, the butterfly shuffle and the
+for the predicated ones), a histogram's red.shared.add and a predicated
+st.shared calls to emu_red_add1 and emu_sst32; the thread index, the butterfly shuffle and the
 barrier become calls to emu_tid, emu_shfl and emu_bar, which the harness
 defines over threads. The target lines go (the host's are used). Any other
 inline PTX is refused: the kernel cannot be run this way."""
@@ -23,6 +24,13 @@ for bits, reg in ((8, 'h'), (16, 'h'), (32, 'r'), (64, 'l')):
         if pred in src:
             src = src.replace(pred, 'call void @emu_st%d(' % bits)
             src += '\ndeclare void @emu_st%d(ptr addrspace(1), i1, i%d)\n' % (bits, bits)
+# a histogram's count (lower/histogram.c) and a predicated shared store
+for text, fn, decl in (('"@$0 red.shared.add.u32 [$1], 1;", "b,l,~{memory}"', 'emu_red_add1',
+                        '(i1, ptr addrspace(3))'),
+                       ('"@$0 st.shared.b32 [$1], $2;", "b,l,r"', 'emu_sst32', '(i1, ptr addrspace(3), i32)')):
+    if 'call void asm sideeffect ' + text + '(' in src:
+        src = src.replace('call void asm sideeffect ' + text + '(', 'call void @%s(' % fn)
+        src += '\ndeclare void @%s%s\n' % (fn, decl)
 left = re.search(r'asm sideeffect "[^"]*"', src)
 if left:
     sys.exit("to_cpu.py: inline PTX not handled: " + left.group(0))

@@ -392,7 +392,21 @@ void lower_dot_wgmma(Lower *L, const Op *op);
  * whose last products may still be in flight); t becomes the waited copy. */
 void lw_wgmma_wait(Lower *L, Tile *t);
 void lower_sort(Lower *L, const Op *op);      /* sort.c: sort and topk */
+/* sort.c: a sort or topk network of more word operations a thread than
+ * SORT_UNROLL_MAX (unrolled, ptxas would take minutes on it) runs as loops
+ * over its words: in shared memory where they take SORT_SMEM_BYTES or
+ * less, else in local memory, its warps exchanging words through
+ * SORT_XCHG_BYTES of shared memory at a time. */
+enum { SORT_UNROLL_MAX = 8192, SORT_SMEM_BYTES = 65536, SORT_XCHG_BYTES = 16384 };
+long gpu_sort_net_ops(const IrFunc *f, const Op *op);
+/* The local memory a thread of op's looped network takes (bytes), 0 where
+ * it is unrolled; *smem: the shared memory its words take there (0: they
+ * lie in local memory). */
+long gpu_sort_loop_bytes(const IrFunc *f, const Op *op, long *smem);
 void lower_histogram(Lower *L, const Op *op); /* histogram.c */
+/* Bins a histogram counts in shared memory at once (64 KiB); more are
+ * counted in parts of that size, one pass over the block each. */
+enum { HIST_PART_BINS = 16384 };
 void lower_print(Lower *L, const Op *op);
 /* gather.c */
 void lower_gather(Lower *L, const Op *op);
@@ -408,12 +422,12 @@ void lower_assert(Lower *L, const Op *op);
  * by ptxas, with a warning naming it; past GPU_MAX_BLOCK_REGS lowering refuses
  * the kernel: ptxas would take minutes (a 512 x 512 f32 transpose on 4 warps,
  * 2,048 registers a thread, takes it about 9 s; a 1024 x 1024 one, 8,192,
- * two minutes). A sort or topk, whose network grows faster than its block,
- * is refused past GPU_SPILL_BLOCK_REGS. */
+ * two minutes). A sort or topk whose network grows past SORT_UNROLL_MAX
+ * runs as loops instead (sort.c), with a warning. */
 enum { GPU_SPILL_BLOCK_REGS = 4 * 255, GPU_MAX_BLOCK_REGS = 4096 };
 /* A warning for a block value of f past GPU_SPILL_BLOCK_REGS, an error
  * (naming the kernel, the block's op and type, its registers a thread, and
- * what to do) past the limit. */
+ * what to do) past the limit; a warning for each looped sort or topk. */
 bool gpu_check_registers(const IrFunc *f, Diag *diag);
 
 /* ---- math.c ---- */

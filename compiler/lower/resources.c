@@ -5,7 +5,9 @@
  *     in local memory (ptxas spills it), with a warning naming it; one so
  *     large that ptxas would spend minutes on it is an error before LLVM
  *     runs (one program transposing a 1024 x 1024 f32 tile: 8,192 registers
- *     a thread on 4 warps, two minutes of ptxas; on 8 warps it compiles).
+ *     a thread on 4 warps, two minutes of ptxas; on 8 warps it compiles);
+ *     a sort or topk whose network runs as loops over local memory (too
+ *     large to unroll: lower/sort.c), a warning saying what that costs.
  *   - gpu_ptxas_spills: the bytes of spill stores and loads in the log of
  *     ptxas -v (blkc) or the driver's JIT (CU_JIT_LOG_VERBOSE), for the
  *     warning that names the kernel. */
@@ -57,23 +59,44 @@ static void keep(Big *b, const Op *op, const Value *v, long regs)
 		*b = (Big){op, v, regs};
 }
 
-/* The largest value of r (and the regions in it), in registers a thread,
- * among all ops (all) and among sorts and topks (net: their networks grow
- * faster than their blocks, and their limit is lower). */
-static void largest(const IrFunc *f, const Region *r, Big *all, Big *net)
+/* The largest value of r (and the regions in it), in registers a thread. */
+static void largest(const IrFunc *f, const Region *r, Big *all)
 {
 	for (const Op *op = r->first; op; op = op->next) {
 		for (int i = 0; i < op->n_regions; i++)
-			largest(f, &op->regions[i], all, net);
-		for (int i = 0; i < op->n_results; i++) {
-			long regs = counts(op, op->results[i]) ? value_regs(f, op->results[i]) : 0;
-			keep(all, op, op->results[i], regs);
-			if (op->code == OP_SORT || op->code == OP_TOPK)
-				for (int k = 0; k < op->n_operands; k++) {
-					long in = counts(op, op->operands[k]) ? value_regs(f, op->operands[k]) : 0;
-					keep(net, op, op->operands[k], in > regs ? in : regs);
-				}
-		}
+			largest(f, &op->regions[i], all);
+		for (int i = 0; i < op->n_results; i++)
+			keep(all, op, op->results[i], counts(op, op->results[i]) ? value_regs(f, op->results[i]) : 0);
+	}
+}
+
+/* A warning for each sort or topk of r whose network runs as loops over
+ * local memory (lower/sort.c): what it costs. */
+static void warn_looped_sorts(const IrFunc *f, const Region *r, Diag *diag)
+{
+	for (const Op *op = r->first; op; op = op->next) {
+		for (int i = 0; i < op->n_regions; i++)
+			warn_looped_sorts(f, &op->regions[i], diag);
+		long smem = 0, bytes = op->code == OP_SORT || op->code == OP_TOPK ? gpu_sort_loop_bytes(f, op, &smem) : 0;
+		if (!bytes)
+			continue;
+		StrBuf t = {0};
+		type_print(op->operands[0]->type, &t);
+		long kib = (bytes + 1023) / 1024;
+		char where[160];
+		if (smem)
+			snprintf(where, sizeof where, "in shared memory (%ld KiB a program; %ld KiB a thread of local memory "
+			         "besides)", (smem + 1023) / 1024, kib);
+		else
+			snprintf(where, sizeof where, "in local memory (%ld KiB a thread, %ld KiB a program) and shared memory",
+			         kib, kib * 32 * f->num_warps);
+		diag_report(diag, DIAG_WARNING, op->loc, "kernel '%s': this %s of a block (%s) on %d warp%s is a network of "
+		            "%ld word comparisons a thread, which unrolled would take the compiler minutes: it runs as "
+		            "loops over the block %s: correct but slower than in registers; a smaller block or more warps "
+		            "(num_warps) keeps it in registers",
+		            f->name, op_name(op->code), t.data ? t.data : "?", f->num_warps, f->num_warps == 1 ? "" : "s",
+		            gpu_sort_net_ops(f, op), where);
+		sb_free(&t);
 	}
 }
 
@@ -92,15 +115,9 @@ static void block_report(const IrFunc *f, Diag *diag, DiagLevel level, const Op 
 
 bool gpu_check_registers(const IrFunc *f, Diag *diag)
 {
-	Big all = {0}, net = {0};
-	largest(f, &f->body, &all, &net);
+	Big all = {0};
+	largest(f, &f->body, &all);
 	char why[320];
-	if (net.regs > GPU_SPILL_BLOCK_REGS) {
-		snprintf(why, sizeof why, "a %s network past %d would take the compiler minutes: sort smaller blocks or "
-		         "use more warps (num_warps)", op_name(net.op->code), GPU_SPILL_BLOCK_REGS);
-		block_report(f, diag, DIAG_ERROR, net.op, net.v, net.regs, why);
-		return false;
-	}
 	if (all.regs > GPU_MAX_BLOCK_REGS) {
 		snprintf(why, sizeof why, "past %d the compiler would spend minutes spilling it to memory: use a smaller "
 		         "block or more warps (num_warps)", GPU_MAX_BLOCK_REGS);
@@ -114,6 +131,7 @@ bool gpu_check_registers(const IrFunc *f, Diag *diag)
 		         "it in registers", kib, kib * 32 * f->num_warps);
 		block_report(f, diag, DIAG_WARNING, all.op, all.v, all.regs, why);
 	}
+	warn_looped_sorts(f, &f->body, diag);
 	return true;
 }
 

@@ -728,6 +728,83 @@ def gen_gather(k, r):
         b.append("    store(out + offs, %s, mask = mask);" % val)
 
 
+# ---- sort, argsort, topk, histogram -------------------------------------------
+
+def gen_sort(k, r, big=False):
+    """Each program sorts (sort, argsort or topk) or counts (histogram) its
+    block, 1-D or 2-D along either axis. big: a block whose network is too
+    large to unroll on one warp (lower/sort.c runs it as loops), or a
+    histogram of more bins than shared memory counts at once."""
+    t = r.choice(ALL)
+    kind = r.choice(["sort", "sort", "argsort", "topk", "histogram"])
+    if big:
+        if kind != "histogram":  # its bins are the large part (on 4 warps)
+            k.args.append("-D num_warps=1")
+        shape = r.choice([(4096,), (8, 1024), (2048, 4), (8192,)])
+    else:
+        shape = r.choice([(8,), (64,), (256,), (1024,), (4, 32), (16, 8), (2, 256)])
+    axis = r.randint(0, len(shape) - 1)
+    numel = 1
+    for d in shape:
+        numel *= d
+    progs = r.choice([1, 2, 3])
+    k.grid = "%d" % progs
+    b = k.body
+    if len(shape) == 1:
+        offs = "arange(0, %d)" % shape[0]
+    else:
+        offs = "arange(0, %d)[:, None] * %d + arange(0, %d)[None, :]" % (shape[0], shape[1], shape[1])
+    k.buf("x", t, numel * progs, init_for(r, t))
+    b.append("    let offs = program_id(0) * %d + %s;" % (numel, offs))
+    x = k.let("load(x + offs)", t)
+    if kind == "histogram":
+        ti = r.choice(INTS)
+        bins = r.choice([65536, 32768]) if big else r.choice([1, 16, 256, 1024])
+        m = r.choice(["", ", mask = %s" % "(offs % 3) != 0"])
+        k.out("out", "i32", bins * progs)
+        b.append("    let h = histogram(%s, %d%s);" % (hist_input(x, ti, bins), bins, m))
+        b.append("    store(out + program_id(0) * %d + arange(0, %d), h);" % (bins, bins))
+        return
+    if kind == "topk":
+        n = shape[axis]
+        kk = r.choice([q for q in [1, 2, 8, 64] if q <= n])
+        rshape = list(shape)
+        rshape[axis] = kk
+        rn = numel // n * kk
+        if len(shape) == 1:
+            roffs = "arange(0, %d)" % kk
+        else:
+            roffs = "arange(0, %d)[:, None] * %d + arange(0, %d)[None, :]" % (rshape[0], rshape[1], rshape[1])
+        k.out("v", t, rn * progs)
+        k.out("vi", "i32", rn * progs)
+        b.append("    let ro = program_id(0) * %d + %s;" % (rn, roffs))
+        b.append("    let (tv, ti) = topk(%s, %d, axis = %d);" % (x.name, kk, axis))
+        b.append("    store(v + ro, tv);")
+        b.append("    store(vi + ro, ti);")
+        return
+    desc = "true" if r.random() < 0.5 else "false"
+    if kind == "argsort":
+        k.out("ai", "i32", numel * progs)
+        b.append("    store(ai + offs, argsort(%s, %d, descending = %s));" % (x.name, axis, desc))
+        return
+    k.out("v", t, numel * progs)
+    if r.random() < 0.5:
+        k.out("vi", "i32", numel * progs)
+        b.append("    let (sv, si) = sort(%s, %d, %s, return_indices = true);" % (x.name, axis, desc))
+        b.append("    store(v + offs, sv);")
+        b.append("    store(vi + offs, si);")
+    else:
+        b.append("    store(v + offs, sort(%s, axis = %d, descending = %s));" % (x.name, axis, desc))
+
+
+def hist_input(x, ti, bins):
+    """An integer block of type ti from x, in [0, 2 bins) (or ti's positive
+    range): about half of the values outside the bins."""
+    v = x.name if not is_float(x.t) else clamp_to_int(x, "i32")
+    hi = min(2 * bins, 1 << (WIDTH[ti] - 1 if is_signed(ti) else WIDTH[ti])) - 1
+    return "(%s.to(i64) & %d).to(%s)" % (v, hi, ti) if not is_float(x.t) else "(%s & %d).to(%s)" % (v, hi, ti)
+
+
 # ---- tensor descriptors ------------------------------------------------------
 
 def gen_desc(k, r):
@@ -772,6 +849,11 @@ def generate(seed, index):
         fn = gen_desc
     # and a few elementwise ones on blocks too big for registers
     big = fn is gen_elementwise and random.Random((seed * 1000003 + index) * 7919 + 43).random() < 0.015
+    # and a few sorts, topks and histograms, a third of them large (their own
+    # generator again)
+    u = random.Random((seed * 1000003 + index) * 7919 + 61).random()
+    if u < 0.012:
+        fn, big = gen_sort, u < 0.004
     name = "k%d" % index
     k = Kernel(r, name)
     # so is a loop kernel's loop put in a fn (the same kernel otherwise)

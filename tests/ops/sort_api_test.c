@@ -1,12 +1,15 @@
 /* tests/ops: sort, argsort, topk and histogram, as .tile kernels through blk.h.
  *   sort     every integer type and f16, bf16, f32, f64; ascending and
  *            descending; values alone, values with positions, argsort;
- *            1-D lengths 1 to 4096 (65536 on the interpreter), both axes of
- *            2-D blocks; random inputs and inputs of few distinct values
- *            (ties; for floats also NaN, +-0.0, +-inf)
+ *            1-D lengths 1 to 4096, both axes of 2-D blocks; random inputs
+ *            and inputs of few distinct values (ties; for floats also NaN,
+ *            +-0.0, +-inf)
+ *   large    sorts and topks whose networks are too large to unroll (16 x
+ *            4096, 65536 and more elements on 4 warps): on the GPU loops
+ *            over local memory, with a warning (checked)
  *   topk     k of 1 up to the length, 1-D and both axes of 2-D
  *   histogram every integer type, values in and out of [0, num_bins), with
- *            and without a mask
+ *            and without a mask; up to 131072 bins (counted in parts)
  * Each program of a grid of PROGS works on its own block.
  *
  * The reference, written here: a stable sort of positions (insertion into
@@ -92,6 +95,22 @@ static void fill_ties(arr a)
 		else
 			set_i(a, i, rng_range(0, 5) == 5 ? -1 : rng_range(0, 4)); /* the largest value too */
 	}
+}
+
+/* On the GPU, the context's warnings say that the last kernel's op (sort
+ * or topk) of a block of type `block` runs as loops (lower/sort.c). */
+static void looped(const char *op, const char *block)
+{
+	if (is_interp())
+		return;
+	const char *w = blk_context_warnings(ops_ctx);
+	char needle[96];
+	snprintf(needle, sizeof needle, "this %s of a block (%s)", op, block);
+	const char *at = w ? strstr(w, needle) : NULL;
+	bool ok = at && strstr(at, "it runs as loops");
+	if (!ok)
+		why("no warning about the %s of %s in the context's warnings:\n%s\n", op, block, w ? w : "(none)");
+	result(ok, "GPU warning: the %s network of %s runs as loops", op, block);
 }
 
 /* ---- kernels --------------------------------------------------------------------------- */
@@ -319,10 +338,26 @@ int main(int argc, char **argv)
 	case_sort(DT_F32, (shape2){0, 4096, 0}, true, false);
 	case_sort(DT_F64, (shape2){0, 2048, 0}, false, true);
 	case_sort(DT_BF16, (shape2){0, 4096, 0}, true, true);
-	if (is_interp()) {
-		case_sort(DT_F32, (shape2){0, 65536, 0}, false, true);
-		case_topk(DT_F32, (shape2){0, 65536, 0}, 16, true);
-	}
+	/* networks too large to unroll on 4 warps: loops over local memory on
+	 * the GPU, with a warning naming the block */
+	case_sort(DT_F32, (shape2){0, 65536, 0}, false, true);
+	looped("sort", "f32[65536]");
+	case_sort(DT_F32, (shape2){16, 4096, 1}, true, true);
+	looped("sort", "f32[16, 4096]");
+	case_sort(DT_I32, (shape2){4096, 16, 0}, false, false);
+	looped("sort", "i32[4096, 16]");
+	case_sort(DT_F64, (shape2){0, 16384, 0}, true, true);
+	looped("sort", "f64[16384]");
+	case_sort(DT_U16, (shape2){2, 16384, 1}, false, true);
+	looped("sort", "u16[2, 16384]");
+	case_topk(DT_F32, (shape2){0, 65536, 0}, 16, true);
+	looped("topk", "f32[65536]");
+	case_topk(DT_F32, (shape2){0, 32768, 0}, 64, false);
+	looped("topk", "f32[32768]");
+	case_topk(DT_F64, (shape2){4, 8192, 1}, 32, true);
+	looped("topk", "f64[4, 8192]");
+	case_topk(DT_I32, (shape2){16384, 4, 0}, 64, true);
+	looped("topk", "i32[16384, 4]");
 	/* 2-D: every axis, several shapes */
 	case_sort(DT_F32, (shape2){4, 1024, 1}, false, true);
 	case_sort(DT_F32, (shape2){1024, 4, 0}, true, true);
@@ -349,5 +384,9 @@ int main(int argc, char **argv)
 	case_histogram(DT_I32, 128, 1024, true);
 	case_histogram(DT_U32, 16, 1, false);
 	case_histogram(DT_I32, 1, 2, true);
+	/* more bins than shared memory counts at once: in parts */
+	case_histogram(DT_I32, 4096, 65536, true);
+	case_histogram(DT_U16, 2048, 32768, false);
+	case_histogram(DT_I64, 1024, 131072, true);
 	return ops_finish();
 }

@@ -24,7 +24,11 @@
 #    for one dtype and for mixed ones, aligned or not) compile for sm_80 and
 #    sm_90a with no local memory, and ptxas accepts them; blk.nn.linear's
 #    GEMM (stdlib/nn/linear.tile) in its fast config copies every layout's
-#    tiles by TMA into wgmma.
+#    tiles by TMA into wgmma;
+#  - tests/ptx/emu: sort and topk networks (the large ones run as loops)
+#    and histograms of many bins (counted in parts)
+#    executed on the CPU from the back end's LLVM IR, checked against a
+#    stable sort (where the clang of blk's LLVM is installed).
 # usage: tests/ptx/run.sh BUILD_DIR
 set -u
 build=${1:-build}
@@ -536,6 +540,12 @@ for tile in tests/ptx/patterns/*.tile; do
 	fi
 done
 # tf32x3 is three mma.sync where tf32 is one: the same 16 x 16 x 16 dot
+# a histogram of 65536 bins takes 64 KiB of shared memory (16384 bins at a
+# time), not 256 KiB: the shared bytes of its --emit=c launch table
+"$blkc" --emit=c --arch=sm_90 tests/ptx/patterns/histogram_parts.tile -o "$tmp/hist" 2>"$tmp/err"
+hbytes=$(sed -n 's/^\t{"hist", [^,]*, [^,]*, [^,]*, \([0-9]*\), 128,.*/\1/p' "$tmp/hist.c" 2>/dev/null)
+[ "$hbytes" = 65536 ] && ok "histogram of 65536 bins: 64 KiB of shared memory (in parts)" ||
+	bad "histogram of 65536 bins: shared memory" "${hbytes:-none} bytes; $(head -3 "$tmp/err")"
 n1=$("$blkc" --emit=ptx --arch=sm_80 -Dnum_warps=1 tests/ptx/patterns/dot_tf32_count.tile -o - 2>"$tmp/err" |
 	grep -c 'mma\.sync\.aligned\.m16n8k8')
 n3=$("$blkc" --emit=ptx --arch=sm_80 -Dnum_warps=1 tests/ptx/patterns/dot_tf32x3_sm80.tile -o - 2>>"$tmp/err" |
@@ -740,6 +750,18 @@ if "$blkc" "${gemm_args[@]}" bench/kernels/gemm.tile -o "$tmp/gemm_beta.ptx" 2>"
 	fi
 else
 	bad "persistent GEMM, C += A @ B compiles" "$(head -2 "$tmp/err")"
+fi
+
+# sort and topk networks as the back end emits them, run on the CPU
+# (tests/ptx/emu/run.sh: the LLVM IR with the GPU's shuffles and barriers
+# emulated over threads), against a stable sort
+emu=$(bash tests/ptx/emu/run.sh "$build" 2>&1)
+printf '%s\n' "$emu" | sed '$d'
+if [[ $(printf '%s\n' "$emu" | tail -n 1) =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+	pass=$((pass + BASH_REMATCH[1]))
+	fail=$((fail + BASH_REMATCH[2]))
+else
+	bad "tests/ptx/emu" "$(printf '%s\n' "$emu" | tail -n 3)"
 fi
 
 echo "$pass passed, $fail failed"

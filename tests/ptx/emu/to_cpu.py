@@ -5,7 +5,8 @@
 The kernel's global accesses, inline PTX (ld.global / st.global, predicated
 stores), become plain loads and stores (or calls to emu_st32 / emu_st64
 for the predicated ones), a histogram's red.shared.add and a predicated
-st.shared calls to emu_red_add1 and emu_sst32; the thread index, the butterfly shuffle and the
+st.shared calls to emu_red_add1 and emu_sst32, the scratch addresses'
+opaque copy (mov.b32) the value itself; the thread index, the butterfly shuffle and the
 barrier become calls to emu_tid, emu_shfl and emu_bar, which the harness
 defines over threads. The target lines go (the host's are used). Any other
 inline PTX is refused: the kernel cannot be run this way."""
@@ -31,6 +32,8 @@ for text, fn, decl in (('"@$0 red.shared.add.u32 [$1], 1;", "b,l,~{memory}"', 'e
     if 'call void asm sideeffect ' + text + '(' in src:
         src = src.replace('call void asm sideeffect ' + text + '(', 'call void @%s(' % fn)
         src += '\ndeclare void @%s%s\n' % (fn, decl)
+# the scratch addresses' opaque copy of their thread part (lower/convert.c opaque_i32): the value itself
+src = re.sub(r'call i32 asm sideeffect "mov\.b32 \$0, \$1;", "=r,r"\((i32 [^)]+)\)', r'add \1, 0', src)
 left = re.search(r'asm sideeffect "[^"]*"', src)
 if left:
     sys.exit("to_cpu.py: inline PTX not handled: " + left.group(0))

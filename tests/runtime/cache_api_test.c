@@ -62,6 +62,7 @@ typedef struct Compiled {
 	blk_status st;
 	int from_disk, shared_bytes, num_warps;
 	int made_ptx, jits; /* the compiler made PTX (ms_ptx > 0); the stand-in's JIT compiled PTX meanwhile */
+	long jit_len;       /* the length of the PTX the JIT compiled last (up to its NUL) */
 	double ms_parse, ms_irgen, ms_passes, ms_llvm, ms_ptx, ms_cubin;
 	char ptx_head[256];
 	size_t ptx_len;
@@ -104,15 +105,23 @@ static Compiled compile(blk_context *ctx, const char *name, const char *text, co
 	}
 	blk_module_destroy(m);
 	c.jits = fc.jits() - jits;
+	c.jit_len = fc.get("last_ptx_len", 0);
 	return c;
 }
 
 static int list_entries(const char *dir, char names[][64], int max);
 
 /* A miss: PTX made, the driver's JIT loading it once. A hit: the entry's
- * PTX, none made, the JIT loading it once (every load goes through it). */
-static int missed(Compiled c) { return c.st == BLK_SUCCESS && !c.from_disk && c.made_ptx && c.jits == 1; }
-static int hit(Compiled c) { return c.st == BLK_SUCCESS && c.from_disk && !c.made_ptx && c.jits == 1; }
+ * PTX, none made, the JIT loading it once (every load goes through it).
+ * Either way the JIT reads the whole PTX (NUL-terminated, no NUL before). */
+static int missed(Compiled c)
+{
+	return c.st == BLK_SUCCESS && !c.from_disk && c.made_ptx && c.jits == 1 && c.jit_len == (long)c.ptx_len;
+}
+static int hit(Compiled c)
+{
+	return c.st == BLK_SUCCESS && c.from_disk && !c.made_ptx && c.jits == 1 && c.jit_len == (long)c.ptx_len;
+}
 
 /* A kernel generic over T (a const type parameter), compiled for `type`
  * in a fresh module: its own variant and entry per type. */
@@ -148,6 +157,7 @@ static Compiled compile_type(blk_context *ctx, const char *type)
 	}
 	blk_module_destroy(m);
 	c.jits = fc.jits() - jits;
+	c.jit_len = fc.get("last_ptx_len", 0);
 	return c;
 }
 

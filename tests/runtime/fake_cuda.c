@@ -130,6 +130,7 @@ static int launches, dev_launches[MAX_DEVICES];
 static int encodes; /* cuTensorMapEncodeTiled calls */
 static int jits;     /* cuModuleLoadDataEx calls that compiled PTX into a module */
 static int refused;  /* cuModuleLoadDataEx calls that refused their PTX (not counting failures asked for) */
+static long last_ptx_len; /* the bytes before the NUL of the PTX it last compiled */
 static int module_loads, dev_module_loads[MAX_DEVICES]; /* modules loaded */
 static double clock_ms[MAX_DEVICES]; /* each device's, moved by its launches */
 
@@ -224,14 +225,16 @@ API int fake_cuda_allocs_live(void)
  * "primary_refs"; "violations" (dev ignored): calls that reached memory, a
  * module or an event of a device other than the current context's;
  * "encodes" (dev ignored): cuTensorMapEncodeTiled calls; "refused" (dev
- * ignored): PTX cuModuleLoadDataEx refused (no .version in it). */
+ * ignored): PTX cuModuleLoadDataEx refused (no .version in it);
+ * "last_ptx_len" (dev ignored): the length of the PTX it last compiled (up
+ * to its NUL: what the driver reads). */
 API long fake_cuda_get(const char *key, int dev)
 {
 	if (!strcmp(key, "violations"))
 		return violations;
-	if (!strcmp(key, "encodes") || !strcmp(key, "refused")) {
+	if (!strcmp(key, "encodes") || !strcmp(key, "refused") || !strcmp(key, "last_ptx_len")) {
 		pthread_mutex_lock(&lock);
-		long n = !strcmp(key, "encodes") ? encodes : refused;
+		long n = !strcmp(key, "encodes") ? encodes : !strcmp(key, "refused") ? refused : last_ptx_len;
 		pthread_mutex_unlock(&lock);
 		return n;
 	}
@@ -688,6 +691,7 @@ API CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *
 	module_loads++;
 	dev_module_loads[m->dev]++;
 	jits++;
+	last_ptx_len = (long)strlen(m->ptx);
 	pthread_mutex_unlock(&lock);
 	/* verbose: ptxas's lines about the kernel's resources, as the real JIT writes them */
 	if (verbose && info && info_size)

@@ -7,8 +7,8 @@
  * scalars), each one program of 128 threads on a few floats:
  *
  *   raw  the PTX that blk_kernel_compile gives for the very variant blk_launch
- *        runs, turned into a cubin with the driver's cuLink* calls (as libblk
- *        does), loaded with cuModuleLoadData and launched with cuLaunchKernel
+ *        runs, compiled and loaded by the driver's JIT with cuModuleLoadDataEx
+ *        (as libblk does) and launched with cuLaunchKernel
  *        on the default stream, its arguments in an array built once;
  *   blk  blk_launch of the kernel (the cached path: compiled before, the
  *        blk_arg array and the options built once), on the default stream.
@@ -49,9 +49,8 @@ typedef int CUdevice;
 typedef void *CUcontext;
 typedef void *CUmodule;
 typedef void *CUfunction;
-typedef void *CUlinkState;
 
-enum { CU_JIT_INPUT_PTX = 1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
 static struct {
 	CUresult (*Init)(unsigned);
@@ -60,11 +59,7 @@ static struct {
 	CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
 	CUresult (*CtxSetCurrent)(CUcontext);
 	CUresult (*CtxSynchronize)(void);
-	CUresult (*LinkCreate)(unsigned, int *, void **, CUlinkState *);
-	CUresult (*LinkAddData)(CUlinkState, int, void *, size_t, const char *, unsigned, int *, void **);
-	CUresult (*LinkComplete)(CUlinkState, void **, size_t *);
-	CUresult (*LinkDestroy)(CUlinkState);
-	CUresult (*ModuleLoadData)(CUmodule *, const void *);
+	CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
 	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
 	CUresult (*FuncSetAttribute)(CUfunction, int, int);
 	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
@@ -151,12 +146,8 @@ static int load_driver(void)
 	cu.PrimaryCtxRetain = (CUresult(*)(CUcontext *, CUdevice))sym(h, "cuDevicePrimaryCtxRetain", &missing);
 	cu.CtxSetCurrent = (CUresult(*)(CUcontext))sym(h, "cuCtxSetCurrent", &missing);
 	cu.CtxSynchronize = (CUresult(*)(void))sym(h, "cuCtxSynchronize", &missing);
-	cu.LinkCreate = (CUresult(*)(unsigned, int *, void **, CUlinkState *))sym(h, "cuLinkCreate_v2", &missing);
-	cu.LinkAddData = (CUresult(*)(CUlinkState, int, void *, size_t, const char *, unsigned, int *, void **))sym(
-		h, "cuLinkAddData_v2", &missing);
-	cu.LinkComplete = (CUresult(*)(CUlinkState, void **, size_t *))sym(h, "cuLinkComplete", &missing);
-	cu.LinkDestroy = (CUresult(*)(CUlinkState))sym(h, "cuLinkDestroy", &missing);
-	cu.ModuleLoadData = (CUresult(*)(CUmodule *, const void *))sym(h, "cuModuleLoadData", &missing);
+	cu.ModuleLoadDataEx =
+		(CUresult(*)(CUmodule *, const void *, unsigned, int *, void **))sym(h, "cuModuleLoadDataEx", &missing);
 	cu.ModuleGetFunction = (CUresult(*)(CUfunction *, CUmodule, const char *))sym(h, "cuModuleGetFunction", &missing);
 	cu.FuncSetAttribute = (CUresult(*)(CUfunction, int, int))sym(h, "cuFuncSetAttribute", &missing);
 	cu.LaunchKernel = (CUresult(*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -275,26 +266,9 @@ static int setup(blk_context *ctx, blk_module *m, Case *c, int twenty)
 	}
 	c->block = 32u * (unsigned)info.num_warps;
 	c->smem = (unsigned)info.shared_bytes;
-	CUlinkState ls = NULL;
-	void *cubin = NULL;
-	size_t cubin_size = 0;
 	CUmodule mod = NULL;
-	CUresult r = cu.LinkCreate(0, NULL, NULL, &ls);
-	const char *call = "cuLinkCreate";
-	if (r == 0) {
-		call = "cuLinkAddData";
-		r = cu.LinkAddData(ls, CU_JIT_INPUT_PTX, (void *)info.ptx, info.ptx_len + 1, c->name, 0, NULL, NULL);
-	}
-	if (r == 0) {
-		call = "cuLinkComplete";
-		r = cu.LinkComplete(ls, &cubin, &cubin_size);
-	}
-	if (r == 0) {
-		call = "cuModuleLoadData";
-		r = cu.ModuleLoadData(&mod, cubin);
-	}
-	if (ls)
-		cu.LinkDestroy(ls);
+	const char *call = "cuModuleLoadDataEx";
+	CUresult r = cu.ModuleLoadDataEx(&mod, info.ptx, 0, NULL, NULL);
 	if (r == 0) {
 		call = "cuModuleGetFunction";
 		r = cu.ModuleGetFunction(&c->fn, mod, c->name);

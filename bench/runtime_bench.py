@@ -319,7 +319,8 @@ def part_compile(env, out, notes):
     finally:
         shutil.rmtree(tmp_root, ignore_errors=True)
     notes.append("compile: blk = loading the module (parse, check) and blk_kernel_compile (IR, passes, the LLVM pipeline, PTX, "
-                 "cubin through the driver's cuLink*, loaded), BLK_CACHE=0, a fresh module each trial; Triton = the "
+                 "then the driver's JIT: cuModuleLoadDataEx, whose own JIT cache may serve the trials after the first), "
+                 "BLK_CACHE=0, a fresh module each trial; Triton = the "
                  "first call of a new JITFunction of the kernel (compile, load, launch) with an empty cache directory "
                  "but for its launcher; medians of 5, in this process after every other row (warm)")
 

@@ -17,8 +17,9 @@
  * context makes that context's CUDA context current on the calling thread
  * for its own time and puts back what was current before (a program's or
  * PyTorch's current device is left as it was). What is shared across
- * contexts: a variant's binary, compiled once per architecture (the disk
- * cache, BLK_CACHE) and loaded into each context that launches it. */
+ * contexts: a variant's PTX, compiled once per architecture (the disk
+ * cache, BLK_CACHE) and loaded by the driver's JIT into each context that
+ * launches it. */
 #ifndef BLK_H
 #define BLK_H
 
@@ -204,7 +205,7 @@ typedef struct blk_compile_info {
 	int shared_bytes;       /* dynamic shared memory a program needs */
 	int num_warps, num_stages;
 	double ms_parse, ms_irgen, ms_passes, ms_llvm, ms_ptx, ms_cubin; /* phases of this compilation (0: cached) */
-	int from_disk_cache;    /* 1 when the binary came from the disk cache */
+	int from_disk_cache;    /* 1 when the PTX came from the disk cache */
 	int spill_bytes;        /* GPU: bytes of registers spilled to local memory a thread (0: none) */
 	const char *warnings;   /* the compilation's warnings, a line each, or "" (valid while the module lives) */
 	int registers;          /* GPU: registers a thread (the loaded kernel's, from the driver); 0 on the interpreter */

@@ -44,7 +44,7 @@ CacheMode cache_mode(void)
 
 /* ---- trust ---------------------------------------------------------------------- *
  *
- * A cubin read from the cache is run in this process, and an entry's
+ * PTX read from the cache is compiled and run in this process, and an entry's
  * checksum finds damage, not forgery: whoever can write into the folder
  * can plant an entry under any key. So the folder must be the user's
  * alone (owned by the effective user, written by no group or other user,
@@ -535,20 +535,19 @@ static void *read_file(const char *path, size_t max, size_t *len)
 /* ---- variants ------------------------------------------------------------------------ */
 
 /* The header of a KEY.variant file, in the machine's byte order (the magic
- * tells another order apart). 64 bytes: the cubin after it is aligned. */
+ * tells another order apart). 56 bytes, no padding. */
 typedef struct EntryHeader {
 	char magic[8];         /* "BLKVARNT" */
 	uint32_t version;      /* CACHE_FORMAT_VERSION */
 	uint32_t shared_bytes;
 	uint8_t key[16];
-	uint64_t cubin_len;
 	uint64_t ptx_len;      /* the PTX's bytes, its NUL not included (the file has none) */
-	uint64_t checksum;     /* entry_checksum: the fields below, the parameters' bytes, the cubin, the PTX */
+	uint64_t checksum;     /* entry_checksum: the fields below, the parameters' bytes, the PTX */
 	uint32_t threads;      /* a program's (.maxntid) */
-	uint16_t n_params;     /* the kernel's parameters: a uint16_t of bytes each follows, padded to 8 bytes */
+	uint16_t n_params;     /* the kernel's parameters: a uint16_t of bytes each follows */
 	uint16_t n_tmaps;      /* the last n_tmaps of them are tensor maps */
 } EntryHeader;
-_Static_assert(sizeof(EntryHeader) == 64, "the entry header is 64 bytes");
+_Static_assert(sizeof(EntryHeader) == 56, "the entry header is 56 bytes");
 
 static const char entry_magic[8] = {'B', 'L', 'K', 'V', 'A', 'R', 'N', 'T'};
 enum { MAX_ENTRY = 1 << 30 };
@@ -560,26 +559,17 @@ static void entry_path(const char *dir, const CacheKey *key, const char *ext, ch
 	snprintf(buf, size, "%s/%s.%s", dir, hex, ext);
 }
 
-/* The bytes of an entry's parameter sizes: a uint16_t each, padded to 8
- * (the cubin after them stays 8-byte aligned). */
-static size_t meta_bytes(size_t n_params)
-{
-	return (n_params * sizeof(uint16_t) + 7) / 8 * 8;
-}
-
 /* XXH64 (seed 0) of the header's account of the kernel (shared memory,
- * threads, parameters), the parameters' sizes, the cubin and the PTX. */
-static uint64_t entry_checksum(const EntryHeader *h, const void *sizes, size_t sizes_len, const void *cubin,
-                               size_t cubin_len, const void *ptx, size_t ptx_len)
+ * threads, parameters), the parameters' sizes and the PTX. */
+static uint64_t entry_checksum(const EntryHeader *h, const void *sizes, size_t sizes_len, const void *ptx,
+                               size_t ptx_len)
 {
 	uint32_t kernel[3] = {h->shared_bytes, h->threads, (uint32_t)h->n_params << 16 | h->n_tmaps};
 	XXH64_state_t st;
 	XXH64_reset(&st, 0);
 	XXH64_update(&st, kernel, sizeof kernel);
 	XXH64_update(&st, sizes, sizes_len);
-	XXH64_update(&st, cubin, cubin_len);
-	if (ptx_len)
-		XXH64_update(&st, ptx, ptx_len);
+	XXH64_update(&st, ptx, ptx_len);
 	return XXH64_digest(&st);
 }
 
@@ -594,19 +584,19 @@ static const char *check_entry(void *data, size_t len, const CacheKey *key, Cach
 		return "bad magic";
 	if (h.version != CACHE_FORMAT_VERSION)
 		return "format version";
-	size_t meta = meta_bytes(h.n_params);
-	if (h.cubin_len > MAX_ENTRY || h.ptx_len > MAX_ENTRY || sizeof h + meta + h.cubin_len + h.ptx_len != len)
+	size_t meta = (size_t)h.n_params * sizeof(uint16_t);
+	if (h.ptx_len > MAX_ENTRY || sizeof h + meta + h.ptx_len != len)
 		return "short";
-	const char *payload = (const char *)data + sizeof h;
-	if (entry_checksum(&h, payload, meta, payload + meta, (size_t)h.cubin_len, payload + meta + h.cubin_len,
-	                   (size_t)h.ptx_len) != h.checksum)
+	const char *payload = (const char *)data + sizeof h, *ptx = payload + meta;
+	if (entry_checksum(&h, payload, meta, ptx, (size_t)h.ptx_len) != h.checksum)
 		return "checksum";
 	if (key && memcmp(h.key, key->b, sizeof h.key) != 0)
 		return "key";
-	if (h.cubin_len == 0 || h.shared_bytes > INT32_MAX)
-		return "short";
 	/* (the checksum passed: what fails here was written so) */
-	bool fine = h.n_params <= CACHE_MAX_PARAMS && h.n_tmaps <= h.n_params && h.threads >= 1 && h.threads <= 1024;
+	if (h.ptx_len == 0 || memchr(ptx, '\0', (size_t)h.ptx_len)) /* the JIT would read up to the NUL */
+		return "ptx";
+	bool fine = h.shared_bytes <= INT32_MAX && h.n_params <= CACHE_MAX_PARAMS && h.n_tmaps <= h.n_params &&
+	            h.threads >= 1 && h.threads <= 1024;
 	for (int i = 0; fine && i < h.n_params; i++) {
 		uint16_t b;
 		memcpy(&b, payload + (size_t)i * sizeof b, sizeof b);
@@ -624,9 +614,7 @@ static const char *check_entry(void *data, size_t len, const CacheKey *key, Cach
 	}
 	if (out) {
 		out->data = data;
-		out->cubin = payload + meta;
-		out->cubin_len = (size_t)h.cubin_len;
-		out->ptx = payload + meta + h.cubin_len;
+		out->ptx = ptx;
 		out->ptx_len = (size_t)h.ptx_len;
 		out->meta = (CacheMeta){.shared_bytes = (int)h.shared_bytes, .threads = (int)h.threads,
 		                        .n_params = h.n_params, .n_tmaps = h.n_tmaps, .param_bytes = sizes};
@@ -673,20 +661,20 @@ void cache_entry_free(CacheEntry *e)
 	memset(e, 0, sizeof *e);
 }
 
-bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin, size_t cubin_len, const char *ptx,
-                         size_t ptx_len, const CacheMeta *meta)
+bool cache_write_variant(const char *dir, const CacheKey *key, const char *ptx, size_t ptx_len,
+                         const CacheMeta *meta)
 {
-	if (!cubin || !cubin_len || cubin_len > MAX_ENTRY || ptx_len > MAX_ENTRY || meta->shared_bytes < 0 ||
+	if (!ptx || !ptx_len || ptx_len > MAX_ENTRY || memchr(ptx, '\0', ptx_len) || meta->shared_bytes < 0 ||
 	    meta->n_params < 0 || meta->n_params > CACHE_MAX_PARAMS || (meta->n_params && !meta->param_bytes) ||
 	    meta->threads < 1 || meta->threads > 1024)
 		return false;
 	EntryHeader h = {.version = CACHE_FORMAT_VERSION, .shared_bytes = (uint32_t)meta->shared_bytes,
-	                 .cubin_len = cubin_len, .ptx_len = ptx_len, .threads = (uint32_t)meta->threads,
-	                 .n_params = (uint16_t)meta->n_params, .n_tmaps = (uint16_t)meta->n_tmaps};
+	                 .ptx_len = ptx_len, .threads = (uint32_t)meta->threads, .n_params = (uint16_t)meta->n_params,
+	                 .n_tmaps = (uint16_t)meta->n_tmaps};
 	memcpy(h.magic, entry_magic, sizeof h.magic);
 	memcpy(h.key, key->b, sizeof h.key);
 	/* the header and the parameters' sizes, written as one part */
-	size_t meta_len = meta_bytes((size_t)meta->n_params);
+	size_t meta_len = (size_t)meta->n_params * sizeof(uint16_t);
 	unsigned char *head = calloc(1, sizeof h + meta_len);
 	if (!head)
 		return false;
@@ -694,12 +682,12 @@ bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin
 		uint16_t b = (uint16_t)meta->param_bytes[i];
 		memcpy(head + sizeof h + (size_t)i * sizeof b, &b, sizeof b);
 	}
-	h.checksum = entry_checksum(&h, head + sizeof h, meta_len, cubin, cubin_len, ptx, ptx_len);
+	h.checksum = entry_checksum(&h, head + sizeof h, meta_len, ptx, ptx_len);
 	memcpy(head, &h, sizeof h);
 	char name[64], hex[33];
 	cache_key_hex(key, hex);
 	snprintf(name, sizeof name, "%s.variant", hex);
-	bool ok = write_atomically(dir, name, head, sizeof h + meta_len, cubin, cubin_len, ptx, ptx_len);
+	bool ok = write_atomically(dir, name, head, sizeof h + meta_len, ptx, ptx_len, NULL, 0);
 	free(head);
 	return ok;
 }

@@ -3,10 +3,12 @@
  * Compiled GPU variants and autotuning choices, one file each in one folder:
  * $BLK_CACHE_DIR, else $XDG_CACHE_HOME/blk, else $HOME/.cache/blk (made when
  * missing). A file is named after its key, a 128-bit XXH3 hash in hex:
- * KEY.variant holds a header (magic, format version, key, lengths, shared
- * memory, threads, XXH64 of the payload) and the payload (the bytes of
- * each kernel parameter, the cubin, then the PTX): what the compile driver
- * said of the kernel beside its code, so that nothing reads the PTX back;
+ * KEY.variant holds a header (magic, format version, key, the PTX's
+ * length, shared memory, threads, XXH64 of the payload) and the payload
+ * (the bytes of each kernel parameter, then the PTX, which the driver's JIT
+ * loads: no cubin, the driver keeps its own compiled code): what the
+ * compile driver said of the kernel beside its code, so that nothing reads
+ * the PTX back;
  * KEY.tune is four lines of text. Files are written to a temporary file in
  * the folder and renamed over the old one, so a reader sees a whole file or
  * none; a file that is short, damaged, of another format or another key is
@@ -27,7 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { CACHE_FORMAT_VERSION = 2 };
+/* 3: the PTX alone (2 held the cubin of a link, relocatable code that
+ * takes more registers: its entries and tuning choices are not used). Part
+ * of every key, and of the tuning files' first line. */
+enum { CACHE_FORMAT_VERSION = 3 };
 
 typedef struct CacheKey {
 	uint8_t b[16];
@@ -82,8 +87,8 @@ typedef struct VariantKeyInput {
 	const char *passes;                  /* BLK_PASSES, or NULL: the tile passes that ran */
 	const int *options;                  /* the settled value of each option (ir/options.h: OPTION_COUNT) */
 	const char *arch;                    /* the PTX target, "sm_90" */
-	int cc_major, cc_minor;              /* the device's: the driver builds the cubin for it */
-	int driver_version;                  /* cuDriverGetVersion: the driver that builds it */
+	int cc_major, cc_minor;              /* the device's: the driver compiles the PTX for it */
+	int driver_version;                  /* cuDriverGetVersion: the driver that compiles it */
 } VariantKeyInput;
 bool cache_variant_key(const VariantKeyInput *in, CacheKey *out);
 
@@ -97,11 +102,10 @@ typedef struct CacheMeta {
 } CacheMeta;
 
 /* An entry read back: data is the whole file (free with cache_entry_free);
- * the cubin starts 8-byte aligned; ptx is NUL-terminated. */
+ * ptx is NUL-terminated, ptx_len bytes before the NUL and none of them a
+ * NUL (the image the driver's JIT loads). */
 typedef struct CacheEntry {
 	void *data;
-	const void *cubin;
-	size_t cubin_len;
 	const char *ptx;
 	size_t ptx_len;
 	CacheMeta meta;         /* its param_bytes are the entry's own (cache_entry_free) */
@@ -112,13 +116,14 @@ typedef struct CacheEntry {
  * key. */
 bool cache_read_variant(const char *dir, const CacheKey *key, CacheEntry *out);
 void cache_entry_free(CacheEntry *e);
-/* Writes DIR/KEY.variant (atomically); false when it could not. */
-bool cache_write_variant(const char *dir, const CacheKey *key, const void *cubin, size_t cubin_len, const char *ptx,
-                         size_t ptx_len, const CacheMeta *meta);
+/* Writes DIR/KEY.variant (atomically); false when it could not, or when
+ * the PTX is empty or holds a NUL. */
+bool cache_write_variant(const char *dir, const CacheKey *key, const char *ptx, size_t ptx_len,
+                         const CacheMeta *meta);
 /* Checks an entry file as cache_read_variant does: NULL when it is whole
  * (and of `key` when key is not NULL), else why not ("short", "bad magic",
- * "format version", "checksum", "key", "metadata", "cannot be read"). For
- * tests. */
+ * "format version", "checksum", "key", "metadata", "ptx" (empty, or a NUL
+ * in it), "cannot be read"). For tests. */
 const char *cache_check_variant_file(const char *path, const CacheKey *key);
 
 /* Autotuning choices: DIR/KEY.tune holds the index of the best config and

@@ -21,7 +21,6 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
-typedef struct CUlinkState_st *CUlinkState;
 typedef int CUjit_option;
 
 enum {
@@ -60,7 +59,7 @@ enum {
 	CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
 
-/* CUjit_option and CUjitInputType */
+/* CUjit_option */
 enum {
 	CU_JIT_INFO_LOG_BUFFER = 3,
 	CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
@@ -68,7 +67,6 @@ enum {
 	CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
 	CU_JIT_LOG_VERBOSE = 12,
 };
-enum { CU_JIT_INPUT_PTX = 1 };
 
 enum { CU_EVENT_DEFAULT = 0 };
 
@@ -99,14 +97,8 @@ enum { CU_EVENT_DEFAULT = 0 };
 	X(cuMemsetD8, "cuMemsetD8_v2", CUresult, (CUdeviceptr dst, unsigned char value, size_t n)) \
 	X(cuMemsetD8Async, "cuMemsetD8Async", CUresult, (CUdeviceptr dst, unsigned char value, size_t n, CUstream stream)) \
 	X(cuMemGetAddressRange, "cuMemGetAddressRange_v2", CUresult, (CUdeviceptr *base, size_t *bytes, CUdeviceptr p)) \
-	X(cuLinkCreate, "cuLinkCreate_v2", CUresult, \
-	  (unsigned n_options, CUjit_option *options, void **values, CUlinkState *state)) \
-	X(cuLinkAddData, "cuLinkAddData_v2", CUresult, \
-	  (CUlinkState state, int type, void *data, size_t size, const char *name, unsigned n_options, \
-	   CUjit_option *options, void **values)) \
-	X(cuLinkComplete, "cuLinkComplete", CUresult, (CUlinkState state, void **cubin, size_t *size)) \
-	X(cuLinkDestroy, "cuLinkDestroy", CUresult, (CUlinkState state)) \
-	X(cuModuleLoadData, "cuModuleLoadData", CUresult, (CUmodule *mod, const void *image)) \
+	X(cuModuleLoadDataEx, "cuModuleLoadDataEx", CUresult, \
+	  (CUmodule *mod, const void *image, unsigned n_options, CUjit_option *options, void **values)) \
 	X(cuModuleGetFunction, "cuModuleGetFunction", CUresult, (CUfunction *fn, CUmodule mod, const char *name)) \
 	X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule mod)) \
 	X(cuModuleGetGlobal, "cuModuleGetGlobal_v2", CUresult, (CUdeviceptr *ptr, size_t *bytes, CUmodule mod, const char *name)) \

@@ -1,7 +1,7 @@
 /* jit.c: a variant compiled for the GPU and loaded: the PTX target for a
- * device, PTX and the kernel's parameters from the compile driver, the
- * cubin linked in process or taken from the disk cache (with the driver's
- * metadata beside it); blk_kernel_compile. */
+ * device, PTX and the kernel's parameters from the compile driver or from
+ * the disk cache (with the driver's metadata beside it), loaded by the CUDA
+ * driver's JIT; blk_kernel_compile. */
 #include "runtime.h"
 #include "lower/lower.h"
 #include "pipeline/pipeline.h"
@@ -107,56 +107,49 @@ static void spill_warning(blk_kernel *k, Variant *v, const char *log, const char
 	sb_free(&all);
 }
 
-/* PTX to a loaded module, in process (cuLink*); the cubin goes into the
- * disk cache as DIR/KEY.variant when dir is not NULL. *ms gets the time of
- * linking and loading; info (info_size bytes) the JIT's log. */
-static blk_status gpu_link(blk_context *ctx, const char *kn, const char *ptx, size_t len, const CacheMeta *meta,
-                           const char *dir, const CacheKey *key, CUmodule *out, double *ms, char *info, size_t info_size)
+/* PTX (NUL-terminated) to a module loaded into the current context by the
+ * driver's JIT: cuModuleLoadDataEx, which compiles it as a whole program.
+ * (A link, cuLinkAddData, compiles PTX as relocatable code, which takes
+ * more registers: bf16 bias + GELU on 4 warps got 40 a thread through a
+ * link, 32 through this, and with them 75% occupancy against 100%.) The
+ * driver keeps what it compiles in its own JIT cache, so PTX it has seen
+ * loads quickly. info (info_size bytes) gets the JIT's info log, verbose:
+ * ptxas's lines of registers and spills; errlog its error log. */
+static CUresult jit_ptx(const CudaDriver *cu, const char *ptx, CUmodule *out, char *info, size_t info_size,
+                        char *errlog, size_t errlog_size)
 {
-	const CudaDriver *cu = ctx->cu;
-	char errlog[16384] = "", msg[512];
-	/* verbose: ptxas's resource lines (registers, spills) in the info log */
 	CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
 	                       CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
-	info[0] = '\0';
-	void *vals[] = {info, (void *)(uintptr_t)info_size, errlog, (void *)(uintptr_t)sizeof errlog, (void *)(uintptr_t)1};
-	double t0 = rt_monotonic_ms(), t_write = 0;
-	CUlinkState ls = NULL;
-	CUresult r = cu->cuLinkCreate(sizeof opts / sizeof opts[0], opts, vals, &ls);
-	if (r != CUDA_SUCCESS)
-		return rt_fail(cuda_blk_status(r), "blk_launch: kernel '%s': %s", kn,
-		               cuda_describe(cu, r, "cuLinkCreate_v2", msg, sizeof msg));
-	const char *call = "cuLinkAddData_v2";
-	r = cu->cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, kn, 0, NULL, NULL);
-	void *cubin = NULL;
-	size_t cubin_size = 0;
+	void *vals[] = {info, (void *)(uintptr_t)info_size, errlog, (void *)(uintptr_t)errlog_size, (void *)(uintptr_t)1};
+	info[0] = errlog[0] = '\0';
+	CUresult r = cu->cuModuleLoadDataEx(out, ptx, sizeof opts / sizeof opts[0], opts, vals);
+	info[info_size - 1] = errlog[errlog_size - 1] = '\0';
+	return r;
+}
+
+/* The PTX just made (len bytes and a NUL) to a loaded module (jit_ptx);
+ * the PTX and what the compile driver said of it (meta) go into the disk
+ * cache as DIR/KEY.variant when dir is not NULL and the driver took it. *ms
+ * gets the time of the JIT; info (info_size bytes) its log. */
+static blk_status gpu_jit(blk_context *ctx, const char *kn, const char *ptx, size_t len, const CacheMeta *meta,
+                          const char *dir, const CacheKey *key, CUmodule *out, double *ms, char *info, size_t info_size)
+{
+	const CudaDriver *cu = ctx->cu;
+	char errlog[16384], msg[512];
+	double t0 = rt_monotonic_ms();
+	CUresult r = jit_ptx(cu, ptx, out, info, info_size, errlog, sizeof errlog);
+	*ms = rt_monotonic_ms() - t0;
 	if (r == CUDA_SUCCESS) {
-		call = "cuLinkComplete";
-		r = cu->cuLinkComplete(ls, &cubin, &cubin_size);
-	}
-	if (r == CUDA_SUCCESS && dir) {
 		/* a cache that cannot be written is no error: the next process compiles again */
-		double tw = rt_monotonic_ms();
-		cache_write_variant(dir, key, cubin, cubin_size, ptx, len, meta);
-		t_write = rt_monotonic_ms() - tw;
+		if (dir)
+			cache_write_variant(dir, key, ptx, len, meta);
+		return BLK_SUCCESS;
 	}
-	if (r == CUDA_SUCCESS) {
-		call = "cuModuleLoadData";
-		r = cu->cuModuleLoadData(out, cubin);
-	}
-	blk_status st = BLK_SUCCESS;
-	if (r != CUDA_SUCCESS) {
-		errlog[sizeof errlog - 1] = '\0';
-		size_t n = strlen(errlog);
-		while (n && (errlog[n - 1] == '\n' || errlog[n - 1] == '\r'))
-			errlog[--n] = '\0';
-		st = rt_fail(cuda_blk_status(r), "blk_launch: kernel '%s' for %s: %s%s%s", kn, ctx->arch,
-		             cuda_describe(cu, r, call, msg, sizeof msg), n ? "\n" : "", errlog);
-	}
-	cu->cuLinkDestroy(ls);
-	info[info_size - 1] = '\0';
-	*ms = rt_monotonic_ms() - t0 - t_write;
-	return st;
+	size_t n = strlen(errlog);
+	while (n && (errlog[n - 1] == '\n' || errlog[n - 1] == '\r'))
+		errlog[--n] = '\0';
+	return rt_fail(cuda_blk_status(r), "blk_launch: kernel '%s' for %s: %s%s%s", kn, ctx->arch,
+	               cuda_describe(cu, r, "cuModuleLoadDataEx", msg, sizeof msg), n ? "\n" : "", errlog);
 }
 
 /* The arguments' layout: what the IR says each runtime parameter is, in
@@ -210,10 +203,11 @@ static blk_status param_layout(blk_kernel *k, Variant *v, const CacheMeta *meta)
 }
 
 /* Compiles and loads v for ctx's device: PTX, the parameters' layout,
- * shared memory, a CUfunction. The cubin and what the compile driver said
+ * shared memory, a CUfunction. The PTX and what the compile driver said
  * of it come from the disk cache when it has them (BLK_CACHE,
- * BLK_ALWAYS_COMPILE) and read_cache; else the driver runs and they are
- * put there. Caller holds m->lock. */
+ * BLK_ALWAYS_COMPILE) and read_cache; else the compile driver runs and they
+ * are put there. Either way the CUDA driver's JIT loads the PTX. Caller
+ * holds m->lock. */
 static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 {
 	blk_module *m = k->m;
@@ -243,19 +237,23 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 	v->ms_llvm = v->ms_ptx = v->ms_cubin = 0;
 	double t0 = rt_monotonic_ms();
 	if (cached && mode == CACHE_READ_WRITE && read_cache && cache_read_variant(dir, &key, &entry)) {
-		if (ctx->cu->cuModuleLoadData(&mod, entry.cubin) == CUDA_SUCCESS) {
+		/* the entry's PTX through the JIT as a miss's (the driver's own cache
+		 * makes it quick); its log is not read: a spill warning was given by
+		 * the process that compiled it */
+		char info[1024], errlog[1024];
+		if (jit_ptx(ctx->cu, entry.ptx, &mod, info, sizeof info, errlog, sizeof errlog) == CUDA_SUCCESS) {
 			ptx = (char *)entry.ptx;
 			len = entry.ptx_len;
 			meta = entry.meta;
 			v->from_disk = true;
 			v->ms_cubin = rt_monotonic_ms() - t0;
 		} else {
-			/* a cubin this driver refuses: compiled again, and the entry rewritten */
+			/* PTX this driver refuses: compiled again, and the entry rewritten */
 			mod = NULL;
 			cache_entry_free(&entry);
 		}
 	}
-	/* the driver's later stages: with the cubin at hand only the target and
+	/* the driver's later stages: with the module loaded only the target and
 	 * the TMA plan (the tensor maps launches pass) */
 	Diag diag;
 	diag_init(&diag);
@@ -308,7 +306,7 @@ static blk_status load_variant(blk_kernel *k, Variant *v, bool read_cache)
 	v->warning = NULL;
 	if (st == BLK_SUCCESS && !mod) {
 		char info[8192];
-		st = gpu_link(ctx, kn, ptx, len, &meta, cached ? dir : NULL, &key, &mod, &v->ms_cubin, info, sizeof info);
+		st = gpu_jit(ctx, kn, ptx, len, &meta, cached ? dir : NULL, &key, &mod, &v->ms_cubin, info, sizeof info);
 		if (st == BLK_SUCCESS)
 			spill_warning(k, v, info, compile_warning.len ? compile_warning.data : NULL);
 	}

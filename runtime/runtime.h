@@ -5,9 +5,9 @@
  *
  * The interpreter runs kernels on the CPU with every access checked. The
  * GPU backend (driver.c loads the CUDA driver) compiles each variant to PTX
- * at its first launch (blk_pipeline_run), links it in process
- * (cuLink*) or takes the cubin from the disk cache (cache.c), keeps the
- * CUfunction with the variant, and launches with cuLaunchKernel,
+ * at its first launch (blk_pipeline_run) or takes the PTX from the disk
+ * cache (cache.c), loads it with the driver's JIT (cuModuleLoadDataEx: a
+ * whole program, jit.c), keeps the CUfunction with the variant, and launches with cuLaunchKernel,
  * asynchronously (BLK_DEBUG=1: synchronizing after each launch, to name
  * the kernel that faulted). Device printf goes to the process's stdout;
  * blk_context_printed gives "" there. Copies are synchronous and ordered
@@ -103,7 +103,7 @@ typedef struct Variant {
 	size_t ptx_len;
 	/* how it was made: milliseconds of each phase (blk_compile_info) */
 	double ms_irgen, ms_passes, ms_llvm, ms_ptx, ms_cubin;
-	bool from_disk;       /* GPU: the cubin came from the disk cache */
+	bool from_disk;       /* GPU: the PTX came from the disk cache */
 	int spill_bytes;      /* GPU: bytes of spill stores a thread (the JIT's log, or local memory) */
 	int registers;        /* GPU: registers a thread of the loaded function (0: unknown) */
 	int max_block;        /* GPU: the most threads a program of the loaded function may have, its

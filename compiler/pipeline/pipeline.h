@@ -28,8 +28,8 @@ typedef enum {
 	STAGE_PTX,         /* LLVM IR to PTX (the NVPTX code generator) */
 	STAGE_COUNT
 } PipelineStage;
-/* The cubin is the caller's: the runtime links the PTX in process
- * (cuLink), blkc runs ptxas. */
+/* The cubin is the caller's: the runtime hands the PTX to the driver's
+ * JIT (cuModuleLoadDataEx), blkc runs ptxas. */
 
 typedef struct PipelineRequest {
 	PipelineStage from, to;  /* the stages run, from..to */

@@ -3,8 +3,9 @@
  * the stand-in driver, where nothing runs). Where no GPU can be used it
  * prints "SKIP: no GPU (reason)" and "0 passed, 0 failed".
  *
- *  - a variant compiled and linked by the driver, then loaded from the
- *    disk cache in a new module and in another process, computes the same;
+ *  - a variant compiled (PTX, then the driver's JIT), then its PTX loaded
+ *    from the disk cache in a new module and in another process, computes
+ *    the same;
  *  - blk_compile_info's phases; blk_time_launch of vector add at a
  *    plausible bandwidth; blk_synchronize;
  *  - blk_autotune and a launch that tunes: every config timed, the
@@ -141,12 +142,12 @@ int main(int argc, char **argv)
 
 	/* ---- the disk cache */
 	int bad = vadd_check(ctx, 1 << 20, 0, &info);
-	snprintf(what, sizeof what, "a miss: compiled, linked by the driver, correct (parse %.2f, irgen %.2f, passes %.2f, "
+	snprintf(what, sizeof what, "a miss: compiled, loaded by the driver's JIT, correct (parse %.2f, irgen %.2f, passes %.2f, "
 	                            "LLVM %.2f, PTX %.2f, cubin %.2f ms)", info.ms_parse, info.ms_irgen, info.ms_passes,
 	         info.ms_llvm, info.ms_ptx, info.ms_cubin);
 	expect(bad == 0 && info.ms_llvm > 0 && info.ms_ptx > 0 && info.ms_cubin > 0 && info.ptx, what);
 	bad = vadd_check(ctx, 1 << 20, 1, &info);
-	snprintf(what, sizeof what, "a new module: the cubin from the disk cache, correct (irgen %.2f, passes %.2f, "
+	snprintf(what, sizeof what, "a new module: the PTX from the disk cache, correct (irgen %.2f, passes %.2f, "
 	                            "loading %.2f ms)", info.ms_irgen, info.ms_passes, info.ms_cubin);
 	expect(bad == 0 && info.ms_llvm == 0 && info.ms_ptx == 0, what);
 	fflush(stdout);

@@ -1,14 +1,16 @@
 /* The disk cache of compiled GPU variants through blk.h, against the
- * stand-in driver (fake/libcuda.so.1, whose "cubin" is the PTX behind a
- * header): a miss then a hit in the same process and in another one; what
+ * stand-in driver (fake/libcuda.so.1, whose JIT keeps the PTX it is given
+ * as the module): a miss (PTX made, loaded by the JIT) then a hit (the
+ * entry's PTX loaded by the JIT, none made) in the same process and in
+ * another one; what
  * changes the key (a byte of the source or of an import, the module's
  * name, a const value, num_warps, the specialization, the device, the
  * driver) and what does not (an unrelated environment variable); damaged
- * entries (cut, a flipped byte, garbage, a cubin the driver refuses)
- * compiled again and rewritten; BLK_ALWAYS_COMPILE, BLK_CACHE=0, a folder
+ * entries (cut, a flipped byte, garbage, whole but of format 2, whole but
+ * PTX the driver refuses) compiled again and rewritten; BLK_ALWAYS_COMPILE, BLK_CACHE=0, a folder
  * that cannot be made; 8 processes filling one folder at once leave only
  * whole entries. Entries are checked here against the format as
- * runtime/cache.c writes it, with xxHash of our own.
+ * runtime/cache.c writes it (entry_format.h).
  *
  * The program runs itself again (argv[1] "child") for the other processes. */
 #include "blk.h"
@@ -17,6 +19,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "entry_format.h"
 
 static int passed, failed;
 static FakeCuda fc;
@@ -58,7 +60,9 @@ static char include_dir[600];
 
 typedef struct Compiled {
 	blk_status st;
-	int from_disk, links, shared_bytes, num_warps;
+	int from_disk, shared_bytes, num_warps;
+	int made_ptx, jits; /* the compiler made PTX (ms_ptx > 0); the stand-in's JIT compiled PTX meanwhile */
+	long jit_len;       /* the length of the PTX the JIT compiled last (up to its NUL) */
 	double ms_parse, ms_irgen, ms_passes, ms_llvm, ms_ptx, ms_cubin;
 	char ptx_head[256];
 	size_t ptx_len;
@@ -66,7 +70,7 @@ typedef struct Compiled {
 
 /* Loads the module (name, text) afresh on ctx and compiles `kernel` with
  * these consts and options: what blk_compile_info said, and the stand-in's
- * links meanwhile. */
+ * JIT compiles meanwhile. */
 static Compiled compile(blk_context *ctx, const char *name, const char *text, const char *kernel, const char *cname,
                         long cval, int warps)
 {
@@ -75,7 +79,7 @@ static Compiled compile(blk_context *ctx, const char *name, const char *text, co
 	blk_module_options mo = {.include_dirs = dirs, .n_include_dirs = 1};
 	blk_module *m = NULL;
 	blk_kernel *k = NULL;
-	int links = fc.links();
+	int jits = fc.jits();
 	c.st = blk_module_load_source(ctx, name, text, strlen(text), &mo, &m);
 	if (c.st == BLK_SUCCESS)
 		c.st = blk_kernel_get(m, kernel, &k);
@@ -93,17 +97,31 @@ static Compiled compile(blk_context *ctx, const char *name, const char *text, co
 			c.ms_passes = info.ms_passes;
 			c.ms_llvm = info.ms_llvm;
 			c.ms_ptx = info.ms_ptx;
+			c.made_ptx = info.ms_ptx > 0;
 			c.ms_cubin = info.ms_cubin;
 			c.ptx_len = info.ptx_len;
 			snprintf(c.ptx_head, sizeof c.ptx_head, "%s", info.ptx ? info.ptx : "");
 		}
 	}
 	blk_module_destroy(m);
-	c.links = fc.links() - links;
+	c.jits = fc.jits() - jits;
+	c.jit_len = fc.get("last_ptx_len", 0);
 	return c;
 }
 
 static int list_entries(const char *dir, char names[][64], int max);
+
+/* A miss: PTX made, the driver's JIT loading it once. A hit: the entry's
+ * PTX, none made, the JIT loading it once (every load goes through it).
+ * Either way the JIT reads the whole PTX (NUL-terminated, no NUL before). */
+static int missed(Compiled c)
+{
+	return c.st == BLK_SUCCESS && !c.from_disk && c.made_ptx && c.jits == 1 && c.jit_len == (long)c.ptx_len;
+}
+static int hit(Compiled c)
+{
+	return c.st == BLK_SUCCESS && c.from_disk && !c.made_ptx && c.jits == 1 && c.jit_len == (long)c.ptx_len;
+}
 
 /* A kernel generic over T (a const type parameter), compiled for `type`
  * in a fresh module: its own variant and entry per type. */
@@ -118,7 +136,7 @@ static Compiled compile_type(blk_context *ctx, const char *type)
 	Compiled c = {0};
 	blk_module *m = NULL;
 	blk_kernel *k = NULL;
-	int links = fc.links();
+	int jits = fc.jits();
 	c.st = blk_module_load_source(ctx, "generic.tile", generic_source, strlen(generic_source), NULL, &m);
 	if (c.st == BLK_SUCCESS)
 		c.st = blk_kernel_get(m, "copy", &k);
@@ -129,6 +147,7 @@ static Compiled compile_type(blk_context *ctx, const char *type)
 		c.st = blk_kernel_compile(k, NULL, 0, &o, &info);
 		if (c.st == BLK_SUCCESS) {
 			c.from_disk = info.from_disk_cache;
+			c.made_ptx = info.ms_ptx > 0;
 			c.ptx_len = info.ptx_len;
 			/* the first global load's line: its width tells the type */
 			const char *ld = info.ptx ? strstr(info.ptx, "ld.global") : NULL;
@@ -137,7 +156,8 @@ static Compiled compile_type(blk_context *ctx, const char *type)
 		}
 	}
 	blk_module_destroy(m);
-	c.links = fc.links() - links;
+	c.jits = fc.jits() - jits;
+	c.jit_len = fc.get("last_ptx_len", 0);
 	return c;
 }
 
@@ -152,15 +172,15 @@ static void test_const_types(blk_context *ctx, const char *dir)
 	for (int i = 0; i < 3; i++) {
 		Compiled c = compile_type(ctx, types[i]);
 		char what[400];
-		snprintf(what, sizeof what, "T = %s: a miss, linked, loads .%s (%s)", types[i], widths[i], c.ptx_head);
-		expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && strstr(c.ptx_head, widths[i]), what);
+		snprintf(what, sizeof what, "T = %s: a miss, compiled, loads .%s (%s)", types[i], widths[i], c.ptx_head);
+		expect(missed(c) && strstr(c.ptx_head, widths[i]), what);
 	}
 	expect(list_entries(dir, names, 64) == before + 3, "three types: three cache entries");
 	for (int i = 0; i < 3; i++) {
 		Compiled c = compile_type(ctx, types[i]);
 		char what[200];
 		snprintf(what, sizeof what, "T = %s again, in a new module: a hit of its own entry", types[i]);
-		expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0 && strstr(c.ptx_head, widths[i]), what);
+		expect(hit(c) && strstr(c.ptx_head, widths[i]), what);
 	}
 	/* in one module: a variant per type, each launched again without compiling */
 	blk_module *m = NULL;
@@ -171,7 +191,7 @@ static void test_const_types(blk_context *ctx, const char *dir)
 	blk_malloc(ctx, 4096, &x);
 	blk_malloc(ctx, 4096, &out);
 	blk_arg args[3] = {blk_arg_ptr(x), blk_arg_ptr(out), blk_arg_int(512)};
-	int links = fc.links();
+	int jits = fc.jits();
 	bool ok = true;
 	for (int round = 0; round < 2; round++)
 		for (int i = 0; i < 3; i++) {
@@ -179,8 +199,8 @@ static void test_const_types(blk_context *ctx, const char *dir)
 			blk_launch_options o = {.consts = &t, .n_consts = 1};
 			ok &= blk_launch(k, args, 3, &o) == BLK_SUCCESS;
 		}
-	expect(ok && fc.links() == links + 3, "one module, T = f16, bf16, f32 twice each: three variants compiled, "
-	                                      "the second round none");
+	expect(ok && fc.jits() == jits + 3, "one module, T = f16, bf16, f32 twice each: three variants compiled and "
+	                                    "loaded, the second round none");
 	blk_const num = {.name = "T", .i = 16};
 	blk_launch_options o = {.consts = &num, .n_consts = 1};
 	expect(blk_launch(k, args, 3, &o) == BLK_ERROR_SOURCE && strstr(blk_last_error(), "'T' is a type") &&
@@ -214,9 +234,9 @@ static int compile_set(blk_context *ctx, int want_hits)
 	int bad = 0;
 	for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) {
 		Compiled c = compile(ctx, "cache.tile", source, set[i].kernel, set[i].cname, set[i].cval, 0);
-		if (c.st != BLK_SUCCESS || (want_hits && (!c.from_disk || c.links != 0))) {
-			fprintf(stderr, "     child: %s %s=%ld: status %d, from disk %d, links %d: %s\n", set[i].kernel,
-			        set[i].cname ? set[i].cname : "-", set[i].cval, (int)c.st, c.from_disk, c.links,
+		if (c.st != BLK_SUCCESS || (want_hits && !hit(c))) {
+			fprintf(stderr, "     child: %s %s=%ld: status %d, from disk %d, PTX made %d, JIT %d: %s\n", set[i].kernel,
+			        set[i].cname ? set[i].cname : "-", set[i].cval, (int)c.st, c.from_disk, c.made_ptx, c.jits,
 			        blk_last_error());
 			bad = 1;
 		}
@@ -225,15 +245,6 @@ static int compile_set(blk_context *ctx, int want_hits)
 }
 
 /* ---- entries, checked as runtime/cache.c writes them ---- */
-
-typedef struct Header {
-	char magic[8];
-	uint32_t version, shared_bytes;
-	uint8_t key[16];
-	uint64_t cubin_len, ptx_len, checksum;
-	uint32_t threads;           /* the compile driver's account of the kernel, */
-	uint16_t n_params, n_tmaps; /* then a uint16_t of bytes a parameter, padded to 8 */
-} Header;
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -266,7 +277,7 @@ static const char *check_entry(const char *dir, const char *name)
 	size_t len = 0;
 	char *d = slurp(path, &len);
 	const char *why = NULL;
-	Header h;
+	EntryHead h;
 	char hex[33];
 	if (!d)
 		return "cannot be read";
@@ -276,24 +287,19 @@ static const char *check_entry(const char *dir, const char *name)
 		memcpy(&h, d, sizeof h);
 		for (int i = 0; i < 16; i++)
 			snprintf(hex + 2 * i, 3, "%02x", h.key[i]);
+		size_t at = entry_ptx_at(&h);
 		if (memcmp(h.magic, "BLKVARNT", 8) != 0)
 			why = "magic";
-		size_t meta = ((size_t)h.n_params * 2 + 7) / 8 * 8;
-		uint32_t kernel[3] = {h.shared_bytes, h.threads, (uint32_t)h.n_params << 16 | h.n_tmaps};
-		XXH64_state_t st;
-		XXH64_reset(&st, 0);
-		XXH64_update(&st, kernel, sizeof kernel);
-		XXH64_update(&st, d + sizeof h, len > sizeof h ? len - sizeof h : 0);
-		if (h.version != 2)
+		else if (h.version != ENTRY_FORMAT)
 			why = "version";
-		else if (sizeof h + meta + h.cubin_len + h.ptx_len != len)
+		else if (at > len || len - at != h.ptx_len)
 			why = "length";
-		else if (XXH64_digest(&st) != h.checksum)
+		else if (entry_checksum_of(d, len) != h.checksum)
 			why = "checksum";
 		else if (strncmp(name, hex, 32) != 0 || strcmp(name + 32, ".variant") != 0)
 			why = "name";
-		else if (memcmp(d + sizeof h + meta, "FAKECUBIN\n", 10) != 0)
-			why = "not the stand-in's cubin";
+		else if (!h.ptx_len || memchr(d + at, '\0', h.ptx_len) || !memmem(d + at, h.ptx_len, ".version", 8))
+			why = "not PTX";
 		else if (h.threads < 32 || h.threads > 1024 || h.n_params < 1)
 			why = "not the kernel's threads and parameters";
 	}
@@ -449,7 +455,7 @@ int main(int argc, char **argv)
 
 	/* ---- a miss, then hits */
 	Compiled c1 = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c1.st == BLK_SUCCESS && !c1.from_disk && c1.links == 1, "first compilation: a miss, compiled and linked");
+	expect(missed(c1), "first compilation: a miss, compiled, its PTX loaded by the driver's JIT");
 	char what[300];
 	snprintf(what, sizeof what, "... its phases: parse %.3f, irgen %.3f, passes %.3f, LLVM %.3f, PTX %.3f, cubin %.3f ms",
 	         c1.ms_parse, c1.ms_irgen, c1.ms_passes, c1.ms_llvm, c1.ms_ptx, c1.ms_cubin);
@@ -462,7 +468,7 @@ int main(int argc, char **argv)
 	expect(scan(dir, &temps, &bad) == 1 && bad == 0 && temps == 0 && newest_entry(dir, names, 0, first) == 1,
 	       "one whole entry in $BLK_CACHE_DIR, no temporary file");
 	Compiled c2 = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c2.st == BLK_SUCCESS && c2.from_disk && c2.links == 0, "the same kernel in a new module: a hit, nothing linked");
+	expect(hit(c2), "the same kernel in a new module: a hit, the entry's PTX loaded by the JIT, none made");
 	expect(c2.ms_llvm == 0 && c2.ms_ptx == 0 && c2.ms_irgen > 0 && c2.ptx_len == c1.ptx_len &&
 	           strcmp(c2.ptx_head, c1.ptx_head) == 0 && c2.shared_bytes == c1.shared_bytes,
 	       "... no LLVM or PTX time; the same PTX and shared memory come back with it");
@@ -485,16 +491,18 @@ int main(int argc, char **argv)
 	blk_malloc(ctx, 4096, &y);
 	blk_malloc(ctx, 4096, &out);
 	blk_arg args[4] = {blk_arg_ptr(x), blk_arg_ptr(y), blk_arg_ptr(out), blk_arg_int(1000)};
-	int links = fc.links();
+	int jits = fc.jits();
 	blk_compile_info info;
-	expect(blk_kernel_compile(k, args, 4, NULL, &info) == BLK_SUCCESS && !info.from_disk_cache && fc.links() == links + 1,
+	expect(blk_kernel_compile(k, args, 4, NULL, &info) == BLK_SUCCESS && !info.from_disk_cache && info.ms_ptx > 0 &&
+	           fc.jits() == jits + 1,
 	       "with arguments (aligned pointers): another specialization, a miss");
-	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS && fc.links() == links + 1, "... launched without compiling again");
+	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS && fc.jits() == jits + 1,
+	       "... launched without compiling or loading again");
 	blk_module_destroy(m);
 	blk_module_load_source(ctx, "cache.tile", source, strlen(source), &mo, &m);
 	blk_kernel_get(m, "vector_add", &k);
-	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS && fc.links() == links + 1,
-	       "a new module launches it from the disk cache");
+	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS && fc.jits() == jits + 2,
+	       "a new module launches it from the disk cache (its PTX loaded by the JIT)");
 	expect(blk_kernel_compile(k, args, 4, NULL, &info) == BLK_SUCCESS && info.from_disk_cache &&
 	           info.ms_irgen == 0 && info.ms_cubin == 0, "... blk_kernel_compile then says: from the disk cache, nothing done now");
 	blk_module_destroy(m);
@@ -504,7 +512,7 @@ int main(int argc, char **argv)
 	expect(wait_status(pid) == 0, "a second process compiles the set of 6 variants (3 of them misses)");
 	n_names = list_entries(dir, names, 64);
 	pid = spawn("hit", dir, -1);
-	expect(wait_status(pid) == 0, "a third process finds all 6 in the cache: no link");
+	expect(wait_status(pid) == 0, "a third process finds all 6 in the cache: no PTX made");
 
 	/* ---- what changes the key */
 	struct {
@@ -525,23 +533,23 @@ int main(int argc, char **argv)
 		Compiled c = compile(ctx, cases[i].name, cases[i].text, cases[i].kernel, cases[i].cname, cases[i].cval,
 		                     cases[i].warps);
 		snprintf(what, sizeof what, "key: %s: a miss", cases[i].what);
-		expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, what);
+		expect(missed(c), what);
 		c = compile(ctx, cases[i].name, cases[i].text, cases[i].kernel, cases[i].cname, cases[i].cval, cases[i].warps);
 		snprintf(what, sizeof what, "key: %s: then a hit", cases[i].what);
-		expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0, what);
+		expect(hit(c), what);
 	}
 	setenv("BLK_SOMETHING_ELSE", "1", 1);
 	setenv("CUDA_VISIBLE_DEVICES", "0", 1);
 	Compiled c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0, "key: unrelated environment variables: a hit");
+	expect(hit(c), "key: unrelated environment variables: a hit");
 	unsetenv("BLK_SOMETHING_ELSE");
 	unsetenv("CUDA_VISIBLE_DEVICES");
 	spit(helper, "fn twice(x) { return x + x; }\n\n", strlen(helper_text) + 1);
 	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, "key: a byte more in the imported file: a miss");
+	expect(missed(c), "key: a byte more in the imported file: a miss");
 	spit(helper, helper_text, strlen(helper_text));
 	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0, "key: the import as it was: a hit again");
+	expect(hit(c), "key: the import as it was: a hit again");
 	c = compile(ctx, "cache.tile", source, "row_sum", NULL, 0, 0);
 	expect(c.st == BLK_SUCCESS && c.from_disk, "key: another kernel of the module (compiled by the other process): a hit");
 	blk_context *other = NULL;
@@ -549,14 +557,14 @@ int main(int argc, char **argv)
 	blk_context_create(BLK_BACKEND_GPU, 0, &other);
 	fc.set("cc_major", 9);
 	c = compile(other, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && strstr(c.ptx_head, "sm_80"),
+	expect(missed(c) && strstr(c.ptx_head, "sm_80"),
 	       "key: a device of compute capability 8.0 (sm_80): a miss");
 	blk_context_destroy(other);
 	fc.set("driver_version", 12080);
 	blk_context_create(BLK_BACKEND_GPU, 0, &other);
 	fc.set("driver_version", 13000);
 	c = compile(other, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, "key: another driver version: a miss");
+	expect(missed(c), "key: another driver version: a miss");
 	blk_context_destroy(other);
 
 	/* ---- damaged entries */
@@ -565,15 +573,18 @@ int main(int argc, char **argv)
 	size_t len = 0;
 	char *good = slurp(entry, &len);
 	expect(good && check_entry(dir, first) == NULL, "the first entry is whole");
+	EntryHead gh = {0};
+	if (good)
+		memcpy(&gh, good, sizeof gh);
 	struct {
 		const char *what;
 		size_t cut;
 		long flip;
 	} damage[] = {
 		{"cut to half", 0, -1},
-		{"cut to the header", 64, -1},
-		{"a flipped byte in the cubin", 1, 64 + 20},
-		{"a flipped byte in the header's length", 1, 40},
+		{"cut to the header", sizeof(EntryHead), -1},
+		{"a flipped byte in the PTX", 1, (long)entry_ptx_at(&gh) + 20},
+		{"a flipped byte in the header's PTX length", 1, (long)offsetof(EntryHead, ptx_len) + 1},
 		{"garbage", 2, -1},
 	};
 	damage[0].cut = len / 2;
@@ -589,27 +600,39 @@ int main(int argc, char **argv)
 		free(bad_data);
 		c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
 		snprintf(what, sizeof what, "damage: %s: compiled again", damage[i].what);
-		expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, what);
+		expect(missed(c), what);
 		snprintf(what, sizeof what, "damage: %s: the entry is rewritten whole, and hits", damage[i].what);
 		c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-		expect(check_entry(dir, first) == NULL && c.from_disk && c.links == 0, what);
+		expect(check_entry(dir, first) == NULL && hit(c), what);
 	}
-	/* a whole entry whose cubin the driver refuses */
-	if (good) {
-		Header hd;
-		memcpy(&hd, good, sizeof hd);
-		char *forged = malloc(len);
-		memcpy(forged, good, len);
-		memcpy(forged + sizeof hd, "NOTACUBIN\n", 10);
-		hd.checksum = XXH64(forged + sizeof hd, len - sizeof hd, 0);
-		memcpy(forged, &hd, sizeof hd);
-		spit(entry, forged, len);
-		free(forged);
-		expect(check_entry(dir, first) != NULL, "a whole entry with a cubin the driver refuses (CUDA_ERROR_INVALID_IMAGE)");
+	/* whole entries (the checksum right) that cannot be used: PTX the
+	 * driver refuses (".version" spelled otherwise), and format 2 (a link's
+	 * cubin, relocatable code: slower) */
+	const char *ver = good ? memmem(good, len, ".version", 8) : NULL;
+	size_t flen = 0;
+	char *forged = ver ? entry_forge(good, len, (size_t)(ver - good) - entry_ptx_at(&gh), 8, ".vorsion", &flen) : NULL;
+	if (forged) {
+		spit(entry, forged, flen);
+		long refused = fc.get("refused", 0);
+		expect(check_entry(dir, first) != NULL && strcmp(check_entry(dir, first), "not PTX") == 0,
+		       "a whole entry whose PTX the driver refuses (CUDA_ERROR_INVALID_PTX)");
 		c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-		expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && check_entry(dir, first) == NULL,
-		       "... is compiled again and rewritten");
+		expect(c.st == BLK_SUCCESS && !c.from_disk && c.made_ptx && c.jits == 1 && fc.get("refused", 0) == refused + 1 &&
+		           check_entry(dir, first) == NULL,
+		       "... is given to the JIT, refused, compiled again (no error) and rewritten");
+		memcpy(forged, good, len);
+		EntryHead old = gh;
+		old.version = 2;
+		memcpy(forged, &old, sizeof old);
+		spit(entry, forged, len);
+		expect(check_entry(dir, first) != NULL && strcmp(check_entry(dir, first), "version") == 0,
+		       "a whole entry of format 2 under the key");
+		c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
+		expect(missed(c) && check_entry(dir, first) == NULL, "... is compiled again and rewritten");
+	} else {
+		expect(0, "an entry whose PTX the driver refuses: made");
 	}
+	free(forged);
 	free(good);
 	/* an entry replaced by a FIFO: damaged, not waited on (alarm: a hang
 	 * kills the test, which then prints no counts) */
@@ -617,7 +640,7 @@ int main(int argc, char **argv)
 	expect(mkfifo(entry, 0600) == 0, "an entry replaced by a FIFO");
 	alarm(20);
 	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && check_entry(dir, first) == NULL,
+	expect(missed(c) && check_entry(dir, first) == NULL,
 	       "... is compiled again, not waited on, and rewritten as a whole entry");
 	alarm(0);
 
@@ -625,13 +648,13 @@ int main(int argc, char **argv)
 	unlink(entry);
 	setenv("BLK_ALWAYS_COMPILE", "1", 1);
 	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && check_entry(dir, first) == NULL,
+	expect(missed(c) && check_entry(dir, first) == NULL,
 	       "BLK_ALWAYS_COMPILE=1: compiled, and the entry written");
 	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, "BLK_ALWAYS_COMPILE=1: compiled again though it is there");
+	expect(missed(c), "BLK_ALWAYS_COMPILE=1: compiled again though it is there");
 	unsetenv("BLK_ALWAYS_COMPILE");
 	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0, "without it: a hit");
+	expect(hit(c), "without it: a hit");
 
 	char dir2[600];
 	snprintf(dir2, sizeof dir2, "%s/c2", tmpdir);
@@ -640,7 +663,7 @@ int main(int argc, char **argv)
 	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
 	Compiled c_again = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
 	struct stat st;
-	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1 && c_again.links == 1 && stat(dir2, &st) != 0,
+	expect(missed(c) && missed(c_again) && stat(dir2, &st) != 0,
 	       "BLK_CACHE=0: compiled each time, nothing written (not even the folder)");
 	unsetenv("BLK_CACHE");
 	char file[700], under[800];
@@ -649,7 +672,7 @@ int main(int argc, char **argv)
 	snprintf(under, sizeof under, "%s/cache", file);
 	setenv("BLK_CACHE_DIR", under, 1);
 	c = compile(ctx, "cache.tile", source, "vector_add", NULL, 0, 0);
-	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, "a cache folder that cannot be made: compiled, no error");
+	expect(missed(c), "a cache folder that cannot be made: compiled, no error");
 	blk_module_load_source(ctx, "cache.tile", source, strlen(source), &mo, &m);
 	blk_kernel_get(m, "vector_add", &k);
 	expect(blk_launch(k, args, 4, NULL) == BLK_SUCCESS, "... and launched");

@@ -1,10 +1,12 @@
 /* The disk cache's pieces (runtime/cache.c), without a driver: what a
  * variant's key is made of (each field changes it, the order of const
  * values does not), entries written and read back, every kind of damage
- * refused (short, bad magic, another format version, checksum, another
- * key), autotuning choices, where the folder is, BLK_CACHE and
+ * refused (short, bad magic, another format version (2, a link's cubin),
+ * checksum, another key, PTX that is empty or holds a NUL), autotuning
+ * choices, where the folder is, BLK_CACHE and
  * BLK_ALWAYS_COMPILE, a folder that cannot be made, a refused one. */
 #include "runtime.h"
+#include "entry_format.h"
 #include "interp/interp.h"
 #include "irgen/irgen.h"
 #include "lower/lower.h"
@@ -215,9 +217,7 @@ static void test_entries(void)
 	h = rt_key_begin("entry");
 	rt_key_str(h, "two");
 	rt_key_end(h, &other);
-	char cubin[300], hex[33], path[512], opath[512];
-	for (int i = 0; i < (int)sizeof cubin; i++)
-		cubin[i] = (char)(i * 7 + 1);
+	char hex[33], path[512], opath[512];
 	const char *ptx = ".version 8.0\n.target sm_90\n.entry k() { ret; }\n";
 	cache_key_hex(&key, hex);
 	snprintf(path, sizeof path, "%s/%s.variant", tmpdir, hex);
@@ -230,13 +230,11 @@ static void test_entries(void)
 	CacheMeta none = {.threads = 32};
 	CacheEntry e;
 	expect(!cache_read_variant(tmpdir, &key, &e) && e.data == NULL, "entry: none yet, a miss");
-	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &meta), "entry: written");
+	expect(cache_write_variant(tmpdir, &key, ptx, strlen(ptx), &meta), "entry: written");
 	expect(count_files(tmpdir, ".tmp-") == 0 && count_files(tmpdir, "") >= 1, "entry: no temporary file left behind");
 	int hit = cache_read_variant(tmpdir, &key, &e);
-	expect(hit && e.cubin_len == sizeof cubin && memcmp(e.cubin, cubin, sizeof cubin) == 0 &&
-	           ((uintptr_t)e.cubin & 7) == 0, "entry: read back, the cubin whole and 8-byte aligned");
 	expect(hit && e.ptx_len == strlen(ptx) && strcmp(e.ptx, ptx) == 0 && e.meta.shared_bytes == 4096,
-	       "entry: the PTX (NUL-terminated) and the shared memory");
+	       "entry: read back, the PTX whole and NUL-terminated (the image the JIT loads), the shared memory");
 	expect(hit && e.meta.threads == 384 && e.meta.n_params == 3 && e.meta.n_tmaps == 1 && e.meta.param_bytes[0] == 8 &&
 	           e.meta.param_bytes[1] == 4 && e.meta.param_bytes[2] == 128,
 	       "entry: the driver's metadata read back (threads, parameters and their bytes, tensor maps)");
@@ -247,8 +245,7 @@ static void test_entries(void)
 
 	size_t len = 0;
 	char *good = read_bytes(path, &len);
-	expect(good && len == 64 + 8 + sizeof cubin + strlen(ptx),
-	       "entry: 64 bytes of header, 8 of parameter sizes, the cubin, the PTX");
+	expect(good && len == 56 + 3 * 2 + strlen(ptx), "entry: 56 bytes of header, 2 of bytes a parameter, the PTX");
 	if (!good)
 		return;
 	struct {
@@ -259,27 +256,28 @@ static void test_entries(void)
 	} damage[] = {
 		{"an empty file", "short", 0, -1, 0},
 		{"10 bytes", "short", 10, -1, 0},
-		{"the header alone", "short", 64, -1, 0},
+		{"the header alone", "short", 56, -1, 0},
 		{"one byte short", "short", len - 1, -1, 0},
 		{"one byte more", "short", len, -1, 1},
-		{"a flipped byte in the cubin", "checksum", len, 64 + 8 + 100, 0},
-		{"a flipped byte in the parameters' sizes", "checksum", len, 64 + 2, 0},
-		{"a flipped byte in the threads", "checksum", len, 56, 0},
-		{"a flipped byte in the parameter count", "checksum", len, 60, 0},
+		{"a flipped byte in the PTX", "checksum", len, 56 + 6 + 10, 0},
+		{"a flipped byte in the parameters' sizes", "checksum", len, 56 + 2, 0},
+		{"a flipped byte in the threads", "checksum", len, 48, 0},
+		{"a flipped byte in the parameter count (the PTX then starts elsewhere)", "short", len, 52, 0},
+		{"a flipped byte in the tensor map count", "checksum", len, 54, 0},
 		{"a flipped byte in the shared memory", "checksum", len, 12, 0},
-		{"a flipped byte in the PTX", "checksum", len, (long)len - 3, 0},
+		{"a flipped byte at the PTX's end", "checksum", len, (long)len - 3, 0},
 		{"a flipped byte in the magic", "bad magic", len, 0, 0},
-		{"another format version", "format version", len, 8, 0},
+		{"format 2 (a link's cubin, relocatable code)", "format version", len, 8, 0},
 		{"a flipped byte in the key", "key", len, 16 + 3, 0},
-		{"a flipped byte in the checksum", "checksum", len, 48, 0},
-		{"a cubin length of 2^62", "short", len, 32 + 7, 0},
+		{"a flipped byte in the checksum", "checksum", len, 40, 0},
+		{"a PTX length of 2^62", "short", len, 32 + 7, 0},
 	};
 	for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
 		char *bad = malloc(len + 1);
 		memcpy(bad, good, len);
 		size_t n = damage[i].cut;
 		if (damage[i].flip >= 0)
-			bad[damage[i].flip] ^= damage[i].flip == 32 + 7 ? 0x40 : 0x01;
+			bad[damage[i].flip] ^= damage[i].flip == 32 + 7 ? 0x40 : 0x01; /* (version 3 ^ 1 = 2) */
 		if (damage[i].extra)
 			bad[n++] = 'x';
 		if (i == 0)
@@ -293,37 +291,58 @@ static void test_entries(void)
 		expect(why && strcmp(why, damage[i].why) == 0 && !cache_read_variant(tmpdir, &key, &e) && e.data == NULL,
 		       what);
 	}
+	/* whole entries (the checksum made to fit) whose PTX the JIT would not
+	 * read as written: empty, or a NUL inside (the driver stops there) */
+	size_t flen = 0;
+	char *forged = entry_forge(good, len, 0, strlen(ptx), "", &flen);
+	if (forged)
+		write_bytes(path, forged, flen);
+	const char *why = forged ? cache_check_variant_file(path, &key) : "not made";
+	expect(why && strcmp(why, "ptx") == 0 && !cache_read_variant(tmpdir, &key, &e),
+	       "entry: a whole entry with an empty PTX is refused as 'ptx'");
+	free(forged);
+	forged = malloc(len);
+	memcpy(forged, good, len);
+	forged[len - 8] = '\0';
+	EntryHead eh;
+	memcpy(&eh, forged, sizeof eh);
+	eh.checksum = entry_checksum_of(forged, len);
+	memcpy(forged, &eh, sizeof eh);
+	write_bytes(path, forged, len);
+	why = cache_check_variant_file(path, &key);
+	expect(why && strcmp(why, "ptx") == 0 && !cache_read_variant(tmpdir, &key, &e),
+	       "entry: a whole entry with a NUL in its PTX is refused as 'ptx'");
+	free(forged);
 	write_bytes(opath, good, len);
 	expect(!cache_read_variant(tmpdir, &other, &e) && strcmp(cache_check_variant_file(opath, &other), "key") == 0,
 	       "entry: a whole entry under another key's name is refused ('key')");
 	unlink(opath);
-	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &meta) &&
-	           cache_read_variant(tmpdir, &key, &e), "entry: rewritten over a damaged one, read back");
+	expect(cache_write_variant(tmpdir, &key, ptx, strlen(ptx), &meta) && cache_read_variant(tmpdir, &key, &e),
+	       "entry: rewritten over a damaged one, read back");
 	cache_entry_free(&e);
-	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, NULL, 0, &none) && cache_read_variant(tmpdir, &key, &e) &&
-	           e.ptx_len == 0 && e.ptx[0] == '\0', "entry: without PTX");
-	cache_entry_free(&e);
-	expect(!cache_write_variant(tmpdir, &key, cubin, 0, ptx, strlen(ptx), &none), "entry: an empty cubin is not written");
+	expect(!cache_write_variant(tmpdir, &key, ptx, 0, &none) && !cache_write_variant(tmpdir, &key, NULL, 0, &none),
+	       "entry: an empty PTX is not written");
+	char nul[] = ".version 8.0\n\0.entry k() { ret; }\n";
+	expect(!cache_write_variant(tmpdir, &key, nul, sizeof nul - 1, &none), "entry: a PTX holding a NUL is not written");
 	int many[600];
 	for (int i = 0; i < 600; i++)
 		many[i] = i % 2 ? 8 : 4;
 	CacheMeta wide = {.threads = 128, .n_params = 600, .param_bytes = many};
-	expect(cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &wide) &&
-	           cache_read_variant(tmpdir, &key, &e) && e.meta.n_params == 600 && e.meta.param_bytes[598] == 4 &&
-	           e.meta.param_bytes[599] == 8 && e.cubin_len == sizeof cubin && ((uintptr_t)e.cubin & 7) == 0,
-	       "entry: 600 parameters' bytes (PTX allows 4352 bytes of them) kept, the cubin still aligned");
+	expect(cache_write_variant(tmpdir, &key, ptx, strlen(ptx), &wide) && cache_read_variant(tmpdir, &key, &e) &&
+	           e.meta.n_params == 600 && e.meta.param_bytes[598] == 4 && e.meta.param_bytes[599] == 8 &&
+	           strcmp(e.ptx, ptx) == 0,
+	       "entry: 600 parameters' bytes (PTX allows 4352 bytes of them) kept, the PTX after them");
 	cache_entry_free(&e);
 	CacheMeta odd = meta;
 	odd.threads = 0;
-	expect(!cache_write_variant(tmpdir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &odd),
-	       "entry: metadata without threads is not written");
+	expect(!cache_write_variant(tmpdir, &key, ptx, strlen(ptx), &odd), "entry: metadata without threads is not written");
 	free(good);
 	unlink(path);
 
 	char bad_dir[600];
 	snprintf(bad_dir, sizeof bad_dir, "%s/no-such-folder", tmpdir);
-	expect(!cache_write_variant(bad_dir, &key, cubin, sizeof cubin, ptx, strlen(ptx), &none) &&
-	           !cache_read_variant(bad_dir, &key, &e), "entry: a folder that does not exist: not written, a miss");
+	expect(!cache_write_variant(bad_dir, &key, ptx, strlen(ptx), &none) && !cache_read_variant(bad_dir, &key, &e),
+	       "entry: a folder that does not exist: not written, a miss");
 }
 
 static void test_tune(void)

@@ -2,17 +2,20 @@
  * docs/runtime.md), through blk.h against the stand-in driver:
  *  - under umask 000 the folders blk makes are 0700 and its entries 0600;
  *  - a planted entry (a whole entry under the key the victim's kernel asks
- *    for, whose cubin carries the mark PLANTED) in a folder others can
+ *    for, whose PTX carries the mark PLANTED, its checksum made to fit) is
+ *    loaded from a folder only the user can write (the mark is seen), and
+ *    never from a folder others can
  *    write (0777, 1777), behind a symbolic link, in a folder of another
  *    uid, or itself another uid's or writable by others, is never loaded:
  *    a warning (blk_context_warnings) names the path and the fix, and the
  *    kernel is compiled (into $XDG_RUNTIME_DIR/blk for a refused folder);
  *  - stale temporary files are removed by the next write, fresh ones kept;
- *  - an entry that checks but cannot be used (its kernel missing, shared
- *    memory over the device's limit) is compiled again and rewritten.
+ *  - an entry that checks but cannot be used (its PTX without the kernel,
+ *    shared memory over the device's limit) is compiled again and rewritten.
  * The cases of another uid need root (chown, a child under setuid); without
  * it they are skipped with a line that says so. */
 #include "blk.h"
+#include "entry_format.h"
 #include "fake_cuda.h"
 
 #include <dirent.h>
@@ -33,7 +36,6 @@ enum { OTHER_UID = 12345 };
 static int passed, failed;
 static FakeCuda fc;
 static int (*images_with)(const char *text);
-static void (*cubin_note)(const char *text);
 static char tmpdir[512], rundir[600];
 
 static void expect(int cond, const char *what)
@@ -53,7 +55,8 @@ static const char *source =
 
 typedef struct Compiled {
 	blk_status st;
-	int from_disk, links, planted; /* links made, planted images loaded meanwhile */
+	int from_disk, made_ptx, jits; /* PTX made (ms_ptx > 0), compiled by the stand-in's JIT meanwhile */
+	int planted;                   /* planted PTX loaded meanwhile */
 	char warnings[4096];
 } Compiled;
 
@@ -63,7 +66,7 @@ static Compiled compile(const char *dir, int block)
 {
 	Compiled c = {0};
 	setenv("BLK_CACHE_DIR", dir, 1);
-	int links = fc.links(), planted = images_with("PLANTED");
+	int jits = fc.jits(), planted = images_with("PLANTED");
 	blk_context *ctx = NULL;
 	blk_module *m = NULL;
 	blk_kernel *k = NULL;
@@ -78,12 +81,13 @@ static Compiled compile(const char *dir, int block)
 		blk_compile_info info;
 		c.st = blk_kernel_compile(k, NULL, 0, &o, &info);
 		c.from_disk = c.st == BLK_SUCCESS && info.from_disk_cache;
+		c.made_ptx = c.st == BLK_SUCCESS && info.ms_ptx > 0;
 	}
 	if (ctx)
 		snprintf(c.warnings, sizeof c.warnings, "%s", blk_context_warnings(ctx));
 	blk_module_destroy(m);
 	blk_context_destroy(ctx);
-	c.links = fc.links() - links;
+	c.jits = fc.jits() - jits;
 	c.planted = images_with("PLANTED") - planted;
 	return c;
 }
@@ -156,8 +160,8 @@ static void expect_refused_dir(const char *what, const char *dir, const char *fi
 	clear_rundir();
 	Compiled c = compile(dir, 128);
 	char msg[1200], name[64], priv[700];
-	snprintf(msg, sizeof msg, "%s: the planted cubin is not loaded; compiled instead", what);
-	expect(c.st == BLK_SUCCESS && c.planted == 0 && !c.from_disk && c.links == 1, msg);
+	snprintf(msg, sizeof msg, "%s: the planted PTX is not loaded; compiled instead", what);
+	expect(c.st == BLK_SUCCESS && c.planted == 0 && !c.from_disk && c.made_ptx, msg);
 	snprintf(msg, sizeof msg, "%s: a warning names the folder and the fix (%s)", what, fix);
 	expect(strstr(c.warnings, "warning: the disk cache folder") && strstr(c.warnings, dir) && strstr(c.warnings, fix),
 	       msg);
@@ -170,8 +174,8 @@ static void expect_refused_dir(const char *what, const char *dir, const char *fi
 	         strstr(c.warnings, priv) != NULL;
 	expect(ok, msg);
 	c = compile(dir, 128);
-	snprintf(msg, sizeof msg, "%s: again: a hit in the private folder, the planted cubin still not loaded", what);
-	expect(c.st == BLK_SUCCESS && c.planted == 0 && c.from_disk && c.links == 0, msg);
+	snprintf(msg, sizeof msg, "%s: again: a hit in the private folder, the planted PTX still not loaded", what);
+	expect(c.st == BLK_SUCCESS && c.planted == 0 && c.from_disk && !c.made_ptx, msg);
 }
 
 /* A refused entry in a good folder: not loaded, a warning naming it, the
@@ -181,8 +185,8 @@ static void expect_refused_entry(const char *what, const char *dir, const char *
 	char path[1200], msg[1400];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	Compiled c = compile(dir, 128);
-	snprintf(msg, sizeof msg, "%s: the planted cubin is not loaded; compiled instead", what);
-	expect(c.st == BLK_SUCCESS && c.planted == 0 && !c.from_disk && c.links == 1, msg);
+	snprintf(msg, sizeof msg, "%s: the planted PTX is not loaded; compiled instead", what);
+	expect(c.st == BLK_SUCCESS && c.planted == 0 && !c.from_disk && c.made_ptx, msg);
 	snprintf(msg, sizeof msg, "%s: a warning names the entry", what);
 	expect(strstr(c.warnings, "warning: the disk cache entry") && strstr(c.warnings, path), msg);
 	struct stat st;
@@ -194,7 +198,7 @@ static void expect_refused_entry(const char *what, const char *dir, const char *
 	free(data);
 	c = compile(dir, 128);
 	snprintf(msg, sizeof msg, "%s: then a hit, no warning", what);
-	expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0 && c.warnings[0] == '\0', msg);
+	expect(c.st == BLK_SUCCESS && c.from_disk && !c.made_ptx && c.warnings[0] == '\0', msg);
 }
 
 /* The host's name as runtime/cache.c puts it in a temporary file's. */
@@ -235,7 +239,7 @@ static void test_temps(void)
 		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
 		gone[i] = access(path, F_OK) != 0;
 	}
-	expect(c.st == BLK_SUCCESS && c.links == 1, "temporary files: a write into a folder holding four");
+	expect(c.st == BLK_SUCCESS && c.made_ptx, "temporary files: a write into a folder holding four");
 	expect(gone[0], "... removes the one an hour old");
 	expect(gone[1], "... removes the one whose writer (a process of this host) is gone");
 	expect(!gone[2] && !gone[3], "... keeps the fresh ones of a living writer or of none named");
@@ -246,50 +250,70 @@ static void test_unusable(void)
 {
 	char dir[600], name[64], path[800], what[300];
 	sub(dir, sizeof dir, "unusable");
-	/* its kernel missing: a cubin whose ".entry" the driver does not find */
-	fc.set("cubin_no_entry", 1);
+	/* its kernel missing: the entry's PTX with ".extry" for ".entry" (the
+	 * JIT takes it; the kernel is not in the module), the checksum made to fit */
 	Compiled c = compile(dir, 64);
-	fc.set("cubin_no_entry", 0);
-	expect(c.st != BLK_SUCCESS && only_entry(dir, name, sizeof name) == 1,
-	       "an entry whose cubin has no kernel (the link made one; loading it failed)");
+	size_t len = 0, flen = 0;
+	char *data = NULL, *forged = NULL;
+	if (c.st == BLK_SUCCESS && only_entry(dir, name, sizeof name) == 1) {
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+		data = slurp(path, &len);
+	}
+	const char *e = data ? memmem(data, len, ".entry", 6) : NULL;
+	EntryHead h = {0};
+	if (e)
+		memcpy(&h, data, sizeof h);
+	if (e && (size_t)(e - data) > entry_ptx_at(&h))
+		forged = entry_forge(data, len, (size_t)(e - data) - entry_ptx_at(&h), 6, ".extry", &flen);
+	if (forged)
+		spit(path, forged, flen, 0600);
+	free(data);
+	free(forged);
+	expect(forged != NULL, "a whole entry whose PTX has no kernel (\".extry\")");
 	c = compile(dir, 64);
-	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, "... is compiled again at the next compilation");
+	expect(c.st == BLK_SUCCESS && !c.from_disk && c.made_ptx && c.jits == 2,
+	       "... is loaded, its kernel not found: compiled again (no error)");
 	c = compile(dir, 64);
-	expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0, "... and rewritten: then a hit");
-	/* shared memory over the device's limit: the header's shared_bytes
-	 * (runtime/cache.c's format: "BLKVARNT", version, shared_bytes as u32
-	 * at byte 12; the checksum covers the payload alone) */
+	expect(c.st == BLK_SUCCESS && c.from_disk && !c.made_ptx, "... and rewritten: then a hit");
+	/* shared memory over the device's limit: the header's shared_bytes, the
+	 * checksum (which covers it) made to fit */
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	size_t len = 0;
-	char *data = slurp(path, &len);
+	data = slurp(path, &len);
 	uint32_t big = 300000;
-	if (data && len > 64 && memcmp(data, "BLKVARNT", 8) == 0) {
-		memcpy(data + 12, &big, sizeof big);
+	if (data && len > sizeof h && memcmp(data, "BLKVARNT", 8) == 0) {
+		memcpy(&h, data, sizeof h);
+		h.shared_bytes = big;
+		memcpy(data, &h, sizeof h);
+		h.checksum = entry_checksum_of(data, len);
+		memcpy(data, &h, sizeof h);
 		spit(path, data, len, 0600);
 	}
 	free(data);
 	c = compile(dir, 64);
-	snprintf(what, sizeof what, "an entry that says %u bytes of shared memory (the device allows 232448): compiled again",
-	         (unsigned)big);
-	expect(c.st == BLK_SUCCESS && !c.from_disk && c.links == 1, what);
+	snprintf(what, sizeof what, "an entry that says %u bytes of shared memory (the device allows 232448): loaded, "
+	                            "then compiled again", (unsigned)big);
+	expect(c.st == BLK_SUCCESS && !c.from_disk && c.made_ptx && c.jits == 2, what);
 	c = compile(dir, 64);
-	expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0, "... and rewritten: then a hit");
+	expect(c.st == BLK_SUCCESS && c.from_disk && !c.made_ptx, "... and rewritten: then a hit");
 }
 
-/* Makes the attacker's entry: `add` (BLOCK 128) compiled with the cubin
- * mark, in a folder of its own; its bytes into *data, its name (the key the
- * victim asks for) into name. */
+/* Makes the attacker's entry: `add` (BLOCK 128) compiled in a folder of
+ * its own, a line "// PLANTED by another user" put at the head of its PTX
+ * and the checksum made to fit (the checksum finds damage, not forgery);
+ * its bytes into *len, its name (the key the victim asks for) into name. */
 static char *make_planted(char *name, size_t size, size_t *len)
 {
 	char dir[600], path[800];
 	sub(dir, sizeof dir, "attacker");
-	cubin_note("PLANTED by another user");
 	Compiled c = compile(dir, 128);
-	cubin_note(NULL);
 	if (c.st != BLK_SUCCESS || only_entry(dir, name, size) != 1)
 		return NULL;
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return slurp(path, len);
+	size_t n = 0;
+	char *data = slurp(path, &n);
+	char *forged = data ? entry_forge(data, n, 0, 0, "// PLANTED by another user\n", len) : NULL;
+	free(data);
+	return forged;
 }
 
 static void plant(const char *dir, const char *name, const char *data, size_t len, mode_t mode)
@@ -305,8 +329,7 @@ int main(void)
 	if (!fake_cuda_open(&fc, self, sizeof self, path, sizeof path))
 		return 1;
 	*(void **)&images_with = dlsym(fc.handle, "fake_cuda_images_with");
-	*(void **)&cubin_note = dlsym(fc.handle, "fake_cuda_cubin_note");
-	if (!images_with || !cubin_note) {
+	if (!images_with) {
 		printf("FAIL the stand-in driver has no fake_cuda_images_with\n0 passed, 1 failed\n");
 		return 1;
 	}
@@ -325,7 +348,7 @@ int main(void)
 	char name[64];
 	size_t len = 0;
 	char *planted = make_planted(name, sizeof name, &len);
-	expect(planted && has_bytes(planted, len, "PLANTED"), "the attacker's entry: a whole entry whose cubin is marked");
+	expect(planted && has_bytes(planted, len, "PLANTED"), "the attacker's entry: a whole entry whose PTX is marked");
 	if (!planted) {
 		printf("%d passed, %d failed\n", passed, failed + 1);
 		return 1;
@@ -333,9 +356,17 @@ int main(void)
 	char good[600];
 	sub(good, sizeof good, "good");
 	Compiled c = compile(good, 128);
-	expect(c.st == BLK_SUCCESS && c.links == 1 && c.warnings[0] == '\0', "a folder blk made: compiled, no warning");
+	expect(c.st == BLK_SUCCESS && c.made_ptx && c.warnings[0] == '\0', "a folder blk made: compiled, no warning");
 	c = compile(good, 128);
-	expect(c.st == BLK_SUCCESS && c.from_disk && c.links == 0 && c.planted == 0, "... then a hit");
+	expect(c.st == BLK_SUCCESS && c.from_disk && !c.made_ptx && c.planted == 0, "... then a hit");
+	/* the mark is seen when the entry is loaded: else "not loaded" below would say nothing */
+	char trusted[600];
+	sub(trusted, sizeof trusted, "trusted");
+	mkdir(trusted, 0700);
+	plant(trusted, name, planted, len, 0600);
+	c = compile(trusted, 128);
+	expect(c.st == BLK_SUCCESS && c.from_disk && !c.made_ptx && c.planted == 1 && c.warnings[0] == '\0',
+	       "the planted entry in a folder and file only the user can write: loaded, its mark seen");
 
 	/* ---- umask 000 */
 	mode_t old_mask = umask(0);

@@ -1,7 +1,9 @@
 /* fake_cuda.c: a stand-in for libcuda.so.1, for testing libblk's GPU
  * backend where there is no GPU (BLK_CUDA_DRIVER names the built library).
  *
- * Memory is host memory; a "cubin" is the PTX behind a header; a launch is
+ * Memory is host memory; a module is the PTX text cuModuleLoadDataEx took
+ * (the real driver JIT-compiles it; this one only reads its kernels and
+ * their parameters); a launch is
  * checked (current context, function, block, shared memory) and recorded,
  * with the bytes of each parameter in the sizes the PTX declares, but not
  * run. A test reaches the fake_cuda_* functions by dlopen of the same path
@@ -14,12 +16,10 @@
  * the allocations its 8-byte parameters point into, as a kernel writing
  * its outputs would; with "block_limit" set, a launch of more threads a
  * program fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many
- * registers), and cuFuncGetAttribute says so; with "spill_bytes" set, a verbose link's info log says
- * that many bytes of spill stores and loads, as ptxas does. Cubins, for
- * the disk cache's tests: fake_cuda_cubin_note(TEXT) puts a line
- * "// TEXT" in those linked from then on (a mark fake_cuda_images_with
- * finds in the images loaded); with "cubin_no_entry" set, their
- * ".entry" reads ".extry" (cuModuleGetFunction finds no kernel).
+ * registers), and cuFuncGetAttribute says so; with "spill_bytes" set, a verbose JIT's info log says
+ * that many bytes of spill stores and loads, as ptxas does. Modules, for
+ * the disk cache's tests: fake_cuda_images_with(TEXT) counts those loaded
+ * whose PTX holds TEXT (a mark a test put in an entry it forged).
  *
  * Devices: two by default ("devices", or $FAKE_CUDA_DEVICES read by cuInit),
  * all named "Fake GPU" unless "other_model" (or $FAKE_CUDA_OTHER_MODEL=1)
@@ -65,15 +65,14 @@ static atomic_int initialized;
 enum { MAX_DEVICES = 8 };
 static struct {
 	int devices, cc_major, cc_minor, smem_optin, init_error, names_off, l2_bytes, driver_version, scribble,
-		block_limit, spill_bytes, other_model, cubin_no_entry;
-} cfg = {2, 9, 0, 232448, 0, 0, 1 << 20, 13000, 0, 0, 0, 0, 0};
-static char cubin_note[128];
+		block_limit, spill_bytes, other_model;
+} cfg = {2, 9, 0, 232448, 0, 0, 1 << 20, 13000, 0, 0, 0, 0};
 
 typedef struct Fail {
 	char fn[64];
 	int code;
 	int count;     /* calls that fail; then the function works again */
-	char log[512]; /* cuLinkAddData_v2: the error log it writes */
+	char log[512]; /* cuModuleLoadDataEx: the error log it writes */
 } Fail;
 static Fail fails[8];
 
@@ -129,8 +128,10 @@ static Func *funcs;
 static FakeLaunch last_launch;
 static int launches, dev_launches[MAX_DEVICES];
 static int encodes; /* cuTensorMapEncodeTiled calls */
-static int links;        /* cuLinkComplete calls that gave a cubin */
-static int module_loads, dev_module_loads[MAX_DEVICES]; /* cuModuleLoadData calls that loaded one */
+static int jits;     /* cuModuleLoadDataEx calls that compiled PTX into a module */
+static int refused;  /* cuModuleLoadDataEx calls that refused their PTX (not counting failures asked for) */
+static long last_ptx_len; /* the bytes before the NUL of the PTX it last compiled */
+static int module_loads, dev_module_loads[MAX_DEVICES]; /* modules loaded */
 static double clock_ms[MAX_DEVICES]; /* each device's, moved by its launches */
 
 typedef struct Event {
@@ -167,20 +168,10 @@ API void fake_cuda_set(const char *key, long value)
 		cfg.spill_bytes = (int)value;
 	else if (!strcmp(key, "other_model"))
 		cfg.other_model = (int)value;
-	else if (!strcmp(key, "cubin_no_entry"))
-		cfg.cubin_no_entry = (int)value;
 	pthread_mutex_unlock(&lock);
 }
 
-/* The line "// TEXT" in the cubins linked from now on ("" or NULL: none). */
-API void fake_cuda_cubin_note(const char *text)
-{
-	pthread_mutex_lock(&lock);
-	snprintf(cubin_note, sizeof cubin_note, "%s", text ? text : "");
-	pthread_mutex_unlock(&lock);
-}
-
-/* The images cuModuleLoadData loaded (since the start) that hold text. */
+/* The modules loaded (since the start) whose PTX holds text. */
 API int fake_cuda_images_with(const char *text)
 {
 	int n = 0;
@@ -208,7 +199,7 @@ API void fake_cuda_fail(const char *fn, int code, int count, const char *log)
 }
 
 API int fake_cuda_launches(void) { return launches; }
-API int fake_cuda_links(void) { return links; }
+API int fake_cuda_jits(void) { return jits; }
 API int fake_cuda_module_loads(void) { return module_loads; }
 API void fake_cuda_last_launch(FakeLaunch *out) { *out = last_launch; }
 API int fake_cuda_primary_refs(void)
@@ -233,14 +224,17 @@ API int fake_cuda_allocs_live(void)
 /* Per device dev: "launches", "module_loads", "modules_live", "allocs_live",
  * "primary_refs"; "violations" (dev ignored): calls that reached memory, a
  * module or an event of a device other than the current context's;
- * "encodes" (dev ignored): cuTensorMapEncodeTiled calls. */
+ * "encodes" (dev ignored): cuTensorMapEncodeTiled calls; "refused" (dev
+ * ignored): PTX cuModuleLoadDataEx refused (no .version in it);
+ * "last_ptx_len" (dev ignored): the length of the PTX it last compiled (up
+ * to its NUL: what the driver reads). */
 API long fake_cuda_get(const char *key, int dev)
 {
 	if (!strcmp(key, "violations"))
 		return violations;
-	if (!strcmp(key, "encodes")) {
+	if (!strcmp(key, "encodes") || !strcmp(key, "refused") || !strcmp(key, "last_ptx_len")) {
 		pthread_mutex_lock(&lock);
-		long n = encodes;
+		long n = !strcmp(key, "encodes") ? encodes : !strcmp(key, "refused") ? refused : last_ptx_len;
 		pthread_mutex_unlock(&lock);
 		return n;
 	}
@@ -636,128 +630,55 @@ API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 	return bad;
 }
 
-/* ---- linking and modules ---------------------------------------------------------------- */
+/* ---- the JIT and modules ---------------------------------------------------------------- */
 
-static const char cubin_magic[] = "FAKECUBIN\n";
-
-typedef struct Link {
-	char *ptx;
-	char *cubin;
-	char *error_log, *info_log;
-	unsigned error_log_size, info_log_size;
-	int verbose;
-} Link;
-
-API CUresult cuLinkCreate_v2(unsigned n, int *options, void **values, void **state)
+/* PTX to a module, as the driver's JIT: options 3 and 4 (the info log and
+ * its size), 5 and 6 (the error log and its size), 12 (verbose: ptxas's
+ * lines about the kernel's resources in the info log); another option is
+ * CUDA_ERROR_INVALID_VALUE. The image is PTX text read up to its NUL (the
+ * call takes no size); without ".version" it is not PTX: refused with
+ * CUDA_ERROR_INVALID_PTX and a line in the error log, as ptxas would. A
+ * failure asked for (fake_cuda_fail) writes its log into the error log. */
+API CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *options, void **values)
 {
 	NEED_CTX();
-	CHECK_FAIL("cuLinkCreate_v2");
-	Link *l = calloc(1, sizeof *l);
-	if (!l)
-		return 2;
+	char *info = NULL, *errlog = NULL;
+	unsigned info_size = 0, errlog_size = 0;
+	int verbose = 0;
+	if (!mod || !image || (n && (!options || !values)))
+		return INVALID_VALUE;
 	for (unsigned i = 0; i < n; i++) {
 		if (options[i] == 3)
-			l->info_log = values[i];
+			info = values[i];
 		else if (options[i] == 4)
-			l->info_log_size = (unsigned)(uintptr_t)values[i];
-		else if (options[i] == 12)
-			l->verbose = (int)(uintptr_t)values[i];
+			info_size = (unsigned)(uintptr_t)values[i];
 		else if (options[i] == 5)
-			l->error_log = values[i];
+			errlog = values[i];
 		else if (options[i] == 6)
-			l->error_log_size = (unsigned)(uintptr_t)values[i];
-		else if (options[i] < 0 || options[i] > 30)
-			return free(l), INVALID_VALUE;
+			errlog_size = (unsigned)(uintptr_t)values[i];
+		else if (options[i] == 12)
+			verbose = (int)(uintptr_t)values[i];
+		else
+			return INVALID_VALUE;
 	}
-	*state = l;
-	return OK;
-}
-
-API CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name, unsigned n,
-                              int *options, void **values)
-{
-	(void)name, (void)options, (void)values;
-	NEED_CTX();
-	Link *l = state;
-	if (!l || type != 1 /* PTX */ || !data || !size || n)
-		return INVALID_VALUE;
+	const char *ptx = image;
 	pthread_mutex_lock(&lock);
-	Fail *f = failing("cuLinkAddData_v2");
+	Fail *f = failing("cuModuleLoadDataEx");
 	int code = f ? f->code : 0;
-	if (f && l->error_log && l->error_log_size)
-		snprintf(l->error_log, l->error_log_size, "%s", f->log);
+	if (f && errlog && errlog_size)
+		snprintf(errlog, errlog_size, "%s", f->log);
+	if (!code && !strstr(ptx, ".version")) {
+		code = 218;
+		refused++;
+		if (errlog && errlog_size)
+			snprintf(errlog, errlog_size, "ptxas application ptx input, line 1; fatal   : Parsing error: not PTX\n");
+	}
+	int spill = cfg.spill_bytes;
 	pthread_mutex_unlock(&lock);
 	if (code)
 		return code;
-	const char *ptx = data;
-	if (ptx[size - 1] != '\0' || strlen(ptx) + 1 != size)
-		return 218; /* PTX must be NUL-terminated, size counting the NUL */
-	free(l->ptx);
-	l->ptx = strdup(ptx);
-	return l->ptx ? OK : 2;
-}
-
-API CUresult cuLinkComplete(void *state, void **cubin, size_t *size)
-{
-	NEED_CTX();
-	CHECK_FAIL("cuLinkComplete");
-	Link *l = state;
-	if (!l || !l->ptx)
-		return INVALID_VALUE;
-	pthread_mutex_lock(&lock);
-	char note[160] = "";
-	if (cubin_note[0])
-		snprintf(note, sizeof note, "// %s\n", cubin_note);
-	int no_entry = cfg.cubin_no_entry;
-	pthread_mutex_unlock(&lock);
-	size_t n = strlen(l->ptx), nn = strlen(note);
-	free(l->cubin);
-	l->cubin = malloc(sizeof cubin_magic + nn + n);
-	if (!l->cubin)
-		return 2;
-	memcpy(l->cubin, cubin_magic, sizeof cubin_magic - 1);
-	memcpy(l->cubin + sizeof cubin_magic - 1, note, nn);
-	memcpy(l->cubin + sizeof cubin_magic - 1 + nn, l->ptx, n + 1);
-	for (char *e = l->cubin; no_entry && (e = strstr(e, ".entry")) != NULL;)
-		e[3] = 'x';
-	*cubin = l->cubin;
-	*size = sizeof cubin_magic + nn + n;
-	pthread_mutex_lock(&lock);
-	links++;
-	int spill = cfg.spill_bytes;
-	pthread_mutex_unlock(&lock);
-	/* verbose: ptxas's lines about the kernel's resources, as the real JIT writes them */
-	if (l->verbose && l->info_log && l->info_log_size)
-		snprintf(l->info_log, l->info_log_size,
-		         "ptxas info    : 0 bytes gmem\nptxas info    : Function properties for kernel\n"
-		         "    %d bytes stack frame, %d bytes spill stores, %d bytes spill loads\n"
-		         "ptxas info    : Used %d registers, used 0 barriers, 368 bytes cmem[0]\n",
-		         spill, spill, spill, spill ? 255 : 32);
-	return OK;
-}
-
-API CUresult cuLinkDestroy(void *state)
-{
-	Link *l = state;
-	if (!l)
-		return INVALID_HANDLE;
-	/* the cubin dies with the link: poison it */
-	if (l->cubin)
-		memset(l->cubin, 0, sizeof cubin_magic);
-	free(l->ptx);
-	free(l->cubin);
-	free(l);
-	return OK;
-}
-
-API CUresult cuModuleLoadData(void **mod, const void *image)
-{
-	NEED_CTX();
-	CHECK_FAIL("cuModuleLoadData");
-	if (!image || memcmp(image, cubin_magic, sizeof cubin_magic - 1) != 0)
-		return INVALID_IMAGE;
 	Module *m = calloc(1, sizeof *m);
-	if (!m || !(m->ptx = strdup((const char *)image + sizeof cubin_magic - 1))) {
+	if (!m || !(m->ptx = strdup(ptx))) {
 		free(m);
 		return 2;
 	}
@@ -769,7 +690,16 @@ API CUresult cuModuleLoadData(void **mod, const void *image)
 	modules_live++;
 	module_loads++;
 	dev_module_loads[m->dev]++;
+	jits++;
+	last_ptx_len = (long)strlen(m->ptx);
 	pthread_mutex_unlock(&lock);
+	/* verbose: ptxas's lines about the kernel's resources, as the real JIT writes them */
+	if (verbose && info && info_size)
+		snprintf(info, info_size,
+		         "ptxas info    : 0 bytes gmem\nptxas info    : Function properties for kernel\n"
+		         "    %d bytes stack frame, %d bytes spill stores, %d bytes spill loads\n"
+		         "ptxas info    : Used %d registers, used 0 barriers, 368 bytes cmem[0]\n",
+		         spill, spill, spill, spill ? 255 : 32);
 	*mod = m;
 	return OK;
 }

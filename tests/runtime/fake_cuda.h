@@ -49,7 +49,7 @@ typedef struct FakeCuda {
 	int (*primary_refs)(void);
 	int (*modules_live)(void);
 	int (*allocs_live)(void);
-	int (*links)(void);
+	int (*jits)(void); /* PTX compiled into modules (cuModuleLoadDataEx) */
 	long (*get)(const char *key, int dev); /* per-device counts, "violations" */
 } FakeCuda;
 
@@ -88,7 +88,7 @@ static inline bool fake_cuda_open(FakeCuda *fc, char *self, size_t self_size, ch
 	*(void **)&fc->primary_refs = dlsym(fc->handle, "fake_cuda_primary_refs");
 	*(void **)&fc->modules_live = dlsym(fc->handle, "fake_cuda_modules_live");
 	*(void **)&fc->allocs_live = dlsym(fc->handle, "fake_cuda_allocs_live");
-	*(void **)&fc->links = dlsym(fc->handle, "fake_cuda_links");
+	*(void **)&fc->jits = dlsym(fc->handle, "fake_cuda_jits");
 	*(void **)&fc->get = dlsym(fc->handle, "fake_cuda_get");
 	return true;
 }

@@ -203,7 +203,7 @@ int main(void)
 	blk_status st = blk_launch(va, args, 4, NULL);
 	FakeLaunch l = fake_last(&fc);
 	expect(st == BLK_SUCCESS && fc.launches() == before + 1 && strcmp(l.name, "vector_add") == 0,
-	       "vector_add compiles, links and launches");
+	       "vector_add compiles, loads and launches");
 	expect(l.grid[0] == 8 && l.grid[1] == 1 && l.grid[2] == 1, "grid (cdiv(1000, 128), 1, 1) from the grid clause");
 	expect(l.block[0] == 128 && l.block[1] == 1 && l.block[2] == 1, "block 32 * num_warps (4) threads along x");
 	expect(l.stream == NULL, "the default stream");
@@ -380,15 +380,15 @@ int main(void)
 		printf("     warnings: %s\n", ci.warnings);
 	blk_module_destroy(mbig);
 
-	/* link and launch errors */
+	/* JIT and launch errors */
 	blk_const b32 = {.name = "BLOCK", .i = 32};
 	blk_launch_options o32 = {.consts = &b32, .n_consts = 1};
-	fc.fail("cuLinkAddData_v2", 218, 1, "ptxas application ptx input, line 12; error   : Unknown symbol 'x'\n");
+	fc.fail("cuModuleLoadDataEx", 218, 1, "ptxas application ptx input, line 12; error   : Unknown symbol 'x'\n");
 	st = blk_launch(va, args, 4, &o32);
 	expect(st == BLK_ERROR_LAUNCH &&
-	           has("blk_launch: kernel 'vector_add' for sm_90a: cuLinkAddData_v2 failed: CUDA_ERROR_INVALID_PTX "
+	           has("blk_launch: kernel 'vector_add' for sm_90a: cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX "
 	               "(a PTX JIT compilation failed)\nptxas application ptx input, line 12; error   : Unknown symbol 'x'"),
-	       "a link error names the kernel, the target, the call, the error and gives the driver's log");
+	       "a JIT error names the kernel, the target, the call, the error and gives the driver's log");
 	expect(blk_launch(va, args, 4, &o32) == BLK_SUCCESS && fake_last(&fc).grid[0] == 32, "the next launch compiles it again");
 	fc.fail("cuLaunchKernel", 701, 1, NULL);
 	expect(blk_launch(va, args, 4, NULL) == BLK_ERROR_LAUNCH &&

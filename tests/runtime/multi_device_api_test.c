@@ -110,7 +110,7 @@ static void test_contexts(void)
 	       "the module loaded on each context");
 	blk_arg a0[3] = {blk_arg_ptr(x0), blk_arg_ptr(y0), blk_arg_int(N)};
 	blk_arg a1[3] = {blk_arg_ptr(x1), blk_arg_ptr(y1), blk_arg_int(N)};
-	int links = fc.links();
+	int jits = fc.jits();
 	long l0 = get("launches", 0), l1 = get("launches", 1), v = get("violations", 0);
 	expect(blk_launch(kernel(m1, "scale"), a1, 3, NULL) == BLK_SUCCESS && get("launches", 1) == l1 + 1 &&
 	           get("launches", 0) == l0 && get("module_loads", 1) == 1 && get("module_loads", 0) == 0,
@@ -118,7 +118,11 @@ static void test_contexts(void)
 	expect(blk_launch(kernel(m0, "scale"), a0, 3, NULL) == BLK_SUCCESS && get("launches", 0) == l0 + 1 &&
 	           get("module_loads", 0) == 1 && get("modules_live", 0) == 1 && get("modules_live", 1) == 1,
 	       "the same kernel on device 0: loaded into device 0's context too");
-	expect(fc.links() == links + 1, "compiled and linked once for both devices (the second from the disk cache)");
+	blk_compile_info i0, i1;
+	expect(blk_kernel_compile(kernel(m1, "scale"), a1, 3, NULL, &i1) == BLK_SUCCESS && !i1.from_disk_cache &&
+	           blk_kernel_compile(kernel(m0, "scale"), a0, 3, NULL, &i0) == BLK_SUCCESS && i0.from_disk_cache &&
+	           fc.jits() == jits + 2,
+	       "compiled once for both devices (the second's PTX from the disk cache), loaded by the JIT on each");
 	drv_get_current(&cur);
 	expect(cur == NULL && get("violations", 0) == v, "no call reached the other device; nothing left current");
 

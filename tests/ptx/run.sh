@@ -37,8 +37,9 @@ ptxas=$(command -v ptxas || { [ -x /usr/local/cuda/bin/ptxas ] && echo /usr/loca
 [ -n "$ptxas" ] || echo "note: no ptxas here; PTX is emitted and pattern-checked but not assembled"
 
 # A file with several kernels (layernorm_backward) is compiled once for each,
-# named NAME/KERNEL.
-for tile in examples/*.tile; do
+# named NAME/KERNEL. The attention kernels the examples drive live in the
+# standard library (stdlib/nn/attention.tile).
+for tile in examples/*.tile stdlib/nn/attention.tile; do
 	kernels=$(grep -oE '^kernel [A-Za-z_][A-Za-z0-9_]*' "$tile" | cut -d' ' -f2)
 	[ "$(wc -w <<<"$kernels")" -gt 1 ] || kernels=-
 	for kernel in $kernels; do
@@ -57,7 +58,7 @@ for tile in examples/*.tile; do
 			fi
 			ok "$name $arch: no ld.local / st.local"
 			case $name in
-			matmul | matmul_persistent | attention)
+			matmul | matmul_persistent | attention/attention_fwd | attention/attention_bwd_dkdv | attention/attention_bwd_dq)
 				n=$(grep -c 'mma\.sync\.aligned\.m16n8k16' "$out")
 				if [ "$n" -gt 0 ]; then
 					ok "$name $arch: dots on tensor cores ($n mma.sync.aligned.m16n8k16)"
@@ -130,12 +131,14 @@ for cfg in "matmul 128 256 64 8" "matmul 128 128 64 8" "matmul 64 64 32 4" "matm
 	set -- $cfg
 	name=$1 out=$tmp/$1.$2x$3.sm_90a.ptx
 	if [ "$name" = matmul ]; then
-		args=(-D BLOCK_M=$2 -D BLOCK_N=$3 -D BLOCK_K=$4 -D GROUP_M=8 -D num_warps=$5 --assume=$mm_spec)
+		args=(-D BLOCK_M=$2 -D BLOCK_N=$3 -D BLOCK_K=$4 -D GROUP_M=8 -D num_warps=$5 --assume=$mm_spec
+			examples/matmul.tile)
 	else
-		args=(-D BLOCK_M=$2 -D BLOCK_N=$3 -D num_warps=$5 --assume=$at_spec)
+		args=(-D BLOCK_M=$2 -D BLOCK_N=$3 -D num_warps=$5 --assume=$at_spec -k attention_fwd
+			stdlib/nn/attention.tile)
 	fi
 	what="$name ${2}x${3}$([ "$4" = 0 ] || echo "x$4") sm_90a"
-	if ! "$blkc" --emit=ptx --arch=sm_90a "${args[@]}" examples/$name.tile -o "$out" 2>"$tmp/err"; then
+	if ! "$blkc" --emit=ptx --arch=sm_90a "${args[@]}" -o "$out" 2>"$tmp/err"; then
 		bad "$what: blkc" "$(head -3 "$tmp/err")"
 		continue
 	fi
@@ -342,7 +345,7 @@ fi
 at=$tmp/attention.chain.ir
 if "$blkc" --emit=ir --passes=canonicalize,cse,dce,pipeline-dots,layouts,remove-conversions,cse,dce \
 	-D BLOCK_M=64 -D BLOCK_N=64 -D num_warps=4 --assume=q:16,k:16,v:16,o:16,stride_qd=1,stride_kd=1,stride_vd=1 \
-	examples/attention.tile -o "$at" 2>"$tmp/err"; then
+	-k attention_fwd stdlib/nn/attention.tile -o "$at" 2>"$tmp/err"; then
 	a_ops=$(sed -n 's/^\(#dot_op[0-9]*\) = dot_operand<idx = 0,.*/\1/p' "$at")
 	in_loop=0
 	for e in $a_ops; do
@@ -366,12 +369,12 @@ spec=$spec,stride_qz:16,stride_qh:16,stride_qm:16,stride_kz:16,stride_kh:16,stri
 spec=$spec,stride_vz:16,stride_vh:16,stride_vn:16,stride_oz:16,stride_oh:16,stride_om:16,N_CTX:16
 if "$blkc" --emit=ptx -D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=8 \
 	--assume="$spec" \
-	examples/attention.tile -o "$ak" 2>"$tmp/err" && ! grep -q 'st\.shared\.b16' "$ak" &&
+	-k attention_fwd stdlib/nn/attention.tile -o "$ak" 2>"$tmp/err" && ! grep -q 'st\.shared\.b16' "$ak" &&
 	grep -q 'ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16' "$ak" &&
 	"$blkc" --emit=ir --passes=canonicalize,cse,dce,pipeline-dots,layouts,remove-conversions,cse,dce \
 		-D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=8 \
 		--assume="$spec" \
-		examples/attention.tile 2>"$tmp/err" | grep -qE '^#shared[0-9]+ = shared<vec = 8, .*ldmatrix\.kmajor'; then
+		-k attention_fwd stdlib/nn/attention.tile 2>"$tmp/err" | grep -qE '^#shared[0-9]+ = shared<vec = 8, .*ldmatrix\.kmajor'; then
 	ok "attention: K^T stored K-major (no 2-byte shared stores), ldmatrix and ldmatrix.trans"
 else
 	bad "attention: K^T stored K-major" "$(grep -c 'st\.shared\.b16' "$ak") 2-byte stores"

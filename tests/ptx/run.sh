@@ -689,5 +689,50 @@ rope.tile rope $rope_assume T=bf16 C=f32 BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_w
 rope.tile rope $rope_assume T=bf16 C=f32 BACKWARD=true BLOCK_QH=32 BLOCK_KH=8 BLOCK_D=64 num_warps=8
 EOF
 
+# blk.nn.attention's launches (python/blk/nn/_attention.py's GPU configs)
+# as the JIT specializes them (16-byte aligned pointers, the forward's
+# strides multiples of 16 and its last ones 1): each compiles
+# (pipeline-dots once read the axis facts of values it had made itself,
+# past the end of its table: blkc crashed on the dK/dV kernel), its dots
+# run on tensor cores, and up to d128 in 16-bit types with the
+# deterministic dQ ptxas spills nothing
+at_fwd=q:16,k:16,v:16,o:16,lse:16,stride_qd=1,stride_kd=1,stride_vd=1,stride_od=1,stride_qz:16,stride_qh:16
+at_fwd=$at_fwd,stride_qm:16,stride_kz:16,stride_kh:16,stride_kn:16,stride_vz:16,stride_vh:16,stride_vn:16
+at_fwd=$at_fwd,stride_oz:16,stride_oh:16,stride_om:16
+at_kv=q:16,k:16,v:16,dout:16,lse:16,delta:16,dk:16,dv:16,dq_acc:16
+at_dq=q:16,k:16,v:16,dout:16,lse:16,delta:16,dq:16
+while read -r kernel assume defs; do
+	[ -n "$kernel" ] || continue
+	d=()
+	for x in $defs; do d+=(-D "$x"); done
+	what="stdlib/nn/attention.tile $kernel $defs (aligned, sm_90a)"
+	spills=$([[ $defs == *HEAD_DIM=256* || $defs == *T=f32* || $defs == *ATOMIC_DQ=true* ]] && echo some || echo none)
+	if ! "$blkc" --emit=ptx --arch=sm_90a -k "$kernel" --assume="$assume" "${d[@]}" stdlib/nn/attention.tile \
+		-o "$tmp/nna.ptx" 2>"$tmp/err"; then
+		bad "$what: blkc" "$(head -3 "$tmp/err")"
+	elif ! grep -qE 'wgmma\.mma_async|mma\.sync' "$tmp/nna.ptx" || grep -qE '(ld|st)\.local' "$tmp/nna.ptx"; then
+		bad "$what: tensor cores, no local memory" "$(grep -cE 'wgmma\.mma_async|mma\.sync' "$tmp/nna.ptx") mma"
+	elif [ -n "$ptxas" ] && ! "$ptxas" -arch=sm_90a -v "$tmp/nna.ptx" -o "$tmp/nna.cubin" 2>"$tmp/err"; then
+		bad "$what: ptxas" "$(head -3 "$tmp/err")"
+	elif [ -n "$ptxas" ] && [ $spills = none ] && ! grep -q ' 0 bytes spill stores' "$tmp/err"; then
+		bad "$what: no spills" "$(grep -m1 -o '[0-9]* bytes spill stores' "$tmp/err")"
+	else
+		ok "$what: tensor cores${ptxas:+, ptxas$([ $spills = none ] && echo ', no spills')}"
+	fi
+done <<EOF
+attention_fwd $at_fwd T=bf16 HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=true CHECK_SCALE=false num_warps=4 num_stages=3
+attention_fwd $at_fwd T=bf16 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 CAUSAL=true CHECK_SCALE=false num_warps=8 num_stages=3
+attention_fwd $at_fwd T=f16 HEAD_DIM=256 BLOCK_M=128 BLOCK_N=32 CHECK_SCALE=false num_warps=8 num_stages=2
+attention_fwd $at_fwd T=f32 HEAD_DIM=128 BLOCK_M=64 BLOCK_N=32 CAUSAL=true CHECK_SCALE=false num_warps=4 num_stages=2
+attention_bwd_dkdv $at_kv T=bf16 HEAD_DIM=64 BLOCK_M=32 BLOCK_N=64 CAUSAL=true GROUP=4 num_warps=4 num_stages=3
+attention_bwd_dkdv $at_kv T=bf16 HEAD_DIM=128 BLOCK_M=32 BLOCK_N=64 CAUSAL=true num_warps=4 num_stages=3
+attention_bwd_dkdv $at_kv T=bf16 HEAD_DIM=128 BLOCK_M=32 BLOCK_N=64 ATOMIC_DQ=true num_warps=4 num_stages=3
+attention_bwd_dkdv $at_kv T=bf16 HEAD_DIM=256 BLOCK_M=32 BLOCK_N=64 CAUSAL=true num_warps=8 num_stages=1
+attention_bwd_dkdv $at_kv T=f32 HEAD_DIM=64 BLOCK_M=16 BLOCK_N=32 CAUSAL=true num_warps=4 num_stages=2
+attention_bwd_dq $at_dq T=bf16 HEAD_DIM=64 BLOCK_M=64 BLOCK_N=32 CAUSAL=true GROUP=4 num_warps=4 num_stages=3
+attention_bwd_dq $at_dq T=f16 HEAD_DIM=128 BLOCK_M=64 BLOCK_N=32 num_warps=4 num_stages=3
+attention_bwd_dq $at_dq T=bf16 HEAD_DIM=256 BLOCK_M=64 BLOCK_N=16 CAUSAL=true num_warps=4 num_stages=1
+EOF
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

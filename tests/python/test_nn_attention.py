@@ -7,7 +7,8 @@ blocks, 1 included, head_dim 16 to 256, float16, bfloat16, float32, strided
 inputs, a scale of one's own), the deterministic backward bit for bit twice
 and the atomic one, torch.library.opcheck of both custom ops, the eager path
 against the custom ops, bad calls, and torch.compile(fullgraph=True) of a
-small attention block. BLK_NN_DEVICE=cuda runs the same cases on the GPU
+small attention block; sliding-window attention and the logit soft-cap
+against float64 references too. BLK_NN_DEVICE=cuda runs the same cases on the GPU
 and adds LLM shapes against torch's SDPA in bf16, a CUDA graph of the
 forward and backward, and no host sync. Without torch it prints one line and
 counts nothing.
@@ -41,15 +42,20 @@ F64 = torch.float64
 TOL = {torch.float16: 4e-3, torch.bfloat16: 2.5e-2, torch.float32: 8e-3}
 
 
-def reference(q, k, v, do, causal, scale):
+def reference(q, k, v, do, causal, scale, window=None, softcap=None):
     """o, lse and the gradients of <o, do> in float64, from the formula:
-    key/value head h // (heads // kv_heads) for query head h."""
+    key/value head h // (heads // kv_heads) for query head h; softcap:
+    scores cap * tanh(s / cap); window: keys i - window < j <= i."""
     qd, kd, vd = (t.detach().to(F64).requires_grad_(True) for t in (q, k, v))
     g = q.shape[1] // k.shape[1]
     s = scale * (qd @ kd.repeat_interleave(g, 1).transpose(-1, -2))
-    if causal:
-        n = q.shape[2]
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    n = q.shape[2]
+    if causal or window:
         s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), -math.inf)
+    if window:
+        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).triu(1 - window), -math.inf)
     o = s.softmax(-1) @ vd.repeat_interleave(g, 1)
     o.backward(do.to(F64))
     return o.detach(), s.detach().logsumexp(-1), qd.grad, kd.grad, vd.grad
@@ -72,10 +78,10 @@ def inputs(b, h, hkv, n, d, dtype, seed=0, layout="bhnd"):
     return q, k, v, torch.randn((b, h, n, d), generator=g, device="cpu").to(DEV, dtype)
 
 
-def run(q, k, v, do, causal, scale=None, deterministic=True):
+def run(q, k, v, do, causal, scale=None, deterministic=True, window=None, softcap=None):
     """blk.nn.attention's output and gradients."""
     ins = [t.detach().clone().requires_grad_(True) for t in (q, k, v)]
-    o = nn.attention(*ins, causal=causal, scale=scale, deterministic=deterministic)
+    o = nn.attention(*ins, causal=causal, scale=scale, deterministic=deterministic, window=window, softcap=softcap)
     o.backward(do)
     return [o.detach()] + [t.grad for t in ins]
 
@@ -110,6 +116,41 @@ for b, h, hkv, n, d, causal, dt in CASES:
         return f"max rel err {check(run(q, k, v, do, causal), [o, dq, dk, dv], dt, ''):.1e}"
 
 
+# (batch, heads, kv_heads, seq, head_dim, window, softcap, dtype): the window
+# narrower and wider than the blocks (forward 32 x 16, dK/dV 16 x 32, dQ 32 x 16)
+OPTION_CASES = [(1, 2, 2, 70, 32, 5, None, torch.float16),
+                (1, 4, 2, 67, 16, 20, None, torch.bfloat16),
+                (2, 2, 1, 50, 32, 1, None, torch.float16),      # each query sees itself alone
+                (1, 2, 2, 70, 64, 40, None, torch.float32),
+                (1, 2, 2, 45, 32, None, 3.0, torch.float16),    # capped hard: scores of about 5
+                (1, 4, 2, 61, 16, None, 10.0, torch.bfloat16),
+                (1, 2, 1, 70, 32, 17, 2.5, torch.float16)]
+for b, h, hkv, n, d, window, cap, dt in OPTION_CASES:
+    @case(f"attention B{b} H{h}/{hkv} N{n} d{d} {str(dt)[6:]}"
+          f"{f' window {window}' if window else ''}{f' softcap {cap}' if cap else ''}: against float64")
+    def _(b=b, h=h, hkv=hkv, n=n, d=d, window=window, cap=cap, dt=dt):
+        q, k, v, do = inputs(b, h, hkv, n, d, dt, seed=n + d + 1)
+        q = q * 3 if cap else q      # scores past the cap, where tanh bends
+        # causal is implied by a window; a softcap alone runs without it here
+        o, _, dq, dk, dv = reference(q, k, v, do, window is not None, 1 / math.sqrt(d), window, cap)
+        got = run(q, k, v, do, False, window=window, softcap=cap)
+        err = check(got, [o, dq, dk, dv], dt, "")
+        atomic = run(q, k, v, do, False, deterministic=False, window=window, softcap=cap)
+        check(atomic, [o, dq, dk, dv], dt, "atomic dQ")
+        return f"max rel err {err:.1e}"
+
+
+@case("window and softcap change the result (a test that ignored them would fail)")
+def _():
+    q, k, v, do = inputs(1, 2, 2, 40, 16, torch.float16, seed=23)
+    q = q * 3
+    plain = run(q, k, v, do, True)[0]
+    assert rel(run(q, k, v, do, True, window=4)[0], plain.to(F64)) > 0.05
+    assert rel(run(q, k, v, do, True, softcap=2.0)[0], plain.to(F64)) > 0.05
+    # a window past the sequence is the causal mask alone
+    assert torch.equal(run(q, k, v, do, False, window=40)[0], plain)
+
+
 @case("attention: strided q, k, v (views of (batch, seq, heads, dim)), a scale of its own")
 def _():
     q, k, v, do = inputs(2, 4, 2, 45, 32, torch.float16, seed=5, layout="bnhd")
@@ -124,7 +165,7 @@ def _():
 def _():
     for causal in (False, True):
         q, k, v, do = inputs(1, 4, 2, 40, 32, torch.float16, seed=7)
-        o, lse = A.attention_fwd(q, k, v, causal, 0.2, True)
+        o, lse = A.attention_fwd(q, k, v, causal, 0.2, True, 0, 0.0)
         want = reference(q, k, v, do, causal, 0.2)[1]
         assert lse.dtype is torch.float32 and lse.shape == (1, 4, 40), (lse.dtype, lse.shape)
         err = (lse.to(F64) - want).abs().max().item()
@@ -157,11 +198,14 @@ def _():
 def _():
     q, k, v, do = inputs(1, 4, 2, 24, 16, torch.float16, seed=13)
     qg, kg, vg = (t.clone().requires_grad_(True) for t in (q, k, v))
-    o, lse = A.attention_fwd(q, k, v, True, 0.25, True)
-    checks = [(A.attention_fwd, (qg, kg, vg, True, 0.25, True)),
-              (A.attention_fwd, (q, k, v, False, 0.5, False)),
-              (A.attention_bwd, (do, q, k, v, o, lse, True, 0.25, True)),
-              (A.attention_bwd, (do, q, k, v, o, lse, True, 0.25, False))]
+    o, lse = A.attention_fwd(q, k, v, True, 0.25, True, 0, 0.0)
+    checks = [(A.attention_fwd, (qg, kg, vg, True, 0.25, True, 0, 0.0)),
+              (A.attention_fwd, (q, k, v, False, 0.5, False, 0, 0.0)),
+              (A.attention_bwd, (do, q, k, v, o, lse, True, 0.25, True, 0, 0.0)),
+              (A.attention_bwd, (do, q, k, v, o, lse, True, 0.25, False, 0, 0.0))]
+    ow, lw = A.attention_fwd(q, k, v, True, 0.25, True, 5, 20.0)
+    checks += [(A.attention_fwd, (qg, kg, vg, True, 0.25, True, 5, 20.0)),
+               (A.attention_bwd, (do, q, k, v, ow, lw, True, 0.25, True, 5, 20.0))]
     for op, args in checks:
         torch.library.opcheck(op, args)
     return f"{len(checks)} calls"
@@ -172,7 +216,7 @@ def _():
     q, k, v, do = inputs(1, 4, 2, 30, 32, torch.bfloat16, seed=17)
     got = run(q, k, v, do, True)
     ins = [t.clone().requires_grad_(True) for t in (q, k, v)]
-    o = torch.ops.blk_nn.attention_fwd(*ins, True, 1 / math.sqrt(32), True)[0]
+    o = torch.ops.blk_nn.attention_fwd(*ins, True, 1 / math.sqrt(32), True, 0, 0.0)[0]
     o.backward(do)
     for a, b in zip(got, [o.detach()] + [t.grad for t in ins]):
         assert torch.equal(a, b)
@@ -189,7 +233,9 @@ def _():
            (lambda: nn.attention(x[0], x, x), ValueError, "4-D"),
            (lambda: nn.attention(x.double(), x.double(), x.double()), TypeError, "float64"),
            (lambda: nn.attention(x, x.bfloat16(), x), TypeError, "one dtype"),
-           (lambda: nn.attention(x, x, x, scale=-1.0), ValueError, "scale")]
+           (lambda: nn.attention(x, x, x, scale=-1.0), ValueError, "scale"),
+           (lambda: nn.attention(x, x, x, window=0), ValueError, "window"),
+           (lambda: nn.attention(x, x, x, softcap=0.0), ValueError, "softcap")]
     for fn, exc, word in bad:
         try:
             fn()
@@ -273,6 +319,14 @@ if DEV != "cpu":
                 assert ea <= max(2 * et, 1e-2), f"{nm}: blk {ea:.2e}, torch {et:.2e}"
                 out.append(f"{nm} {ea:.1e}/{et:.1e}")
             return ", ".join(out)
+
+    @case("LLM shape B2 H32/8 N2048 d128 bf16, window 512 and softcap 50 (Gemma 2's): against float64")
+    def _():
+        q, k, v, do = inputs(2, 32, 8, 2048, 128, torch.bfloat16, seed=4)
+        q = q * 4    # scores reaching the cap
+        o, _, dq, dk, dv = reference(q, k, v, do, True, 1 / math.sqrt(128), 512, 50.0)
+        got = run(q, k, v, do, True, window=512, softcap=50.0)
+        return f"max rel err {check(got, [o, dq, dk, dv], torch.bfloat16, 'window, softcap'):.1e}"
 
     @case("CUDA graph: forward and backward captured and replayed, no host sync (sync debug mode 'error')")
     def _():

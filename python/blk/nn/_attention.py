@@ -4,7 +4,8 @@ autograd. The forward saves each row's log-sum-exp; the backward
 recomputes the probabilities from it (FlashAttention-2): a preprocessing
 launch (D = rowsum(dO * O)), one for dK and dV, one for dQ (in a fixed
 order: the same bits every run) or, with deterministic=False, dQ added by
-f32 atomics from the dK/dV launch and a cast."""
+f32 atomics from the dK/dV launch and a cast. Options: a sliding window
+(WINDOW) and a logit soft-cap (SOFTCAP), consts of the kernels."""
 
 import math
 from typing import Tuple
@@ -89,33 +90,47 @@ def _check(q, k, v, scale):
 
 
 @torch.library.custom_op("blk_nn::attention_fwd", mutates_args=())
-def attention_fwd(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: float,
-                  deterministic: bool) -> Tuple[Tensor, Tensor]:
+def attention_fwd(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: float, deterministic: bool, window: int,
+                  softcap: float) -> Tuple[Tensor, Tensor]:
     """o = softmax(scale * q k^T [causal mask]) v (contiguous, q's dtype)
     and each row's natural-log logsumexp of the scaled scores, float32
     (batch, heads, sequence). q, k, v with any strides (one launch).
-    deterministic: how the backward gets dQ (the autograd formula's)."""
+    deterministic: how the backward gets dQ (the autograd formula's).
+    window > 0 (with causal): keys j with i - window < j <= i only;
+    softcap > 0: the scaled scores capped to softcap * tanh(s / softcap)."""
     ty = _check(q, k, v, scale)
     b, h, n, d = q.shape
     o = torch.empty((b, h, n, d), dtype=q.dtype, device=q.device)
     lse = torch.empty((b, h, n), dtype=torch.float32, device=q.device)
     if o.numel():
         K.module("attention").attention_fwd(
-            blk.strided(q), blk.strided(k), blk.strided(v), o, lse, *q.stride(), *k.stride(), *v.stride(), *o.stride(), b, h, n, float(scale),
+            blk.strided(q), blk.strided(k), blk.strided(v), o, lse, *q.stride(), *k.stride(), *v.stride(),
+            *o.stride(), b, h, n, float(scale),
             HEAD_DIM=d, CAUSAL=bool(causal), T=ty, GROUP=h // k.shape[1], CHECK_SCALE=False,
-            **_fwd_config(d, q.dtype, q.is_cuda))
+            **_options(window, softcap, n), **_fwd_config(d, q.dtype, q.is_cuda))
     return o, lse
 
 
+def _options(window, softcap, n):
+    """The kernels' WINDOW and SOFTCAP consts (a window that spans the
+    sequence is the causal mask alone: one kernel fewer to compile)."""
+    opts = {}
+    if 0 < window < n:
+        opts["WINDOW"] = int(window)
+    if softcap > 0:
+        opts["SOFTCAP"] = float(softcap)
+    return opts
+
+
 @attention_fwd.register_fake
-def _(q, k, v, causal, scale, deterministic):
+def _(q, k, v, causal, scale, deterministic, window, softcap):
     b, h, n, d = q.shape
     return q.new_empty((b, h, n, d)), q.new_empty((b, h, n), dtype=torch.float32)
 
 
 @torch.library.custom_op("blk_nn::attention_bwd", mutates_args=())
 def attention_bwd(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, causal: bool, scale: float,
-                  deterministic: bool) -> Tuple[Tensor, Tensor, Tensor]:
+                  deterministic: bool, window: int, softcap: float) -> Tuple[Tensor, Tensor, Tensor]:
     """dq, dk, dv (contiguous, q's dtype) of the forward that gave o and
     lse, for the incoming gradient do: the preprocessing, dK/dV, then dQ
     by its own kernel (deterministic) or by f32 atomics and a cast."""
@@ -132,21 +147,22 @@ def attention_bwd(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: T
     dq_acc = torch.empty(q.shape, dtype=torch.float32, device=q.device) if atomic else delta
     lse = lse if lse.is_contiguous() else lse.contiguous()
     common = {"T": ty, "HEAD_DIM": d}
+    opts = _options(window, softcap, n)
     m = K.module("attention")
     m.attention_bwd_preprocess(o, do, delta, dq_acc, b, h, n, BLOCK_M=q_m, ATOMIC_DQ=atomic, **common)
     m.attention_bwd_dkdv(q, k, v, do, lse, delta, dk, dv, dq_acc, b, h, n, float(scale), BLOCK_M=kv_m,
                          BLOCK_N=kv_n, CAUSAL=bool(causal), GROUP=h // k.shape[1], ATOMIC_DQ=atomic, **common,
-                         **kv_opts)
+                         **opts, **kv_opts)
     if atomic:
         m.attention_bwd_dq_cast(dq_acc, dq, b, h, n, BLOCK_M=q_m, **common)
     else:
         m.attention_bwd_dq(q, k, v, do, lse, delta, dq, b, h, n, float(scale), BLOCK_M=q_m, BLOCK_N=q_n,
-                           CAUSAL=bool(causal), GROUP=h // k.shape[1], **common, **q_opts)
+                           CAUSAL=bool(causal), GROUP=h // k.shape[1], **common, **opts, **q_opts)
     return dq, dk, dv
 
 
 @attention_bwd.register_fake
-def _(do, q, k, v, o, lse, causal, scale, deterministic):
+def _(do, q, k, v, o, lse, causal, scale, deterministic, window, softcap):
     c = torch.contiguous_format
     return (torch.empty_like(q, memory_format=c), torch.empty_like(k, memory_format=c),
             torch.empty_like(v, memory_format=c))
@@ -156,25 +172,25 @@ _attention_bwd = K.eager(attention_bwd)
 
 
 def _setup(ctx, inputs, output):
-    q, k, v, causal, scale, deterministic = inputs
+    q, k, v, *options = inputs
     ctx.save_for_backward(q, k, v, output[0], output[1])
-    ctx.causal, ctx.scale, ctx.deterministic = causal, scale, deterministic
+    ctx.options = options
     ctx.mark_non_differentiable(output[1])   # lse: no zero gradient made for it
 
 
 def _backward(ctx, do, _dlse):
     q, k, v, o, lse = ctx.saved_tensors
     if do is None:
-        return (None,) * 6
-    dq, dk, dv = _attention_bwd(do, q, k, v, o, lse, ctx.causal, ctx.scale, ctx.deterministic)
-    return dq, dk, dv, None, None, None
+        return (None,) * 8
+    dq, dk, dv = _attention_bwd(do, q, k, v, o, lse, *ctx.options)
+    return dq, dk, dv, None, None, None, None, None
 
 
 attention_fwd.register_autograd(_backward, setup_context=_setup)
 _attention = K.eager(attention_fwd, _setup, _backward)
 
 
-def attention(q, k, v, causal=False, scale=None, deterministic=True):
+def attention(q, k, v, causal=False, scale=None, deterministic=True, window=None, softcap=None):
     """softmax(scale * q k^T) v, torch's F.scaled_dot_product_attention
     (is_causal=causal, enable_gqa=True) for q (batch, heads, seq, head_dim)
     and k, v (batch, kv_heads, seq, head_dim), kv_heads dividing heads
@@ -186,6 +202,14 @@ def attention(q, k, v, causal=False, scale=None, deterministic=True):
     them, the output and each row's log-sum-exp (float32); the backward
     recomputes the probabilities, dQ without atomics (the same bits every
     run; deterministic=False: dQ summed by float32 atomics in the dK/dV
-    launch, in an order that varies)."""
+    launch, in an order that varies). window (an int >= 1, Mistral's
+    sliding window; causal implied): query i sees keys j with i - window <
+    j <= i. softcap (> 0, Gemma 2's): the scaled scores s become softcap *
+    tanh(s / softcap) before the softmax (and the mask)."""
+    if window is not None and not (isinstance(window, int) and window >= 1):
+        raise ValueError(f"blk.nn.attention: window {window!r}; an int of at least 1, or None")
+    if softcap is not None and not softcap > 0:
+        raise ValueError(f"blk.nn.attention: softcap {softcap!r}; a positive number or None")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    return _attention(q, k, v, bool(causal), scale, bool(deterministic))[0]
+    return _attention(q, k, v, bool(causal) or window is not None, scale, bool(deterministic), int(window or 0),
+                      float(softcap or 0.0))[0]

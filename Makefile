@@ -267,7 +267,7 @@ FUZZ_STAMP := build/.deps-fuzz
 FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE -g -O1 $(SAN_FLAGS) -Ilang -I$(GEN) $(WARN_FLAGS)
 FUZZ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(LANG_SRCS)) \
              $(patsubst $(GEN)/%.c,$(FUZZ_DIR)/obj/gen/%.o,$(GEN_SRCS))
-FUZZ_SEEDS := $(wildcard tests/lang/*.tile examples/*.tile)
+FUZZ_SEEDS := $(wildcard tests/lang/*.tile examples/*.tile stdlib/nn/attention.tile)
 # valid kernels from the differential tests' generator (fixed seed), as seeds
 FUZZ_GEN_CORPUS := $(FUZZ_DIR)/corpus-gen
 .PHONY: fuzz-gen-corpus

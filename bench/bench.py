@@ -444,7 +444,7 @@ def attention_reference(torch, q, k, v, scale, causal, heads_at_once=4):
 
 
 def row_attention(env, causal=False, Z=4, H=16, N=4096, D=64):
-    """Flash-attention forward, examples/attention.tile against the same algorithm in Triton and torch's SDPA:
+    """Flash-attention forward, stdlib/nn/attention.tile against the same algorithm in Triton and torch's SDPA:
     q, k, v, o (Z, H, N, D) f16, contiguous; lse (Z*H, N) f32."""
     torch, tk = env.torch, env.tk
     F = torch.nn.functional
@@ -540,7 +540,7 @@ ROWS = [
 # ---- issue 12: tensor cores ------------------------------------------------------
 # Rows of their own table (TFLOP/s beside the ratios), selected by --only issue12 or
 # by their names; a plain run and the names of the rows above do not select them.
-# blk: bench/kernels/matmul_tc.tile and examples/attention.tile; Triton:
+# blk: bench/kernels/matmul_tc.tile and stdlib/nn/attention.tile; Triton:
 # triton_kernels._matmul_tc and _attention_fwd_tma; torch: cuBLAS through
 # torch.matmul / addmm / _scaled_mm / _int_mm, and F.scaled_dot_product_attention.
 
@@ -744,7 +744,7 @@ ATTENTION_QUICK = [0, 1, 2, 5, 8]  # the blk configs --quick tries (indices in A
 
 
 def row_attention_tc(env, D, causal, Z=4, H=16, N=4096):
-    """Flash-attention forward, f16, HEAD_DIM D: blk (examples/attention.tile) against a Triton kernel
+    """Flash-attention forward, f16, HEAD_DIM D: blk (stdlib/nn/attention.tile) against a Triton kernel
     written for Hopper (triton_kernels.attention_tma: TMA descriptors, warp specialization tried)
     and torch's SDPA. The plain Triton kernel of the `attention` rows is the fallback."""
     torch, tk = env.torch, env.tk
@@ -794,7 +794,7 @@ def row_attention_tc(env, D, causal, Z=4, H=16, N=4096):
             lambda res: max_rel_err(torch, res, ref_o), 1e-2)
     row.notes.append(tflops_note(row) + (" (flops 2·Z·H·N²·D: half the non-causal count)" if causal
                                          else " (flops 4·Z·H·N²·D)"))
-    row.notes.append(f"Triton ran {ran}; blk: examples/attention.tile over blk_calls.ATTENTION_CONFIGS"
+    row.notes.append(f"Triton ran {ran}; blk: stdlib/nn/attention.tile over blk_calls.ATTENTION_CONFIGS"
                      + (" (--quick: 5 of them)" if env.quick else "") + "; Triton: blk_calls.ATTENTION_TMA_CONFIGS "
                      + ("each with and without warp_specialize" if ws_too else "without warp_specialize "
                         "(BENCH_TRITON_WS=0)") + (" (--quick: the first two)" if env.quick else "")

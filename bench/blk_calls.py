@@ -23,10 +23,11 @@ _modules = {}
 
 
 def kernel(ctx, file, name=None):
-    """Kernel `name` (default: `file`) of examples/FILE.tile, loaded once per context."""
+    """Kernel `name` (default: `file`) of examples/FILE.tile (FILE.tile itself, from the
+    repository's root, when FILE has a slash: "stdlib/nn/attention"), loaded once per context."""
     key = (id(ctx), file, name)
     if key not in _modules:
-        _modules[key] = ctx.load(f"examples/{file}.tile").kernel(name or file)
+        _modules[key] = ctx.load(f"{file}.tile" if "/" in file else f"examples/{file}.tile").kernel(name or file)
     return _modules[key]
 
 
@@ -139,6 +140,9 @@ def matmul(ctx, a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, st
                      stream=stream)
 
 
+# The attention kernels, forward and backward: the standard library's (blk.nn.attention's).
+ATTENTION = "stdlib/nn/attention"
+
 # Attention forward: (BLOCK_M, BLOCK_N, warps, stages) tried on both sides of bench.py's
 # attention rows (triton_kernels.attention takes the same dicts). HEAD_DIM is the data's.
 ATTENTION_CONFIGS = [
@@ -156,7 +160,7 @@ ATTENTION_CONFIGS = [
 
 def attention(ctx, q, k, v, o, lse, Z, H, N_CTX, HEAD_DIM, stride_q, stride_k, stride_v, stride_o, scale,
               BLOCK_M=128, BLOCK_N=64, num_warps=4, num_stages=3, causal=False, stream=0):
-    """Flash-attention forward of examples/attention.tile (kernel attention_fwd):
+    """Flash-attention forward of stdlib/nn/attention.tile (kernel attention_fwd):
     o = softmax(scale * q k^T [causal mask]) v and lse[zh, i] = the natural-log
     logsumexp of row i of scale * q k^T. q, k, v, o: f16, Z x H x N_CTX x HEAD_DIM
     tensors addressed through strides in elements, each stride_* a 4-tuple
@@ -165,14 +169,14 @@ def attention(ctx, q, k, v, o, lse, Z, H, N_CTX, HEAD_DIM, stride_q, stride_k, s
     strides = [int(s) for st in (stride_q, stride_k, stride_v, stride_o) for s in st]
     if len(strides) != 16:
         raise ValueError("attention: four strides for each of q, k, v and o")
-    return kernel(ctx, "attention", "attention_fwd").prepare(
+    return kernel(ctx, ATTENTION, "attention_fwd").prepare(
         [q, k, v, o, lse, *strides, Z, H, N_CTX, float(scale)],
         consts={"HEAD_DIM": HEAD_DIM, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "CAUSAL": int(bool(causal))},
         num_warps=num_warps, num_stages=num_stages, stream=stream)
 
 
 
-# Attention backward (examples/attention_backward.tile): KV_M x KV_N the query rows and keys
+# Attention backward (stdlib/nn/attention.tile's backward kernels): KV_M x KV_N the query rows and keys
 # of attention_bwd_dkdv's steps, Q_M x Q_N those of attention_bwd_dq (deterministic) and
 # the row blocks of the preprocessing; ATOMIC_DQ: dQ by f32 atomics from the dK/dV kernel
 # instead. num_warps and num_stages apply to the dK/dV and dQ kernels. Triton's side
@@ -196,7 +200,7 @@ def attention_bwd_config_text(c):
 
 def attention_backward(ctx, q, k, v, o, dout, lse, delta, dq, dk, dv, dq_acc, Z, H, H_KV, N_CTX, HEAD_DIM, scale,
                        config, T="f16", causal=False, stream=0):
-    """The backward of examples/attention.tile's forward (examples/attention_backward.tile):
+    """The backward of stdlib/nn/attention.tile's forward (its attention_bwd_* kernels):
     dq, dk, dv from q, k, v, o, dout (dO) and the forward's lse, through delta (Z*H x N_CTX
     f32 scratch) and, with config["ATOMIC_DQ"], dq_acc (f32, q's size; else any non-null
     address: unused). q, o, dout, dq: contiguous Z x H x N_CTX x HEAD_DIM of T; k, v, dk,
@@ -205,7 +209,7 @@ def attention_backward(ctx, q, k, v, o, dout, lse, delta, dq, dk, dv, dq_acc, Z,
     c = config
     atomic = bool(c["ATOMIC_DQ"])
     common = {"T": T, "HEAD_DIM": HEAD_DIM}
-    mods = {name: kernel(ctx, "attention_backward", name) for name in
+    mods = {name: kernel(ctx, ATTENTION, name) for name in
             ("attention_bwd_preprocess", "attention_bwd_dkdv", "attention_bwd_dq", "attention_bwd_dq_cast")}
     pre = mods["attention_bwd_preprocess"].prepare(
         [o, dout, delta, dq_acc, Z, H, N_CTX], consts=dict(common, BLOCK_M=c["Q_M"], ATOMIC_DQ=atomic),

@@ -2,10 +2,10 @@
 
 f16, 4×16×4096, HEAD_DIM 64 and 128, causal and not; one entry a (HEAD_DIM, causal) pair gives two rows:
 "attention bwd" (dq, dk, dv from q, k, v, o, dO and the forward's lse) and "attention fwd+bwd" (the
-forward, then the backward). blk: examples/attention_backward.tile through blk_calls.attention_backward
+forward, then the backward). blk: stdlib/nn/attention.tile's backward through blk_calls.attention_backward
 (preprocessing D = rowsum(dO * O), the dK/dV kernel, then the dQ kernel, or with ATOMIC_DQ dQ by f32
 atomics from the dK/dV kernel and a cast), over blk_calls.ATTENTION_BWD_CONFIGS; its forward
-examples/attention.tile. Triton: triton_kernels.attention_bwd (the same algorithm, deterministic, over the
+stdlib/nn/attention.tile. Triton: triton_kernels.attention_bwd (the same algorithm, deterministic, over the
 configs without ATOMIC_DQ) after triton_kernels.attention. torch: F.scaled_dot_product_attention and
 autograd (torch.autograd.grad of its output, the graph kept: the backward alone is timed). Every result is
 checked against float64 gradients before it is timed. FLOPs: the backward 2.5 times the forward's
@@ -139,7 +139,7 @@ def rows_attention_bwd(env, b, D, causal, Z=4, H=16, N=4096):
             row.config[side] = text
             f = fwd_cfg[side]
             both.config[side] = f"fwd {f['BLOCK_M']}×{f['BLOCK_N']} w{f['num_warps']} s{f['num_stages']}; bwd {text}"
-    row.notes.append("blk: examples/attention_backward.tile (blk_calls.ATTENTION_BWD_CONFIGS, atomic dQ among them); "
+    row.notes.append("blk: stdlib/nn/attention.tile's backward (blk_calls.ATTENTION_BWD_CONFIGS, atomic dQ among them); "
                      "Triton: triton_kernels.attention_bwd (deterministic configs); torch: autograd through "
                      "F.scaled_dot_product_attention, the backward alone")
     return [row, both]

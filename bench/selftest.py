@@ -460,7 +460,7 @@ def mxgemm_on_interpreter(ctx, rng):
 
 
 def attention_bwd_on_interpreter(ctx, rng, quick=False):
-    """examples/attention_backward.tile as rows_attention_bwd.py launches it (blk_calls.attention_backward
+    """stdlib/nn/attention.tile's backward as rows_attention_bwd.py launches it (blk_calls.attention_backward
     after blk_calls.attention), in every config of blk_calls.ATTENTION_BWD_CONFIGS (--quick: the
     first and the first atomic one), causal and not, f16, Z=1 H=2 N=40 HEAD_DIM=16 (N a multiple of
     no block), against float64; then grouped-query (H_KV 1) through the backward alone."""
@@ -513,7 +513,7 @@ def blkc_attention_bwd_sm90a(quick=False):
     if not os.path.exists(blkc):
         print("skip blkc for sm_90a: no build/blkc (the library alone was carried)")
         return
-    tile = os.path.join(blkffi.REPO, "examples", "attention_backward.tile")
+    tile = os.path.join(blkffi.REPO, "stdlib", "nn", "attention.tile")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "k.ptx")
         for cfg in bc.ATTENTION_BWD_CONFIGS[:1] if quick else bc.ATTENTION_BWD_CONFIGS:
@@ -538,7 +538,7 @@ def blkc_attention_bwd_sm90a(quick=False):
 def blkc_sm90(quick=False):
     """build/blkc --emit=ptx --arch=sm_90 of every config the issue-12 rows launch: each kernel
     of matmul_tc.tile in each @autotune config (f16 and bf16 must use mma), and
-    examples/attention.tile at HEAD_DIM 64 and 128, causal and not, in every config of
+    stdlib/nn/attention.tile's attention_fwd at HEAD_DIM 64 and 128, causal and not, in every config of
     blk_calls.ATTENTION_CONFIGS (num_warps bound with -D as the launch binds it)."""
     blkc = os.path.join(blkffi.REPO, "build", "blkc")
     if not os.path.exists(blkc):
@@ -553,7 +553,7 @@ def blkc_sm90(quick=False):
                 defs = [f"-D{k}={v}" for k, v in cfg.items() if k not in ("num_warps", "num_stages")]
                 jobs.append((f"blkc sm_90: {name} {bc.config_text(cfg)}", [tile, "-k", name] + defs,
                              dtype in ("f16", "bf16")))
-    attn = os.path.join(blkffi.REPO, "examples", "attention.tile")
+    attn = os.path.join(blkffi.REPO, "stdlib", "nn", "attention.tile")
     for d in (64, 128):
         for causal in ("false", "true"):
             for cfg in (bc.ATTENTION_CONFIGS[:1] if quick else bc.ATTENTION_CONFIGS):

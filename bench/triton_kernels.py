@@ -267,7 +267,7 @@ def matmul_autotuned(a, b, c, tuned):
 
 
 # ---- attention forward (flash attention), f16 in and out, f32 statistics ----------
-# The algorithm of examples/attention.tile, line for line: a program keeps
+# The algorithm of stdlib/nn/attention.tile, line for line: a program keeps
 # BLOCK_M query rows in registers and walks the keys in BLOCK_N slices with an
 # online softmax in base 2 (log2(e) folded into the scale): a running row
 # maximum m_i, a running sum l_i of 2^(s - m_i), an f32 accumulator of
@@ -519,7 +519,7 @@ def attention_tma(q, k, v, o, lse, scale, config, causal=False):
 
 # ---- issue 29: attention backward ---------------------------------------------------------
 # The FlashAttention-2 backward over the forward's lse (natural log of the scaled scores'
-# sum, as attention() stores it), the algorithm of examples/attention_backward.tile in its
+# sum, as attention() stores it), the algorithm of stdlib/nn/attention.tile's backward in its
 # deterministic form: _attn_bwd_delta computes D = rowsum(dO * O); _attn_bwd_dkdv gives each
 # program KV_N keys of one (z, h) and walks the query blocks (causal: from the diagonal on,
 # the blocks across it masked), recomputing P^T = exp2(K Q^T * scale * log2(e) - lse * log2(e))

@@ -1,6 +1,6 @@
-/* attention.c: runs examples/attention.tile, the forward pass of scaled
- * dot-product attention (flash attention: S is never stored), with and
- * without the causal mask.
+/* attention.c: runs attention_fwd of stdlib/nn/attention.tile (the kernels
+ * of blk.nn.attention), the forward pass of scaled dot-product attention
+ * (flash attention: S is never stored), with and without the causal mask.
  *
  *   build/examples/attention [path/to/attention.tile]
  *
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 
 	blk_module *mod;
 	blk_kernel *kernel;
-	CHECK(blk_module_load_file(ctx, example_tile(argc, argv, "attention.tile"), NULL, &mod));
+	CHECK(blk_module_load_file(ctx, example_tile(argc, argv, "../stdlib/nn/attention.tile"), NULL, &mod));
 	CHECK(blk_kernel_get(mod, "attention_fwd", &kernel));
 
 	/* Strides in elements, (z, h, position, d) for each tensor. */

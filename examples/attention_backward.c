@@ -1,5 +1,5 @@
-/* attention_backward.c: runs examples/attention.tile's forward and
- * examples/attention_backward.tile's backward, and checks O, lse, dQ, dK and
+/* attention_backward.c: runs the forward and the backward kernels of
+ * stdlib/nn/attention.tile (those of blk.nn.attention), and checks O, lse, dQ, dK and
  * dV against a reference in double, and the gradients also against central
  * finite differences of the reference's forward, on a few shapes: causal and
  * not, grouped-query (GROUP query heads per key/value head), f16 and bf16,
@@ -7,9 +7,9 @@
  * ways to get dQ run: the deterministic one twice (the two results must be
  * bit-identical), the atomic one once.
  *
- *   build/examples/attention_backward [path/to/attention_backward.tile]
+ *   build/examples/attention_backward [path/to/attention.tile]
  *
- * (attention.tile is looked for beside it.) The loss is L = sum(O * dO) for
+ * The loss is L = sum(O * dO) for
  * a fixed random dO, so dL/dO = dO and (dQ, dK, dV) = dL/d(Q, K, V). */
 #include "common.h"
 
@@ -372,21 +372,14 @@ int main(int argc, char **argv)
 	blk_context *ctx;
 	CHECK(blk_context_create(BLK_BACKEND_AUTO, 0, &ctx));
 
-	/* attention.tile beside attention_backward.tile */
-	const char *bwd_path = example_tile(argc, argv, "attention_backward.tile");
-	char fwd_path[8192];
-	const char *slash = strrchr(bwd_path, '/');
-	snprintf(fwd_path, sizeof fwd_path, "%.*sattention.tile", slash ? (int)(slash - bwd_path + 1) : 0, bwd_path);
-
-	blk_module *fwd_mod, *bwd_mod;
+	blk_module *mod;
 	kernels ks;
-	CHECK(blk_module_load_file(ctx, fwd_path, NULL, &fwd_mod));
-	CHECK(blk_module_load_file(ctx, bwd_path, NULL, &bwd_mod));
-	CHECK(blk_kernel_get(fwd_mod, "attention_fwd", &ks.fwd));
-	CHECK(blk_kernel_get(bwd_mod, "attention_bwd_preprocess", &ks.pre));
-	CHECK(blk_kernel_get(bwd_mod, "attention_bwd_dkdv", &ks.dkdv));
-	CHECK(blk_kernel_get(bwd_mod, "attention_bwd_dq", &ks.dq));
-	CHECK(blk_kernel_get(bwd_mod, "attention_bwd_dq_cast", &ks.dq_cast));
+	CHECK(blk_module_load_file(ctx, example_tile(argc, argv, "../stdlib/nn/attention.tile"), NULL, &mod));
+	CHECK(blk_kernel_get(mod, "attention_fwd", &ks.fwd));
+	CHECK(blk_kernel_get(mod, "attention_bwd_preprocess", &ks.pre));
+	CHECK(blk_kernel_get(mod, "attention_bwd_dkdv", &ks.dkdv));
+	CHECK(blk_kernel_get(mod, "attention_bwd_dq", &ks.dq));
+	CHECK(blk_kernel_get(mod, "attention_bwd_dq_cast", &ks.dq_cast));
 
 	rng r = {29};
 	int failed = 0, n = (int)(sizeof cases / sizeof cases[0]);
@@ -394,8 +387,7 @@ int main(int argc, char **argv)
 		failed += run_case(ctx, &ks, &cases[i], &r);
 
 	printf("attention backward, %d cases (%s): %s\n", n, backend_name(ctx), failed ? "FAIL" : "OK");
-	blk_module_destroy(fwd_mod);
-	blk_module_destroy(bwd_mod);
+	blk_module_destroy(mod);
 	blk_context_destroy(ctx);
 	return failed ? 1 : 0;
 }

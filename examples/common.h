@@ -1,8 +1,9 @@
 /* common.h: small helpers shared by the example host programs.
  *
  *   CHECK(call)               stop with blk_last_error() when a blk_* call fails
- *   example_tile(...)         find examples/NAME.tile (argument, source folder, or
- *                             a folder above the program)
+ *   example_tile(...)         find examples/NAME.tile, or a kernel file of the
+ *                             standard library as "../stdlib/nn/NAME.tile"
+ *                             (argument, source folder, or a folder above the program)
  *   rng_*                     a seeded random generator (the same numbers everywhere)
  *   f16_from_float, f16_to_float, bf16_from_float, bf16_to_float
  *                             half precision and bfloat16, round to nearest even
@@ -65,7 +66,9 @@ static inline int file_exists(const char *path)
  * else NAME beside the example's source file (this works when the program
  * runs from the repository root: the Makefile compiles "examples/NAME.c");
  * else examples/NAME in the folder of the program or a folder above it (so
- * build/examples/softmax finds the source from anywhere). */
+ * build/examples/softmax finds the source from anywhere). NAME may start
+ * with "../" to reach beside examples/: "../stdlib/nn/attention.tile", the
+ * standard library's kernels that examples/attention.c drives. */
 #define example_tile(argc, argv, name) example_tile_at((argc), (argv), (name), __FILE__)
 
 static inline const char *example_tile_at(int argc, char **argv, const char *name, const char *source)

@@ -41,9 +41,9 @@ spec=$spec,stride_qz:16,stride_qh:16,stride_qm:16,stride_kz:16,stride_kh:16,stri
 spec=$spec,stride_vz:16,stride_vh:16,stride_vn:16,stride_oz:16,stride_oh:16,stride_om:16,N_CTX:16
 for arch in sm_80 sm_90 sm_90a; do
 	emit "attention.spec.$arch.ptx" --emit=ptx --arch=$arch -D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=8 \
-		--assume=$spec examples/attention.tile
+		--assume=$spec -k attention_fwd stdlib/nn/attention.tile
 	emit "attention.spec64.$arch.ptx" --emit=ptx --arch=$arch -D BLOCK_M=64 -D BLOCK_N=64 -D num_warps=4 \
-		--assume=$spec examples/attention.tile
+		--assume=$spec -k attention_fwd stdlib/nn/attention.tile
 done
 emit "vector_add.spec.ptx" --emit=ptx --assume=x:16,y:16,out:16,n:16 examples/vector_add.tile
 emit "softmax.spec.ptx" --emit=ptx --assume=x:16,out:16,x_row_stride:16,out_row_stride:16 examples/softmax.tile

@@ -27,6 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The axis facts of the values a function had when analyzed (info NULL:
+ * none); values made since (ids n and up) have none. */
+typedef struct Axes {
+	const AxisInfo *info;
+	int n;
+} Axes;
+
 typedef struct Clone {
 	IrFunc *f;
 	const Region *body;
@@ -266,25 +273,27 @@ static Op *pipeline_one(IrFunc *f, Op *op, Op *ld, bool early, bool *failed)
  * thread along its most contiguous dimension (then the tile takes no
  * registers while in flight); or with TMA (a tensor map's tile, whatever
  * its mask: the copy takes the bounds from the map). */
-static bool async_copyable(const IrFunc *f, const AxisInfo *ax, const Op *ld)
+static bool async_copyable(const Axes *ax, const Op *ld)
 {
 	if (ld->attr[0] & MEMF_TMA)
 		return true;
 	const Value *p = ld->operands[0];
-	if (!ax || p->id >= f->n_values || !p->type.rank)
+	const Value *mask = ld->attr[0] & MEMF_MASK ? ld->operands[1] : NULL;
+	/* a value made after the analysis (a pipelined loop's prologue load,
+	 * its pointers recomputed) has no facts: not copied asynchronously */
+	if (!ax->info || p->id >= ax->n || (mask && mask->id >= ax->n) || !p->type.rank)
 		return false;
 	int best = 0;
 	for (int d = 1; d < p->type.rank; d++)
-		if (ax[p->id].contig[d] > ax[p->id].contig[best])
+		if (ax->info[p->id].contig[d] > ax->info[p->id].contig[best])
 			best = d;
 	int eb = scalar_bits((ScalarKind)p->type.scalar) / 8;
-	const Value *mask = ld->attr[0] & MEMF_MASK ? ld->operands[1] : NULL;
-	return axis_access_width(ax, p, mask, best) * eb == 16;
+	return axis_access_width(ax->info, p, mask, best) * eb == 16;
 }
 
-static bool feeds_dot(const IrFunc *f, const AxisInfo *ax, const Region *body, const Op *ld)
+static bool feeds_dot(const IrFunc *f, const Axes *ax, const Region *body, const Op *ld)
 {
-	bool in_shared = async_copyable(f, ax, ld);
+	bool in_shared = async_copyable(ax, ld);
 	const Value *v = ld->results[0];
 	int seen = 0;
 	for (const Op *o = body->first; o; o = o->next)
@@ -332,9 +341,9 @@ static bool feeds_dot(const IrFunc *f, const AxisInfo *ax, const Region *body, c
  * of two iterations stay in flight. (With num_stages 3 it measured slower
  * on the H100: matmul f16 4096^3 at 128 x 256 x 64, 650 TFLOP/s against
  * 714 one ahead, attention the same; the autotuner chooses by num_stages.) */
-static bool two_ahead(const IrFunc *f, const AxisInfo *ax, const Region *body, const Op *ld)
+static bool two_ahead(const IrFunc *f, const Axes *ax, const Region *body, const Op *ld)
 {
-	if (f->sm != 90 || !f->sm_a || f->num_stages < 4 || f->num_warps % 4 || !async_copyable(f, ax, ld))
+	if (f->sm != 90 || !f->sm_a || f->num_stages < 4 || f->num_warps % 4 || !async_copyable(ax, ld))
 		return false;
 	const Value *v = ld->results[0];
 	for (const Op *o = body->first; o; o = o->next) {
@@ -378,13 +387,13 @@ static Op *dot_use(const Op *o, int i)
  * stage buffer per use; the copies are from L2): one load with several
  * uses would stay a plain ld.global in the loop. Returns false out of
  * memory. */
-static bool split_dot_loads(IrFunc *f, const AxisInfo *ax, Region *body)
+static bool split_dot_loads(IrFunc *f, const Axes *ax, Region *body)
 {
 	for (Op *ld = body->first; ld; ld = ld->next) {
 		if (ld->code != OP_LOAD)
 			continue;
 		Value *v = ld->results[0];
-		if (ld->attr[3] || !v->type.rank || v->uses < 2 || v->uses > 4 || !async_copyable(f, ax, ld))
+		if (ld->attr[3] || !v->type.rank || v->uses < 2 || v->uses > 4 || !async_copyable(ax, ld))
 			continue;
 		Op *users[4];
 		int slot[4], n = 0;
@@ -410,7 +419,7 @@ static bool split_dot_loads(IrFunc *f, const AxisInfo *ax, Region *body)
 	return true;
 }
 
-static bool pipeline_region(IrFunc *f, Region *r, bool dots_only, const AxisInfo *ax, Diag *diag)
+static bool pipeline_region(IrFunc *f, Region *r, bool dots_only, const Axes *ax, Diag *diag)
 {
 	for (Op *op = r->first; op; op = op->next) {
 		for (int i = 0; i < op->n_regions; i++)
@@ -464,15 +473,17 @@ bool ir_pipeline(IrFunc *f, Diag *diag)
 {
 	if (f->gpu || f->num_stages < 2)
 		return true;
-	return pipeline_region(f, &f->body, false, NULL, diag);
+	Axes none = {0};
+	return pipeline_region(f, &f->body, false, &none, diag);
 }
 
 bool ir_pipeline_dots(IrFunc *f, Diag *diag)
 {
 	if (f->gpu || f->num_stages < 2)
 		return true;
-	AxisInfo *ax = axis_analyze(f); /* NULL (out of memory): registers only */
-	bool ok = pipeline_region(f, &f->body, true, ax, diag);
-	free(ax);
+	/* NULL (out of memory): registers only */
+	Axes ax = {.info = axis_analyze(f), .n = f->n_values};
+	bool ok = pipeline_region(f, &f->body, true, &ax, diag);
+	free((AxisInfo *)ax.info);
 	return ok;
 }

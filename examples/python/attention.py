@@ -1,11 +1,11 @@
-"""examples/attention.tile from Python: scaled dot-product attention forward,
+"""stdlib/nn/attention.tile's attention_fwd from Python: scaled dot-product attention forward,
 f16, causal and not; q and o (Z, H, N_CTX, D), k and v (Z, N_CTX, H, D) as a
 fused QKV projection leaves them (the kernel takes every stride)."""
 import math
 
 from _common import GPU, load, size, randn, empty, ref, check, done, np, torch
 
-kern = load("attention.tile").attention_fwd
+kern = load("../stdlib/nn/attention.tile").attention_fwd   # the kernels of blk.nn.attention
 Z, H, N_CTX, D = size((2, 8, 1000, 64), (1, 2, 80, 16))
 scale = 1 / math.sqrt(D)
 q = randn((Z, H, N_CTX, D), np.float16)

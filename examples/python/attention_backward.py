@@ -1,14 +1,14 @@
-"""examples/attention_backward.tile from Python: the gradients dq, dk, dv of attention.tile's
-forward, f16, grouped-query (H / H_KV query heads a key/value head), causal and not; dQ both
-ways: by its own kernel (deterministic: run twice, the same bits) and by f32 atomics from the
-dK/dV kernel. The loss is sum(o * do) for a random do."""
+"""stdlib/nn/attention.tile's backward kernels from Python: the gradients dq, dk, dv of its
+forward (attention_fwd), f16, grouped-query (H / H_KV query heads a key/value head), causal
+and not; dQ both ways: by its own kernel (deterministic: run twice, the same bits) and by f32
+atomics from the dK/dV kernel. The loss is sum(o * do) for a random do."""
 import math
 
 import _common
 from _common import load, size, randn, empty, ref, check, done, np, GPU, torch, f64
 
-fwd = load("attention.tile").attention_fwd
-bwd = load("attention_backward.tile")
+bwd = load("../stdlib/nn/attention.tile")   # the kernels of blk.nn.attention
+fwd = bwd.attention_fwd
 Z, H, H_KV, N, D = size((2, 8, 2, 1000, 64), (1, 4, 2, 40, 16))
 G = H // H_KV
 scale = 1 / math.sqrt(D)

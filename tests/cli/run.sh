@@ -189,7 +189,7 @@ fi
 # ---- --emit=c ------------------------------------------------------------------------
 cflags=(-c -Wall -Werror)
 strict=(-c -std=c11 -pedantic -Wall -Wextra -Werror)
-for tile in examples/*.tile tests/cli/kernels/*.tile; do
+for tile in examples/*.tile stdlib/nn/attention.tile tests/cli/kernels/*.tile; do
 	name=$(basename "$tile" .tile)
 	mkdir -p "$tmp/c"
 	if ! "$blkc" --emit=c -o "$tmp/c/$name" "$tile" 2>"$tmp/err"; then

@@ -169,8 +169,8 @@ else
 	     stride_qz=25600 stride_qh=12800 stride_qm=64 stride_qd=1 stride_kz=25600 stride_kh=12800 stride_kn=64
 	     stride_kd=1 stride_vz=25600 stride_vh=12800 stride_vn=64 stride_vd=1 stride_oz=25600 stride_oh=12800
 	     stride_om=64 stride_od=1 Z=1 H=2 N_CTX=200 scale=0.125"
-	cli attention "o=25600" examples/attention.tile $att
-	cli attention-causal "o=25600" examples/attention.tile -D CAUSAL=true $att
+	cli attention "o=25600" stdlib/nn/attention.tile -k attention_fwd $att
+	cli attention-causal "o=25600" stdlib/nn/attention.tile -k attention_fwd -D CAUSAL=true $att
 	# bytes 0x01: weights -7 (even k) and -8 (odd k) times f16(0.01) = 0.010002136; x = 1:
 	# y[n] = 256 * -15 * 0.010002136 = -38.408, -38.40625 in f16; 200 rows
 	cli w4a16_gemv "y=-7681.25" examples/w4a16_gemv.tile w=51200:ones scales=800:fill=0.01 x=512:ones y=200 \

@@ -1,6 +1,6 @@
 """tests/gpu/attention_branches.py: attention with runtime branches inside
 its key loop (tests/gpu/attention_loop.tile, the one-loop form of
-examples/attention.tile), and the example itself, on the GPU against torch
+stdlib/nn/attention.tile's attention_fwd), and that kernel itself, on the GPU against torch
 in float32.
 
 A branch between the scores' wgmma and the P V wgmma once made ptxas give Q's
@@ -26,7 +26,7 @@ except ImportError as e:
 import blk
 
 SRC = open(os.path.join(ROOT, "tests", "gpu", "attention_loop.tile")).read()
-EXAMPLE = open(os.path.join(ROOT, "examples", "attention.tile")).read()
+EXAMPLE = open(os.path.join(ROOT, "stdlib", "nn", "attention.tile")).read()
 BEFORE = "        s = where(n_mask[None, :], s, -inf(f32));\n"
 AFTER = "        m_i = m_new;\n"
 
@@ -41,7 +41,7 @@ def branch(cond, stmt):
 
 
 VARIANTS = {
-    "examples/attention.tile": EXAMPLE,
+    "stdlib/nn/attention.tile": EXAMPLE,
     "plain": variant(),
     "if on s, last slices": variant(branch("start_n >= N_CTX - BLOCK_N", "s = s + 0.0;")),
     "if on s, every slice": variant(branch("start_n >= 0", "s = s + 0.0;")),

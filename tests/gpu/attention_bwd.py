@@ -1,5 +1,5 @@
-"""tests/gpu/attention_bwd.py: attention backward (examples/attention_backward.tile)
-after the forward (examples/attention.tile) on the GPU, against torch in float64:
+"""tests/gpu/attention_bwd.py: attention backward (stdlib/nn/attention.tile's backward
+kernels) after its forward (attention_fwd) on the GPU, against torch in float64:
 F.scaled_dot_product_attention on float64 copies of q, k, v (the math backend) and
 autograd with the same dO give o and dq, dk, dv; lse is logsumexp of the float64
 scores. Grouped-query cases repeat k and v over the heads of a group for torch
@@ -31,8 +31,8 @@ except ImportError as e:
 import blk
 F = torch.nn.functional
 
-fwd = blk.load(os.path.join(ROOT, "examples", "attention.tile")).attention_fwd
-bwd = blk.load(os.path.join(ROOT, "examples", "attention_backward.tile"))
+bwd = blk.load(os.path.join(ROOT, "stdlib", "nn", "attention.tile"))
+fwd = bwd.attention_fwd
 
 # (Z, H, H_KV, N, D, causal, dtype)
 CASES = [(2, 4, 4, 1024, 64, False, torch.float16), (2, 4, 4, 1024, 64, True, torch.float16),

@@ -230,7 +230,7 @@ fi
 
 took Python
 
-# attention backward (examples/attention_backward.tile) against torch's
+# attention backward (stdlib/nn/attention.tile) against torch's
 # float64 SDPA and autograd (skips itself without torch); not with a
 # sanitized libblk, which python3 cannot load
 if [ "${BLK_SANITIZE:-0}" = 0 ] && want attention_bwd; then

@@ -219,7 +219,9 @@ static void walk(const Region *r, int num_warps, const char *what)
 	}
 }
 
-static void kernel_file(const char *path, const char *const *defines, int n_defines)
+/* Every conversion of kernel `kernel` of path (NULL: the file's only kernel)
+ * after the GPU passes, in each @autotune config. */
+static void kernel_file(const char *path, const char *kernel, const char *const *defines, int n_defines)
 {
 	for (int spec = 0; spec < 2; spec++) {
 		Arena arena = {0};
@@ -227,7 +229,7 @@ static void kernel_file(const char *path, const char *const *defines, int n_defi
 		diag_init(&diag);
 		ModuleSet set = {.arena = &arena, .diag = &diag, .stdlib_dir = "stdlib"};
 		Module *m = module_load_file(&set, path);
-		Node *k = m ? irgen_find_kernel(m, NULL, &diag) : NULL;
+		Node *k = m ? irgen_find_kernel(m, kernel, &diag) : NULL;
 		AutotuneSpec at = {0};
 		if (!k || !irgen_autotune(m, k, &at, &diag, &arena)) {
 			check(false, "%s%s: loads (%ld, %ld)", path, "", 0, 0);
@@ -274,18 +276,18 @@ int main(void)
 {
 	static const char *const none[] = {NULL};
 	static const char *const gemv[] = {"BLOCK_N=8", "BLOCK_K=512"};
-	kernel_file("examples/matmul.tile", none, 0);
-	kernel_file("examples/attention.tile", none, 0);
-	kernel_file("examples/w4a16_gemv.tile", none, 0);
-	kernel_file("examples/w4a16_gemv.tile", gemv, 2);
-	kernel_file("examples/softmax.tile", none, 0);
-	kernel_file("examples/layernorm.tile", none, 0);
-	kernel_file("bench/kernels/transpose.tile", none, 0);
-	kernel_file("tests/ptx/patterns/transpose_f32_64.tile", none, 0);
-	kernel_file("tests/ptx/patterns/permute3d_f32.tile", none, 0);
-	kernel_file("tests/ptx/patterns/permute3d_f16.tile", none, 0);
+	kernel_file("examples/matmul.tile", NULL, none, 0);
+	kernel_file("stdlib/nn/attention.tile", "attention_fwd", none, 0);
+	kernel_file("examples/w4a16_gemv.tile", NULL, none, 0);
+	kernel_file("examples/w4a16_gemv.tile", NULL, gemv, 2);
+	kernel_file("examples/softmax.tile", NULL, none, 0);
+	kernel_file("examples/layernorm.tile", NULL, none, 0);
+	kernel_file("bench/kernels/transpose.tile", NULL, none, 0);
+	kernel_file("tests/ptx/patterns/transpose_f32_64.tile", NULL, none, 0);
+	kernel_file("tests/ptx/patterns/permute3d_f32.tile", NULL, none, 0);
+	kernel_file("tests/ptx/patterns/permute3d_f16.tile", NULL, none, 0);
 	static const char *const tn[] = {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=32"};
-	kernel_file("tests/ptx/patterns/matmul_tn_sm80.tile", tn, 3);
+	kernel_file("tests/ptx/patterns/matmul_tn_sm80.tile", NULL, tn, 3);
 	printf("(%d conversions simulated)\n", conversions);
 	check(conversions >= 20, "%s%sthe examples have conversions to simulate (%ld, at least %ld)", "", "",
 	      conversions, 20);

@@ -43,8 +43,9 @@ ptxas=$(command -v ptxas || { [ -x /usr/local/cuda/bin/ptxas ] && echo /usr/loca
 [ -n "$ptxas" ] || echo "note: no ptxas here; PTX is emitted and pattern-checked but not assembled"
 
 # A file with several kernels (layernorm_backward) is compiled once for each,
-# named NAME/KERNEL.
-for tile in examples/*.tile; do
+# named NAME/KERNEL. The attention kernels the examples drive live in the
+# standard library (stdlib/nn/attention.tile).
+for tile in examples/*.tile stdlib/nn/attention.tile; do
 	kernels=$(grep -oE '^kernel [A-Za-z_][A-Za-z0-9_]*' "$tile" | cut -d' ' -f2)
 	[ "$(wc -w <<<"$kernels")" -gt 1 ] || kernels=-
 	for kernel in $kernels; do
@@ -63,7 +64,7 @@ for tile in examples/*.tile; do
 			fi
 			ok "$name $arch: no ld.local / st.local"
 			case $name in
-			matmul | matmul_persistent | attention)
+			matmul | matmul_persistent | attention/attention_fwd | attention/attention_bwd_dkdv | attention/attention_bwd_dq)
 				n=$(grep -c 'mma\.sync\.aligned\.m16n8k16' "$out")
 				if [ "$n" -gt 0 ]; then
 					ok "$name $arch: dots on tensor cores ($n mma.sync.aligned.m16n8k16)"
@@ -136,12 +137,14 @@ for cfg in "matmul 128 256 64 8" "matmul 128 128 64 8" "matmul 64 64 32 4" "matm
 	set -- $cfg
 	name=$1 out=$tmp/$1.$2x$3.sm_90a.ptx
 	if [ "$name" = matmul ]; then
-		args=(-D BLOCK_M=$2 -D BLOCK_N=$3 -D BLOCK_K=$4 -D GROUP_M=8 -D num_warps=$5 --assume=$mm_spec)
+		args=(-D BLOCK_M=$2 -D BLOCK_N=$3 -D BLOCK_K=$4 -D GROUP_M=8 -D num_warps=$5 --assume=$mm_spec
+			examples/matmul.tile)
 	else
-		args=(-D BLOCK_M=$2 -D BLOCK_N=$3 -D num_warps=$5 --assume=$at_spec)
+		args=(-D BLOCK_M=$2 -D BLOCK_N=$3 -D num_warps=$5 --assume=$at_spec -k attention_fwd
+			stdlib/nn/attention.tile)
 	fi
 	what="$name ${2}x${3}$([ "$4" = 0 ] || echo "x$4") sm_90a"
-	if ! "$blkc" --emit=ptx --arch=sm_90a "${args[@]}" examples/$name.tile -o "$out" 2>"$tmp/err"; then
+	if ! "$blkc" --emit=ptx --arch=sm_90a "${args[@]}" -o "$out" 2>"$tmp/err"; then
 		bad "$what: blkc" "$(head -3 "$tmp/err")"
 		continue
 	fi
@@ -348,7 +351,7 @@ fi
 at=$tmp/attention.chain.ir
 if "$blkc" --emit=ir --passes=canonicalize,cse,dce,pipeline-dots,layouts,remove-conversions,cse,dce \
 	-D BLOCK_M=64 -D BLOCK_N=64 -D num_warps=4 --assume=q:16,k:16,v:16,o:16,stride_qd=1,stride_kd=1,stride_vd=1 \
-	examples/attention.tile -o "$at" 2>"$tmp/err"; then
+	-k attention_fwd stdlib/nn/attention.tile -o "$at" 2>"$tmp/err"; then
 	a_ops=$(sed -n 's/^\(#dot_op[0-9]*\) = dot_operand<idx = 0,.*/\1/p' "$at")
 	in_loop=0
 	for e in $a_ops; do
@@ -372,12 +375,12 @@ spec=$spec,stride_qz:16,stride_qh:16,stride_qm:16,stride_kz:16,stride_kh:16,stri
 spec=$spec,stride_vz:16,stride_vh:16,stride_vn:16,stride_oz:16,stride_oh:16,stride_om:16,N_CTX:16
 if "$blkc" --emit=ptx -D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=8 \
 	--assume="$spec" \
-	examples/attention.tile -o "$ak" 2>"$tmp/err" && ! grep -q 'st\.shared\.b16' "$ak" &&
+	-k attention_fwd stdlib/nn/attention.tile -o "$ak" 2>"$tmp/err" && ! grep -q 'st\.shared\.b16' "$ak" &&
 	grep -q 'ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16' "$ak" &&
 	"$blkc" --emit=ir --passes=canonicalize,cse,dce,pipeline-dots,layouts,remove-conversions,cse,dce \
 		-D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=8 \
 		--assume="$spec" \
-		examples/attention.tile 2>"$tmp/err" | grep -qE '^#shared[0-9]+ = shared<vec = 8, .*ldmatrix\.kmajor'; then
+		-k attention_fwd stdlib/nn/attention.tile 2>"$tmp/err" | grep -qE '^#shared[0-9]+ = shared<vec = 8, .*ldmatrix\.kmajor'; then
 	ok "attention: K^T stored K-major (no 2-byte shared stores), ldmatrix and ldmatrix.trans"
 else
 	bad "attention: K^T stored K-major" "$(grep -c 'st\.shared\.b16' "$ak") 2-byte stores"
@@ -763,6 +766,57 @@ if [[ $(printf '%s\n' "$emu" | tail -n 1) =~ ^([0-9]+)\ passed,\ ([0-9]+)\ faile
 else
 	bad "tests/ptx/emu" "$(printf '%s\n' "$emu" | tail -n 3)"
 fi
+
+# blk.nn.attention's launches (python/blk/nn/_attention.py's GPU configs)
+# as the JIT specializes them (16-byte aligned pointers, the forward's
+# strides multiples of 16 and its last ones 1): each compiles
+# (pipeline-dots once read the axis facts of values it had made itself,
+# past the end of its table: blkc crashed on the dK/dV kernel), its dots
+# run on tensor cores, and up to d128 in 16-bit types with the
+# deterministic dQ ptxas spills nothing (but dK/dV with SOFTCAP at d128:
+# 48 bytes)
+at_fwd=q:16,k:16,v:16,o:16,lse:16,stride_qd=1,stride_kd=1,stride_vd=1,stride_od=1,stride_qz:16,stride_qh:16
+at_fwd=$at_fwd,stride_qm:16,stride_kz:16,stride_kh:16,stride_kn:16,stride_vz:16,stride_vh:16,stride_vn:16
+at_fwd=$at_fwd,stride_oz:16,stride_oh:16,stride_om:16
+at_kv=q:16,k:16,v:16,dout:16,lse:16,delta:16,dk:16,dv:16,dq_acc:16
+at_dq=q:16,k:16,v:16,dout:16,lse:16,delta:16,dq:16
+while read -r kernel assume defs; do
+	[ -n "$kernel" ] || continue
+	d=()
+	for x in $defs; do d+=(-D "$x"); done
+	what="stdlib/nn/attention.tile $kernel $defs (aligned, sm_90a)"
+	spills=$([[ $defs == *HEAD_DIM=256* || $defs == *T=f32* || $defs == *ATOMIC_DQ=true* ||
+		$kernel$defs == attention_bwd_dkdv*SOFTCAP* ]] && echo some || echo none)
+	if ! "$blkc" --emit=ptx --arch=sm_90a -k "$kernel" --assume="$assume" "${d[@]}" stdlib/nn/attention.tile \
+		-o "$tmp/nna.ptx" 2>"$tmp/err"; then
+		bad "$what: blkc" "$(head -3 "$tmp/err")"
+	elif ! grep -qE 'wgmma\.mma_async|mma\.sync' "$tmp/nna.ptx" || grep -qE '(ld|st)\.local' "$tmp/nna.ptx"; then
+		bad "$what: tensor cores, no local memory" "$(grep -cE 'wgmma\.mma_async|mma\.sync' "$tmp/nna.ptx") mma"
+	elif [ -n "$ptxas" ] && ! "$ptxas" -arch=sm_90a -v "$tmp/nna.ptx" -o "$tmp/nna.cubin" 2>"$tmp/err"; then
+		bad "$what: ptxas" "$(head -3 "$tmp/err")"
+	elif [ -n "$ptxas" ] && [ $spills = none ] && ! grep -q ' 0 bytes spill stores' "$tmp/err"; then
+		bad "$what: no spills" "$(grep -m1 -o '[0-9]* bytes spill stores' "$tmp/err")"
+	else
+		ok "$what: tensor cores${ptxas:+, ptxas$([ $spills = none ] && echo ', no spills')}"
+	fi
+done <<EOF
+attention_fwd $at_fwd T=bf16 HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=true CHECK_SCALE=false num_warps=4 num_stages=3
+attention_fwd $at_fwd T=bf16 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 CAUSAL=true CHECK_SCALE=false num_warps=8 num_stages=3
+attention_fwd $at_fwd T=f16 HEAD_DIM=256 BLOCK_M=128 BLOCK_N=32 CHECK_SCALE=false num_warps=8 num_stages=2
+attention_fwd $at_fwd T=f32 HEAD_DIM=128 BLOCK_M=64 BLOCK_N=32 CAUSAL=true CHECK_SCALE=false num_warps=4 num_stages=2
+attention_bwd_dkdv $at_kv T=bf16 HEAD_DIM=64 BLOCK_M=32 BLOCK_N=64 CAUSAL=true GROUP=4 num_warps=4 num_stages=3
+attention_bwd_dkdv $at_kv T=bf16 HEAD_DIM=128 BLOCK_M=32 BLOCK_N=64 CAUSAL=true num_warps=4 num_stages=3
+attention_bwd_dkdv $at_kv T=bf16 HEAD_DIM=128 BLOCK_M=32 BLOCK_N=64 ATOMIC_DQ=true num_warps=4 num_stages=3
+attention_bwd_dkdv $at_kv T=bf16 HEAD_DIM=256 BLOCK_M=32 BLOCK_N=64 CAUSAL=true num_warps=8 num_stages=1
+attention_bwd_dkdv $at_kv T=f32 HEAD_DIM=64 BLOCK_M=16 BLOCK_N=32 CAUSAL=true num_warps=4 num_stages=2
+attention_bwd_dq $at_dq T=bf16 HEAD_DIM=64 BLOCK_M=64 BLOCK_N=32 CAUSAL=true GROUP=4 num_warps=4 num_stages=3
+attention_bwd_dq $at_dq T=f16 HEAD_DIM=128 BLOCK_M=64 BLOCK_N=32 num_warps=4 num_stages=3
+attention_bwd_dq $at_dq T=bf16 HEAD_DIM=256 BLOCK_M=64 BLOCK_N=16 CAUSAL=true num_warps=4 num_stages=1
+attention_fwd $at_fwd T=bf16 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 CAUSAL=true WINDOW=512 SOFTCAP=50.0 CHECK_SCALE=false num_warps=8 num_stages=3
+attention_bwd_dkdv $at_kv T=bf16 HEAD_DIM=64 BLOCK_M=32 BLOCK_N=64 CAUSAL=true WINDOW=4096 num_warps=4 num_stages=3
+attention_bwd_dkdv $at_kv T=bf16 HEAD_DIM=128 BLOCK_M=32 BLOCK_N=64 CAUSAL=true WINDOW=512 SOFTCAP=50.0 num_warps=4 num_stages=3
+attention_bwd_dq $at_dq T=bf16 HEAD_DIM=128 BLOCK_M=64 BLOCK_N=32 CAUSAL=true WINDOW=512 SOFTCAP=50.0 num_warps=4 num_stages=3
+EOF
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -13,6 +13,7 @@ CUDA tensors run on the GPU, CPU tensors on the interpreter. Needs torch (2.4 or
     e = blk.nn.embedding(tokens, table)            # deterministic gradient; padding_idx
     out = blk.nn.swiglu(gate, up)                  # silu(gate) * up; geglu: gelu_tanh(gate) * up
     q, k = blk.nn.rope(q, k, cos, sin)             # rotate-half, GQA head counts
+    o = blk.nn.attention(q, k, v, causal=True)     # flash attention, GQA; (batch, heads, seq, head_dim)
     loss = blk.nn.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.1, z_loss=1e-4)
     opt = blk.nn.AdamW(model.parameters(), lr=1e-3, master_weights=True)   # one launch a step
     norm = blk.nn.clip_grad_norm_(model.parameters(), 1.0)                 # a device tensor, no sync
@@ -36,6 +37,7 @@ from ._rmsnorm import RMSNorm, add_rms_norm, rms_norm  # noqa: F401,E402
 from ._layernorm import LayerNorm, layer_norm  # noqa: F401,E402
 from ._embedding import embedding  # noqa: F401,E402
 from ._rope import rope  # noqa: F401,E402
+from ._attention import attention  # noqa: F401,E402
 from ._glu import geglu, swiglu  # noqa: F401,E402
 from ._optim import AdamW, clip_grad_norm_  # noqa: F401,E402
 from ._linear_cross_entropy import LinearCrossEntropy, linear_cross_entropy  # noqa: F401,E402
@@ -44,6 +46,6 @@ from ._linear import Linear, linear  # noqa: F401,E402
 from ._patch import Patched, patch  # noqa: F401,E402
 
 __all__ = ["rms_norm", "add_rms_norm", "RMSNorm", "layer_norm", "LayerNorm", "embedding", "swiglu", "geglu",
-           "rope", "cross_entropy", "linear_cross_entropy", "LinearCrossEntropy", "kl_div", "jsd", "AdamW",
-           "clip_grad_norm_", "patch", "Patched"]
+           "rope", "attention", "cross_entropy", "linear_cross_entropy", "LinearCrossEntropy", "kl_div", "jsd",
+           "AdamW", "clip_grad_norm_", "patch", "Patched"]
 __all__ += ["linear", "Linear"]

@@ -194,7 +194,7 @@ def row_fp8(env, b, what, M, N, K):
     x = torch.randn(M, K, device=env.dev).to(f8)
     w = torch.randn(N, K, device=env.dev).to(f8)
     ref = torch.matmul(x.float(), w.float().t())  # e4m3 products are exact in f32; f32 sums
-    row = b.Row(f"GEMM NT fp8 e4m3 → bf16" + ("" if what == "4096³" else f", {what}"), f"{M}×{N}×{K}",
+    row = b.Row("GEMM NT fp8 e4m3 → bf16" + ("" if what == "4096³" else f", {what}"), f"{M}×{N}×{K}",
                 (M * K + N * K) + M * N * 2, flop=2.0 * M * N * K)
     cb, ct, cp = (torch.empty(M, N, device=env.dev, dtype=torch.bfloat16) for _ in range(3))
     ws = torch.empty(1, device=env.dev, dtype=torch.float32)
@@ -305,7 +305,8 @@ def _rows():
     for what, M, N, K in FP8_SHAPES:
         key = "4096" if what == "4096³" else what.split()[0].replace("/", "").lower()
         rows.append((f"gemm_fp8_{key}", "GEMM NT fp8 e4m3 → bf16" + ("" if what == "4096³" else f", {what}"),
-                     f"{M}×{N}×{K}", (lambda w_, M, N, K: lambda env, b: row_fp8(env, b, w_, M, N, K))(what, M, N, K)))
+                     f"{M}×{N}×{K}",
+                     (lambda w_, M, N, K: lambda env, b: row_fp8(env, b, w_, M, N, K))(what, M, N, K)))
     for key, label, G, T, top_k, N, K in MOE:
         rows.append((f"grouped_{key}", f"grouped GEMM bf16, {label}", f"{G}×(M_e×{N}×{K})",
                      (lambda *a: lambda env, b: row_grouped(env, b, *a))(label, G, T, top_k, N, K)))
@@ -360,7 +361,7 @@ def interpreter_check(ctx=None):
     bounds = [0]
     for m in counts:
         bounds.append(bounds[-1] + m)
-    _, rand, enc, dec = types["bf16"]
+    _, rand, enc, _ = types["bf16"]
     xv = [rand() for _ in range(M_total * K)]
     wv = [rand() for _ in range(G * N * K)]  # W_e[n][k] at (e * N + n) * K + k
     ref = []

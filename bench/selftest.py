@@ -404,6 +404,35 @@ def gemm_on_interpreter(ctx, rng, quick=False):
 
 
 
+def gemm_more_checks(ctx):
+    """rows_gemm_more.py's blk launches (group issue28_more) on the interpreter: gemm.tile in fp8
+    e4m3 NT with a bf16 output, bench/kernels/gemm_grouped.tile (W stored N x K and K x N) and
+    examples/matmul_grouped.tile as the rows launch them, an expert with no token; and, where
+    build/blkc is, both kernels compiled for sm_90a as the rows run them: TMA copies and wgmma."""
+    import rows_gemm_more as gm
+    for what, e, tol in gm.interpreter_check(ctx):
+        expect(e <= tol, f"rows_gemm_more {what}", f"max rel err {e:.2e}")
+    blkc = os.path.join(blkffi.REPO, "build", "blkc")
+    if not os.path.exists(blkc):
+        return
+    fp8 = dict(gm.FP8_CONFIGS[0], SPLIT_K=1, T="f8e4m3", OUT="bf16", TRANS_B=1, tma=1)
+    grouped = dict(gm.GROUPED_CONFIGS[0], TRANS_B=1, tma=1)
+    for name, cfg, want, ptrs in (("gemm", fp8, "e4m3.e4m3", ("a", "b", "c")),
+                                  ("gemm_grouped", grouped, "bf16.bf16", ("x", "w", "c"))):
+        path = os.path.join(blkffi.REPO, "bench", "kernels", name + ".tile")
+        # the pointers and row strides 16-byte aligned, as the rows' tensors are (the JIT's TMA variant)
+        defs = [f"-D{k}={v}" for k, v in cfg.items()] + [
+            "--assume=" + ",".join(f"{p}:16,stride_{p}:16" for p in ptrs)]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "k.ptx")
+            p = subprocess.run([blkc, "--emit=ptx", "--arch=sm_90a", "-o", out, path] + defs, capture_output=True,
+                               text=True)
+            ptx = open(out).read() if p.returncode == 0 and os.path.exists(out) else ""
+            expect("cp.async.bulk.tensor" in ptx and f"f32.{want}" in ptx,
+                   f"blkc sm_90a: {name} {gm.cfg_text(cfg)} T {cfg.get('T', 'bf16')} TRANS_B, tma = 1: TMA copies "
+                   f"and wgmma {want}", (p.stderr.strip().splitlines() or [""])[0][:200])
+
+
 def attention_bwd_reference(q, k, v, do, Z, H, HKV, N, D, scale, causal):
     """o, lse and the gradients of sum(o * do) in float64, for lists laid out as the kernels
     read them (q, do: Z x H x N x D; k, v: Z x HKV x N x D)."""
@@ -770,6 +799,7 @@ def main():
     tc_persistent_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
     gemm_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
     mxgemm_on_interpreter(ctx, rng)
+    gemm_more_checks(ctx)
     attention_bwd_on_interpreter(ctx, rng, quick="--quick" in sys.argv)
     blkc_attention_bwd_sm90a(quick="--quick" in sys.argv)
     issue12_selection()

@@ -61,7 +61,7 @@ def check(M, N, K, dt=torch.float32, act=None, bias=True, res=True, scale=None, 
     g = torch.Generator(device="cpu").manual_seed(seed)
 
     def rnd(*shape, s=1.0, dtype=dt):
-        return (torch.randn(*shape, generator=g) * s).to(device=DEV, dtype=dtype)
+        return (torch.randn(*shape, generator=g, device="cpu") * s).to(device=DEV, dtype=dtype)
     odt = out_dtype or dt
     ins = [rnd(*lead, M, K), rnd(N, K, s=K ** -0.5), rnd(N) if bias else None,
            rnd(*lead, M, N, dtype=res_dtype or odt) if res else None]

@@ -324,3 +324,18 @@ ATTENTION_TMA_CONFIGS = [
     {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
     {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 4, "num_stages": 2},
 ]
+
+
+def check_main(label, interpreter_check, triton_compile_check, argv):
+    """The main() of a rows file's CPU checks: --triton compiles its Triton
+    kernels (triton_compile_check() -> the number that failed), else each
+    (name, error, tolerance) of interpreter_check() is printed ok or FAIL.
+    Returns the exit status."""
+    if "--triton" in argv:
+        return 1 if triton_compile_check() else 0
+    bad = 0
+    for name, e, tol in interpreter_check():
+        bad += not e <= tol
+        print(f"{'ok' if e <= tol else 'FAIL'} {name}: max rel err {e:.2g} (tolerance {tol:g})")
+    print(f"{label} interpreter check: {'FAIL' if bad else 'OK'}")
+    return 1 if bad else 0

@@ -805,15 +805,8 @@ def triton_compile_check():
 
 
 def main():
-    if "--triton" in sys.argv[1:]:
-        return 1 if triton_compile_check() else 0
-    bad = 0
-    for name, e, tol in interpreter_check():
-        ok = e <= tol
-        bad += not ok
-        print(f"{'ok' if ok else 'FAIL'} {name}: max rel err {e:.2g} (tolerance {tol:g})")
-    print(f"rows_kernels interpreter check: {'FAIL' if bad else 'OK'}")
-    return 1 if bad else 0
+    import blk_calls
+    return blk_calls.check_main("rows_kernels", interpreter_check, triton_compile_check, sys.argv[1:])
 
 
 if __name__ == "__main__":

@@ -143,24 +143,12 @@ ROWS = [(key, f"linear {name} fwd and fwd+bwd", f"{T}×{K} → {N} bf16", _row(n
         for key, name, T, K, N, act, res in SHAPES]
 
 
-class CpuEnv:
-    """What the rows use of bench.Env on the CPU: blk.nn on the interpreter, one timed call."""
-
-    def __init__(self):
-        self.torch, self.dev, self.quick, self.stream = torch, "cpu", True, 0
-
-    def do_bench(self, fn, quick=False):
-        import time
-        t0 = time.perf_counter()
-        fn()
-        return (time.perf_counter() - t0) * 1e3
-
-
 def cpu_check(compile_ok=True):
     """Every row at TINY shapes on the CPU: returns the rows."""
     sys.path.insert(0, HERE)
     torch.cuda.synchronize = lambda *a, **k: None   # bench.measure's; nothing to wait for here
     import bench as b
+    from rows_nn import CpuEnv   # the same stand-in for bench.Env
     env = CpuEnv()
     rows = []
     for key, name, _T, _K, _N, act, res in SHAPES:

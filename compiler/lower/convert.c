@@ -45,17 +45,24 @@ LLVMValueRef lw_swizzle_value(Lower *L, const Encoding *s, LLVMValueRef idx)
 	return a;
 }
 
-/* The address bits the thread part of map l can set once swizzled (the
- * swizzle is linear over xor: the images of its lane and warp bits). */
-static unsigned lin_thread_bits(const Encoding *s, const Lin *l)
+/* The address bits that thread-id bits [lo, hi) of map l (0-4 lanes, 5 up
+ * warps) can set once swizzled (the swizzle is linear over xor: the union
+ * of their images). */
+static unsigned lin_image(const Encoding *s, const Lin *l, int lo, int hi)
 {
 	unsigned img = 0;
-	for (int i = 0; i < 5 + l->n_warp; i++) {
+	for (int i = lo; i < hi; i++) {
 		int to = i < 5 ? l->lane[i] : l->warp[i - 5];
 		if (to >= 0)
 			img |= swizzle_const(s, 1u << to);
 	}
 	return img;
+}
+
+/* ... of its whole thread part. */
+static unsigned lin_thread_bits(const Encoding *s, const Lin *l)
+{
+	return lin_image(s, l, 0, 5 + l->n_warp);
 }
 
 /* tsw ^ c for a thread part tsw that sets only bits tbits: c's other bits
@@ -279,13 +286,7 @@ enum { CONVERT_WHOLE_MAX = 128 << 10, CONVERT_PART_MAX = 64 << 10 };
 static unsigned thread_image(Lower *L, const Value *v, const Encoding *s, bool lanes)
 {
 	const Lin *l = lw_lin_of(L, v);
-	unsigned img = 0;
-	for (int i = lanes ? 0 : 5; i < (lanes ? 5 : 5 + l->n_warp); i++) {
-		int to = i < 5 ? l->lane[i] : l->warp[i - 5];
-		if (to >= 0)
-			img |= swizzle_const(s, 1u << to);
-	}
-	return img;
+	return lanes ? lin_image(s, l, 0, 5) : lin_image(s, l, 5, 5 + l->n_warp);
 }
 
 /* The part bits for converting x (stored vec at a time) to y (loaded

@@ -74,6 +74,7 @@ typedef struct Launcher {
 	int kw_at[MAX_ARGS]; /* each keyword's argument (-1: a value compared) */
 	int strict; /* keyword arguments of the plan's classes only */
 	PyObject *getstream, *device, *tensor_type, *keep, *fallback, *fail, *kwnames, *kwvalues;
+	PyObject *next; /* the grid's launcher before this one (set_next), or NULL */
 	ArgSpec arg[MAX_ARGS];
 } Launcher;
 
@@ -88,6 +89,7 @@ static int launcher_traverse(PyObject *self, visitproc visit, void *arg)
 	Py_VISIT(L->tensor_type);
 	Py_VISIT(L->keep);
 	Py_VISIT(L->fallback);
+	Py_VISIT(L->next);
 	Py_VISIT(L->fail);
 	Py_VISIT(L->kwnames);
 	Py_VISIT(L->kwvalues);
@@ -104,6 +106,7 @@ static int launcher_clear(PyObject *self)
 	Py_CLEAR(L->tensor_type);
 	Py_CLEAR(L->keep);
 	Py_CLEAR(L->fallback);
+	Py_CLEAR(L->next);
 	Py_CLEAR(L->fail);
 	Py_CLEAR(L->kwnames);
 	Py_CLEAR(L->kwvalues);
@@ -330,6 +333,32 @@ static int value(const ArgSpec *s, PyObject *a, uint64_t *bits)
 	return PyErr_Occurred() ? misfit() : 1;
 }
 
+/* A call this launcher's plan does not take: the grid's launchers before
+ * it (next, set by the kernel where the grid's launcher changed), tried in
+ * C up to CHAIN_MAX deep, so that a kernel launched on one grid with
+ * consts that take turns (a forward and a backward) does not go the
+ * checked way in Python at every call; then the fallback (NotImplemented
+ * for a probe, or inside a chain). chained: the launchers tried before
+ * this one in the call (the GIL is held). */
+enum { CHAIN_MAX = 4 };
+static int chained;
+static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames);
+
+static PyObject *not_mine(Launcher *L, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+	if (L->next && ((Launcher *)L->next)->buf && chained < CHAIN_MAX) {
+		chained++;
+		PyObject *r = launch(L->next, args, nargs, kwnames);
+		chained--;
+		if (r != Py_NotImplemented)
+			return r; /* launched, or an error */
+		Py_DECREF(r);
+	}
+	if (L->fallback == Py_None || chained)
+		Py_RETURN_NOTIMPLEMENTED;
+	return to_fallback(L, args, nargs, kwnames);
+}
+
 static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
 	Launcher *L = (Launcher *)self;
@@ -358,10 +387,8 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargsf
 	}
 	if (ok < 0)
 		return NULL;
-	if (!ok && L->fallback == Py_None)
-		Py_RETURN_NOTIMPLEMENTED;
 	if (!ok)
-		return to_fallback(L, args, nargs, kwnames);
+		return not_mine(L, args, nargs, kwnames);
 	if (L->stream_word >= 0)
 		memcpy(L->buf + 8 * L->stream_word, &stream, 8);
 	for (int i = 0; i < L->n; i++)
@@ -472,8 +499,36 @@ static PyObject *make_launcher(PyObject *mod, PyObject *a)
 	return f;
 }
 
+/* The Launcher a launcher function made here wraps, or NULL. */
+static Launcher *launcher_of(PyObject *fn)
+{
+	if (!PyCFunction_Check(fn))
+		return NULL;
+	PyObject *self = PyCFunction_GetSelf(fn);
+	return self && PyObject_TypeCheck(self, (PyTypeObject *)launcher_type) ? (Launcher *)self : NULL;
+}
+
+/* set_next(fn, prev): the calls fn's plan does not take try prev's first
+ * (prev None: none). False where either is not a launcher of this module. */
+static PyObject *set_next(PyObject *mod, PyObject *a)
+{
+	(void)mod;
+	PyObject *fn, *prev;
+	if (!PyArg_ParseTuple(a, "OO:set_next", &fn, &prev))
+		return NULL;
+	Launcher *L = launcher_of(fn), *P = prev == Py_None ? NULL : launcher_of(prev);
+	if (!L || (prev != Py_None && !P) || P == L)
+		Py_RETURN_FALSE;
+	PyObject *old = L->next;
+	Py_XINCREF((PyObject *)P);
+	L->next = (PyObject *)P;
+	Py_XDECREF(old);
+	Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
 	{"launcher", make_launcher, METH_VARARGS, "A launcher for one plan and grid (blk._plan)."},
+	{"set_next", set_next, METH_VARARGS, "set_next(fn, prev): calls fn does not take try prev's launcher first."},
 	{NULL, NULL, 0, NULL},
 };
 

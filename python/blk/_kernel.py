@@ -281,7 +281,12 @@ class Kernel:
         if grid not in self._launchers and len(self._launchers) >= MAX_LAUNCHERS:
             self._launchers.clear()
             self._recent.clear()
-        self._launchers[grid] = getattr(f, "fast", f)
+        prev, new = self._launchers.get(grid), getattr(f, "fast", f)
+        self._launchers[grid] = new
+        ext = _runtime.lib().fast_ext if prev is not None and prev is not new else None
+        if ext is not None and hasattr(ext, "set_next"):
+            # the calls new's plan does not take try prev's in C (consts that take turns on one grid)
+            ext.set_next(new, prev)
         if hasattr(f, "plan"):
             self._last[0] = f.plan
             recent = self._recent.setdefault(grid, [])

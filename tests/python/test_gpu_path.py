@@ -239,6 +239,28 @@ def _():
     check_launch((x, y, out), 1000, (4, 1, 1))
 
 
+@case("consts that take turns on one grid (a forward and a backward): after the first of each, every launch is "
+      "made in C by the grid's launchers, none by the kernel's Python fallback")
+def _():
+    misses = []
+    miss = blk._kernel.Kernel._miss
+    blk._kernel.Kernel._miss = lambda self, *a: (misses.append(1), miss(self, *a))[1]
+    try:   # a kernel loaded afresh: its launchers' fallback is the counting one
+        k = blk.load(os.path.join(REPO, "examples", "vector_add.tile")).vector_add
+        for _ in range(2):
+            for block in (256, 512, 128):
+                k[(4,)](x, y, out, 1000 - block, BLOCK=block)
+        before = len(misses)
+        for i in range(3):
+            for block in (256, 512, 128):
+                k[(4,)](x, y, out, 900 + i, BLOCK=block)
+                check_launch((x, y, out), 900 + i, (4, 1, 1))
+    finally:
+        blk._kernel.Kernel._miss = miss
+    fast = blk._runtime.lib().fast_ext is not None
+    assert len(misses) - before == (0 if fast else 9), (before, len(misses))
+
+
 @case("bad calls that reach a launcher: blk.Error naming the parameter, nothing launched")
 def _():
     vadd[(2,)](x, y, out, 1000, BLOCK=512)

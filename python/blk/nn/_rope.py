@@ -74,9 +74,7 @@ def _launch(q, k, cos, sin, backward, q_stride=None, k_stride=None):
     q_out, k_out = _out_like(q, q_stride), _out_like(k, k_stride)
     bq, bd = blk.next_power_of_2(hq), blk.next_power_of_2(dim // 2)
     if batch * seq:
-        # the backward on grid (n, 1), the same programs as (n,): a launcher of its own (a kernel keeps
-        # one by grid, and forward and backward taking turns at one went the checked way every call)
-        K.module("rope").rope[(batch * seq, 1) if backward else (batch * seq,)](
+        K.module("rope").rope[(batch * seq,)](
             _arg(q), _arg(k), _arg(cos), _arg(sin), _arg(q_out), _arg(k_out), q.stride(0), q.stride(2), q.stride(1),
             k.stride(0), k.stride(2), k.stride(1), q_out.stride(0), q_out.stride(2), q_out.stride(1),
             k_out.stride(0), k_out.stride(2), k_out.stride(1), c_sb, c_ss, seq, batch * seq, hq, hk, dim // 2,
